@@ -1,0 +1,327 @@
+// Package config reads and validates Warden's settings from environment
+// variables and command-line flags. Every bad setting is reported on its own
+// line naming the setting, and Warden refuses to start.
+package config
+
+import (
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Role names a console user may hold.
+const (
+	RoleApprover = "approver"
+	RoleOncall   = "oncall"
+	RoleAuditor  = "auditor"
+	RoleAdmin    = "admin"
+)
+
+// Roles lists every role, in display order.
+var Roles = []string{RoleApprover, RoleOncall, RoleAuditor, RoleAdmin}
+
+// Config is the validated configuration of one Warden process.
+type Config struct {
+	Addr      string // listen address, host:port
+	DataDir   string // absolute data directory
+	PublicURL *url.URL
+
+	// OIDC. An empty issuer selects development mode: Warden serves its own
+	// identity provider under /dev-idp and binds to loopback only.
+	OIDCIssuer       string
+	OIDCClientID     string
+	OIDCClientSecret string
+	OIDCRedirectURL  string
+	OIDCGroupsClaim  string
+	RoleMapping      map[string]string // group → role
+	TenantPrefix     string            // group prefix that grants a tenant; prefix+"*" grants all
+
+	// Session keys: hash (signing, 32 or 64 bytes) and block (AES-256
+	// encryption, 32 bytes). Empty means generate and keep in DataDir.
+	SessionHashKey  []byte
+	SessionBlockKey []byte
+
+	ShutdownGrace time.Duration
+}
+
+// DevMode reports whether Warden runs with its development identity provider.
+func (c Config) DevMode() bool { return c.OIDCIssuer == "" }
+
+// Secure reports whether cookies must be marked Secure and HSTS sent.
+func (c Config) Secure() bool { return c.PublicURL.Scheme == "https" }
+
+// DefaultRoleMapping maps the groups the development provider emits, and
+// that a real provider can be configured to emit, onto roles.
+const DefaultRoleMapping = "warden-approver=approver,warden-oncall=oncall,warden-auditor=auditor,warden-admin=admin"
+
+// setting describes one configuration name: its variable, flag and default.
+type setting struct {
+	env, flag, def, usage string
+}
+
+var settings = []setting{
+	{"WARDEN_ADDR", "addr", "127.0.0.1:8080", "listen address (host:port)"},
+	{"WARDEN_DATA_DIR", "data-dir", "./warden-data", "data directory (created 0700)"},
+	{"WARDEN_PUBLIC_URL", "public-url", "", "URL users reach Warden at (default http://ADDR)"},
+	{"WARDEN_OIDC_ISSUER", "oidc-issuer", "", "OIDC issuer URL; empty runs the development identity provider"},
+	{"WARDEN_OIDC_CLIENT_ID", "oidc-client-id", "", "OIDC client id"},
+	{"WARDEN_OIDC_CLIENT_SECRET", "oidc-client-secret", "", "OIDC client secret"},
+	{"WARDEN_OIDC_REDIRECT_URL", "oidc-redirect-url", "", "OIDC redirect URL (default PUBLIC_URL/auth/callback)"},
+	{"WARDEN_OIDC_GROUPS_CLAIM", "oidc-groups-claim", "groups", "ID token claim that lists the user's groups"},
+	{"WARDEN_OIDC_ROLE_MAPPING", "oidc-role-mapping", DefaultRoleMapping, "group=role pairs, comma separated"},
+	{"WARDEN_OIDC_TENANT_PREFIX", "oidc-tenant-prefix", "warden-tenant-", "group prefix granting a tenant (PREFIX* grants all)"},
+	{"WARDEN_SESSION_HASH_KEY", "session-hash-key", "", "hex session signing key, 32 or 64 bytes (default generated)"},
+	{"WARDEN_SESSION_BLOCK_KEY", "session-block-key", "", "hex session encryption key, 32 bytes (default generated)"},
+	{"WARDEN_SHUTDOWN_GRACE", "shutdown-grace", "15s", "how long in-flight requests may take to finish on shutdown"},
+}
+
+// Load reads settings from env (a lookup such as os.LookupEnv) and args
+// (flags win over environment), validates them, prepares the data
+// directory and returns the configuration or an error with one line per
+// bad setting.
+func Load(args []string, env func(string) (string, bool)) (Config, error) {
+	fs := flag.NewFlagSet("warden serve", flag.ContinueOnError)
+	fs.SetOutput(new(strings.Builder))
+	vals := make(map[string]*string, len(settings))
+	for _, s := range settings {
+		def := s.def
+		if v, ok := env(s.env); ok {
+			def = v
+		}
+		vals[s.env] = fs.String(s.flag, def, s.usage+" ("+s.env+")")
+	}
+	if err := fs.Parse(args); err != nil {
+		return Config{}, fmt.Errorf("command line: %v", err)
+	}
+	if fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("command line: unexpected argument %q", fs.Arg(0))
+	}
+	get := func(name string) string { return strings.TrimSpace(*vals[name]) }
+
+	var errs []error
+	bad := func(name, format string, a ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", name, fmt.Sprintf(format, a...)))
+	}
+
+	var c Config
+	c.OIDCIssuer = get("WARDEN_OIDC_ISSUER")
+
+	c.Addr = get("WARDEN_ADDR")
+	host, port, err := net.SplitHostPort(c.Addr)
+	switch {
+	case err != nil:
+		bad("WARDEN_ADDR", "%q is not host:port", c.Addr)
+	case !validPort(port):
+		bad("WARDEN_ADDR", "port %q is not a number from 0 to 65535", port)
+	case c.DevMode() && !isLoopback(host):
+		bad("WARDEN_ADDR", "development mode (no WARDEN_OIDC_ISSUER) listens on loopback only; %q is not a loopback address", host)
+	}
+
+	if pub := get("WARDEN_PUBLIC_URL"); pub != "" {
+		u, err := parseHTTPURL(pub)
+		if err != nil {
+			bad("WARDEN_PUBLIC_URL", "%v", err)
+		} else {
+			c.PublicURL = u
+			if c.DevMode() && !isLoopback(u.Hostname()) {
+				bad("WARDEN_PUBLIC_URL", "development mode serves loopback only; %q is not a loopback host", u.Hostname())
+			}
+		}
+	} else if err == nil {
+		h := host
+		if h == "" || h == "0.0.0.0" || h == "::" {
+			h = "127.0.0.1"
+		}
+		c.PublicURL = &url.URL{Scheme: "http", Host: net.JoinHostPort(h, port)}
+	}
+
+	if !c.DevMode() {
+		if _, err := parseHTTPURL(c.OIDCIssuer); err != nil {
+			bad("WARDEN_OIDC_ISSUER", "%v", err)
+		}
+		c.OIDCClientID = get("WARDEN_OIDC_CLIENT_ID")
+		if c.OIDCClientID == "" {
+			bad("WARDEN_OIDC_CLIENT_ID", "required when WARDEN_OIDC_ISSUER is set")
+		}
+		c.OIDCClientSecret = get("WARDEN_OIDC_CLIENT_SECRET")
+	}
+	c.OIDCRedirectURL = get("WARDEN_OIDC_REDIRECT_URL")
+	if c.OIDCRedirectURL != "" {
+		if _, err := parseHTTPURL(c.OIDCRedirectURL); err != nil {
+			bad("WARDEN_OIDC_REDIRECT_URL", "%v", err)
+		}
+	} else if c.PublicURL != nil {
+		c.OIDCRedirectURL = strings.TrimRight(c.PublicURL.String(), "/") + "/auth/callback"
+	}
+
+	c.OIDCGroupsClaim = get("WARDEN_OIDC_GROUPS_CLAIM")
+	if c.OIDCGroupsClaim == "" {
+		bad("WARDEN_OIDC_GROUPS_CLAIM", "must not be empty")
+	}
+	c.RoleMapping, err = parseRoleMapping(get("WARDEN_OIDC_ROLE_MAPPING"))
+	if err != nil {
+		bad("WARDEN_OIDC_ROLE_MAPPING", "%v", err)
+	}
+	c.TenantPrefix = get("WARDEN_OIDC_TENANT_PREFIX")
+	if c.TenantPrefix == "" {
+		bad("WARDEN_OIDC_TENANT_PREFIX", "must not be empty")
+	}
+
+	if v := get("WARDEN_SESSION_HASH_KEY"); v != "" {
+		k, err := hex.DecodeString(v)
+		if err != nil || (len(k) != 32 && len(k) != 64) {
+			bad("WARDEN_SESSION_HASH_KEY", "must be 32 or 64 bytes written as hex")
+		}
+		c.SessionHashKey = k
+	}
+	if v := get("WARDEN_SESSION_BLOCK_KEY"); v != "" {
+		k, err := hex.DecodeString(v)
+		if err != nil || len(k) != 32 {
+			bad("WARDEN_SESSION_BLOCK_KEY", "must be 32 bytes written as hex")
+		}
+		c.SessionBlockKey = k
+	}
+	if (c.SessionHashKey == nil) != (c.SessionBlockKey == nil) {
+		bad("WARDEN_SESSION_HASH_KEY", "set both WARDEN_SESSION_HASH_KEY and WARDEN_SESSION_BLOCK_KEY, or neither")
+	}
+
+	c.ShutdownGrace, err = time.ParseDuration(get("WARDEN_SHUTDOWN_GRACE"))
+	if err != nil || c.ShutdownGrace <= 0 {
+		bad("WARDEN_SHUTDOWN_GRACE", "%q is not a positive duration such as 15s", get("WARDEN_SHUTDOWN_GRACE"))
+	}
+
+	dir := get("WARDEN_DATA_DIR")
+	if dir == "" {
+		bad("WARDEN_DATA_DIR", "must not be empty")
+	} else if abs, err := prepareDataDir(dir); err != nil {
+		bad("WARDEN_DATA_DIR", "%v", err)
+	} else {
+		c.DataDir = abs
+	}
+
+	if len(errs) > 0 {
+		return Config{}, errors.Join(errs...)
+	}
+	return c, nil
+}
+
+// Usage prints the flags with their environment names.
+func Usage() string {
+	var b strings.Builder
+	b.WriteString("Settings (flag, environment variable, default):\n")
+	for _, s := range settings {
+		fmt.Fprintf(&b, "  --%-20s %-27s %s", s.flag, s.env, s.usage)
+		if s.def != "" {
+			fmt.Fprintf(&b, " [%s]", s.def)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func validPort(p string) bool {
+	if p == "" || len(p) > 5 {
+		return false
+	}
+	n := 0
+	for _, r := range p {
+		if r < '0' || r > '9' {
+			return false
+		}
+		n = n*10 + int(r-'0')
+	}
+	return n <= 65535
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func parseHTTPURL(s string) (*url.URL, error) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%q is not an absolute http(s) URL", s)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("%q must not have a query or fragment", s)
+	}
+	return u, nil
+}
+
+func parseRoleMapping(s string) (map[string]string, error) {
+	m := make(map[string]string)
+	for _, pair := range strings.Split(s, ",") {
+		pair = strings.TrimSpace(pair)
+		if pair == "" {
+			continue
+		}
+		group, role, ok := strings.Cut(pair, "=")
+		group, role = strings.TrimSpace(group), strings.TrimSpace(role)
+		if !ok || group == "" {
+			return nil, fmt.Errorf("%q is not group=role", pair)
+		}
+		if !isRole(role) {
+			return nil, fmt.Errorf("%q names unknown role %q (known: %s)", pair, role, strings.Join(Roles, ", "))
+		}
+		m[group] = role
+	}
+	if len(m) == 0 {
+		return nil, errors.New("maps no group to a role")
+	}
+	return m, nil
+}
+
+func isRole(r string) bool {
+	for _, k := range Roles {
+		if r == k {
+			return true
+		}
+	}
+	return false
+}
+
+// prepareDataDir creates dir with mode 0700 if needed and proves it is
+// writable by creating and removing a file in it.
+func prepareDataDir(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return "", fmt.Errorf("cannot create %s: %v", abs, unwrapPath(err))
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return "", err
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("%s is not a directory", abs)
+	}
+	f, err := os.CreateTemp(abs, ".write-check-*")
+	if err != nil {
+		return "", fmt.Errorf("%s is not writable: %v", abs, unwrapPath(err))
+	}
+	name := f.Name()
+	f.Close()
+	os.Remove(name)
+	return abs, nil
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}

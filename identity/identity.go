@@ -1,0 +1,102 @@
+// Package identity holds who a console user is: the principal taken from a
+// verified OIDC ID token, the roles and tenant scope its groups grant, and
+// the rules that check them. It knows nothing of HTTP.
+package identity
+
+import (
+	"slices"
+	"strings"
+)
+
+// AllTenants is the tenant scope entry that grants every tenant.
+const AllTenants = "*"
+
+// Principal is a signed-in console user.
+type Principal struct {
+	ID      string   `json:"id"`      // Warden's id for (issuer, subject)
+	Issuer  string   `json:"iss"`     // OIDC issuer
+	Subject string   `json:"sub"`     // OIDC subject
+	Name    string   `json:"name"`    // display name from the token
+	Email   string   `json:"email"`   // from the token; may be empty
+	Roles   []string `json:"roles"`   // sorted, from the groups claim
+	Tenants []string `json:"tenants"` // tenant slugs, or ["*"] for all
+}
+
+// HasRole reports whether p holds role.
+func (p Principal) HasRole(role string) bool {
+	return slices.Contains(p.Roles, role)
+}
+
+// HasAnyRole reports whether p holds at least one of roles.
+func (p Principal) HasAnyRole(roles ...string) bool {
+	for _, r := range roles {
+		if p.HasRole(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// InTenant reports whether p's tenant scope covers the tenant slug.
+func (p Principal) InTenant(slug string) bool {
+	return slices.Contains(p.Tenants, AllTenants) || slices.Contains(p.Tenants, slug)
+}
+
+// AllTenantScope reports whether p may see every tenant.
+func (p Principal) AllTenantScope() bool {
+	return slices.Contains(p.Tenants, AllTenants)
+}
+
+// DisplayName is the best human label for p.
+func (p Principal) DisplayName() string {
+	switch {
+	case p.Name != "":
+		return p.Name
+	case p.Email != "":
+		return p.Email
+	default:
+		return p.Subject
+	}
+}
+
+// Grants maps the groups of an ID token onto roles and a tenant scope.
+type Grants struct {
+	RoleMapping  map[string]string // group → role
+	TenantPrefix string            // group prefix naming a tenant; prefix+"*" is all
+}
+
+// Apply returns the sorted roles and tenant scope the groups grant. Unknown
+// groups grant nothing: deny by default.
+func (g Grants) Apply(groups []string) (roles, tenants []string) {
+	roles, tenants = []string{}, []string{}
+	for _, grp := range groups {
+		if r, ok := g.RoleMapping[grp]; ok && !slices.Contains(roles, r) {
+			roles = append(roles, r)
+		}
+		if t, ok := strings.CutPrefix(grp, g.TenantPrefix); ok && g.TenantPrefix != "" && validTenant(t) && !slices.Contains(tenants, t) {
+			tenants = append(tenants, t)
+		}
+	}
+	slices.Sort(roles)
+	if slices.Contains(tenants, AllTenants) {
+		return roles, []string{AllTenants}
+	}
+	slices.Sort(tenants)
+	return roles, tenants
+}
+
+// validTenant accepts "*" or a slug of lower-case letters, digits and dashes.
+func validTenant(t string) bool {
+	if t == AllTenants {
+		return true
+	}
+	if t == "" || len(t) > 63 {
+		return false
+	}
+	for _, r := range t {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
+			return false
+		}
+	}
+	return true
+}

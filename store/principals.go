@@ -1,0 +1,61 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// PrincipalRow is a console user as stored.
+type PrincipalRow struct {
+	ID, Issuer, Subject, Email, Name string
+	Roles, Tenants                   []string
+	FirstSeenAt, LastLoginAt         string
+}
+
+// UpsertPrincipal records a login of (issuer, subject): it creates the
+// principal on first sight, otherwise refreshes name, e-mail, roles and
+// tenant scope. It returns the principal's id.
+func UpsertPrincipal(ctx context.Context, tx *sql.Tx, p PrincipalRow) (string, error) {
+	roles, _ := json.Marshal(p.Roles)
+	tenants, _ := json.Marshal(p.Tenants)
+	now := Now()
+	var id string
+	err := tx.QueryRowContext(ctx, `
+		INSERT INTO principals (id, issuer, subject, email, name, roles, tenants, first_seen_at, last_login_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (issuer, subject) DO UPDATE SET
+			email = excluded.email, name = excluded.name, roles = excluded.roles,
+			tenants = excluded.tenants, last_login_at = excluded.last_login_at
+		RETURNING id`,
+		NewID(), p.Issuer, p.Subject, p.Email, p.Name, string(roles), string(tenants), now, now).Scan(&id)
+	if err != nil {
+		return "", fmt.Errorf("upsert principal: %w", err)
+	}
+	return id, nil
+}
+
+// PrincipalByID loads one principal, or ErrNotFound.
+func (db *DB) PrincipalByID(ctx context.Context, id string) (PrincipalRow, error) {
+	var p PrincipalRow
+	var roles, tenants string
+	err := db.read.QueryRowContext(ctx, `
+		SELECT id, issuer, subject, email, name, roles, tenants, first_seen_at, last_login_at
+		FROM principals WHERE id = ?`, id).
+		Scan(&p.ID, &p.Issuer, &p.Subject, &p.Email, &p.Name, &roles, &tenants, &p.FirstSeenAt, &p.LastLoginAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return PrincipalRow{}, ErrNotFound
+	}
+	if err != nil {
+		return PrincipalRow{}, fmt.Errorf("load principal %s: %w", id, err)
+	}
+	if err := json.Unmarshal([]byte(roles), &p.Roles); err != nil {
+		return PrincipalRow{}, fmt.Errorf("principal %s roles: %w", id, err)
+	}
+	if err := json.Unmarshal([]byte(tenants), &p.Tenants); err != nil {
+		return PrincipalRow{}, fmt.Errorf("principal %s tenants: %w", id, err)
+	}
+	return p, nil
+}

@@ -1,0 +1,134 @@
+// Package store owns Warden's SQLite database: connection setup, embedded
+// migrations and the transaction helper every writer uses.
+//
+// There are two pools over one file. The write pool holds a single
+// connection and starts every transaction with BEGIN IMMEDIATE, so a
+// read-then-write transaction waits for the write lock instead of failing
+// with SQLITE_BUSY halfway. The read pool serves concurrent readers (WAL).
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"runtime"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// ErrNotFound is returned by lookups that match no row.
+var ErrNotFound = errors.New("not found")
+
+// DB is the opened database with its read and write pools.
+type DB struct {
+	path  string
+	write *sql.DB
+	read  *sql.DB
+}
+
+// dsn builds the connection string. busy_timeout must come before
+// journal_mode so that switching to WAL waits for a concurrent opener.
+func dsn(path string, txlock string) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "foreign_keys(ON)")
+	q.Set("_txlock", txlock)
+	q.Set("_time_format", "sqlite")
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Open opens (creating if needed, with mode 0600) the database file at path
+// and applies every pending migration.
+func Open(ctx context.Context, path string) (*DB, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open database file: %w", err)
+	}
+	f.Close()
+	if err := os.Chmod(path, 0o600); err != nil {
+		return nil, fmt.Errorf("restrict database file: %w", err)
+	}
+
+	write, err := sql.Open("sqlite", dsn(path, "immediate"))
+	if err != nil {
+		return nil, fmt.Errorf("open write pool: %w", err)
+	}
+	write.SetMaxOpenConns(1)
+	write.SetMaxIdleConns(1)
+	write.SetConnMaxLifetime(0)
+
+	read, err := sql.Open("sqlite", dsn(path, "deferred"))
+	if err != nil {
+		write.Close()
+		return nil, fmt.Errorf("open read pool: %w", err)
+	}
+	n := max(4, runtime.NumCPU()*2)
+	read.SetMaxOpenConns(n)
+	read.SetMaxIdleConns(n)
+
+	db := &DB{path: path, write: write, read: read}
+	if err := db.write.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connect to database %s: %w", path, err)
+	}
+	if err := db.migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// Path is the database file.
+func (db *DB) Path() string { return db.path }
+
+// Read is the pool for queries that do not write.
+func (db *DB) Read() *sql.DB { return db.read }
+
+// Close closes both pools.
+func (db *DB) Close() error {
+	return errors.Join(db.read.Close(), db.write.Close())
+}
+
+// Transact runs fn in one write transaction (BEGIN IMMEDIATE). It commits
+// when fn returns nil and rolls back when fn returns an error or panics; a
+// panic is re-raised after the rollback.
+func (db *DB) Transact(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
+	tx, err := db.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = tx.Rollback()
+			panic(p)
+		}
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	if err = fn(tx); err != nil {
+		return err
+	}
+	if err = tx.Commit(); err != nil {
+		return fmt.Errorf("commit transaction: %w", err)
+	}
+	return nil
+}
+
+// Ready reports whether the database answers and every embedded migration
+// has been applied. It is what /readyz asks.
+func (db *DB) Ready(ctx context.Context) error {
+	applied, err := db.appliedVersion(ctx, db.read)
+	if err != nil {
+		return fmt.Errorf("database not reachable: %w", err)
+	}
+	if want := latestVersion(); applied < want {
+		return fmt.Errorf("migrations pending: at %d, want %d", applied, want)
+	}
+	return nil
+}

@@ -1,0 +1,174 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func openTemp(t *testing.T) (*DB, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "warden.db")
+	db, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db, path
+}
+
+func TestMigrationsApplyToEmptyDatabaseAndAreIdempotent(t *testing.T) {
+	ctx := context.Background()
+	db, path := openTemp(t)
+	if err := db.Ready(ctx); err != nil {
+		t.Fatalf("Ready after first open: %v", err)
+	}
+	var n int
+	if err := db.Read().QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if want := latestVersion(); n != want || want == 0 {
+		t.Fatalf("schema_migrations has %d rows, want %d", n, want)
+	}
+	if _, err := CreateTenantTx(ctx, db, "acme", "Acme"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	// A restart applies nothing twice and keeps the data.
+	db2, err := Open(ctx, path)
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	defer db2.Close()
+	if err := db2.Read().QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != latestVersion() {
+		t.Fatalf("after restart schema_migrations has %d rows, want %d", n, latestVersion())
+	}
+	if c, _ := db2.CountTenants(ctx, nil); c != 1 {
+		t.Fatalf("after restart CountTenants = %d, want 1", c)
+	}
+}
+
+func CreateTenantTx(ctx context.Context, db *DB, slug, name string) (Tenant, error) {
+	var t Tenant
+	err := db.Transact(ctx, func(tx *sql.Tx) error {
+		var err error
+		t, err = CreateTenant(ctx, tx, slug, name)
+		return err
+	})
+	return t, err
+}
+
+func TestDatabaseFileIsPrivate(t *testing.T) {
+	_, path := openTemp(t)
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mode := st.Mode().Perm(); mode != 0o600 {
+		t.Fatalf("database file mode = %o, want 600", mode)
+	}
+}
+
+func TestTransactRollsBackOnErrorAndPanic(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	boom := errors.New("boom")
+	err := db.Transact(ctx, func(tx *sql.Tx) error {
+		if _, err := CreateTenant(ctx, tx, "acme", "Acme"); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("Transact error = %v, want boom", err)
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("Transact swallowed a panic")
+			}
+		}()
+		_ = db.Transact(ctx, func(tx *sql.Tx) error {
+			if _, err := CreateTenant(ctx, tx, "globex", "Globex"); err != nil {
+				return err
+			}
+			panic("crash")
+		})
+	}()
+	if n, _ := db.CountTenants(ctx, nil); n != 0 {
+		t.Fatalf("after rollbacks CountTenants = %d, want 0", n)
+	}
+	// The single write connection is usable again after the panic.
+	if _, err := CreateTenantTx(ctx, db, "acme", "Acme"); err != nil {
+		t.Fatalf("write after rollback: %v", err)
+	}
+}
+
+func TestNotFoundIsSentinel(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	if _, err := TenantBySlug(ctx, db.Read(), "nope"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("TenantBySlug(nope) error = %v, want ErrNotFound", err)
+	}
+	if _, err := db.PrincipalByID(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("PrincipalByID(nope) error = %v, want ErrNotFound", err)
+	}
+}
+
+func TestCountTenantsByScope(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	for _, s := range []string{"acme", "globex", "initech"} {
+		if _, err := CreateTenantTx(ctx, db, s, s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		scope []string
+		want  int64
+	}{
+		{nil, 3}, {[]string{}, 0}, {[]string{"acme"}, 1}, {[]string{"acme", "initech", "nope"}, 2},
+	}
+	for _, tt := range tests {
+		got, err := db.CountTenants(ctx, tt.scope)
+		if err != nil || got != tt.want {
+			t.Errorf("CountTenants(%q) = %d, %v; want %d", tt.scope, got, err, tt.want)
+		}
+	}
+}
+
+func TestUpsertPrincipalKeepsIDAndRefreshesRoles(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t)
+	up := func(roles []string) string {
+		var id string
+		err := db.Transact(ctx, func(tx *sql.Tx) error {
+			var err error
+			id, err = UpsertPrincipal(ctx, tx, PrincipalRow{Issuer: "https://idp", Subject: "u1", Name: "U", Roles: roles, Tenants: []string{"*"}})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	id1 := up([]string{"approver"})
+	id2 := up([]string{"admin"})
+	if id1 != id2 {
+		t.Fatalf("second login got id %s, want %s", id2, id1)
+	}
+	p, err := db.PrincipalByID(ctx, id1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Roles) != 1 || p.Roles[0] != "admin" || p.Issuer != "https://idp" || p.Subject != "u1" {
+		t.Fatalf("PrincipalByID = %+v, want roles [admin] for https://idp/u1", p)
+	}
+}
