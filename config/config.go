@@ -49,6 +49,32 @@ type Config struct {
 	SessionBlockKey []byte
 
 	ShutdownGrace time.Duration
+	DrainDelay    time.Duration // readiness is 503 this long before the listener closes
+
+	publicURLDefaulted, redirectDefaulted bool
+}
+
+// WithListenAddr returns c with the public and redirect URLs derived from
+// the address actually listened on, when they were not set explicitly (so
+// port 0 works).
+func (c Config) WithListenAddr(addr string) Config {
+	if !c.publicURLDefaulted {
+		return c
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return c
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	u := *c.PublicURL
+	u.Host = net.JoinHostPort(host, port)
+	c.PublicURL = &u
+	if c.redirectDefaulted {
+		c.OIDCRedirectURL = u.String() + "/auth/callback"
+	}
+	return c
 }
 
 // DevMode reports whether Warden runs with its development identity provider.
@@ -80,6 +106,7 @@ var settings = []setting{
 	{"WARDEN_SESSION_HASH_KEY", "session-hash-key", "", "hex session signing key, 32 or 64 bytes (default generated)"},
 	{"WARDEN_SESSION_BLOCK_KEY", "session-block-key", "", "hex session encryption key, 32 bytes (default generated)"},
 	{"WARDEN_SHUTDOWN_GRACE", "shutdown-grace", "15s", "how long in-flight requests may take to finish on shutdown"},
+	{"WARDEN_DRAIN_DELAY", "drain-delay", "1s", "how long readiness reports 503 before the listener closes on shutdown"},
 }
 
 // Load reads settings from env (a lookup such as os.LookupEnv) and args
@@ -128,7 +155,10 @@ func Load(args []string, env func(string) (string, bool)) (Config, error) {
 		u, err := parseHTTPURL(pub)
 		if err != nil {
 			bad("WARDEN_PUBLIC_URL", "%v", err)
+		} else if strings.Trim(u.Path, "/") != "" {
+			bad("WARDEN_PUBLIC_URL", "%q has a path; Warden serves from the root of its host", pub)
 		} else {
+			u.Path = ""
 			c.PublicURL = u
 			if c.DevMode() && !isLoopback(u.Hostname()) {
 				bad("WARDEN_PUBLIC_URL", "development mode serves loopback only; %q is not a loopback host", u.Hostname())
@@ -140,6 +170,7 @@ func Load(args []string, env func(string) (string, bool)) (Config, error) {
 			h = "127.0.0.1"
 		}
 		c.PublicURL = &url.URL{Scheme: "http", Host: net.JoinHostPort(h, port)}
+		c.publicURLDefaulted = true
 	}
 
 	if !c.DevMode() {
@@ -159,6 +190,7 @@ func Load(args []string, env func(string) (string, bool)) (Config, error) {
 		}
 	} else if c.PublicURL != nil {
 		c.OIDCRedirectURL = strings.TrimRight(c.PublicURL.String(), "/") + "/auth/callback"
+		c.redirectDefaulted = true
 	}
 
 	c.OIDCGroupsClaim = get("WARDEN_OIDC_GROUPS_CLAIM")
@@ -195,6 +227,11 @@ func Load(args []string, env func(string) (string, bool)) (Config, error) {
 	c.ShutdownGrace, err = time.ParseDuration(get("WARDEN_SHUTDOWN_GRACE"))
 	if err != nil || c.ShutdownGrace <= 0 {
 		bad("WARDEN_SHUTDOWN_GRACE", "%q is not a positive duration such as 15s", get("WARDEN_SHUTDOWN_GRACE"))
+	}
+
+	c.DrainDelay, err = time.ParseDuration(get("WARDEN_DRAIN_DELAY"))
+	if err != nil || c.DrainDelay < 0 {
+		bad("WARDEN_DRAIN_DELAY", "%q is not a duration such as 1s", get("WARDEN_DRAIN_DELAY"))
 	}
 
 	dir := get("WARDEN_DATA_DIR")

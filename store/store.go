@@ -132,3 +132,8 @@ func (db *DB) Ready(ctx context.Context) error {
 	}
 	return nil
 }
+
+// SchemaVersion is the newest applied migration.
+func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
+	return db.appliedVersion(ctx, db.read)
+}

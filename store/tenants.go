@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Tenant is an organisation whose agents run through Warden.
@@ -68,4 +69,24 @@ func (db *DB) CountTenants(ctx context.Context, slugs []string) (int64, error) {
 type Querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// ListTenants returns the tenants in a scope (nil for all), by slug.
+func (db *DB) ListTenants(ctx context.Context, slugs []string) ([]Tenant, error) {
+	rows, err := db.read.QueryContext(ctx, `SELECT id, slug, name, frozen, created_at FROM tenants ORDER BY slug`)
+	if err != nil {
+		return nil, fmt.Errorf("list tenants: %w", err)
+	}
+	defer rows.Close()
+	var out []Tenant
+	for rows.Next() {
+		var t Tenant
+		if err := rows.Scan(&t.ID, &t.Slug, &t.Name, &t.Frozen, &t.CreatedAt); err != nil {
+			return nil, fmt.Errorf("list tenants: %w", err)
+		}
+		if slugs == nil || slices.Contains(slugs, t.Slug) {
+			out = append(out, t)
+		}
+	}
+	return out, rows.Err()
 }

@@ -1,0 +1,186 @@
+// Package audit is Warden's tamper-evident audit log: an append-only chain
+// of events in the audit_events table, each carrying the SHA-256 hash of its
+// own fields and of the event before it (docs/audit-format.md).
+//
+// An event is written by Append inside the same transaction as the change it
+// records, so the change and its evidence commit or roll back together.
+// Verify walks the stored chain; VerifyEvents checks an in-memory one, such
+// as an export. Neither can tell that events were cut from the end of the
+// chain unless it is given a trusted Head to compare with; signed
+// checkpoints will provide one.
+package audit
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Actor types in use. The set is open; these are the ones Warden writes.
+const (
+	ActorPrincipal = "principal" // a console user (OIDC issuer + subject)
+	ActorKey       = "key"       // an agent calling with a virtual key
+	ActorSystem    = "system"    // Warden itself: jobs, start-up, expiry
+	ActorAnonymous = "anonymous" // an unauthenticated caller, e.g. a failed login
+)
+
+// Limits on what Append accepts. Audit events are evidence, not payload
+// storage: a large document belongs elsewhere, referenced by its digest.
+const (
+	MaxFieldBytes   = 512      // actor id, tenant, subject id
+	MaxDetailsBytes = 64 << 10 // the canonical details JSON
+)
+
+// Actor is who caused the event.
+type Actor struct {
+	Type string // e.g. ActorPrincipal; required
+	ID   string // the principal, key or job id; may be empty for anonymous
+}
+
+// Subject is what the event is about, e.g. {"tenant", "01J…"}. Both fields
+// may be empty for events without one.
+type Subject struct {
+	Type string
+	ID   string
+}
+
+// Event is one entry of the audit chain.
+type Event struct {
+	// Seq is the position in the chain, 1 for the first event. Append
+	// assigns it.
+	Seq int64
+	// Time is when the event happened, stored in UTC with nanosecond
+	// precision. Append uses the current time when it is zero.
+	Time    time.Time
+	Actor   Actor
+	Tenant  string // the tenant affected; empty for events of no tenant
+	Verb    string // what happened, dotted lower case: "auth.login", "tenant.create"
+	Subject Subject
+	// Details is further context as a JSON object. It is written to the
+	// audit trail as given, so the caller must pass values that are
+	// already redacted: no secrets, no raw PII, only keyed tokens for
+	// them (DESIGN.md principle 8). The chain makes a mistake here
+	// permanent: an event cannot be edited later.
+	//
+	// It is stored and hashed as canonical JSON (docs/audit-format.md);
+	// events returned by this package carry it decoded from that text,
+	// with numbers as json.Number so that none loses precision.
+	Details map[string]any
+	// PrevHash is the Hash of the event before, or GenesisHash for the
+	// first. Append assigns it.
+	PrevHash string
+	// Hash is the lowercase hex SHA-256 of the event's canonical encoding.
+	// Append assigns it.
+	Hash string
+}
+
+// Head names the newest event of a chain: what a checkpoint records and what
+// a verifier that must detect a cut-off tail compares with. The head of the
+// empty chain is {0, GenesisHash}.
+type Head struct {
+	Seq  int64
+	Hash string
+}
+
+var (
+	tokenRe = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+	verbRe  = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$`)
+)
+
+const maxVerbBytes = 128
+
+// Append writes ev as the next event of the chain inside tx and returns it
+// as stored, with Seq, Time, PrevHash and Hash filled in and Details in
+// canonical form. Seq, PrevHash and Hash given by the caller are ignored.
+//
+// tx must be a write transaction that already holds the write lock, as
+// store.DB.Transact's BEGIN IMMEDIATE does: Append reads the newest event
+// and inserts after it, and two transactions doing that concurrently would
+// fork the chain. (If one got through anyway, the seq primary key would
+// refuse the second insert.)
+func Append(ctx context.Context, tx *sql.Tx, ev Event) (Event, error) {
+	if err := validate(ev); err != nil {
+		return Event{}, fmt.Errorf("append audit event %q: %w", ev.Verb, err)
+	}
+	if ev.Time.IsZero() {
+		ev.Time = time.Now()
+	}
+	head := Head{Seq: 0, Hash: GenesisHash}
+	err := tx.QueryRowContext(ctx,
+		`SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1`).Scan(&head.Seq, &head.Hash)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return Event{}, fmt.Errorf("append audit event %q: read chain head: %w", ev.Verb, err)
+	}
+	ev.Seq = head.Seq + 1
+	ev.PrevHash = head.Hash
+	r, err := encode(ev)
+	if err != nil {
+		return Event{}, fmt.Errorf("append audit event %q: %w", ev.Verb, err)
+	}
+	if len(r.details) > MaxDetailsBytes {
+		return Event{}, fmt.Errorf("append audit event %q: details are %d bytes, limit %d",
+			ev.Verb, len(r.details), MaxDetailsBytes)
+	}
+	r.hash = r.computeHash()
+	_, err = tx.ExecContext(ctx, `INSERT INTO audit_events
+		(seq, time, actor_type, actor_id, tenant, verb, subject_type, subject_id, details, prev_hash, hash)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.seq, r.time, r.actorType, r.actorID, r.tenant, r.verb,
+		r.subjectType, r.subjectID, r.details, r.prevHash, r.hash)
+	if err != nil {
+		return Event{}, fmt.Errorf("append audit event %q: insert seq %d: %w", ev.Verb, r.seq, err)
+	}
+	out, err := r.event()
+	if err != nil {
+		return Event{}, fmt.Errorf("append audit event %q: %w", ev.Verb, err)
+	}
+	return out, nil
+}
+
+// validate checks the fields a caller supplies. The rules keep the trail
+// readable and safe to print: identifiers are short, valid UTF-8 and free of
+// control characters, so an exported line cannot fake another.
+func validate(ev Event) error {
+	if !tokenRe.MatchString(ev.Actor.Type) {
+		return fmt.Errorf("actor type %q: want lower-case letters, digits and _", ev.Actor.Type)
+	}
+	if len(ev.Verb) > maxVerbBytes || !verbRe.MatchString(ev.Verb) {
+		return fmt.Errorf("verb %q: want dotted lower-case words such as auth.login", ev.Verb)
+	}
+	if ev.Subject.Type != "" && !tokenRe.MatchString(ev.Subject.Type) {
+		return fmt.Errorf("subject type %q: want lower-case letters, digits and _", ev.Subject.Type)
+	}
+	if ev.Subject.Type == "" && ev.Subject.ID != "" {
+		return fmt.Errorf("subject id %q has no subject type", ev.Subject.ID)
+	}
+	for _, f := range []struct{ name, value string }{
+		{"actor id", ev.Actor.ID},
+		{"tenant", ev.Tenant},
+		{"subject id", ev.Subject.ID},
+	} {
+		if err := checkText(f.value); err != nil {
+			return fmt.Errorf("%s: %w", f.name, err)
+		}
+	}
+	return nil
+}
+
+func checkText(s string) error {
+	if len(s) > MaxFieldBytes {
+		return fmt.Errorf("%d bytes, limit %d", len(s), MaxFieldBytes)
+	}
+	if !utf8.ValidString(s) {
+		return errors.New("not valid UTF-8")
+	}
+	for _, c := range s {
+		if unicode.IsControl(c) {
+			return fmt.Errorf("control character %U", c)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,194 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func envOf(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		v, ok := m[k]
+		return v, ok
+	}
+}
+
+func TestLoadDefaults(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	c, err := Load(nil, envOf(map[string]string{"WARDEN_DATA_DIR": dir}))
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if c.Addr != "127.0.0.1:8080" {
+		t.Errorf("Addr = %q, want 127.0.0.1:8080", c.Addr)
+	}
+	if !c.DevMode() {
+		t.Error("DevMode() = false with no issuer, want true")
+	}
+	if got := c.PublicURL.String(); got != "http://127.0.0.1:8080" {
+		t.Errorf("PublicURL = %q, want http://127.0.0.1:8080", got)
+	}
+	if c.OIDCRedirectURL != "http://127.0.0.1:8080/auth/callback" {
+		t.Errorf("OIDCRedirectURL = %q", c.OIDCRedirectURL)
+	}
+	if c.OIDCGroupsClaim != "groups" || c.TenantPrefix != "warden-tenant-" || c.RoleMapping["warden-admin"] != "admin" {
+		t.Errorf("OIDC defaults = %q %q %v", c.OIDCGroupsClaim, c.TenantPrefix, c.RoleMapping)
+	}
+	if c.ShutdownGrace != 15*time.Second || c.DrainDelay != time.Second {
+		t.Errorf("ShutdownGrace, DrainDelay = %v, %v", c.ShutdownGrace, c.DrainDelay)
+	}
+	if c.Secure() {
+		t.Error("Secure() = true for http")
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o700 {
+		t.Errorf("data dir mode = %o, want 700", st.Mode().Perm())
+	}
+	if c.DataDir != dir {
+		t.Errorf("DataDir = %q, want %q", c.DataDir, dir)
+	}
+}
+
+func TestFlagsOverrideEnvironment(t *testing.T) {
+	dir := t.TempDir()
+	c, err := Load([]string{"--addr", "127.0.0.1:9999", "--oidc-groups-claim", "roles"},
+		envOf(map[string]string{"WARDEN_DATA_DIR": dir, "WARDEN_ADDR": "127.0.0.1:7777"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != "127.0.0.1:9999" || c.OIDCGroupsClaim != "roles" {
+		t.Errorf("Addr, claim = %q, %q; want flag values", c.Addr, c.OIDCGroupsClaim)
+	}
+}
+
+func TestProductionSettings(t *testing.T) {
+	c, err := Load(nil, envOf(map[string]string{
+		"WARDEN_DATA_DIR":           t.TempDir(),
+		"WARDEN_ADDR":               "0.0.0.0:443",
+		"WARDEN_PUBLIC_URL":         "https://warden.example.com",
+		"WARDEN_OIDC_ISSUER":        "https://login.example.com/realms/ops",
+		"WARDEN_OIDC_CLIENT_ID":     "warden",
+		"WARDEN_OIDC_CLIENT_SECRET": "s3cret",
+		"WARDEN_SESSION_HASH_KEY":   strings.Repeat("ab", 32),
+		"WARDEN_SESSION_BLOCK_KEY":  strings.Repeat("cd", 32),
+	}))
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	if c.DevMode() || !c.Secure() {
+		t.Errorf("DevMode, Secure = %v, %v; want false, true", c.DevMode(), c.Secure())
+	}
+	if c.OIDCRedirectURL != "https://warden.example.com/auth/callback" {
+		t.Errorf("OIDCRedirectURL = %q", c.OIDCRedirectURL)
+	}
+	if len(c.SessionHashKey) != 32 || len(c.SessionBlockKey) != 32 {
+		t.Errorf("session keys = %d, %d bytes", len(c.SessionHashKey), len(c.SessionBlockKey))
+	}
+}
+
+func TestLoadRefusesBadSettings(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	prod := map[string]string{"WARDEN_OIDC_ISSUER": "https://idp.example.com", "WARDEN_OIDC_CLIENT_ID": "w"}
+	tests := []struct {
+		name    string
+		env     map[string]string
+		setting string // must be named in the error
+		text    string // and this must appear
+	}{
+		{"address not host:port", map[string]string{"WARDEN_ADDR": "8080"}, "WARDEN_ADDR", "host:port"},
+		{"address bad port", map[string]string{"WARDEN_ADDR": "127.0.0.1:99999"}, "WARDEN_ADDR", "port"},
+		{"dev mode on all interfaces", map[string]string{"WARDEN_ADDR": "0.0.0.0:8080"}, "WARDEN_ADDR", "loopback"},
+		{"dev mode on a LAN address", map[string]string{"WARDEN_ADDR": "192.0.2.10:8080"}, "WARDEN_ADDR", "loopback"},
+		{"dev mode public URL elsewhere", map[string]string{"WARDEN_PUBLIC_URL": "https://warden.example.com"}, "WARDEN_PUBLIC_URL", "loopback"},
+		{"public URL not a URL", map[string]string{"WARDEN_PUBLIC_URL": "warden.local"}, "WARDEN_PUBLIC_URL", "absolute"},
+		{"public URL with path", map[string]string{"WARDEN_PUBLIC_URL": "http://127.0.0.1:8080/warden"}, "WARDEN_PUBLIC_URL", "path"},
+		{"issuer not a URL", map[string]string{"WARDEN_OIDC_ISSUER": "idp.example.com", "WARDEN_OIDC_CLIENT_ID": "w"}, "WARDEN_OIDC_ISSUER", "absolute"},
+		{"issuer without client id", map[string]string{"WARDEN_OIDC_ISSUER": "https://idp.example.com"}, "WARDEN_OIDC_CLIENT_ID", "required"},
+		{"bad redirect URL", map[string]string{"WARDEN_OIDC_REDIRECT_URL": "/auth/callback"}, "WARDEN_OIDC_REDIRECT_URL", "absolute"},
+		{"empty groups claim", map[string]string{"WARDEN_OIDC_GROUPS_CLAIM": " "}, "WARDEN_OIDC_GROUPS_CLAIM", "empty"},
+		{"role mapping unknown role", map[string]string{"WARDEN_OIDC_ROLE_MAPPING": "ops=root"}, "WARDEN_OIDC_ROLE_MAPPING", "unknown role"},
+		{"role mapping malformed", map[string]string{"WARDEN_OIDC_ROLE_MAPPING": "ops"}, "WARDEN_OIDC_ROLE_MAPPING", "group=role"},
+		{"hash key not hex", map[string]string{"WARDEN_SESSION_HASH_KEY": "zz", "WARDEN_SESSION_BLOCK_KEY": strings.Repeat("ab", 32)}, "WARDEN_SESSION_HASH_KEY", "hex"},
+		{"block key wrong size", map[string]string{"WARDEN_SESSION_HASH_KEY": strings.Repeat("ab", 32), "WARDEN_SESSION_BLOCK_KEY": "abcd"}, "WARDEN_SESSION_BLOCK_KEY", "32 bytes"},
+		{"only one session key", map[string]string{"WARDEN_SESSION_HASH_KEY": strings.Repeat("ab", 32)}, "WARDEN_SESSION_HASH_KEY", "both"},
+		{"grace not a duration", map[string]string{"WARDEN_SHUTDOWN_GRACE": "soon"}, "WARDEN_SHUTDOWN_GRACE", "duration"},
+		{"negative drain delay", map[string]string{"WARDEN_DRAIN_DELAY": "-1s"}, "WARDEN_DRAIN_DELAY", "duration"},
+		{"data dir under a file", map[string]string{"WARDEN_DATA_DIR": filepath.Join(file, "data")}, "WARDEN_DATA_DIR", "cannot create"},
+		{"data dir is a file", map[string]string{"WARDEN_DATA_DIR": file}, "WARDEN_DATA_DIR", "not a directory"},
+		{"production on any interface is fine but issuer broken", merge(prod, map[string]string{"WARDEN_ADDR": "0.0.0.0:8080", "WARDEN_OIDC_ISSUER": "ftp://idp"}), "WARDEN_OIDC_ISSUER", "http"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := map[string]string{"WARDEN_DATA_DIR": t.TempDir()}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			_, err := Load(nil, envOf(env))
+			if err == nil {
+				t.Fatalf("Load(%v) succeeded, want an error naming %s", tt.env, tt.setting)
+			}
+			var line string
+			for _, l := range strings.Split(err.Error(), "\n") {
+				if strings.HasPrefix(l, tt.setting+":") {
+					line = l
+				}
+			}
+			if line == "" || !strings.Contains(line, tt.text) {
+				t.Fatalf("Load(%v) error =\n%v\nwant a line starting %q containing %q", tt.env, err, tt.setting+":", tt.text)
+			}
+		})
+	}
+}
+
+func TestLoadReportsEveryBadSettingOnItsOwnLine(t *testing.T) {
+	_, err := Load(nil, envOf(map[string]string{
+		"WARDEN_DATA_DIR":       t.TempDir(),
+		"WARDEN_ADDR":           "nope",
+		"WARDEN_SHUTDOWN_GRACE": "x",
+		"WARDEN_OIDC_ISSUER":    "https://idp.example.com",
+	}))
+	if err == nil {
+		t.Fatal("Load succeeded")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("got %d lines, want 3 (addr, grace, client id):\n%v", len(lines), err)
+	}
+}
+
+func TestWithListenAddr(t *testing.T) {
+	c, err := Load(nil, envOf(map[string]string{"WARDEN_DATA_DIR": t.TempDir(), "WARDEN_ADDR": "127.0.0.1:0"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = c.WithListenAddr("127.0.0.1:43210")
+	if c.PublicURL.String() != "http://127.0.0.1:43210" || c.OIDCRedirectURL != "http://127.0.0.1:43210/auth/callback" {
+		t.Errorf("after WithListenAddr: %s, %s", c.PublicURL, c.OIDCRedirectURL)
+	}
+	explicit, err := Load(nil, envOf(map[string]string{"WARDEN_DATA_DIR": t.TempDir(), "WARDEN_PUBLIC_URL": "http://localhost:8080"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := explicit.WithListenAddr("127.0.0.1:1").PublicURL.String(); got != "http://localhost:8080" {
+		t.Errorf("explicit public URL changed to %s", got)
+	}
+}
+
+func merge(a, b map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}

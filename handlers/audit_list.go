@@ -1,0 +1,102 @@
+package handlers
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/views"
+)
+
+const auditPageSize = 50
+
+// AuditList shows the audit trail, newest first, a page at a time. A user
+// scoped to some tenants sees only those tenants' events.
+func AuditList(db *sql.DB) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		v, err := auditView(c, db)
+		if err != nil {
+			return err
+		}
+		page := PageFor(c, "Audit trail")
+		return Render(c, http.StatusOK, page, views.AuditList(page, v))
+	}
+}
+
+// AuditVerify walks the whole chain and shows the result on the audit
+// page. The verification itself is recorded in the trail.
+func AuditVerify(db *sql.DB, record func(ctx context.Context, p *identity.Principal, ok bool, detail map[string]any) error) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		user := CurrentPrincipal(c)
+		head, err := audit.Verify(ctx, db, nil)
+		res := &views.AuditVerifyResult{OK: err == nil}
+		detail := map[string]any{"verified_through_seq": head.Seq}
+		var ce *audit.ChainError
+		switch {
+		case err == nil:
+			res.Message = fmt.Sprintf("Chain intact: %d events verified, head hash %s.", head.Seq, head.Hash)
+		case errors.As(err, &ce):
+			res.Message = fmt.Sprintf("Chain broken at seq %d: %s. Events after it cannot be trusted.", ce.Seq, ce.Reason)
+			detail["first_bad_seq"] = ce.Seq
+		default:
+			return fmt.Errorf("verify audit chain: %w", err)
+		}
+		if err := record(ctx, user, res.OK, detail); err != nil {
+			return err
+		}
+		v, err := auditView(c, db)
+		if err != nil {
+			return err
+		}
+		v.Verify = res
+		page := PageFor(c, "Audit trail")
+		return Render(c, http.StatusOK, page, views.AuditList(page, v))
+	}
+}
+
+func auditView(c echo.Context, db *sql.DB) (views.AuditView, error) {
+	ctx := c.Request().Context()
+	user := CurrentPrincipal(c)
+	f := audit.Filter{Tenant: c.QueryParam("tenant"), Limit: auditPageSize}
+	if !user.AllTenantScope() {
+		if f.Tenant == "" && len(user.Tenants) > 0 {
+			f.Tenant = user.Tenants[0]
+		}
+		if !user.InTenant(f.Tenant) {
+			return views.AuditView{}, Forbidden("Your tenant scope does not include this tenant.")
+		}
+	}
+	if b := c.QueryParam("before"); b != "" {
+		n, err := strconv.ParseInt(b, 10, 64)
+		if err != nil || n <= 0 {
+			return views.AuditView{}, echo.NewHTTPError(http.StatusBadRequest, "The page parameter \"before\" must be a positive number.")
+		}
+		f.Before = n
+	}
+	events, err := audit.List(ctx, db, f)
+	if err != nil {
+		return views.AuditView{}, err
+	}
+	total, err := audit.Count(ctx, db)
+	if err != nil {
+		return views.AuditView{}, err
+	}
+	v := views.AuditView{Events: events, Total: total, Tenant: f.Tenant}
+	if len(events) == auditPageSize && events[len(events)-1].Seq > 1 {
+		q := url.Values{"before": {strconv.FormatInt(events[len(events)-1].Seq, 10)}}
+		if f.Tenant != "" {
+			q.Set("tenant", f.Tenant)
+		}
+		v.NextPage = "/audit?" + q.Encode()
+	}
+	return v, nil
+}

@@ -1,0 +1,60 @@
+// Package handlers holds Warden's HTTP handlers, one file per action. Each
+// handler follows the same steps: load the user, check what it may do,
+// parse and validate input, call the domain, render or redirect. Business
+// rules live in domain packages, not here.
+package handlers
+
+import (
+	"bytes"
+	"net/http"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/views"
+)
+
+// Context keys shared with the web package's middleware.
+const (
+	keyPrincipal = "warden.principal"
+	keyPage      = "warden.page"
+)
+
+// SetPrincipal records the signed-in principal for the request.
+func SetPrincipal(c echo.Context, p *identity.Principal) { c.Set(keyPrincipal, p) }
+
+// CurrentPrincipal is the signed-in principal, or nil.
+func CurrentPrincipal(c echo.Context) *identity.Principal {
+	p, _ := c.Get(keyPrincipal).(*identity.Principal)
+	return p
+}
+
+// SetPage records the layout data (user, CSRF token, navigation) the
+// middleware prepared for this request.
+func SetPage(c echo.Context, p views.Page) { c.Set(keyPage, p) }
+
+// PageFor returns the request's layout data with the given title.
+func PageFor(c echo.Context, title string) views.Page {
+	p, _ := c.Get(keyPage).(views.Page)
+	p.Title = title
+	return p
+}
+
+// Render writes a full console page: the layout around content. It renders
+// into a buffer first so a template failure becomes a clean 500.
+func Render(c echo.Context, status int, page views.Page, content templ.Component) error {
+	return RenderComponent(c, status, views.Layout(page, content))
+}
+
+// RenderComponent writes one component with the given status.
+func RenderComponent(c echo.Context, status int, comp templ.Component) error {
+	var buf bytes.Buffer
+	if err := comp.Render(c.Request().Context(), &buf); err != nil {
+		return err
+	}
+	return c.HTMLBlob(status, buf.Bytes())
+}
+
+// Forbidden is the error a handler returns when the user may not do this.
+func Forbidden(msg string) error { return echo.NewHTTPError(http.StatusForbidden, msg) }

@@ -1,0 +1,104 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/wardenhq/warden/handlers"
+	"github.com/wardenhq/warden/views"
+)
+
+// handleError is the one place errors become responses. Handlers return
+// errors; an *echo.HTTPError keeps its status, anything else is a 500.
+// Only 5xx are logged as errors, with the request id; the user sees the id
+// but never the internal message.
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	status := http.StatusInternalServerError
+	msg := ""
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		status = he.Code
+		if m, ok := he.Message.(string); ok {
+			msg = m
+		}
+	}
+	if status >= 500 {
+		s.log.ErrorContext(c.Request().Context(), "request failed", "request_id", requestID(c), "path", c.Request().URL.Path, "err", err)
+		msg = ""
+	}
+	title := http.StatusText(status)
+	if msg == "" {
+		msg = defaultMessage(status)
+	}
+	if c.Request().Method == http.MethodHead {
+		_ = c.NoContent(status)
+		return
+	}
+	if wantsJSON(c) {
+		_ = c.JSON(status, map[string]any{"error": map[string]string{"code": errorCode(status), "message": msg}})
+		return
+	}
+	page := handlers.PageFor(c, title)
+	if page.DevMode != s.cfg.DevMode() { // middleware did not run (e.g. 404)
+		page.DevMode = s.cfg.DevMode()
+		page.RequestID = requestID(c)
+	}
+	if rerr := handlers.Render(c, status, page, views.ErrorPage(views.ErrorView{Status: status, Title: title, Message: msg})); rerr != nil {
+		s.log.ErrorContext(c.Request().Context(), "render error page", "request_id", requestID(c), "err", rerr)
+		_ = c.String(status, title)
+	}
+}
+
+func wantsJSON(c echo.Context) bool {
+	p := c.Request().URL.Path
+	return strings.HasPrefix(p, "/v1/") || p == "/readyz" ||
+		strings.Contains(c.Request().Header.Get(echo.HeaderAccept), echo.MIMEApplicationJSON) && !strings.Contains(c.Request().Header.Get(echo.HeaderAccept), "text/html")
+}
+
+func defaultMessage(status int) string {
+	switch status {
+	case http.StatusNotFound:
+		return "There is nothing at this address."
+	case http.StatusForbidden:
+		return "You do not have access to this page."
+	case http.StatusUnauthorized:
+		return "Sign in first."
+	case http.StatusMethodNotAllowed:
+		return "This address does not accept that method."
+	case http.StatusRequestEntityTooLarge:
+		return "The request is too large."
+	}
+	if status >= 500 {
+		return "Something went wrong on our side. The error has been logged; quote the request id when you report it."
+	}
+	return http.StatusText(status)
+}
+
+func errorCode(status int) string {
+	switch status {
+	case http.StatusBadRequest:
+		return "bad_request"
+	case http.StatusUnauthorized:
+		return "unauthorized"
+	case http.StatusForbidden:
+		return "forbidden"
+	case http.StatusNotFound:
+		return "not_found"
+	case http.StatusMethodNotAllowed:
+		return "method_not_allowed"
+	case http.StatusRequestEntityTooLarge:
+		return "too_large"
+	case http.StatusServiceUnavailable:
+		return "unavailable"
+	}
+	if status >= 500 {
+		return "internal"
+	}
+	return "error"
+}

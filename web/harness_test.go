@@ -1,0 +1,238 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/config"
+	"github.com/wardenhq/warden/store"
+)
+
+// syncBuffer collects log output from concurrent goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// instance is a Warden server running on loopback for one test.
+type instance struct {
+	URL    string
+	DB     *store.DB
+	Server *Server
+	Logs   *syncBuffer
+	stop   context.CancelFunc
+	done   chan error
+}
+
+// startWarden runs a real server: real config validation, a real SQLite
+// file, real HTTP on a random loopback port. env adds settings.
+func startWarden(t *testing.T, env map[string]string) *instance {
+	t.Helper()
+	vals := map[string]string{"WARDEN_DATA_DIR": t.TempDir(), "WARDEN_ADDR": "127.0.0.1:0", "WARDEN_DRAIN_DELAY": "0s"}
+	for k, v := range env {
+		vals[k] = v
+	}
+	cfg, err := config.Load(nil, func(k string) (string, bool) { v, ok := vals[k]; return v, ok })
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	db, err := store.Open(context.Background(), cfg.DataDir+"/warden.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Transact(context.Background(), func(tx *sql.Tx) error {
+		_, err := store.CreateTenant(context.Background(), tx, "acme", "Acme")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = cfg.WithListenAddr(ln.Addr().String())
+	logs := &syncBuffer{}
+	srv, err := New(Options{Config: cfg, DB: db, Logger: slog.New(slog.NewTextHandler(logs, nil)), Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	inst := &instance{URL: cfg.PublicURL.String(), DB: db, Server: srv, Logs: logs, stop: cancel, done: make(chan error, 1)}
+	go func() { inst.done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		inst.Stop(t)
+		db.Close()
+	})
+	return inst
+}
+
+// Stop shuts the server down and waits for it.
+func (in *instance) Stop(t *testing.T) {
+	t.Helper()
+	in.stop()
+	select {
+	case err := <-in.done:
+		if err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		in.done <- nil
+	case <-time.After(20 * time.Second):
+		t.Error("server did not stop")
+	}
+}
+
+// waitReady waits until the identity provider has been discovered.
+func (in *instance) waitReady(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for !in.Server.auth.ready() {
+		if time.Now().After(deadline) {
+			t.Fatalf("identity provider never discovered; logs:\n%s", in.Logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// browser is an HTTP client with cookies that follows redirects, like a
+// person's browser.
+type browser struct {
+	t    *testing.T
+	c    *http.Client
+	base string
+}
+
+func newBrowser(t *testing.T, base string) *browser {
+	jar, _ := cookiejar.New(nil)
+	return &browser{t: t, c: &http.Client{Jar: jar, Timeout: 20 * time.Second}, base: base}
+}
+
+// noRedirect returns a copy of b that stops at the first redirect.
+func (b *browser) noRedirect() *browser {
+	c := *b.c
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &browser{t: b.t, c: &c, base: b.base}
+}
+
+type page struct {
+	Status int
+	URL    *url.URL
+	Header http.Header
+	Body   string
+	Doc    *goquery.Document
+}
+
+func (b *browser) do(req *http.Request) page {
+	b.t.Helper()
+	resp, err := b.c.Do(req)
+	if err != nil {
+		b.t.Fatalf("%s %s: %v", req.Method, req.URL, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	doc, _ := goquery.NewDocumentFromReader(bytes.NewReader(body))
+	return page{Status: resp.StatusCode, URL: resp.Request.URL, Header: resp.Header, Body: string(body), Doc: doc}
+}
+
+func (b *browser) get(path string) page {
+	b.t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, b.abs(path), nil)
+	return b.do(req)
+}
+
+func (b *browser) post(path string, form url.Values, header map[string]string) page {
+	b.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, b.abs(path), strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	return b.do(req)
+}
+
+func (b *browser) abs(path string) string {
+	if strings.HasPrefix(path, "http") {
+		return path
+	}
+	return b.base + path
+}
+
+// csrf reads the CSRF token from a console page's sign-out form.
+func (b *browser) csrf() string {
+	b.t.Helper()
+	p := b.get("/")
+	tok, ok := p.Doc.Find(`input[name="_csrf"]`).First().Attr("value")
+	if !ok || tok == "" {
+		b.t.Fatalf("no CSRF token on the home page (status %d)", p.Status)
+	}
+	return tok
+}
+
+// loginDev signs in as a demo user through the development provider's
+// picker, exactly as a person clicks through it.
+func (b *browser) loginDev(username string) page {
+	b.t.Helper()
+	picker := b.get("/auth/login")
+	if picker.Status != http.StatusOK || !strings.Contains(picker.URL.Path, "/dev-idp/") {
+		b.t.Fatalf("GET /auth/login ended at %s with %d, want the dev-idp picker", picker.URL, picker.Status)
+	}
+	form := picker.Doc.Find("form").First()
+	action, _ := form.Attr("action")
+	id, _ := form.Find(`input[name="authRequestID"]`).Attr("value")
+	if picker.Doc.Find(`[data-testid="devidp-user-`+username+`"]`).Length() != 1 {
+		b.t.Fatalf("picker offers no user %q", username)
+	}
+	target, _ := picker.URL.Parse(action)
+	return b.post(target.String(), url.Values{"authRequestID": {id}, "username": {username}}, nil)
+}
+
+func text(p page, testid string) string {
+	return strings.TrimSpace(p.Doc.Find(`[data-testid="` + testid + `"]`).Text())
+}
+
+// lastAudit returns the newest audit event.
+func lastAudit(t *testing.T, db *store.DB) audit.Event {
+	t.Helper()
+	evs, err := audit.List(context.Background(), db.Read(), audit.Filter{Limit: 1})
+	if err != nil || len(evs) == 0 {
+		t.Fatalf("no audit event: %v", err)
+	}
+	return evs[0]
+}
+
+func auditCount(t *testing.T, db *store.DB) int64 {
+	t.Helper()
+	n, err := audit.Count(context.Background(), db.Read())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+var errStop = errors.New("stop")

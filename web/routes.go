@@ -1,0 +1,73 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/wardenhq/warden/config"
+	"github.com/wardenhq/warden/handlers"
+	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/static"
+	"github.com/wardenhq/warden/views"
+)
+
+// route is one console page. The table below is the whole signed-in
+// surface: the navigation is built from it, so a page a user cannot open
+// is never offered.
+type route struct {
+	method  string
+	path    string
+	handler echo.HandlerFunc
+	roles   []string // any of these; none means every signed-in user
+	nav     string   // label in the navigation; empty for no entry
+}
+
+func (s *Server) consoleRoutes() []route {
+	return []route{
+		{http.MethodGet, "/", handlers.Home(s.counts), nil, "Home"},
+		{http.MethodGet, "/status", handlers.Status(s.status), []string{config.RoleOncall, config.RoleAdmin}, "Status"},
+		{http.MethodGet, "/audit", handlers.AuditList(s.db.Read()), []string{config.RoleAuditor, config.RoleAdmin}, "Audit trail"},
+		{http.MethodPost, "/audit/verify", handlers.AuditVerify(s.db.Read(), s.recordVerify), []string{config.RoleAuditor, config.RoleAdmin}, ""},
+		{http.MethodGet, "/tenants", handlers.TenantList(s.db), []string{config.RoleAdmin}, "Tenants"},
+	}
+}
+
+// routes registers every route of the server.
+func (s *Server) routes() {
+	e := s.echo
+	pages := s.consoleRoutes()
+
+	// Open to everyone: operations, assets, sign-in.
+	e.GET("/healthz", s.healthz)
+	e.GET("/readyz", s.readyz)
+	e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", static.Handler())))
+	if s.devIdP != nil {
+		e.Any(devIdPPath+"/*", echo.WrapHandler(s.devIdP))
+	}
+
+	e.Use(s.loadSession(), s.csrf(), s.page(pages))
+	e.GET("/login", s.loginPage)
+	e.GET("/auth/login", s.loginStart)
+	e.GET("/auth/callback", s.loginCallback)
+	e.POST("/auth/logout", s.logout, requireLogin)
+
+	// Signed in, and holding the page's role.
+	for _, r := range pages {
+		mw := []echo.MiddlewareFunc{requireLogin}
+		if len(r.roles) > 0 {
+			mw = append(mw, requireRole(r.roles...))
+		}
+		e.Add(r.method, r.path, r.handler, mw...)
+	}
+}
+
+func navFor(routes []route, p *identity.Principal) []views.NavItem {
+	var out []views.NavItem
+	for _, r := range routes {
+		if r.nav != "" && allowed(p, r.roles) {
+			out = append(out, views.NavItem{Label: r.nav, Path: r.path})
+		}
+	}
+	return out
+}

@@ -1,0 +1,237 @@
+// Package web is Warden's Echo application: the server, its route table,
+// middleware, sessions, OIDC login, the development identity provider and
+// the health endpoints.
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gorilla/sessions"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/config"
+	"github.com/wardenhq/warden/handlers"
+	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/web/devidp"
+)
+
+const devIdPPath = "/dev-idp"
+
+// Redactor removes PII and secrets from values before they are written to
+// the audit trail.
+type Redactor interface {
+	Value(v any) any
+}
+
+// Server is one running console.
+type Server struct {
+	cfg      config.Config
+	db       *store.DB
+	log      *slog.Logger
+	redactor Redactor
+	echo     *echo.Echo
+	sessions *sessions.CookieStore
+	auth     *authenticator
+	devIdP   http.Handler
+	started  time.Time
+	counts   *countStore
+	version  string
+
+	drainDelay time.Duration
+	draining   atomic.Bool
+	bg       sync.WaitGroup
+}
+
+// Options are the parts of a server that its caller builds.
+type Options struct {
+	Config   config.Config
+	DB       *store.DB
+	Logger   *slog.Logger
+	Redactor Redactor
+	// Version is shown on the status page.
+	Version string
+	// HTTPClient is used to reach the identity provider (tests inject one).
+	HTTPClient *http.Client
+}
+
+// New builds the server. In development mode it also builds the built-in
+// identity provider.
+func New(o Options) (*Server, error) {
+	cfg := o.Config
+	hash, block, err := loadOrCreateSessionKeys(cfg.DataDir, cfg.SessionHashKey, cfg.SessionBlockKey)
+	if err != nil {
+		return nil, err
+	}
+	client := o.HTTPClient
+	if client == nil {
+		client = &http.Client{Timeout: 15 * time.Second}
+	}
+	s := &Server{
+		cfg:      cfg,
+		db:       o.DB,
+		log:      o.Logger,
+		redactor: o.Redactor,
+		sessions: newSessionStore(hash, block, cfg.Secure()),
+		started:  time.Now(),
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	s.drainDelay = cfg.DrainDelay
+	s.counts = &countStore{db: o.DB}
+	s.version = o.Version
+
+	a := &authenticator{
+		issuer:       cfg.OIDCIssuer,
+		clientID:     cfg.OIDCClientID,
+		clientSecret: cfg.OIDCClientSecret,
+		redirectURL:  cfg.OIDCRedirectURL,
+		groupsClaim:  cfg.OIDCGroupsClaim,
+		grants:       identity.Grants{RoleMapping: cfg.RoleMapping, TenantPrefix: cfg.TenantPrefix},
+		client:       client,
+		log:          s.log,
+	}
+	if cfg.DevMode() {
+		a.issuer = cfg.PublicURL.String() + devIdPPath
+		a.clientID = "warden-console"
+		a.clientSecret = randomToken()
+		var key [32]byte
+		copy(key[:], randomToken())
+		p, err := devidp.New(devidp.Config{
+			Issuer:       a.issuer,
+			ClientID:     a.clientID,
+			ClientSecret: a.clientSecret,
+			RedirectURIs: []string{cfg.OIDCRedirectURL},
+			Users:        devidp.DemoUsers(),
+			CryptoKey:    key,
+			Logger:       s.log,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("development identity provider: %w", err)
+		}
+		s.devIdP = p.Handler()
+	}
+	s.auth = a
+
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	e.HTTPErrorHandler = s.handleError
+	e.Use(
+		middleware.Recover(),
+		s.secureHeaders(),
+		middleware.RequestID(),
+		s.requestLog(),
+		middleware.BodyLimit("1M"),
+	)
+	s.echo = e
+	s.routes()
+	return s, nil
+}
+
+// Handler is the server's HTTP handler (for tests).
+func (s *Server) Handler() http.Handler { return s.echo }
+
+// Serve answers on ln until ctx ends, then shuts down: readiness turns 503,
+// after the drain delay the listener closes, and in-flight requests get up
+// to the configured grace period to finish. The caller closes the database
+// after Serve returns.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.echo,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	bgCtx, stopBG := context.WithCancel(context.Background())
+	defer stopBG()
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		s.auth.discover(bgCtx)
+	}()
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+
+	select {
+	case err := <-errc:
+		stopBG()
+		s.bg.Wait()
+		return err
+	case <-ctx.Done():
+	}
+
+	s.draining.Store(true)
+	s.log.Info("shutting down: readiness is now 503", "drain_delay", s.drainDelay, "grace", s.cfg.ShutdownGrace)
+	time.Sleep(s.drainDelay)
+	stopBG()
+	shutCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
+	defer cancel()
+	err := srv.Shutdown(shutCtx)
+	s.bg.Wait()
+	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		return serr
+	}
+	if err != nil {
+		return fmt.Errorf("shutdown: in-flight requests did not finish within %s: %w", s.cfg.ShutdownGrace, err)
+	}
+	s.log.Info("shutdown complete")
+	return nil
+}
+
+// healthz is liveness: the process answers. It checks no dependency.
+func (s *Server) healthz(c echo.Context) error {
+	return c.String(http.StatusOK, "ok\n")
+}
+
+// readyz is readiness: the database answers, every migration is applied
+// and the server is not draining.
+func (s *Server) readyz(c echo.Context) error {
+	if s.draining.Load() {
+		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "draining"})
+	}
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
+	defer cancel()
+	if err := s.db.Ready(ctx); err != nil {
+		s.log.WarnContext(ctx, "not ready", "err", err)
+		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": "database"})
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+}
+
+// counts serves the home page.
+var _ handlers.HomeStore = (*countStore)(nil)
+
+type countStore struct{ db *store.DB }
+
+func (c *countStore) CountTenants(ctx context.Context, slugs []string) (int64, error) {
+	return c.db.CountTenants(ctx, slugs)
+}
+
+func (c *countStore) CountAuditEvents(ctx context.Context) (int64, error) {
+	return audit.Count(ctx, c.db.Read())
+}
+
+func (s *Server) redactDetails(d map[string]any) map[string]any {
+	if s.redactor == nil {
+		return d
+	}
+	if m, ok := s.redactor.Value(d).(map[string]any); ok {
+		return m
+	}
+	return d
+}

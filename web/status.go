@@ -1,0 +1,58 @@
+package web
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/views"
+)
+
+// status gathers what the on-call status page shows.
+func (s *Server) status(ctx context.Context) (views.StatusView, error) {
+	v := views.StatusView{
+		Version:        s.version,
+		DevMode:        s.cfg.DevMode(),
+		Uptime:         time.Since(s.started).Round(time.Second).String(),
+		ProviderReady:  s.auth.ready(),
+		ProviderIssuer: s.auth.issuer,
+	}
+	if err := s.db.Ready(ctx); err != nil {
+		v.DatabaseMessage = err.Error()
+	} else {
+		v.DatabaseOK = true
+	}
+	v.SchemaVersion, _ = s.db.SchemaVersion(ctx)
+	if !v.ProviderReady {
+		s.auth.mu.RLock()
+		if s.auth.lastErr != nil {
+			v.ProviderError = "last attempt: " + s.auth.lastErr.Error()
+		}
+		s.auth.mu.RUnlock()
+	}
+	n, err := audit.Count(ctx, s.db.Read())
+	if err != nil {
+		return v, err
+	}
+	v.AuditEvents = n
+	return v, nil
+}
+
+// recordVerify writes the outcome of a chain verification to the chain.
+func (s *Server) recordVerify(ctx context.Context, p *identity.Principal, ok bool, detail map[string]any) error {
+	verb := "audit.verify_ok"
+	if !ok {
+		verb = "audit.verify_failed"
+	}
+	return s.db.Transact(ctx, func(tx *sql.Tx) error {
+		_, err := audit.Append(ctx, tx, audit.Event{
+			Actor:   audit.Actor{Type: "principal", ID: p.ID},
+			Verb:    verb,
+			Subject: audit.Subject{Type: "audit_chain", ID: "main"},
+			Details: detail,
+		})
+		return err
+	})
+}
