@@ -110,7 +110,7 @@ func TestRoleChecks(t *testing.T) {
 			// The navigation offers exactly the pages the user may open.
 			home := b.get("/")
 			for i, path := range paths {
-				offered := home.Doc.Find(`nav a[href="` + path + `"]`).Length() == 1
+				offered := home.Doc.Find(`nav a[href="`+path+`"]`).Length() == 1
 				if offered != (tt.want[i] == 200) {
 					t.Errorf("%s: nav offers %s = %v, want %v", tt.user, path, offered, tt.want[i] == 200)
 				}

@@ -50,7 +50,7 @@ type Server struct {
 
 	drainDelay time.Duration
 	draining   atomic.Bool
-	bg       sync.WaitGroup
+	bg         sync.WaitGroup
 }
 
 // Options are the parts of a server that its caller builds.
