@@ -48,3 +48,5 @@ CREATE TRIGGER audit_events_no_delete BEFORE DELETE ON audit_events
 BEGIN
 	SELECT RAISE(ABORT, 'audit events are append-only');
 END;
+
+CREATE INDEX audit_events_tenant_seq ON audit_events (tenant, seq);
