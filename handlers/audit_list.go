@@ -20,9 +20,9 @@ const auditPageSize = 50
 
 // AuditList shows the audit trail, newest first, a page at a time. A user
 // scoped to some tenants sees only those tenants' events.
-func AuditList(db *sql.DB) echo.HandlerFunc {
+func AuditList(db *sql.DB, names PrincipalNamer) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		v, err := auditView(c, db)
+		v, err := auditView(c, db, names)
 		if err != nil {
 			return err
 		}
@@ -33,7 +33,7 @@ func AuditList(db *sql.DB) echo.HandlerFunc {
 
 // AuditVerify walks the whole chain and shows the result on the audit
 // page. The verification itself is recorded in the trail.
-func AuditVerify(db *sql.DB, record func(ctx context.Context, p *identity.Principal, ok bool, detail map[string]any) error) echo.HandlerFunc {
+func AuditVerify(db *sql.DB, names PrincipalNamer, record func(ctx context.Context, p *identity.Principal, ok bool, detail map[string]any) error) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
 		user := CurrentPrincipal(c)
@@ -53,7 +53,7 @@ func AuditVerify(db *sql.DB, record func(ctx context.Context, p *identity.Princi
 		if err := record(ctx, user, res.OK, detail); err != nil {
 			return err
 		}
-		v, err := auditView(c, db)
+		v, err := auditView(c, db, names)
 		if err != nil {
 			return err
 		}
@@ -63,7 +63,12 @@ func AuditVerify(db *sql.DB, record func(ctx context.Context, p *identity.Princi
 	}
 }
 
-func auditView(c echo.Context, db *sql.DB) (views.AuditView, error) {
+// PrincipalNamer turns principal ids into display names.
+type PrincipalNamer interface {
+	PrincipalNames(ctx context.Context, ids []string) (map[string]string, error)
+}
+
+func auditView(c echo.Context, db *sql.DB, names PrincipalNamer) (views.AuditView, error) {
 	ctx := c.Request().Context()
 	user := CurrentPrincipal(c)
 	f := audit.Filter{Tenant: c.QueryParam("tenant"), Limit: auditPageSize}
@@ -90,7 +95,17 @@ func auditView(c echo.Context, db *sql.DB) (views.AuditView, error) {
 	if err != nil {
 		return views.AuditView{}, err
 	}
-	v := views.AuditView{Events: events, Total: total, Tenant: f.Tenant}
+	ids := make([]string, 0, len(events))
+	for _, e := range events {
+		if e.Actor.Type == audit.ActorPrincipal {
+			ids = append(ids, e.Actor.ID)
+		}
+	}
+	nm, err := names.PrincipalNames(ctx, ids)
+	if err != nil {
+		return views.AuditView{}, err
+	}
+	v := views.AuditView{Events: events, Total: total, Tenant: f.Tenant, Names: nm}
 	if len(events) == auditPageSize && events[len(events)-1].Seq > 1 {
 		q := url.Values{"before": {strconv.FormatInt(events[len(events)-1].Seq, 10)}}
 		if f.Tenant != "" {

@@ -59,3 +59,31 @@ func (db *DB) PrincipalByID(ctx context.Context, id string) (PrincipalRow, error
 	}
 	return p, nil
 }
+
+// PrincipalNames maps principal ids to display names (name, else e-mail,
+// else subject); unknown ids are left out.
+func (db *DB) PrincipalNames(ctx context.Context, ids []string) (map[string]string, error) {
+	out := make(map[string]string, len(ids))
+	for _, id := range ids {
+		if _, seen := out[id]; seen || id == "" {
+			continue
+		}
+		var name, email, subject string
+		err := db.read.QueryRowContext(ctx, `SELECT name, email, subject FROM principals WHERE id = ?`, id).Scan(&name, &email, &subject)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("principal names: %w", err)
+		}
+		switch {
+		case name != "":
+			out[id] = name
+		case email != "":
+			out[id] = email
+		default:
+			out[id] = subject
+		}
+	}
+	return out, nil
+}

@@ -104,7 +104,7 @@ func (s *Server) loginCallback(c echo.Context) error {
 		}
 		p.ID = id
 		_, err = audit.Append(ctx, tx, audit.Event{
-			Actor:   audit.Actor{Type: "principal", ID: id},
+			Actor:   audit.Actor{Type: audit.ActorPrincipal, ID: id},
 			Verb:    "auth.login",
 			Subject: audit.Subject{Type: "principal", ID: id},
 			Details: map[string]any{"roles": p.Roles, "tenants": p.Tenants},
@@ -136,7 +136,7 @@ func (s *Server) auditLoginFailure(ctx context.Context, le *loginError) error {
 	details := map[string]any{"reason": le.Reason, "detail": le.Detail}
 	return s.db.Transact(ctx, func(tx *sql.Tx) error {
 		_, err := audit.Append(ctx, tx, audit.Event{
-			Actor:   audit.Actor{Type: "anonymous", ID: "-"},
+			Actor:   audit.Actor{Type: audit.ActorAnonymous, ID: "-"},
 			Verb:    "auth.login_failed",
 			Subject: audit.Subject{Type: "login", ID: le.Reason},
 			Details: s.redactDetails(details),
@@ -152,7 +152,7 @@ func (s *Server) logout(c echo.Context) error {
 	if p := handlers.CurrentPrincipal(c); p != nil {
 		err := s.db.Transact(ctx, func(tx *sql.Tx) error {
 			_, err := audit.Append(ctx, tx, audit.Event{
-				Actor:   audit.Actor{Type: "principal", ID: p.ID},
+				Actor:   audit.Actor{Type: audit.ActorPrincipal, ID: p.ID},
 				Verb:    "auth.logout",
 				Subject: audit.Subject{Type: "principal", ID: p.ID},
 				Details: map[string]any{},

@@ -33,7 +33,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		msg = ""
 	}
 	title := http.StatusText(status)
-	if msg == "" {
+	if msg == "" || msg == title {
 		msg = defaultMessage(status)
 	}
 	if c.Request().Method == http.MethodHead {

@@ -27,8 +27,8 @@ func (s *Server) consoleRoutes() []route {
 	return []route{
 		{http.MethodGet, "/", handlers.Home(s.counts), nil, "Home"},
 		{http.MethodGet, "/status", handlers.Status(s.status), []string{config.RoleOncall, config.RoleAdmin}, "Status"},
-		{http.MethodGet, "/audit", handlers.AuditList(s.db.Read()), []string{config.RoleAuditor, config.RoleAdmin}, "Audit trail"},
-		{http.MethodPost, "/audit/verify", handlers.AuditVerify(s.db.Read(), s.recordVerify), []string{config.RoleAuditor, config.RoleAdmin}, ""},
+		{http.MethodGet, "/audit", handlers.AuditList(s.db.Read(), s.db), []string{config.RoleAuditor, config.RoleAdmin}, "Audit trail"},
+		{http.MethodPost, "/audit/verify", handlers.AuditVerify(s.db.Read(), s.db, s.recordVerify), []string{config.RoleAuditor, config.RoleAdmin}, ""},
 		{http.MethodGet, "/tenants", handlers.TenantList(s.db), []string{config.RoleAdmin}, "Tenants"},
 	}
 }

@@ -48,7 +48,7 @@ func (s *Server) recordVerify(ctx context.Context, p *identity.Principal, ok boo
 	}
 	return s.db.Transact(ctx, func(tx *sql.Tx) error {
 		_, err := audit.Append(ctx, tx, audit.Event{
-			Actor:   audit.Actor{Type: "principal", ID: p.ID},
+			Actor:   audit.Actor{Type: audit.ActorPrincipal, ID: p.ID},
 			Verb:    verb,
 			Subject: audit.Subject{Type: "audit_chain", ID: "main"},
 			Details: detail,
