@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// chromium finds Debian's chromium. Without it the browser tests skip,
+// unless WARDEN_E2E=1 (as in CI) makes a missing browser a failure.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("WARDEN_E2E") == "1" {
+		t.Fatal("WARDEN_E2E=1 but no chromium on PATH: apt-get install -y chromium")
+	}
+	t.Skip("browser tests skipped: no chromium on PATH (apt-get install -y chromium, or set WARDEN_E2E=1 to require them)")
+	return ""
+}
+
+func newBrowserContext(t *testing.T) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium(t)),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	)
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelC := chromedp.NewContext(actx)
+	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
+	return ctx
+}
+
+// css selects the first element matching a CSS selector.
+func css(sel string) chromedp.CSS { return chromedp.CSS(sel) }
+
+func byTestID(id string) chromedp.CSS { return chromedp.CSS(`[data-testid="` + id + `"]`) }
+
+func textOf(t *testing.T, ctx context.Context, sel chromedp.CSS) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Text(sel))
+	if err != nil {
+		t.Fatalf("read text of %s: %v", sel, err)
+	}
+	return strings.TrimSpace(s)
+}
+
+func location(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	s, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// screenshot saves the page when WARDEN_SCREENSHOTS names a folder.
+func screenshot(ctx context.Context, name string) {
+	dir := os.Getenv("WARDEN_SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	if png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)); err == nil {
+		os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644)
+	}
+}
+
+// signIn clicks through the login page and the development provider's
+// picker as a person would.
+func signIn(t *testing.T, ctx context.Context, p *process, user string) {
+	t.Helper()
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(p.URL+"/"),
+		chromedp.WaitVisible(byTestID("login-button")),
+		chromedp.Click(byTestID("login-button")),
+		chromedp.WaitVisible(byTestID("devidp-user-"+user)),
+		chromedp.Click(byTestID("devidp-user-"+user)),
+		chromedp.WaitVisible(byTestID("whoami")),
+	)
+	if err != nil {
+		t.Fatalf("sign in as %s: %v\nwarden logs:\n%s", user, err, p.logs)
+	}
+}
+
+// TestBrowserLoginJourney is the first thing a newcomer does: open Warden,
+// get sent to sign in, pick alice in the development provider, see who
+// they are, sign out.
+func TestBrowserLoginJourney(t *testing.T) {
+	ctx := newBrowserContext(t)
+	p := startProcess(t, "")
+
+	if err := chromedp.Do(ctx, chromedp.Navigate(p.URL+"/"), chromedp.WaitVisible(byTestID("login-button"))); err != nil {
+		t.Fatalf("open /: %v\nwarden logs:\n%s", err, p.logs)
+	}
+	if loc := location(t, ctx); !strings.Contains(loc, "/login") {
+		t.Errorf("opening / landed on %s, want the login page", loc)
+	}
+	if banner := textOf(t, ctx, byTestID("dev-banner")); !strings.Contains(banner, "Development mode") {
+		t.Errorf("banner = %q, want the development-mode banner", banner)
+	}
+	screenshot(ctx, "login")
+
+	signIn(t, ctx, p, "alice")
+	name, roles, tenants := textOf(t, ctx, byTestID("whoami-name")), textOf(t, ctx, byTestID("whoami-roles")), textOf(t, ctx, byTestID("whoami-tenants"))
+	if name != "Alice Approver" || roles != "approver" || tenants != "acme" {
+		t.Errorf("home shows %q / %q / %q, want Alice Approver / approver / acme", name, roles, tenants)
+	}
+	screenshot(ctx, "home")
+
+	err := chromedp.Do(ctx,
+		chromedp.Click(byTestID("logout")),
+		chromedp.WaitVisible(byTestID("login-button")),
+	)
+	if err != nil {
+		t.Fatalf("sign out: %v\nwarden logs:\n%s", err, p.logs)
+	}
+	if loc := location(t, ctx); !strings.Contains(loc, "/login") {
+		t.Errorf("after sign-out at %s, want the login page", loc)
+	}
+	// Signed out means signed out: the home page sends us to sign in again.
+	if err := chromedp.Do(ctx, chromedp.Navigate(p.URL+"/"), chromedp.WaitVisible(byTestID("login-button"))); err != nil {
+		t.Fatalf("home after sign-out: %v", err)
+	}
+	p.stop(t)
+}
+
+// TestBrowserForbiddenPage: a user without the role gets a proper 403 page
+// in the browser, and the navigation never offered the link.
+func TestBrowserForbiddenPage(t *testing.T) {
+	ctx := newBrowserContext(t)
+	p := startProcess(t, "")
+	signIn(t, ctx, p, "alice")
+	if nav := textOf(t, ctx, css("nav.nav")); strings.Contains(nav, "Audit") {
+		t.Errorf("approver's navigation offers the audit trail: %q", nav)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate(p.URL+"/audit"), chromedp.WaitVisible(byTestID("error-page"))); err != nil {
+		t.Fatalf("open /audit: %v", err)
+	}
+	if msg := textOf(t, ctx, byTestID("error-page")); !strings.Contains(msg, "403") || !strings.Contains(msg, "auditor") {
+		t.Errorf("403 page says %q, want the status and the role needed", msg)
+	}
+	p.stop(t)
+}

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"database/sql"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/store"
+)
+
+// TestMain lets the test binary act as the warden binary: a child process
+// started with WARDEN_TEST_CHILD=1 runs main's code for real.
+func TestMain(m *testing.M) {
+	if os.Getenv("WARDEN_TEST_CHILD") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func envMap(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func TestBadConfigurationRefusesToStart(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := run(t.Context(), []string{"serve"}, envMap(map[string]string{
+		"WARDEN_DATA_DIR":       t.TempDir(),
+		"WARDEN_ADDR":           "0.0.0.0:8080",
+		"WARDEN_SHUTDOWN_GRACE": "later",
+	}), &out, &errb)
+	if code == 0 {
+		t.Fatal("warden started with bad settings")
+	}
+	lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+	if len(lines) != 3 || !strings.Contains(lines[1], "WARDEN_ADDR") || !strings.Contains(lines[2], "WARDEN_SHUTDOWN_GRACE") {
+		t.Errorf("stderr =\n%s\nwant a heading and one line each for WARDEN_ADDR and WARDEN_SHUTDOWN_GRACE", errb.String())
+	}
+}
+
+func TestVersion(t *testing.T) {
+	var out bytes.Buffer
+	if code := run(t.Context(), []string{"version"}, envMap(nil), &out, io.Discard); code != 0 || out.String() != "warden "+version+"\n" {
+		t.Errorf("warden version = %d %q", code, out.String())
+	}
+	if code := run(t.Context(), []string{"frobnicate"}, envMap(nil), io.Discard, io.Discard); code != 2 {
+		t.Errorf("unknown command exit = %d, want 2", code)
+	}
+}
+
+func TestAuditVerifyCommand(t *testing.T) {
+	dir := t.TempDir()
+	db, err := store.Open(t.Context(), filepath.Join(dir, "warden.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		err := db.Transact(t.Context(), func(tx *sql.Tx) error {
+			_, err := audit.Append(t.Context(), tx, audit.Event{
+				Actor: audit.Actor{Type: audit.ActorSystem, ID: "test"}, Verb: "test.event",
+				Details: map[string]any{"n": i},
+			})
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := envMap(map[string]string{"WARDEN_DATA_DIR": dir})
+	var out, errb bytes.Buffer
+	if code := run(t.Context(), []string{"audit", "verify"}, env, &out, &errb); code != 0 || !strings.Contains(out.String(), "intact: 5 events") {
+		t.Fatalf("verify intact chain = %d %q %q", code, out.String(), errb.String())
+	}
+
+	if _, err := db.Read().Exec(`DROP TRIGGER audit_events_no_update`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Read().Exec(`UPDATE audit_events SET details = '{"n":99}' WHERE seq = 3`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	out.Reset()
+	errb.Reset()
+	if code := run(t.Context(), []string{"audit", "verify", "--data-dir", dir}, envMap(nil), &out, &errb); code == 0 || !strings.Contains(errb.String(), "seq 3") {
+		t.Fatalf("verify edited chain = %d, stderr %q; want non-zero naming seq 3", code, errb.String())
+	}
+	if code := run(t.Context(), []string{"audit", "verify"}, envMap(map[string]string{"WARDEN_DATA_DIR": t.TempDir()}), io.Discard, &errb); code == 0 {
+		t.Error("verify without a database succeeded")
+	}
+}
+
+// process is a real warden process started from this test binary.
+type process struct {
+	URL  string
+	cmd  *exec.Cmd
+	logs *logBuffer
+	done chan error
+}
+
+var listeningRe = regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
+
+// startProcess starts warden serve on a random loopback port with a fresh
+// data directory (or the given one) and waits until it listens.
+func startProcess(t *testing.T, dataDir string, extraEnv ...string) *process {
+	t.Helper()
+	if dataDir == "" {
+		dataDir = t.TempDir()
+	}
+	cmd := exec.Command(os.Args[0], "serve")
+	cmd.Env = append(os.Environ(), "WARDEN_TEST_CHILD=1", "WARDEN_ADDR=127.0.0.1:0", "WARDEN_DATA_DIR="+dataDir)
+	cmd.Env = append(cmd.Env, extraEnv...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &process{cmd: cmd, logs: &logBuffer{}, done: make(chan error, 1)}
+	cmd.Stderr = p.logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	urlc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := listeningRe.FindStringSubmatch(sc.Text()); m != nil {
+				urlc <- m[1]
+			}
+		}
+	}()
+	go func() { p.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	select {
+	case p.URL = <-urlc:
+	case err := <-p.done:
+		t.Fatalf("warden exited before listening: %v\n%s", err, p.logs)
+	case <-time.After(60 * time.Second):
+		t.Fatalf("warden did not start listening:\n%s", p.logs)
+	}
+	return p
+}
+
+// logBuffer is the child's stderr, written by exec's copier and read by
+// the test.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func (p *process) stop(t *testing.T) {
+	t.Helper()
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Errorf("warden exited with %v after SIGTERM", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Error("warden did not exit after SIGTERM")
+	}
+}
+
+func waitFor(t *testing.T, what string, f func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !f() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"path/filepath"
+	"time"
+
+	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/web"
+)
+
+func serve(ctx context.Context, args []string, env func(string) (string, bool), stdout, stderr io.Writer) int {
+	begin := time.Now()
+	cfg, ok := loadConfig(args, env, stderr)
+	if !ok {
+		return 2
+	}
+	logger, redactor, err := newLogger(cfg.DataDir, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "warden: %v\n", err)
+		return 1
+	}
+
+	db, err := store.Open(ctx, filepath.Join(cfg.DataDir, "warden.db"))
+	if err != nil {
+		logger.Error("cannot open database", "err", err)
+		return 1
+	}
+	defer db.Close()
+
+	if cfg.DevMode() {
+		if err := seedDemo(ctx, db); err != nil {
+			logger.Error("cannot create demo data", "err", err)
+			return 1
+		}
+	}
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		logger.Error("cannot listen", "addr", cfg.Addr, "err", err)
+		return 1
+	}
+	cfg = cfg.WithListenAddr(ln.Addr().String())
+
+	srv, err := web.New(web.Options{
+		Config:   cfg,
+		DB:       db,
+		Logger:   logger,
+		Redactor: redactor,
+		Version:  version,
+	})
+	if err != nil {
+		ln.Close()
+		logger.Error("cannot start", "err", err)
+		return 1
+	}
+	mode := "production"
+	if cfg.DevMode() {
+		mode = "development (built-in identity provider, demo users)"
+	}
+	logger.Info("warden is listening", "url", cfg.PublicURL.String(), "mode", mode, "data_dir", cfg.DataDir,
+		"version", version, "startup", time.Since(begin).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "Warden %s listening on %s\n", version, cfg.PublicURL)
+
+	if err := srv.Serve(ctx, ln); err != nil {
+		logger.Error("server stopped", "err", err)
+		return 1
+	}
+	return 0
+}
