@@ -197,4 +197,3 @@ func waitFor(t *testing.T, what string, f func() bool) {
 		time.Sleep(25 * time.Millisecond)
 	}
 }
-
