@@ -18,6 +18,8 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/wardenhq/warden/agent"
+	"github.com/wardenhq/warden/agent/redact"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/store"
@@ -47,13 +49,29 @@ type instance struct {
 	DB     *store.DB
 	Server *Server
 	Logs   *syncBuffer
-	stop   context.CancelFunc
-	done   chan error
+	Agent  *agent.Runtime
+	// DemoKey is the demo virtual key (startWardenDemo only).
+	DemoKey string
+	stop    context.CancelFunc
+	done    chan error
 }
 
 // startWarden runs a real server: real config validation, a real SQLite
 // file, real HTTP on a random loopback port. env adds settings.
 func startWarden(t *testing.T, env map[string]string) *instance {
+	t.Helper()
+	return start(t, env, false)
+}
+
+// startWardenDemo runs a server with the agent runtime and the
+// development-mode demo data (tenant acme, catalog, demo journeys); the
+// demo key's secret is in DemoKey.
+func startWardenDemo(t *testing.T, env map[string]string) *instance {
+	t.Helper()
+	return start(t, env, true)
+}
+
+func start(t *testing.T, env map[string]string, demo bool) *instance {
 	t.Helper()
 	vals := map[string]string{"WARDEN_DATA_DIR": t.TempDir(), "WARDEN_ADDR": "127.0.0.1:0", "WARDEN_DRAIN_DELAY": "0s"}
 	for k, v := range env {
@@ -67,7 +85,23 @@ func startWarden(t *testing.T, env map[string]string) *instance {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Transact(context.Background(), func(tx *sql.Tx) error {
+	logs := &syncBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, nil))
+	key, err := redact.LoadOrCreateKey(cfg.DataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := agent.New(context.Background(), cfg.DataDir, db, logger, redact.New(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close() })
+	var demoKey string
+	if demo {
+		if demoKey, err = rt.SeedDemo(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	} else if err := db.Transact(context.Background(), func(tx *sql.Tx) error {
 		_, err := store.CreateTenant(context.Background(), tx, "acme", "Acme")
 		return err
 	}); err != nil {
@@ -78,13 +112,12 @@ func startWarden(t *testing.T, env map[string]string) *instance {
 		t.Fatal(err)
 	}
 	cfg = cfg.WithListenAddr(ln.Addr().String())
-	logs := &syncBuffer{}
-	srv, err := New(Options{Config: cfg, DB: db, Logger: slog.New(slog.NewTextHandler(logs, nil)), Version: "test"})
+	srv, err := New(Options{Config: cfg, DB: db, Logger: logger, Version: "test", Gateway: rt.Gateway, Runtime: rt.Service, Redactor: redact.New(key)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	inst := &instance{URL: cfg.PublicURL.String(), DB: db, Server: srv, Logs: logs, stop: cancel, done: make(chan error, 1)}
+	inst := &instance{URL: cfg.PublicURL.String(), DB: db, Server: srv, Logs: logs, stop: cancel, done: make(chan error, 1), Agent: rt, DemoKey: demoKey}
 	go func() { inst.done <- srv.Serve(ctx, ln) }()
 	t.Cleanup(func() {
 		inst.Stop(t)

@@ -18,6 +18,8 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/wardenhq/warden/agent/gateway"
+	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/handlers"
@@ -46,6 +48,8 @@ type Server struct {
 	devIdP   http.Handler
 	started  time.Time
 	counts   *countStore
+	gateway  *gateway.Gateway
+	runtime  *runtime.Service
 	version  string
 
 	drainDelay time.Duration
@@ -61,6 +65,10 @@ type Options struct {
 	Redactor Redactor
 	// Version is shown on the status page.
 	Version string
+	// Gateway and Runtime serve the agents' JSON API (/v1). Without them
+	// the API answers 503.
+	Gateway *gateway.Gateway
+	Runtime *runtime.Service
 	// HTTPClient is used to reach the identity provider (tests inject one).
 	HTTPClient *http.Client
 }
@@ -91,6 +99,7 @@ func New(o Options) (*Server, error) {
 	s.drainDelay = cfg.DrainDelay
 	s.counts = &countStore{db: o.DB}
 	s.version = o.Version
+	s.gateway, s.runtime = o.Gateway, o.Runtime
 
 	a := &authenticator{
 		issuer:       cfg.OIDCIssuer,

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/wardenhq/warden/agent"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/web"
 )
@@ -31,8 +32,16 @@ func serve(ctx context.Context, args []string, env func(string) (string, bool), 
 	}
 	defer db.Close()
 
+	rt, err := agent.New(ctx, cfg.DataDir, db, logger, redactor)
+	if err != nil {
+		logger.Error("cannot start the agent runtime", "err", err)
+		return 1
+	}
+	defer rt.Close()
+
+	var demoKey string
 	if cfg.DevMode() {
-		if err := seedDemo(ctx, db); err != nil {
+		if demoKey, err = rt.SeedDemo(ctx); err != nil {
 			logger.Error("cannot create demo data", "err", err)
 			return 1
 		}
@@ -51,6 +60,8 @@ func serve(ctx context.Context, args []string, env func(string) (string, bool), 
 		Logger:   logger,
 		Redactor: redactor,
 		Version:  version,
+		Gateway:  rt.Gateway,
+		Runtime:  rt.Service,
 	})
 	if err != nil {
 		ln.Close()
@@ -64,6 +75,10 @@ func serve(ctx context.Context, args []string, env func(string) (string, bool), 
 	logger.Info("warden is listening", "url", cfg.PublicURL.String(), "mode", mode, "data_dir", cfg.DataDir,
 		"version", version, "startup", time.Since(begin).Round(time.Millisecond))
 	fmt.Fprintf(stdout, "Warden %s listening on %s\n", version, cfg.PublicURL)
+	if demoKey != "" {
+		// Printed on stdout only, never logged: the secret is not kept.
+		fmt.Fprintf(stdout, "Demo virtual key (shown once): %s\n", demoKey)
+	}
 
 	if err := srv.Serve(ctx, ln); err != nil {
 		logger.Error("server stopped", "err", err)

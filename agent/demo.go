@@ -1,0 +1,154 @@
+package agent
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/wardenhq/warden/agent/budget"
+	"github.com/wardenhq/warden/agent/catalog"
+	"github.com/wardenhq/warden/agent/gateway"
+	"github.com/wardenhq/warden/agent/keys"
+	"github.com/wardenhq/warden/agent/runtime"
+	"github.com/wardenhq/warden/agent/tools"
+	"github.com/wardenhq/warden/agent/tools/sim"
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/store"
+)
+
+// demoKeyName names the development-mode demo key; each start revokes the
+// previous one and prints a new one, since a key's secret is never kept.
+const demoKeyName = "demo key (development mode)"
+
+// demoScopes lets the demo key run the demo skills with their tools.
+var demoScopes = []string{
+	"skill:order_status", "skill:order_support", "skill:refunds",
+	"tool:lookup_order", "tool:check_change_window", "tool:submit_change_request", "tool:issue_refund",
+}
+
+// demoRequests are the journeys a newcomer finds in a fresh console: a few
+// finished ones and three refunds waiting for approval.
+var demoRequests = []string{
+	"Where is my order ORD-1003?",
+	"What's the status of order ORD-1002?",
+	"Please change the delivery address for ORD-1001 to 22 Quay Street, Bristol BS1 4QA",
+	"Refund order ORD-1004: the customer returned the desk and the chair, refund the full amount",
+	"The customer was charged twice for ORD-1005, refund $45.50 please",
+	"Refund ORD-1002, the t-shirts arrived torn",
+}
+
+// SeedDemo creates the development-mode demo data and returns a fresh
+// demo key. On first start (no tenant yet) it creates tenant acme with a
+// monthly budget, the simulated provider's tool catalog, and runs the demo
+// journeys through the real runtime. Every change is audited.
+func (rt *Runtime) SeedDemo(ctx context.Context) (string, error) {
+	db := rt.DB
+	n, err := db.CountTenants(ctx, nil)
+	if err != nil {
+		return "", err
+	}
+	first := n == 0
+	if first {
+		err := db.Transact(ctx, func(tx *sql.Tx) error {
+			t, err := store.CreateTenant(ctx, tx, "acme", "Acme Corporation")
+			if err != nil {
+				return fmt.Errorf("demo tenant: %w", err)
+			}
+			if err := budget.Set(ctx, tx, budget.Spec{TenantID: t.ID, Period: budget.Month, LimitMicros: 500_000_000, AlertPercent: 80}, time.Now()); err != nil {
+				return err
+			}
+			// Compensating tools first: a compensatable tool must name one
+			// that exists.
+			all := sim.Catalog()
+			slices.SortStableFunc(all, func(a, b tools.Tool) int {
+				return cmp.Compare(boolInt(a.CompensatingTool != ""), boolInt(b.CompensatingTool != ""))
+			})
+			for _, tool := range all {
+				if err := catalog.Upsert(ctx, tx, tool); err != nil {
+					return err
+				}
+			}
+			_, err = audit.Append(ctx, tx, audit.Event{
+				Actor:   audit.Actor{Type: audit.ActorSystem, ID: "demo-seed"},
+				Tenant:  t.Slug,
+				Verb:    "tenant.create",
+				Subject: audit.Subject{Type: "tenant", ID: t.ID},
+				Details: map[string]any{"slug": t.Slug, "name": t.Name, "reason": "development mode demo data", "budget_micros": 500_000_000},
+			})
+			return err
+		})
+		if err != nil {
+			return "", err
+		}
+	}
+	tenant, err := store.TenantBySlug(ctx, db.Read(), "acme")
+	if errors.Is(err, store.ErrNotFound) {
+		return "", nil // the demo tenant was removed: no demo key
+	}
+	if err != nil {
+		return "", err
+	}
+	secret, key, err := rotateDemoKey(ctx, db, tenant)
+	if err != nil {
+		return "", err
+	}
+	if first {
+		caller := gateway.Caller{Key: key, Tenant: tenant}
+		for i, input := range demoRequests {
+			_, err := rt.Service.Run(ctx, runtime.Request{Caller: caller, Input: input,
+				RequestID: fmt.Sprintf("demo-%d", i+1), CorrelationID: "demo-seed"})
+			var re *runtime.Error
+			if err != nil && !errors.As(err, &re) {
+				return "", fmt.Errorf("demo journey %d: %w", i+1, err)
+			}
+		}
+	}
+	return secret, nil
+}
+
+// rotateDemoKey revokes the previous demo key and creates a new one.
+func rotateDemoKey(ctx context.Context, db *store.DB, tenant store.Tenant) (string, keys.Key, error) {
+	existing, err := keys.List(ctx, db.Read(), []string{tenant.ID})
+	if err != nil {
+		return "", keys.Key{}, err
+	}
+	var secret string
+	var key keys.Key
+	err = db.Transact(ctx, func(tx *sql.Tx) error {
+		for _, k := range existing {
+			if k.Name == demoKeyName && k.RevokedAt == nil {
+				if _, err := keys.Revoke(ctx, tx, k.ID); err != nil {
+					return err
+				}
+			}
+		}
+		var err error
+		key, secret, err = keys.Create(ctx, tx, keys.NewSpec{
+			TenantID: tenant.ID, Name: demoKeyName, Scopes: demoScopes, RatePerMin: 6000, Burst: 200, CreatedBy: "system:demo-seed",
+		})
+		if err != nil {
+			return err
+		}
+		key.TenantSlug = tenant.Slug
+		_, err = audit.Append(ctx, tx, audit.Event{
+			Actor:   audit.Actor{Type: audit.ActorSystem, ID: "demo-seed"},
+			Tenant:  tenant.Slug,
+			Verb:    "key.create",
+			Subject: audit.Subject{Type: "key", ID: key.ID},
+			Details: map[string]any{"name": key.Name, "prefix": key.Prefix, "scopes": key.Scopes},
+		})
+		return err
+	})
+	return secret, key, err
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

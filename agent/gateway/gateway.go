@@ -1,0 +1,192 @@
+// Package gateway is the front of the request plane: it authenticates a
+// virtual key, refuses frozen tenants, rate-limits per key and admits work
+// against the tenant's budget. Every refusal is a typed *Error whose code
+// the API maps to a status; refusals that involve a real key are audited.
+package gateway
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/wardenhq/warden/agent/budget"
+	"github.com/wardenhq/warden/agent/keys"
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/store"
+)
+
+// Error codes, as the API reports them.
+const (
+	CodeUnauthorized    = "unauthorized"
+	CodeTenantFrozen    = "tenant_frozen"
+	CodeRateLimited     = "rate_limited"
+	CodeBudgetExhausted = "budget_exhausted"
+	CodeUnavailable     = "unavailable"
+)
+
+// Error is a refusal.
+type Error struct {
+	Code       string
+	Message    string
+	RetryAfter time.Duration // for rate_limited and unavailable
+	Err        error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return e.Code + ": " + e.Message + ": " + e.Err.Error()
+	}
+	return e.Code + ": " + e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Caller is an authenticated agent: its key and tenant.
+type Caller struct {
+	Key    keys.Key
+	Tenant store.Tenant
+}
+
+// Gateway authenticates and admits.
+type Gateway struct {
+	db  *store.DB
+	log *slog.Logger
+	now func() time.Time
+
+	mu       sync.Mutex
+	limiters map[string]*limiter
+}
+
+type limiter struct {
+	lim        *rate.Limiter
+	perMin     int
+	burst      int
+	lastAccess time.Time
+}
+
+// New returns a gateway over db.
+func New(db *store.DB, log *slog.Logger) *Gateway {
+	return &Gateway{db: db, log: log, now: time.Now, limiters: map[string]*limiter{}}
+}
+
+// Authenticate checks the presented key, the tenant and the key's rate
+// limit, in that order.
+func (g *Gateway) Authenticate(ctx context.Context, secret string) (Caller, error) {
+	now := g.now()
+	if secret == "" {
+		return Caller{}, &Error{Code: CodeUnauthorized, Message: "Send the virtual key as Authorization: Bearer wk_..."}
+	}
+	k, err := keys.Authenticate(ctx, g.db.Read(), secret, now)
+	if err != nil {
+		switch {
+		case errors.Is(err, keys.ErrRevoked), errors.Is(err, keys.ErrExpired):
+			g.auditRefusal(ctx, k, "key."+reasonOf(err), map[string]any{"prefix": k.Prefix})
+			return Caller{}, &Error{Code: CodeUnauthorized, Message: "The key is " + reasonOf(err) + ".", Err: err}
+		case errors.Is(err, keys.ErrUnknown):
+			// A known prefix with a wrong secret is worth a record; pure
+			// noise (unknown prefixes) only reaches the log.
+			if p, ok := knownPrefix(ctx, g.db, secret); ok {
+				g.auditRefusal(ctx, keys.Key{ID: p.ID, TenantSlug: p.TenantSlug}, "key.wrong_secret", map[string]any{"prefix": p.Prefix})
+			}
+			return Caller{}, &Error{Code: CodeUnauthorized, Message: "The key is not valid.", Err: err}
+		case errors.Is(err, keys.ErrMalformed):
+			return Caller{}, &Error{Code: CodeUnauthorized, Message: "The key is not valid.", Err: err}
+		default:
+			return Caller{}, &Error{Code: CodeUnavailable, Message: "Keys cannot be checked right now.", RetryAfter: time.Second, Err: err}
+		}
+	}
+	t, err := store.TenantBySlug(ctx, g.db.Read(), k.TenantSlug)
+	if err != nil {
+		return Caller{}, &Error{Code: CodeUnavailable, Message: "The tenant cannot be loaded right now.", RetryAfter: time.Second, Err: err}
+	}
+	if t.Frozen {
+		g.auditRefusal(ctx, k, "tenant.frozen_refused", map[string]any{"prefix": k.Prefix})
+		return Caller{}, &Error{Code: CodeTenantFrozen, Message: "Tenant " + t.Slug + " is frozen: its agents cannot run until an admin unfreezes it."}
+	}
+	if wait := g.allow(k, now); wait > 0 {
+		return Caller{}, &Error{Code: CodeRateLimited, Message: fmt.Sprintf("Rate limit of %d requests a minute reached.", k.RatePerMin), RetryAfter: wait}
+	}
+	return Caller{Key: k, Tenant: t}, nil
+}
+
+// allow takes one token from the key's bucket, or says how long to wait.
+func (g *Gateway) allow(k keys.Key, now time.Time) time.Duration {
+	g.mu.Lock()
+	l := g.limiters[k.ID]
+	if l == nil || l.perMin != k.RatePerMin || l.burst != k.Burst {
+		l = &limiter{lim: rate.NewLimiter(rate.Limit(float64(k.RatePerMin)/60), k.Burst), perMin: k.RatePerMin, burst: k.Burst}
+		g.limiters[k.ID] = l
+	}
+	l.lastAccess = now
+	g.mu.Unlock()
+	r := l.lim.ReserveN(now, 1)
+	if !r.OK() {
+		return time.Minute
+	}
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return time.Duration(math.Ceil(d.Seconds())) * time.Second
+	}
+	return 0
+}
+
+// Reserve reserves amount of the caller's budget inside tx. A budget that
+// cannot be written fails closed.
+func Reserve(ctx context.Context, tx *sql.Tx, tenantID string, amount int64, now time.Time) error {
+	err := budget.Reserve(ctx, tx, tenantID, amount, now)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, budget.ErrExhausted):
+		return &Error{Code: CodeBudgetExhausted, Message: "The tenant's budget cannot cover this journey's estimated cost.", Err: err}
+	case errors.Is(err, budget.ErrNoBudget):
+		return &Error{Code: CodeBudgetExhausted, Message: "The tenant has no budget; an admin must set one.", Err: err}
+	default:
+		return &Error{Code: CodeUnavailable, Message: "The budget cannot be written right now; nothing was admitted.", RetryAfter: 2 * time.Second, Err: err}
+	}
+}
+
+func reasonOf(err error) string {
+	if errors.Is(err, keys.ErrRevoked) {
+		return "revoked"
+	}
+	return "expired"
+}
+
+// auditRefusal records a refused key; a failure to record is logged, the
+// refusal stands either way.
+func (g *Gateway) auditRefusal(ctx context.Context, k keys.Key, verb string, details map[string]any) {
+	err := g.db.Transact(ctx, func(tx *sql.Tx) error {
+		_, err := audit.Append(ctx, tx, audit.Event{
+			Actor:   audit.Actor{Type: audit.ActorKey, ID: k.ID},
+			Tenant:  k.TenantSlug,
+			Verb:    verb,
+			Subject: audit.Subject{Type: "key", ID: k.ID},
+			Details: details,
+		})
+		return err
+	})
+	if err != nil {
+		g.log.WarnContext(ctx, "could not audit a key refusal", "verb", verb, "err", err)
+	}
+}
+
+type prefixInfo struct{ ID, Prefix, TenantSlug string }
+
+func knownPrefix(ctx context.Context, db *store.DB, secret string) (prefixInfo, bool) {
+	const p = len("wk_")
+	if len(secret) < p+8 {
+		return prefixInfo{}, false
+	}
+	var pi prefixInfo
+	err := db.Read().QueryRowContext(ctx, `SELECT k.id, k.prefix, t.slug FROM virtual_keys k JOIN tenants t ON t.id = k.tenant_id WHERE k.prefix = ?`,
+		secret[p:p+8]).Scan(&pi.ID, &pi.Prefix, &pi.TenantSlug)
+	return pi, err == nil
+}

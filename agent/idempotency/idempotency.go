@@ -1,0 +1,107 @@
+// Package idempotency makes a retried request return the first response:
+// the first request with a given Idempotency-Key claims it, runs, and
+// stores its response; a retry with the same body gets that response
+// without running again, a retry with another body is refused, and a
+// duplicate that arrives while the first still runs waits for it.
+package idempotency
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/wardenhq/warden/store"
+)
+
+var (
+	// ErrMismatch: the key was used with a different request body.
+	ErrMismatch = errors.New("idempotency key reused with a different request")
+	// ErrInFlight: the first request with this key is still running.
+	ErrInFlight = errors.New("a request with this idempotency key is still running")
+)
+
+// Stored is a kept response.
+type Stored struct {
+	Status int
+	Body   []byte
+}
+
+// Hash is the request fingerprint compared between retries.
+func Hash(body []byte) string {
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:])
+}
+
+// Begin claims (owner, key) for a request with the given hash. It returns
+// (nil, nil) when the caller now owns the key and must run the request and
+// then Complete or Abandon it; a stored response to replay; or an error.
+// A duplicate of a running request polls until it finishes or wait passes.
+func Begin(ctx context.Context, db *store.DB, owner, key, hash string, wait time.Duration) (*Stored, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		var claimed bool
+		err := db.Transact(ctx, func(tx *sql.Tx) error {
+			res, err := tx.ExecContext(ctx, `INSERT INTO idempotency (key_id, idem_key, request_hash, created_at)
+				VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`, owner, key, hash, store.Now())
+			if err != nil {
+				return err
+			}
+			n, _ := res.RowsAffected()
+			claimed = n == 1
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("idempotency: %w", err)
+		}
+		if claimed {
+			return nil, nil
+		}
+		var s Stored
+		var storedHash string
+		err = db.Read().QueryRowContext(ctx, `SELECT request_hash, status_code, response FROM idempotency WHERE key_id = ? AND idem_key = ?`,
+			owner, key).Scan(&storedHash, &s.Status, &s.Body)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // abandoned in between: claim it
+		}
+		if err != nil {
+			return nil, fmt.Errorf("idempotency: %w", err)
+		}
+		if storedHash != hash {
+			return nil, ErrMismatch
+		}
+		if s.Status != 0 {
+			return &s, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, ErrInFlight
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// Complete stores the response of the request that owns the key.
+func Complete(ctx context.Context, db *store.DB, owner, key string, status int, body []byte) error {
+	return db.Transact(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE idempotency SET status_code = ?, response = ? WHERE key_id = ? AND idem_key = ?`,
+			status, body, owner, key)
+		return err
+	})
+}
+
+// Abandon releases the key when the request produced nothing worth
+// replaying (it was refused before it ran, or failed on Warden's side), so
+// a retry runs afresh.
+func Abandon(ctx context.Context, db *store.DB, owner, key string) error {
+	return db.Transact(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM idempotency WHERE key_id = ? AND idem_key = ? AND status_code = 0`, owner, key)
+		return err
+	})
+}

@@ -1,0 +1,101 @@
+package redact
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// plantedValues makes one valid card, IBAN, e-mail address and virtual key
+// from seed, each in one of the ways people write them.
+func plantedValues(seed uint64) []string {
+	g := &gen{rng: rand.New(rand.NewPCG(seed, seed>>7|1))}
+	// E-mail: a valid dot-atom local part and a domain ending in letters.
+	local := g.chars(genLower+genDigits, g.n(1, 12))
+	for range g.n(0, 2) {
+		local += g.pick(".", "_", "+", "-", "%") + g.chars(genLower+genDigits+genUpper, g.n(1, 8))
+	}
+	if local == "git" {
+		local = "gitte"
+	}
+	domain := g.chars(genLower+genDigits, g.n(1, 10))
+	for range g.n(0, 2) {
+		domain += "." + g.chars(genLower+genDigits, g.n(1, 10))
+	}
+	domain += "." + g.pick("com", "de", "co.uk", "io", "travel", "museum", "example", "xn--p1ai")
+	return []string{
+		g.card(),
+		g.iban(g.pick("de", "fr", "es", "en")),
+		local + "@" + domain,
+		"wk_" + g.randomKey(genURL, g.n(12, 43)),
+	}
+}
+
+// FuzzRedactPlanted plants valid cards, IBANs, e-mail addresses and
+// virtual keys into arbitrary text and checks that none survives, that
+// valid UTF-8 stays valid, that redaction is idempotent and that the
+// output stays proportionate. Arbitrary bytes must never make it panic.
+//
+//	go test -run='^$' -fuzz=FuzzRedactPlanted -fuzztime=20s ./agent/redact/
+func FuzzRedactPlanted(f *testing.F) {
+	for _, s := range []string{
+		"", "hello", "refund to card", "call +1 (415) 555-0132", `{"password":"x"}`,
+		"ORD-2024-00917 $2,400.00 2026-11-30", "電話番号は090-1234-5678です", "\xff\xfe[email:0000000",
+		"Bearer ", "postgres://a:b@", "-----BEGIN PRIVATE KEY-----", "[card:1a2b3c4d]",
+	} {
+		f.Add(s, uint64(len(s)))
+	}
+	r := New(testKey)
+	f.Fuzz(func(t *testing.T, text string, seed uint64) {
+		// Arbitrary input: no panic, idempotent, bounded.
+		out := r.String(text)
+		if again := r.String(out); again != out {
+			t.Fatalf("String not idempotent:\n in:    %q\n once:  %q\n twice: %q", text, out, again)
+		}
+		if len(out) > maxGrowth*len(text)+growthSlack {
+			t.Fatalf("String(%q) grew from %d to %d bytes", text, len(text), len(out))
+		}
+		if utf8.ValidString(text) && !utf8.ValidString(out) {
+			t.Fatalf("String(%q) = %q, not valid UTF-8", text, out)
+		}
+		_, _ = r.JSON([]byte(text))
+
+		// Planted values: split the text in places and put one value, set
+		// off by "; ", at each.
+		values := plantedValues(seed)
+		var b strings.Builder
+		rest := text
+		for i, v := range values {
+			cut := 0
+			if len(rest) > 0 {
+				cut = int((seed >> (8 * i)) % uint64(len(rest)+1))
+				for cut > 0 && !utf8.RuneStart(rest[cut%len(rest)]) && cut < len(rest) {
+					cut++
+				}
+			}
+			b.WriteString(rest[:cut])
+			fmt.Fprintf(&b, "; %s; ", v)
+			rest = rest[cut:]
+		}
+		b.WriteString(rest)
+		in := b.String()
+		out = r.String(in)
+		for _, v := range values {
+			if strings.Contains(out, v) {
+				t.Errorf("planted %q survived:\n in:  %q\n out: %q", v, in, out)
+			}
+		}
+		if utf8.ValidString(in) && !utf8.ValidString(out) {
+			t.Errorf("String(%q) = %q, not valid UTF-8", in, out)
+		}
+	})
+}
+
+// Redaction may lengthen text (a token is longer than "::1"), but never
+// by more than this.
+const (
+	maxGrowth   = 6
+	growthSlack = 32
+)

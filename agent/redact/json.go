@@ -1,0 +1,194 @@
+package redact
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"unicode/utf8"
+)
+
+// JSON redacts a JSON document and returns it compacted, still valid
+// JSON, with object keys in their original order.
+//
+// A value under a key whose name means secret or personal data (password,
+// api_key, cardNumber, email, date_of_birth, ...) is replaced whole by a
+// token of the key's kind: a string or number becomes a token string, and
+// inside an object or array under such a key every string and number
+// does, so the shape stays readable. Booleans, nulls and empty strings are
+// kept. Every other string is redacted as free text, and a string holding
+// a JSON object or array (a tool call's arguments) is redacted as JSON.
+// Object keys are redacted as free text too.
+func (r *Redactor) JSON(b []byte) ([]byte, error) {
+	return r.json(b, "")
+}
+
+// json redacts a JSON document that sits under a field of the given kind
+// ("" for none).
+func (r *Redactor) json(b []byte, kind string) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var out bytes.Buffer
+	out.Grow(len(b))
+	if err := r.jsonValue(dec, &out, kind); err != nil {
+		return nil, fmt.Errorf("redact json: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("redact json: data after the top-level value")
+	}
+	return out.Bytes(), nil
+}
+
+func (r *Redactor) jsonValue(dec *json.Decoder, out *bytes.Buffer, kind string) error {
+	tok, err := dec.Token()
+	if err != nil {
+		if err == io.EOF {
+			return io.ErrUnexpectedEOF
+		}
+		return err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			out.WriteByte('{')
+			for first := true; dec.More(); first = false {
+				kt, err := dec.Token()
+				if err != nil {
+					return err
+				}
+				key, _ := kt.(string)
+				if !first {
+					out.WriteByte(',')
+				}
+				appendJSONString(out, r.String(key))
+				out.WriteByte(':')
+				k := kind
+				if fk := r.fieldKind(key); fk != "" {
+					k = fk
+				}
+				if err := r.jsonValue(dec, out, k); err != nil {
+					return err
+				}
+			}
+			out.WriteByte('}')
+		case '[':
+			out.WriteByte('[')
+			for first := true; dec.More(); first = false {
+				if !first {
+					out.WriteByte(',')
+				}
+				if err := r.jsonValue(dec, out, kind); err != nil {
+					return err
+				}
+			}
+			out.WriteByte(']')
+		}
+		if _, err := dec.Token(); err != nil { // the closing delimiter
+			return err
+		}
+	case string:
+		appendJSONString(out, r.leaf(kind, t))
+	case json.Number:
+		if s := string(t); kind != "" {
+			appendJSONString(out, r.Token(kind, s))
+		} else if red := r.number(s); red != s {
+			appendJSONString(out, red)
+		} else {
+			out.WriteString(s)
+		}
+	case bool:
+		out.WriteString(strconv.FormatBool(t))
+	case nil:
+		out.WriteString("null")
+	}
+	return nil
+}
+
+// leaf redacts one string value: whole under a sensitive name, otherwise
+// as free text or, when it holds one, as a JSON document.
+func (r *Redactor) leaf(kind, s string) string {
+	if kind != "" {
+		if s == "" || isToken(s) {
+			return s
+		}
+		return r.Token(kind, s)
+	}
+	if n := len(s); n >= 2 && (s[0] == '{' && s[n-1] == '}' || s[0] == '[' && s[n-1] == ']') && json.Valid([]byte(s)) {
+		red, err := r.JSON([]byte(s))
+		if err == nil {
+			var compact bytes.Buffer
+			if json.Compact(&compact, []byte(s)) == nil && bytes.Equal(compact.Bytes(), red) {
+				return s // nothing redacted: keep the caller's formatting
+			}
+			return string(red)
+		}
+	}
+	return r.String(s)
+}
+
+// number redacts a number written as digits, such as a card number stored
+// as a JSON number; numbers too short to be anything come back as they are.
+func (r *Redactor) number(s string) string {
+	if len(s) < 9 {
+		return s
+	}
+	return r.String(s)
+}
+
+// appendJSONString writes s as a JSON string. Unlike encoding/json it does
+// not escape <, > and &, which keeps log lines readable; invalid UTF-8
+// becomes U+FFFD.
+func appendJSONString(out *bytes.Buffer, s string) {
+	const hexdigits = "0123456789abcdef"
+	out.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			out.WriteString(s[start:i])
+			switch c {
+			case '"', '\\':
+				out.WriteByte('\\')
+				out.WriteByte(c)
+			case '\n':
+				out.WriteString(`\n`)
+			case '\r':
+				out.WriteString(`\r`)
+			case '\t':
+				out.WriteString(`\t`)
+			default:
+				out.WriteString(`\u00`)
+				out.WriteByte(hexdigits[c>>4])
+				out.WriteByte(hexdigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		ru, size := utf8.DecodeRuneInString(s[i:])
+		if ru == utf8.RuneError && size == 1 {
+			out.WriteString(s[start:i])
+			out.WriteString(`\ufffd`)
+			i++
+			start = i
+			continue
+		}
+		if ru == '\u2028' || ru == '\u2029' {
+			out.WriteString(s[start:i])
+			fmt.Fprintf(out, `\u%04x`, ru)
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	out.WriteString(s[start:])
+	out.WriteByte('"')
+}

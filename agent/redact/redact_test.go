@@ -1,0 +1,94 @@
+package redact
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestToken(t *testing.T) {
+	r := New(testKey)
+	for _, c := range []struct{ kind, value, want string }{
+		// Tokens are "[kind:" + 8 hex + "]" and normalise by kind.
+		{"email", "Jane@Example.com", r.Token("email", "jane@example.com")},
+		{"card", "4111-1111-1111-1111", r.Token("card", "4111111111111111")},
+		{"iban", "de89 3704 0044 0532 0130 00", r.Token("iban", "DE89370400440532013000")},
+		{"phone", "+1 (415) 555-0132", r.Token("phone", "4155550132")},
+		{"secret", "Bearer abc123XYZ", r.Token("secret", "abc123XYZ")},
+	} {
+		if got := r.Token(c.kind, c.value); got != c.want {
+			t.Errorf("Token(%q, %q) = %q, want %q", c.kind, c.value, got, c.want)
+		}
+	}
+	tok := r.Token("email", "jane@example.com")
+	if !isToken(tok) || !strings.HasPrefix(tok, "[email:") || len(tok) != len("[email:")+tokenHex+1 {
+		t.Errorf("Token(%q, %q) = %q, want [email:xxxxxxxx]", "email", "jane@example.com", tok)
+	}
+	if strings.Contains(tok, "jane") {
+		t.Errorf("Token(%q, %q) = %q, which reveals the value", "email", "jane@example.com", tok)
+	}
+	// Other installations, other tokens.
+	other := New([]byte("another installation's key......"))
+	if a, b := r.Token("email", "jane@example.com"), other.Token("email", "jane@example.com"); a == b {
+		t.Errorf("Token under two keys = %q both, want different tokens", a)
+	}
+	// Distinct values, distinct tokens.
+	if a, b := r.Token("email", "jane@example.com"), r.Token("email", "john@example.com"); a == b {
+		t.Errorf("Token of two addresses = %q both, want different tokens", a)
+	}
+	// Kinds that would not be recognised as tokens again are replaced.
+	for _, kind := range []string{"", "Email", "e-mail", "1st", "a]b", strings.Repeat("k", 40)} {
+		if got := r.Token(kind, "x"); !strings.HasPrefix(got, "[redacted:") || !isToken(got) {
+			t.Errorf("Token(%q, %q) = %q, want a [redacted:...] token", kind, "x", got)
+		}
+	}
+}
+
+func TestMaskLast4(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"4111 1111 1111 9182", "••••9182"},
+		{"DE89 3704 0044 0532 0130 00", "••••3000"},
+		{"12345678", "••••5678"},
+		{"1234567", "••••"},
+		{"9182", "••••"},
+		{"", "••••"},
+		{"no digits", "••••"},
+	} {
+		if got := MaskLast4(c.in); got != c.want {
+			t.Errorf("MaskLast4(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestNoChangeNoAlloc(t *testing.T) {
+	r := New(testKey)
+	clean := "level=info msg=\"journey completed\" skill=refund status=completed took=245ms at 2026-11-30T14:32:05Z version 1.2.3"
+	if got := r.String(clean); got != clean {
+		t.Fatalf("String(%q) = %q, want it unchanged", clean, got)
+	}
+	if n := testing.AllocsPerRun(100, func() { r.String(clean) }); n != 0 {
+		t.Errorf("String of clean text allocates %v times, want 0", n)
+	}
+}
+
+func TestConcurrent(t *testing.T) {
+	r := New(testKey)
+	in := "card 4111 1111 1111 1111, mail jane@example.com, key wk_Z3kP9qL2mX8vR4tY6wB1nC5d"
+	want := r.String(in)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				if got := r.String(in); got != want {
+					t.Errorf("goroutine %d: String(%q) = %q, want %q", g, in, got, want)
+					return
+				}
+				r.Value(map[string]any{"email": fmt.Sprint("u", i, "@example.com")})
+			}
+		}()
+	}
+	wg.Wait()
+}

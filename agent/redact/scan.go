@@ -1,0 +1,374 @@
+package redact
+
+import (
+	"slices"
+	"strings"
+)
+
+// String returns s with every sensitive value it finds replaced by a
+// token. Text without any returns unchanged and without allocating.
+func (r *Redactor) String(s string) string {
+	// One pass almost always reaches the fixed point. Another is run
+	// only when one changed something, to make redaction idempotent even
+	// where a replacement changes what a neighbour looks like. Each pass
+	// that changes anything turns clear text into tokens, which are never
+	// scanned again, so the loop ends; the bound is a guard all the same,
+	// because a logger must never hang.
+	for range maxPasses {
+		out, changed := r.pass(s)
+		if !changed {
+			break
+		}
+		s = out
+	}
+	return s
+}
+
+const maxPasses = 4
+
+func (r *Redactor) pass(s string) (string, bool) {
+	sc := scanner{r: r, s: s}
+	if r.noPrefilter || needsScan(s) {
+		sc.run()
+	}
+	ms := sc.m
+	if len(r.detectors) > 0 {
+		ms = sc.runDetectors()
+	}
+	if len(ms) == 0 {
+		return s, false
+	}
+	return r.replace(s, ms), true
+}
+
+// needsScan is the pre-filter: text without a digit, '@', ':' or '=' has
+// nothing a built-in detector can find, and most prose is like that.
+func needsScan(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if class[s[i]]&clTrigger != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Redactor) replace(s string, ms []Match) string {
+	var b strings.Builder
+	b.Grow(len(s) + len(ms)*(tokenHex+4))
+	prev := 0
+	for _, m := range ms {
+		b.WriteString(s[prev:m.Start])
+		norm := m.Value
+		if norm == "" {
+			norm = normalise(m.Kind, s[m.Start:m.End])
+		}
+		r.appendToken(&b, m.Kind, norm)
+		prev = m.End
+	}
+	b.WriteString(s[prev:])
+	return b.String()
+}
+
+// A scanner makes one pass over a text. It walks the text once, left to
+// right, jumping from one place a value could start to the next: the start
+// of a word, '@', '+', '(', ':', '-', '[' and '\'. Each detector there is a
+// small hand-written parser that looks only as far as it needs to.
+type scanner struct {
+	r      *Redactor
+	s      string
+	m      []Match  // in order, not overlapping
+	prot   [][2]int // tokens already in the text
+	entEnd int      // end of the last word the entropy check looked at
+	g      [maxGroups]grp
+}
+
+func (sc *scanner) run() {
+	s := sc.s
+	for i := 0; i < len(s); {
+		c := s[i]
+		if class[c]&clWord != 0 {
+			i = sc.word(i)
+			continue
+		}
+		switch c {
+		case '@':
+			i = sc.email(i)
+		case '+':
+			i = sc.plus(i)
+		case '(':
+			i = sc.paren(i)
+		case '[':
+			if e := tokenEnd(s, i); e > 0 {
+				sc.prot = append(sc.prot, [2]int{i, e})
+				i = e
+			} else {
+				i++
+			}
+		case ':':
+			i = sc.colon(i)
+		case '-':
+			i = sc.dash(i)
+		case '\\':
+			i = sc.escape(i)
+		default:
+			i++
+		}
+	}
+}
+
+// add records a match. A match that covers earlier ones replaces them (an
+// e-mail address whose local part looked like something else); one that
+// only overlaps an earlier one is dropped.
+func (sc *scanner) add(start, end int, kind, value string) {
+	if cutsToken(sc.s, start, end) {
+		return
+	}
+	for len(sc.m) > 0 {
+		last := sc.m[len(sc.m)-1]
+		if last.End <= start {
+			break
+		}
+		if start <= last.Start && end >= last.End {
+			sc.m = sc.m[:len(sc.m)-1]
+			continue
+		}
+		return
+	}
+	sc.m = append(sc.m, Match{Start: start, End: end, Kind: kind, Value: value})
+}
+
+// cutsToken reports whether s[start:end] takes part of a token but not
+// all of it; replacing it would leave text that is no longer a token and
+// would be redacted again and again.
+func cutsToken(s string, start, end int) bool {
+	for q := max(0, start-(maxKind+tokenHex+3)); q < end; q++ {
+		if s[q] != '[' {
+			continue
+		}
+		if te := tokenEnd(s, q); te > 0 && q < end && start < te && (q < start || te > end) {
+			return true
+		}
+	}
+	return false
+}
+
+// runDetectors adds the matches of the registered detectors that do not
+// overlap a built-in match or a token already in the text.
+func (sc *scanner) runDetectors() []Match {
+	ms := sc.m
+	var buf []Match
+	for _, d := range sc.r.detectors {
+		buf = d.Detect(buf[:0], sc.s)
+		for _, m := range buf {
+			if m.Start < 0 || m.End > len(sc.s) || m.Start >= m.End || sc.inToken(m.Start, m.End) {
+				continue
+			}
+			at, _ := slices.BinarySearchFunc(ms, m.Start, func(x Match, start int) int { return x.Start - start })
+			if at > 0 && ms[at-1].End > m.Start || at < len(ms) && ms[at].Start < m.End {
+				continue
+			}
+			m.Kind = sanitiseKind(m.Kind)
+			ms = slices.Insert(ms, at, m)
+		}
+	}
+	return ms
+}
+
+func (sc *scanner) inToken(start, end int) bool {
+	for _, p := range sc.prot {
+		if p[0] < end && start < p[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// word handles the word starting at s[i] and returns where to go on.
+func (sc *scanner) word(i int) int {
+	s := sc.s
+	j := i + 1
+	for j < len(s) && isWord(s[j]) {
+		j++
+	}
+	if sc.prevWord(i) {
+		return j
+	}
+	if isDigit(s[i]) {
+		return sc.number(i, j)
+	}
+	return sc.letters(i, j)
+}
+
+// prevWord reports whether s[i] continues a word. An escape such as the
+// "\n" of JSON text inside a log line ends the word before it.
+func (sc *scanner) prevWord(i int) bool {
+	s := sc.s
+	if i == 0 || !isWord(s[i-1]) {
+		return false
+	}
+	if i >= 2 && s[i-2] == '\\' {
+		switch s[i-1] {
+		case 'n', 't', 'r', 'b', 'f':
+			return false
+		}
+	}
+	if i >= 6 && s[i-6] == '\\' && s[i-5] == 'u' && isHex(s[i-4]) && isHex(s[i-3]) && isHex(s[i-2]) {
+		return false
+	}
+	return true
+}
+
+// skipWord returns the end of the word s[i] is in, or i.
+func skipWord(s string, i int) int {
+	for i < len(s) && isWord(s[i]) {
+		i++
+	}
+	return i
+}
+
+func (sc *scanner) escape(i int) int {
+	s := sc.s
+	if i+1 >= len(s) {
+		return i + 1
+	}
+	switch s[i+1] {
+	case 'n', 't', 'r', '"', '\\', '/', 'b', 'f':
+		return i + 2
+	case 'u':
+		if i+5 < len(s) && isHex(s[i+2]) && isHex(s[i+3]) && isHex(s[i+4]) && isHex(s[i+5]) {
+			return i + 6
+		}
+	}
+	return i + 1
+}
+
+// colon handles "://" (a password in a URL) and "::" (an IPv6 address).
+func (sc *scanner) colon(i int) int {
+	s := sc.s
+	if strings.HasPrefix(s[i:], "://") {
+		return sc.userinfo(i + 3)
+	}
+	if i+1 < len(s) && s[i+1] == ':' && !sc.prevWord(i) {
+		if e := sc.ipv6(i); e > 0 {
+			return e
+		}
+		return i + 2
+	}
+	return i + 1
+}
+
+// email handles the '@' at s[i]: an address is a local part of
+// [A-Za-z0-9._%+-] and a domain of at least two labels ending in an
+// alphabetic top-level domain. Quoted local parts are not recognised.
+func (sc *scanner) email(i int) int {
+	s := sc.s
+	ls := i
+	for ls > 0 && class[s[ls-1]]&clLocal != 0 {
+		ls--
+		if i-ls > 80 { // a long run before '@' is a blob, not an address
+			return i + 1
+		}
+	}
+	// A JSON escape just before the address is not part of it.
+	if ls > 0 && s[ls-1] == '\\' {
+		switch {
+		case s[ls] == 'u' && i-ls > 5 && isHex(s[ls+1]) && isHex(s[ls+2]) && isHex(s[ls+3]) && isHex(s[ls+4]):
+			ls += 5
+		case s[ls] == 'n' || s[ls] == 't' || s[ls] == 'r':
+			ls++
+		}
+	}
+	for ls < i && (s[ls] == '.' || s[ls] == '-' || s[ls] == '+') {
+		ls++
+	}
+	if ls == i || i-ls > 64 || s[i-1] == '.' {
+		return i + 1
+	}
+	if i-ls == 3 && s[ls:i] == "git" { // git@github.com:org/repo is not a person
+		return i + 1
+	}
+	// Domain labels.
+	j := i + 1
+	labels, lastStart := 0, j
+	for {
+		k := j
+		for k < len(s) && (isAlnum(s[k]) || s[k] == '-') && k-j < 63 {
+			k++
+		}
+		if k == j || s[j] == '-' || s[k-1] == '-' {
+			break
+		}
+		labels++
+		lastStart = j
+		j = k
+		if j+1 < len(s) && s[j] == '.' && isAlnum(s[j+1]) {
+			j++
+			continue
+		}
+		break
+	}
+	if labels < 2 || j < len(s) && (isWord(s[j]) || s[j] == '-') {
+		return i + 1
+	}
+	if !topLevelDomain(s[lastStart:j]) {
+		return i + 1
+	}
+	sc.add(ls, j, KindEmail, "")
+	return j
+}
+
+// topLevelDomain reports whether tld can end an e-mail domain: letters
+// only (or punycode), and not a file extension ("icon@2x.png").
+func topLevelDomain(tld string) bool {
+	if strings.HasPrefix(tld, "xn--") {
+		return len(tld) > 4
+	}
+	if len(tld) < 2 || len(tld) > 24 {
+		return false
+	}
+	for i := 0; i < len(tld); i++ {
+		if !isAlpha(tld[i]) {
+			return false
+		}
+	}
+	switch strings.ToLower(tld) {
+	case "png", "jpg", "jpeg", "gif", "svg", "webp", "bmp", "ico", "pdf", "txt",
+		"log", "json", "yaml", "yml", "js", "ts", "tsx", "jsx", "html", "htm",
+		"css", "scss", "csv", "tar", "gz", "tgz", "lock", "toml", "ini", "cfg",
+		"conf", "exe", "dll", "so", "wasm", "md5", "sha", "sig":
+		return false
+	}
+	return true
+}
+
+// hasContext reports whether one of words (lower case) appears shortly
+// before s[i], and after any token there, so that a token naming a kind
+// is not read as context.
+func (sc *scanner) hasContext(i int, words []string) bool {
+	w := sc.s[max(0, i-48):i]
+	if k := strings.LastIndexByte(w, ']'); k >= 0 {
+		w = w[k+1:]
+	}
+	for _, kw := range words {
+		if containsFold(w, kw) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFold reports whether s contains needle, comparing ASCII letters
+// without case; needle is lower case.
+func containsFold(s, needle string) bool {
+	n := len(needle)
+outer:
+	for i := 0; i+n <= len(s); i++ {
+		for k := 0; k < n; k++ {
+			if lowerASCII(s[i+k]) != needle[k] {
+				continue outer
+			}
+		}
+		return true
+	}
+	return false
+}

@@ -1,0 +1,267 @@
+package runtime
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/wardenhq/warden/store"
+)
+
+// Journey statuses.
+const (
+	StatusRunning          = "running"
+	StatusCompleted        = "completed"
+	StatusAwaitingApproval = "awaiting_approval"
+	StatusFailed           = "failed"
+	StatusRejected         = "rejected"
+	StatusExpired          = "expired"
+	StatusCancelled        = "cancelled"
+)
+
+// Cost is a journey's cost breakdown.
+type Cost struct {
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+	ToolUnits    int64 `json:"tool_units"`
+	ReviewUnits  int64 `json:"review_units"`
+	TotalMicros  int64 `json:"total_micros"`
+}
+
+// Journey is one user outcome as recorded (inputs and outputs redacted).
+type Journey struct {
+	ID             string
+	TenantID       string
+	TenantSlug     string
+	KeyID          string
+	KeyName        string
+	PrincipalID    string
+	RequestID      string
+	CorrelationID  string
+	Skill          string
+	Release        string
+	Status         string
+	ErrorCode      string
+	Input          string
+	Output         string
+	Cost           Cost
+	ReservedMicros int64
+	Latency        time.Duration
+	CreatedAt      time.Time
+	FinishedAt     *time.Time
+	Steps          []Step
+}
+
+// Step is one entry of the step journal.
+type Step struct {
+	N         int
+	Kind      string // "route", "tool", "approval"
+	Tool      string
+	Arguments string // redacted JSON
+	Result    string // redacted JSON or text
+	Status    string // "ok", "failed", "refused", "awaiting_approval"
+	Error     string
+	Units     int64
+	Latency   time.Duration
+	StartedAt time.Time
+}
+
+func insertJourney(ctx context.Context, tx *sql.Tx, j *Journey) error {
+	_, err := tx.ExecContext(ctx, `
+		INSERT INTO journeys (id, tenant_id, key_id, principal_id, request_id, correlation_id, skill, release_digest,
+			status, input, input_tokens, reserved_micros, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		j.ID, j.TenantID, j.KeyID, j.PrincipalID, j.RequestID, j.CorrelationID, j.Skill, j.Release,
+		j.Status, j.Input, j.Cost.InputTokens, j.ReservedMicros, store.FormatTime(j.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("insert journey: %w", err)
+	}
+	return nil
+}
+
+func insertStep(ctx context.Context, tx *sql.Tx, journeyID string, s Step) error {
+	_, err := tx.ExecContext(ctx, `
+		INSERT INTO journey_steps (journey_id, n, kind, tool, arguments, result, status, error, units, latency_ms, started_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		journeyID, s.N, s.Kind, s.Tool, s.Arguments, s.Result, s.Status, s.Error, s.Units, s.Latency.Milliseconds(),
+		store.FormatTime(s.StartedAt))
+	if err != nil {
+		return fmt.Errorf("record step %d: %w", s.N, err)
+	}
+	return nil
+}
+
+func finishJourney(ctx context.Context, tx *sql.Tx, j *Journey) error {
+	_, err := tx.ExecContext(ctx, `
+		UPDATE journeys SET skill = ?, status = ?, error_code = ?, output = ?, input_tokens = ?, output_tokens = ?,
+			tool_units = ?, review_units = ?, cost_micros = ?, latency_ms = ?, finished_at = ?
+		WHERE id = ?`,
+		j.Skill, j.Status, j.ErrorCode, j.Output, j.Cost.InputTokens, j.Cost.OutputTokens, j.Cost.ToolUnits,
+		j.Cost.ReviewUnits, j.Cost.TotalMicros, j.Latency.Milliseconds(), optTime(j.FinishedAt), j.ID)
+	if err != nil {
+		return fmt.Errorf("finish journey %s: %w", j.ID, err)
+	}
+	return nil
+}
+
+const selectJourney = `SELECT j.id, j.tenant_id, t.slug, j.key_id, COALESCE(k.name, ''), j.principal_id, j.request_id,
+	j.correlation_id, j.skill, j.release_digest, j.status, j.error_code, j.input, j.output, j.input_tokens,
+	j.output_tokens, j.tool_units, j.review_units, j.cost_micros, j.reserved_micros, j.latency_ms, j.created_at,
+	j.finished_at
+	FROM journeys j JOIN tenants t ON t.id = j.tenant_id LEFT JOIN virtual_keys k ON k.id = j.key_id`
+
+// GetJourney loads a journey with its steps, or store.ErrNotFound.
+func GetJourney(ctx context.Context, q store.Querier, id string) (Journey, error) {
+	j, err := scanJourney(q.QueryRowContext(ctx, selectJourney+` WHERE j.id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Journey{}, store.ErrNotFound
+	}
+	if err != nil {
+		return Journey{}, fmt.Errorf("load journey %s: %w", id, err)
+	}
+	rows, err := q.QueryContext(ctx, `SELECT n, kind, tool, arguments, result, status, error, units, latency_ms, started_at
+		FROM journey_steps WHERE journey_id = ? ORDER BY n`, id)
+	if err != nil {
+		return Journey{}, fmt.Errorf("load steps of %s: %w", id, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var s Step
+		var ms int64
+		var started string
+		if err := rows.Scan(&s.N, &s.Kind, &s.Tool, &s.Arguments, &s.Result, &s.Status, &s.Error, &s.Units, &ms, &started); err != nil {
+			return Journey{}, err
+		}
+		s.Latency = time.Duration(ms) * time.Millisecond
+		s.StartedAt, _ = time.Parse(time.RFC3339Nano, started)
+		j.Steps = append(j.Steps, s)
+	}
+	return j, rows.Err()
+}
+
+// Filter selects journeys for the traces page.
+type Filter struct {
+	TenantIDs []string // nil: all
+	Status    string
+	Skill     string
+	Since     time.Time
+	Until     time.Time
+	Before    string // journey id cursor: older than this
+	Limit     int
+}
+
+// ListJourneys returns journeys newest first, without steps.
+func ListJourneys(ctx context.Context, q store.Querier, f Filter) ([]Journey, error) {
+	var where []string
+	var args []any
+	if f.TenantIDs != nil {
+		if len(f.TenantIDs) == 0 {
+			return nil, nil
+		}
+		where = append(where, "j.tenant_id IN (?"+strings.Repeat(",?", len(f.TenantIDs)-1)+")")
+		for _, t := range f.TenantIDs {
+			args = append(args, t)
+		}
+	}
+	if f.Status != "" {
+		where, args = append(where, "j.status = ?"), append(args, f.Status)
+	}
+	if f.Skill != "" {
+		where, args = append(where, "j.skill = ?"), append(args, f.Skill)
+	}
+	if !f.Since.IsZero() {
+		where, args = append(where, "j.created_at >= ?"), append(args, store.FormatTime(f.Since))
+	}
+	if !f.Until.IsZero() {
+		where, args = append(where, "j.created_at < ?"), append(args, store.FormatTime(f.Until))
+	}
+	if f.Before != "" {
+		where, args = append(where, "j.id < ?"), append(args, f.Before)
+	}
+	if f.Limit <= 0 || f.Limit > 500 {
+		f.Limit = 50
+	}
+	query := selectJourney
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	query += " ORDER BY j.id DESC LIMIT ?"
+	args = append(args, f.Limit)
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list journeys: %w", err)
+	}
+	defer rows.Close()
+	var out []Journey
+	for rows.Next() {
+		j, err := scanJourney(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list journeys: %w", err)
+		}
+		out = append(out, j)
+	}
+	return out, rows.Err()
+}
+
+// TopSpenders returns the tenant's journeys that cost the most in the
+// current budget period.
+func TopSpenders(ctx context.Context, q store.Querier, tenantID string, since time.Time, n int) ([]Journey, error) {
+	rows, err := q.QueryContext(ctx, selectJourney+` WHERE j.tenant_id = ? AND j.created_at >= ? AND j.cost_micros > 0
+		ORDER BY j.cost_micros DESC, j.id DESC LIMIT ?`, tenantID, store.FormatTime(since), n)
+	if err != nil {
+		return nil, fmt.Errorf("top spenders: %w", err)
+	}
+	defer rows.Close()
+	var out []Journey
+	for rows.Next() {
+		j, err := scanJourney(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, rows.Err()
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanJourney(s scanner) (Journey, error) {
+	var j Journey
+	var ms int64
+	var created string
+	var finished sql.NullString
+	err := s.Scan(&j.ID, &j.TenantID, &j.TenantSlug, &j.KeyID, &j.KeyName, &j.PrincipalID, &j.RequestID, &j.CorrelationID,
+		&j.Skill, &j.Release, &j.Status, &j.ErrorCode, &j.Input, &j.Output, &j.Cost.InputTokens, &j.Cost.OutputTokens,
+		&j.Cost.ToolUnits, &j.Cost.ReviewUnits, &j.Cost.TotalMicros, &j.ReservedMicros, &ms, &created, &finished)
+	if err != nil {
+		return Journey{}, err
+	}
+	j.Latency = time.Duration(ms) * time.Millisecond
+	j.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
+	if finished.Valid {
+		t, _ := time.Parse(time.RFC3339Nano, finished.String)
+		j.FinishedAt = &t
+	}
+	return j, nil
+}
+
+func optTime(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return store.FormatTime(*t)
+}
+
+// DeleteOlderThan removes the tenant's traces (journeys and their step
+// journals) created before cutoff. Audit events are never touched.
+func DeleteOlderThan(ctx context.Context, tx *sql.Tx, tenantID string, cutoff time.Time) (int64, error) {
+	res, err := tx.ExecContext(ctx, `DELETE FROM journeys WHERE tenant_id = ? AND created_at < ? AND status != ?`,
+		tenantID, store.FormatTime(cutoff), StatusAwaitingApproval)
+	if err != nil {
+		return 0, fmt.Errorf("delete old traces: %w", err)
+	}
+	return res.RowsAffected()
+}

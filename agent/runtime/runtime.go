@@ -1,0 +1,465 @@
+// Package runtime runs journeys: the agent runtime shared by the JSON API
+// and the console. A journey is admitted against the tenant's budget,
+// routed to a skill, and runs the skill's steps; every tool call passes
+// Warden's policy (scope, kill switch, argument schema), low and medium
+// impact calls run through their provider, and a high-impact call stops the
+// journey as a pending action awaiting approval. Everything written about a
+// journey is redacted first.
+package runtime
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"time"
+
+	"github.com/wardenhq/warden/agent/catalog"
+	"github.com/wardenhq/warden/agent/gateway"
+	"github.com/wardenhq/warden/agent/keys"
+	"github.com/wardenhq/warden/agent/policy"
+	"github.com/wardenhq/warden/agent/redact"
+	"github.com/wardenhq/warden/agent/seal"
+	"github.com/wardenhq/warden/agent/skills"
+	"github.com/wardenhq/warden/agent/tools"
+	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/store"
+)
+
+// DefaultRelease is the release digest journeys run under until release
+// bundles exist: the SHA-256 of the built-in router's identity.
+var DefaultRelease = func() string {
+	sum := sha256.Sum256([]byte("warden-builtin-router/v1"))
+	return "sha256:" + hex.EncodeToString(sum[:])
+}()
+
+// Prices are the deployment's model prices, in micro-units per token.
+type Prices struct {
+	InputTokenMicros  int64
+	OutputTokenMicros int64
+}
+
+// Limits bound a journey.
+type Limits struct {
+	MaxInputBytes   int // longer inputs are refused
+	MaxOutputTokens int // the estimate's allowance for output
+	MaxSteps        int // the estimate's allowance for tool calls
+}
+
+// Options build a Service.
+type Options struct {
+	DB        *store.DB
+	Log       *slog.Logger
+	Router    *skills.Router
+	Providers map[string]tools.Provider // by provider kind: "builtin", "http"
+	Redactor  *redact.Redactor
+	Sealer    *seal.Sealer
+	Prices    Prices
+	Limits    Limits
+	Release   string
+	// DualControlMinor is the amount (minor units) at or above which an
+	// action needs two approvers; 0 means never.
+	DualControlMinor int64
+	Now              func() time.Time
+}
+
+// Service runs journeys.
+type Service struct {
+	o Options
+}
+
+// New returns a service with defaults filled in.
+func New(o Options) *Service {
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Release == "" {
+		o.Release = DefaultRelease
+	}
+	if o.Prices == (Prices{}) {
+		o.Prices = Prices{InputTokenMicros: 2, OutputTokenMicros: 8}
+	}
+	if o.Limits.MaxInputBytes == 0 {
+		o.Limits.MaxInputBytes = 16 << 10
+	}
+	if o.Limits.MaxOutputTokens == 0 {
+		o.Limits.MaxOutputTokens = 512
+	}
+	if o.Limits.MaxSteps == 0 {
+		o.Limits.MaxSteps = 8
+	}
+	return &Service{o: o}
+}
+
+// Error codes of refused or failed journeys, as the API reports them.
+const (
+	CodeInvalidInput    = "invalid_input"
+	CodeNoRoute         = "no_route"
+	CodeIncomplete      = "incomplete_request"
+	CodeSkillNotScoped  = "skill_not_in_scope"
+	CodeToolRefused     = "tool_refused"     // the provider refused the call for good
+	CodeToolUnavailable = "tool_unavailable" // the provider failed after every retry
+	CodeCancelled       = "cancelled"
+	CodeInternal        = "internal"
+)
+
+// Error is a journey that was refused or failed. Journey is set when the
+// journey was recorded.
+type Error struct {
+	Code    string
+	Message string
+	Journey *Journey
+	Err     error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return e.Code + ": " + e.Message + ": " + e.Err.Error()
+	}
+	return e.Code + ": " + e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Request is one journey to run for an authenticated caller.
+type Request struct {
+	Caller        gateway.Caller
+	Input         string
+	Skill         string // optional explicit skill
+	Metadata      map[string]string
+	RequestID     string
+	CorrelationID string
+}
+
+// Outcome is a finished (or paused) journey.
+type Outcome struct {
+	Journey Journey
+	Action  *approvals.Action // when awaiting approval
+}
+
+// Estimate is the most a journey with this input can cost: the input's
+// tokens, the output allowance and the step allowance at the dearest tool.
+func (s *Service) Estimate(ctx context.Context, input string) (int64, error) {
+	var dearest sql.NullInt64
+	if err := s.o.DB.Read().QueryRowContext(ctx, `SELECT MAX(unit_cost_micros) FROM tools`).Scan(&dearest); err != nil {
+		return 0, fmt.Errorf("estimate: %w", err)
+	}
+	return tokens(input)*s.o.Prices.InputTokenMicros +
+		int64(s.o.Limits.MaxOutputTokens)*s.o.Prices.OutputTokenMicros +
+		int64(s.o.Limits.MaxSteps)*dearest.Int64, nil
+}
+
+// piiToken matches the replacements redaction writes, such as [email:3f9a1c2b].
+var piiToken = regexp.MustCompile(`\[[a-z_]+:[0-9a-f]{8}\]`)
+
+func withoutPII(redacted string) string { return piiToken.ReplaceAllString(redacted, " ") }
+
+// tokens approximates a text's token count (about four bytes a token).
+func tokens(s string) int64 { return int64((len(s) + 3) / 4) }
+
+// Run runs one journey. A refusal before admission (bad input, budget)
+// records nothing; from admission on, the journey is recorded and its
+// reservation is settled or released whatever happens, including a
+// cancelled context (a client that went away).
+func (s *Service) Run(ctx context.Context, req Request) (Outcome, error) {
+	if req.Input == "" || len(req.Input) > s.o.Limits.MaxInputBytes {
+		return Outcome{}, &Error{Code: CodeInvalidInput, Message: fmt.Sprintf("input must be 1 to %d bytes of text", s.o.Limits.MaxInputBytes)}
+	}
+	estimate, err := s.Estimate(ctx, req.Input)
+	if err != nil {
+		return Outcome{}, &gateway.Error{Code: gateway.CodeUnavailable, Message: "The catalog cannot be read right now.", RetryAfter: time.Second, Err: err}
+	}
+	now := s.o.Now()
+	j := &Journey{
+		ID: "jrn_" + store.NewID(), TenantID: req.Caller.Tenant.ID, TenantSlug: req.Caller.Tenant.Slug,
+		KeyID: req.Caller.Key.ID, RequestID: req.RequestID, CorrelationID: req.CorrelationID,
+		Release: s.o.Release, Status: StatusRunning, Input: s.o.Redactor.String(req.Input),
+		ReservedMicros: estimate, CreatedAt: now,
+	}
+	j.Cost.InputTokens = tokens(req.Input)
+	err = s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
+		if err := gateway.Reserve(ctx, tx, j.TenantID, estimate, now); err != nil {
+			return err
+		}
+		if err := insertJourney(ctx, tx, j); err != nil {
+			return err
+		}
+		return keys.Touch(ctx, tx, j.KeyID, now)
+	})
+	if err != nil {
+		var ge *gateway.Error
+		if errors.As(err, &ge) {
+			return Outcome{}, ge
+		}
+		return Outcome{}, &gateway.Error{Code: gateway.CodeUnavailable, Message: "The budget cannot be written right now; nothing was admitted.", RetryAfter: 2 * time.Second, Err: err}
+	}
+
+	r := &run{s: s, req: req, j: j, start: now}
+	out, runErr := r.execute(ctx)
+	if ferr := r.finish(out, runErr); ferr != nil {
+		s.o.Log.ErrorContext(ctx, "could not record the end of a journey", "journey", j.ID, "err", ferr)
+		if runErr == nil {
+			runErr = &Error{Code: CodeInternal, Message: "The journey's result could not be recorded.", Err: ferr}
+		}
+	}
+	if runErr != nil {
+		var re *Error
+		if errors.As(runErr, &re) {
+			re.Journey = j
+			return Outcome{Journey: *j}, re
+		}
+		return Outcome{Journey: *j}, &Error{Code: CodeInternal, Message: "The journey failed.", Journey: j, Err: runErr}
+	}
+	return Outcome{Journey: *j, Action: r.action}, nil
+}
+
+// run is one journey in flight.
+type run struct {
+	s       *Service
+	req     Request
+	j       *Journey
+	start   time.Time
+	skill   skills.Skill
+	steps   int
+	results []skills.StepResult
+	pending *pendingCall
+	action  *approvals.Action
+	refusal *policy.Decision
+}
+
+type pendingCall struct {
+	tool   tools.Tool
+	args   json.RawMessage
+	reason string
+	rule   string
+	n      int
+}
+
+// execute routes and runs the steps; it returns the output text.
+func (r *run) execute(ctx context.Context) (string, error) {
+	s := r.s
+	// Routing sees the request without its personal data: a card number or
+	// an address says nothing about what the customer wants.
+	skill, score, err := s.o.Router.Route(withoutPII(s.o.Redactor.String(r.req.Input)), r.req.Skill)
+	if err != nil {
+		r.record(ctx, Step{Kind: "route", Status: "failed", Error: "no skill matches"})
+		return "", &Error{Code: CodeNoRoute, Message: "No skill matches this request.", Err: err}
+	}
+	r.skill = skill
+	r.j.Skill = skill.Name
+	r.record(ctx, Step{Kind: "route", Status: "ok", Result: fmt.Sprintf(`{"skill":%q,"score":%.3f}`, skill.Name, score)})
+	if !r.req.Caller.Key.Allows("skill", skill.Name) {
+		s.auditViolation(ctx, r, "", CodeSkillNotScoped, "skill "+skill.Name+" is not in the key's scopes")
+		return "", &Error{Code: CodeSkillNotScoped, Message: fmt.Sprintf("The key's scopes do not include skill %q.", skill.Name)}
+	}
+	plan, err := skill.Steps(skills.Input{Text: r.req.Input, Metadata: r.req.Metadata})
+	if err != nil {
+		if errors.Is(err, skills.ErrIncomplete) {
+			return "", &Error{Code: CodeIncomplete, Message: "The request is missing information: " + redactErr(s, err), Err: err}
+		}
+		return "", &Error{Code: CodeIncomplete, Message: "The request cannot be planned: " + redactErr(s, err), Err: err}
+	}
+	for i, st := range plan {
+		if err := ctx.Err(); err != nil {
+			return "", &Error{Code: CodeCancelled, Message: "The client went away; the journey was stopped.", Err: err}
+		}
+		if i >= skill.MaxSteps {
+			break
+		}
+		args, err := st.Args(r.results)
+		var stop *skills.Stop
+		if errors.As(err, &stop) {
+			return stop.Output, nil
+		}
+		if err != nil {
+			return "", &Error{Code: CodeIncomplete, Message: "The request cannot be completed: " + redactErr(s, err), Err: err}
+		}
+		out, err := r.call(ctx, st, args)
+		if err != nil {
+			return "", err
+		}
+		if r.pending != nil {
+			r.results = append(r.results, skills.StepResult{Tool: st.Tool, Args: args, Pending: true})
+			break
+		}
+		r.results = append(r.results, skills.StepResult{Tool: st.Tool, Args: args, Output: out})
+	}
+	return skills.Summarize(skill, r.results), nil
+}
+
+// call checks one tool call against policy and runs it, or records it as
+// pending approval.
+func (r *run) call(ctx context.Context, st skills.Step, args json.RawMessage) (json.RawMessage, error) {
+	s := r.s
+	var tp *tools.Tool
+	t, err := catalog.Get(ctx, s.o.DB.Read(), st.Tool)
+	switch {
+	case err == nil:
+		tp = &t
+	case errors.Is(err, store.ErrNotFound):
+	default:
+		return nil, &Error{Code: CodeInternal, Message: "The tool catalog cannot be read.", Err: err}
+	}
+	d := policy.Check(r.req.Caller.Key, st.Tool, tp, args)
+	started := s.o.Now()
+	if !d.Allowed {
+		r.refusal = &d
+		r.record(ctx, Step{Kind: "tool", Tool: st.Tool, Arguments: s.redactJSON(args), Status: "refused", Error: d.Reason, StartedAt: started})
+		s.auditViolation(ctx, r, st.Tool, d.Code, d.Reason)
+		return nil, &Error{Code: d.Code, Message: d.Reason}
+	}
+	if d.NeedsApproval {
+		r.steps++
+		r.pending = &pendingCall{tool: t, args: args, reason: st.Reason, rule: d.Rule, n: r.steps}
+		return nil, nil
+	}
+	p := s.o.Providers[t.Provider]
+	if p == nil {
+		return nil, &Error{Code: CodeToolUnavailable, Message: fmt.Sprintf("Tool %q has no provider in this Warden (%s).", t.Name, t.Provider)}
+	}
+	key := stepKey(r.j.ID, r.steps+1, args)
+	callCtx := ctx
+	res, attempts, err := tools.Retry(callCtx, max(1, t.MaxAttempts), func(ctx context.Context) (tools.Result, error) {
+		ctx, cancel := context.WithTimeout(ctx, t.Timeout)
+		defer cancel()
+		return p.Execute(ctx, t, tools.Call{Tool: t.Name, Args: args, IdempotencyKey: key, Tenant: r.j.TenantSlug})
+	})
+	step := Step{Kind: "tool", Tool: t.Name, Arguments: s.redactJSON(args), Units: res.Units, Latency: s.o.Now().Sub(started), StartedAt: started}
+	if err != nil {
+		step.Status, step.Error = "failed", fmt.Sprintf("after %d attempt(s): %s", attempts, s.o.Redactor.String(err.Error()))
+		r.record(ctx, step)
+		if ctx.Err() != nil {
+			return nil, &Error{Code: CodeCancelled, Message: "The client went away; the journey was stopped.", Err: ctx.Err()}
+		}
+		code := CodeToolUnavailable
+		if !tools.IsTransient(err) && !errors.Is(err, context.DeadlineExceeded) {
+			code = CodeToolRefused
+		}
+		return nil, &Error{Code: code, Message: fmt.Sprintf("Tool %q failed: %s", t.Name, s.o.Redactor.String(err.Error())), Err: err}
+	}
+	step.Status, step.Result = "ok", s.redactJSON(res.Output)
+	r.j.Cost.ToolUnits += res.Units
+	r.j.Cost.TotalMicros += res.Units * t.UnitCostMicros
+	r.record(ctx, step)
+	return res.Output, nil
+}
+
+// stepKey is the idempotency key of a low or medium impact call: stable
+// for the journey, the step and the arguments.
+func stepKey(journeyID string, n int, args json.RawMessage) string {
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s|%d|%s", journeyID, n, args))
+	return "wdn_" + hex.EncodeToString(sum[:16])
+}
+
+// record appends a step to the durable journal. A journal write that
+// fails is logged; the journey's final write reports the failure.
+func (r *run) record(ctx context.Context, st Step) {
+	r.steps++
+	st.N = r.steps
+	if st.StartedAt.IsZero() {
+		st.StartedAt = r.s.o.Now()
+	}
+	err := r.s.o.DB.Transact(context.WithoutCancel(ctx), func(tx *sql.Tx) error { return insertStep(ctx, tx, r.j.ID, st) })
+	if err != nil {
+		r.s.o.Log.ErrorContext(ctx, "could not record a journey step", "journey", r.j.ID, "step", st.N, "err", err)
+	}
+	r.j.Steps = append(r.j.Steps, st)
+}
+
+// finish settles the budget and writes the journey's final state, and the
+// pending action when there is one, in one transaction. It runs even when
+// the request's context is cancelled.
+func (r *run) finish(output string, runErr error) error {
+	s := r.s
+	j := r.j
+	now := s.o.Now()
+	j.Latency = now.Sub(r.start)
+	j.Output = s.o.Redactor.String(output)
+	j.Cost.OutputTokens = tokens(output)
+	j.Cost.TotalMicros += j.Cost.InputTokens*s.o.Prices.InputTokenMicros + j.Cost.OutputTokens*s.o.Prices.OutputTokenMicros
+	switch {
+	case runErr != nil:
+		j.Status = StatusFailed
+		var re *Error
+		if errors.As(runErr, &re) {
+			j.ErrorCode = re.Code
+			if re.Code == CodeCancelled {
+				j.Status = StatusCancelled
+			}
+		} else {
+			j.ErrorCode = CodeInternal
+		}
+		if j.Status == StatusCancelled {
+			// A cancelled journey used nothing worth charging: its work was
+			// cut short, the whole reservation goes back.
+			j.Cost.TotalMicros = 0
+		}
+	case r.pending != nil:
+		j.Status = StatusAwaitingApproval
+	default:
+		j.Status = StatusCompleted
+	}
+	j.FinishedAt = &now
+	if j.Status == StatusAwaitingApproval {
+		j.FinishedAt = nil
+	}
+	ctx := context.Background()
+	return s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
+		if r.pending != nil && runErr == nil {
+			a, err := s.createAction(ctx, tx, r, now)
+			if err != nil {
+				return err
+			}
+			r.action = &a
+			st := Step{N: r.pending.n, Kind: "approval", Tool: a.Tool, Arguments: string(a.ArgumentsRedacted),
+				Status: "awaiting_approval", Result: fmt.Sprintf(`{"action":%q}`, a.ID), StartedAt: now}
+			if err := insertStep(ctx, tx, j.ID, st); err != nil {
+				return err
+			}
+			j.Steps = append(j.Steps, st)
+		}
+		if err := settle(ctx, tx, j); err != nil {
+			return err
+		}
+		return finishJourney(ctx, tx, j)
+	})
+}
+
+func (s *Service) redactJSON(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	out, err := s.o.Redactor.JSON(raw)
+	if err != nil {
+		return s.o.Redactor.String(string(raw))
+	}
+	return string(out)
+}
+
+func redactErr(s *Service, err error) string { return s.o.Redactor.String(err.Error()) }
+
+// auditViolation records a policy refusal.
+func (s *Service) auditViolation(ctx context.Context, r *run, tool, code, reason string) {
+	err := s.o.DB.Transact(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+		_, err := audit.Append(ctx, tx, audit.Event{
+			Actor:   audit.Actor{Type: audit.ActorKey, ID: r.req.Caller.Key.ID},
+			Tenant:  r.j.TenantSlug,
+			Verb:    "policy.violation",
+			Subject: audit.Subject{Type: "journey", ID: r.j.ID},
+			Details: map[string]any{"code": code, "tool": tool, "skill": r.j.Skill, "reason": s.o.Redactor.String(reason)},
+		})
+		return err
+	})
+	if err != nil {
+		s.o.Log.ErrorContext(ctx, "could not audit a policy violation", "journey", r.j.ID, "err", err)
+	}
+}

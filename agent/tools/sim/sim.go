@@ -1,0 +1,447 @@
+// Package sim is Warden's built-in demo provider: a simulated
+// orders-and-payments system that stands in for the outside world an agent
+// acts on. It keeps its own SQLite file, apart from Warden's database, as
+// a real payments provider would keep its own books.
+//
+// Every call that changes something is idempotent on its Call's
+// IdempotencyKey: the effect and its receipt are committed in one
+// transaction together with a row keyed by the idempotency key, so a
+// repeated key returns the first receipt and never a second effect. That
+// is the provider half of exactly-once (DESIGN.md principle 4), and
+// EffectCount lets tests count the effects that really happened.
+//
+// The tools, their arguments and their answers are documented on the
+// argument types (LookupOrderArgs and the rest) and exported as JSON
+// Schemas by Catalog.
+package sim
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/wardenhq/warden/agent/tools"
+)
+
+// schemaVersion is the simulator's database layout, kept in user_version.
+const schemaVersion = 1
+
+const schemaSQL = `
+CREATE TABLE IF NOT EXISTS orders (
+	id             TEXT PRIMARY KEY,
+	status         TEXT NOT NULL,
+	amount_minor   INTEGER NOT NULL,
+	currency       TEXT NOT NULL,
+	customer_name  TEXT NOT NULL,
+	customer_email TEXT NOT NULL,
+	account        TEXT NOT NULL,
+	address        TEXT NOT NULL,
+	items          TEXT NOT NULL, -- JSON array of Item
+	placed_at      TEXT NOT NULL
+);
+-- One row per effect, keyed by the caller's idempotency key: the receipt
+-- a repeated key gets back, and the digest that tells a retry from a
+-- reuse of the key for something else.
+CREATE TABLE IF NOT EXISTS effects (
+	idempotency_key TEXT PRIMARY KEY,
+	tool            TEXT NOT NULL,
+	tenant          TEXT NOT NULL,
+	args_digest     TEXT NOT NULL,
+	receipt         TEXT NOT NULL,
+	units           INTEGER NOT NULL,
+	committed_at    TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS refunds (
+	id           TEXT PRIMARY KEY,
+	order_id     TEXT NOT NULL REFERENCES orders(id),
+	amount_minor INTEGER NOT NULL,
+	currency     TEXT NOT NULL,
+	account      TEXT NOT NULL,
+	created_at   TEXT NOT NULL,
+	reversal_id  TEXT -- set when reverse_refund took it back
+);
+CREATE INDEX IF NOT EXISTS refunds_order ON refunds(order_id);
+CREATE TABLE IF NOT EXISTS change_requests (
+	id         TEXT PRIMARY KEY,
+	order_id   TEXT NOT NULL REFERENCES orders(id),
+	change     TEXT NOT NULL,
+	created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS emails (
+	id       TEXT PRIMARY KEY,
+	order_id TEXT NOT NULL REFERENCES orders(id),
+	to_addr  TEXT NOT NULL,
+	subject  TEXT NOT NULL,
+	body     TEXT NOT NULL,
+	sent_at  TEXT NOT NULL
+);
+`
+
+// Provider is the simulator. It implements tools.Provider and
+// tools.Looker and is safe for concurrent use.
+type Provider struct {
+	path  string
+	write *sql.DB // one connection, BEGIN IMMEDIATE: effects serialise here
+	read  *sql.DB
+
+	mu     sync.Mutex
+	faults Faults
+}
+
+var (
+	_ tools.Provider = (*Provider)(nil)
+	_ tools.Looker   = (*Provider)(nil)
+)
+
+func dsn(path, txlock string) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(5000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "foreign_keys(ON)")
+	q.Set("_txlock", txlock)
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Open opens the simulator's database at path, creating it (mode 0600)
+// with its schema and the demo orders when it is new.
+func Open(ctx context.Context, path string) (*Provider, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open simulator database: %w", err)
+	}
+	f.Close()
+	if err := os.Chmod(path, 0o600); err != nil {
+		return nil, fmt.Errorf("restrict simulator database: %w", err)
+	}
+	write, err := sql.Open("sqlite", dsn(path, "immediate"))
+	if err != nil {
+		return nil, fmt.Errorf("open simulator database: %w", err)
+	}
+	write.SetMaxOpenConns(1)
+	write.SetMaxIdleConns(1)
+	write.SetConnMaxLifetime(0)
+	read, err := sql.Open("sqlite", dsn(path, "deferred"))
+	if err != nil {
+		write.Close()
+		return nil, fmt.Errorf("open simulator database: %w", err)
+	}
+	n := max(4, runtime.NumCPU()*2)
+	read.SetMaxOpenConns(n)
+	read.SetMaxIdleConns(n)
+
+	p := &Provider{path: path, write: write, read: read}
+	if err := p.init(ctx); err != nil {
+		p.Close()
+		return nil, fmt.Errorf("simulator database %s: %w", path, err)
+	}
+	return p, nil
+}
+
+// init creates the schema and seeds the demo orders into an empty
+// database, once, even when two processes open the file together.
+func (p *Provider) init(ctx context.Context) error {
+	return p.transact(ctx, func(tx *sql.Tx) error {
+		var version int
+		if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
+			return err
+		}
+		if version > schemaVersion {
+			return fmt.Errorf("schema version %d is newer than this program's %d", version, schemaVersion)
+		}
+		if _, err := tx.ExecContext(ctx, schemaSQL); err != nil {
+			return fmt.Errorf("create schema: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion)); err != nil {
+			return err
+		}
+		var count int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM orders`).Scan(&count); err != nil {
+			return err
+		}
+		if count > 0 {
+			return nil
+		}
+		for _, o := range DemoOrders() {
+			items, err := json.Marshal(o.Items)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx,
+				`INSERT INTO orders (id, status, amount_minor, currency, customer_name, customer_email, account, address, items, placed_at)
+				 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				o.ID, o.Status, o.AmountMinor, o.Currency, o.CustomerName, o.CustomerEmail,
+				o.Account, o.Address, string(items), formatTime(o.PlacedAt)); err != nil {
+				return fmt.Errorf("seed order %s: %w", o.ID, err)
+			}
+		}
+		return nil
+	})
+}
+
+// Path is the database file.
+func (p *Provider) Path() string { return p.path }
+
+// Close closes the database.
+func (p *Provider) Close() error {
+	return errors.Join(p.read.Close(), p.write.Close())
+}
+
+// transact runs fn in one write transaction, committing when it returns
+// nil.
+func (p *Provider) transact(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
+	tx, err := p.write.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			_ = tx.Rollback()
+			panic(r)
+		}
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	if err = fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Execute implements tools.Provider. Reads (lookup_order,
+// check_change_window) are answered from the current state and not
+// recorded. Every other tool needs an idempotency key: the first call
+// with a key has its effect, later ones with the same tool, tenant and
+// arguments get the first receipt back, and a key reused for anything
+// else is refused (Terminal). A refusal by the shop — an unknown order, a
+// refund above the order's amount — is Terminal; a database failure or
+// cancellation is Transient, since nothing was committed and the same key
+// can be tried again. Each call consumes one tool unit.
+//
+// Idempotency keys are global, not per tenant (Lookup has no tenant), so
+// the tenant is part of what a repeated key must match.
+func (p *Provider) Execute(ctx context.Context, t tools.Tool, call tools.Call) (tools.Result, error) {
+	name, err := tools.CallName(t, call)
+	if err != nil {
+		return tools.Result{}, err
+	}
+	op, ok := ops[name]
+	if !ok {
+		return tools.Result{}, terminal("the simulator has no tool %q", name)
+	}
+	if err := p.injectFault(ctx); err != nil {
+		return tools.Result{}, err
+	}
+	args, canonical, err := decodeArgs(op.newArgs, call.Args)
+	if err != nil {
+		return tools.Result{}, err
+	}
+	if op.read != nil {
+		out, err := op.read(ctx, p.read, args)
+		if err != nil {
+			return tools.Result{}, classify(err)
+		}
+		return result(out)
+	}
+
+	if call.IdempotencyKey == "" {
+		return tools.Result{}, terminal("%s changes something and needs an idempotency key", name)
+	}
+	if len(call.IdempotencyKey) > 255 {
+		return tools.Result{}, terminal("idempotency key longer than 255 bytes")
+	}
+	sum := sha256.Sum256(canonical)
+	digest := hex.EncodeToString(sum[:])
+	var (
+		receipt []byte
+		fresh   bool
+	)
+	err = p.transact(ctx, func(tx *sql.Tx) error {
+		var tool, tenant, prev string
+		err := tx.QueryRowContext(ctx,
+			`SELECT tool, tenant, args_digest, receipt FROM effects WHERE idempotency_key = ?`,
+			call.IdempotencyKey).Scan(&tool, &tenant, &prev, &receipt)
+		switch {
+		case err == nil:
+			if tool != name || tenant != call.Tenant || prev != digest {
+				return terminal("idempotency key reused with different arguments")
+			}
+			return nil
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
+		out, err := op.write(ctx, tx, args)
+		if err != nil {
+			return err
+		}
+		if receipt, err = json.Marshal(out); err != nil {
+			return err
+		}
+		fresh = true
+		_, err = tx.ExecContext(ctx,
+			`INSERT INTO effects (idempotency_key, tool, tenant, args_digest, receipt, units, committed_at)
+			 VALUES (?, ?, ?, ?, ?, 1, ?)`,
+			call.IdempotencyKey, name, call.Tenant, digest, string(receipt), now())
+		return err
+	})
+	if err != nil {
+		return tools.Result{}, classify(err)
+	}
+	if fresh {
+		if err := p.afterCommit(name, call.IdempotencyKey); err != nil {
+			return tools.Result{}, err
+		}
+	}
+	return tools.Result{Output: json.RawMessage(receipt), Units: 1}, nil
+}
+
+// Lookup implements tools.Looker: committed with the first receipt when a
+// call of t with this key has had its effect, not_found when none has.
+// A key used by another tool is unknown, with an error saying so.
+func (p *Provider) Lookup(ctx context.Context, t tools.Tool, key string) (tools.Result, tools.LookupStatus, error) {
+	var tool, receipt string
+	var units int64
+	err := p.read.QueryRowContext(ctx,
+		`SELECT tool, receipt, units FROM effects WHERE idempotency_key = ?`, key).Scan(&tool, &receipt, &units)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return tools.Result{}, tools.LookupNotFound, nil
+	case err != nil:
+		return tools.Result{}, tools.LookupUnknown, classify(err)
+	case t.Name != "" && tool != t.Name:
+		return tools.Result{}, tools.LookupUnknown, terminal("idempotency key belongs to a call of %s, not %s", tool, t.Name)
+	}
+	return tools.Result{Output: json.RawMessage(receipt), Units: units}, tools.LookupCommitted, nil
+}
+
+// Effect is one effect the simulator committed.
+type Effect struct {
+	IdempotencyKey string
+	Tool           string
+	Tenant         string
+	ArgsDigest     string // hex SHA-256 of the canonical arguments
+	Receipt        json.RawMessage
+	CommittedAt    time.Time
+}
+
+// Effects lists every committed effect, oldest first.
+func (p *Provider) Effects(ctx context.Context) ([]Effect, error) {
+	rows, err := p.read.QueryContext(ctx,
+		`SELECT idempotency_key, tool, tenant, args_digest, receipt, committed_at FROM effects ORDER BY rowid`)
+	if err != nil {
+		return nil, fmt.Errorf("list effects: %w", err)
+	}
+	defer rows.Close()
+	var out []Effect
+	for rows.Next() {
+		var e Effect
+		var receipt, at string
+		if err := rows.Scan(&e.IdempotencyKey, &e.Tool, &e.Tenant, &e.ArgsDigest, &receipt, &at); err != nil {
+			return nil, fmt.Errorf("list effects: %w", err)
+		}
+		e.Receipt = json.RawMessage(receipt)
+		if e.CommittedAt, err = time.Parse(time.RFC3339Nano, at); err != nil {
+			return nil, fmt.Errorf("list effects: effect %s: %w", e.IdempotencyKey, err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list effects: %w", err)
+	}
+	return out, nil
+}
+
+// EffectCount counts the committed effects of tool, or of every tool
+// when tool is "".
+func (p *Provider) EffectCount(ctx context.Context, tool string) (int, error) {
+	var n int
+	err := p.read.QueryRowContext(ctx,
+		`SELECT count(*) FROM effects WHERE ? = '' OR tool = ?`, tool, tool).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count effects: %w", err)
+	}
+	return n, nil
+}
+
+// decodeArgs decodes raw strictly into a fresh value from newArgs (unknown
+// fields, trailing data and wrong types are refused) and returns it with
+// the canonical form of raw the digest is taken over: compact, keys
+// sorted, numbers as written.
+func decodeArgs(newArgs func() validator, raw json.RawMessage) (validator, []byte, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = json.RawMessage(`{}`)
+	}
+	args := newArgs()
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(args); err != nil {
+		return nil, nil, terminal("invalid arguments: %v", err)
+	}
+	if dec.More() {
+		return nil, nil, terminal("invalid arguments: data after the object")
+	}
+	if err := args.validate(); err != nil {
+		return nil, nil, err
+	}
+
+	var v any
+	dec = json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return nil, nil, terminal("invalid arguments: %v", err)
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, nil, terminal("invalid arguments: %v", err)
+	}
+	return args, bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+func result(out any) (tools.Result, error) {
+	b, err := json.Marshal(out)
+	if err != nil {
+		return tools.Result{}, &tools.Error{Kind: tools.Terminal, Reason: "encode answer", Err: err}
+	}
+	return tools.Result{Output: b, Units: 1}, nil
+}
+
+func terminal(format string, a ...any) *tools.Error {
+	return &tools.Error{Kind: tools.Terminal, Reason: fmt.Sprintf(format, a...)}
+}
+
+// classify passes the shop's own refusals through and makes every other
+// failure — the database busy or gone, the caller's context done —
+// Transient: the transaction rolled back, so nothing happened and the
+// same key may be tried again.
+func classify(err error) error {
+	var te *tools.Error
+	if errors.As(err, &te) {
+		return err
+	}
+	return &tools.Error{Kind: tools.Transient, Reason: "simulated payments system unavailable", Err: err}
+}
+
+func now() string { return formatTime(time.Now()) }
+
+func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// normaliseAccount makes an IBAN comparable: no spaces, upper case.
+func normaliseAccount(s string) string {
+	return strings.ToUpper(strings.Join(strings.Fields(s), ""))
+}

@@ -1,0 +1,121 @@
+// Package tools is Warden's tool catalog and the contract every tool
+// provider implements: what a tool may do (impact, reversibility), how it
+// is called (provider, timeout, retries), what arguments it accepts (JSON
+// schema) and whether it is switched on.
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Impact is a tool's risk class (DESIGN.md principle 2).
+type Impact string
+
+const (
+	ImpactLow    Impact = "low"    // reads
+	ImpactMedium Impact = "medium" // internal writes
+	ImpactHigh   Impact = "high"   // external writes, money, identity, irreversible: needs approval
+)
+
+// Reversibility says how an executed call can be undone.
+type Reversibility string
+
+const (
+	Reversible    Reversibility = "reversible"
+	Compensatable Reversibility = "compensatable" // has a compensating tool
+	Irreversible  Reversibility = "irreversible"
+)
+
+// Provider kinds.
+const (
+	ProviderBuiltin  = "builtin"  // the simulated orders-and-payments provider
+	ProviderHTTP     = "http"     // a webhook Warden POSTs to
+	ProviderExternal = "external" // the agent executes it and reports back
+)
+
+// Tool is one catalog entry.
+type Tool struct {
+	Name             string
+	Description      string
+	Impact           Impact
+	Reversibility    Reversibility
+	CompensatingTool string // for Compensatable
+	Provider         string
+	WebhookURL       string // for ProviderHTTP
+	Timeout          time.Duration
+	MaxAttempts      int             // total attempts, first included
+	ArgsSchema       json.RawMessage // JSON Schema for the arguments object
+	Enabled          bool            // the kill switch
+	ApprovalTTL      time.Duration   // how long an approval request stays pending
+	UnitCostMicros   int64           // price of one tool unit
+}
+
+// Call is one invocation of a tool.
+type Call struct {
+	Tool           string
+	Args           json.RawMessage
+	IdempotencyKey string // stable for the call: retries and recovery reuse it
+	Tenant         string
+}
+
+// Result is what a provider answers for a successful call.
+type Result struct {
+	Output json.RawMessage // the tool's answer or receipt
+	Units  int64           // tool units consumed (priced by the catalog)
+}
+
+// Provider executes tool calls. Implementations must be idempotent on
+// Call.IdempotencyKey: executing a key again returns the first result.
+type Provider interface {
+	Execute(ctx context.Context, t Tool, call Call) (Result, error)
+}
+
+// Looker is implemented by providers that can say whether a call with this
+// idempotency key was committed (used to recover from crashes).
+type Looker interface {
+	Lookup(ctx context.Context, t Tool, idempotencyKey string) (Result, LookupStatus, error)
+}
+
+// LookupStatus is a provider's answer about an idempotency key.
+type LookupStatus string
+
+const (
+	LookupCommitted LookupStatus = "committed"
+	LookupNotFound  LookupStatus = "not_found"
+	LookupUnknown   LookupStatus = "unknown"
+)
+
+// ErrorKind classifies a provider failure.
+type ErrorKind string
+
+const (
+	Transient ErrorKind = "transient" // worth retrying with the same key
+	Terminal  ErrorKind = "terminal"  // retrying cannot help
+)
+
+// Error is a classified provider failure.
+type Error struct {
+	Kind   ErrorKind
+	Reason string
+	Err    error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Kind, e.Reason, e.Err)
+	}
+	return fmt.Sprintf("%s: %s", e.Kind, e.Reason)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// IsTransient reports whether err is worth retrying. Unclassified errors
+// are not: only what a provider says is transient is retried.
+func IsTransient(err error) bool {
+	var pe *Error
+	return errors.As(err, &pe) && pe.Kind == Transient
+}

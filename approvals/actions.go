@@ -1,0 +1,219 @@
+// Package approvals holds the lifecycle of pending high-impact actions:
+// their creation, bound to the exact payload by a digest, and (as it grows)
+// the approval policy that decides who may decide them.
+package approvals
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/wardenhq/warden/agent/seal"
+	"github.com/wardenhq/warden/agent/tools"
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/store"
+)
+
+// Statuses of an action.
+const (
+	StatusPending   = "pending"
+	StatusApproved  = "approved"
+	StatusExecuting = "executing"
+	StatusExecuted  = "executed"
+	StatusFailed    = "failed"
+	StatusRejected  = "rejected"
+	StatusExpired   = "expired"
+	StatusCancelled = "cancelled"
+)
+
+// Action is a pending (or decided) high-impact action.
+type Action struct {
+	ID                string
+	TenantID          string
+	JourneyID         string
+	StepN             int
+	KeyID             string
+	RequestedBy       string
+	Tool              string
+	ArgumentsRedacted json.RawMessage // for display; the real ones are sealed
+	Summary           string
+	Targets           []string
+	AmountMinor       *int64
+	Currency          string
+	Reason            string
+	Impact            tools.Impact
+	Reversibility     tools.Reversibility
+	PolicyRule        string
+	ApprovalsRequired int
+	PayloadDigest     string
+	IdempotencyKey    string
+	Status            string
+	ExpiresAt         time.Time
+	CreatedAt         time.Time
+}
+
+// Spec is what creating an action needs. Args are the real arguments: they
+// are sealed at rest and redacted for display.
+type Spec struct {
+	TenantID          string
+	TenantSlug        string
+	JourneyID         string
+	StepN             int
+	KeyID             string
+	RequestedBy       string // principal id for console requests
+	Tool              tools.Tool
+	Args              json.RawMessage
+	ArgsRedacted      json.RawMessage
+	Summary           string
+	Targets           []string
+	AmountMinor       *int64
+	Currency          string
+	Reason            string
+	Rule              string
+	ApprovalsRequired int
+}
+
+// Canonical returns v's canonical JSON: object keys sorted, no
+// insignificant white space, numbers as written.
+func Canonical(raw json.RawMessage) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
+
+// PayloadDigest binds an approval to the exact call: the SHA-256 of the
+// canonical JSON of {"arguments": ..., "tool": ...}, in hex.
+func PayloadDigest(tool string, args json.RawMessage) (string, error) {
+	canon, err := Canonical(args)
+	if err != nil {
+		return "", fmt.Errorf("payload digest: arguments: %w", err)
+	}
+	name, _ := json.Marshal(tool)
+	sum := sha256.Sum256([]byte(`{"arguments":` + string(canon) + `,"tool":` + string(name) + `}`))
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// idempotencyKey is stable for one step of one journey and its payload, so
+// every retry and recovery presents the same key to the provider.
+func idempotencyKey(s Spec, digest string) string {
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s|%s|%d|%s", s.TenantID, s.JourneyID, s.StepN, digest))
+	return "wdn_" + hex.EncodeToString(sum[:16])
+}
+
+// Create records a pending action inside tx, with its audit event.
+func Create(ctx context.Context, tx *sql.Tx, sealer *seal.Sealer, s Spec, now time.Time) (Action, error) {
+	digest, err := PayloadDigest(s.Tool.Name, s.Args)
+	if err != nil {
+		return Action{}, err
+	}
+	if s.ApprovalsRequired < 1 {
+		s.ApprovalsRequired = 1
+	}
+	ttl := s.Tool.ApprovalTTL
+	if ttl <= 0 {
+		ttl = 24 * time.Hour
+	}
+	a := Action{
+		ID: "act_" + store.NewID(), TenantID: s.TenantID, JourneyID: s.JourneyID, StepN: s.StepN, KeyID: s.KeyID,
+		RequestedBy: s.RequestedBy, Tool: s.Tool.Name, ArgumentsRedacted: s.ArgsRedacted, Summary: s.Summary,
+		Targets: s.Targets, AmountMinor: s.AmountMinor, Currency: s.Currency, Reason: s.Reason,
+		Impact: s.Tool.Impact, Reversibility: s.Tool.Reversibility, PolicyRule: s.Rule,
+		ApprovalsRequired: s.ApprovalsRequired, PayloadDigest: digest, IdempotencyKey: idempotencyKey(s, digest),
+		Status: StatusPending, ExpiresAt: now.Add(ttl).UTC(), CreatedAt: now.UTC(),
+	}
+	if a.Targets == nil {
+		a.Targets = []string{}
+	}
+	targets, _ := json.Marshal(a.Targets)
+	_, err = tx.ExecContext(ctx, `
+		INSERT INTO actions (id, tenant_id, journey_id, step_n, key_id, requested_by, tool, arguments_sealed,
+			arguments_redacted, summary, targets, amount_minor, currency, reason, impact, reversibility, policy_rule,
+			approvals_required, payload_digest, idempotency_key, status, expires_at, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		a.ID, a.TenantID, a.JourneyID, a.StepN, a.KeyID, a.RequestedBy, a.Tool, sealer.Seal(s.Args, a.ID),
+		string(a.ArgumentsRedacted), a.Summary, string(targets), a.AmountMinor, a.Currency, a.Reason,
+		string(a.Impact), string(a.Reversibility), a.PolicyRule, a.ApprovalsRequired, a.PayloadDigest,
+		a.IdempotencyKey, a.Status, store.FormatTime(a.ExpiresAt), store.FormatTime(now), store.FormatTime(now))
+	if err != nil {
+		return Action{}, fmt.Errorf("create action: %w", err)
+	}
+	details := map[string]any{"tool": a.Tool, "summary": a.Summary, "payload_digest": a.PayloadDigest,
+		"approvals_required": a.ApprovalsRequired, "rule": a.PolicyRule, "journey": a.JourneyID}
+	if a.AmountMinor != nil {
+		details["amount_minor"] = *a.AmountMinor
+		details["currency"] = a.Currency
+	}
+	actor := audit.Actor{Type: audit.ActorKey, ID: s.KeyID}
+	if s.RequestedBy != "" {
+		actor = audit.Actor{Type: audit.ActorPrincipal, ID: s.RequestedBy}
+	}
+	if _, err := audit.Append(ctx, tx, audit.Event{
+		Actor: actor, Tenant: s.TenantSlug, Verb: "action.requested",
+		Subject: audit.Subject{Type: "action", ID: a.ID}, Details: details,
+	}); err != nil {
+		return Action{}, err
+	}
+	return a, nil
+}
+
+const selectAction = `SELECT id, tenant_id, journey_id, step_n, key_id, requested_by, tool, arguments_redacted, summary,
+	targets, amount_minor, currency, reason, impact, reversibility, policy_rule, approvals_required, payload_digest,
+	idempotency_key, status, expires_at, created_at FROM actions`
+
+// Get loads an action, or store.ErrNotFound.
+func Get(ctx context.Context, q store.Querier, id string) (Action, error) {
+	a, err := scan(q.QueryRowContext(ctx, selectAction+` WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Action{}, store.ErrNotFound
+	}
+	return a, err
+}
+
+// ByJourney returns the journey's newest action, or store.ErrNotFound.
+func ByJourney(ctx context.Context, q store.Querier, journeyID string) (Action, error) {
+	a, err := scan(q.QueryRowContext(ctx, selectAction+` WHERE journey_id = ? ORDER BY created_at DESC LIMIT 1`, journeyID))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Action{}, store.ErrNotFound
+	}
+	return a, err
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scan(s scanner) (Action, error) {
+	var a Action
+	var args, targets, impact, rev, expires, created string
+	var amount sql.NullInt64
+	err := s.Scan(&a.ID, &a.TenantID, &a.JourneyID, &a.StepN, &a.KeyID, &a.RequestedBy, &a.Tool, &args, &a.Summary,
+		&targets, &amount, &a.Currency, &a.Reason, &impact, &rev, &a.PolicyRule, &a.ApprovalsRequired,
+		&a.PayloadDigest, &a.IdempotencyKey, &a.Status, &expires, &created)
+	if err != nil {
+		return Action{}, err
+	}
+	a.ArgumentsRedacted = json.RawMessage(args)
+	_ = json.Unmarshal([]byte(targets), &a.Targets)
+	if amount.Valid {
+		v := amount.Int64
+		a.AmountMinor = &v
+	}
+	a.Impact, a.Reversibility = tools.Impact(impact), tools.Reversibility(rev)
+	a.ExpiresAt, _ = time.Parse(time.RFC3339Nano, expires)
+	a.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
+	return a, nil
+}

@@ -1,0 +1,130 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/wardenhq/warden/agent/gateway"
+	"github.com/wardenhq/warden/agent/idempotency"
+	"github.com/wardenhq/warden/agent/runtime"
+	"github.com/wardenhq/warden/store"
+)
+
+// JourneyAPI is what the /v1/journeys handlers use.
+type JourneyAPI struct {
+	DB      *store.DB
+	Gateway interface {
+		Authenticate(ctx context.Context, secret string) (gateway.Caller, error)
+	}
+	Runtime interface {
+		Run(ctx context.Context, req runtime.Request) (runtime.Outcome, error)
+	}
+}
+
+type journeyRequest struct {
+	Input    string            `json:"input"`
+	Skill    string            `json:"skill"`
+	Metadata map[string]string `json:"metadata"`
+}
+
+// CreateJourney is POST /v1/journeys: authenticate → (replay) → run.
+func (api JourneyAPI) CreateJourney(c echo.Context) error {
+	ctx := c.Request().Context()
+	caller, err := api.Gateway.Authenticate(ctx, bearer(c))
+	if err != nil {
+		status, body := apiFail(c, err)
+		return c.JSON(status, body)
+	}
+	raw, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return echo.NewHTTPError(http.StatusRequestEntityTooLarge, "The request body is larger than 1 MiB.")
+		}
+		return jsonError(c, "invalid_json", "The request body could not be read.")
+	}
+	var req journeyRequest
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil || dec.More() {
+		return jsonError(c, "invalid_json", `The body must be one JSON object: {"input": "...", "skill": "optional", "metadata": {...}}.`)
+	}
+	if strings.TrimSpace(req.Input) == "" {
+		return jsonError(c, runtime.CodeInvalidInput, `"input" is required and must not be empty.`)
+	}
+
+	idemKey := strings.TrimSpace(c.Request().Header.Get("Idempotency-Key"))
+	if len(idemKey) > 200 {
+		return jsonError(c, runtime.CodeInvalidInput, "The Idempotency-Key header is longer than 200 characters.")
+	}
+	if idemKey != "" {
+		stored, err := idempotency.Begin(ctx, api.DB, caller.Key.ID, idemKey, idempotency.Hash(raw), 30*time.Second)
+		switch {
+		case errors.Is(err, idempotency.ErrMismatch):
+			return jsonError(c, "idempotency_mismatch", "This Idempotency-Key was used with a different request body.")
+		case errors.Is(err, idempotency.ErrInFlight):
+			c.Response().Header().Set("Retry-After", "1")
+			return jsonError(c, "idempotency_in_flight", "A request with this Idempotency-Key is still running.")
+		case err != nil:
+			return err
+		case stored != nil:
+			c.Response().Header().Set("Idempotent-Replayed", "true")
+			return c.JSONBlob(stored.Status, stored.Body)
+		}
+	}
+
+	status, body := api.run(c, caller, req)
+	out, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	if idemKey != "" {
+		// Only answers about a journey that ran are kept for replay; a
+		// refusal before admission lets a retry try again.
+		ictx := context.WithoutCancel(ctx)
+		if _, ran := body.(journeyJSON); ran || hasJourney(body) {
+			if err := idempotency.Complete(ictx, api.DB, caller.Key.ID, idemKey, status, out); err != nil {
+				return err
+			}
+		} else if err := idempotency.Abandon(ictx, api.DB, caller.Key.ID, idemKey); err != nil {
+			return err
+		}
+	}
+	return c.JSONBlob(status, out)
+}
+
+func hasJourney(body any) bool {
+	m, ok := body.(map[string]any)
+	if !ok {
+		return false
+	}
+	_, ok = m["journey"]
+	return ok
+}
+
+func (api JourneyAPI) run(c echo.Context, caller gateway.Caller, req journeyRequest) (int, any) {
+	corr := strings.TrimSpace(c.Request().Header.Get("X-Correlation-Id"))
+	if corr == "" || len(corr) > 128 {
+		corr = "cor_" + store.NewID()
+	}
+	out, err := api.Runtime.Run(c.Request().Context(), runtime.Request{
+		Caller: caller, Input: req.Input, Skill: req.Skill, Metadata: req.Metadata,
+		RequestID: c.Response().Header().Get(echo.HeaderXRequestID), CorrelationID: corr,
+	})
+	if err != nil {
+		return apiFail(c, err)
+	}
+	status := http.StatusOK
+	if out.Journey.Status == runtime.StatusAwaitingApproval {
+		status = http.StatusAccepted
+	}
+	return status, toJourneyJSON(out.Journey, out.Action, false)
+}

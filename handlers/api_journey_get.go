@@ -1,0 +1,41 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/wardenhq/warden/agent/runtime"
+	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/store"
+)
+
+// GetJourney is GET /v1/journeys/{id}: the journey, its redacted steps and
+// its pending action. A key sees only its own tenant's journeys.
+func (api JourneyAPI) GetJourney(c echo.Context) error {
+	ctx := c.Request().Context()
+	caller, err := api.Gateway.Authenticate(ctx, bearer(c))
+	if err != nil {
+		status, body := apiFail(c, err)
+		return c.JSON(status, body)
+	}
+	j, err := runtime.GetJourney(ctx, api.DB.Read(), c.Param("id"))
+	if errors.Is(err, store.ErrNotFound) || (err == nil && j.TenantID != caller.Tenant.ID) {
+		return jsonError(c, "not_found", "There is no journey with this id.")
+	}
+	if err != nil {
+		return err
+	}
+	var action *approvals.Action
+	if a, err := approvals.ByJourney(ctx, api.DB.Read(), j.ID); err == nil {
+		action = &a
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	out := toJourneyJSON(j, action, true)
+	if j.ErrorCode != "" {
+		out.Error = &apiError{Code: j.ErrorCode, Message: "The journey ended with " + j.ErrorCode + "."}
+	}
+	return c.JSON(http.StatusOK, out)
+}
