@@ -32,6 +32,7 @@ type Runtime struct {
 	Service *runtime.Service
 	Sim     *sim.Provider // the simulated orders-and-payments system
 	DB      *store.DB
+	log     *slog.Logger
 }
 
 // Close closes what the runtime opened (the simulator's database).
@@ -72,5 +73,5 @@ func New(ctx context.Context, dataDir string, db *store.DB, log *slog.Logger, re
 		Sealer:           sealer,
 		DualControlMinor: DualControlMinor,
 	})
-	return &Runtime{Gateway: gateway.New(db, log), Service: svc, Sim: provider, DB: db}, nil
+	return &Runtime{Gateway: gateway.New(db, log), Service: svc, Sim: provider, DB: db, log: log}, nil
 }

@@ -672,6 +672,12 @@ var generators = map[string]func(g *gen, lang string) (string, string){
 	"handle": func(g *gen, _ string) (string, string) {
 		return g.pick("@acme/widgets", "icon@2x.png", "@jane_doe", "user@localhost", "lodash@4.17.21"), ""
 	},
+	"idnum": func(g *gen, _ string) (string, string) {
+		return g.pick(fmt.Sprint(g.n(2019, 2026))+"-"+g.digits(6), "45000"+g.digits(5), g.digits(4)+"-"+g.digits(4)+"-"+g.digits(2), g.digits(8)+"-"+g.digits(4)), ""
+	},
+	"dottedver": func(g *gen, _ string) (string, string) {
+		return fmt.Sprintf("%d.%d.%d.%d-%s", g.n(1, 9), g.n(0, 20), g.n(0, 9), g.n(0, 99), g.pick("beta", "rc1", "SNAPSHOT", "hotfix")), ""
+	},
 	"localnum": func(g *gen, _ string) (string, string) {
 		return g.pick("ext. 214", "Tor 3", "Bus 42", "Kapitel 7.3.1", "Abschnitt 4.2"), ""
 	},

@@ -147,4 +147,21 @@ var corpusTemplates = []template{
 	{"ticket", "ja", "{date}の{time}に配送予定です。注文{order}、合計{amount}、ポイント{pct}還元。"},
 	{"log", "en", `level=info msg="rate" window=60s limit={qty} used={qty} remaining={qty} reset={epoch} version={cidr}`},
 	{"ticket", "en", "Your card {last4} was charged {amount} on {date}. Questions? Reply to this ticket {order}."},
+
+	// Numbers after "call" or "contact" that are ids, and prose secrets.
+	{"ticket", "en", "Please call me about order {idnum} — my number is {phone}. Thanks!"},
+	{"chat", "en", "assistant: I'll call you at {phone} tomorrow about invoice {idnum} ({amount})."},
+	{"log", "en", `level=info msg="callback scheduled" phone={phone} ticket={idnum} at={ts}`},
+	{"ticket", "en", "Contact center case {idnum}: customer says my password is {password} and wants it reset ({email})."},
+	{"ticket", "de", "Bitte rufen Sie mich wegen Rechnung {idnum} an: {phone}. Mein Passwort ist {password}, bitte zurücksetzen."},
+	{"log", "en", `INFO release {dottedver} rolled out; client {ip4} on {version}`},
+	{"ticket", "en", "For the tax form: SSN (no dashes) {ssn_bare}, phone {phone}."},
+	{"log", "en", `DEBUG request headers: Cookie: session={jwt}; theme=dark; Accept-Language: en-US`},
+	{"log", "en", `$ curl -s -H 'Authorization: Bearer {bearer}' https://api.example.com/v1/me # {date}`},
+	{"log", "en", `export OPENAI_API_KEY={apikey}
+export SESSION_SECRET={entropy}
+export REGION=eu-west-1`},
+	{"ticket", "zh", "请拨打{phone}联系我，关于订单{idnum}的退款，金额{amount}。"},
+	{"ticket", "ko", "주문 번호 {idnum} 관련해서 {phone}로 연락 주세요. 이메일: {email}"},
+	{"ticket", "es", "Llámenme al {phone} por el pedido {idnum}, importe {amount}, fecha {date}."},
 }

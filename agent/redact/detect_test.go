@@ -66,6 +66,7 @@ func TestPhone(t *testing.T) {
 		{"tel:+4930123456", "tel:[phone]"},
 		{"Tel. 4155550132", "Tel. [phone]"},
 		{"please call 555-0132", "please call [phone]"},
+		{"Call me, as I said, on 98765 43210", "Call me, as I said, on [phone]"},
 		{"ref 12 415-555-0132", "ref 12 [phone]"},
 		// Near misses.
 		{"order ORD-2024-00917 on 2026-11-30 14:32:05", "order ORD-2024-00917 on 2026-11-30 14:32:05"},
@@ -78,6 +79,8 @@ func TestPhone(t *testing.T) {
 		{"2+2=4, 1e+10, UTC+05:30, +20%", "2+2=4, 1e+10, UTC+05:30, +20%"},
 		{"zip 94107-1234, PO-88213-B, 4711-0815-22", "zip 94107-1234, PO-88213-B, 4711-0815-22"},
 		{"invoice 2024-000123 qty 3", "invoice 2024-000123 qty 3"},
+		{"Please call about order 2024-118734 or invoice 4500012345", "Please call about order 2024-118734 or invoice 4500012345"},
+		{"call center ticket 20261130-0042, contact us re PO 7700-1234-88", "call center ticket 20261130-0042, contact us re PO 7700-1234-88"},
 	})
 }
 
@@ -157,7 +160,7 @@ func TestIP(t *testing.T) {
 		{"X-Forwarded-For: 203.0.113.195, 70.41.3.18", "X-Forwarded-For: [ip], [ip]"},
 		// Near misses.
 		{"999.1.1.1 and 1.2.3 and 1.3.6.1.4.1.311", "999.1.1.1 and 1.2.3 and 1.3.6.1.4.1.311"},
-		{"version 10.0.0.1, build: 4.2.0.1", "version 10.0.0.1, build: 4.2.0.1"},
+		{"version 10.0.0.1, build: 4.2.0.1, 1.2.3.4-beta", "version 10.0.0.1, build: 4.2.0.1, 1.2.3.4-beta"},
 		{"at 14:32:05, mac 00:1a:2b:3c:4d:5e, std::vector, a::b", "at 14:32:05, mac 00:1a:2b:3c:4d:5e, std::vector, a::b"},
 	})
 }
@@ -208,6 +211,8 @@ func TestKeyValue(t *testing.T) {
 		{`"address": "12 Main Street, Springfield"`, `"address": "[address]"`},
 		{`"first_name": "Jane", "name": "refund"`, `"first_name": "[name]", "name": "refund"`},
 		{`password: ******** token=null secret=${SECRET}`, `password: ******** token=null secret=${SECRET}`},
+		{"my password is hunter2, my PIN is 4821. Mein Passwort ist Sommer2026!", "my password is [secret], my PIN is [secret]. Mein Passwort ist [secret]!"},
+		{"your password is incorrect; the password is required; pin is missing", "your password is incorrect; the password is required; pin is missing"},
 		// Kinds with a detector are left to it, so that a number failing
 		// its check survives under any key.
 		{`card_number: 4111 1111 1111 1112, email: nobody`, `card_number: 4111 1111 1111 1112, email: nobody`},

@@ -163,13 +163,24 @@ func (r *Redactor) nameKind(k []byte) (string, bool) {
 	if kind, ok := fieldNames[string(k)]; ok {
 		return kind, true
 	}
-	for _, sf := range fieldSuffixes {
+	for _, x := range suffixesByLast[k[len(k)-1]] {
+		sf := fieldSuffixes[x]
 		if bytes.HasSuffix(k, sf.suffix) {
 			return sf.kind, true
 		}
 	}
 	return "", false
 }
+
+// suffixesByLast indexes fieldSuffixes by their last byte, in order, so
+// that a name is compared only with the endings it could have.
+var suffixesByLast = func() (t [256][]uint8) {
+	for i, sf := range fieldSuffixes {
+		last := sf.suffix[len(sf.suffix)-1]
+		t[last] = append(t[last], uint8(i))
+	}
+	return t
+}()
 
 // detected reports whether free text has a detector for kind, which then
 // decides instead of the key a value is written under.

@@ -114,6 +114,9 @@ func (sc *scanner) ipv4(i int) (int, bool) {
 	if p < len(s) && (isWord(s[p]) || s[p] == '.' && p+1 < len(s) && isDigit(s[p+1])) {
 		return 0, false // a longer dotted number: 1.3.6.1.4.1, 10.0.19045.3693
 	}
+	if p+1 < len(s) && s[p] == '-' && isAlpha(s[p+1]) {
+		return skipWord(s, p+1), true // a version: 1.2.3.4-beta
+	}
 	addr, ok := parseIPv4(s[i:p])
 	if !ok || sc.versionBefore(i) {
 		return p, true
@@ -624,8 +627,100 @@ func (sc *scanner) phone(g []grp, plus bool, start int) bool {
 		(first[0] == '6' || first[0] == '7' || first[0] == '9'):
 		return true
 	}
-	if d >= 7 && d <= 13 && !laterShort && (k > 1 || d >= 9) && sc.hasContext(start, phoneWords) {
+	if d >= 7 && d <= 13 && !laterShort && (k > 1 || d >= 9) && sc.phoneContext(start) {
+		for _, x := range g[:k] {
+			if k > 1 && x.len() > 5 {
+				return false // 2024-118734, 20261130-0042: ids, not phones
+			}
+		}
 		return true
 	}
 	return false
+}
+
+// idWords name the numbers that follow them as something other than a
+// phone number, even after "call" or "contact".
+var idWords = []string{
+	"order", "invoice", "ticket", "case", "ref", "po ", "po#", "id", "no.", "nr", "#",
+	"tracking", "account", "customer", "booking", "reservation", "transaction", "serial",
+	"bestell", "rechnung", "kunden", "commande", "facture", "pedido", "factura", "ordine",
+	"注文", "订单", "번호",
+}
+
+// phoneContext reports whether a word such as "phone", "call" or "Tel."
+// comes shortly before s[i] with no word naming an id between them.
+func (sc *scanner) phoneContext(i int) bool {
+	w := sc.s[max(0, i-48):i]
+	if k := strings.LastIndexByte(w, ']'); k >= 0 {
+		w = w[k+1:]
+	}
+	last := -1
+	for _, kw := range phoneWords {
+		if k := lastIndexFold(w, kw); k >= 0 && k+len(kw) > last {
+			last = k + len(kw)
+		}
+	}
+	if last < 0 {
+		return false
+	}
+	tail := w[last:]
+	for _, id := range idWords {
+		if containsWordFold(tail, id) {
+			return false
+		}
+	}
+	return true
+}
+
+// containsWordFold is containsFold for a needle that starts a word, and
+// for a short needle, also ends one ("id" is not in "said", "ref" not in
+// "refund").
+func containsWordFold(s, needle string) bool {
+	for off := 0; off < len(s); {
+		k := indexFold(s[off:], needle)
+		if k < 0 {
+			return false
+		}
+		k += off
+		e := k + len(needle)
+		startOK := k == 0 || !isAlpha(s[k-1]) || !isAlpha(needle[0])
+		endOK := len(needle) > 3 || e == len(s) || !isAlpha(s[e]) || !isAlpha(needle[len(needle)-1])
+		if startOK && endOK {
+			return true
+		}
+		off = k + 1
+	}
+	return false
+}
+
+// indexFold is the first index of needle (lower case) in s, comparing
+// ASCII letters without case, or -1.
+func indexFold(s, needle string) int {
+	n := len(needle)
+outer:
+	for i := 0; i+n <= len(s); i++ {
+		for k := 0; k < n; k++ {
+			if lowerASCII(s[i+k]) != needle[k] {
+				continue outer
+			}
+		}
+		return i
+	}
+	return -1
+}
+
+// lastIndexFold is the last index of needle (lower case) in s, comparing
+// ASCII letters without case, or -1.
+func lastIndexFold(s, needle string) int {
+	n := len(needle)
+outer:
+	for i := len(s) - n; i >= 0; i-- {
+		for k := 0; k < n; k++ {
+			if lowerASCII(s[i+k]) != needle[k] {
+				continue outer
+			}
+		}
+		return i
+	}
+	return -1
 }

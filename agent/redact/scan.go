@@ -359,16 +359,4 @@ func (sc *scanner) hasContext(i int, words []string) bool {
 
 // containsFold reports whether s contains needle, comparing ASCII letters
 // without case; needle is lower case.
-func containsFold(s, needle string) bool {
-	n := len(needle)
-outer:
-	for i := 0; i+n <= len(s); i++ {
-		for k := 0; k < n; k++ {
-			if lowerASCII(s[i+k]) != needle[k] {
-				continue outer
-			}
-		}
-		return true
-	}
-	return false
-}
+func containsFold(s, needle string) bool { return indexFold(s, needle) >= 0 }

@@ -35,7 +35,16 @@ func (sc *scanner) letters(i, j int) int {
 			if e := sc.keyValue(i); e > 0 {
 				return e
 			}
+		case ' ':
+			if c := s[i] | 0x20; j-i >= 3 && j-i <= 10 && (c == 'p' || c == 'k' || c == 's') {
+				if e := sc.passwordIs(i, j); e > 0 {
+					return e
+				}
+			}
 		}
+	}
+	if j-i < minEntropyLen && (j == len(s) || class[s[j]]&clBody == 0) {
+		return j // too short, and nothing joins it to what follows
 	}
 	return sc.entropy(i, j)
 }
@@ -152,7 +161,7 @@ func (sc *scanner) prefixed(i int) int {
 		}
 	}
 	for _, r := range prefixRules[s[i]] {
-		if !strings.HasPrefix(s[i:], r.prefix) {
+		if i+len(r.prefix) > len(s) || s[i+1] != r.prefix[1] || s[i:i+len(r.prefix)] != r.prefix {
 			continue
 		}
 		p := i + len(r.prefix)
@@ -304,7 +313,7 @@ func (sc *scanner) keyValue(i int) int {
 		p++
 	}
 	if p+1 >= len(s) || (s[p] != ':' && s[p] != '=') || s[p+1] == '=' || s[p] == ':' && s[p+1] == '/' {
-		return 0
+		return sc.passwordIs(i, ke)
 	}
 	kind := sc.r.fieldKind(s[i:ke])
 	if kind == "" || detected(kind) {
@@ -322,6 +331,53 @@ func (sc *scanner) keyValue(i int) int {
 		sc.add(vs, ve, kind, "")
 	}
 	return next
+}
+
+// passwordIs handles prose such as "my password is hunter2" or "PIN ist
+// 4821": a word naming a password, a verb, and a value that looks like a
+// password rather than a word (a digit, a symbol, mixed case, or long).
+// s[i:ke] is the word.
+func (sc *scanner) passwordIs(i, ke int) int {
+	s := sc.s
+	switch strings.ToLower(s[i:ke]) {
+	case "password", "passwort", "passwd", "passcode", "passphrase", "pin", "kennwort", "senha":
+	default:
+		return 0
+	}
+	p := ke
+	for _, verb := range []string{" is ", " ist ", " es ", " est ", " é ", " è ", " was "} {
+		if strings.HasPrefix(s[p:], verb) {
+			p += len(verb)
+			e := p
+			for e < len(s) && !valueStop(s[e]) {
+				e++
+			}
+			for e > p && strings.IndexByte(".,!?", s[e-1]) >= 0 {
+				e--
+			}
+			if v := s[p:e]; passwordLike(v) && !skipValue(v) {
+				sc.add(p, e, KindSecret, "")
+				return e
+			}
+			return 0
+		}
+	}
+	return 0
+}
+
+// passwordLike reports whether w, after "password is", is a password
+// rather than the rest of a sentence ("is incorrect", "is required").
+func passwordLike(w string) bool {
+	if w == "" || len(w) > 128 {
+		return false
+	}
+	letters := 0
+	for i := 0; i < len(w); i++ {
+		if isAlpha(w[i]) {
+			letters++
+		}
+	}
+	return letters < len(w) || randomish(w) || len(w) >= 10
 }
 
 // value finds the value starting at s[p]: its span and where to go on.

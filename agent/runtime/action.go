@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/wardenhq/warden/agent/budget"
@@ -43,7 +44,7 @@ func Summary(tool string, args json.RawMessage) string {
 	case "issue_refund":
 		s := "Refund " + money
 		if f.Account != "" {
-			s += " to account " + redact.MaskLast4(f.Account)
+			s += " to account " + shortMask(f.Account)
 		}
 		if f.OrderID != "" {
 			s += " for order " + f.OrderID
@@ -71,6 +72,12 @@ func Summary(tool string, args json.RawMessage) string {
 	return s
 }
 
+// shortMask shows an account's last four digits behind two dots, the way
+// approvers read it in a sentence: "••9182".
+func shortMask(account string) string {
+	return strings.Replace(redact.MaskLast4(account), "••••", "••", 1)
+}
+
 func targets(args json.RawMessage) []string {
 	var f callFacts
 	_ = json.Unmarshal(args, &f)
@@ -79,7 +86,7 @@ func targets(args json.RawMessage) []string {
 		out = append(out, "order:"+f.OrderID)
 	}
 	if f.Account != "" {
-		out = append(out, "account:"+redact.MaskLast4(f.Account))
+		out = append(out, "account:"+shortMask(f.Account))
 	}
 	if f.RefundID != "" {
 		out = append(out, "refund:"+f.RefundID)

@@ -3,6 +3,7 @@
 //
 //	warden [serve] [flags]   start the console (the default)
 //	warden audit verify      check the audit chain; exit 1 naming the first bad seq
+//	warden keys create       create a virtual key and print it once
 //	warden version           print the version
 package main
 
@@ -38,6 +39,8 @@ func run(ctx context.Context, args []string, env func(string) (string, bool), st
 		return serve(ctx, args, env, stdout, stderr)
 	case "audit":
 		return auditCmd(ctx, args, env, stdout, stderr)
+	case "keys":
+		return keysCmd(ctx, args, env, stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "warden %s\n", version)
 		return 0
@@ -57,6 +60,7 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `Usage:
   warden [serve] [flags]   start the console and API (default)
   warden audit verify      verify the audit chain
+  warden keys create       create a virtual key and print it once
   warden version           print the version
 
 `)

@@ -80,6 +80,7 @@ func serve(ctx context.Context, args []string, env func(string) (string, bool), 
 		fmt.Fprintf(stdout, "Demo virtual key (shown once): %s\n", demoKey)
 	}
 
+	go rt.RunRetention(ctx, time.Hour)
 	if err := srv.Serve(ctx, ln); err != nil {
 		logger.Error("server stopped", "err", err)
 		return 1

@@ -1,0 +1,82 @@
+package agent
+
+import (
+	"context"
+	"database/sql"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/wardenhq/warden/agent/redact"
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/store"
+)
+
+func TestRetentionDeletesOnlyOldTraces(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := store.Open(ctx, filepath.Join(dir, "warden.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	key, _ := redact.LoadOrCreateKey(dir)
+	rt, err := New(ctx, dir, db, slog.New(slog.NewTextHandler(io.Discard, nil)), redact.New(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	now := time.Now().UTC()
+	day := 24 * time.Hour
+	db.Transact(ctx, func(tx *sql.Tx) error {
+		a, _ := store.CreateTenant(ctx, tx, "acme", "Acme")     // default 30 days
+		g, _ := store.CreateTenant(ctx, tx, "globex", "Globex") // 7 days
+		tx.Exec(`UPDATE tenants SET trace_retention_days = 7 WHERE id = ?`, g.ID)
+		ins := func(id, tenant, status string, age time.Duration) {
+			tx.Exec(`INSERT INTO journeys (id, tenant_id, request_id, correlation_id, release_digest, status, created_at) VALUES (?, ?, 'r', 'c', 'x', ?, ?)`,
+				id, tenant, status, store.FormatTime(now.Add(-age)))
+			tx.Exec(`INSERT INTO journey_steps (journey_id, n, kind, status, started_at) VALUES (?, 1, 'route', 'ok', ?)`, id, store.FormatTime(now))
+		}
+		ins("acme-old", a.ID, "completed", 31*day)
+		ins("acme-new", a.ID, "completed", 29*day)
+		ins("acme-waiting", a.ID, "awaiting_approval", 40*day)
+		ins("globex-old", g.ID, "failed", 8*day)
+		ins("globex-new", g.ID, "completed", 6*day)
+		_, err := audit.Append(ctx, tx, audit.Event{Actor: audit.Actor{Type: "system", ID: "t"}, Verb: "test.old", Time: now.Add(-400 * day)})
+		return err
+	})
+	n, err := rt.PurgeTraces(ctx, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 {
+		t.Errorf("purged %d journeys, want 2", n)
+	}
+	var left []string
+	rows, _ := db.Read().Query(`SELECT id FROM journeys ORDER BY id`)
+	for rows.Next() {
+		var id string
+		rows.Scan(&id)
+		left = append(left, id)
+	}
+	rows.Close()
+	want := []string{"acme-new", "acme-waiting", "globex-new"}
+	if len(left) != len(want) || left[0] != want[0] || left[1] != want[1] || left[2] != want[2] {
+		t.Errorf("journeys left = %v, want %v", left, want)
+	}
+	var steps int
+	db.Read().QueryRow(`SELECT COUNT(*) FROM journey_steps`).Scan(&steps)
+	if steps != 3 {
+		t.Errorf("journal steps left = %d, want 3 (deleted with their journeys)", steps)
+	}
+	if _, err := audit.Verify(ctx, db.Read(), nil); err != nil {
+		t.Errorf("audit chain after retention: %v", err)
+	}
+	var old int
+	db.Read().QueryRow(`SELECT COUNT(*) FROM audit_events WHERE verb = 'test.old'`).Scan(&old)
+	if old != 1 {
+		t.Error("retention touched the audit trail")
+	}
+}
