@@ -289,7 +289,10 @@ func TestFrozenTenantAndRateLimit(t *testing.T) {
 		t.Fatalf("second call = %d %s (Retry-After %q), want 429 with Retry-After", r.Status, r.Raw, r.Header.Get("Retry-After"))
 	}
 
-	in.DB.Transact(context.Background(), func(tx *sql.Tx) error { _, err := tx.Exec(`UPDATE tenants SET frozen = 1 WHERE slug = 'acme'`); return err })
+	in.DB.Transact(context.Background(), func(tx *sql.Tx) error {
+		_, err := tx.Exec(`UPDATE tenants SET frozen = 1 WHERE slug = 'acme'`)
+		return err
+	})
 	before := countRows(t, in.DB, `SELECT COUNT(*) FROM journeys`)
 	if r := journey(t, in, in.DemoKey, "Where is my order ORD-1003?", nil); r.Status != http.StatusForbidden || r.code() != "tenant_frozen" {
 		t.Fatalf("frozen tenant = %d %s", r.Status, r.Raw)
