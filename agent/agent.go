@@ -66,7 +66,9 @@ func New(ctx context.Context, dataDir string, db *store.DB, log *slog.Logger, re
 		Log:    log,
 		Router: router,
 		Providers: map[string]tools.Provider{
-			tools.ProviderBuiltin: provider,
+			// The simulator makes one attempt per call; the HTTP provider
+			// retries on its own.
+			tools.ProviderBuiltin: tools.WithRetry(provider, tools.RetryOptions{}),
 			tools.ProviderHTTP:    tools.NewHTTPProvider(&http.Client{Timeout: 5 * time.Minute}),
 		},
 		Redactor:         redactor,

@@ -81,6 +81,8 @@ func TestPhone(t *testing.T) {
 		{"invoice 2024-000123 qty 3", "invoice 2024-000123 qty 3"},
 		{"Please call about order 2024-118734 or invoice 4500012345", "Please call about order 2024-118734 or invoice 4500012345"},
 		{"call center ticket 20261130-0042, contact us re PO 7700-1234-88", "call center ticket 20261130-0042, contact us re PO 7700-1234-88"},
+		{"Rechnung 0616-3136-02, Kundennummer 0171 1234567", "Rechnung 0616-3136-02, Kundennummer 0171 1234567"},
+		{"Order 4711, phone: 0171 1234567; Tel #: (415) 555-0132", "Order 4711, phone: [phone]; Tel #: [phone]"},
 	})
 }
 

@@ -575,13 +575,15 @@ var phoneWords = []string{
 // phone reports whether the groups g are a phone number. plus says that
 // a '+' came before them; start is where the number starts.
 //
-// Accepted: international numbers (+ or 00 and a country code) of 8–15
+// Accepted, unless an id word such as "order" or "Rechnung" comes just
+// before: international numbers (+ or 00 and a country code) of 8–15
 // digits; North American 3-3-4 (optionally 1-3-3-4); Chinese mobiles
 // 1xx xxxx xxxx; national numbers with a
 // trunk prefix 0 (030 1234567, 06 12 34 56 78, (020) 7946 0958, 090-1234-5678)
 // of 9–12 digits; a parenthesised area code ((11) 91234-5678); Spanish
 // mobiles 6xx xx xx xx; and, after a word such as "phone", "call" or
-// "Tel.", any grouping of 7–13 digits.
+// "Tel.", any grouping of 7–13 digits in groups of at most five. A number
+// after '+' is always a phone number.
 func (sc *scanner) phone(g []grp, plus bool, start int) bool {
 	s := sc.s
 	k := len(g)
@@ -597,6 +599,10 @@ func (sc *scanner) phone(g []grp, plus bool, start int) bool {
 	}
 	if plus {
 		return d >= 8 && d <= 15 && (k == 1 || g[0].len() <= 4)
+	}
+	ctx, id := sc.numberContext(start)
+	if id {
+		return false
 	}
 	first := s[g[0].start:g[0].end]
 	laterShort := false
@@ -627,7 +633,7 @@ func (sc *scanner) phone(g []grp, plus bool, start int) bool {
 		(first[0] == '6' || first[0] == '7' || first[0] == '9'):
 		return true
 	}
-	if d >= 7 && d <= 13 && !laterShort && (k > 1 || d >= 9) && sc.phoneContext(start) {
+	if d >= 7 && d <= 13 && !laterShort && (k > 1 || d >= 9) && ctx {
 		for _, x := range g[:k] {
 			if k > 1 && x.len() > 5 {
 				return false // 2024-118734, 20261130-0042: ids, not phones
@@ -638,38 +644,69 @@ func (sc *scanner) phone(g []grp, plus bool, start int) bool {
 	return false
 }
 
-// idWords name the numbers that follow them as something other than a
-// phone number, even after "call" or "contact".
+// idWords name the numbers that follow them as ids rather than phone
+// numbers: "order 2024-118734", "Rechnung 0616-3136-02".
 var idWords = []string{
-	"order", "invoice", "ticket", "case", "ref", "po ", "po#", "id", "no.", "nr", "#",
-	"tracking", "account", "customer", "booking", "reservation", "transaction", "serial",
-	"bestell", "rechnung", "kunden", "commande", "facture", "pedido", "factura", "ordine",
-	"注文", "订单", "번호",
+	"order", "invoice", "ticket", "case", "ref", "reference", "po", "id", "tracking",
+	"account no", "account number", "acct", "customer id", "customer no", "customer number",
+	"booking", "reservation", "transaction", "serial", "bestell", "rechnung", "kundennummer",
+	"kundennr", "auftrag", "vorgang", "commande", "facture", "dossier", "pedido", "factura",
+	"ordine", "fattura", "注文", "订单", "번호", "請求",
 }
 
-// phoneContext reports whether a word such as "phone", "call" or "Tel."
-// comes shortly before s[i] with no word naming an id between them.
-func (sc *scanner) phoneContext(i int) bool {
+// numberContext reads the words shortly before s[i]. phone reports a
+// word such as "phone", "call" or "Tel." with no id word after it. id
+// reports an id word directly before the number, with nothing but
+// punctuation or "no."/"Nr."/"number" between: "order 2024-118734",
+// "invoice #: 4500012345", "Rechnung Nr. 0616-3136-02".
+func (sc *scanner) numberContext(i int) (phone, id bool) {
 	w := sc.s[max(0, i-48):i]
 	if k := strings.LastIndexByte(w, ']'); k >= 0 {
 		w = w[k+1:]
 	}
-	last := -1
+	lp := -1
 	for _, kw := range phoneWords {
-		if k := lastIndexFold(w, kw); k >= 0 && k+len(kw) > last {
-			last = k + len(kw)
+		if k := lastIndexFold(w, kw); k >= 0 && k+len(kw) > lp {
+			lp = k + len(kw)
 		}
 	}
-	if last < 0 {
-		return false
-	}
-	tail := w[last:]
-	for _, id := range idWords {
-		if containsWordFold(tail, id) {
-			return false
+	li := -1 // end of the last id word
+	for _, kw := range idWords {
+		if k := lastWordFold(w, kw); k >= 0 && k+len(kw) > li {
+			li = k + len(kw)
 		}
 	}
-	return true
+	phone = lp >= 0 && li <= lp
+	if li >= 0 && li > lp {
+		id = true
+		for _, f := range strings.FieldsFunc(w[li:], func(r rune) bool { return strings.ContainsRune(" \t:#.=-(\"'°", r) }) {
+			switch strings.ToLower(f) {
+			case "no", "nr", "num", "number", "nummer", "numero", "número", "n", "id", "ref":
+			default:
+				id = false
+			}
+		}
+	}
+	return phone, id
+}
+
+// lastWordFold is the last index of needle in s as containsWordFold finds
+// it, or -1.
+func lastWordFold(s, needle string) int {
+	for end := len(s); end > 0; {
+		k := lastIndexFold(s[:end], needle)
+		if k < 0 {
+			return -1
+		}
+		if containsWordFold(s[k:], needle) && (k == 0 || !isAlpha(s[k-1]) || !isAlpha(needle[0])) {
+			e := k + len(needle)
+			if len(needle) > 3 || e == len(s) || !isAlpha(s[e]) || !isAlpha(needle[len(needle)-1]) {
+				return k
+			}
+		}
+		end = k + len(needle) - 1
+	}
+	return -1
 }
 
 // containsWordFold is containsFold for a needle that starts a word, and

@@ -349,10 +349,10 @@ func (sc *scanner) passwordIs(i, ke int) int {
 		if strings.HasPrefix(s[p:], verb) {
 			p += len(verb)
 			e := p
-			for e < len(s) && !valueStop(s[e]) {
+			for e < len(s) && s[e] > ' ' && s[e] != '"' && s[e] != '\'' && s[e] != '\\' {
 				e++
 			}
-			for e > p && strings.IndexByte(".,!?", s[e-1]) >= 0 {
+			for e > p && strings.IndexByte(".,!?;:)", s[e-1]) >= 0 {
 				e--
 			}
 			if v := s[p:e]; passwordLike(v) && !skipValue(v) {

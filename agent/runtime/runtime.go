@@ -326,16 +326,13 @@ func (r *run) call(ctx context.Context, st skills.Step, args json.RawMessage) (j
 	if p == nil {
 		return nil, &Error{Code: CodeToolUnavailable, Message: fmt.Sprintf("Tool %q has no provider in this Warden (%s).", t.Name, t.Provider)}
 	}
+	// Providers retry transient failures themselves, within the tool's
+	// attempts and timeout, always with this key.
 	key := stepKey(r.j.ID, r.steps+1, args)
-	callCtx := ctx
-	res, attempts, err := tools.Retry(callCtx, max(1, t.MaxAttempts), func(ctx context.Context) (tools.Result, error) {
-		ctx, cancel := context.WithTimeout(ctx, t.Timeout)
-		defer cancel()
-		return p.Execute(ctx, t, tools.Call{Tool: t.Name, Args: args, IdempotencyKey: key, Tenant: r.j.TenantSlug})
-	})
+	res, err := p.Execute(ctx, t, tools.Call{Tool: t.Name, Args: args, IdempotencyKey: key, Tenant: r.j.TenantSlug})
 	step := Step{Kind: "tool", Tool: t.Name, Arguments: s.redactJSON(args), Units: res.Units, Latency: s.o.Now().Sub(started), StartedAt: started}
 	if err != nil {
-		step.Status, step.Error = "failed", fmt.Sprintf("after %d attempt(s): %s", attempts, s.o.Redactor.String(err.Error()))
+		step.Status, step.Error = "failed", s.o.Redactor.String(err.Error())
 		r.record(ctx, step)
 		if ctx.Err() != nil {
 			return nil, &Error{Code: CodeCancelled, Message: "The client went away; the journey was stopped.", Err: ctx.Err()}
