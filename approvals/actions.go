@@ -56,6 +56,14 @@ type Action struct {
 	Status            string
 	ExpiresAt         time.Time
 	CreatedAt         time.Time
+	ApprovalsGiven    int
+	Receipt           json.RawMessage // the provider's receipt once executed
+	Failure           string          // why execution failed
+	Compensates       string          // the action this one reverses
+	CallbackURL       string
+	External          bool // the agent executes it and reports back
+	DecidedAt         *time.Time
+	ExecutedAt        *time.Time
 }
 
 // Spec is what creating an action needs. Args are the real arguments: they
@@ -77,6 +85,12 @@ type Spec struct {
 	Reason            string
 	Rule              string
 	ApprovalsRequired int
+	// IdempotencyKey overrides the derived key (a compensation's key is
+	// "compensates:" + the original's key).
+	IdempotencyKey string
+	Compensates    string // id of the action this one reverses
+	CallbackURL    string // where the decision is sent (external agents)
+	External       bool   // the agent executes it and reports the result
 }
 
 // Canonical returns v's canonical JSON: object keys sorted, no
@@ -136,6 +150,10 @@ func Create(ctx context.Context, tx *sql.Tx, sealer *seal.Sealer, s Spec, now ti
 		Impact: s.Tool.Impact, Reversibility: s.Tool.Reversibility, PolicyRule: s.Rule,
 		ApprovalsRequired: s.ApprovalsRequired, PayloadDigest: digest, IdempotencyKey: idempotencyKey(s, digest),
 		Status: StatusPending, ExpiresAt: now.Add(ttl).UTC(), CreatedAt: now.UTC(),
+		Compensates: s.Compensates, CallbackURL: s.CallbackURL, External: s.External,
+	}
+	if s.IdempotencyKey != "" {
+		a.IdempotencyKey = s.IdempotencyKey
 	}
 	if a.Targets == nil {
 		a.Targets = []string{}
@@ -144,17 +162,22 @@ func Create(ctx context.Context, tx *sql.Tx, sealer *seal.Sealer, s Spec, now ti
 	_, err = tx.ExecContext(ctx, `
 		INSERT INTO actions (id, tenant_id, journey_id, step_n, key_id, requested_by, tool, arguments_sealed,
 			arguments_redacted, summary, targets, amount_minor, currency, reason, impact, reversibility, policy_rule,
-			approvals_required, payload_digest, idempotency_key, status, expires_at, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			approvals_required, payload_digest, idempotency_key, status, expires_at, created_at, updated_at,
+			compensates, callback_url, external)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		a.ID, a.TenantID, a.JourneyID, a.StepN, a.KeyID, a.RequestedBy, a.Tool, sealer.Seal(s.Args, a.ID),
 		string(a.ArgumentsRedacted), a.Summary, string(targets), a.AmountMinor, a.Currency, a.Reason,
 		string(a.Impact), string(a.Reversibility), a.PolicyRule, a.ApprovalsRequired, a.PayloadDigest,
-		a.IdempotencyKey, a.Status, store.FormatTime(a.ExpiresAt), store.FormatTime(now), store.FormatTime(now))
+		a.IdempotencyKey, a.Status, store.FormatTime(a.ExpiresAt), store.FormatTime(now), store.FormatTime(now),
+		a.Compensates, a.CallbackURL, a.External)
 	if err != nil {
 		return Action{}, fmt.Errorf("create action: %w", err)
 	}
 	details := map[string]any{"tool": a.Tool, "summary": a.Summary, "payload_digest": a.PayloadDigest,
 		"approvals_required": a.ApprovalsRequired, "rule": a.PolicyRule, "journey": a.JourneyID}
+	if a.Compensates != "" {
+		details["compensates"] = a.Compensates
+	}
 	if a.AmountMinor != nil {
 		details["amount_minor"] = *a.AmountMinor
 		details["currency"] = a.Currency
@@ -174,7 +197,8 @@ func Create(ctx context.Context, tx *sql.Tx, sealer *seal.Sealer, s Spec, now ti
 
 const selectAction = `SELECT id, tenant_id, journey_id, step_n, key_id, requested_by, tool, arguments_redacted, summary,
 	targets, amount_minor, currency, reason, impact, reversibility, policy_rule, approvals_required, payload_digest,
-	idempotency_key, status, expires_at, created_at FROM actions`
+	idempotency_key, status, expires_at, created_at, approvals_given, receipt, failure, compensates, callback_url,
+	external, decided_at, executed_at FROM actions`
 
 // Get loads an action, or store.ErrNotFound.
 func Get(ctx context.Context, q store.Querier, id string) (Action, error) {
@@ -198,14 +222,20 @@ type scanner interface{ Scan(dest ...any) error }
 
 func scan(s scanner) (Action, error) {
 	var a Action
-	var args, targets, impact, rev, expires, created string
+	var args, targets, impact, rev, expires, created, receipt string
 	var amount sql.NullInt64
+	var decided, executed sql.NullString
 	err := s.Scan(&a.ID, &a.TenantID, &a.JourneyID, &a.StepN, &a.KeyID, &a.RequestedBy, &a.Tool, &args, &a.Summary,
 		&targets, &amount, &a.Currency, &a.Reason, &impact, &rev, &a.PolicyRule, &a.ApprovalsRequired,
-		&a.PayloadDigest, &a.IdempotencyKey, &a.Status, &expires, &created)
+		&a.PayloadDigest, &a.IdempotencyKey, &a.Status, &expires, &created, &a.ApprovalsGiven, &receipt, &a.Failure,
+		&a.Compensates, &a.CallbackURL, &a.External, &decided, &executed)
 	if err != nil {
 		return Action{}, err
 	}
+	if receipt != "" {
+		a.Receipt = json.RawMessage(receipt)
+	}
+	a.DecidedAt, a.ExecutedAt = optTime(decided), optTime(executed)
 	a.ArgumentsRedacted = json.RawMessage(args)
 	_ = json.Unmarshal([]byte(targets), &a.Targets)
 	if amount.Valid {
@@ -216,4 +246,15 @@ func scan(s scanner) (Action, error) {
 	a.ExpiresAt, _ = time.Parse(time.RFC3339Nano, expires)
 	a.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
 	return a, nil
+}
+
+func optTime(s sql.NullString) *time.Time {
+	if !s.Valid || s.String == "" {
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s.String)
+	if err != nil {
+		return nil
+	}
+	return &t
 }

@@ -1,0 +1,258 @@
+package approvals
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/wardenhq/warden/agent/seal"
+	"github.com/wardenhq/warden/agent/tools"
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/store"
+)
+
+var (
+	alice   = identity.Principal{ID: "p-alice", Name: "Alice", Roles: []string{"approver"}, Tenants: []string{"acme"}}
+	bob     = identity.Principal{ID: "p-bob", Name: "Bob", Roles: []string{"approver"}, Tenants: []string{"acme"}}
+	globex  = identity.Principal{ID: "p-gina", Name: "Gina", Roles: []string{"approver"}, Tenants: []string{"globex"}}
+	auditor = identity.Principal{ID: "p-dave", Name: "Dave", Roles: []string{"auditor"}, Tenants: []string{"*"}}
+	erin    = identity.Principal{ID: "p-erin", Name: "Erin", Roles: []string{"approver", "admin"}, Tenants: []string{"*"}}
+)
+
+func TestCheckPolicy(t *testing.T) {
+	now := time.Now()
+	pending := Action{ID: "a1", Status: StatusPending, PayloadDigest: "d1", ExpiresAt: now.Add(time.Hour), RequestedBy: "p-erin"}
+	tests := []struct {
+		name       string
+		p          identity.Principal
+		a          Action
+		approvedBy []string
+		digest     string
+		want       error
+	}{
+		{"approver in scope", alice, pending, nil, "d1", nil},
+		{"wildcard scope", erin, Action{Status: StatusPending, PayloadDigest: "d1", ExpiresAt: now.Add(time.Hour)}, nil, "d1", nil},
+		{"not an approver", auditor, pending, nil, "d1", ErrNotApprover},
+		{"other tenant", globex, pending, nil, "d1", ErrOutOfScope},
+		{"own request", erin, pending, nil, "d1", ErrOwnRequest},
+		{"second approval by the same person", alice, pending, []string{"p-alice"}, "d1", ErrAlreadyApproved},
+		{"stale digest", alice, pending, nil, "d0", ErrStale},
+		{"expired by time", alice, Action{Status: StatusPending, PayloadDigest: "d1", ExpiresAt: now.Add(-time.Second)}, nil, "d1", ErrExpired},
+		{"expired by status", alice, Action{Status: StatusExpired, PayloadDigest: "d1", ExpiresAt: now.Add(-time.Hour)}, nil, "d1", ErrExpired},
+		{"already approved", alice, Action{Status: StatusApproved, PayloadDigest: "d1", ExpiresAt: now.Add(time.Hour)}, nil, "d1", ErrAlreadyDecided},
+		{"already rejected", alice, Action{Status: StatusRejected, PayloadDigest: "d1", ExpiresAt: now.Add(time.Hour)}, nil, "d1", ErrAlreadyDecided},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Check(tt.p, tt.a, "acme", tt.approvedBy, tt.digest, now); !errors.Is(got, tt.want) {
+				t.Errorf("Check = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+type fixture struct {
+	db     *store.DB
+	sealer *seal.Sealer
+	tenant store.Tenant
+}
+
+func setup(t *testing.T) fixture {
+	t.Helper()
+	dir := t.TempDir()
+	db, err := store.Open(context.Background(), filepath.Join(dir, "warden.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	s, _ := seal.LoadOrCreate(dir)
+	var tenant store.Tenant
+	db.Transact(context.Background(), func(tx *sql.Tx) error {
+		var err error
+		tenant, err = store.CreateTenant(context.Background(), tx, "acme", "Acme")
+		return err
+	})
+	return fixture{db: db, sealer: s, tenant: tenant}
+}
+
+var refundTool = tools.Tool{Name: "issue_refund", Impact: tools.ImpactHigh, Reversibility: tools.Compensatable, ApprovalTTL: time.Hour}
+
+func (f fixture) newAction(t *testing.T, n int, required int) Action {
+	t.Helper()
+	var a Action
+	amount := int64(240000)
+	err := f.db.Transact(context.Background(), func(tx *sql.Tx) error {
+		var err error
+		a, err = Create(context.Background(), tx, f.sealer, Spec{
+			TenantID: f.tenant.ID, TenantSlug: "acme", JourneyID: fmt.Sprintf("j%d", n), StepN: 2, KeyID: "k1", Tool: refundTool,
+			Args: json.RawMessage(fmt.Sprintf(`{"order_id":"ORD-%d","amount_minor":240000}`, 1000+n)), ArgsRedacted: json.RawMessage(`{}`),
+			Summary: "Refund", AmountMinor: &amount, Currency: "USD", Rule: "high", ApprovalsRequired: required,
+		}, time.Now())
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func TestDualControlAndRejection(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	a := f.newAction(t, 1, 2)
+	var executions atomic.Int32
+	onApproved := func(ctx context.Context, tx *sql.Tx, a Action) error { executions.Add(1); return nil }
+
+	r, err := Decide(ctx, f.db, Request{Principal: alice, ActionID: a.ID, Decision: Approve, Digest: a.PayloadDigest}, onApproved, time.Now())
+	if err != nil || r.Final || r.Action.Status != StatusPending || r.Action.ApprovalsGiven != 1 {
+		t.Fatalf("first approval = %+v, %v; want pending 1 of 2", r, err)
+	}
+	if _, err := Decide(ctx, f.db, Request{Principal: alice, ActionID: a.ID, Decision: Approve, Digest: a.PayloadDigest}, onApproved, time.Now()); !errors.Is(err, ErrAlreadyApproved) {
+		t.Fatalf("alice again = %v, want ErrAlreadyApproved", err)
+	}
+	if _, err := Decide(ctx, f.db, Request{Principal: bob, ActionID: a.ID, Decision: Approve, Digest: "other"}, onApproved, time.Now()); !errors.Is(err, ErrStale) {
+		t.Fatalf("stale digest = %v, want ErrStale", err)
+	}
+	r, err = Decide(ctx, f.db, Request{Principal: bob, ActionID: a.ID, Decision: Approve, Digest: a.PayloadDigest}, onApproved, time.Now())
+	if err != nil || !r.Final || r.Action.Status != StatusApproved || executions.Load() != 1 {
+		t.Fatalf("second approval = %+v, %v (executions %d); want approved and one execution", r, err, executions.Load())
+	}
+	ds, _ := Decisions(ctx, f.db.Read(), a.ID)
+	if len(ds) != 2 || ds[0].PrincipalName != "Alice" || ds[1].PrincipalName != "Bob" {
+		t.Errorf("decisions = %+v", ds)
+	}
+
+	b := f.newAction(t, 2, 1)
+	if _, err := Decide(ctx, f.db, Request{Principal: alice, ActionID: b.ID, Decision: Reject, Digest: b.PayloadDigest}, onApproved, time.Now()); !errors.Is(err, ErrReasonRequired) {
+		t.Fatalf("reject without reason = %v", err)
+	}
+	if got, _ := Get(ctx, f.db.Read(), b.ID); got.Status != StatusPending {
+		t.Fatalf("a refused rejection changed the action to %s", got.Status)
+	}
+	r, err = Decide(ctx, f.db, Request{Principal: alice, ActionID: b.ID, Decision: Reject, Comment: "duplicate request", Digest: b.PayloadDigest}, onApproved, time.Now())
+	if err != nil || r.Action.Status != StatusRejected {
+		t.Fatalf("reject = %+v, %v", r, err)
+	}
+	evs, _ := audit.List(ctx, f.db.Read(), audit.Filter{Limit: 1})
+	if evs[0].Verb != "action.rejected" || evs[0].Details["comment"] != "duplicate request" {
+		t.Errorf("last audit = %s %v", evs[0].Verb, evs[0].Details)
+	}
+}
+
+func TestOutboxFailureRecordsNothing(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	a := f.newAction(t, 1, 1)
+	before, _ := audit.Count(ctx, f.db.Read())
+	boom := errors.New("enqueue failed")
+	_, err := Decide(ctx, f.db, Request{Principal: alice, ActionID: a.ID, Decision: Approve, Digest: a.PayloadDigest},
+		func(ctx context.Context, tx *sql.Tx, a Action) error { return boom }, time.Now())
+	if !errors.Is(err, boom) {
+		t.Fatalf("Decide = %v, want the outbox error", err)
+	}
+	got, _ := Get(ctx, f.db.Read(), a.ID)
+	ds, _ := Decisions(ctx, f.db.Read(), a.ID)
+	after, _ := audit.Count(ctx, f.db.Read())
+	if got.Status != StatusPending || len(ds) != 0 || after != before {
+		t.Fatalf("after a failed outbox write: status %s, %d decisions, audit %d→%d; want nothing recorded", got.Status, len(ds), before, after)
+	}
+}
+
+func TestRacingApproversRecordOneOutcome(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	var actions []Action
+	for i := range 100 {
+		actions = append(actions, f.newAction(t, i, 1))
+	}
+	var executions sync.Map
+	onApproved := func(ctx context.Context, tx *sql.Tx, a Action) error {
+		n, _ := executions.LoadOrStore(a.ID, new(atomic.Int32))
+		n.(*atomic.Int32).Add(1)
+		return nil
+	}
+	var wg sync.WaitGroup
+	var wins, losses atomic.Int32
+	for _, a := range actions {
+		for _, p := range []identity.Principal{alice, bob} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				decision, comment := Approve, ""
+				if p.ID == bob.ID && a.JourneyID[len(a.JourneyID)-1]%2 == 0 {
+					decision, comment = Reject, "not needed"
+				}
+				_, err := Decide(ctx, f.db, Request{Principal: p, ActionID: a.ID, Decision: decision, Comment: comment, Digest: a.PayloadDigest}, onApproved, time.Now())
+				switch {
+				case err == nil:
+					wins.Add(1)
+				case errors.Is(err, ErrAlreadyDecided):
+					losses.Add(1)
+				default:
+					t.Error(err)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	if wins.Load() != 100 || losses.Load() != 100 {
+		t.Fatalf("wins %d losses %d, want 100 and 100", wins.Load(), losses.Load())
+	}
+	for _, a := range actions {
+		ds, _ := Decisions(ctx, f.db.Read(), a.ID)
+		got, _ := Get(ctx, f.db.Read(), a.ID)
+		n := 0
+		if v, ok := executions.Load(a.ID); ok {
+			n = int(v.(*atomic.Int32).Load())
+		}
+		if len(ds) != 1 {
+			t.Fatalf("action %s has %d recorded decisions, want 1", a.ID, len(ds))
+		}
+		wantExec := 0
+		if ds[0].Decision == Approve {
+			wantExec = 1
+		}
+		if n != wantExec || (got.Status == StatusApproved) != (wantExec == 1) {
+			t.Fatalf("action %s: status %s, executions %d for decision %s", a.ID, got.Status, n, ds[0].Decision)
+		}
+	}
+}
+
+func TestExpireAndCancel(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	a := f.newAction(t, 1, 1)
+	b := f.newAction(t, 2, 1)
+	if n, err := Expire(ctx, f.db, time.Now()); err != nil || n != 0 {
+		t.Fatalf("Expire before expiry = %d, %v", n, err)
+	}
+	if n, err := Expire(ctx, f.db, time.Now().Add(2*time.Hour)); err != nil || n != 2 {
+		t.Fatalf("Expire after expiry = %d, %v; want 2", n, err)
+	}
+	got, _ := Get(ctx, f.db.Read(), a.ID)
+	if got.Status != StatusExpired {
+		t.Fatalf("status = %s, want expired", got.Status)
+	}
+	if _, err := Decide(ctx, f.db, Request{Principal: alice, ActionID: a.ID, Decision: Approve, Digest: a.PayloadDigest}, nil, time.Now()); !errors.Is(err, ErrExpired) {
+		t.Fatalf("approving an expired action = %v", err)
+	}
+	_ = b
+	c := f.newAction(t, 3, 1)
+	if _, err := Cancel(ctx, f.db, c.ID, "other-key", time.Now()); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("cancel by another key = %v, want not found", err)
+	}
+	if got, err := Cancel(ctx, f.db, c.ID, "k1", time.Now()); err != nil || got.Status != StatusCancelled {
+		t.Fatalf("cancel = %+v, %v", got, err)
+	}
+	if _, err := Cancel(ctx, f.db, c.ID, "k1", time.Now()); !errors.Is(err, ErrAlreadyDecided) {
+		t.Fatalf("second cancel = %v", err)
+	}
+}

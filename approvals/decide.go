@@ -1,0 +1,266 @@
+package approvals
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/store"
+)
+
+// Decided is one approver's recorded decision.
+type Decided struct {
+	PrincipalID   string
+	PrincipalName string
+	Decision      string
+	Comment       string
+	At            time.Time
+}
+
+// Decisions returns an action's decisions, oldest first.
+func Decisions(ctx context.Context, q store.Querier, actionID string) ([]Decided, error) {
+	rows, err := q.QueryContext(ctx, `SELECT principal_id, principal_name, decision, comment, created_at FROM decisions
+		WHERE action_id = ? ORDER BY created_at, id`, actionID)
+	if err != nil {
+		return nil, fmt.Errorf("decisions of %s: %w", actionID, err)
+	}
+	defer rows.Close()
+	var out []Decided
+	for rows.Next() {
+		var d Decided
+		var at string
+		if err := rows.Scan(&d.PrincipalID, &d.PrincipalName, &d.Decision, &d.Comment, &at); err != nil {
+			return nil, err
+		}
+		d.At, _ = time.Parse(time.RFC3339Nano, at)
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// OnApproved runs inside the transaction of the final approval: it is
+// where the execution job and the ledger record are written, so the
+// decision and the work it causes exist together or not at all.
+type OnApproved func(ctx context.Context, tx *sql.Tx, a Action) error
+
+// Request is one decision.
+type Request struct {
+	Principal identity.Principal
+	ActionID  string
+	Decision  string // Approve or Reject
+	Comment   string // required to reject
+	Digest    string // the payload digest the approver saw
+}
+
+// Result says what the decision did.
+type Result struct {
+	Action Action
+	// Final is true when the action left pending (approved or rejected).
+	Final bool
+}
+
+// Decide records a decision in one transaction with its audit event. The
+// status change is a compare-and-set on the pending status: of two racing
+// approvers exactly one outcome is recorded, and the loser gets
+// ErrAlreadyDecided (or ErrAlreadyApproved). On the final approval,
+// onApproved runs in the same transaction.
+func Decide(ctx context.Context, db *store.DB, req Request, onApproved OnApproved, now time.Time) (Result, error) {
+	req.Comment = strings.TrimSpace(req.Comment)
+	if req.Decision != Approve && req.Decision != Reject {
+		return Result{}, fmt.Errorf("decide: unknown decision %q", req.Decision)
+	}
+	if req.Decision == Reject && req.Comment == "" {
+		return Result{}, ErrReasonRequired
+	}
+	if len(req.Comment) > 2000 {
+		return Result{}, errors.New("keep the comment under 2000 characters")
+	}
+	var res Result
+	err := db.Transact(ctx, func(tx *sql.Tx) error {
+		a, err := Get(ctx, tx, req.ActionID)
+		if err != nil {
+			return err
+		}
+		t, err := tenantSlug(ctx, tx, a.TenantID)
+		if err != nil {
+			return err
+		}
+		approvedBy, err := approvers(ctx, tx, a.ID)
+		if err != nil {
+			return err
+		}
+		if err := Check(req.Principal, a, t, approvedBy, req.Digest, now); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO decisions (id, action_id, principal_id, principal_name, decision, comment, payload_digest, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, store.NewID(), a.ID, req.Principal.ID, req.Principal.DisplayName(), req.Decision,
+			req.Comment, req.Digest, store.FormatTime(now)); err != nil {
+			return fmt.Errorf("record decision: %w", err)
+		}
+		verb := "action.rejected"
+		details := map[string]any{"payload_digest": a.PayloadDigest, "comment": req.Comment}
+		switch {
+		case req.Decision == Reject:
+			if err := casStatus(ctx, tx, a, StatusRejected, a.ApprovalsGiven, now); err != nil {
+				return err
+			}
+			if err := endJourney(ctx, tx, a.JourneyID, "rejected", now); err != nil {
+				return err
+			}
+			a.Status, res.Final = StatusRejected, true
+		case a.ApprovalsGiven+1 >= a.ApprovalsRequired:
+			if err := casStatus(ctx, tx, a, StatusApproved, a.ApprovalsGiven+1, now); err != nil {
+				return err
+			}
+			a.Status, a.ApprovalsGiven, res.Final = StatusApproved, a.ApprovalsGiven+1, true
+			verb = "action.approved"
+			if onApproved != nil {
+				if err := onApproved(ctx, tx, a); err != nil {
+					return err
+				}
+			}
+		default:
+			if err := casStatus(ctx, tx, a, StatusPending, a.ApprovalsGiven+1, now); err != nil {
+				return err
+			}
+			a.ApprovalsGiven++
+			verb = "action.approval_recorded"
+		}
+		details["approvals"] = fmt.Sprintf("%d of %d", a.ApprovalsGiven, a.ApprovalsRequired)
+		if _, err := audit.Append(ctx, tx, audit.Event{
+			Actor: audit.Actor{Type: audit.ActorPrincipal, ID: req.Principal.ID}, Tenant: t, Verb: verb,
+			Subject: audit.Subject{Type: "action", ID: a.ID}, Details: details,
+		}); err != nil {
+			return err
+		}
+		res.Action = a
+		return nil
+	})
+	return res, err
+}
+
+// casStatus moves a pending action on, only if nobody else did first.
+func casStatus(ctx context.Context, tx *sql.Tx, a Action, status string, given int, now time.Time) error {
+	res, err := tx.ExecContext(ctx, `UPDATE actions SET status = ?, approvals_given = ?, updated_at = ?,
+		decided_at = CASE WHEN ? != 'pending' THEN ? ELSE decided_at END
+		WHERE id = ? AND status = 'pending' AND approvals_given = ?`,
+		status, given, store.FormatTime(now), status, store.FormatTime(now), a.ID, a.ApprovalsGiven)
+	if err != nil {
+		return fmt.Errorf("decide %s: %w", a.ID, err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return ErrAlreadyDecided
+	}
+	return nil
+}
+
+// endJourney closes the journey that waited for this action.
+func endJourney(ctx context.Context, tx *sql.Tx, journeyID, status string, now time.Time) error {
+	if journeyID == "" {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE journeys SET status = ?, finished_at = ? WHERE id = ? AND status = 'awaiting_approval'`,
+		status, store.FormatTime(now), journeyID)
+	return err
+}
+
+func approvers(ctx context.Context, q store.Querier, actionID string) ([]string, error) {
+	rows, err := q.QueryContext(ctx, `SELECT principal_id FROM decisions WHERE action_id = ? AND decision = 'approve'`, actionID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+func tenantSlug(ctx context.Context, q store.Querier, tenantID string) (string, error) {
+	var slug string
+	err := q.QueryRowContext(ctx, `SELECT slug FROM tenants WHERE id = ?`, tenantID).Scan(&slug)
+	return slug, err
+}
+
+// Expire marks pending actions past their expiry as expired, ends their
+// journeys, and audits each; it returns how many expired.
+func Expire(ctx context.Context, db *store.DB, now time.Time) (int, error) {
+	var n int
+	err := db.Transact(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, selectAction+` WHERE status = 'pending' AND expires_at <= ? LIMIT 500`, store.FormatTime(now))
+		if err != nil {
+			return err
+		}
+		var due []Action
+		for rows.Next() {
+			a, err := scan(rows)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			due = append(due, a)
+		}
+		rows.Close()
+		for _, a := range due {
+			if err := casStatus(ctx, tx, a, StatusExpired, a.ApprovalsGiven, now); err != nil {
+				return err
+			}
+			if err := endJourney(ctx, tx, a.JourneyID, "expired", now); err != nil {
+				return err
+			}
+			t, _ := tenantSlug(ctx, tx, a.TenantID)
+			if _, err := audit.Append(ctx, tx, audit.Event{
+				Actor: audit.Actor{Type: audit.ActorSystem, ID: "expiry"}, Tenant: t, Verb: "action.expired",
+				Subject: audit.Subject{Type: "action", ID: a.ID},
+				Details: map[string]any{"expired_at": store.FormatTime(a.ExpiresAt), "approvals": fmt.Sprintf("%d of %d", a.ApprovalsGiven, a.ApprovalsRequired)},
+			}); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	return n, err
+}
+
+// Cancel withdraws a pending action on behalf of the key that requested
+// it.
+func Cancel(ctx context.Context, db *store.DB, actionID, keyID string, now time.Time) (Action, error) {
+	var a Action
+	err := db.Transact(ctx, func(tx *sql.Tx) error {
+		var err error
+		if a, err = Get(ctx, tx, actionID); err != nil {
+			return err
+		}
+		if a.KeyID != keyID {
+			return store.ErrNotFound
+		}
+		if a.Status != StatusPending {
+			return ErrAlreadyDecided
+		}
+		if err := casStatus(ctx, tx, a, StatusCancelled, a.ApprovalsGiven, now); err != nil {
+			return err
+		}
+		if err := endJourney(ctx, tx, a.JourneyID, "cancelled", now); err != nil {
+			return err
+		}
+		t, _ := tenantSlug(ctx, tx, a.TenantID)
+		a.Status = StatusCancelled
+		_, err = audit.Append(ctx, tx, audit.Event{
+			Actor: audit.Actor{Type: audit.ActorKey, ID: keyID}, Tenant: t, Verb: "action.cancelled",
+			Subject: audit.Subject{Type: "action", ID: a.ID}, Details: map[string]any{"payload_digest": a.PayloadDigest},
+		})
+		return err
+	})
+	return a, err
+}

@@ -1,0 +1,53 @@
+package approvals
+
+import (
+	"errors"
+	"time"
+
+	"github.com/wardenhq/warden/config"
+	"github.com/wardenhq/warden/identity"
+)
+
+// Refusals of a decision. Each says why in words an approver understands.
+var (
+	ErrNotApprover     = errors.New("only approvers decide actions")
+	ErrOutOfScope      = errors.New("this action's tenant is outside your scope")
+	ErrOwnRequest      = errors.New("you requested this action, so someone else must decide it")
+	ErrAlreadyApproved = errors.New("you have already approved this action; a second approver must decide")
+	ErrExpired         = errors.New("this action expired before it was decided")
+	ErrAlreadyDecided  = errors.New("this action was already decided")
+	ErrStale           = errors.New("the action changed since you opened it; review it again")
+	ErrReasonRequired  = errors.New("a rejection needs a reason")
+)
+
+// Decision kinds.
+const (
+	Approve = "approve"
+	Reject  = "reject"
+)
+
+// Check applies the approval policy to one principal deciding one action.
+// tenantSlug is the action's tenant; approvedBy lists the principals who
+// already approved it. It is pure: the caller loads, Check decides.
+func Check(p identity.Principal, a Action, tenantSlug string, approvedBy []string, digest string, now time.Time) error {
+	switch {
+	case !p.HasRole(config.RoleApprover):
+		return ErrNotApprover
+	case !p.InTenant(tenantSlug):
+		return ErrOutOfScope
+	case a.RequestedBy != "" && a.RequestedBy == p.ID:
+		return ErrOwnRequest
+	case a.Status == StatusExpired, a.Status == StatusPending && !now.Before(a.ExpiresAt):
+		return ErrExpired
+	case a.Status != StatusPending:
+		return ErrAlreadyDecided
+	case digest != a.PayloadDigest:
+		return ErrStale
+	}
+	for _, id := range approvedBy {
+		if id == p.ID {
+			return ErrAlreadyApproved
+		}
+	}
+	return nil
+}
