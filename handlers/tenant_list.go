@@ -15,14 +15,23 @@ type TenantLister interface {
 	ListTenants(ctx context.Context, slugs []string) ([]store.Tenant, error)
 }
 
-// TenantList shows the tenants in the admin's scope.
+// TenantList shows the tenants in the admin's scope and, to an admin of
+// all tenants, the form that adds one.
 func TenantList(st TenantLister) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		ts, err := st.ListTenants(c.Request().Context(), tenantFilter(CurrentPrincipal(c)))
-		if err != nil {
-			return err
-		}
-		page := PageFor(c, "Tenants")
-		return Render(c, http.StatusOK, page, views.TenantList(page, views.TenantsView{Tenants: ts}))
+		return renderTenantList(c, st, http.StatusOK, views.TenantsView{})
 	}
+}
+
+// renderTenantList renders the list around v's form state.
+func renderTenantList(c echo.Context, st TenantLister, status int, v views.TenantsView) error {
+	user := CurrentPrincipal(c)
+	ts, err := st.ListTenants(c.Request().Context(), tenantFilter(user))
+	if err != nil {
+		return err
+	}
+	v.Tenants = ts
+	v.CanCreate = user.AllTenantScope()
+	page := PageFor(c, "Tenants")
+	return Render(c, status, page, views.TenantList(page, v))
 }

@@ -5,14 +5,64 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
+	"strings"
+	"unicode/utf8"
 )
 
 // Tenant is an organisation whose agents run through Warden.
 type Tenant struct {
 	ID, Slug, Name, CreatedAt string
 	Frozen                    bool
+	RetentionDays             int // how long its traces are kept
 }
+
+// Limits on tenant settings.
+const (
+	MaxTenantNameChars = 100
+	MinRetentionDays   = 1
+	MaxRetentionDays   = 3650
+)
+
+// slugRe is the tenant slug rule: the same alphabet the identity
+// provider's tenant groups use (identity.Grants), 2–63 characters.
+var slugRe = regexp.MustCompile(`^[a-z0-9-]{2,63}$`)
+
+// ValidateTenantSlug returns a message when slug is not a valid tenant
+// slug, or "".
+func ValidateTenantSlug(slug string) string {
+	if !slugRe.MatchString(slug) {
+		return "Use 2–63 lower-case letters, digits and dashes, such as acme or acme-eu."
+	}
+	return ""
+}
+
+// ValidateTenantName returns a message when name (already trimmed) is not
+// a usable tenant name, or "".
+func ValidateTenantName(name string) string {
+	switch {
+	case name == "":
+		return "Give the tenant a name, such as the organisation's name."
+	case utf8.RuneCountInString(name) > MaxTenantNameChars:
+		return fmt.Sprintf("Keep the name to %d characters or fewer.", MaxTenantNameChars)
+	case strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return "The name cannot contain control characters."
+	}
+	return ""
+}
+
+// ValidateRetentionDays returns a message when days is outside the allowed
+// range, or "".
+func ValidateRetentionDays(days int) string {
+	if days < MinRetentionDays || days > MaxRetentionDays {
+		return fmt.Sprintf("Keep traces between %d and %d days.", MinRetentionDays, MaxRetentionDays)
+	}
+	return ""
+}
+
+// ErrDuplicateSlug means another tenant already has the slug.
+var ErrDuplicateSlug = errors.New("tenant slug already taken")
 
 // CreateTenant inserts a tenant inside tx and returns it.
 func CreateTenant(ctx context.Context, tx *sql.Tx, slug, name string) (Tenant, error) {
@@ -26,12 +76,17 @@ func CreateTenant(ctx context.Context, tx *sql.Tx, slug, name string) (Tenant, e
 	return t, nil
 }
 
+const selectTenant = `SELECT id, slug, name, frozen, created_at, trace_retention_days FROM tenants`
+
+func scanTenant(s interface{ Scan(dest ...any) error }) (Tenant, error) {
+	var t Tenant
+	err := s.Scan(&t.ID, &t.Slug, &t.Name, &t.Frozen, &t.CreatedAt, &t.RetentionDays)
+	return t, err
+}
+
 // TenantBySlug loads a tenant, or ErrNotFound.
 func TenantBySlug(ctx context.Context, q Querier, slug string) (Tenant, error) {
-	var t Tenant
-	err := q.QueryRowContext(ctx,
-		`SELECT id, slug, name, frozen, created_at FROM tenants WHERE slug = ?`, slug).
-		Scan(&t.ID, &t.Slug, &t.Name, &t.Frozen, &t.CreatedAt)
+	t, err := scanTenant(q.QueryRowContext(ctx, selectTenant+` WHERE slug = ?`, slug))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Tenant{}, ErrNotFound
 	}
@@ -39,6 +94,87 @@ func TenantBySlug(ctx context.Context, q Querier, slug string) (Tenant, error) {
 		return Tenant{}, fmt.Errorf("load tenant %s: %w", slug, err)
 	}
 	return t, nil
+}
+
+// TenantByID loads a tenant by id, or ErrNotFound.
+func TenantByID(ctx context.Context, q Querier, id string) (Tenant, error) {
+	t, err := scanTenant(q.QueryRowContext(ctx, selectTenant+` WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Tenant{}, ErrNotFound
+	}
+	if err != nil {
+		return Tenant{}, fmt.Errorf("load tenant %s: %w", id, err)
+	}
+	return t, nil
+}
+
+// CreateTenantChecked validates slug and name, refuses a slug that is
+// taken (ErrDuplicateSlug) and then creates the tenant inside tx. Because tx
+// holds the write lock, the check and the insert cannot race another
+// writer.
+func CreateTenantChecked(ctx context.Context, tx *sql.Tx, slug, name string) (Tenant, error) {
+	name = strings.TrimSpace(name)
+	if msg := ValidateTenantSlug(slug); msg != "" {
+		return Tenant{}, fmt.Errorf("create tenant: slug %q: %s", slug, msg)
+	}
+	if msg := ValidateTenantName(name); msg != "" {
+		return Tenant{}, fmt.Errorf("create tenant %s: name: %s", slug, msg)
+	}
+	if _, err := TenantBySlug(ctx, tx, slug); err == nil {
+		return Tenant{}, ErrDuplicateSlug
+	} else if !errors.Is(err, ErrNotFound) {
+		return Tenant{}, err
+	}
+	t, err := CreateTenant(ctx, tx, slug, name)
+	if err != nil {
+		return Tenant{}, err
+	}
+	// Read it back for the defaults the schema fills in.
+	return TenantByID(ctx, tx, t.ID)
+}
+
+// RenameTenant changes a tenant's display name inside tx. It reports
+// whether the name changed.
+func RenameTenant(ctx context.Context, tx *sql.Tx, id, name string) (bool, error) {
+	name = strings.TrimSpace(name)
+	if msg := ValidateTenantName(name); msg != "" {
+		return false, fmt.Errorf("rename tenant %s: %s", id, msg)
+	}
+	return updateTenant(ctx, tx, id, "rename", `UPDATE tenants SET name = ? WHERE id = ? AND name != ?`, name, id, name)
+}
+
+// SetFrozen freezes or unfreezes a tenant inside tx. It reports whether
+// anything changed: freezing a frozen tenant is a harmless no-op.
+func SetFrozen(ctx context.Context, tx *sql.Tx, id string, frozen bool) (bool, error) {
+	return updateTenant(ctx, tx, id, "freeze", `UPDATE tenants SET frozen = ? WHERE id = ? AND frozen != ?`, frozen, id, frozen)
+}
+
+// SetRetention sets how many days a tenant's traces are kept, inside tx.
+// It reports whether the value changed.
+func SetRetention(ctx context.Context, tx *sql.Tx, id string, days int) (bool, error) {
+	if msg := ValidateRetentionDays(days); msg != "" {
+		return false, fmt.Errorf("set retention of tenant %s: %s", id, msg)
+	}
+	return updateTenant(ctx, tx, id, "set retention of", `UPDATE tenants SET trace_retention_days = ? WHERE id = ? AND trace_retention_days != ?`, days, id, days)
+}
+
+// updateTenant runs a conditional update; no row changed means either no
+// such tenant (ErrNotFound) or nothing to change (false).
+func updateTenant(ctx context.Context, tx *sql.Tx, id, what, query string, args ...any) (bool, error) {
+	res, err := tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return false, fmt.Errorf("%s tenant %s: %w", what, id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("%s tenant %s: %w", what, id, err)
+	}
+	if n == 0 {
+		if _, err := TenantByID(ctx, tx, id); err != nil {
+			return false, err
+		}
+	}
+	return n == 1, nil
 }
 
 // CountTenants counts the tenants visible to a scope: all of them when
@@ -73,15 +209,15 @@ type Querier interface {
 
 // ListTenants returns the tenants in a scope (nil for all), by slug.
 func (db *DB) ListTenants(ctx context.Context, slugs []string) ([]Tenant, error) {
-	rows, err := db.read.QueryContext(ctx, `SELECT id, slug, name, frozen, created_at FROM tenants ORDER BY slug`)
+	rows, err := db.read.QueryContext(ctx, selectTenant+` ORDER BY slug`)
 	if err != nil {
 		return nil, fmt.Errorf("list tenants: %w", err)
 	}
 	defer rows.Close()
 	var out []Tenant
 	for rows.Next() {
-		var t Tenant
-		if err := rows.Scan(&t.ID, &t.Slug, &t.Name, &t.Frozen, &t.CreatedAt); err != nil {
+		t, err := scanTenant(rows)
+		if err != nil {
 			return nil, fmt.Errorf("list tenants: %w", err)
 		}
 		if slugs == nil || slices.Contains(slugs, t.Slug) {

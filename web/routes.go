@@ -30,6 +30,31 @@ func (s *Server) consoleRoutes() []route {
 		{http.MethodGet, "/audit", handlers.AuditList(s.db.Read(), s.db), []string{config.RoleAuditor, config.RoleAdmin}, "Audit trail"},
 		{http.MethodPost, "/audit/verify", handlers.AuditVerify(s.db.Read(), s.db, s.recordVerify), []string{config.RoleAuditor, config.RoleAdmin}, ""},
 		{http.MethodGet, "/tenants", handlers.TenantList(s.db), []string{config.RoleAdmin}, "Tenants"},
+		{http.MethodPost, "/tenants", handlers.TenantCreate(s.db), []string{config.RoleAdmin}, ""},
+		{http.MethodGet, "/tenants/:slug", handlers.TenantShow(s.db), []string{config.RoleAdmin}, ""},
+		{http.MethodPost, "/tenants/:slug/rename", handlers.TenantRename(s.db), []string{config.RoleAdmin}, ""},
+		{http.MethodPost, "/tenants/:slug/retention", handlers.TenantRetention(s.db), []string{config.RoleAdmin}, ""},
+		{http.MethodGet, "/tenants/:slug/freeze", handlers.TenantFreezeConfirm(s.db, true), []string{config.RoleAdmin}, ""},
+		{http.MethodPost, "/tenants/:slug/freeze", handlers.TenantFreeze(s.db, true), []string{config.RoleAdmin}, ""},
+		{http.MethodGet, "/tenants/:slug/unfreeze", handlers.TenantFreezeConfirm(s.db, false), []string{config.RoleAdmin}, ""},
+		{http.MethodPost, "/tenants/:slug/unfreeze", handlers.TenantFreeze(s.db, false), []string{config.RoleAdmin}, ""},
+		{http.MethodGet, "/keys", handlers.KeyList(s.db), []string{config.RoleAdmin}, "Keys"},
+		{http.MethodGet, "/keys/new", handlers.KeyNew(s.db, handlers.StaticSkills{"order_status", "order_support", "refunds"}), []string{config.RoleAdmin}, ""},
+		{http.MethodPost, "/keys", handlers.KeyCreate(s.db, handlers.StaticSkills{"order_status", "order_support", "refunds"}), []string{config.RoleAdmin}, ""},
+		{http.MethodGet, "/keys/:id/revoke", handlers.KeyRevokeConfirm(s.db), []string{config.RoleAdmin}, ""},
+		{http.MethodPost, "/keys/:id/revoke", handlers.KeyRevoke(s.db), []string{config.RoleAdmin}, ""},
+		{http.MethodGet, "/budgets", handlers.BudgetList(s.db), []string{config.RoleAdmin}, "Budgets"},
+		{http.MethodPost, "/budgets/:tenant", handlers.BudgetEdit(s.db), []string{config.RoleAdmin}, ""},
+		{http.MethodGet, "/tools", handlers.ToolList(s.db), []string{config.RoleAdmin}, "Tools"},
+		{http.MethodGet, "/tools/new", handlers.ToolNew(s.db), []string{config.RoleAdmin}, ""},
+		{http.MethodPost, "/tools", handlers.ToolCreate(s.db), []string{config.RoleAdmin}, ""},
+		{http.MethodGet, "/tools/:name/edit", handlers.ToolEditForm(s.db), []string{config.RoleAdmin}, ""},
+		{http.MethodPost, "/tools/:name", handlers.ToolUpdate(s.db), []string{config.RoleAdmin}, ""},
+		{http.MethodPost, "/tools/:name/enable", handlers.ToolSwitch(s.db, true), []string{config.RoleAdmin}, ""},
+		{http.MethodGet, "/tools/:name/disable", handlers.ToolDisableConfirm(s.db), []string{config.RoleAdmin}, ""},
+		{http.MethodPost, "/tools/:name/disable", handlers.ToolSwitch(s.db, false), []string{config.RoleAdmin}, ""},
+		{http.MethodGet, "/traces", handlers.TraceList(s.db), []string{config.RoleOncall, config.RoleAuditor, config.RoleAdmin}, "Traces"},
+		{http.MethodGet, "/traces/:id", handlers.TraceDetail(s.db), []string{config.RoleOncall, config.RoleAuditor, config.RoleAdmin}, ""},
 	}
 }
 
@@ -44,6 +69,13 @@ func (s *Server) routes() {
 	e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", static.Handler())))
 	if s.devIdP != nil {
 		e.Any(devIdPPath+"/*", echo.WrapHandler(s.devIdP))
+	}
+
+	// The agents' JSON API: virtual keys, no cookies, no CSRF.
+	if s.gateway != nil && s.runtime != nil {
+		api := handlers.JourneyAPI{DB: s.db, Gateway: s.gateway, Runtime: s.runtime}
+		e.POST("/v1/journeys", api.CreateJourney)
+		e.GET("/v1/journeys/:id", api.GetJourney)
 	}
 
 	e.Use(s.loadSession(), s.csrf(), s.page(pages))

@@ -128,6 +128,11 @@ func Get(ctx context.Context, q store.Querier, tenantID string) (Budget, error) 
 		return Budget{}, fmt.Errorf("load budget of %s: %w", tenantID, err)
 	}
 	b.PeriodStart, _ = time.Parse(time.RFC3339Nano, start)
+	// A period that has ended is shown as the new one, with nothing spent
+	// yet; the next reservation writes the roll-over.
+	if cur := PeriodStart(b.Period, time.Now()); b.PeriodStart.Before(cur) {
+		b.PeriodStart, b.SpentMicros = cur, 0
+	}
 	return b, nil
 }
 

@@ -1,0 +1,138 @@
+package handlers
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/store"
+)
+
+// AdminStore is what the admin and trace pages need from the database:
+// reads, write transactions (each change commits with its audit event),
+// tenants and principal names. *store.DB implements it.
+type AdminStore interface {
+	Read() *sql.DB
+	Transact(ctx context.Context, fn func(tx *sql.Tx) error) error
+	ListTenants(ctx context.Context, slugs []string) ([]store.Tenant, error)
+	PrincipalNames(ctx context.Context, ids []string) (map[string]string, error)
+}
+
+// Tenant scope. Every handler that touches a tenant's object checks the
+// principal's scope on the server, whatever the form offered.
+
+// requireTenant refuses a principal whose tenant scope does not cover the
+// tenant slug.
+func requireTenant(p *identity.Principal, slug string) error {
+	if p == nil || !p.InTenant(slug) {
+		return Forbidden("Your tenant scope does not include the tenant " + strconv.Quote(slug) + ".")
+	}
+	return nil
+}
+
+// requireAllTenants refuses changes that reach beyond any one tenant (the
+// tool catalog, new tenants) unless the principal may see every tenant.
+func requireAllTenants(p *identity.Principal, what string) error {
+	if p == nil || !p.AllTenantScope() {
+		return Forbidden(what + " affects every tenant, so it needs a tenant scope of all tenants.")
+	}
+	return nil
+}
+
+// tenantInScope loads the tenant named by slug after checking the scope:
+// 403 outside the scope (whether or not it exists), 404 when unknown.
+func tenantInScope(ctx context.Context, q store.Querier, p *identity.Principal, slug string) (store.Tenant, error) {
+	if err := requireTenant(p, slug); err != nil {
+		return store.Tenant{}, err
+	}
+	t, err := store.TenantBySlug(ctx, q, slug)
+	if errors.Is(err, store.ErrNotFound) {
+		return store.Tenant{}, echo.NewHTTPError(http.StatusNotFound, "There is no tenant "+strconv.Quote(slug)+".")
+	}
+	return t, err
+}
+
+// tenantIDs returns the ids of the tenants, for filters that take ids.
+func tenantIDs(ts []store.Tenant) []string {
+	ids := make([]string, 0, len(ts))
+	for _, t := range ts {
+		ids = append(ids, t.ID)
+	}
+	return ids
+}
+
+// principalActor is the audit actor for a console user.
+func principalActor(p *identity.Principal) audit.Actor {
+	return audit.Actor{Type: audit.ActorPrincipal, ID: p.ID}
+}
+
+// doneNotice turns the ?done= code a handler redirected with into the sentence
+// the page shows. Only known codes are shown, so a link cannot put words
+// on the page.
+func doneNotice(c echo.Context, msgs map[string]string) string {
+	return msgs[c.QueryParam("done")]
+}
+
+// seeOther redirects after a successful POST.
+func seeOther(c echo.Context, url string) error {
+	return c.Redirect(http.StatusSeeOther, url)
+}
+
+// parseMicros reads an amount of money typed in currency units ("250",
+// "250.00", "0.0015") as integer micro-units, exactly: no floating point.
+// It returns a message for the user when the text is not such an amount.
+func parseMicros(raw string) (int64, string) {
+	s := strings.TrimSpace(raw)
+	s = strings.TrimPrefix(s, "$")
+	if s == "" {
+		return 0, "Enter an amount, such as 250.00."
+	}
+	if strings.HasPrefix(s, "-") {
+		return 0, "The amount cannot be negative."
+	}
+	whole, frac, dot := strings.Cut(s, ".")
+	if whole == "" || !allDigits(whole) || (dot && (frac == "" || !allDigits(frac))) {
+		return 0, "Write the amount as digits with an optional decimal point, such as 250 or 250.00, without separators or currency."
+	}
+	if len(frac) > 6 {
+		return 0, "Use at most 6 decimal places: amounts are kept in millionths."
+	}
+	w, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil || w > math.MaxInt64/1_000_000 {
+		return 0, "The amount is too large."
+	}
+	var f int64
+	if frac != "" {
+		f, _ = strconv.ParseInt(frac+strings.Repeat("0", 6-len(frac)), 10, 64)
+	}
+	if w*1_000_000 > math.MaxInt64-f {
+		return 0, "The amount is too large."
+	}
+	return w*1_000_000 + f, ""
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// formInt reads a whole number typed into a form, or returns msg.
+func formInt(raw, msg string) (int, string) {
+	n, err := strconv.Atoi(strings.TrimSpace(raw))
+	if err != nil {
+		return 0, msg
+	}
+	return n, ""
+}

@@ -1,0 +1,173 @@
+package handlers
+
+import (
+	"errors"
+	"math"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/wardenhq/warden/agent/keys"
+	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/views"
+)
+
+func TestParseMicros(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    int64
+		wantErr string
+	}{
+		{"250.00", 250_000_000, ""},
+		{"250", 250_000_000, ""},
+		{" 250.5 ", 250_500_000, ""},
+		{"$12.34", 12_340_000, ""},
+		{"0", 0, ""},
+		{"0.000001", 1, ""},
+		{"1.123456", 1_123_456, ""},
+		{"007.10", 7_100_000, ""},
+		{"9223372036854.775807", math.MaxInt64, ""},
+		{"9223372036854.775808", 0, "The amount is too large."},
+		{"9223372036855", 0, "The amount is too large."},
+		{"99999999999999999999", 0, "The amount is too large."},
+		{"", 0, "Enter an amount, such as 250.00."},
+		{"   ", 0, "Enter an amount, such as 250.00."},
+		{"-1", 0, "The amount cannot be negative."},
+		{"-0.5", 0, "The amount cannot be negative."},
+		{"1.1234567", 0, "Use at most 6 decimal places: amounts are kept in millionths."},
+		{"abc", 0, digitsMsg},
+		{"1,000.00", 0, digitsMsg},
+		{"1e3", 0, digitsMsg},
+		{"+5", 0, digitsMsg},
+		{"250.", 0, digitsMsg},
+		{".5", 0, digitsMsg},
+		{"1.2.3", 0, digitsMsg},
+		{"١٢", 0, digitsMsg}, // digits, but not ASCII ones
+		{"NaN", 0, digitsMsg},
+	}
+	for _, tt := range tests {
+		got, msg := parseMicros(tt.in)
+		if got != tt.want || msg != tt.wantErr {
+			t.Errorf("parseMicros(%q) = %d, %q; want %d, %q", tt.in, got, msg, tt.want, tt.wantErr)
+		}
+	}
+}
+
+const digitsMsg = "Write the amount as digits with an optional decimal point, such as 250 or 250.00, without separators or currency."
+
+// The form shows stored amounts with views.MoneyInput; what it shows must
+// parse back to the same micro-units, or saving an untouched form would
+// change the amount.
+func TestParseMicrosRoundTrip(t *testing.T) {
+	for _, m := range []int64{0, 1, 999_999, 1_000_000, 12_340_000, 250_000_000, 1_234_567_891, math.MaxInt64} {
+		text := views.MoneyInput(m)
+		got, msg := parseMicros(text)
+		if msg != "" || got != m {
+			t.Errorf("parseMicros(MoneyInput(%d) = %q) = %d, %q; want %d", m, text, got, msg, m)
+		}
+	}
+}
+
+func TestTenantScopeRules(t *testing.T) {
+	acme := &identity.Principal{ID: "p1", Roles: []string{"admin"}, Tenants: []string{"acme"}}
+	two := &identity.Principal{ID: "p2", Roles: []string{"admin"}, Tenants: []string{"acme", "globex"}}
+	all := &identity.Principal{ID: "p3", Roles: []string{"admin"}, Tenants: []string{identity.AllTenants}}
+	none := &identity.Principal{ID: "p4", Roles: []string{"admin"}}
+	tests := []struct {
+		name     string
+		p        *identity.Principal
+		slug     string
+		tenantOK bool // requireTenant(p, slug) passes
+		globalOK bool // requireAllTenants(p) passes
+	}{
+		{"scoped, own tenant", acme, "acme", true, false},
+		{"scoped, other tenant", acme, "globex", false, false},
+		{"scoped, empty slug", acme, "", false, false},
+		{"two tenants, second", two, "globex", true, false},
+		{"two tenants, third", two, "initech", false, false},
+		{"all tenants", all, "globex", true, true},
+		{"no scope", none, "acme", false, false},
+		{"nobody", nil, "acme", false, false},
+	}
+	for _, tt := range tests {
+		if got := requireTenant(tt.p, tt.slug); (got == nil) != tt.tenantOK || (got != nil && statusOfErr(got) != http.StatusForbidden) {
+			t.Errorf("%s: requireTenant(%q) = %v, want ok=%v (else 403)", tt.name, tt.slug, got, tt.tenantOK)
+		}
+		if got := requireAllTenants(tt.p, "Changing the catalog"); (got == nil) != tt.globalOK || (got != nil && statusOfErr(got) != http.StatusForbidden) {
+			t.Errorf("%s: requireAllTenants = %v, want ok=%v (else 403)", tt.name, got, tt.globalOK)
+		}
+	}
+}
+
+func statusOfErr(err error) int {
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		return he.Code
+	}
+	return 0
+}
+
+func TestKeyState(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	past, future := now.Add(-time.Hour), now.Add(time.Hour)
+	tests := []struct {
+		name string
+		k    keys.Key
+		want string
+	}{
+		{"no expiry", keys.Key{}, views.KeyActive},
+		{"expires later", keys.Key{ExpiresAt: &future}, views.KeyActive},
+		{"expired", keys.Key{ExpiresAt: &past}, views.KeyExpired},
+		{"expires exactly now", keys.Key{ExpiresAt: &now}, views.KeyExpired},
+		{"revoked", keys.Key{RevokedAt: &past}, views.KeyRevoked},
+		{"revoked and expired", keys.Key{RevokedAt: &past, ExpiresAt: &past}, views.KeyRevoked},
+	}
+	for _, tt := range tests {
+		if got := keyState(tt.k, now); got != tt.want {
+			t.Errorf("keyState(%s) = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestKeyListURL(t *testing.T) {
+	tests := []struct {
+		tenant string
+		page   int
+		want   string
+	}{
+		{"", 1, "/keys"},
+		{"acme", 1, "/keys?tenant=acme"},
+		{"", 3, "/keys?page=3"},
+		{"acme", 2, "/keys?page=2&tenant=acme"},
+	}
+	for _, tt := range tests {
+		if got := keyListURL(tt.tenant, tt.page); got != tt.want {
+			t.Errorf("keyListURL(%q, %d) = %q, want %q", tt.tenant, tt.page, got, tt.want)
+		}
+	}
+}
+
+func TestFormInt(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    int
+		wantMsg string
+	}{
+		{"600", 600, ""},
+		{" 60 ", 60, ""},
+		{"-3", -3, ""}, // range is the domain validator's job
+		{"", 0, "bad"},
+		{"1.5", 0, "bad"},
+		{"ten", 0, "bad"},
+		{strconv.Itoa(math.MaxInt), math.MaxInt, ""},
+	}
+	for _, tt := range tests {
+		got, msg := formInt(tt.in, "bad")
+		if got != tt.want || msg != tt.wantMsg {
+			t.Errorf("formInt(%q) = %d, %q; want %d, %q", tt.in, got, msg, tt.want, tt.wantMsg)
+		}
+	}
+}

@@ -1,0 +1,73 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/wardenhq/warden/agent/budget"
+	"github.com/wardenhq/warden/agent/runtime"
+	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/views"
+)
+
+const topSpenders = 5
+
+var budgetNotices = map[string]string{
+	"saved":     "Budget saved.",
+	"unchanged": "That is the current budget; nothing changed.",
+}
+
+// BudgetList shows the budget of each tenant in the admin's scope: what is
+// spent and reserved, what remains, and the journeys that cost the most.
+func BudgetList(st AdminStore) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		return renderBudgets(c, st, http.StatusOK, doneNotice(c, budgetNotices), "", views.BudgetForm{}, nil)
+	}
+}
+
+// renderBudgets renders every card; the card of tenantID, when given,
+// shows form and errs instead of the stored values.
+func renderBudgets(c echo.Context, st AdminStore, status int, note, tenantID string, form views.BudgetForm, errs views.FieldErrors) error {
+	cards, err := budgetCards(c.Request().Context(), st, CurrentPrincipal(c), time.Now())
+	if err != nil {
+		return err
+	}
+	for i := range cards {
+		if cards[i].Tenant.ID == tenantID {
+			cards[i].Form, cards[i].Errors = form, errs
+		}
+	}
+	page := PageFor(c, "Budgets")
+	return Render(c, status, page, views.BudgetList(page, views.BudgetsView{Cards: cards, Notice: note}))
+}
+
+func budgetCards(ctx context.Context, st AdminStore, user *identity.Principal, now time.Time) ([]views.BudgetCard, error) {
+	tenants, err := st.ListTenants(ctx, tenantFilter(user))
+	if err != nil {
+		return nil, err
+	}
+	cards := make([]views.BudgetCard, 0, len(tenants))
+	for _, t := range tenants {
+		card := views.BudgetCard{Tenant: t, Form: views.BudgetForm{Period: budget.Month, AlertPercent: "80"}}
+		b, err := budget.Get(ctx, st.Read(), t.ID)
+		switch {
+		case errors.Is(err, budget.ErrNoBudget):
+		case err != nil:
+			return nil, err
+		default:
+			card.Budget = &b
+			card.Form = views.BudgetForm{Period: b.Period, Limit: views.MoneyInput(b.LimitMicros), AlertPercent: strconv.Itoa(b.AlertPercent)}
+			card.PeriodStart = budget.PeriodStart(b.Period, now)
+			if card.Top, err = runtime.TopSpenders(ctx, st.Read(), t.ID, card.PeriodStart, topSpenders); err != nil {
+				return nil, err
+			}
+		}
+		cards = append(cards, card)
+	}
+	return cards, nil
+}

@@ -1,0 +1,199 @@
+package handlers
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/wardenhq/warden/agent/catalog"
+	"github.com/wardenhq/warden/agent/keys"
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/views"
+)
+
+// SkillLister names the skills a key's scopes may list.
+type SkillLister interface {
+	SkillNames(ctx context.Context) ([]string, error)
+}
+
+// StaticSkills is a fixed list of skill names.
+type StaticSkills []string
+
+// SkillNames returns the list.
+func (s StaticSkills) SkillNames(context.Context) ([]string, error) { return slices.Clone(s), nil }
+
+// The form's starting values, the same as the virtual_keys column defaults.
+const (
+	defaultRatePerMin = "600"
+	defaultBurst      = "60"
+)
+
+// KeyNew shows the form that creates a key.
+func KeyNew(st AdminStore, skills SkillLister) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		form := views.KeyForm{Tenant: c.QueryParam("tenant"), RatePerMin: defaultRatePerMin, Burst: defaultBurst}
+		return renderKeyForm(c, st, skills, http.StatusOK, form, nil)
+	}
+}
+
+// KeyCreate creates a key and shows its secret, once. The page is not
+// cached and is not reached by a redirect, so reloading the list or going
+// back cannot show the secret again.
+func KeyCreate(st AdminStore, skills SkillLister) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		user := CurrentPrincipal(c)
+		params, err := c.FormParams()
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
+		}
+		form := views.KeyForm{
+			Tenant:     strings.TrimSpace(params.Get("tenant")),
+			Name:       params.Get("name"),
+			Scopes:     params["scopes"],
+			RatePerMin: params.Get("rate_per_min"),
+			Burst:      params.Get("burst"),
+			ExpiresAt:  strings.TrimSpace(params.Get("expires_at")),
+		}
+		errs := views.FieldErrors{}
+		var tenant store.Tenant
+		if form.Tenant == "" {
+			errs["tenant"] = "Choose the tenant the key belongs to."
+		} else if err := requireTenant(user, form.Tenant); err != nil {
+			return err // outside the scope: 403, whatever else the form says
+		} else if tenant, err = store.TenantBySlug(ctx, st.Read(), form.Tenant); errors.Is(err, store.ErrNotFound) {
+			errs["tenant"] = "There is no tenant " + form.Tenant + "."
+		} else if err != nil {
+			return err
+		}
+		spec := keys.NewSpec{TenantID: tenant.ID, Name: form.Name, Scopes: form.Scopes, CreatedBy: user.ID}
+		if n, msg := formInt(form.RatePerMin, "Enter a whole number of requests a minute."); msg != "" {
+			errs["rate_per_min"] = msg
+		} else {
+			spec.RatePerMin = n
+		}
+		if n, msg := formInt(form.Burst, "Enter a whole number of requests."); msg != "" {
+			errs["burst"] = msg
+		} else {
+			spec.Burst = n
+		}
+		if form.ExpiresAt != "" {
+			day, err := time.ParseInLocation("2006-01-02", form.ExpiresAt, time.UTC)
+			if err != nil {
+				errs["expires_at"] = "Enter a date such as 2027-01-31, or leave it empty for a key that does not expire."
+			} else {
+				spec.ExpiresAt = &day
+			}
+		}
+		offered, err := keyScopeChoices(ctx, st, skills)
+		if err != nil {
+			return err
+		}
+		for _, sc := range form.Scopes {
+			if !slices.Contains(offered, sc) {
+				errs["scopes"] = fmt.Sprintf("%q is not a skill or tool Warden knows.", sc)
+				break
+			}
+		}
+		for field, msg := range spec.Validate(time.Now()) {
+			if _, seen := errs[field]; !seen {
+				errs[field] = msg
+			}
+		}
+		if len(errs) > 0 {
+			return renderKeyForm(c, st, skills, http.StatusUnprocessableEntity, form, errs)
+		}
+
+		var key keys.Key
+		var secret string
+		err = st.Transact(ctx, func(tx *sql.Tx) error {
+			key, secret, err = keys.Create(ctx, tx, spec)
+			if err != nil {
+				return err
+			}
+			details := map[string]any{
+				"prefix": key.Prefix, "name": key.Name, "scopes": key.Scopes,
+				"rate_per_min": key.RatePerMin, "burst": key.Burst,
+			}
+			if key.ExpiresAt != nil {
+				details["expires_at"] = store.FormatTime(*key.ExpiresAt)
+			}
+			_, err = audit.Append(ctx, tx, audit.Event{
+				Actor:   principalActor(user),
+				Tenant:  tenant.Slug,
+				Verb:    "key.create",
+				Subject: audit.Subject{Type: "key", ID: key.ID},
+				Details: details,
+			})
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		key.TenantSlug = tenant.Slug
+		h := c.Response().Header()
+		h.Set("Cache-Control", "no-store")
+		h.Set("Pragma", "no-cache")
+		page := PageFor(c, "Key created")
+		page.Active = "/keys"
+		return Render(c, http.StatusOK, page, views.KeyCreated(page, views.KeyCreatedView{Key: key, Secret: secret}))
+	}
+}
+
+// keyScopeChoices lists every scope the form offers: "skill:NAME" for each
+// skill, "tool:NAME" for each catalog tool.
+func keyScopeChoices(ctx context.Context, st AdminStore, skills SkillLister) ([]string, error) {
+	sk, ts, err := keyFormChoices(ctx, st, skills)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(sk)+len(ts))
+	for _, s := range sk {
+		out = append(out, "skill:"+s)
+	}
+	for _, t := range ts {
+		out = append(out, "tool:"+t)
+	}
+	return out, nil
+}
+
+func keyFormChoices(ctx context.Context, st AdminStore, skills SkillLister) (skillNames, toolNames []string, err error) {
+	skillNames, err = skills.SkillNames(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("list skills: %w", err)
+	}
+	tools, err := catalog.List(ctx, st.Read())
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, t := range tools {
+		toolNames = append(toolNames, t.Name)
+	}
+	return skillNames, toolNames, nil
+}
+
+func renderKeyForm(c echo.Context, st AdminStore, skills SkillLister, status int, form views.KeyForm, errs views.FieldErrors) error {
+	ctx := c.Request().Context()
+	tenants, err := st.ListTenants(ctx, tenantFilter(CurrentPrincipal(c)))
+	if err != nil {
+		return err
+	}
+	if form.Tenant == "" && len(tenants) == 1 {
+		form.Tenant = tenants[0].Slug
+	}
+	sk, ts, err := keyFormChoices(ctx, st, skills)
+	if err != nil {
+		return err
+	}
+	page := PageFor(c, "Create a key")
+	page.Active = "/keys"
+	return Render(c, status, page, views.KeyNew(page, views.KeyFormView{Form: form, Tenants: tenants, Skills: sk, Tools: ts, Errors: errs}))
+}

@@ -1,0 +1,115 @@
+package handlers
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/wardenhq/warden/agent/keys"
+	"github.com/wardenhq/warden/views"
+)
+
+const keyPageSize = 50
+
+var keyListNotices = map[string]string{
+	"revoked":         "Key revoked. Agents using it now get 401.",
+	"already_revoked": "The key was already revoked; nothing changed.",
+}
+
+// KeyList lists the virtual keys of the tenants in the admin's scope,
+// newest first, a page at a time. It never shows a secret: Warden does not
+// have them.
+func KeyList(st AdminStore) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		user := CurrentPrincipal(c)
+		scope, err := st.ListTenants(ctx, tenantFilter(user))
+		if err != nil {
+			return err
+		}
+		filter := c.QueryParam("tenant")
+		var ids []string // nil: every tenant
+		switch {
+		case filter != "":
+			if err := requireTenant(user, filter); err != nil {
+				return err
+			}
+			ids = []string{}
+			for _, t := range scope {
+				if t.Slug == filter {
+					ids = append(ids, t.ID)
+				}
+			}
+		case !user.AllTenantScope():
+			ids = tenantIDs(scope)
+		}
+		pageNo := 1
+		if raw := c.QueryParam("page"); raw != "" {
+			if pageNo, err = strconv.Atoi(raw); err != nil || pageNo < 1 {
+				return echo.NewHTTPError(http.StatusBadRequest, "The page parameter must be a positive number.")
+			}
+		}
+		all, err := keys.List(ctx, st.Read(), ids)
+		if err != nil {
+			return err
+		}
+		start := min((pageNo-1)*keyPageSize, len(all))
+		end := min(start+keyPageSize, len(all))
+		shown := all[start:end]
+
+		creators := make([]string, 0, len(shown))
+		for _, k := range shown {
+			creators = append(creators, k.CreatedBy)
+		}
+		names, err := st.PrincipalNames(ctx, creators)
+		if err != nil {
+			return err
+		}
+		now := time.Now()
+		v := views.KeysView{Tenants: scope, Tenant: filter, Total: len(all), Notice: doneNotice(c, keyListNotices)}
+		for _, k := range shown {
+			by := names[k.CreatedBy]
+			if by == "" {
+				by = k.CreatedBy
+			}
+			v.Rows = append(v.Rows, views.KeyRow{Key: k, State: keyState(k, now), CreatedBy: by})
+		}
+		if pageNo > 1 {
+			v.PrevPage = keyListURL(filter, pageNo-1)
+		}
+		if end < len(all) {
+			v.NextPage = keyListURL(filter, pageNo+1)
+		}
+		page := PageFor(c, "Virtual keys")
+		return Render(c, http.StatusOK, page, views.KeyList(page, v))
+	}
+}
+
+// keyState is what the list says about a key at now.
+func keyState(k keys.Key, now time.Time) string {
+	switch {
+	case k.RevokedAt != nil:
+		return views.KeyRevoked
+	case !k.Active(now):
+		return views.KeyExpired
+	default:
+		return views.KeyActive
+	}
+}
+
+func keyListURL(tenant string, page int) string {
+	q := url.Values{}
+	if tenant != "" {
+		q.Set("tenant", tenant)
+	}
+	if page > 1 {
+		q.Set("page", strconv.Itoa(page))
+	}
+	if len(q) == 0 {
+		return "/keys"
+	}
+	return "/keys?" + q.Encode()
+}

@@ -1,0 +1,81 @@
+package handlers
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/wardenhq/warden/agent/keys"
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/views"
+)
+
+// KeyRevokeConfirm asks before revoking a key, saying what will happen.
+func KeyRevokeConfirm(st AdminStore) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		k, err := keyInScope(c.Request().Context(), st.Read(), CurrentPrincipal(c), c.Param("id"))
+		if err != nil {
+			return err
+		}
+		page := PageFor(c, "Revoke "+k.Name)
+		page.Active = "/keys"
+		return Render(c, http.StatusOK, page, views.KeyRevokeConfirm(page, views.KeyRevokeView{Key: k, State: keyState(k, time.Now())}))
+	}
+}
+
+// KeyRevoke revokes a key. Revoking it again changes and records nothing.
+func KeyRevoke(st AdminStore) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		user := CurrentPrincipal(c)
+		k, err := keyInScope(ctx, st.Read(), user, c.Param("id"))
+		if err != nil {
+			return err
+		}
+		changed := false
+		err = st.Transact(ctx, func(tx *sql.Tx) error {
+			changed, err = keys.Revoke(ctx, tx, k.ID)
+			if err != nil || !changed {
+				return err
+			}
+			_, err = audit.Append(ctx, tx, audit.Event{
+				Actor:   principalActor(user),
+				Tenant:  k.TenantSlug,
+				Verb:    "key.revoke",
+				Subject: audit.Subject{Type: "key", ID: k.ID},
+				Details: map[string]any{"prefix": k.Prefix, "name": k.Name},
+			})
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		done := "revoked"
+		if !changed {
+			done = "already_revoked"
+		}
+		return seeOther(c, "/keys?done="+done)
+	}
+}
+
+// keyInScope loads a key: 404 when unknown, 403 when its tenant is outside
+// the principal's scope.
+func keyInScope(ctx context.Context, q store.Querier, p *identity.Principal, id string) (keys.Key, error) {
+	k, err := keys.ByID(ctx, q, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return keys.Key{}, echo.NewHTTPError(http.StatusNotFound, "There is no such key.")
+	}
+	if err != nil {
+		return keys.Key{}, err
+	}
+	if err := requireTenant(p, k.TenantSlug); err != nil {
+		return keys.Key{}, err
+	}
+	return k, nil
+}

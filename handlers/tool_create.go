@@ -1,0 +1,78 @@
+package handlers
+
+import (
+	"database/sql"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/wardenhq/warden/agent/catalog"
+	"github.com/wardenhq/warden/agent/tools"
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/views"
+)
+
+const catalogChange = "Changing the tool catalog"
+
+// errToolExists means the name is taken.
+var errToolExists = errors.New("tool exists")
+
+// ToolNew shows the form that adds a tool.
+func ToolNew(st AdminStore) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if err := requireAllTenants(CurrentPrincipal(c), catalogChange); err != nil {
+			return err
+		}
+		form := views.ToolForm{
+			Impact: string(tools.ImpactLow), Reversibility: string(tools.Reversible), Provider: tools.ProviderBuiltin,
+			Timeout: "5000", MaxAttempts: "3", ApprovalTTL: "86400", UnitCost: "0.00",
+			ArgsSchema: `{"type": "object"}`, Enabled: true,
+		}
+		return renderToolForm(c, st, http.StatusOK, views.ToolFormView{New: true, Form: form})
+	}
+}
+
+// ToolCreate adds a tool to the catalog.
+func ToolCreate(st AdminStore) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		user := CurrentPrincipal(c)
+		if err := requireAllTenants(user, catalogChange); err != nil {
+			return err
+		}
+		form, t, errs := parseToolForm(ctx, c, st, strings.TrimSpace(c.FormValue("name")))
+		if len(errs) == 0 {
+			err := st.Transact(ctx, func(tx *sql.Tx) error {
+				if _, err := catalog.Get(ctx, tx, t.Name); err == nil {
+					return errToolExists
+				} else if !errors.Is(err, store.ErrNotFound) {
+					return err
+				}
+				if err := catalog.Upsert(ctx, tx, t); err != nil {
+					return err
+				}
+				details := toolAuditDetails(t)
+				details["enabled"] = t.Enabled
+				_, err := audit.Append(ctx, tx, audit.Event{
+					Actor:   principalActor(user),
+					Verb:    "tool.create",
+					Subject: audit.Subject{Type: "tool", ID: t.Name},
+					Details: details,
+				})
+				return err
+			})
+			switch {
+			case errors.Is(err, errToolExists):
+				errs["name"] = "There is already a tool " + t.Name + ". Edit it from the catalog instead."
+			case err != nil:
+				return err
+			default:
+				return seeOther(c, "/tools?done=created")
+			}
+		}
+		return renderToolForm(c, st, http.StatusUnprocessableEntity, views.ToolFormView{New: true, Form: form, Errors: errs})
+	}
+}

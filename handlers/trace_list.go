@@ -1,0 +1,99 @@
+package handlers
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/wardenhq/warden/agent/runtime"
+	"github.com/wardenhq/warden/views"
+)
+
+const tracePageSize = 50
+
+var journeyStatuses = []string{
+	runtime.StatusRunning, runtime.StatusCompleted, runtime.StatusAwaitingApproval, runtime.StatusFailed,
+	runtime.StatusRejected, runtime.StatusExpired, runtime.StatusCancelled,
+}
+
+// TraceList shows journeys of the tenants in scope, newest first, with
+// filters, a page at a time ("Older" continues before the last id shown).
+func TraceList(st AdminStore) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		user := CurrentPrincipal(c)
+		scope, err := st.ListTenants(ctx, tenantFilter(user))
+		if err != nil {
+			return err
+		}
+		ff := views.TraceFilter{
+			Tenant: c.QueryParam("tenant"),
+			Status: c.QueryParam("status"),
+			Skill:  strings.TrimSpace(c.QueryParam("skill")),
+			From:   c.QueryParam("from"),
+			To:     c.QueryParam("to"),
+		}
+		f := runtime.Filter{Status: ff.Status, Skill: ff.Skill, Before: c.QueryParam("before"), Limit: tracePageSize}
+		switch {
+		case ff.Tenant != "":
+			if err := requireTenant(user, ff.Tenant); err != nil {
+				return err
+			}
+			f.TenantIDs = []string{}
+			for _, t := range scope {
+				if t.Slug == ff.Tenant {
+					f.TenantIDs = append(f.TenantIDs, t.ID)
+				}
+			}
+		case !user.AllTenantScope():
+			f.TenantIDs = tenantIDs(scope)
+		}
+		if f.Since, err = filterDay(ff.From, "from"); err != nil {
+			return err
+		}
+		if f.Until, err = filterDay(ff.To, "to"); err != nil {
+			return err
+		}
+		if !f.Until.IsZero() {
+			f.Until = f.Until.AddDate(0, 0, 1) // "to" is inclusive: up to the end of that day
+		}
+		js, err := runtime.ListJourneys(ctx, st.Read(), f)
+		if err != nil {
+			return err
+		}
+		v := views.TracesView{
+			Journeys: js, Tenants: scope, Filter: ff, Statuses: journeyStatuses,
+			Filtered: ff != views.TraceFilter{} || f.Before != "",
+		}
+		if len(js) == tracePageSize {
+			v.NextPage = tracesURL(ff, js[len(js)-1].ID)
+		}
+		page := PageFor(c, "Traces")
+		return Render(c, http.StatusOK, page, views.TraceList(page, v))
+	}
+}
+
+// filterDay reads a date filter (YYYY-MM-DD, UTC); empty is no filter.
+func filterDay(raw, name string) (time.Time, error) {
+	if raw == "" {
+		return time.Time{}, nil
+	}
+	d, err := time.ParseInLocation("2006-01-02", raw, time.UTC)
+	if err != nil {
+		return time.Time{}, echo.NewHTTPError(http.StatusBadRequest, "The date \""+name+"\" must look like 2026-01-31.")
+	}
+	return d, nil
+}
+
+func tracesURL(ff views.TraceFilter, before string) string {
+	q := url.Values{}
+	for k, v := range map[string]string{"tenant": ff.Tenant, "status": ff.Status, "skill": ff.Skill, "from": ff.From, "to": ff.To, "before": before} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	return "/traces?" + q.Encode()
+}
