@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -156,6 +158,72 @@ func TestBrowserForbiddenPage(t *testing.T) {
 	}
 	if msg := textOf(t, ctx, byTestID("error-page")); !strings.Contains(msg, "403") || !strings.Contains(msg, "auditor") {
 		t.Errorf("403 page says %q, want the status and the role needed", msg)
+	}
+	p.stop(t)
+}
+
+// TestBrowserKeyJourneyTrace: erin creates a key and sees it once; an agent
+// runs a journey with it over HTTP; the trace shows up redacted.
+func TestBrowserKeyJourneyTrace(t *testing.T) {
+	ctx := newBrowserContext(t)
+	p := startProcess(t, "")
+	signIn(t, ctx, p, "erin")
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(p.URL+"/keys/new"),
+		chromedp.WaitVisible(byTestID("key-create-form")),
+		chromedp.SendKeys(css("#name"), "browser test agent"),
+		chromedp.Click(css(`input[value="skill:order_status"]`)),
+		chromedp.Click(css(`input[value="tool:lookup_order"]`)),
+		chromedp.Click(byTestID("key-create")),
+		chromedp.WaitVisible(byTestID("new-key-secret")),
+	)
+	if err != nil {
+		t.Fatalf("create key: %v\nwarden logs:\n%s", err, p.logs)
+	}
+	secret := textOf(t, ctx, byTestID("new-key-secret"))
+	if !strings.HasPrefix(secret, "wk_") {
+		t.Fatalf("shown secret = %q", secret)
+	}
+	screenshot(ctx, "key-created")
+	// The list never shows it again.
+	if err := chromedp.Do(ctx, chromedp.Navigate(p.URL+"/keys"), chromedp.WaitVisible(byTestID("keys-table"))); err != nil {
+		t.Fatal(err)
+	}
+	if html, _ := chromedp.Run(ctx, chromedp.OuterHTML(css("body"))); strings.Contains(html, secret) {
+		t.Fatal("the keys list shows the secret")
+	}
+
+	const email = "jane.roe@example.org"
+	body := `{"input":"Where is my order ORD-1003? Write to ` + email + ` or call +44 20 7946 0958."}`
+	req, _ := http.NewRequest(http.MethodPost, p.URL+"/v1/journeys", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+secret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct{ ID, Status string }
+	json.NewDecoder(resp.Body).Decode(&out)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || out.Status != "completed" {
+		t.Fatalf("journey = %d %+v\n%s", resp.StatusCode, out, p.logs)
+	}
+
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(p.URL+"/traces"),
+		chromedp.WaitVisible(byTestID("trace-"+out.ID)),
+		chromedp.Click(css(`[data-testid="trace-`+out.ID+`"] a`)),
+		chromedp.WaitVisible(byTestID("trace-input")),
+	)
+	if err != nil {
+		t.Fatalf("open trace: %v", err)
+	}
+	screenshot(ctx, "trace")
+	input := textOf(t, ctx, byTestID("trace-input"))
+	if strings.Contains(input, email) || strings.Contains(input, "7946 0958") || !strings.Contains(input, "[email:") {
+		t.Errorf("trace input = %q, want the e-mail and phone redacted", input)
+	}
+	if html, _ := chromedp.Run(ctx, chromedp.OuterHTML(css("body"))); strings.Contains(html, email) {
+		t.Error("the trace page shows the e-mail address")
 	}
 	p.stop(t)
 }
