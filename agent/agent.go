@@ -10,9 +10,11 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/wardenhq/warden/agent/gateway"
+	"github.com/wardenhq/warden/agent/jobs"
 	"github.com/wardenhq/warden/agent/redact"
 	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/agent/seal"
@@ -22,17 +24,66 @@ import (
 	"github.com/wardenhq/warden/store"
 )
 
-// DualControlMinor is the amount (minor units) from which an action needs
-// two approvers: $1,000.00.
-const DualControlMinor = 100_000
-
 // Runtime is the request plane.
 type Runtime struct {
 	Gateway *gateway.Gateway
 	Service *runtime.Service
 	Sim     *sim.Provider // the simulated orders-and-payments system
 	DB      *store.DB
+	Queue   *jobs.Queue
 	log     *slog.Logger
+}
+
+// Run does the runtime's background work until ctx ends: the job workers
+// (execution of approved actions, callbacks), the reconciler (at start-up
+// and every 30 s), expiry of pending actions (every 5 s) and trace
+// retention (hourly). It returns once the jobs in progress have finished.
+func (rt *Runtime) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, f := range []func(context.Context){
+		rt.Queue.Run,
+		func(ctx context.Context) { every(ctx, 30*time.Second, rt.reconcile) },
+		func(ctx context.Context) { every(ctx, 5*time.Second, rt.expire) },
+		func(ctx context.Context) { rt.RunRetention(ctx, time.Hour) },
+	} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(ctx)
+		}()
+	}
+	wg.Wait()
+}
+
+// every runs f now and then every interval until ctx ends.
+func every(ctx context.Context, interval time.Duration, f func(context.Context)) {
+	for {
+		f(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(interval):
+		}
+	}
+}
+
+func (rt *Runtime) expire(ctx context.Context) {
+	if n, err := rt.Service.ExpireActions(ctx); err != nil && ctx.Err() == nil {
+		rt.log.ErrorContext(ctx, "expiring actions failed", "err", err)
+	} else if n > 0 {
+		rt.log.InfoContext(ctx, "pending actions expired", "actions", n)
+	}
+}
+
+func (rt *Runtime) reconcile(ctx context.Context) {
+	rep, err := rt.Service.Reconcile(ctx)
+	if err != nil && ctx.Err() == nil {
+		rt.log.ErrorContext(ctx, "reconciling the effect ledger failed", "err", err)
+	}
+	if n := len(rep.Recorded) + len(rep.Reexecuted) + len(rep.Review) + len(rep.Failed); n > 0 {
+		rt.log.InfoContext(ctx, "reconciled effects", "recorded", len(rep.Recorded), "reexecuted", len(rep.Reexecuted),
+			"failed", len(rep.Failed), "review", len(rep.Review), "retry", len(rep.Retry))
+	}
 }
 
 // Close closes what the runtime opened (the simulator's database).
@@ -61,6 +112,7 @@ func New(ctx context.Context, dataDir string, db *store.DB, log *slog.Logger, re
 		provider.Close()
 		return nil, errors.Join(errors.New("skills"), err)
 	}
+	queue := jobs.New(db, log, 2)
 	svc := runtime.New(runtime.Options{
 		DB:     db,
 		Log:    log,
@@ -71,9 +123,11 @@ func New(ctx context.Context, dataDir string, db *store.DB, log *slog.Logger, re
 			tools.ProviderBuiltin: tools.WithRetry(provider, tools.RetryOptions{}),
 			tools.ProviderHTTP:    tools.NewHTTPProvider(&http.Client{Timeout: 5 * time.Minute}),
 		},
-		Redactor:         redactor,
-		Sealer:           sealer,
-		DualControlMinor: DualControlMinor,
+		Redactor: redactor,
+		Sealer:   sealer,
+		Queue:    queue,
 	})
-	return &Runtime{Gateway: gateway.New(db, log), Service: svc, Sim: provider, DB: db, log: log}, nil
+	queue.Register(runtime.JobExecuteAction, svc.HandleExecute)
+	queue.Register(runtime.JobCallback, svc.HandleCallback)
+	return &Runtime{Gateway: gateway.New(db, log), Service: svc, Sim: provider, DB: db, Queue: queue, log: log}, nil
 }

@@ -123,9 +123,12 @@ func BenchmarkHandler(b *testing.B) {
 // BenchmarkWorstCase is hostile input: patterns that make a careless
 // scanner quadratic. Each is 200 KB.
 func BenchmarkWorstCase(b *testing.B) {
-	for _, unit := range []string{"sk-", "eyJ-", "wk_-", "1 ", "password:\"", "x.", "[a:", "a@"} {
-		text := strings.Repeat(unit, 200_000/len(unit)) + " 1"
-		b.Run(strings.NewReplacer(`"`, "", ":", "", "[", "", " ", "_").Replace(unit), func(b *testing.B) {
+	for _, c := range []struct{ name, unit string }{
+		{"sk", "sk-"}, {"jwt", "eyJ-"}, {"wk", "wk_-"}, {"digits", "1 "}, {"quote", `password:"`},
+		{"dots", "x."}, {"brackets", "[a:"}, {"at", "a@"},
+	} {
+		text := strings.Repeat(c.unit, 200_000/len(c.unit)) + " 1"
+		b.Run(c.name, func(b *testing.B) {
 			r := New(testKey)
 			b.SetBytes(int64(len(text)))
 			for b.Loop() {

@@ -660,7 +660,7 @@ var generators = map[string]func(g *gen, lang string) (string, string){
 	"room": func(g *gen, _ string) (string, string) {
 		return g.pick("Room 4012", "flight LH 401", "gate B22", "seat 14C", "Suite 1200"), ""
 	},
-	"cidr": func(g *gen, _ string) (string, string) {
+	"decimal": func(g *gen, _ string) (string, string) {
 		return g.pick("v2.14.0", "2.400", "0.5", "1.0.0-beta", "10.0.19045"), ""
 	},
 	"winbuild": func(g *gen, _ string) (string, string) {

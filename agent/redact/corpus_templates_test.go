@@ -145,7 +145,7 @@ var corpusTemplates = []template{
 	{"ticket", "de", "Lieferung an {zip} am {date} zwischen {time} und {time}; Betrag {amount}; Artikel {sku}."},
 	{"ticket", "fr", "Réunion le {date} à {time}, salle {room}; budget {amount}, hausse de {pct}."},
 	{"ticket", "ja", "{date}の{time}に配送予定です。注文{order}、合計{amount}、ポイント{pct}還元。"},
-	{"log", "en", `level=info msg="rate" window=60s limit={qty} used={qty} remaining={qty} reset={epoch} version={cidr}`},
+	{"log", "en", `level=info msg="rate" window=60s limit={qty} used={qty} remaining={qty} reset={epoch} version={decimal}`},
 	{"ticket", "en", "Your card {last4} was charged {amount} on {date}. Questions? Reply to this ticket {order}."},
 
 	// Numbers after "call" or "contact" that are ids, and prose secrets.

@@ -158,7 +158,9 @@ func TestIP(t *testing.T) {
 		{"client=192.168.001.010", "client=[ip]"},
 		{"net 10.20.0.0/16", "net [ip]/16"},
 		{"v6 2001:db8::1, [2001:0db8:85a3:0000:0000:8a2e:0370:7334]:443", "v6 [ip], [[ip]]:443"},
-		{"fe80::1ff:fe23:4567:890a%eth0 and ::1 and ::ffff:192.0.2.128", "[ip] and [ip] and [ip]"},
+		{"fe80::1ff:fe23:4567:890a%eth0 and ::1 and ::ffff:192.0.2.128", "[ip] and ::1 and [ip]"},
+		// Loopback and unspecified addresses identify no one.
+		{"listening on 127.0.0.1:8080, bound 0.0.0.0 and [::1]:9090", "listening on 127.0.0.1:8080, bound 0.0.0.0 and [::1]:9090"},
 		{"X-Forwarded-For: 203.0.113.195, 70.41.3.18", "X-Forwarded-For: [ip], [ip]"},
 		// Near misses.
 		{"999.1.1.1 and 1.2.3 and 1.3.6.1.4.1.311", "999.1.1.1 and 1.2.3 and 1.3.6.1.4.1.311"},

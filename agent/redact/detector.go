@@ -15,7 +15,7 @@ type Match struct {
 	Kind       string // token kind, such as "nino"; see Token for the allowed form
 	// Value is the normalised value the token is computed from, so that
 	// one value written in different ways gets one token. Empty means
-	// the matched text as it is.
+	// the matched text, normalised as Token does for Kind.
 	Value string
 }
 

@@ -148,10 +148,17 @@ func phoneDigits(v string) string {
 // isAuthScheme reports whether w names an HTTP authentication scheme, the
 // part of an Authorization value that is kept readable.
 func isAuthScheme(w string) bool {
-	switch strings.ToLower(w) {
-	case "bearer", "basic", "token", "digest", "negotiate", "ntlm", "apikey",
-		"api-key", "hoba", "mutual", "vapid", "dpop", "gnap", "aws4-hmac-sha256":
-		return true
+	return oneOfFold(w, "bearer", "basic", "token", "digest", "negotiate", "ntlm", "apikey",
+		"api-key", "hoba", "mutual", "vapid", "dpop", "gnap", "aws4-hmac-sha256")
+}
+
+// oneOfFold reports whether w is one of words, ignoring case, without
+// allocating.
+func oneOfFold(w string, words ...string) bool {
+	for _, x := range words {
+		if len(x) == len(w) && strings.EqualFold(w, x) {
+			return true
+		}
 	}
 	return false
 }

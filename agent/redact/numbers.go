@@ -89,8 +89,8 @@ func allHex(w string) bool {
 }
 
 // ipv4 handles a dotted quad at s[i]. It reports whether it consumed one;
-// a dotted quad that is not a valid address (999.1.1.1, 010.0.0.1) or that
-// names a version is consumed without a match.
+// a dotted quad that is not a valid address (999.1.1.1) or that names a
+// version (version 10.0.0.1, 1.2.3.4-beta) is consumed without a match.
 func (sc *scanner) ipv4(i int) (int, bool) {
 	s := sc.s
 	p := i
@@ -118,7 +118,7 @@ func (sc *scanner) ipv4(i int) (int, bool) {
 		return skipWord(s, p+1), true // a version: 1.2.3.4-beta
 	}
 	addr, ok := parseIPv4(s[i:p])
-	if !ok || sc.versionBefore(i) {
+	if !ok || sc.versionBefore(i) || notPersonal(addr) {
 		return p, true
 	}
 	sc.add(i, p, KindIP, addr.String())
@@ -157,11 +157,7 @@ func (sc *scanner) versionBefore(i int) bool {
 	for b > 0 && isAlpha(s[b-1]) {
 		b--
 	}
-	switch strings.ToLower(s[b:e]) {
-	case "version", "ver", "v", "release", "build", "firmware", "fw", "versión", "versao":
-		return true
-	}
-	return false
+	return oneOfFold(s[b:e], "version", "ver", "v", "release", "build", "firmware", "fw", "versao")
 }
 
 // ipv6 handles an IPv6 address starting at s[i]; it returns its end, or 0.
@@ -191,6 +187,11 @@ done:
 	if colons < 2 || !digit || p < len(s) && isWord(s[p]) {
 		return 0
 	}
+	// Eight groups, or fewer with "::" (times and MAC addresses have
+	// neither), before asking netip, whose errors allocate.
+	if colons != 7 && !strings.Contains(s[i:p], "::") && !(colons == 6 && strings.IndexByte(s[i:p], '.') >= 0) {
+		return 0
+	}
 	e := p
 	if e < len(s) && s[e] == '%' { // zone
 		z := e + 1
@@ -204,6 +205,9 @@ done:
 	addr, err := netip.ParseAddr(s[i:e])
 	if err != nil || !addr.Is6() {
 		return 0
+	}
+	if notPersonal(addr) {
+		return e
 	}
 	sc.add(i, e, KindIP, addr.WithZone("").String())
 	return e
@@ -575,15 +579,15 @@ var phoneWords = []string{
 // phone reports whether the groups g are a phone number. plus says that
 // a '+' came before them; start is where the number starts.
 //
-// Accepted, unless an id word such as "order" or "Rechnung" comes just
-// before: international numbers (+ or 00 and a country code) of 8–15
-// digits; North American 3-3-4 (optionally 1-3-3-4); Chinese mobiles
-// 1xx xxxx xxxx; national numbers with a
-// trunk prefix 0 (030 1234567, 06 12 34 56 78, (020) 7946 0958, 090-1234-5678)
-// of 9–12 digits; a parenthesised area code ((11) 91234-5678); Spanish
-// mobiles 6xx xx xx xx; and, after a word such as "phone", "call" or
-// "Tel.", any grouping of 7–13 digits in groups of at most five. A number
-// after '+' is always a phone number.
+// A number after '+' is a phone number when it has 8–15 digits. Other
+// numbers must have a shape phone numbers are written in: international
+// with 00 and a country code; North American 3-3-4 (or 1-3-3-4); a
+// national trunk prefix 0 (030 1234567, 06 12 34 56 78, (020) 7946 0958,
+// 090-1234-5678) and 9–12 digits; a parenthesised area code ((11)
+// 91234-5678); Spanish mobiles 6xx xx xx xx; Chinese mobiles 1xx xxxx
+// xxxx. After a word such as "phone", "call" or "Tel.", any grouping of
+// 7–13 digits in groups of at most five will do. None counts when an id
+// word directly precedes it ("order 2024-118734", "Rechnung 0616-3136-02").
 func (sc *scanner) phone(g []grp, plus bool, start int) bool {
 	s := sc.s
 	k := len(g)
@@ -600,8 +604,7 @@ func (sc *scanner) phone(g []grp, plus bool, start int) bool {
 	if plus {
 		return d >= 8 && d <= 15 && (k == 1 || g[0].len() <= 4)
 	}
-	ctx, id := sc.numberContext(start)
-	if id {
+	if d < 7 || d > 15 {
 		return false
 	}
 	first := s[g[0].start:g[0].end]
@@ -611,37 +614,42 @@ func (sc *scanner) phone(g []grp, plus bool, start int) bool {
 			laterShort = true
 		}
 	}
+	shape := false
 	switch {
 	case len(first) >= 3 && first[0] == '0' && first[1] == '0' && first[2] != '0':
-		return d >= 10 && d <= 15 && !laterShort
+		shape = d >= 10 && !laterShort
 	case k == 3 && g[0].len() == 3 && g[1].len() == 3 && g[2].len() == 4:
-		return true
+		shape = true
 	case k == 4 && first == "1" && g[1].len() == 3 && g[2].len() == 3 && g[3].len() == 4:
-		return true
+		shape = true
 	case k == 3 && g[0].len() == 3 && g[1].len() == 4 && g[2].len() == 4 && first[0] == '1' && first[1] >= '3':
-		return true // Chinese mobile: 138 0013 8000
+		shape = true // Chinese mobile: 138 0013 8000
 	case first[0] == '0' && len(first) >= 2 && first[1] != '0':
 		if k == 1 {
-			return d == 10 || d == 11
-		}
-		if len(first) <= 5 && d >= 9 && d <= 12 && !laterShort {
-			return true
+			shape = d == 10 || d == 11
+		} else {
+			shape = len(first) <= 5 && d >= 9 && d <= 12 && !laterShort
 		}
 	case g[0].paren && (len(first) == 2 || len(first) == 3) && (d == 10 || d == 11) && !laterShort:
-		return true
+		shape = true
 	case k == 4 && g[0].len() == 3 && g[1].len() == 2 && g[2].len() == 2 && g[3].len() == 2 &&
 		(first[0] == '6' || first[0] == '7' || first[0] == '9'):
-		return true
+		shape = true
 	}
-	if d >= 7 && d <= 13 && !laterShort && (k > 1 || d >= 9) && ctx {
-		for _, x := range g[:k] {
-			if k > 1 && x.len() > 5 {
-				return false // 2024-118734, 20261130-0042: ids, not phones
-			}
+	if shape {
+		_, id := sc.numberContext(start)
+		return !id
+	}
+	if d > 13 || laterShort || k == 1 && d < 9 {
+		return false
+	}
+	for _, x := range g {
+		if k > 1 && x.len() > 5 {
+			return false // 2024-118734, 20261130-0042: ids, not phones
 		}
-		return true
 	}
-	return false
+	ctx, id := sc.numberContext(start)
+	return ctx && !id
 }
 
 // idWords name the numbers that follow them as ids rather than phone
@@ -664,70 +672,97 @@ func (sc *scanner) numberContext(i int) (phone, id bool) {
 	if k := strings.LastIndexByte(w, ']'); k >= 0 {
 		w = w[k+1:]
 	}
-	lp := -1
-	for _, kw := range phoneWords {
-		if k := lastIndexFold(w, kw); k >= 0 && k+len(kw) > lp {
-			lp = k + len(kw)
-		}
-	}
-	li := -1 // end of the last id word
-	for _, kw := range idWords {
-		if k := lastWordFold(w, kw); k >= 0 && k+len(kw) > li {
-			li = k + len(kw)
-		}
-	}
+	lp := phoneIndex.lastEnd(w, false)
+	li := idIndex.lastEnd(w, true)
 	phone = lp >= 0 && li <= lp
-	if li >= 0 && li > lp {
-		id = true
-		for _, f := range strings.FieldsFunc(w[li:], func(r rune) bool { return strings.ContainsRune(" \t:#.=-(\"'°", r) }) {
-			switch strings.ToLower(f) {
-			case "no", "nr", "num", "number", "nummer", "numero", "número", "n", "id", "ref":
-			default:
-				id = false
-			}
-		}
+	if li < 0 || li <= lp {
+		return phone, false
 	}
-	return phone, id
+	// Only punctuation and words such as "no." may come between.
+	rest := w[li:]
+	for len(rest) > 0 {
+		if strings.IndexByte(" \t:#.=-(\"'", rest[0]) >= 0 {
+			rest = rest[1:]
+			continue
+		}
+		e := 0
+		for e < len(rest) && isAlpha(rest[e]) {
+			e++
+		}
+		switch word := rest[:e]; {
+		case e == 0:
+			if !strings.HasPrefix(rest, "°") {
+				return phone, false
+			}
+			rest = rest[len("°"):]
+			continue
+		case strings.EqualFold(word, "no"), strings.EqualFold(word, "nr"), strings.EqualFold(word, "n"),
+			strings.EqualFold(word, "num"), strings.EqualFold(word, "number"), strings.EqualFold(word, "nummer"),
+			strings.EqualFold(word, "numero"), strings.EqualFold(word, "id"), strings.EqualFold(word, "ref"):
+		default:
+			return phone, false
+		}
+		rest = rest[e:]
+	}
+	return phone, true
 }
 
-// lastWordFold is the last index of needle in s as containsWordFold finds
-// it, or -1.
-func lastWordFold(s, needle string) int {
-	for end := len(s); end > 0; {
-		k := lastIndexFold(s[:end], needle)
-		if k < 0 {
-			return -1
-		}
-		if containsWordFold(s[k:], needle) && (k == 0 || !isAlpha(s[k-1]) || !isAlpha(needle[0])) {
-			e := k + len(needle)
-			if len(needle) > 3 || e == len(s) || !isAlpha(s[e]) || !isAlpha(needle[len(needle)-1]) {
-				return k
-			}
-		}
-		end = k + len(needle) - 1
-	}
-	return -1
+// A keywords index finds the last of a set of keywords in a short text
+// in one backward pass.
+type keywords struct {
+	byFirst [256][]string // lower-case keywords by first byte
+	longest int
 }
 
-// containsWordFold is containsFold for a needle that starts a word, and
-// for a short needle, also ends one ("id" is not in "said", "ref" not in
-// "refund").
-func containsWordFold(s, needle string) bool {
-	for off := 0; off < len(s); {
-		k := indexFold(s[off:], needle)
-		if k < 0 {
+func newKeywords(words []string) *keywords {
+	k := &keywords{}
+	for _, w := range words {
+		k.byFirst[w[0]] = append(k.byFirst[w[0]], w)
+		k.longest = max(k.longest, len(w))
+	}
+	return k
+}
+
+var (
+	phoneIndex = newKeywords(phoneWords)
+	idIndex    = newKeywords(idWords)
+)
+
+// lastEnd returns the end of the keyword occurrence in s that ends last,
+// comparing ASCII letters without case, or -1. With whole, a keyword must
+// start a word and, if short, also end one ("id" is not in "said", "ref"
+// not in "refund").
+func (kw *keywords) lastEnd(s string, whole bool) int {
+	best := -1
+	for i := len(s) - 1; i >= 0 && i+kw.longest > best; i-- {
+		for _, w := range kw.byFirst[lowerASCII(s[i])] {
+			e := i + len(w)
+			if e <= best || e > len(s) || !hasPrefixFold(s[i:], w) {
+				continue
+			}
+			if whole {
+				startOK := i == 0 || !isAlpha(s[i-1]) || !isAlpha(w[0])
+				endOK := len(w) > 3 || e == len(s) || !isAlpha(s[e]) || !isAlpha(w[len(w)-1])
+				if !startOK || !endOK {
+					continue
+				}
+			}
+			best = e
+		}
+	}
+	return best
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	if len(s) < len(prefix) {
+		return false
+	}
+	for k := 0; k < len(prefix); k++ {
+		if lowerASCII(s[k]) != prefix[k] {
 			return false
 		}
-		k += off
-		e := k + len(needle)
-		startOK := k == 0 || !isAlpha(s[k-1]) || !isAlpha(needle[0])
-		endOK := len(needle) > 3 || e == len(s) || !isAlpha(s[e]) || !isAlpha(needle[len(needle)-1])
-		if startOK && endOK {
-			return true
-		}
-		off = k + 1
 	}
-	return false
+	return true
 }
 
 // indexFold is the first index of needle (lower case) in s, comparing
@@ -746,18 +781,8 @@ outer:
 	return -1
 }
 
-// lastIndexFold is the last index of needle (lower case) in s, comparing
-// ASCII letters without case, or -1.
-func lastIndexFold(s, needle string) int {
-	n := len(needle)
-outer:
-	for i := len(s) - n; i >= 0; i-- {
-		for k := 0; k < n; k++ {
-			if lowerASCII(s[i+k]) != needle[k] {
-				continue outer
-			}
-		}
-		return i
-	}
-	return -1
+// notPersonal reports addresses that identify no one: loopback and the
+// unspecified address (Warden's own "listening on 127.0.0.1:8080").
+func notPersonal(a netip.Addr) bool {
+	return a.IsLoopback() || a.IsUnspecified()
 }

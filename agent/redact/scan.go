@@ -118,19 +118,26 @@ func (sc *scanner) run() {
 
 // add records a match. A match that covers earlier ones replaces them (an
 // e-mail address whose local part looked like something else); one that
-// only overlaps an earlier one is dropped.
+// only overlaps an earlier one is merged into it, so that no part of
+// either is left in the clear.
 func (sc *scanner) add(start, end int, kind, value string) {
 	if cutsToken(sc.s, start, end) {
 		return
 	}
 	for len(sc.m) > 0 {
-		last := sc.m[len(sc.m)-1]
+		last := &sc.m[len(sc.m)-1]
 		if last.End <= start {
 			break
 		}
 		if start <= last.Start && end >= last.End {
 			sc.m = sc.m[:len(sc.m)-1]
 			continue
+		}
+		if start < last.Start || end > last.End {
+			u0, u1 := min(start, last.Start), max(end, last.End)
+			if !cutsToken(sc.s, u0, u1) {
+				last.Start, last.End, last.Value = u0, u1, ""
+			}
 		}
 		return
 	}
@@ -145,7 +152,7 @@ func cutsToken(s string, start, end int) bool {
 		if s[q] != '[' {
 			continue
 		}
-		if te := tokenEnd(s, q); te > 0 && q < end && start < te && (q < start || te > end) {
+		if te := tokenEnd(s, q); te > 0 && start < te && (q < start || te > end) {
 			return true
 		}
 	}

@@ -339,9 +339,7 @@ func (sc *scanner) keyValue(i int) int {
 // s[i:ke] is the word.
 func (sc *scanner) passwordIs(i, ke int) int {
 	s := sc.s
-	switch strings.ToLower(s[i:ke]) {
-	case "password", "passwort", "passwd", "passcode", "passphrase", "pin", "kennwort", "senha":
-	default:
+	if !oneOfFold(s[i:ke], "password", "passwort", "passwd", "passcode", "passphrase", "pin", "kennwort", "senha") {
 		return 0
 	}
 	p := ke
@@ -448,9 +446,8 @@ func skipValue(v string) bool {
 	if v == "" || isToken(v) || strings.Trim(v, "*•x#.-_") == "" {
 		return true
 	}
-	switch strings.ToLower(v) {
-	case "true", "false", "null", "nil", "none", "undefined", "redacted", "[redacted]",
-		"<redacted>", "[filtered]", "n/a", "omitted", "hidden", "secret", "password":
+	if oneOfFold(v, "true", "false", "null", "nil", "none", "undefined", "redacted", "[redacted]",
+		"<redacted>", "[filtered]", "n/a", "omitted", "hidden", "secret", "password") {
 		return true
 	}
 	return strings.HasPrefix(v, "${") || strings.HasPrefix(v, "{{") || strings.HasPrefix(v, "<") && strings.HasSuffix(v, ">")

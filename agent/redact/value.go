@@ -13,16 +13,18 @@ import (
 // maxDepth bounds how deep Value walks, which also stops cycles.
 const maxDepth = 32
 
-// Value returns a redacted copy of v that encodes to JSON as v would, with
-// the rules of JSON applied: structs (by their JSON field names, or Go
-// names when untagged) and maps become map[string]any, slices and arrays
-// []any, strings are redacted, and fields whose names mean secret or
-// personal data are replaced whole. Types that marshal themselves
-// (json.Marshaler, encoding.TextMarshaler) are redacted in their marshalled
-// form; errors become their redacted message. Booleans and numbers are
-// kept, except numbers under a sensitive name or long enough to be a card
-// or phone number. Values nested deeper than 32 levels, and functions and
-// channels, are replaced by a placeholder.
+// Value returns a redacted copy of v, made of generic values that encode
+// to JSON as v would: structs (exported fields, by their JSON names, with
+// embedded structs promoted, "-" and omitempty honoured) and maps become
+// map[string]any, slices and arrays []any. Strings are redacted as free text
+// (or as JSON when they hold a document), and fields, map keys and nested values under names that mean
+// secret or personal data are replaced whole. Types that marshal
+// themselves (json.Marshaler, encoding.TextMarshaler) are redacted in
+// their marshalled form; errors and byte slices become their redacted
+// text. Booleans and numbers are kept, except numbers under a sensitive
+// name or long enough to be a card or phone number. Values nested deeper
+// than 32 levels (cycles), functions and channels become placeholders.
+// v itself is not changed.
 //
 // A map[string]any argument gives a map[string]any result.
 func (r *Redactor) Value(v any) any {

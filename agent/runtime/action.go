@@ -102,9 +102,9 @@ func (s *Service) createAction(ctx context.Context, tx *sql.Tx, r *run, now time
 	p := r.pending
 	var f callFacts
 	_ = json.Unmarshal(p.args, &f)
-	required := 1
-	if f.AmountMinor != nil && s.o.DualControlMinor > 0 && *f.AmountMinor >= s.o.DualControlMinor {
-		required = 2
+	required, err := approvalsRequired(ctx, tx, r.j.TenantID, f.AmountMinor)
+	if err != nil {
+		return approvals.Action{}, err
 	}
 	return approvals.Create(ctx, tx, s.o.Sealer, approvals.Spec{
 		TenantID: r.j.TenantID, TenantSlug: r.j.TenantSlug, JourneyID: r.j.ID, StepN: p.n, KeyID: r.j.KeyID,
@@ -113,4 +113,19 @@ func (s *Service) createAction(ctx context.Context, tx *sql.Tx, r *run, now time
 		AmountMinor: f.AmountMinor, Currency: f.Currency, Reason: s.o.Redactor.String(p.reason),
 		Rule: p.rule, ApprovalsRequired: required,
 	}, now)
+}
+
+// approvalsRequired applies the tenant's dual-control threshold: amounts
+// at or above it need two distinct approvers.
+func approvalsRequired(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, tenantID string, amount *int64) (int, error) {
+	var threshold int64
+	if err := q.QueryRowContext(ctx, `SELECT dual_control_minor FROM tenants WHERE id = ?`, tenantID).Scan(&threshold); err != nil {
+		return 0, fmt.Errorf("dual-control threshold: %w", err)
+	}
+	if amount != nil && threshold > 0 && *amount >= threshold {
+		return 2, nil
+	}
+	return 1, nil
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/agent/gateway"
+	"github.com/wardenhq/warden/agent/jobs"
 	"github.com/wardenhq/warden/agent/keys"
 	"github.com/wardenhq/warden/agent/policy"
 	"github.com/wardenhq/warden/agent/redact"
@@ -63,10 +64,9 @@ type Options struct {
 	Prices    Prices
 	Limits    Limits
 	Release   string
-	// DualControlMinor is the amount (minor units) at or above which an
-	// action needs two approvers; 0 means never.
-	DualControlMinor int64
-	Now              func() time.Time
+	// Queue runs approved actions; Decide wakes it.
+	Queue *jobs.Queue
+	Now   func() time.Time
 }
 
 // Service runs journeys.

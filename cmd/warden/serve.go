@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/wardenhq/warden/agent"
+	"github.com/wardenhq/warden/agent/tools/sim"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/web"
 )
@@ -38,6 +40,17 @@ func serve(ctx context.Context, args []string, env func(string) (string, bool), 
 		return 1
 	}
 	defer rt.Close()
+
+	if tool, ok := env("WARDEN_TEST_CRASH_AFTER_COMMIT"); ok && tool != "" {
+		// Test-only fault: die the moment the simulated provider has
+		// committed an effect of this tool, before Warden records it.
+		logger.Warn("TEST FAULT ARMED: the process exits after the provider commits", "tool", tool)
+		rt.Sim.SetFaults(sim.Faults{AfterCommit: func(t, _ string) {
+			if t == tool {
+				os.Exit(3)
+			}
+		}})
+	}
 
 	var demoKey string
 	if cfg.DevMode() {
@@ -80,8 +93,19 @@ func serve(ctx context.Context, args []string, env func(string) (string, bool), 
 		fmt.Fprintf(stdout, "Demo virtual key (shown once): %s\n", demoKey)
 	}
 
-	go rt.RunRetention(ctx, time.Hour)
-	if err := srv.Serve(ctx, ln); err != nil {
+	// Background work (approved actions, callbacks, reconciler, expiry,
+	// retention) stops with ctx; its jobs in progress finish before the
+	// database closes.
+	bgCtx, stopBG := context.WithCancel(ctx)
+	bgDone := make(chan struct{})
+	go func() {
+		defer close(bgDone)
+		rt.Run(bgCtx)
+	}()
+	err = srv.Serve(ctx, ln)
+	stopBG()
+	<-bgDone
+	if err != nil {
 		logger.Error("server stopped", "err", err)
 		return 1
 	}

@@ -1,0 +1,272 @@
+package runtime
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/wardenhq/warden/agent/catalog"
+	"github.com/wardenhq/warden/agent/jobs"
+	"github.com/wardenhq/warden/agent/ledger"
+	"github.com/wardenhq/warden/agent/skills"
+	"github.com/wardenhq/warden/agent/tools"
+	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/store"
+)
+
+// Job kinds the runtime registers.
+const (
+	JobExecuteAction = "execute_action"
+	JobCallback      = "action_callback"
+)
+
+type actionJob struct {
+	ActionID string `json:"action_id"`
+}
+
+// onApproved runs inside the transaction of an action's final approval:
+// the ledger records the intended effect and the job that will execute it
+// is enqueued, so the decision and its execution exist together or not at
+// all.
+func (s *Service) onApproved(ctx context.Context, tx *sql.Tx, a approvals.Action) error {
+	if a.CallbackURL != "" {
+		if err := jobs.Enqueue(ctx, tx, JobCallback, actionJob{ActionID: a.ID}, jobs.Options{UniqueKey: "callback:" + a.ID + ":" + a.Status, MaxAttempts: 12}); err != nil {
+			return err
+		}
+	}
+	if a.External {
+		return nil // the agent executes it and reports the result
+	}
+	slug, err := tenantSlugOf(ctx, tx, a.TenantID)
+	if err != nil {
+		return err
+	}
+	if err := ledger.Intend(ctx, tx, ledger.Entry{Key: a.IdempotencyKey, Digest: a.PayloadDigest, Tool: a.Tool, Tenant: slug, ActionID: a.ID}); err != nil {
+		return err
+	}
+	return jobs.Enqueue(ctx, tx, JobExecuteAction, actionJob{ActionID: a.ID}, jobs.Options{UniqueKey: "exec:" + a.ID})
+}
+
+// Decide records an approver's decision; the final approval enqueues the
+// execution in the same transaction, and the worker is woken after commit.
+func (s *Service) Decide(ctx context.Context, req approvals.Request) (approvals.Result, error) {
+	res, err := approvals.Decide(ctx, s.o.DB, req, s.onApproved, s.o.Now())
+	if err == nil && res.Final {
+		if res.Action.Status == approvals.StatusRejected && res.Action.CallbackURL != "" {
+			err = s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
+				return jobs.Enqueue(ctx, tx, JobCallback, actionJob{ActionID: res.Action.ID}, jobs.Options{UniqueKey: "callback:" + res.Action.ID + ":rejected", MaxAttempts: 12})
+			})
+		}
+		s.notify()
+	}
+	return res, err
+}
+
+func (s *Service) notify() {
+	if s.o.Queue != nil {
+		s.o.Queue.Notify()
+	}
+}
+
+// HandleExecute is the job that executes an approved action: once, through
+// the effect ledger, under the action's stable idempotency key. A transient
+// failure returns an error and the job retries later with the same key; a
+// terminal one marks the action failed for review.
+func (s *Service) HandleExecute(ctx context.Context, j jobs.Job) error {
+	var p actionJob
+	if err := json.Unmarshal(j.Payload, &p); err != nil {
+		return &jobs.Permanent{Err: err}
+	}
+	return s.ExecuteAction(ctx, p.ActionID)
+}
+
+// ExecuteAction executes one approved action (see HandleExecute). Running
+// it again for an executed action changes nothing.
+func (s *Service) ExecuteAction(ctx context.Context, actionID string) error {
+	a, err := approvals.Get(ctx, s.o.DB.Read(), actionID)
+	if err != nil {
+		return &jobs.Permanent{Err: err}
+	}
+	switch a.Status {
+	case approvals.StatusApproved:
+		if err := s.setStatus(ctx, a, approvals.StatusApproved, approvals.StatusExecuting); err != nil {
+			return err
+		}
+	case approvals.StatusExecuting:
+		// A retry, or a job rescued after a crash: same key, same ledger.
+	default:
+		return nil // executed, failed or never approved: nothing to do
+	}
+	args, err := approvals.OpenArgs(ctx, s.o.DB.Read(), s.o.Sealer, a.ID)
+	if err != nil {
+		return s.fail(ctx, a, "its arguments cannot be opened: "+err.Error())
+	}
+	t, err := catalog.Get(ctx, s.o.DB.Read(), a.Tool)
+	if errors.Is(err, store.ErrNotFound) {
+		return s.fail(ctx, a, "tool "+a.Tool+" is no longer in the catalog")
+	}
+	if err != nil {
+		return err
+	}
+	if !t.Enabled {
+		return s.fail(ctx, a, "tool "+a.Tool+" was switched off after approval")
+	}
+	p := s.o.Providers[t.Provider]
+	if p == nil {
+		return s.fail(ctx, a, "tool "+a.Tool+" has no provider ("+t.Provider+")")
+	}
+	slug, err := tenantSlugOf(ctx, s.o.DB.Read(), a.TenantID)
+	if err != nil {
+		return err
+	}
+	entry, err := ledger.Execute(ctx, s.o.DB, p, t, tools.Call{Tool: t.Name, Args: args, IdempotencyKey: a.IdempotencyKey, Tenant: slug}, a.PayloadDigest)
+	switch {
+	case errors.Is(err, ledger.ErrFailed):
+		return s.fail(ctx, a, s.o.Redactor.String(entry.Error))
+	case err != nil:
+		return err // transient: the job retries with the same key
+	}
+	return s.complete(ctx, a, entry.Receipt, t)
+}
+
+// CompleteFromLedger finishes an action whose effect the reconciler found
+// recorded (after a crash between the provider's commit and Warden's
+// record).
+func (s *Service) CompleteFromLedger(ctx context.Context, key string) error {
+	e, err := ledger.Get(ctx, s.o.DB.Read(), key)
+	if err != nil || e.State != ledger.Recorded || e.ActionID == "" {
+		return err
+	}
+	a, err := approvals.Get(ctx, s.o.DB.Read(), e.ActionID)
+	if err != nil {
+		return err
+	}
+	if a.Status != approvals.StatusExecuting && a.Status != approvals.StatusApproved {
+		return nil
+	}
+	t, _ := catalog.Get(ctx, s.o.DB.Read(), a.Tool)
+	return s.complete(ctx, a, e.Receipt, t)
+}
+
+func (s *Service) setStatus(ctx context.Context, a approvals.Action, from, to string) error {
+	return s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE actions SET status = ?, updated_at = ? WHERE id = ? AND status = ?`, to, store.Now(), a.ID, from)
+		return err
+	})
+}
+
+// fail marks the action failed (needs review) and ends its journey.
+func (s *Service) fail(ctx context.Context, a approvals.Action, reason string) error {
+	now := s.o.Now()
+	err := s.o.DB.Transact(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE actions SET status = 'failed', failure = ?, updated_at = ? WHERE id = ? AND status IN ('approved', 'executing')`,
+			reason, store.FormatTime(now), a.ID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		if a.JourneyID != "" {
+			if _, err := tx.ExecContext(ctx, `UPDATE journeys SET status = 'failed', error_code = 'action_failed', finished_at = ? WHERE id = ?`, store.FormatTime(now), a.JourneyID); err != nil {
+				return err
+			}
+		}
+		slug, _ := tenantSlugOf(ctx, tx, a.TenantID)
+		if a.CallbackURL != "" {
+			if err := jobs.Enqueue(ctx, tx, JobCallback, actionJob{ActionID: a.ID}, jobs.Options{UniqueKey: "callback:" + a.ID + ":failed", MaxAttempts: 12}); err != nil {
+				return err
+			}
+		}
+		_, err = audit.Append(ctx, tx, audit.Event{Actor: audit.Actor{Type: audit.ActorSystem, ID: "executor"}, Tenant: slug,
+			Verb: "action.failed", Subject: audit.Subject{Type: "action", ID: a.ID}, Details: map[string]any{"reason": reason}})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	s.notify()
+	return nil
+}
+
+// complete records the receipt, marks the action executed and resumes
+// its journey from the step journal, in one transaction.
+func (s *Service) complete(ctx context.Context, a approvals.Action, receipt json.RawMessage, t tools.Tool) error {
+	now := s.o.Now()
+	err := s.o.DB.Transact(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE actions SET status = 'executed', receipt = ?, executed_at = ?, updated_at = ?
+			WHERE id = ? AND status IN ('approved', 'executing')`, string(receipt), store.FormatTime(now), store.FormatTime(now), a.ID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil // already completed
+		}
+		if err := s.resume(ctx, tx, a, receipt, t, now); err != nil {
+			return err
+		}
+		slug, _ := tenantSlugOf(ctx, tx, a.TenantID)
+		if a.CallbackURL != "" {
+			if err := jobs.Enqueue(ctx, tx, JobCallback, actionJob{ActionID: a.ID}, jobs.Options{UniqueKey: "callback:" + a.ID + ":executed", MaxAttempts: 12}); err != nil {
+				return err
+			}
+		}
+		_, err = audit.Append(ctx, tx, audit.Event{Actor: audit.Actor{Type: audit.ActorSystem, ID: "executor"}, Tenant: slug,
+			Verb: "action.executed", Subject: audit.Subject{Type: "action", ID: a.ID},
+			Details: map[string]any{"idempotency_key": a.IdempotencyKey, "payload_digest": a.PayloadDigest, "receipt": json.RawMessage(s.redactJSON(receipt))}})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	s.notify()
+	return nil
+}
+
+// resume continues the journey that waited for the action: the steps that
+// ran before the approval are replayed from the journal (never re-run),
+// the executed call's receipt is recorded as its step, and the journey
+// finishes with the skill's summary.
+func (s *Service) resume(ctx context.Context, tx *sql.Tx, a approvals.Action, receipt json.RawMessage, t tools.Tool, now time.Time) error {
+	if a.JourneyID == "" {
+		return nil
+	}
+	j, err := GetJourney(ctx, tx, a.JourneyID)
+	if err != nil {
+		return err
+	}
+	var results []skills.StepResult
+	for _, st := range j.Steps {
+		switch {
+		case st.Kind == "tool" && st.Status == "ok":
+			results = append(results, skills.StepResult{Tool: st.Tool, Args: json.RawMessage(st.Arguments), Output: json.RawMessage(st.Result)})
+		case st.Kind == "approval" && st.N == a.StepN:
+			results = append(results, skills.StepResult{Tool: a.Tool, Args: a.ArgumentsRedacted, Output: receipt})
+		}
+	}
+	output := ""
+	if skill, ok := s.o.Router.Skill(j.Skill); ok {
+		output = skills.Summarize(skill, results)
+	}
+	units := int64(1)
+	if _, err := tx.ExecContext(ctx, `UPDATE journey_steps SET status = 'ok', result = ?, units = ? WHERE journey_id = ? AND n = ?`,
+		s.redactJSON(receipt), units, j.ID, a.StepN); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE journeys SET status = 'completed', output = ?, tool_units = tool_units + ?,
+		cost_micros = cost_micros + ?, finished_at = ? WHERE id = ? AND status = 'awaiting_approval'`,
+		s.o.Redactor.String(output), units, units*t.UnitCostMicros, store.FormatTime(now), j.ID)
+	return err
+}
+
+func tenantSlugOf(ctx context.Context, q store.Querier, tenantID string) (string, error) {
+	var slug string
+	if err := q.QueryRowContext(ctx, `SELECT slug FROM tenants WHERE id = ?`, tenantID).Scan(&slug); err != nil {
+		return "", fmt.Errorf("tenant %s: %w", tenantID, err)
+	}
+	return slug, nil
+}

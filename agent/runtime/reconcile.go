@@ -1,0 +1,68 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/wardenhq/warden/agent/catalog"
+	"github.com/wardenhq/warden/agent/ledger"
+	"github.com/wardenhq/warden/agent/tools"
+	"github.com/wardenhq/warden/approvals"
+)
+
+// Reconcile asks the providers about effects a crash left RESERVED, by
+// their original keys, and finishes the actions whose effects turn out
+// recorded.
+func (s *Service) Reconcile(ctx context.Context) (ledger.Report, error) {
+	rep, err := ledger.Reconcile(ctx, s.o.DB, s.resolve, ledger.ReconcileOptions{Grace: 30 * time.Second})
+	for _, key := range append(append([]string{}, rep.Recorded...), rep.Reexecuted...) {
+		if cerr := s.CompleteFromLedger(ctx, key); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}
+	for _, key := range rep.Failed {
+		if e, gerr := ledger.Get(ctx, s.o.DB.Read(), key); gerr == nil && e.ActionID != "" {
+			if a, aerr := approvals.Get(ctx, s.o.DB.Read(), e.ActionID); aerr == nil {
+				err = errors.Join(err, s.fail(ctx, a, s.o.Redactor.String(e.Error)))
+			}
+		}
+	}
+	return rep, err
+}
+
+// resolve finds a ledger record's original call: the action's sealed
+// arguments, its tool and provider.
+func (s *Service) resolve(ctx context.Context, e ledger.Entry) (ledger.Resolved, error) {
+	if e.ActionID == "" {
+		return ledger.Resolved{}, errors.New("record names no action")
+	}
+	a, err := approvals.Get(ctx, s.o.DB.Read(), e.ActionID)
+	if err != nil {
+		return ledger.Resolved{}, err
+	}
+	args, err := approvals.OpenArgs(ctx, s.o.DB.Read(), s.o.Sealer, a.ID)
+	if err != nil {
+		return ledger.Resolved{}, err
+	}
+	t, err := catalog.Get(ctx, s.o.DB.Read(), a.Tool)
+	if err != nil {
+		return ledger.Resolved{}, err
+	}
+	p := s.o.Providers[t.Provider]
+	if p == nil {
+		return ledger.Resolved{}, fmt.Errorf("no provider %q", t.Provider)
+	}
+	return ledger.Resolved{Tool: t, Provider: p, Digest: a.PayloadDigest,
+		Call: tools.Call{Tool: t.Name, Args: args, IdempotencyKey: a.IdempotencyKey, Tenant: e.Tenant}}, nil
+}
+
+// ExpireActions expires pending actions past their expiry.
+func (s *Service) ExpireActions(ctx context.Context) (int, error) {
+	n, err := approvals.Expire(ctx, s.o.DB, s.o.Now())
+	if n > 0 {
+		s.notify()
+	}
+	return n, err
+}
