@@ -76,6 +76,11 @@ func (s *Server) routes() {
 		api := handlers.JourneyAPI{DB: s.db, Gateway: s.gateway, Runtime: s.runtime}
 		e.POST("/v1/journeys", api.CreateJourney)
 		e.GET("/v1/journeys/:id", api.GetJourney)
+		actions := handlers.ActionAPI{DB: s.db, Gateway: s.gateway, Runtime: s.runtime}
+		e.POST("/v1/actions", actions.Propose)
+		e.GET("/v1/actions/:id", actions.Get)
+		e.POST("/v1/actions/:id/result", actions.Result)
+		e.POST("/v1/actions/:id/cancel", actions.Cancel)
 	}
 
 	e.Use(s.loadSession(), s.csrf(), s.page(pages))

@@ -1,0 +1,201 @@
+package runtime
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/wardenhq/warden/agent/catalog"
+	"github.com/wardenhq/warden/agent/gateway"
+	"github.com/wardenhq/warden/agent/policy"
+	"github.com/wardenhq/warden/agent/tools"
+	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/store"
+)
+
+// Proposal is an external agent's request for approval of one tool call.
+type Proposal struct {
+	Caller         gateway.Caller
+	Tool           string
+	Arguments      json.RawMessage
+	Summary        string
+	Reason         string
+	AmountMinor    *int64
+	Currency       string
+	CallbackURL    string
+	IdempotencyKey string // optional: a retry with the same key returns the same action
+}
+
+var currencyRe = regexp.MustCompile(`^[A-Z]{3}$`)
+
+// Propose records a pending action for an agent that runs elsewhere. The
+// call passes the same policy as a journey's: the tool must exist, be in
+// the key's scopes, be switched on, and its arguments must match its
+// schema. If the tool's provider is external, the agent executes it after
+// approval and reports the result; otherwise Warden executes it.
+func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, error) {
+	p.Summary, p.Reason = strings.TrimSpace(p.Summary), strings.TrimSpace(p.Reason)
+	switch {
+	case p.Tool == "":
+		return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: `"tool" is required.`}
+	case p.Summary == "" || len(p.Summary) > 300:
+		return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: `"summary" is required: one sentence of at most 300 characters saying what will happen.`}
+	case len(p.Reason) > 2000:
+		return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: `"reason" must be at most 2000 characters.`}
+	case p.AmountMinor != nil && *p.AmountMinor < 0:
+		return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: `"amount" is in minor units and cannot be negative.`}
+	case p.AmountMinor != nil && !currencyRe.MatchString(p.Currency):
+		return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: `"currency" must be an ISO 4217 code such as USD when "amount" is given.`}
+	case len(p.IdempotencyKey) > 200:
+		return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: "The Idempotency-Key header is longer than 200 characters."}
+	}
+	if p.CallbackURL != "" {
+		u, err := url.Parse(p.CallbackURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+			return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: `"callback_url" must be an absolute http(s) URL.`}
+		}
+	}
+	if len(p.Arguments) == 0 {
+		p.Arguments = json.RawMessage(`{}`)
+	}
+	var tp *tools.Tool
+	t, err := catalog.Get(ctx, s.o.DB.Read(), p.Tool)
+	switch {
+	case err == nil:
+		tp = &t
+	case !errors.Is(err, store.ErrNotFound):
+		return approvals.Action{}, &Error{Code: CodeInternal, Message: "The tool catalog cannot be read.", Err: err}
+	}
+	d := policy.Check(p.Caller.Key, p.Tool, tp, p.Arguments)
+	if !d.Allowed {
+		s.auditProposalViolation(ctx, p, d)
+		return approvals.Action{}, &Error{Code: d.Code, Message: d.Reason}
+	}
+	digest, err := approvals.PayloadDigest(t.Name, p.Arguments)
+	if err != nil {
+		return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: "The arguments are not valid JSON."}
+	}
+	key := "ext_" + store.NewID()
+	if p.IdempotencyKey != "" {
+		sum := sha256.Sum256([]byte(p.Caller.Key.ID + "|" + p.IdempotencyKey))
+		key = "ext_" + hex.EncodeToString(sum[:16])
+		if existing, err := byKey(ctx, s.o.DB.Read(), key); err == nil {
+			if existing.PayloadDigest != digest {
+				return approvals.Action{}, &Error{Code: "idempotency_mismatch", Message: "This Idempotency-Key was used for another proposal."}
+			}
+			return existing, nil
+		}
+	}
+	rule := d.Rule
+	if rule == "" {
+		rule = fmt.Sprintf("the agent asked for approval of a %s-impact call", t.Impact)
+	}
+	var a approvals.Action
+	err = s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
+		required, err := approvalsRequired(ctx, tx, p.Caller.Tenant.ID, p.AmountMinor)
+		if err != nil {
+			return err
+		}
+		a, err = approvals.Create(ctx, tx, s.o.Sealer, approvals.Spec{
+			TenantID: p.Caller.Tenant.ID, TenantSlug: p.Caller.Tenant.Slug, KeyID: p.Caller.Key.ID, Tool: t,
+			Args: p.Arguments, ArgsRedacted: json.RawMessage(s.redactJSON(p.Arguments)),
+			Summary: s.o.Redactor.String(p.Summary), Targets: targets(p.Arguments), AmountMinor: p.AmountMinor,
+			Currency: p.Currency, Reason: s.o.Redactor.String(p.Reason), Rule: rule, ApprovalsRequired: required,
+			IdempotencyKey: key, CallbackURL: p.CallbackURL, External: t.Provider == tools.ProviderExternal,
+		}, s.o.Now())
+		return err
+	})
+	if err != nil {
+		return approvals.Action{}, &Error{Code: CodeInternal, Message: "The proposal could not be recorded.", Err: err}
+	}
+	return a, nil
+}
+
+func (s *Service) auditProposalViolation(ctx context.Context, p Proposal, d policy.Decision) {
+	err := s.o.DB.Transact(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+		_, err := audit.Append(ctx, tx, audit.Event{
+			Actor: audit.Actor{Type: audit.ActorKey, ID: p.Caller.Key.ID}, Tenant: p.Caller.Tenant.Slug, Verb: "policy.violation",
+			Subject: audit.Subject{Type: "tool", ID: p.Tool},
+			Details: map[string]any{"code": d.Code, "tool": p.Tool, "reason": s.o.Redactor.String(d.Reason), "via": "POST /v1/actions"},
+		})
+		return err
+	})
+	if err != nil {
+		s.o.Log.ErrorContext(ctx, "could not audit a policy violation", "err", err)
+	}
+}
+
+// Result is what an external agent reports after executing an approved
+// action itself.
+type Result struct {
+	Status  string          // "executed" or "failed"
+	Receipt json.RawMessage // for executed
+	Error   string          // for failed
+}
+
+// ErrNotReportable means the action is not an approved external action of
+// this key.
+var ErrNotReportable = errors.New("only an approved action that the agent executes itself takes a result")
+
+// ReportResult records an external agent's outcome of an approved action.
+func (s *Service) ReportResult(ctx context.Context, caller gateway.Caller, actionID string, r Result) (approvals.Action, error) {
+	if r.Status != approvals.StatusExecuted && r.Status != approvals.StatusFailed {
+		return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: `"status" must be "executed" or "failed".`}
+	}
+	if r.Status == approvals.StatusFailed && strings.TrimSpace(r.Error) == "" {
+		return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: `A failed result needs an "error" saying what went wrong.`}
+	}
+	if len(r.Receipt) == 0 {
+		r.Receipt = json.RawMessage(`{}`)
+	}
+	if !json.Valid(r.Receipt) {
+		return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: `"receipt" must be JSON.`}
+	}
+	a, err := approvals.Get(ctx, s.o.DB.Read(), actionID)
+	if err != nil || a.KeyID != caller.Key.ID {
+		return approvals.Action{}, store.ErrNotFound
+	}
+	if !a.External || a.Status != approvals.StatusApproved {
+		return a, ErrNotReportable
+	}
+	now := s.o.Now()
+	err = s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE actions SET status = ?, receipt = ?, failure = ?, executed_at = ?, updated_at = ?
+			WHERE id = ? AND status = 'approved'`, r.Status, s.redactJSON(r.Receipt), s.o.Redactor.String(r.Error),
+			store.FormatTime(now), store.FormatTime(now), a.ID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n != 1 {
+			return ErrNotReportable
+		}
+		_, err = audit.Append(ctx, tx, audit.Event{
+			Actor: audit.Actor{Type: audit.ActorKey, ID: caller.Key.ID}, Tenant: caller.Tenant.Slug, Verb: "action." + r.Status,
+			Subject: audit.Subject{Type: "action", ID: a.ID},
+			Details: map[string]any{"reported_by": "agent", "payload_digest": a.PayloadDigest, "error": s.o.Redactor.String(r.Error)},
+		})
+		return err
+	})
+	if err != nil {
+		return a, err
+	}
+	s.notify()
+	return approvals.Get(ctx, s.o.DB.Read(), a.ID)
+}
+
+// CancelAction withdraws the caller's pending action.
+func (s *Service) CancelAction(ctx context.Context, caller gateway.Caller, actionID string) (approvals.Action, error) {
+	a, err := approvals.Cancel(ctx, s.o.DB, actionID, caller.Key.ID, s.o.Now())
+	if err == nil {
+		s.notify()
+	}
+	return a, err
+}

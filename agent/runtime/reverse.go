@@ -1,0 +1,113 @@
+package runtime
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/wardenhq/warden/agent/catalog"
+	"github.com/wardenhq/warden/agent/tools"
+	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/config"
+	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/store"
+)
+
+// Refusals of a reversal.
+var (
+	ErrNotReversible = errors.New("only an executed, compensatable action can be reversed")
+	ErrCannotReverse = errors.New("reversing an action needs the approver or on-call role for its tenant")
+)
+
+// Reverse asks for the business rollback of an executed, compensatable
+// action: a new high-impact action for its compensating tool, under the
+// stable key "compensates:<original key>", which needs approval like any
+// other. Pressing it twice returns the same reversal.
+func (s *Service) Reverse(ctx context.Context, p identity.Principal, actionID string) (approvals.Action, error) {
+	orig, err := approvals.Get(ctx, s.o.DB.Read(), actionID)
+	if err != nil {
+		return approvals.Action{}, err
+	}
+	slug, err := tenantSlugOf(ctx, s.o.DB.Read(), orig.TenantID)
+	if err != nil {
+		return approvals.Action{}, err
+	}
+	if !p.HasAnyRole(config.RoleApprover, config.RoleOncall) || !p.InTenant(slug) {
+		return approvals.Action{}, ErrCannotReverse
+	}
+	if orig.Status != approvals.StatusExecuted || orig.Reversibility != tools.Compensatable {
+		return approvals.Action{}, ErrNotReversible
+	}
+	key := "compensates:" + orig.IdempotencyKey
+	if existing, err := byKey(ctx, s.o.DB.Read(), key); err == nil {
+		return existing, nil
+	}
+	t, err := catalog.Get(ctx, s.o.DB.Read(), orig.Tool)
+	if err != nil {
+		return approvals.Action{}, err
+	}
+	comp, err := catalog.Get(ctx, s.o.DB.Read(), t.CompensatingTool)
+	if err != nil {
+		return approvals.Action{}, fmt.Errorf("compensating tool %q: %w", t.CompensatingTool, err)
+	}
+	origArgs, err := approvals.OpenArgs(ctx, s.o.DB.Read(), s.o.Sealer, orig.ID)
+	if err != nil {
+		return approvals.Action{}, err
+	}
+	args, err := compensationArgs(comp, orig.Receipt, origArgs)
+	if err != nil {
+		return approvals.Action{}, err
+	}
+	var a approvals.Action
+	err = s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
+		required, err := approvalsRequired(ctx, tx, orig.TenantID, orig.AmountMinor)
+		if err != nil {
+			return err
+		}
+		a, err = approvals.Create(ctx, tx, s.o.Sealer, approvals.Spec{
+			TenantID: orig.TenantID, TenantSlug: slug, KeyID: orig.KeyID, RequestedBy: p.ID, Tool: comp,
+			Args: args, ArgsRedacted: json.RawMessage(s.redactJSON(args)),
+			Summary: "Reverse: " + orig.Summary, Targets: orig.Targets, AmountMinor: orig.AmountMinor, Currency: orig.Currency,
+			Reason:      s.o.Redactor.String(fmt.Sprintf("%s asked to reverse %s (%s)", p.DisplayName(), orig.ID, orig.Summary)),
+			Rule:        "compensating action of " + orig.ID + " (impact class high)",
+			Compensates: orig.ID, IdempotencyKey: key, ApprovalsRequired: required,
+		}, s.o.Now())
+		return err
+	})
+	return a, err
+}
+
+// compensationArgs builds the compensating tool's arguments from the
+// original's receipt and arguments: each property the compensating tool's
+// schema names is taken from the receipt, or else from the original call.
+func compensationArgs(comp tools.Tool, receipt, origArgs json.RawMessage) (json.RawMessage, error) {
+	var schema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	_ = json.Unmarshal(comp.ArgsSchema, &schema)
+	var rec, orig map[string]json.RawMessage
+	_ = json.Unmarshal(receipt, &rec)
+	_ = json.Unmarshal(origArgs, &orig)
+	out := map[string]json.RawMessage{}
+	for name := range schema.Properties {
+		if v, ok := rec[name]; ok {
+			out[name] = v
+		} else if v, ok := orig[name]; ok {
+			out[name] = v
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("cannot build the arguments of %s from the original's receipt", comp.Name)
+	}
+	return json.Marshal(out)
+}
+
+func byKey(ctx context.Context, q store.Querier, key string) (approvals.Action, error) {
+	var id string
+	if err := q.QueryRowContext(ctx, `SELECT id FROM actions WHERE idempotency_key = ?`, key).Scan(&id); err != nil {
+		return approvals.Action{}, err
+	}
+	return approvals.Get(ctx, q, id)
+}

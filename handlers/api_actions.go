@@ -1,0 +1,205 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/wardenhq/warden/agent/gateway"
+	"github.com/wardenhq/warden/agent/runtime"
+	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/store"
+)
+
+// ActionAPI serves /v1/actions: agents that run elsewhere ask Warden for
+// approval of one tool call.
+type ActionAPI struct {
+	DB      *store.DB
+	Gateway interface {
+		Authenticate(ctx context.Context, secret string) (gateway.Caller, error)
+	}
+	Runtime interface {
+		Propose(ctx context.Context, p runtime.Proposal) (approvals.Action, error)
+		ReportResult(ctx context.Context, c gateway.Caller, id string, r runtime.Result) (approvals.Action, error)
+		CancelAction(ctx context.Context, c gateway.Caller, id string) (approvals.Action, error)
+	}
+}
+
+// actionJSON is the action shape of the API.
+type actionJSON struct {
+	ID                string          `json:"id"`
+	Status            string          `json:"status"`
+	Summary           string          `json:"summary"`
+	Tool              string          `json:"tool"`
+	AmountMinor       *int64          `json:"amount,omitempty"`
+	Currency          string          `json:"currency,omitempty"`
+	ApprovalsRequired int             `json:"approvals_required"`
+	ApprovalsGiven    int             `json:"approvals_given"`
+	PayloadDigest     string          `json:"payload_digest"`
+	ExecutedBy        string          `json:"executed_by"` // "warden" or "agent"
+	ExpiresAt         time.Time       `json:"expires_at"`
+	CreatedAt         time.Time       `json:"created_at"`
+	Receipt           json.RawMessage `json:"receipt,omitempty"`
+	Failure           string          `json:"failure,omitempty"`
+}
+
+func toActionJSON(a approvals.Action) actionJSON {
+	by := "warden"
+	if a.External {
+		by = "agent"
+	}
+	return actionJSON{ID: a.ID, Status: a.Status, Summary: a.Summary, Tool: a.Tool, AmountMinor: a.AmountMinor, Currency: a.Currency,
+		ApprovalsRequired: a.ApprovalsRequired, ApprovalsGiven: a.ApprovalsGiven, PayloadDigest: a.PayloadDigest, ExecutedBy: by,
+		ExpiresAt: a.ExpiresAt.UTC(), CreatedAt: a.CreatedAt.UTC(), Receipt: a.Receipt, Failure: a.Failure}
+}
+
+func (api ActionAPI) caller(c echo.Context) (gateway.Caller, error) {
+	caller, err := api.Gateway.Authenticate(c.Request().Context(), bearer(c))
+	if err != nil {
+		status, body := apiFail(c, err)
+		return gateway.Caller{}, c.JSON(status, body)
+	}
+	return caller, nil
+}
+
+// decodeJSON reads one JSON object with known fields only.
+func decodeJSON(c echo.Context, v any) error {
+	raw, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errors.New("more than one JSON value")
+	}
+	return nil
+}
+
+type proposalRequest struct {
+	Tool        string          `json:"tool"`
+	Arguments   json.RawMessage `json:"arguments"`
+	Summary     string          `json:"summary"`
+	Reason      string          `json:"reason"`
+	Amount      *int64          `json:"amount"`
+	Currency    string          `json:"currency"`
+	CallbackURL string          `json:"callback_url"`
+}
+
+// Propose is POST /v1/actions → 202 {"id", "status": "pending"}.
+func (api ActionAPI) Propose(c echo.Context) error {
+	caller, err := api.caller(c)
+	if caller.Key.ID == "" {
+		return err
+	}
+	var req proposalRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return jsonError(c, "invalid_json", `The body must be one JSON object: {"tool", "arguments", "summary", "reason", "amount", "currency", "callback_url"}.`)
+	}
+	a, err := api.Runtime.Propose(c.Request().Context(), runtime.Proposal{
+		Caller: caller, Tool: req.Tool, Arguments: req.Arguments, Summary: req.Summary, Reason: req.Reason,
+		AmountMinor: req.Amount, Currency: strings.ToUpper(strings.TrimSpace(req.Currency)), CallbackURL: req.CallbackURL,
+		IdempotencyKey: strings.TrimSpace(c.Request().Header.Get("Idempotency-Key")),
+	})
+	if err != nil {
+		status, body := apiFail(c, err)
+		return c.JSON(status, body)
+	}
+	return c.JSON(http.StatusAccepted, toActionJSON(a))
+}
+
+// Get is GET /v1/actions/{id}?wait=30s: the action, after waiting (at most
+// 60 s) for it to leave pending when wait is given.
+func (api ActionAPI) Get(c echo.Context) error {
+	caller, err := api.caller(c)
+	if caller.Key.ID == "" {
+		return err
+	}
+	var wait time.Duration
+	if w := c.QueryParam("wait"); w != "" {
+		d, err := time.ParseDuration(w)
+		if err != nil || d < 0 {
+			return jsonError(c, runtime.CodeInvalidInput, `"wait" must be a duration such as 30s.`)
+		}
+		wait = min(d, 60*time.Second)
+	}
+	ctx := c.Request().Context()
+	deadline := time.Now().Add(wait)
+	for {
+		a, err := approvals.Get(ctx, api.DB.Read(), c.Param("id"))
+		if errors.Is(err, store.ErrNotFound) || (err == nil && a.KeyID != caller.Key.ID && a.TenantID != caller.Tenant.ID) {
+			return jsonError(c, "not_found", "There is no action with this id.")
+		}
+		if err != nil {
+			return err
+		}
+		if a.Status != approvals.StatusPending || !time.Now().Before(deadline) {
+			return c.JSON(http.StatusOK, toActionJSON(a))
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+type resultRequest struct {
+	Status  string          `json:"status"`
+	Receipt json.RawMessage `json:"receipt"`
+	Error   string          `json:"error"`
+}
+
+// Result is POST /v1/actions/{id}/result: the agent reports the outcome of
+// an approved action it executed itself.
+func (api ActionAPI) Result(c echo.Context) error {
+	caller, err := api.caller(c)
+	if caller.Key.ID == "" {
+		return err
+	}
+	var req resultRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return jsonError(c, "invalid_json", `The body must be one JSON object: {"status": "executed"|"failed", "receipt": {...}, "error": "..."}.`)
+	}
+	a, err := api.Runtime.ReportResult(c.Request().Context(), caller, c.Param("id"), runtime.Result{Status: req.Status, Receipt: req.Receipt, Error: req.Error})
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return jsonError(c, "not_found", "There is no action with this id.")
+	case errors.Is(err, runtime.ErrNotReportable):
+		return c.JSON(http.StatusConflict, map[string]any{"error": apiError{Code: "not_reportable", Message: err.Error() + "; this one is " + a.Status + "."}})
+	case err != nil:
+		status, body := apiFail(c, err)
+		return c.JSON(status, body)
+	}
+	return c.JSON(http.StatusOK, toActionJSON(a))
+}
+
+// Cancel is POST /v1/actions/{id}/cancel: the agent withdraws its pending
+// action.
+func (api ActionAPI) Cancel(c echo.Context) error {
+	caller, err := api.caller(c)
+	if caller.Key.ID == "" {
+		return err
+	}
+	a, err := api.Runtime.CancelAction(c.Request().Context(), caller, c.Param("id"))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return jsonError(c, "not_found", "There is no action with this id.")
+	case errors.Is(err, approvals.ErrAlreadyDecided):
+		cur, _ := approvals.Get(c.Request().Context(), api.DB.Read(), c.Param("id"))
+		return c.JSON(http.StatusConflict, map[string]any{"error": apiError{Code: "already_decided", Message: "The action is already " + cur.Status + "."}})
+	case err != nil:
+		return err
+	}
+	return c.JSON(http.StatusOK, toActionJSON(a))
+}

@@ -1,0 +1,205 @@
+package web
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wardenhq/warden/agent/catalog"
+	"github.com/wardenhq/warden/agent/tools"
+	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/identity"
+)
+
+var approverAlice = identity.Principal{ID: "p-alice", Name: "Alice", Roles: []string{"approver"}, Tenants: []string{"acme"}}
+
+func propose(t *testing.T, in *instance, key string, body map[string]any, hdr map[string]string) apiResp {
+	t.Helper()
+	raw, _ := json.Marshal(body)
+	return callAPI(t, context.Background(), http.MethodPost, in.URL+"/v1/actions", key, raw, hdr)
+}
+
+func decide(t *testing.T, in *instance, id, decision, comment string) {
+	t.Helper()
+	a, err := approvals.Get(context.Background(), in.DB.Read(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.Agent.Service.Decide(context.Background(), approvals.Request{Principal: approverAlice, ActionID: id, Decision: decision, Comment: comment, Digest: a.PayloadDigest}); err != nil {
+		t.Fatalf("decide %s: %v", id, err)
+	}
+}
+
+// callbackServer records the callbacks an agent receives.
+type callbackServer struct {
+	mu     sync.Mutex
+	bodies [][]byte
+	sigs   []string
+}
+
+func (c *callbackServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	c.mu.Lock()
+	c.bodies = append(c.bodies, b)
+	c.sigs = append(c.sigs, r.Header.Get("X-Warden-Signature"))
+	c.mu.Unlock()
+}
+
+// verify checks a signature the way an agent would: HMAC-SHA256 keyed by
+// the hex SHA-256 of its own virtual key, over "<t>.<body>".
+func verify(key, sig string, body []byte) bool {
+	var ts, mac string
+	for _, part := range strings.Split(sig, ",") {
+		if v, ok := strings.CutPrefix(part, "t="); ok {
+			ts = v
+		}
+		if v, ok := strings.CutPrefix(part, "v1="); ok {
+			mac = v
+		}
+	}
+	sum := sha256.Sum256([]byte(key))
+	h := hmac.New(sha256.New, []byte(hex.EncodeToString(sum[:])))
+	h.Write([]byte(ts + "."))
+	h.Write(body)
+	return ts != "" && hmac.Equal([]byte(mac), []byte(hex.EncodeToString(h.Sum(nil))))
+}
+
+func TestExternalAgentProposesAndLongPolls(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	cb := &callbackServer{}
+	srv := httptest.NewServer(cb)
+	defer srv.Close()
+
+	r := propose(t, in, in.DemoKey, map[string]any{
+		"tool": "issue_refund", "arguments": map[string]any{"order_id": "ORD-1005", "amount_minor": 4550, "currency": "USD", "account": "FR7630004008230001234567819"},
+		"summary": "Refund $45.50 for ORD-1005", "reason": "double charge", "amount": 4550, "currency": "usd", "callback_url": srv.URL,
+	}, nil)
+	if r.Status != http.StatusAccepted || r.str("status") != "pending" || r.str("id") == "" {
+		t.Fatalf("propose = %d %s", r.Status, r.Raw)
+	}
+	id := r.str("id")
+	// Long-poll: the decision arrives while the agent waits.
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		decide(t, in, id, approvals.Approve, "")
+	}()
+	g := callAPI(t, context.Background(), http.MethodGet, in.URL+"/v1/actions/"+id+"?wait=10s", in.DemoKey, nil, nil)
+	if g.Status != http.StatusOK || g.str("status") == "pending" {
+		t.Fatalf("long poll = %d %s, want the decision", g.Status, g.Raw)
+	}
+	// Warden executes it (the tool has a provider here) and the callback
+	// carries a signature the agent can verify.
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		g = callAPI(t, context.Background(), http.MethodGet, in.URL+"/v1/actions/"+id, in.DemoKey, nil, nil)
+		cb.mu.Lock()
+		n := len(cb.bodies)
+		cb.mu.Unlock()
+		if g.str("status") == "executed" && n >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("action = %s with %d callbacks, want executed and two callbacks", g.Raw, n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	for i, b := range cb.bodies {
+		if !verify(in.DemoKey, cb.sigs[i], b) {
+			t.Errorf("callback %d signature %q does not verify", i, cb.sigs[i])
+		}
+		if verify("wk_other", cb.sigs[i], b) {
+			t.Error("a callback verifies with another key")
+		}
+	}
+	var last struct{ Status string }
+	json.Unmarshal(cb.bodies[len(cb.bodies)-1], &last)
+	if last.Status != "executed" {
+		t.Errorf("last callback status = %q, want executed", last.Status)
+	}
+}
+
+func TestExternalAgentExecutesAndReports(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	ctx := context.Background()
+	gift := tools.Tool{Name: "ship_gift", Impact: tools.ImpactHigh, Reversibility: tools.Irreversible, Provider: tools.ProviderExternal,
+		Timeout: time.Second, MaxAttempts: 1, ArgsSchema: json.RawMessage(`{"type":"object","required":["order_id"]}`), Enabled: true, ApprovalTTL: time.Hour}
+	in.DB.Transact(ctx, func(tx *sql.Tx) error { return catalog.Upsert(ctx, tx, gift) })
+	_, key := newKey(t, in, "external agent", []string{"tool:ship_gift"}, 600, 60, nil)
+
+	if r := propose(t, in, key, map[string]any{"tool": "ship_gift", "arguments": map[string]any{}, "summary": "Ship a gift"}, nil); r.Status != http.StatusBadRequest || r.code() != "invalid_arguments" {
+		t.Fatalf("arguments failing the schema = %d %s", r.Status, r.Raw)
+	}
+	if r := propose(t, in, key, map[string]any{"tool": "issue_refund", "arguments": map[string]any{}, "summary": "x"}, nil); r.Status != http.StatusForbidden || r.code() != "tool_not_in_scope" {
+		t.Fatalf("tool outside scope = %d %s", r.Status, r.Raw)
+	}
+	if r := propose(t, in, key, map[string]any{"tool": "launch_rockets", "summary": "x"}, nil); r.Status != http.StatusForbidden || r.code() != "tool_unknown" {
+		t.Fatalf("unknown tool = %d %s", r.Status, r.Raw)
+	}
+	hdr := map[string]string{"Idempotency-Key": "gift-1"}
+	r := propose(t, in, key, map[string]any{"tool": "ship_gift", "arguments": map[string]any{"order_id": "ORD-1002"}, "summary": "Ship a gift to the customer of ORD-1002"}, hdr)
+	if r.Status != http.StatusAccepted || r.str("executed_by") != "agent" {
+		t.Fatalf("propose = %d %s", r.Status, r.Raw)
+	}
+	id := r.str("id")
+	if again := propose(t, in, key, map[string]any{"tool": "ship_gift", "arguments": map[string]any{"order_id": "ORD-1002"}, "summary": "Ship a gift to the customer of ORD-1002"}, hdr); again.str("id") != id {
+		t.Errorf("a retried proposal made a second action")
+	}
+	result := func(body string) apiResp {
+		return callAPI(t, ctx, http.MethodPost, in.URL+"/v1/actions/"+id+"/result", key, []byte(body), nil)
+	}
+	if res := result(`{"status":"executed","receipt":{"shipment":"SHP-1"}}`); res.Status != http.StatusConflict {
+		t.Fatalf("result before approval = %d %s, want 409", res.Status, res.Raw)
+	}
+	decide(t, in, id, approvals.Approve, "")
+	if a, _ := approvals.Get(ctx, in.DB.Read(), id); a.Status != approvals.StatusApproved {
+		t.Fatalf("external action after approval = %s, want approved (the agent executes it)", a.Status)
+	}
+	if res := result(`{"status":"done"}`); res.Status != http.StatusBadRequest {
+		t.Errorf("bad status = %d", res.Status)
+	}
+	res := result(`{"status":"executed","receipt":{"shipment":"SHP-1"}}`)
+	if res.Status != http.StatusOK || res.str("status") != "executed" {
+		t.Fatalf("result = %d %s", res.Status, res.Raw)
+	}
+	if ev := lastAudit(t, in.DB); ev.Verb != "action.executed" || ev.Actor.Type != "key" {
+		t.Errorf("audit = %s by %s", ev.Verb, ev.Actor.Type)
+	}
+	if res := result(`{"status":"executed","receipt":{}}`); res.Status != http.StatusConflict {
+		t.Errorf("second result = %d, want 409", res.Status)
+	}
+}
+
+func TestAgentCancelsPendingAction(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	r := propose(t, in, in.DemoKey, map[string]any{
+		"tool": "issue_refund", "arguments": map[string]any{"order_id": "ORD-1002", "amount_minor": 100, "currency": "USD", "account": "DE25370400440532017741"},
+		"summary": "Refund $1.00", "amount": 100, "currency": "USD",
+	}, nil)
+	id := r.str("id")
+	c := callAPI(t, context.Background(), http.MethodPost, in.URL+"/v1/actions/"+id+"/cancel", in.DemoKey, nil, nil)
+	if c.Status != http.StatusOK || c.str("status") != "cancelled" {
+		t.Fatalf("cancel = %d %s", c.Status, c.Raw)
+	}
+	if ev := lastAudit(t, in.DB); ev.Verb != "action.cancelled" {
+		t.Errorf("audit = %s", ev.Verb)
+	}
+	if c := callAPI(t, context.Background(), http.MethodPost, in.URL+"/v1/actions/"+id+"/cancel", in.DemoKey, nil, nil); c.Status != http.StatusConflict {
+		t.Errorf("second cancel = %d, want 409", c.Status)
+	}
+	a, _ := approvals.Get(context.Background(), in.DB.Read(), id)
+	if _, err := in.Agent.Service.Decide(context.Background(), approvals.Request{Principal: approverAlice, ActionID: id, Decision: approvals.Approve, Digest: a.PayloadDigest}); err == nil {
+		t.Error("a cancelled action was approved")
+	}
+}
