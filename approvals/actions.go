@@ -258,3 +258,20 @@ func optTime(s sql.NullString) *time.Time {
 	}
 	return &t
 }
+
+// OpenArgs returns an action's real arguments, unsealed for execution.
+func OpenArgs(ctx context.Context, q store.Querier, sealer *seal.Sealer, id string) (json.RawMessage, error) {
+	var sealed string
+	err := q.QueryRowContext(ctx, `SELECT arguments_sealed FROM actions WHERE id = ?`, id).Scan(&sealed)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, store.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load arguments of %s: %w", id, err)
+	}
+	raw, err := sealer.Open(sealed, id)
+	if err != nil {
+		return nil, fmt.Errorf("arguments of %s: %w", id, err)
+	}
+	return raw, nil
+}

@@ -256,3 +256,25 @@ func TestExpireAndCancel(t *testing.T) {
 		t.Fatalf("second cancel = %v", err)
 	}
 }
+
+func TestListFiltersAndSorts(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	for i := range 5 {
+		f.newAction(t, i, 1)
+	}
+	rows, total, err := List(ctx, f.db.Read(), Filter{Limit: 2}, time.Now())
+	if err != nil || total != 5 || len(rows) != 2 || rows[0].TenantSlug != "acme" {
+		t.Fatalf("List = %d rows of %d, %v", len(rows), total, err)
+	}
+	if _, total, _ := List(ctx, f.db.Read(), Filter{TenantIDs: []string{"nope"}}, time.Now()); total != 0 {
+		t.Errorf("other tenant sees %d", total)
+	}
+	min := int64(300000)
+	if _, total, _ := List(ctx, f.db.Read(), Filter{MinMinor: &min}, time.Now()); total != 0 {
+		t.Errorf("amount filter kept %d", total)
+	}
+	if _, total, _ := List(ctx, f.db.Read(), Filter{}, time.Now().Add(2*time.Hour)); total != 0 {
+		t.Errorf("expired actions still listed as pending: %d", total)
+	}
+}

@@ -65,7 +65,8 @@ func startWarden(t *testing.T, env map[string]string) *instance {
 
 // startWardenDemo runs a server with the agent runtime and the
 // development-mode demo data (tenant acme, catalog, demo journeys); the
-// demo key's secret is in DemoKey.
+// demo key's secret is in DemoKey. The runtime's background work runs too,
+// as in the real process: approved actions execute, pending ones expire.
 func startWardenDemo(t *testing.T, env map[string]string) *instance {
 	t.Helper()
 	return start(t, env, true)
@@ -119,8 +120,30 @@ func start(t *testing.T, env map[string]string, demo bool) *instance {
 	ctx, cancel := context.WithCancel(context.Background())
 	inst := &instance{URL: cfg.PublicURL.String(), DB: db, Server: srv, Logs: logs, stop: cancel, done: make(chan error, 1), Agent: rt, DemoKey: demoKey}
 	go func() { inst.done <- srv.Serve(ctx, ln) }()
+	// Only demo instances run the background work: its trace retention
+	// would purge the old journeys other tests insert.
+	stopAgent := func() {}
+	if demo {
+		agentCtx, cancelAgent := context.WithCancel(context.Background())
+		agentDone := make(chan struct{})
+		go func() {
+			defer close(agentDone)
+			rt.Run(agentCtx)
+		}()
+		stopAgent = func() {
+			cancelAgent()
+			select {
+			case <-agentDone:
+			case <-time.After(20 * time.Second):
+				t.Error("the runtime's background work did not stop")
+			}
+		}
+	}
+	// The server stops first, then the background work (it finishes the
+	// jobs in progress), and only then does the database close.
 	t.Cleanup(func() {
 		inst.Stop(t)
+		stopAgent()
 		db.Close()
 	})
 	return inst

@@ -26,6 +26,12 @@ type route struct {
 func (s *Server) consoleRoutes() []route {
 	return []route{
 		{http.MethodGet, "/", handlers.Home(s.counts), nil, "Home"},
+		{http.MethodGet, "/approvals", handlers.ApprovalList(s.db), []string{config.RoleApprover}, "Approvals"},
+		{http.MethodGet, "/approvals/rows", handlers.ApprovalQueueRows(s.db), []string{config.RoleApprover}, ""},
+		{http.MethodGet, "/approvals/:id", handlers.ApprovalShow(s.db), []string{config.RoleApprover, config.RoleOncall, config.RoleAuditor, config.RoleAdmin}, ""},
+		{http.MethodPost, "/approvals/:id/decide", handlers.ApprovalDecide(s.db, s.runtime), []string{config.RoleApprover}, ""},
+		{http.MethodGet, "/approvals/:id/reverse", handlers.ApprovalReverseConfirm(s.db), []string{config.RoleApprover, config.RoleOncall}, ""},
+		{http.MethodPost, "/approvals/:id/reverse", handlers.ApprovalReverse(s.db, s.runtime), []string{config.RoleApprover, config.RoleOncall}, ""},
 		{http.MethodGet, "/status", handlers.Status(s.status), []string{config.RoleOncall, config.RoleAdmin}, "Status"},
 		{http.MethodGet, "/audit", handlers.AuditList(s.db.Read(), s.db), []string{config.RoleAuditor, config.RoleAdmin}, "Audit trail"},
 		{http.MethodPost, "/audit/verify", handlers.AuditVerify(s.db.Read(), s.db, s.recordVerify), []string{config.RoleAuditor, config.RoleAdmin}, ""},

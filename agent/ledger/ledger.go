@@ -84,6 +84,12 @@ func canMove(from, to State) bool {
 	return false
 }
 
+// canRecord reports whether a receipt may take a record in state s through
+// EXECUTED to RECORDED.
+func canRecord(s State) bool {
+	return (s == Executed || canMove(s, Executed)) && canMove(Executed, Recorded)
+}
+
 // Entry is one effect's record.
 type Entry struct {
 	Key      string // the stable idempotency key the provider sees
@@ -93,13 +99,17 @@ type Entry struct {
 	ActionID string // the approved action, for the Resolver
 	State    State
 	Receipt  json.RawMessage // the provider's receipt once RECORDED
-	// Error is the provider's classified reason: why the record FAILED, or
-	// the last transient failure or review reason while it is RESERVED. It
-	// holds only the tools.Error Reason, never the wrapped cause, cut to
-	// maxReason characters; redacting it for display is the caller's job.
-	Error       string
-	Attempts    int  // provider calls Execute has started
-	NeedsReview bool // Reconcile could not learn the outcome: a human should look
+	// Error says why the record FAILED (the provider's Reason), or, while
+	// it is RESERVED, the last transient failure (kind and Reason) or why
+	// Reconcile wants a review (including the Resolver's error). A
+	// provider's wrapped cause is never kept. It is cut to maxReason
+	// characters; redacting it for display is the caller's job.
+	Error    string
+	Attempts int // provider calls Execute has started
+	// NeedsReview says Reconcile could not learn the outcome and a human
+	// should look. It does not stop Execute, which asks by the same key;
+	// it is cleared when the record is settled.
+	NeedsReview bool
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 }
@@ -147,8 +157,12 @@ func Intend(ctx context.Context, tx *sql.Tx, e Entry) error {
 	if err != nil {
 		return fmt.Errorf("intend effect %s: %w", e.Key, err)
 	}
-	if n, err := res.RowsAffected(); err != nil || n == 1 {
-		return err
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("intend effect %s: %w", e.Key, err)
+	}
+	if n == 1 {
+		return nil
 	}
 	stored, err := Get(ctx, tx, e.Key)
 	if err != nil {
@@ -336,7 +350,7 @@ func reserve(ctx context.Context, db *store.DB, key, digest, tool, tenant string
 			return nil
 		}
 		if !canMove(e.State, Reserved) {
-			return fmt.Errorf("a %s record cannot be reserved", e.State)
+			return fmt.Errorf("a record in state %s cannot be reserved", e.State)
 		}
 		now := time.Now()
 		if _, err := tx.ExecContext(ctx,
@@ -357,8 +371,8 @@ func record(ctx context.Context, db *store.DB, key string, receipt json.RawMessa
 		if e.State == Recorded {
 			return e, nil
 		}
-		if !(canMove(e.State, Executed) || e.State == Executed) || !canMove(Executed, Recorded) {
-			return e, fmt.Errorf("a %s record cannot take a receipt", e.State)
+		if !canRecord(e.State) {
+			return e, fmt.Errorf("a record in state %s cannot take a receipt", e.State)
 		}
 		now := time.Now()
 		_, err := tx.ExecContext(ctx, `UPDATE effects SET state = ?, receipt = ?, error = '', needs_review = 0, updated_at = ?
@@ -376,7 +390,7 @@ func fail(ctx context.Context, db *store.DB, key, why string) (Entry, error) {
 			return e, nil
 		}
 		if !canMove(e.State, Failed) {
-			return e, fmt.Errorf("a %s record cannot fail", e.State)
+			return e, fmt.Errorf("a record in state %s cannot fail", e.State)
 		}
 		now := time.Now()
 		_, err := tx.ExecContext(ctx, `UPDATE effects SET state = ?, error = ?, needs_review = 0, updated_at = ?

@@ -106,8 +106,8 @@ func TestReconcile(t *testing.T) {
 		},
 		{
 			name: "unknown goes to review", args: refundArgs,
-			setup:    crashAfterCommit,
-			provider: func(f *fixture) tools.Provider { return answering{spy: f.spy, status: tools.LookupUnknown} },
+			setup:       crashAfterCommit,
+			provider:    func(f *fixture) tools.Provider { return answering{spy: f.spy, status: tools.LookupUnknown} },
 			wantOutcome: "review", wantState: Reserved, wantReview: true, wantError: `answered "unknown"`,
 			wantEffects: 1, wantExecutes: 0, wantLookups: 1,
 		},
@@ -122,8 +122,8 @@ func TestReconcile(t *testing.T) {
 		},
 		{
 			name: "a provider that cannot look up goes to review", args: refundArgs,
-			setup:    failTransiently(1),
-			provider: func(f *fixture) tools.Provider { return notLooker{f.spy} },
+			setup:       failTransiently(1),
+			provider:    func(f *fixture) tools.Provider { return notLooker{f.spy} },
 			wantOutcome: "review", wantState: Reserved, wantReview: true, wantError: "cannot look up",
 			wantEffects: 0, wantExecutes: 0, wantLookups: 0,
 		},
@@ -141,7 +141,7 @@ func TestReconcile(t *testing.T) {
 		{
 			name: "a resolver offering other arguments goes to review", args: refundArgs,
 			setup: failTransiently(1), provider: spyOf,
-			resolver: func(f *fixture, p tools.Provider) Resolver { return f.resolver(p, refusedArgs) },
+			resolver:    func(f *fixture, p tools.Provider) Resolver { return f.resolver(p, refusedArgs) },
 			wantOutcome: "review", wantState: Reserved, wantReview: true, wantError: "digest differs",
 			wantEffects: 0, wantExecutes: 0, wantLookups: 0,
 		},

@@ -103,30 +103,38 @@ func (s *Service) ExecuteAction(ctx context.Context, actionID string) error {
 	}
 	args, err := approvals.OpenArgs(ctx, s.o.DB.Read(), s.o.Sealer, a.ID)
 	if err != nil {
-		return s.fail(ctx, a, "its arguments cannot be opened: "+err.Error())
+		return s.failBeforeCall(ctx, a, "its arguments cannot be opened: "+err.Error())
 	}
 	t, err := catalog.Get(ctx, s.o.DB.Read(), a.Tool)
 	if errors.Is(err, store.ErrNotFound) {
-		return s.fail(ctx, a, "tool "+a.Tool+" is no longer in the catalog")
+		return s.failBeforeCall(ctx, a, "tool "+a.Tool+" is no longer in the catalog")
 	}
 	if err != nil {
 		return err
 	}
 	if !t.Enabled {
-		return s.fail(ctx, a, "tool "+a.Tool+" was switched off after approval")
+		return s.failBeforeCall(ctx, a, "tool "+a.Tool+" was switched off after approval")
 	}
 	p := s.o.Providers[t.Provider]
 	if p == nil {
-		return s.fail(ctx, a, "tool "+a.Tool+" has no provider ("+t.Provider+")")
+		return s.failBeforeCall(ctx, a, "tool "+a.Tool+" has no provider ("+t.Provider+")")
+	}
+	// The digest is recomputed from what will really be sent, so the ledger
+	// refuses arguments that are not the approved ones.
+	digest, err := approvals.PayloadDigest(t.Name, args)
+	if err != nil {
+		return s.failBeforeCall(ctx, a, "its arguments are not valid JSON")
 	}
 	slug, err := tenantSlugOf(ctx, s.o.DB.Read(), a.TenantID)
 	if err != nil {
 		return err
 	}
-	entry, err := ledger.Execute(ctx, s.o.DB, p, t, tools.Call{Tool: t.Name, Args: args, IdempotencyKey: a.IdempotencyKey, Tenant: slug}, a.PayloadDigest)
+	entry, err := ledger.Execute(ctx, s.o.DB, p, t, tools.Call{Tool: t.Name, Args: args, IdempotencyKey: a.IdempotencyKey, Tenant: slug}, digest)
 	switch {
 	case errors.Is(err, ledger.ErrFailed):
 		return s.fail(ctx, a, s.o.Redactor.String(entry.Error))
+	case errors.Is(err, ledger.ErrDigestMismatch), errors.Is(err, ledger.ErrNotIntended):
+		return s.failBeforeCall(ctx, a, "the ledger refused the call: "+err.Error())
 	case err != nil:
 		return err // transient: the job retries with the same key
 	}
@@ -157,6 +165,17 @@ func (s *Service) setStatus(ctx context.Context, a approvals.Action, from, to st
 		_, err := tx.ExecContext(ctx, `UPDATE actions SET status = ?, updated_at = ? WHERE id = ? AND status = ?`, to, store.Now(), a.ID, from)
 		return err
 	})
+}
+
+// failBeforeCall fails an action for a reason found before the provider
+// call — unless an earlier attempt may already have reached the provider
+// (the ledger record is RESERVED with attempts): then the reconciler must
+// find out what happened, and the action is left executing for review.
+func (s *Service) failBeforeCall(ctx context.Context, a approvals.Action, reason string) error {
+	if e, err := ledger.Get(ctx, s.o.DB.Read(), a.IdempotencyKey); err == nil && e.State == ledger.Reserved && e.Attempts > 0 {
+		return &jobs.Permanent{Err: fmt.Errorf("action %s: %s; an earlier attempt may have reached the provider, so the reconciler decides", a.ID, reason)}
+	}
+	return s.fail(ctx, a, reason)
 }
 
 // fail marks the action failed (needs review) and ends its journey.
@@ -236,6 +255,9 @@ func (s *Service) resume(ctx context.Context, tx *sql.Tx, a approvals.Action, re
 		return nil
 	}
 	j, err := GetJourney(ctx, tx, a.JourneyID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // the trace was purged by retention: nothing to resume
+	}
 	if err != nil {
 		return err
 	}

@@ -50,11 +50,18 @@ func (s *Service) resolve(ctx context.Context, e ledger.Entry) (ledger.Resolved,
 	if err != nil {
 		return ledger.Resolved{}, err
 	}
+	if !t.Enabled {
+		return ledger.Resolved{}, fmt.Errorf("tool %s is switched off", t.Name)
+	}
+	digest, err := approvals.PayloadDigest(t.Name, args)
+	if err != nil {
+		return ledger.Resolved{}, err
+	}
 	p := s.o.Providers[t.Provider]
 	if p == nil {
 		return ledger.Resolved{}, fmt.Errorf("no provider %q", t.Provider)
 	}
-	return ledger.Resolved{Tool: t, Provider: p, Digest: a.PayloadDigest,
+	return ledger.Resolved{Tool: t, Provider: p, Digest: digest,
 		Call: tools.Call{Tool: t.Name, Args: args, IdempotencyKey: a.IdempotencyKey, Tenant: e.Tenant}}, nil
 }
 

@@ -460,3 +460,7 @@ func (s *Service) auditViolation(ctx context.Context, r *run, tool, code, reason
 		s.o.Log.ErrorContext(ctx, "could not audit a policy violation", "journey", r.j.ID, "err", err)
 	}
 }
+
+// Sealer is the sealer of action arguments (tests and benchmarks create
+// actions with it).
+func (s *Service) Sealer() *seal.Sealer { return s.o.Sealer }

@@ -1,0 +1,194 @@
+package handlers
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/wardenhq/warden/agent/catalog"
+	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/views"
+)
+
+// approvalPageSize is how many pending actions one page of the queue
+// lists.
+const approvalPageSize = 25
+
+// ApprovalList is the approval queue: the pending actions of the tenants
+// in the approver's scope, filtered, sorted and a page at a time. The page
+// refreshes its rows from ApprovalQueueRows when JavaScript runs; without
+// it, the Refresh link reloads the same query.
+func ApprovalList(st AdminStore) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		v, err := loadQueue(c, st)
+		if err != nil {
+			return err
+		}
+		status := http.StatusOK
+		if len(v.Errors) > 0 {
+			status = http.StatusBadRequest
+		}
+		page := PageFor(c, "Approvals")
+		return Render(c, status, page, views.ApprovalQueue(page, v))
+	}
+}
+
+// loadQueue reads the queue's query and lists the page it asks for. A
+// filter that is not an amount or not in scope is reported, not guessed.
+func loadQueue(c echo.Context, st AdminStore) (views.ApprovalQueueView, error) {
+	ctx := c.Request().Context()
+	user := CurrentPrincipal(c)
+	q := c.QueryParams()
+	ff := views.ApprovalFilter{
+		Tenant: q.Get("tenant"),
+		Tool:   strings.TrimSpace(q.Get("tool")),
+		Min:    strings.TrimSpace(q.Get("min")),
+		Max:    strings.TrimSpace(q.Get("max")),
+		Sort:   q.Get("sort"),
+	}
+	pageNo, err := queuePage(q.Get("page"))
+	if err != nil {
+		return views.ApprovalQueueView{}, err
+	}
+	scope, err := st.ListTenants(ctx, tenantFilter(user))
+	if err != nil {
+		return views.ApprovalQueueView{}, err
+	}
+	f, errs, err := queueFilter(ctx, st, user, scope, ff)
+	if err != nil {
+		return views.ApprovalQueueView{}, err
+	}
+	if ff.Sort == "" {
+		ff.Sort = approvals.SortExpiry
+	}
+	tools, err := catalog.List(ctx, st.Read())
+	if err != nil {
+		return views.ApprovalQueueView{}, err
+	}
+	now := time.Now().UTC()
+	v := views.ApprovalQueueView{
+		Tenants: scope, Filter: ff, Errors: errs, Page: pageNo, Now: now,
+		Filtered: ff.Tenant != "" || ff.Tool != "" || ff.Min != "" || ff.Max != "",
+		Self:     approvalsURL("/approvals", ff, pageNo),
+		RowsURL:  approvalsURL("/approvals/rows", ff, pageNo),
+	}
+	for _, t := range tools {
+		v.Tools = append(v.Tools, t.Name)
+	}
+	if len(errs) > 0 {
+		return v, nil
+	}
+	f.Limit, f.Offset = approvalPageSize, (pageNo-1)*approvalPageSize
+	v.Rows, v.Total, err = approvals.List(ctx, st.Read(), f, now)
+	if err != nil {
+		return views.ApprovalQueueView{}, err
+	}
+	v.Pages = (v.Total + approvalPageSize - 1) / approvalPageSize
+	if pageNo > 1 {
+		v.PrevPage = approvalsURL("/approvals", ff, min(pageNo-1, max(v.Pages, 1)))
+	}
+	if pageNo < v.Pages {
+		v.NextPage = approvalsURL("/approvals", ff, pageNo+1)
+	}
+	return v, nil
+}
+
+// queueFilter turns the typed filter into the query's. Amounts are typed
+// in currency units and compared in minor units (cents), exactly; field
+// errors come back for the form, other refusals as errors. scope is the
+// tenants the user may see.
+func queueFilter(ctx context.Context, st AdminStore, user *identity.Principal, scope []store.Tenant, ff views.ApprovalFilter) (approvals.Filter, views.FieldErrors, error) {
+	f := approvals.Filter{Status: approvals.StatusPending, Tool: ff.Tool}
+	switch ff.Sort {
+	case "", approvals.SortExpiry, approvals.SortAge, approvals.SortAmount:
+		f.Sort = ff.Sort
+	default:
+		return f, nil, echo.NewHTTPError(http.StatusBadRequest, "Sort the queue by expiry, age or amount.")
+	}
+	switch {
+	case ff.Tenant != "":
+		t, err := tenantInScope(ctx, st.Read(), user, ff.Tenant)
+		if err != nil {
+			return f, nil, err
+		}
+		f.TenantIDs = []string{t.ID}
+	case !user.AllTenantScope():
+		f.TenantIDs = tenantIDs(scope)
+	}
+	errs := views.FieldErrors{}
+	var msg string
+	if f.MinMinor, msg = amountBound(ff.Min); msg != "" {
+		errs["min"] = "Lowest amount: " + msg
+	}
+	if f.MaxMinor, msg = amountBound(ff.Max); msg != "" {
+		errs["max"] = "Highest amount: " + msg
+	}
+	if f.MinMinor != nil && f.MaxMinor != nil && *f.MaxMinor < *f.MinMinor {
+		errs["max"] = "The highest amount is below the lowest."
+	}
+	if len(errs) == 0 {
+		errs = nil
+	}
+	return f, errs, nil
+}
+
+// amountBound parses one bound of the amount filter, typed in currency
+// units; empty is no bound. It reuses the admin money parser and then asks
+// for whole cents, so nothing is rounded.
+func amountBound(raw string) (*int64, string) {
+	if raw == "" {
+		return nil, ""
+	}
+	micros, msg := parseMicros(raw)
+	if msg != "" {
+		return nil, msg
+	}
+	if micros%microsPerCent != 0 {
+		return nil, "Use at most two decimal places, such as 45.50."
+	}
+	minor := micros / microsPerCent
+	return &minor, ""
+}
+
+// microsPerCent converts the money parser's micro-units to minor units of
+// a two-decimal currency.
+const microsPerCent = 10_000
+
+func queuePage(raw string) (int, error) {
+	if raw == "" {
+		return 1, nil
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 1 {
+		return 0, echo.NewHTTPError(http.StatusBadRequest, "The page parameter must be a positive number.")
+	}
+	return n, nil
+}
+
+// approvalsURL builds the queue's address for a filter and page; path is
+// the page or its rows partial.
+func approvalsURL(path string, ff views.ApprovalFilter, page int) string {
+	q := url.Values{}
+	for k, v := range map[string]string{"tenant": ff.Tenant, "tool": ff.Tool, "min": ff.Min, "max": ff.Max} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if ff.Sort != "" && ff.Sort != approvals.SortExpiry {
+		q.Set("sort", ff.Sort)
+	}
+	if page > 1 {
+		q.Set("page", strconv.Itoa(page))
+	}
+	if len(q) == 0 {
+		return path
+	}
+	return path + "?" + q.Encode()
+}

@@ -1,0 +1,167 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/wardenhq/warden/agent/catalog"
+	"github.com/wardenhq/warden/agent/runtime"
+	"github.com/wardenhq/warden/agent/tools"
+	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/config"
+	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/views"
+)
+
+var approvalNotices = map[string]string{
+	"approved":           "You gave the final approval. The action runs now, exactly once; this page shows its receipt when it is done.",
+	"approval_recorded":  "Your approval is recorded. Another approver must approve it before it runs.",
+	"rejected":           "You rejected the action. It will not run, and the agent's journey ends as rejected.",
+	"reversal_requested": "Reversal requested. It runs only once someone other than you approves it.",
+}
+
+// ApprovalShow is one action's page: what will happen, to whom and why,
+// who decided what, the journey that asked, and — for an approver who may
+// decide it — the Approve and Reject forms. Auditors, on-call engineers
+// and admins read it without the forms. 404 when unknown, 403 when its
+// tenant is outside the user's scope.
+func ApprovalShow(st AdminStore) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		v, err := loadApproval(c.Request().Context(), st, CurrentPrincipal(c), c.Param("id"))
+		if err != nil {
+			return err
+		}
+		v.Notice = doneNotice(c, approvalNotices)
+		return renderApproval(c, http.StatusOK, v)
+	}
+}
+
+func renderApproval(c echo.Context, status int, v views.ApprovalView) error {
+	page := PageFor(c, v.Action.Summary)
+	page.Active = "/approvals"
+	return Render(c, status, page, views.ApprovalShow(page, v))
+}
+
+// actionInScope loads an action and its tenant's slug: 404 when unknown,
+// 403 when the tenant is outside the principal's scope.
+func actionInScope(ctx context.Context, q store.Querier, p *identity.Principal, id string) (approvals.Action, string, error) {
+	a, err := approvals.Get(ctx, q, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return approvals.Action{}, "", echo.NewHTTPError(http.StatusNotFound, "There is no action with this id.")
+	}
+	if err != nil {
+		return approvals.Action{}, "", err
+	}
+	t, err := store.TenantByID(ctx, q, a.TenantID)
+	if err != nil {
+		return approvals.Action{}, "", err
+	}
+	if err := requireTenant(p, t.Slug); err != nil {
+		return approvals.Action{}, "", err
+	}
+	return a, t.Slug, nil
+}
+
+// loadApproval gathers everything the action page shows, and what the
+// user may do there.
+func loadApproval(ctx context.Context, st AdminStore, user *identity.Principal, id string) (views.ApprovalView, error) {
+	q := st.Read()
+	a, slug, err := actionInScope(ctx, q, user, id)
+	if err != nil {
+		return views.ApprovalView{}, err
+	}
+	now := time.Now().UTC()
+	v := views.ApprovalView{
+		Action: a, TenantSlug: slug, Now: now,
+		CanTrace: user.HasAnyRole(config.RoleOncall, config.RoleAuditor, config.RoleAdmin),
+		CanQueue: user.HasRole(config.RoleApprover),
+	}
+	if v.Decisions, err = approvals.Decisions(ctx, q, a.ID); err != nil {
+		return views.ApprovalView{}, err
+	}
+	if a.JourneyID != "" {
+		j, err := runtime.GetJourney(ctx, q, a.JourneyID)
+		switch {
+		case err == nil:
+			v.Journey = &j
+		case !errors.Is(err, store.ErrNotFound): // retention may have removed it
+			return views.ApprovalView{}, err
+		}
+	}
+	if a.Compensates != "" {
+		o, err := approvals.Get(ctx, q, a.Compensates)
+		switch {
+		case err == nil:
+			v.Original = &o
+		case !errors.Is(err, store.ErrNotFound):
+			return views.ApprovalView{}, err
+		}
+	}
+	r, err := approvals.ReversalOf(ctx, q, a.ID)
+	switch {
+	case err == nil:
+		v.Reversal = &r
+	case !errors.Is(err, store.ErrNotFound):
+		return views.ApprovalView{}, err
+	}
+	if a.Reversibility == tools.Compensatable {
+		if t, err := catalog.Get(ctx, q, a.Tool); err == nil {
+			v.CompensatingTool = t.CompensatingTool
+		}
+	}
+	if a.RequestedBy != "" {
+		names, err := st.PrincipalNames(ctx, []string{a.RequestedBy})
+		if err != nil {
+			return views.ApprovalView{}, err
+		}
+		v.RequestedBy = names[a.RequestedBy]
+		if v.RequestedBy == "" {
+			v.RequestedBy = a.RequestedBy
+		}
+	}
+	v.CanDecide, v.Blocked = mayDecide(user, a, slug, v.Decisions, now)
+	v.CanReverse = user.HasAnyRole(config.RoleApprover, config.RoleOncall) &&
+		a.Status == approvals.StatusExecuted && a.Reversibility == tools.Compensatable && v.Reversal == nil
+	return v, nil
+}
+
+// mayDecide applies the approval policy the decision itself will apply,
+// so the page offers the forms exactly when a decision would be accepted.
+// For an approver who may not decide a pending action it says why.
+func mayDecide(user *identity.Principal, a approvals.Action, slug string, ds []approvals.Decided, now time.Time) (bool, string) {
+	if !user.HasRole(config.RoleApprover) || a.Status != approvals.StatusPending {
+		return false, ""
+	}
+	var approvedBy []string
+	for _, d := range ds {
+		if d.Decision == approvals.Approve {
+			approvedBy = append(approvedBy, d.PrincipalID)
+		}
+	}
+	if err := approvals.Check(*user, a, slug, approvedBy, a.PayloadDigest, now); err != nil {
+		return false, refusalSentence(err)
+	}
+	return true, ""
+}
+
+// refusalSentence turns a domain refusal ("you have already approved this
+// action") into a sentence for the page.
+func refusalSentence(err error) string {
+	s := err.Error()
+	if s == "" {
+		return s
+	}
+	b := []byte(s)
+	if b[0] >= 'a' && b[0] <= 'z' {
+		b[0] -= 'a' - 'A'
+	}
+	if last := b[len(b)-1]; last != '.' && last != '!' && last != '?' {
+		b = append(b, '.')
+	}
+	return string(b)
+}

@@ -1,0 +1,237 @@
+package views
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/wardenhq/warden/agent/runtime"
+	"github.com/wardenhq/warden/agent/skills"
+	"github.com/wardenhq/warden/agent/tools"
+	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/store"
+)
+
+// ApprovalQueueView is one page of the approval queue.
+type ApprovalQueueView struct {
+	Rows     []approvals.Row
+	Tenants  []store.Tenant // in scope, for the filter
+	Tools    []string       // for the filter
+	Filter   ApprovalFilter
+	Errors   FieldErrors // what is wrong with the filter; no rows are listed then
+	Total    int         // pending actions matching the filter
+	Page     int
+	Pages    int
+	PrevPage string
+	NextPage string
+	Self     string // this page, for the Refresh link
+	RowsURL  string // the rows partial queue.js refreshes from
+	Filtered bool
+	Now      time.Time
+}
+
+// ApprovalFilter is the queue's filter form, as typed.
+type ApprovalFilter struct {
+	Tenant, Tool, Min, Max, Sort string
+}
+
+// ApprovalSorts are the queue's orders, with their labels.
+var ApprovalSorts = []struct{ Value, Label string }{
+	{approvals.SortExpiry, "Expiring soonest"},
+	{approvals.SortAge, "Oldest first"},
+	{approvals.SortAmount, "Largest amount"},
+}
+
+// ApprovalView is one action as its page shows it.
+type ApprovalView struct {
+	Action     approvals.Action
+	TenantSlug string
+	Decisions  []approvals.Decided
+	Journey    *runtime.Journey  // the journey that asked, when there is one
+	Original   *approvals.Action // the action this one reverses
+	Reversal   *approvals.Action // the action that reverses this one
+	// CompensatingTool is the catalog's compensating tool of a
+	// compensatable action.
+	CompensatingTool string
+	RequestedBy      string // display name of the console user who asked
+	CanDecide        bool   // the forms are shown
+	Blocked          string // why this approver cannot decide, when pending
+	CanReverse       bool
+	CanTrace         bool // the user may open the journey's trace
+	CanQueue         bool // the user may open the approval queue
+	Comment          string
+	Errors           FieldErrors
+	Notice           string
+	Now              time.Time
+}
+
+// ApprovalConflictView explains a decision that could not be recorded
+// because the action is no longer what the approver saw.
+type ApprovalConflictView struct {
+	Action  approvals.Action
+	Title   string
+	Message string
+}
+
+// ReverseConfirmView asks before requesting a business rollback.
+type ReverseConfirmView struct {
+	Action           approvals.Action
+	TenantSlug       string
+	CompensatingTool string
+	Reversal         *approvals.Action // already requested
+}
+
+// ActionAmount is the action's amount for people, or "—" without one.
+func ActionAmount(a approvals.Action) string {
+	if a.AmountMinor == nil {
+		return "—"
+	}
+	return skills.FormatMoney(*a.AmountMinor, a.Currency)
+}
+
+// ApprovalCount says how far an action's approvals are: "1 of 2".
+func ApprovalCount(a approvals.Action) string {
+	return strconv.Itoa(a.ApprovalsGiven) + " of " + strconv.Itoa(a.ApprovalsRequired)
+}
+
+// Age says how long ago t was, coarsely: "just now", "5m", "2h 5m",
+// "3d 4h".
+func Age(now, t time.Time) string {
+	d := now.Sub(t)
+	if d < time.Minute {
+		return "just now"
+	}
+	return span(d) + " ago"
+}
+
+// ExpiresIn says how long until t: "in 23h 59m", "in under a minute", or
+// "expired". queue.js writes the same words as it counts down.
+func ExpiresIn(now, t time.Time) string {
+	d := t.Sub(now)
+	switch {
+	case d <= 0:
+		return "expired"
+	case d < time.Minute:
+		return "in under a minute"
+	}
+	return "in " + span(d)
+}
+
+// span writes a duration of at least a minute in its two largest units.
+func span(d time.Duration) string {
+	m := int64(d / time.Minute)
+	days, hours, mins := m/(24*60), m/60%24, m%60
+	switch {
+	case days > 0:
+		return strconv.FormatInt(days, 10) + "d " + strconv.FormatInt(hours, 10) + "h"
+	case hours > 0:
+		return strconv.FormatInt(hours, 10) + "h " + strconv.FormatInt(mins, 10) + "m"
+	default:
+		return strconv.FormatInt(mins, 10) + "m"
+	}
+}
+
+// isoTime is a machine-readable UTC time for <time datetime>.
+func isoTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// PrettyJSON indents JSON for reading; anything else is shown as it is.
+func PrettyJSON(raw []byte) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var b bytes.Buffer
+	if err := json.Indent(&b, raw, "", "  "); err != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// actionStatusClass colours a status: done is green, stopped or failed is
+// red, anything still moving is amber.
+func actionStatusClass(status string) string {
+	switch status {
+	case approvals.StatusExecuted:
+		return "badge badge-ok"
+	case approvals.StatusFailed, approvals.StatusRejected, approvals.StatusExpired, approvals.StatusCancelled:
+		return "badge badge-bad"
+	default:
+		return "badge badge-warn"
+	}
+}
+
+func impactClass(i tools.Impact) string {
+	switch i {
+	case tools.ImpactHigh:
+		return "badge badge-bad"
+	case tools.ImpactMedium:
+		return "badge badge-warn"
+	default:
+		return "badge badge-ok"
+	}
+}
+
+// statusSentence says in words what an action's status means.
+func statusSentence(a approvals.Action) string {
+	switch a.Status {
+	case approvals.StatusPending:
+		return "Waiting for approval: " + ApprovalCount(a) + " approvals so far."
+	case approvals.StatusApproved:
+		return "Approved. It is queued to run exactly once."
+	case approvals.StatusExecuting:
+		return "Approved and running now."
+	case approvals.StatusExecuted:
+		return "Approved and executed."
+	case approvals.StatusFailed:
+		return "Approved, but it failed when it ran. It needs review."
+	case approvals.StatusRejected:
+		return "Rejected. It will not run."
+	case approvals.StatusExpired:
+		return "Expired before enough approvers decided. It will not run."
+	case approvals.StatusCancelled:
+		return "Withdrawn by the agent that asked. It will not run."
+	}
+	return a.Status
+}
+
+// decisionClass colours a recorded decision.
+func decisionClass(d string) string {
+	if d == approvals.Approve {
+		return "badge badge-ok"
+	}
+	return "badge badge-bad"
+}
+
+// decisionLabel is the past tense of a decision.
+func decisionLabel(d string) string {
+	switch d {
+	case approvals.Approve:
+		return "approved"
+	case approvals.Reject:
+		return "rejected"
+	}
+	return d
+}
+
+// hasReversibility reports whether the action's undo story is worth a
+// sentence (every action has one, but older rows may not say).
+func hasReversibility(a approvals.Action) bool { return a.Reversibility != "" }
+
+func pageOf(page, pages int) string {
+	return "Page " + strconv.Itoa(page) + " of " + strconv.Itoa(max(pages, 1))
+}
+
+func pendingCount(n int) string {
+	if n == 1 {
+		return "1 pending action"
+	}
+	return strconv.Itoa(n) + " pending actions"
+}
+
+// shortDigest is enough of a digest to compare by eye.
+func shortDigest(d string) string {
+	if len(d) > 12 {
+		return d[:12] + "…"
+	}
+	return d
+}
