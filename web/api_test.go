@@ -40,7 +40,7 @@ func (r apiResp) code() string {
 
 func (r apiResp) str(k string) string { s, _ := r.Body[k].(string); return s }
 
-func callAPI(t *testing.T, ctx context.Context, method, url, key string, body []byte, hdr map[string]string) apiResp {
+func callAPI(t testing.TB, ctx context.Context, method, url, key string, body []byte, hdr map[string]string) apiResp {
 	t.Helper()
 	req, _ := http.NewRequestWithContext(ctx, method, url, bytes.NewReader(body))
 	if key != "" {
@@ -61,7 +61,7 @@ func callAPI(t *testing.T, ctx context.Context, method, url, key string, body []
 	return out
 }
 
-func journey(t *testing.T, in *instance, key, input string, hdr map[string]string) apiResp {
+func journey(t testing.TB, in *instance, key, input string, hdr map[string]string) apiResp {
 	t.Helper()
 	body, _ := json.Marshal(map[string]string{"input": input})
 	return callAPI(t, context.Background(), http.MethodPost, in.URL+"/v1/journeys", key, body, hdr)

@@ -67,12 +67,12 @@ func startWarden(t *testing.T, env map[string]string) *instance {
 // development-mode demo data (tenant acme, catalog, demo journeys); the
 // demo key's secret is in DemoKey. The runtime's background work runs too,
 // as in the real process: approved actions execute, pending ones expire.
-func startWardenDemo(t *testing.T, env map[string]string) *instance {
+func startWardenDemo(t testing.TB, env map[string]string) *instance {
 	t.Helper()
 	return start(t, env, true)
 }
 
-func start(t *testing.T, env map[string]string, demo bool) *instance {
+func start(t testing.TB, env map[string]string, demo bool) *instance {
 	t.Helper()
 	vals := map[string]string{"WARDEN_DATA_DIR": t.TempDir(), "WARDEN_ADDR": "127.0.0.1:0", "WARDEN_DRAIN_DELAY": "0s"}
 	for k, v := range env {
@@ -150,7 +150,7 @@ func start(t *testing.T, env map[string]string, demo bool) *instance {
 }
 
 // Stop shuts the server down and waits for it.
-func (in *instance) Stop(t *testing.T) {
+func (in *instance) Stop(t testing.TB) {
 	t.Helper()
 	in.stop()
 	select {
@@ -165,7 +165,7 @@ func (in *instance) Stop(t *testing.T) {
 }
 
 // waitReady waits until the identity provider has been discovered.
-func (in *instance) waitReady(t *testing.T) {
+func (in *instance) waitReady(t testing.TB) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for !in.Server.auth.ready() {
@@ -179,12 +179,12 @@ func (in *instance) waitReady(t *testing.T) {
 // browser is an HTTP client with cookies that follows redirects, like a
 // person's browser.
 type browser struct {
-	t    *testing.T
+	t    testing.TB
 	c    *http.Client
 	base string
 }
 
-func newBrowser(t *testing.T, base string) *browser {
+func newBrowser(t testing.TB, base string) *browser {
 	jar, _ := cookiejar.New(nil)
 	return &browser{t: t, c: &http.Client{Jar: jar, Timeout: 20 * time.Second}, base: base}
 }
