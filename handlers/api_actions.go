@@ -60,13 +60,16 @@ func toActionJSON(a approvals.Action) actionJSON {
 		ExpiresAt: a.ExpiresAt.UTC(), CreatedAt: a.CreatedAt.UTC(), Receipt: a.Receipt, Failure: a.Failure}
 }
 
-func (api ActionAPI) caller(c echo.Context) (gateway.Caller, error) {
+// caller authenticates the request's key; when it is refused, the refusal
+// has been written and ok is false.
+func (api ActionAPI) caller(c echo.Context) (caller gateway.Caller, ok bool) {
 	caller, err := api.Gateway.Authenticate(c.Request().Context(), bearer(c))
 	if err != nil {
 		status, body := apiFail(c, err)
-		return gateway.Caller{}, c.JSON(status, body)
+		_ = c.JSON(status, body)
+		return gateway.Caller{}, false
 	}
-	return caller, nil
+	return caller, true
 }
 
 // decodeJSON reads one JSON object with known fields only.
@@ -98,9 +101,9 @@ type proposalRequest struct {
 
 // Propose is POST /v1/actions → 202 {"id", "status": "pending"}.
 func (api ActionAPI) Propose(c echo.Context) error {
-	caller, err := api.caller(c)
-	if caller.Key.ID == "" {
-		return err
+	caller, ok := api.caller(c)
+	if !ok {
+		return nil
 	}
 	var req proposalRequest
 	if err := decodeJSON(c, &req); err != nil {
@@ -121,9 +124,9 @@ func (api ActionAPI) Propose(c echo.Context) error {
 // Get is GET /v1/actions/{id}?wait=30s: the action, after waiting (at most
 // 60 s) for it to leave pending when wait is given.
 func (api ActionAPI) Get(c echo.Context) error {
-	caller, err := api.caller(c)
-	if caller.Key.ID == "" {
-		return err
+	caller, ok := api.caller(c)
+	if !ok {
+		return nil
 	}
 	var wait time.Duration
 	if w := c.QueryParam("wait"); w != "" {
@@ -163,9 +166,9 @@ type resultRequest struct {
 // Result is POST /v1/actions/{id}/result: the agent reports the outcome of
 // an approved action it executed itself.
 func (api ActionAPI) Result(c echo.Context) error {
-	caller, err := api.caller(c)
-	if caller.Key.ID == "" {
-		return err
+	caller, ok := api.caller(c)
+	if !ok {
+		return nil
 	}
 	var req resultRequest
 	if err := decodeJSON(c, &req); err != nil {
@@ -187,9 +190,9 @@ func (api ActionAPI) Result(c echo.Context) error {
 // Cancel is POST /v1/actions/{id}/cancel: the agent withdraws its pending
 // action.
 func (api ActionAPI) Cancel(c echo.Context) error {
-	caller, err := api.caller(c)
-	if caller.Key.ID == "" {
-		return err
+	caller, ok := api.caller(c)
+	if !ok {
+		return nil
 	}
 	a, err := api.Runtime.CancelAction(c.Request().Context(), caller, c.Param("id"))
 	switch {
