@@ -19,6 +19,7 @@ var tenantNotices = map[string]string{
 	"already_frozen":   "The tenant was already frozen; nothing changed.",
 	"already_unfrozen": "The tenant was not frozen; nothing changed.",
 	"unchanged":        "That is the current value; nothing changed.",
+	"dual_control":     "Dual-control threshold saved. It applies to actions requested from now on.",
 }
 
 // TenantShow shows one tenant's settings: name, trace retention, freeze.
@@ -28,9 +29,9 @@ func TenantShow(st AdminStore) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		return renderTenantShow(c, http.StatusOK, views.TenantView{
-			Tenant: t, Name: t.Name, Retention: strconv.Itoa(t.RetentionDays), Notice: doneNotice(c, tenantNotices),
-		})
+		v := tenantView(t)
+		v.Notice = doneNotice(c, tenantNotices)
+		return renderTenantShow(c, http.StatusOK, v)
 	}
 }
 
@@ -43,5 +44,13 @@ func renderTenantShow(c echo.Context, status int, v views.TenantView) error {
 // tenantFormPage re-renders the settings page with one form's errors; the
 // other form shows the stored value.
 func tenantFormPage(c echo.Context, t store.Tenant, name, retention string, errs views.FieldErrors) error {
-	return renderTenantShow(c, http.StatusUnprocessableEntity, views.TenantView{Tenant: t, Name: name, Retention: retention, Errors: errs})
+	v := tenantView(t)
+	v.Name, v.Retention, v.Errors = name, retention, errs
+	return renderTenantShow(c, http.StatusUnprocessableEntity, v)
+}
+
+// tenantView fills the settings forms with the tenant's current values.
+func tenantView(t store.Tenant) views.TenantView {
+	return views.TenantView{Tenant: t, Name: t.Name, Retention: strconv.Itoa(t.RetentionDays),
+		DualControl: views.MoneyInput(t.DualControlMinor * 10_000)}
 }

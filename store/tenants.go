@@ -15,7 +15,8 @@ import (
 type Tenant struct {
 	ID, Slug, Name, CreatedAt string
 	Frozen                    bool
-	RetentionDays             int // how long its traces are kept
+	RetentionDays             int   // how long its traces are kept
+	DualControlMinor          int64 // actions of at least this amount (minor units) need two approvers; 0: never
 }
 
 // Limits on tenant settings.
@@ -76,11 +77,11 @@ func CreateTenant(ctx context.Context, tx *sql.Tx, slug, name string) (Tenant, e
 	return t, nil
 }
 
-const selectTenant = `SELECT id, slug, name, frozen, created_at, trace_retention_days FROM tenants`
+const selectTenant = `SELECT id, slug, name, frozen, created_at, trace_retention_days, dual_control_minor FROM tenants`
 
 func scanTenant(s interface{ Scan(dest ...any) error }) (Tenant, error) {
 	var t Tenant
-	err := s.Scan(&t.ID, &t.Slug, &t.Name, &t.Frozen, &t.CreatedAt, &t.RetentionDays)
+	err := s.Scan(&t.ID, &t.Slug, &t.Name, &t.Frozen, &t.CreatedAt, &t.RetentionDays, &t.DualControlMinor)
 	return t, err
 }
 
@@ -156,6 +157,16 @@ func SetRetention(ctx context.Context, tx *sql.Tx, id string, days int) (bool, e
 		return false, fmt.Errorf("set retention of tenant %s: %s", id, msg)
 	}
 	return updateTenant(ctx, tx, id, "set retention of", `UPDATE tenants SET trace_retention_days = ? WHERE id = ? AND trace_retention_days != ?`, days, id, days)
+}
+
+// SetDualControl sets the amount (minor units) from which a tenant's
+// actions need two approvers, inside tx; 0 switches dual control off. It
+// reports whether the value changed.
+func SetDualControl(ctx context.Context, tx *sql.Tx, id string, minor int64) (bool, error) {
+	if minor < 0 {
+		return false, fmt.Errorf("set dual control of tenant %s: negative amount", id)
+	}
+	return updateTenant(ctx, tx, id, "set dual control of", `UPDATE tenants SET dual_control_minor = ? WHERE id = ? AND dual_control_minor != ?`, minor, id, minor)
 }
 
 // updateTenant runs a conditional update; no row changed means either no

@@ -229,3 +229,29 @@ func TestAdminHTMLInjectionIsEscaped(t *testing.T) {
 		t.Error("the key name is not shown as text on /keys")
 	}
 }
+
+func TestAdminTenantDualControlDecidesApprovalsRequired(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	in.waitReady(t)
+	b := newBrowser(t, in.URL)
+	b.loginDev("erin")
+
+	p := b.post("/tenants/acme/dual-control", b.withCSRF(url.Values{"dual_control": {"40.00"}}), nil)
+	if got := text(p, "tenant-dual-control"); got != "$40.00" {
+		t.Fatalf("threshold shown = %q, want $40.00", got)
+	}
+	if evs := adminEvents(t, in.DB, "tenant.dual_control"); len(evs) != 1 {
+		t.Errorf("tenant.dual_control events = %d, want 1", len(evs))
+	}
+	for _, bad := range []string{"-1", "ten", "1.005"} {
+		if p := b.post("/tenants/acme/dual-control", b.withCSRF(url.Values{"dual_control": {bad}}), nil); p.Status != http.StatusUnprocessableEntity || text(p, "error-dual_control") == "" {
+			t.Errorf("threshold %q = %d, want 422 with a message", bad, p.Status)
+		}
+	}
+	// A $45.50 refund is now at or above the threshold: two approvers.
+	r := journey(t, in, in.DemoKey, "The customer was charged twice for ORD-1005, refund $45.50 please", nil)
+	action, _ := r.Body["action"].(map[string]any)
+	if action == nil || action["approvals_required"] != float64(2) {
+		t.Errorf("action = %v, want 2 approvals required under the new threshold", action)
+	}
+}

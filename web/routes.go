@@ -40,6 +40,7 @@ func (s *Server) consoleRoutes() []route {
 		{http.MethodGet, "/tenants/:slug", handlers.TenantShow(s.db), []string{config.RoleAdmin}, ""},
 		{http.MethodPost, "/tenants/:slug/rename", handlers.TenantRename(s.db), []string{config.RoleAdmin}, ""},
 		{http.MethodPost, "/tenants/:slug/retention", handlers.TenantRetention(s.db), []string{config.RoleAdmin}, ""},
+		{http.MethodPost, "/tenants/:slug/dual-control", handlers.TenantDualControl(s.db), []string{config.RoleAdmin}, ""},
 		{http.MethodGet, "/tenants/:slug/freeze", handlers.TenantFreezeConfirm(s.db, true), []string{config.RoleAdmin}, ""},
 		{http.MethodPost, "/tenants/:slug/freeze", handlers.TenantFreeze(s.db, true), []string{config.RoleAdmin}, ""},
 		{http.MethodGet, "/tenants/:slug/unfreeze", handlers.TenantFreezeConfirm(s.db, false), []string{config.RoleAdmin}, ""},
