@@ -11,7 +11,7 @@ import (
 )
 
 // status gathers what the on-call status page shows.
-func (s *Server) status(ctx context.Context) (views.StatusView, error) {
+func (s *Server) status(ctx context.Context, p *identity.Principal) (views.StatusView, error) {
 	v := views.StatusView{
 		Version:        s.version,
 		DevMode:        s.cfg.DevMode(),
@@ -37,7 +37,34 @@ func (s *Server) status(ctx context.Context) (views.StatusView, error) {
 		return v, err
 	}
 	v.AuditEvents = n
-	return v, nil
+	return v, s.needsReview(ctx, p, &v)
+}
+
+// needsReview fills in what on-call must look at: failed actions in the
+// user's tenants, unconfirmed effects and the job backlog.
+func (s *Server) needsReview(ctx context.Context, p *identity.Principal, v *views.StatusView) error {
+	rows, err := s.db.Read().QueryContext(ctx, `SELECT a.id, a.summary, t.slug, a.failure FROM actions a
+		JOIN tenants t ON t.id = a.tenant_id WHERE a.status = 'failed' ORDER BY a.updated_at DESC LIMIT 20`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var it views.ReviewItem
+		if err := rows.Scan(&it.ID, &it.Summary, &it.Tenant, &it.Reason); err != nil {
+			return err
+		}
+		if p.InTenant(it.Tenant) {
+			v.FailedActions = append(v.FailedActions, it)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if err := s.db.Read().QueryRowContext(ctx, `SELECT COUNT(*) FROM effects WHERE needs_review = 1 AND state = 'reserved'`).Scan(&v.ReviewEffects); err != nil {
+		return err
+	}
+	return s.db.Read().QueryRowContext(ctx, `SELECT COUNT(*) FROM jobs WHERE state IN ('available', 'running')`).Scan(&v.PendingJobs)
 }
 
 // recordVerify writes the outcome of a chain verification to the chain.
