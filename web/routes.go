@@ -46,8 +46,8 @@ func (s *Server) consoleRoutes() []route {
 		{http.MethodGet, "/tenants/:slug/unfreeze", handlers.TenantFreezeConfirm(s.db, false), []string{config.RoleAdmin}, ""},
 		{http.MethodPost, "/tenants/:slug/unfreeze", handlers.TenantFreeze(s.db, false), []string{config.RoleAdmin}, ""},
 		{http.MethodGet, "/keys", handlers.KeyList(s.db), []string{config.RoleAdmin}, "Keys"},
-		{http.MethodGet, "/keys/new", handlers.KeyNew(s.db, handlers.StaticSkills{"order_status", "order_support", "refunds"}), []string{config.RoleAdmin}, ""},
-		{http.MethodPost, "/keys", handlers.KeyCreate(s.db, handlers.StaticSkills{"order_status", "order_support", "refunds"}), []string{config.RoleAdmin}, ""},
+		{http.MethodGet, "/keys/new", handlers.KeyNew(s.db, s.skillNames()), []string{config.RoleAdmin}, ""},
+		{http.MethodPost, "/keys", handlers.KeyCreate(s.db, s.skillNames()), []string{config.RoleAdmin}, ""},
 		{http.MethodGet, "/keys/:id/revoke", handlers.KeyRevokeConfirm(s.db), []string{config.RoleAdmin}, ""},
 		{http.MethodPost, "/keys/:id/revoke", handlers.KeyRevoke(s.db), []string{config.RoleAdmin}, ""},
 		{http.MethodGet, "/budgets", handlers.BudgetList(s.db), []string{config.RoleAdmin}, "Budgets"},
@@ -114,4 +114,13 @@ func navFor(routes []route, p *identity.Principal) []views.NavItem {
 		}
 	}
 	return out
+}
+
+// skillNames is where the key form finds the skills to offer as scopes:
+// the runtime's router, or none without a runtime.
+func (s *Server) skillNames() handlers.SkillLister {
+	if s.runtime != nil {
+		return s.runtime
+	}
+	return handlers.StaticSkills{}
 }

@@ -464,3 +464,7 @@ func (s *Service) auditViolation(ctx context.Context, r *run, tool, code, reason
 // Sealer is the sealer of action arguments (tests and benchmarks create
 // actions with it).
 func (s *Service) Sealer() *seal.Sealer { return s.o.Sealer }
+
+// SkillNames lists the skills journeys can be routed to (the key form
+// offers them as scopes).
+func (s *Service) SkillNames(context.Context) ([]string, error) { return s.o.Router.Names(), nil }

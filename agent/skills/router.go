@@ -162,6 +162,15 @@ func NewRouter(skills []Skill, threshold float64) (*Router, error) {
 // Threshold returns the lowest score Route accepts.
 func (r *Router) Threshold() float64 { return r.threshold }
 
+// Names lists the skills the router knows, in the order they were given.
+func (r *Router) Names() []string {
+	out := make([]string, len(r.skills))
+	for i, s := range r.skills {
+		out[i] = s.Name
+	}
+	return out
+}
+
 // Skill returns the skill named name.
 func (r *Router) Skill(name string) (Skill, bool) {
 	i, ok := r.byName[name]
