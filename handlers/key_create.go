@@ -47,7 +47,7 @@ func KeyNew(st AdminStore, skills SkillLister) echo.HandlerFunc {
 // KeyCreate creates a key and shows its secret, once. The page is not
 // cached and is not reached by a redirect, so reloading the list or going
 // back cannot show the secret again.
-func KeyCreate(st AdminStore, skills SkillLister) echo.HandlerFunc {
+func KeyCreate(st AdminStore, skills SkillLister, flash Flash) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
 		user := CurrentPrincipal(c)
@@ -138,7 +138,35 @@ func KeyCreate(st AdminStore, skills SkillLister) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		key.TenantSlug = tenant.Slug
+		// Post/redirect/get: the secret rides once in the encrypted
+		// session to the page that shows it, so a reload neither creates a
+		// second key nor shows the secret again.
+		if err := flash.Put(c, newKeyFlash+key.ID, secret); err != nil {
+			return err
+		}
+		return seeOther(c, "/keys/"+key.ID+"/created")
+	}
+}
+
+const newKeyFlash = "new_key:"
+
+// Flash carries a value from one request to the next, once.
+type Flash interface {
+	Put(c echo.Context, key, value string) error
+	Take(c echo.Context, key string) (string, error)
+}
+
+// KeyCreated shows a new key; its secret only the first time.
+func KeyCreated(st AdminStore, flash Flash) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		key, err := keyInScope(c.Request().Context(), st.Read(), CurrentPrincipal(c), c.Param("id"))
+		if err != nil {
+			return err
+		}
+		secret, err := flash.Take(c, newKeyFlash+key.ID)
+		if err != nil {
+			return err
+		}
 		h := c.Response().Header()
 		h.Set("Cache-Control", "no-store")
 		h.Set("Pragma", "no-cache")

@@ -46,9 +46,19 @@ func TestAdminKeyCreateShowsSecretOnce(t *testing.T) {
 		"tenant": {"acme"}, "name": {"support-bot"}, "scopes": {"skill:refunds", "tool:lookup_order"},
 		"rate_per_min": {"120"}, "burst": {"10"}, "expires_at": {expiry},
 	}), nil)
-	if res.Status != http.StatusOK || res.URL.Path != "/keys" {
+	if res.Status != http.StatusOK || !strings.HasSuffix(res.URL.Path, "/created") {
 		t.Fatalf("create = %d at %s: %s", res.Status, res.URL, text(res, "form-errors"))
 	}
+	// Reloading the page neither shows the secret again nor makes a key.
+	defer func() {
+		again := b.get(res.URL.Path)
+		if strings.Contains(again.Body, "wk_") && text(again, "new-key-secret") != "" || text(again, "secret-gone") == "" {
+			t.Errorf("reloaded result page shows the secret again or no notice")
+		}
+		if n := countRows(t, in.DB, `SELECT COUNT(*) FROM virtual_keys WHERE name = 'support-bot'`); n != 1 {
+			t.Errorf("keys named support-bot = %d after a reload, want 1", n)
+		}
+	}()
 	secret := text(res, "new-key-secret")
 	if !strings.HasPrefix(secret, "wk_") || len(secret) != len("wk_")+8+1+32 {
 		t.Fatalf("secret on the result page = %q, want a wk_ key", secret)
@@ -272,7 +282,7 @@ func TestAdminScopedAdminIsRefusedOtherTenants(t *testing.T) {
 		status int
 	}{
 		{"create key for globex", func() error {
-			_, err := callAs(t, handlers.KeyCreate(in.DB, skills), scoped, http.MethodPost, "/keys",
+			_, err := callAs(t, handlers.KeyCreate(in.DB, skills, nil), scoped, http.MethodPost, "/keys",
 				url.Values{"tenant": {"globex"}, "name": {"x"}, "scopes": {"skill:refunds"}, "rate_per_min": {"600"}, "burst": {"60"}})
 			return err
 		}, 403},
@@ -282,6 +292,10 @@ func TestAdminScopedAdminIsRefusedOtherTenants(t *testing.T) {
 		}, 403},
 		{"confirm revoke of globex key", func() error {
 			_, err := callAs(t, handlers.KeyRevokeConfirm(in.DB), scoped, http.MethodGet, "/", nil, "id", globexKey.ID)
+			return err
+		}, 403},
+		{"show a created globex key", func() error {
+			_, err := callAs(t, handlers.KeyCreated(in.DB, nil), scoped, http.MethodGet, "/", nil, "id", globexKey.ID)
 			return err
 		}, 403},
 		{"list globex keys", func() error {

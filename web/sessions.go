@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gorilla/sessions"
+	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/identity"
 )
@@ -116,4 +117,24 @@ func randomToken() string {
 	b := make([]byte, 32)
 	rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// sessionFlash keeps one-time values in the signed, encrypted session
+// cookie (handlers.Flash).
+type sessionFlash struct{ s *Server }
+
+func (f sessionFlash) Put(c echo.Context, key, value string) error {
+	sess := f.s.session(c)
+	sess.Values["flash:"+key] = value
+	return sess.Save(c.Request(), c.Response())
+}
+
+func (f sessionFlash) Take(c echo.Context, key string) (string, error) {
+	sess := f.s.session(c)
+	v, _ := sess.Values["flash:"+key].(string)
+	if v == "" {
+		return "", nil
+	}
+	delete(sess.Values, "flash:"+key)
+	return v, sess.Save(c.Request(), c.Response())
 }
