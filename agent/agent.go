@@ -96,7 +96,7 @@ func (r *Runtime) Close() error {
 
 // New builds the runtime over db, keeping its own files (sealing key,
 // simulator database) in dataDir.
-func New(ctx context.Context, dataDir string, db *store.DB, log *slog.Logger, redactor *redact.Redactor) (*Runtime, error) {
+func New(ctx context.Context, dataDir string, db *store.DB, log *slog.Logger, redactor *redact.Redactor, prices runtime.Prices) (*Runtime, error) {
 	sealer, err := seal.LoadOrCreate(dataDir)
 	if err != nil {
 		return nil, err
@@ -126,6 +126,7 @@ func New(ctx context.Context, dataDir string, db *store.DB, log *slog.Logger, re
 		Redactor: redactor,
 		Sealer:   sealer,
 		Queue:    queue,
+		Prices:   prices,
 	})
 	queue.Register(runtime.JobExecuteAction, svc.HandleExecute)
 	queue.Register(runtime.JobCallback, svc.HandleCallback)

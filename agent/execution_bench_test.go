@@ -14,6 +14,7 @@ import (
 
 	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/agent/redact"
+	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/store"
@@ -31,7 +32,7 @@ func BenchmarkApprovalToEffect(b *testing.B) {
 	}
 	defer db.Close()
 	key, _ := redact.LoadOrCreateKey(dir)
-	rt, err := New(ctx, dir, db, slog.New(slog.NewTextHandler(io.Discard, nil)), redact.New(key))
+	rt, err := New(ctx, dir, db, slog.New(slog.NewTextHandler(io.Discard, nil)), redact.New(key), runtime.Prices{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/agent/redact"
+	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
 )
@@ -23,7 +24,7 @@ func TestRetentionDeletesOnlyOldTraces(t *testing.T) {
 	}
 	defer db.Close()
 	key, _ := redact.LoadOrCreateKey(dir)
-	rt, err := New(ctx, dir, db, slog.New(slog.NewTextHandler(io.Discard, nil)), redact.New(key))
+	rt, err := New(ctx, dir, db, slog.New(slog.NewTextHandler(io.Discard, nil)), redact.New(key), runtime.Prices{})
 	if err != nil {
 		t.Fatal(err)
 	}

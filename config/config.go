@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -50,6 +51,10 @@ type Config struct {
 
 	ShutdownGrace time.Duration
 	DrainDelay    time.Duration // readiness is 503 this long before the listener closes
+
+	// Model prices, in micro-units per token, charged for journeys.
+	PriceInputTokenMicros  int64
+	PriceOutputTokenMicros int64
 
 	publicURLDefaulted, redirectDefaulted bool
 }
@@ -107,6 +112,8 @@ var settings = []setting{
 	{"WARDEN_SESSION_BLOCK_KEY", "session-block-key", "", "hex session encryption key, 32 bytes (default generated)"},
 	{"WARDEN_SHUTDOWN_GRACE", "shutdown-grace", "15s", "how long in-flight requests may take to finish on shutdown"},
 	{"WARDEN_DRAIN_DELAY", "drain-delay", "1s", "how long readiness reports 503 before the listener closes on shutdown"},
+	{"WARDEN_PRICE_INPUT_TOKEN", "price-input-token", "2", "price of one input token, in micro-units of the budget currency"},
+	{"WARDEN_PRICE_OUTPUT_TOKEN", "price-output-token", "8", "price of one output token, in micro-units of the budget currency"},
 }
 
 // Load reads settings from env (a lookup such as os.LookupEnv) and args
@@ -232,6 +239,17 @@ func Load(args []string, env func(string) (string, bool)) (Config, error) {
 	c.DrainDelay, err = time.ParseDuration(get("WARDEN_DRAIN_DELAY"))
 	if err != nil || c.DrainDelay < 0 {
 		bad("WARDEN_DRAIN_DELAY", "%q is not a duration such as 1s", get("WARDEN_DRAIN_DELAY"))
+	}
+
+	for _, pr := range []struct {
+		name string
+		dst  *int64
+	}{{"WARDEN_PRICE_INPUT_TOKEN", &c.PriceInputTokenMicros}, {"WARDEN_PRICE_OUTPUT_TOKEN", &c.PriceOutputTokenMicros}} {
+		n, err := strconv.ParseInt(get(pr.name), 10, 64)
+		if err != nil || n < 0 || n > 1_000_000_000 {
+			bad(pr.name, "%q is not a whole number of micro-units from 0 to 1000000000", get(pr.name))
+		}
+		*pr.dst = n
 	}
 
 	dir := get("WARDEN_DATA_DIR")

@@ -36,6 +36,9 @@ func TestLoadDefaults(t *testing.T) {
 	if c.OIDCGroupsClaim != "groups" || c.TenantPrefix != "warden-tenant-" || c.RoleMapping["warden-admin"] != "admin" {
 		t.Errorf("OIDC defaults = %q %q %v", c.OIDCGroupsClaim, c.TenantPrefix, c.RoleMapping)
 	}
+	if c.PriceInputTokenMicros != 2 || c.PriceOutputTokenMicros != 8 {
+		t.Errorf("prices = %d, %d; want 2 and 8", c.PriceInputTokenMicros, c.PriceOutputTokenMicros)
+	}
 	if c.ShutdownGrace != 15*time.Second || c.DrainDelay != time.Second {
 		t.Errorf("ShutdownGrace, DrainDelay = %v, %v", c.ShutdownGrace, c.DrainDelay)
 	}
@@ -121,6 +124,8 @@ func TestLoadRefusesBadSettings(t *testing.T) {
 		{"only one session key", map[string]string{"WARDEN_SESSION_HASH_KEY": strings.Repeat("ab", 32)}, "WARDEN_SESSION_HASH_KEY", "both"},
 		{"grace not a duration", map[string]string{"WARDEN_SHUTDOWN_GRACE": "soon"}, "WARDEN_SHUTDOWN_GRACE", "duration"},
 		{"negative drain delay", map[string]string{"WARDEN_DRAIN_DELAY": "-1s"}, "WARDEN_DRAIN_DELAY", "duration"},
+		{"price not a number", map[string]string{"WARDEN_PRICE_INPUT_TOKEN": "0.5"}, "WARDEN_PRICE_INPUT_TOKEN", "whole number"},
+		{"negative price", map[string]string{"WARDEN_PRICE_OUTPUT_TOKEN": "-1"}, "WARDEN_PRICE_OUTPUT_TOKEN", "whole number"},
 		{"data dir under a file", map[string]string{"WARDEN_DATA_DIR": filepath.Join(file, "data")}, "WARDEN_DATA_DIR", "cannot create"},
 		{"data dir is a file", map[string]string{"WARDEN_DATA_DIR": file}, "WARDEN_DATA_DIR", "not a directory"},
 		{"production on any interface is fine but issuer broken", merge(prod, map[string]string{"WARDEN_ADDR": "0.0.0.0:8080", "WARDEN_OIDC_ISSUER": "ftp://idp"}), "WARDEN_OIDC_ISSUER", "http"},

@@ -20,6 +20,7 @@ import (
 
 	"github.com/wardenhq/warden/agent"
 	"github.com/wardenhq/warden/agent/redact"
+	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/store"
@@ -92,7 +93,7 @@ func start(t testing.TB, env map[string]string, demo bool) *instance {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := agent.New(context.Background(), cfg.DataDir, db, logger, redact.New(key))
+	rt, err := agent.New(context.Background(), cfg.DataDir, db, logger, redact.New(key), runtime.Prices{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/agent"
+	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/agent/tools/sim"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/web"
@@ -34,7 +35,8 @@ func serve(ctx context.Context, args []string, env func(string) (string, bool), 
 	}
 	defer db.Close()
 
-	rt, err := agent.New(ctx, cfg.DataDir, db, logger, redactor)
+	rt, err := agent.New(ctx, cfg.DataDir, db, logger, redactor,
+		runtime.Prices{InputTokenMicros: cfg.PriceInputTokenMicros, OutputTokenMicros: cfg.PriceOutputTokenMicros})
 	if err != nil {
 		logger.Error("cannot start the agent runtime", "err", err)
 		return 1
