@@ -51,20 +51,19 @@ type apiError struct {
 // journeyJSON is the journey shape of the API contract; fields may be
 // added, none renamed or removed.
 type journeyJSON struct {
-	ID            string            `json:"id"`
-	Status        string            `json:"status"`
-	Skill         string            `json:"skill"`
-	Output        string            `json:"output"`
-	Release       string            `json:"release"`
-	Action        *actionRefJSON    `json:"action,omitempty"`
-	Cost          runtime.Cost      `json:"cost"`
-	RequestID     string            `json:"request_id"`
-	CorrelationID string            `json:"correlation_id"`
-	CreatedAt     time.Time         `json:"created_at"`
-	LatencyMS     int64             `json:"latency_ms"`
-	Steps         []stepJSON        `json:"steps,omitempty"`
-	Error         *apiError         `json:"error,omitempty"`
-	Metadata      map[string]string `json:"-"`
+	ID            string         `json:"id"`
+	Status        string         `json:"status"`
+	Skill         string         `json:"skill"`
+	Output        string         `json:"output"`
+	Release       string         `json:"release"`
+	Action        *actionRefJSON `json:"action,omitempty"`
+	Cost          runtime.Cost   `json:"cost"`
+	RequestID     string         `json:"request_id"`
+	CorrelationID string         `json:"correlation_id"`
+	CreatedAt     time.Time      `json:"created_at"`
+	LatencyMS     int64          `json:"latency_ms"`
+	Steps         []stepJSON     `json:"steps,omitempty"`
+	Error         *apiError      `json:"error,omitempty"`
 }
 
 type actionRefJSON struct {

@@ -25,9 +25,7 @@ func (s *Server) loginPage(c echo.Context) error {
 		return c.Redirect(http.StatusSeeOther, "/")
 	}
 	v := s.loginView(c.QueryParam("next"))
-	if c.QueryParam("signed_out") == "1" {
-		v.Error = ""
-	}
+	v.SignedOut = c.QueryParam("signed_out") == "1"
 	return handlers.Render(c, http.StatusOK, handlers.PageFor(c, "Sign in"), views.Login(v))
 }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -291,5 +290,3 @@ func auditCount(t *testing.T, db *store.DB) int64 {
 	}
 	return n
 }
-
-var errStop = errors.New("stop")

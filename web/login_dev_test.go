@@ -69,8 +69,8 @@ func TestLogoutClearsSessionAndIsAudited(t *testing.T) {
 	tok := b.csrf()
 
 	out := b.post("/auth/logout", url.Values{"_csrf": {tok}}, nil)
-	if out.URL.Path != "/login" || out.Status != http.StatusOK {
-		t.Fatalf("logout ended at %s (%d), want /login", out.URL, out.Status)
+	if out.URL.Path != "/login" || out.Status != http.StatusOK || text(out, "signed-out") == "" {
+		t.Fatalf("logout ended at %s (%d), want /login saying so", out.URL, out.Status)
 	}
 	if ev := lastAudit(t, in.DB); ev.Verb != "auth.logout" {
 		t.Errorf("last audit event = %s, want auth.logout", ev.Verb)
