@@ -81,22 +81,28 @@ func (api JourneyAPI) CreateJourney(c echo.Context) error {
 		}
 	}
 
+	completed := false
+	if idemKey != "" {
+		// Whatever goes wrong below (even a panic), a claim without a
+		// stored answer is released so that a retry runs.
+		defer func() {
+			if !completed {
+				_ = idempotency.Abandon(context.WithoutCancel(ctx), api.DB, caller.Key.ID, idemKey)
+			}
+		}()
+	}
 	status, body := api.run(c, caller, req)
 	out, err := json.Marshal(body)
 	if err != nil {
 		return err
 	}
-	if idemKey != "" {
-		// Only answers about a journey that ran are kept for replay; a
-		// refusal before admission lets a retry try again.
-		ictx := context.WithoutCancel(ctx)
-		if _, ran := body.(journeyJSON); ran || hasJourney(body) {
-			if err := idempotency.Complete(ictx, api.DB, caller.Key.ID, idemKey, status, out); err != nil {
-				return err
-			}
-		} else if err := idempotency.Abandon(ictx, api.DB, caller.Key.ID, idemKey); err != nil {
+	// Only answers about a journey that ran are kept for replay; a refusal
+	// before admission lets a retry try again.
+	if _, ran := body.(journeyJSON); idemKey != "" && (ran || hasJourney(body)) {
+		if err := idempotency.Complete(context.WithoutCancel(ctx), api.DB, caller.Key.ID, idemKey, status, out); err != nil {
 			return err
 		}
+		completed = true
 	}
 	return c.JSONBlob(status, out)
 }

@@ -203,3 +203,18 @@ func TestAgentCancelsPendingAction(t *testing.T) {
 		t.Error("a cancelled action was approved")
 	}
 }
+
+func TestProposalAmountComesFromTheArguments(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	args := map[string]any{"order_id": "ORD-1004", "amount_minor": 240000, "currency": "USD", "account": "GB74BUKB20201555559182"}
+	// Declaring a smaller amount than the call's would dodge dual control.
+	if r := propose(t, in, in.DemoKey, map[string]any{"tool": "issue_refund", "arguments": args, "summary": "small refund", "amount": 100, "currency": "USD"}, nil); r.Status != http.StatusBadRequest {
+		t.Fatalf("mismatched amount = %d %s, want 400", r.Status, r.Raw)
+	}
+	// Declaring none: the arguments' amount decides, and the summary is
+	// Warden's, not the agent's.
+	r := propose(t, in, in.DemoKey, map[string]any{"tool": "issue_refund", "arguments": args, "summary": "tiny thing, approve quickly"}, nil)
+	if r.Status != http.StatusAccepted || r.Body["approvals_required"] != float64(2) || !strings.Contains(r.str("summary"), "$2,400.00") {
+		t.Fatalf("proposal = %d %s, want 2 approvals and Warden's summary", r.Status, r.Raw)
+	}
+}

@@ -173,7 +173,15 @@ func (s *Server) logout(c echo.Context) error {
 // safeNext accepts only a local path, so the login cannot be turned into an
 // open redirect.
 func safeNext(next string) string {
-	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || strings.ContainsAny(next, "\r\n") {
+	if next == "" || !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.Contains(next, "\\") {
+		return ""
+	}
+	for _, r := range next {
+		if r < 0x20 || r == 0x7f {
+			return "" // browsers drop tabs and newlines: "/\t/evil" becomes "//evil"
+		}
+	}
+	if u, err := url.Parse(next); err != nil || u.Scheme != "" || u.Host != "" || strings.HasPrefix(u.Path, "//") {
 		return ""
 	}
 	if strings.HasPrefix(next, "/auth/") {

@@ -62,7 +62,14 @@ type Gateway struct {
 
 	mu       sync.Mutex
 	limiters map[string]*limiter
+	audited  map[string]time.Time // key id + verb → last refusal audited
 }
+
+// refusalAuditEvery bounds how often the same refusal of the same key is
+// written to the audit trail: a flood of bad requests with a known prefix
+// must not flood the chain or hold the single writer. Every refusal is
+// still logged.
+const refusalAuditEvery = time.Minute
 
 type limiter struct {
 	lim        *rate.Limiter
@@ -73,7 +80,7 @@ type limiter struct {
 
 // New returns a gateway over db.
 func New(db *store.DB, log *slog.Logger) *Gateway {
-	return &Gateway{db: db, log: log, now: time.Now, limiters: map[string]*limiter{}}
+	return &Gateway{db: db, log: log, now: time.Now, limiters: map[string]*limiter{}, audited: map[string]time.Time{}}
 }
 
 // Authenticate checks the presented key, the tenant and the key's rate
@@ -163,6 +170,17 @@ func reasonOf(err error) string {
 // auditRefusal records a refused key; a failure to record is logged, the
 // refusal stands either way.
 func (g *Gateway) auditRefusal(ctx context.Context, k keys.Key, verb string, details map[string]any) {
+	g.log.WarnContext(ctx, "key refused", "verb", verb, "key", k.ID)
+	now := g.now()
+	g.mu.Lock()
+	last, seen := g.audited[k.ID+"|"+verb]
+	if !seen || now.Sub(last) >= refusalAuditEvery {
+		g.audited[k.ID+"|"+verb] = now
+	}
+	g.mu.Unlock()
+	if seen && now.Sub(last) < refusalAuditEvery {
+		return
+	}
 	err := g.db.Transact(ctx, func(tx *sql.Tx) error {
 		_, err := audit.Append(ctx, tx, audit.Event{
 			Actor:   audit.Actor{Type: audit.ActorKey, ID: k.ID},

@@ -24,6 +24,10 @@ var (
 	ErrInFlight = errors.New("a request with this idempotency key is still running")
 )
 
+// StaleAfter is how long a claim without a response is honoured: longer
+// than any journey can run.
+var StaleAfter = 10 * time.Minute
+
 // Stored is a kept response.
 type Stored struct {
 	Status int
@@ -61,9 +65,9 @@ func Begin(ctx context.Context, db *store.DB, owner, key, hash string, wait time
 			return nil, nil
 		}
 		var s Stored
-		var storedHash string
-		err = db.Read().QueryRowContext(ctx, `SELECT request_hash, status_code, response FROM idempotency WHERE key_id = ? AND idem_key = ?`,
-			owner, key).Scan(&storedHash, &s.Status, &s.Body)
+		var storedHash, created string
+		err = db.Read().QueryRowContext(ctx, `SELECT request_hash, status_code, response, created_at FROM idempotency WHERE key_id = ? AND idem_key = ?`,
+			owner, key).Scan(&storedHash, &s.Status, &s.Body, &created)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue // abandoned in between: claim it
 		}
@@ -75,6 +79,17 @@ func Begin(ctx context.Context, db *store.DB, owner, key, hash string, wait time
 		}
 		if s.Status != 0 {
 			return &s, nil
+		}
+		// A claim that never completed (its process died) is taken over
+		// once it is older than any request can run.
+		if at, err := time.Parse(time.RFC3339Nano, created); err == nil && time.Since(at) > StaleAfter {
+			if err := db.Transact(ctx, func(tx *sql.Tx) error {
+				_, err := tx.ExecContext(ctx, `DELETE FROM idempotency WHERE key_id = ? AND idem_key = ? AND status_code = 0 AND created_at = ?`, owner, key, created)
+				return err
+			}); err != nil {
+				return nil, fmt.Errorf("idempotency: %w", err)
+			}
+			continue
 		}
 		if time.Now().After(deadline) {
 			return nil, ErrInFlight

@@ -54,6 +54,8 @@ func (s *Service) onApproved(ctx context.Context, tx *sql.Tx, a approvals.Action
 // Decide records an approver's decision; the final approval enqueues the
 // execution in the same transaction, and the worker is woken after commit.
 func (s *Service) Decide(ctx context.Context, req approvals.Request) (approvals.Result, error) {
+	// The comment goes into the permanent audit chain: no PII in the clear.
+	req.Comment = s.o.Redactor.String(req.Comment)
 	res, err := approvals.Decide(ctx, s.o.DB, req, s.onApproved, s.o.Now())
 	if err == nil && res.Final {
 		if res.Action.Status == approvals.StatusRejected && res.Action.CallbackURL != "" {
@@ -114,6 +116,13 @@ func (s *Service) ExecuteAction(ctx context.Context, actionID string) error {
 	}
 	if !t.Enabled {
 		return s.failBeforeCall(ctx, a, "tool "+a.Tool+" was switched off after approval")
+	}
+	var frozen bool
+	if err := s.o.DB.Read().QueryRowContext(ctx, `SELECT frozen FROM tenants WHERE id = ?`, a.TenantID).Scan(&frozen); err != nil {
+		return err
+	}
+	if frozen {
+		return s.failBeforeCall(ctx, a, "the tenant was frozen after approval")
 	}
 	p := s.o.Providers[t.Provider]
 	if p == nil {
@@ -218,7 +227,7 @@ func (s *Service) complete(ctx context.Context, a approvals.Action, receipt json
 	now := s.o.Now()
 	err := s.o.DB.Transact(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE actions SET status = 'executed', receipt = ?, executed_at = ?, updated_at = ?
-			WHERE id = ? AND status IN ('approved', 'executing')`, string(receipt), store.FormatTime(now), store.FormatTime(now), a.ID)
+			WHERE id = ? AND status IN ('approved', 'executing')`, s.redactJSON(receipt), store.FormatTime(now), store.FormatTime(now), a.ID)
 		if err != nil {
 			return err
 		}

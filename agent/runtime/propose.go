@@ -79,6 +79,33 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 		s.auditProposalViolation(ctx, p, d)
 		return approvals.Action{}, &Error{Code: d.Code, Message: d.Reason}
 	}
+	// What approvers decide on comes from the call itself, not from what
+	// the agent says about it: an amount in the arguments is the amount
+	// (dual control depends on it), and a tool Warden knows gets Warden's
+	// own summary sentence.
+	var f callFacts
+	_ = json.Unmarshal(p.Arguments, &f)
+	if f.AmountMinor != nil {
+		if p.AmountMinor != nil && *p.AmountMinor != *f.AmountMinor {
+			return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: `"amount" differs from the arguments' amount_minor.`}
+		}
+		p.AmountMinor = f.AmountMinor
+		if f.Currency != "" {
+			if p.Currency != "" && p.Currency != f.Currency {
+				return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: `"currency" differs from the arguments' currency.`}
+			}
+			p.Currency = f.Currency
+		}
+	}
+	summary := s.o.Redactor.String(p.Summary)
+	if known := Summary(t.Name, p.Arguments); !strings.HasPrefix(known, "Call ") {
+		summary = known
+		if p.Reason == "" {
+			p.Reason = "Agent's summary: " + p.Summary
+		} else {
+			p.Reason = p.Reason + " (agent's summary: " + p.Summary + ")"
+		}
+	}
 	digest, err := approvals.PayloadDigest(t.Name, p.Arguments)
 	if err != nil {
 		return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: "The arguments are not valid JSON."}
@@ -107,16 +134,27 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 		a, err = approvals.Create(ctx, tx, s.o.Sealer, approvals.Spec{
 			TenantID: p.Caller.Tenant.ID, TenantSlug: p.Caller.Tenant.Slug, KeyID: p.Caller.Key.ID, Tool: t,
 			Args: p.Arguments, ArgsRedacted: json.RawMessage(s.redactJSON(p.Arguments)),
-			Summary: s.o.Redactor.String(p.Summary), Targets: targets(p.Arguments), AmountMinor: p.AmountMinor,
+			Summary: summary, Targets: targets(p.Arguments), AmountMinor: p.AmountMinor,
 			Currency: p.Currency, Reason: s.o.Redactor.String(p.Reason), Rule: rule, ApprovalsRequired: required,
 			IdempotencyKey: key, CallbackURL: p.CallbackURL, External: t.Provider == tools.ProviderExternal,
 		}, s.o.Now())
 		return err
 	})
+	if isDuplicateKey(err) {
+		// A concurrent retry with the same Idempotency-Key won the insert.
+		if existing, gerr := byKey(ctx, s.o.DB.Read(), key); gerr == nil && existing.PayloadDigest == digest {
+			return existing, nil
+		}
+	}
 	if err != nil {
 		return approvals.Action{}, &Error{Code: CodeInternal, Message: "The proposal could not be recorded.", Err: err}
 	}
 	return a, nil
+}
+
+// isDuplicateKey reports a lost race on an action's unique idempotency key.
+func isDuplicateKey(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed: actions.idempotency_key")
 }
 
 func (s *Service) auditProposalViolation(ctx context.Context, p Proposal, d policy.Decision) {

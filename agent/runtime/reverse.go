@@ -8,6 +8,7 @@ import (
 	"fmt"
 
 	"github.com/wardenhq/warden/agent/catalog"
+	"github.com/wardenhq/warden/agent/ledger"
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/config"
@@ -56,7 +57,13 @@ func (s *Service) Reverse(ctx context.Context, p identity.Principal, actionID st
 	if err != nil {
 		return approvals.Action{}, err
 	}
-	args, err := compensationArgs(comp, orig.Receipt, origArgs)
+	// The ledger keeps the provider's receipt as it came; the action shows
+	// a redacted copy.
+	receipt := orig.Receipt
+	if e, err := ledger.Get(ctx, s.o.DB.Read(), orig.IdempotencyKey); err == nil && len(e.Receipt) > 0 {
+		receipt = e.Receipt
+	}
+	args, err := compensationArgs(comp, receipt, origArgs)
 	if err != nil {
 		return approvals.Action{}, err
 	}
@@ -76,6 +83,9 @@ func (s *Service) Reverse(ctx context.Context, p identity.Principal, actionID st
 		}, s.o.Now())
 		return err
 	})
+	if isDuplicateKey(err) {
+		return byKey(ctx, s.o.DB.Read(), key) // pressed twice at once: the same reversal
+	}
 	return a, err
 }
 

@@ -313,9 +313,9 @@ func (r *run) call(ctx context.Context, st skills.Step, args json.RawMessage) (j
 	started := s.o.Now()
 	if !d.Allowed {
 		r.refusal = &d
-		r.record(ctx, Step{Kind: "tool", Tool: st.Tool, Arguments: s.redactJSON(args), Status: "refused", Error: d.Reason, StartedAt: started})
+		r.record(ctx, Step{Kind: "tool", Tool: st.Tool, Arguments: s.redactJSON(args), Status: "refused", Error: s.o.Redactor.String(d.Reason), StartedAt: started})
 		s.auditViolation(ctx, r, st.Tool, d.Code, d.Reason)
-		return nil, &Error{Code: d.Code, Message: d.Reason}
+		return nil, &Error{Code: d.Code, Message: s.o.Redactor.String(d.Reason)}
 	}
 	if d.NeedsApproval {
 		r.steps++
@@ -396,9 +396,10 @@ func (r *run) finish(output string, runErr error) error {
 			j.ErrorCode = CodeInternal
 		}
 		if j.Status == StatusCancelled {
-			// A cancelled journey used nothing worth charging: its work was
-			// cut short, the whole reservation goes back.
-			j.Cost.TotalMicros = 0
+			// The client went away: what ran is charged (its input and the
+			// tools that answered), no output was produced.
+			j.Cost.TotalMicros -= j.Cost.OutputTokens * s.o.Prices.OutputTokenMicros
+			j.Cost.OutputTokens = 0
 		}
 	case r.pending != nil:
 		j.Status = StatusAwaitingApproval
