@@ -36,14 +36,16 @@ type Runtime struct {
 
 // Run does the runtime's background work until ctx ends: the job workers
 // (execution of approved actions, callbacks), the reconciler (at start-up
-// and every 30 s), expiry of pending actions (every 5 s) and trace
-// retention (hourly). It returns once the jobs in progress have finished.
+// and every 30 s), expiry of pending actions (every 5 s), the sweep of
+// journeys a crash left running (every minute) and trace retention
+// (hourly). It returns once the jobs in progress have finished.
 func (rt *Runtime) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, f := range []func(context.Context){
 		rt.Queue.Run,
 		func(ctx context.Context) { every(ctx, 30*time.Second, rt.reconcile) },
 		func(ctx context.Context) { every(ctx, 5*time.Second, rt.expire) },
+		func(ctx context.Context) { every(ctx, time.Minute, rt.sweep) },
 		func(ctx context.Context) { rt.RunRetention(ctx, time.Hour) },
 	} {
 		wg.Add(1)
@@ -72,6 +74,16 @@ func (rt *Runtime) expire(ctx context.Context) {
 		rt.log.ErrorContext(ctx, "expiring actions failed", "err", err)
 	} else if n > 0 {
 		rt.log.InfoContext(ctx, "pending actions expired", "actions", n)
+	}
+}
+
+// sweep ends journeys a dead process left running (their reservations go
+// back to the budget).
+func (rt *Runtime) sweep(ctx context.Context) {
+	if n, err := rt.Service.SweepInterrupted(ctx, 15*time.Minute); err != nil && ctx.Err() == nil {
+		rt.log.ErrorContext(ctx, "sweeping interrupted journeys failed", "err", err)
+	} else if n > 0 {
+		rt.log.WarnContext(ctx, "journeys interrupted by a crash were ended and their reservations released", "journeys", n)
 	}
 }
 

@@ -81,3 +81,43 @@ func TestRetentionDeletesOnlyOldTraces(t *testing.T) {
 		t.Error("retention touched the audit trail")
 	}
 }
+
+func TestSweepEndsInterruptedJourneysAndReleasesReservations(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := store.Open(ctx, filepath.Join(dir, "warden.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	key, _ := redact.LoadOrCreateKey(dir)
+	rt, err := New(ctx, dir, db, slog.New(slog.NewTextHandler(io.Discard, nil)), redact.New(key), runtime.Prices{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	now := time.Now().UTC()
+	db.Transact(ctx, func(tx *sql.Tx) error {
+		a, _ := store.CreateTenant(ctx, tx, "acme", "Acme")
+		tx.Exec(`INSERT INTO budgets (tenant_id, period, limit_micros, reserved_micros, period_start, updated_at) VALUES (?, 'total', 1000000, 700, ?, ?)`,
+			a.ID, store.FormatTime(time.Unix(0, 0)), store.Now())
+		ins := func(id string, age time.Duration, reserved int) {
+			tx.Exec(`INSERT INTO journeys (id, tenant_id, request_id, correlation_id, release_digest, status, reserved_micros, created_at) VALUES (?, ?, 'r', 'c', 'x', 'running', ?, ?)`,
+				id, a.ID, reserved, store.FormatTime(now.Add(-age)))
+		}
+		ins("crashed", time.Hour, 500)
+		ins("recent", time.Minute, 200)
+		return nil
+	})
+	n, err := rt.Service.SweepInterrupted(ctx, 15*time.Minute)
+	if err != nil || n != 1 {
+		t.Fatalf("SweepInterrupted = %d, %v; want 1", n, err)
+	}
+	var status, code string
+	db.Read().QueryRow(`SELECT status, error_code FROM journeys WHERE id = 'crashed'`).Scan(&status, &code)
+	var reserved int64
+	db.Read().QueryRow(`SELECT reserved_micros FROM budgets`).Scan(&reserved)
+	if status != "failed" || code != "interrupted" || reserved != 200 {
+		t.Errorf("crashed journey %s/%s, budget reserved %d; want failed/interrupted and 200 left for the recent one", status, code, reserved)
+	}
+}

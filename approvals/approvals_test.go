@@ -109,7 +109,12 @@ func TestDualControlAndRejection(t *testing.T) {
 	ctx := context.Background()
 	a := f.newAction(t, 1, 2)
 	var executions atomic.Int32
-	onApproved := func(ctx context.Context, tx *sql.Tx, a Action) error { executions.Add(1); return nil }
+	onApproved := func(ctx context.Context, tx *sql.Tx, a Action) error {
+		if a.Status == StatusApproved {
+			executions.Add(1)
+		}
+		return nil
+	}
 
 	r, err := Decide(ctx, f.db, Request{Principal: alice, ActionID: a.ID, Decision: Approve, Digest: a.PayloadDigest}, onApproved, time.Now())
 	if err != nil || r.Final || r.Action.Status != StatusPending || r.Action.ApprovalsGiven != 1 {
@@ -175,6 +180,9 @@ func TestRacingApproversRecordOneOutcome(t *testing.T) {
 	}
 	var executions sync.Map
 	onApproved := func(ctx context.Context, tx *sql.Tx, a Action) error {
+		if a.Status != StatusApproved {
+			return nil
+		}
 		n, _ := executions.LoadOrStore(a.ID, new(atomic.Int32))
 		n.(*atomic.Int32).Add(1)
 		return nil
@@ -231,10 +239,10 @@ func TestExpireAndCancel(t *testing.T) {
 	ctx := context.Background()
 	a := f.newAction(t, 1, 1)
 	b := f.newAction(t, 2, 1)
-	if n, err := Expire(ctx, f.db, time.Now()); err != nil || n != 0 {
+	if n, err := Expire(ctx, f.db, nil, time.Now()); err != nil || n != 0 {
 		t.Fatalf("Expire before expiry = %d, %v", n, err)
 	}
-	if n, err := Expire(ctx, f.db, time.Now().Add(2*time.Hour)); err != nil || n != 2 {
+	if n, err := Expire(ctx, f.db, nil, time.Now().Add(2*time.Hour)); err != nil || n != 2 {
 		t.Fatalf("Expire after expiry = %d, %v; want 2", n, err)
 	}
 	got, _ := Get(ctx, f.db.Read(), a.ID)

@@ -43,9 +43,10 @@ func Decisions(ctx context.Context, q store.Querier, actionID string) ([]Decided
 	return out, rows.Err()
 }
 
-// OnApproved runs inside the transaction of the final approval: it is
-// where the execution job and the ledger record are written, so the
-// decision and the work it causes exist together or not at all.
+// OnApproved runs inside the transaction of a final decision (the action's
+// Status says which: approved, rejected or expired): it is where the
+// execution job, the ledger record and the agent's callback are written,
+// so the decision and the work it causes exist together or not at all.
 type OnApproved func(ctx context.Context, tx *sql.Tx, a Action) error
 
 // Request is one decision.
@@ -113,6 +114,11 @@ func Decide(ctx context.Context, db *store.DB, req Request, onApproved OnApprove
 				return err
 			}
 			a.Status, res.Final = StatusRejected, true
+			if onApproved != nil {
+				if err := onApproved(ctx, tx, a); err != nil {
+					return err
+				}
+			}
 		case a.ApprovalsGiven+1 >= a.ApprovalsRequired:
 			if err := casStatus(ctx, tx, a, StatusApproved, a.ApprovalsGiven+1, now); err != nil {
 				return err
@@ -194,7 +200,7 @@ func tenantSlug(ctx context.Context, q store.Querier, tenantID string) (string, 
 
 // Expire marks pending actions past their expiry as expired, ends their
 // journeys, and audits each; it returns how many expired.
-func Expire(ctx context.Context, db *store.DB, now time.Time) (int, error) {
+func Expire(ctx context.Context, db *store.DB, onExpired OnApproved, now time.Time) (int, error) {
 	var n int
 	err := db.Transact(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, selectAction+` WHERE status = 'pending' AND expires_at <= ? LIMIT 500`, store.FormatTime(now))
@@ -217,6 +223,12 @@ func Expire(ctx context.Context, db *store.DB, now time.Time) (int, error) {
 			}
 			if err := endJourney(ctx, tx, a.JourneyID, "expired", now); err != nil {
 				return err
+			}
+			a.Status = StatusExpired
+			if onExpired != nil {
+				if err := onExpired(ctx, tx, a); err != nil {
+					return err
+				}
 			}
 			t, _ := tenantSlug(ctx, tx, a.TenantID)
 			if _, err := audit.Append(ctx, tx, audit.Event{

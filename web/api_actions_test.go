@@ -218,3 +218,39 @@ func TestProposalAmountComesFromTheArguments(t *testing.T) {
 		t.Fatalf("proposal = %d %s, want 2 approvals and Warden's summary", r.Status, r.Raw)
 	}
 }
+
+func TestExpiryIsCalledBack(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	cb := &callbackServer{}
+	srv := httptest.NewServer(cb)
+	defer srv.Close()
+	r := propose(t, in, in.DemoKey, map[string]any{
+		"tool": "issue_refund", "arguments": map[string]any{"order_id": "ORD-1002", "amount_minor": 100, "currency": "USD", "account": "DE25370400440532017741"},
+		"summary": "Refund $1.00", "callback_url": srv.URL,
+	}, nil)
+	id := r.str("id")
+	if _, err := in.DB.Read().Exec(`UPDATE actions SET expires_at = '2000-01-01T00:00:00.000000000Z' WHERE id = ?`, id); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := in.Agent.Service.ExpireActions(context.Background()); err != nil || n < 1 {
+		t.Fatalf("ExpireActions = %d, %v", n, err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		cb.mu.Lock()
+		var got string
+		if len(cb.bodies) > 0 {
+			var p struct{ ID, Status string }
+			json.Unmarshal(cb.bodies[len(cb.bodies)-1], &p)
+			got = p.ID + ":" + p.Status
+		}
+		cb.mu.Unlock()
+		if got == id+":expired" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no expiry callback; last = %q", got)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}

@@ -28,17 +28,18 @@ type actionJob struct {
 	ActionID string `json:"action_id"`
 }
 
-// onApproved runs inside the transaction of an action's final approval:
+// onDecided runs inside the transaction of an action's final decision
+// (or its expiry): the agent's callback is enqueued and, for an approval,
 // the ledger records the intended effect and the job that will execute it
-// is enqueued, so the decision and its execution exist together or not at
-// all.
-func (s *Service) onApproved(ctx context.Context, tx *sql.Tx, a approvals.Action) error {
+// is enqueued, so the decision and its consequences exist together or not
+// at all.
+func (s *Service) onDecided(ctx context.Context, tx *sql.Tx, a approvals.Action) error {
 	if a.CallbackURL != "" {
 		if err := jobs.Enqueue(ctx, tx, JobCallback, actionJob{ActionID: a.ID}, jobs.Options{UniqueKey: "callback:" + a.ID + ":" + a.Status, MaxAttempts: 12}); err != nil {
 			return err
 		}
 	}
-	if a.External {
+	if a.Status != approvals.StatusApproved || a.External {
 		return nil // the agent executes it and reports the result
 	}
 	slug, err := tenantSlugOf(ctx, tx, a.TenantID)
@@ -56,13 +57,8 @@ func (s *Service) onApproved(ctx context.Context, tx *sql.Tx, a approvals.Action
 func (s *Service) Decide(ctx context.Context, req approvals.Request) (approvals.Result, error) {
 	// The comment goes into the permanent audit chain: no PII in the clear.
 	req.Comment = s.o.Redactor.String(req.Comment)
-	res, err := approvals.Decide(ctx, s.o.DB, req, s.onApproved, s.o.Now())
+	res, err := approvals.Decide(ctx, s.o.DB, req, s.onDecided, s.o.Now())
 	if err == nil && res.Final {
-		if res.Action.Status == approvals.StatusRejected && res.Action.CallbackURL != "" {
-			err = s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
-				return jobs.Enqueue(ctx, tx, JobCallback, actionJob{ActionID: res.Action.ID}, jobs.Options{UniqueKey: "callback:" + res.Action.ID + ":rejected", MaxAttempts: 12})
-			})
-		}
 		s.notify()
 	}
 	return res, err

@@ -67,7 +67,7 @@ func (s *Service) resolve(ctx context.Context, e ledger.Entry) (ledger.Resolved,
 
 // ExpireActions expires pending actions past their expiry.
 func (s *Service) ExpireActions(ctx context.Context) (int, error) {
-	n, err := approvals.Expire(ctx, s.o.DB, s.o.Now())
+	n, err := approvals.Expire(ctx, s.o.DB, s.onDecided, s.o.Now())
 	if n > 0 {
 		s.notify()
 	}

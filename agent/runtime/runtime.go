@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/wardenhq/warden/agent/catalog"
@@ -72,6 +73,9 @@ type Options struct {
 // Service runs journeys.
 type Service struct {
 	o Options
+	// running holds the ids of journeys this process is running, so the
+	// sweeper leaves them alone.
+	running sync.Map
 }
 
 // New returns a service with defaults filled in.
@@ -203,6 +207,8 @@ func (s *Service) Run(ctx context.Context, req Request) (Outcome, error) {
 		return Outcome{}, &gateway.Error{Code: gateway.CodeUnavailable, Message: "The budget cannot be written right now; nothing was admitted.", RetryAfter: 2 * time.Second, Err: err}
 	}
 
+	s.running.Store(j.ID, true)
+	defer s.running.Delete(j.ID)
 	r := &run{s: s, req: req, j: j, start: now}
 	out, runErr := r.execute(ctx)
 	if ferr := r.finish(out, runErr); ferr != nil {
