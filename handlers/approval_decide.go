@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/store"
@@ -70,6 +71,9 @@ func ApprovalDecide(st AdminStore, d Decider) echo.HandlerFunc {
 			return Forbidden(refusalSentence(err))
 		case errors.Is(err, store.ErrNotFound):
 			return echo.NewHTTPError(http.StatusNotFound, "There is no action with this id.")
+		case errors.Is(err, runtime.ErrBudget):
+			return decideConflict(c, st, a.ID, "The tenant's budget cannot cover this action",
+				"Its execution would overspend the budget, so your approval was not recorded. An admin can raise the budget; then approve again.")
 		default:
 			return err
 		}

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"database/sql"
 	"encoding/json"
 	"net/http"
@@ -10,10 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/agent/budget"
 	"github.com/wardenhq/warden/agent/catalog"
+	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/store"
 )
 
 // TestJourneyResumesWithoutRerunningSteps: the order lookup that ran before
@@ -66,5 +70,62 @@ func TestJourneyResumesWithoutRerunningSteps(t *testing.T) {
 	last := steps[len(steps)-1].(map[string]any)
 	if last["tool"] != "issue_refund" || last["status"] != "ok" || last["result"] == nil {
 		t.Errorf("last step = %v, want the executed refund with its receipt", last)
+	}
+}
+
+// TestApprovedActionsAreChargedAndNeverOverspend: the approval reserves
+// the action's cost; an approval the budget cannot cover is refused and
+// records nothing.
+func TestApprovedActionsAreChargedAndNeverOverspend(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	ctx := context.Background()
+	tenant, _ := store.TenantBySlug(ctx, in.DB.Read(), "acme")
+	refund, _ := catalog.Get(ctx, in.DB.Read(), "issue_refund")
+	rows, _, _ := approvals.List(ctx, in.DB.Read(), approvals.Filter{}, time.Now())
+	var small approvals.Action
+	for _, r := range rows {
+		if r.ApprovalsRequired == 1 {
+			small = r.Action
+		}
+	}
+	before, _ := budget.Get(ctx, in.DB.Read(), tenant.ID)
+
+	// A budget with less left than the refund's cost: the approval fails.
+	in.DB.Transact(ctx, func(tx *sql.Tx) error {
+		_, err := tx.Exec(`UPDATE budgets SET limit_micros = spent_micros + reserved_micros + ?`, refund.UnitCostMicros-1)
+		return err
+	})
+	alice := identity.Principal{ID: "p-a", Name: "A", Roles: []string{"approver"}, Tenants: []string{"acme"}}
+	_, err := in.Agent.Service.Decide(ctx, approvals.Request{Principal: alice, ActionID: small.ID, Decision: approvals.Approve, Digest: small.PayloadDigest})
+	if !errors.Is(err, runtime.ErrBudget) {
+		t.Fatalf("approval over budget = %v, want ErrBudget", err)
+	}
+	if got, _ := approvals.Get(ctx, in.DB.Read(), small.ID); got.Status != approvals.StatusPending {
+		t.Fatalf("refused approval left the action %s", got.Status)
+	}
+	if ds, _ := approvals.Decisions(ctx, in.DB.Read(), small.ID); len(ds) != 0 {
+		t.Fatal("a refused approval recorded a decision")
+	}
+
+	// With room, the execution's cost is charged.
+	in.DB.Transact(ctx, func(tx *sql.Tx) error { _, err := tx.Exec(`UPDATE budgets SET limit_micros = ?`, before.LimitMicros); return err })
+	if _, err := in.Agent.Service.Decide(ctx, approvals.Request{Principal: alice, ActionID: small.ID, Decision: approvals.Approve, Digest: small.PayloadDigest}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		got, _ := approvals.Get(ctx, in.DB.Read(), small.ID)
+		if got.Status == approvals.StatusExecuted {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("action %s", got.Status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	after, _ := budget.Get(ctx, in.DB.Read(), tenant.ID)
+	if after.SpentMicros != before.SpentMicros+refund.UnitCostMicros || after.ReservedMicros != before.ReservedMicros {
+		t.Errorf("budget spent %d→%d reserved %d→%d; want the refund's cost charged and nothing left reserved",
+			before.SpentMicros, after.SpentMicros, before.ReservedMicros, after.ReservedMicros)
 	}
 }

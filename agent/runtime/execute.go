@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/wardenhq/warden/agent/budget"
 	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/agent/jobs"
 	"github.com/wardenhq/warden/agent/ledger"
@@ -23,6 +24,10 @@ const (
 	JobExecuteAction = "execute_action"
 	JobCallback      = "action_callback"
 )
+
+// ErrBudget refuses an approval whose execution the tenant's budget cannot
+// cover: nothing is recorded, the action stays pending.
+var ErrBudget = errors.New("the tenant's budget cannot cover this action's execution")
 
 type actionJob struct {
 	ActionID string `json:"action_id"`
@@ -45,6 +50,23 @@ func (s *Service) onDecided(ctx context.Context, tx *sql.Tx, a approvals.Action)
 	slug, err := tenantSlugOf(ctx, tx, a.TenantID)
 	if err != nil {
 		return err
+	}
+	// Budgets are reserved before work: the action's cost (one tool unit)
+	// is reserved with the approval, or the approval is refused.
+	t, err := catalog.Get(ctx, tx, a.Tool)
+	if err != nil {
+		return fmt.Errorf("tool %s: %w", a.Tool, err)
+	}
+	if t.UnitCostMicros > 0 {
+		if err := budget.Reserve(ctx, tx, a.TenantID, t.UnitCostMicros, s.o.Now()); err != nil {
+			if errors.Is(err, budget.ErrExhausted) || errors.Is(err, budget.ErrNoBudget) {
+				return fmt.Errorf("%w: %v", ErrBudget, err)
+			}
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE actions SET reserved_micros = ? WHERE id = ?`, t.UnitCostMicros, a.ID); err != nil {
+			return err
+		}
 	}
 	if err := ledger.Intend(ctx, tx, ledger.Entry{Key: a.IdempotencyKey, Digest: a.PayloadDigest, Tool: a.Tool, Tenant: slug, ActionID: a.ID}); err != nil {
 		return err
@@ -195,6 +217,9 @@ func (s *Service) fail(ctx context.Context, a approvals.Action, reason string) e
 		if n, _ := res.RowsAffected(); n == 0 {
 			return nil
 		}
+		if err := settleAction(ctx, tx, a.ID, a.TenantID, 0); err != nil {
+			return err
+		}
 		if a.JourneyID != "" {
 			if _, err := tx.ExecContext(ctx, `UPDATE journeys SET status = 'failed', error_code = 'action_failed', finished_at = ? WHERE id = ?`, store.FormatTime(now), a.JourneyID); err != nil {
 				return err
@@ -229,6 +254,9 @@ func (s *Service) complete(ctx context.Context, a approvals.Action, receipt json
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
 			return nil // already completed
+		}
+		if err := settleAction(ctx, tx, a.ID, a.TenantID, t.UnitCostMicros); err != nil {
+			return err
 		}
 		if err := s.resume(ctx, tx, a, receipt, t, now); err != nil {
 			return err
@@ -288,6 +316,22 @@ func (s *Service) resume(ctx context.Context, tx *sql.Tx, a approvals.Action, re
 		cost_micros = cost_micros + ?, finished_at = ? WHERE id = ? AND status = 'awaiting_approval'`,
 		s.o.Redactor.String(output), units, units*t.UnitCostMicros, store.FormatTime(now), j.ID)
 	return err
+}
+
+// settleAction charges an executed action's cost against what its
+// approval reserved and releases the rest (all of it when it failed).
+func settleAction(ctx context.Context, tx *sql.Tx, actionID, tenantID string, actual int64) error {
+	var reserved int64
+	if err := tx.QueryRowContext(ctx, `SELECT reserved_micros FROM actions WHERE id = ?`, actionID).Scan(&reserved); err != nil {
+		return err
+	}
+	if reserved == 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE actions SET reserved_micros = 0 WHERE id = ?`, actionID); err != nil {
+		return err
+	}
+	return budget.Settle(ctx, tx, tenantID, reserved, actual)
 }
 
 func tenantSlugOf(ctx context.Context, q store.Querier, tenantID string) (string, error) {
