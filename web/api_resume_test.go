@@ -2,9 +2,9 @@ package web
 
 import (
 	"context"
-	"errors"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -108,7 +108,10 @@ func TestApprovedActionsAreChargedAndNeverOverspend(t *testing.T) {
 	}
 
 	// With room, the execution's cost is charged.
-	in.DB.Transact(ctx, func(tx *sql.Tx) error { _, err := tx.Exec(`UPDATE budgets SET limit_micros = ?`, before.LimitMicros); return err })
+	in.DB.Transact(ctx, func(tx *sql.Tx) error {
+		_, err := tx.Exec(`UPDATE budgets SET limit_micros = ?`, before.LimitMicros)
+		return err
+	})
 	if _, err := in.Agent.Service.Decide(ctx, approvals.Request{Principal: alice, ActionID: small.ID, Decision: approvals.Approve, Digest: small.PayloadDigest}); err != nil {
 		t.Fatal(err)
 	}
