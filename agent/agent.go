@@ -106,9 +106,20 @@ func (r *Runtime) Close() error {
 	return nil
 }
 
-// New builds the runtime over db, keeping its own files (sealing key,
-// simulator database) in dataDir.
-func New(ctx context.Context, dataDir string, db *store.DB, log *slog.Logger, redactor *redact.Redactor, prices runtime.Prices) (*Runtime, error) {
+// Options build a Runtime.
+type Options struct {
+	DataDir  string // the runtime's own files: sealing key, simulator database
+	DB       *store.DB
+	Log      *slog.Logger
+	Redactor *redact.Redactor
+	Prices   runtime.Prices
+	// DevMode lets agents' callbacks reach loopback and private addresses.
+	DevMode bool
+}
+
+// New builds the runtime.
+func New(ctx context.Context, o Options) (*Runtime, error) {
+	dataDir, db, log, redactor, prices := o.DataDir, o.DB, o.Log, o.Redactor, o.Prices
 	sealer, err := seal.LoadOrCreate(dataDir)
 	if err != nil {
 		return nil, err
@@ -139,6 +150,8 @@ func New(ctx context.Context, dataDir string, db *store.DB, log *slog.Logger, re
 		Sealer:   sealer,
 		Queue:    queue,
 		Prices:   prices,
+
+		AllowPrivateCallbacks: o.DevMode,
 	})
 	queue.Register(runtime.JobExecuteAction, svc.HandleExecute)
 	queue.Register(runtime.JobCallback, svc.HandleCallback)

@@ -14,7 +14,6 @@ import (
 
 	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/agent/redact"
-	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/store"
@@ -32,7 +31,7 @@ func BenchmarkApprovalToEffect(b *testing.B) {
 	}
 	defer db.Close()
 	key, _ := redact.LoadOrCreateKey(dir)
-	rt, err := New(ctx, dir, db, slog.New(slog.NewTextHandler(io.Discard, nil)), redact.New(key), runtime.Prices{})
+	rt, err := New(ctx, Options{DataDir: dir, DB: db, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Redactor: redact.New(key)})
 	if err != nil {
 		b.Fatal(err)
 	}

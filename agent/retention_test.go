@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/agent/redact"
-	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
 )
@@ -24,7 +23,7 @@ func TestRetentionDeletesOnlyOldTraces(t *testing.T) {
 	}
 	defer db.Close()
 	key, _ := redact.LoadOrCreateKey(dir)
-	rt, err := New(ctx, dir, db, slog.New(slog.NewTextHandler(io.Discard, nil)), redact.New(key), runtime.Prices{})
+	rt, err := New(ctx, Options{DataDir: dir, DB: db, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Redactor: redact.New(key)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +90,7 @@ func TestSweepEndsInterruptedJourneysAndReleasesReservations(t *testing.T) {
 	}
 	defer db.Close()
 	key, _ := redact.LoadOrCreateKey(dir)
-	rt, err := New(ctx, dir, db, slog.New(slog.NewTextHandler(io.Discard, nil)), redact.New(key), runtime.Prices{})
+	rt, err := New(ctx, Options{DataDir: dir, DB: db, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Redactor: redact.New(key)})
 	if err != nil {
 		t.Fatal(err)
 	}

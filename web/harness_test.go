@@ -19,7 +19,6 @@ import (
 
 	"github.com/wardenhq/warden/agent"
 	"github.com/wardenhq/warden/agent/redact"
-	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/store"
@@ -92,7 +91,7 @@ func start(t testing.TB, env map[string]string, demo bool) *instance {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := agent.New(context.Background(), cfg.DataDir, db, logger, redact.New(key), runtime.Prices{})
+	rt, err := agent.New(context.Background(), agent.Options{DataDir: cfg.DataDir, DB: db, Log: logger, Redactor: redact.New(key), DevMode: cfg.DevMode()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,3 @@ func (s *Service) HandleCallback(ctx context.Context, j jobs.Job) error {
 	}
 	return nil
 }
-
-func (s *Service) callbackClient() *http.Client {
-	return &http.Client{Timeout: 15 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-}

@@ -62,6 +62,9 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
 			return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: `"callback_url" must be an absolute http(s) URL.`}
 		}
+		if err := s.checkCallbackHost(ctx, u.Hostname()); err != nil {
+			return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: `"callback_url": ` + err.Error() + "."}
+		}
 	}
 	if len(p.Arguments) == 0 {
 		p.Arguments = json.RawMessage(`{}`)

@@ -67,7 +67,10 @@ type Options struct {
 	Release   string
 	// Queue runs approved actions; Decide wakes it.
 	Queue *jobs.Queue
-	Now   func() time.Time
+	// AllowPrivateCallbacks lets agents' callback URLs point at loopback
+	// and private addresses (development mode only).
+	AllowPrivateCallbacks bool
+	Now                   func() time.Time
 }
 
 // Service runs journeys.

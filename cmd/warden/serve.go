@@ -35,8 +35,10 @@ func serve(ctx context.Context, args []string, env func(string) (string, bool), 
 	}
 	defer db.Close()
 
-	rt, err := agent.New(ctx, cfg.DataDir, db, logger, redactor,
-		runtime.Prices{InputTokenMicros: cfg.PriceInputTokenMicros, OutputTokenMicros: cfg.PriceOutputTokenMicros})
+	rt, err := agent.New(ctx, agent.Options{
+		DataDir: cfg.DataDir, DB: db, Log: logger, Redactor: redactor, DevMode: cfg.DevMode(),
+		Prices: runtime.Prices{InputTokenMicros: cfg.PriceInputTokenMicros, OutputTokenMicros: cfg.PriceOutputTokenMicros},
+	})
 	if err != nil {
 		logger.Error("cannot start the agent runtime", "err", err)
 		return 1
