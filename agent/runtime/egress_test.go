@@ -45,4 +45,3 @@ func TestCallbackHostCheck(t *testing.T) {
 		t.Errorf("production callback client dialled loopback: %v", err)
 	}
 }
-
