@@ -1,0 +1,84 @@
+package web
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wardenhq/warden/agent/catalog"
+	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/store"
+)
+
+// TestRacingApproversExecuteOnce: 100 actions, two approvers deciding each
+// at the same moment: one recorded outcome per action, and at the provider
+// exactly one refund per approved action.
+func TestRacingApproversExecuteOnce(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	ctx := context.Background()
+	tenant, _ := store.TenantBySlug(ctx, in.DB.Read(), "acme")
+	tool, _ := catalog.Get(ctx, in.DB.Read(), "issue_refund")
+	before, _ := in.Agent.Sim.EffectCount(ctx, "issue_refund")
+	var actions []approvals.Action
+	for i := range 100 {
+		amount := int64(100)
+		in.DB.Transact(ctx, func(tx *sql.Tx) error {
+			a, err := approvals.Create(ctx, tx, in.Agent.Service.Sealer(), approvals.Spec{
+				TenantID: tenant.ID, TenantSlug: "acme", JourneyID: fmt.Sprintf("race-%d", i), KeyID: "race", Tool: tool,
+				Args:         json.RawMessage(`{"order_id":"ORD-1004","amount_minor":100,"currency":"USD","account":"GB74BUKB20201555559182"}`),
+				ArgsRedacted: json.RawMessage(`{}`), Summary: "race", AmountMinor: &amount, Currency: "USD", Rule: "test", ApprovalsRequired: 1,
+			}, time.Now())
+			actions = append(actions, a)
+			return err
+		})
+	}
+	p1 := identity.Principal{ID: "p-1", Name: "One", Roles: []string{"approver"}, Tenants: []string{"acme"}}
+	p2 := identity.Principal{ID: "p-2", Name: "Two", Roles: []string{"approver"}, Tenants: []string{"acme"}}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	wins := map[string]int{}
+	for _, a := range actions {
+		for _, p := range []identity.Principal{p1, p2} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := in.Agent.Service.Decide(ctx, approvals.Request{Principal: p, ActionID: a.ID, Decision: approvals.Approve, Digest: a.PayloadDigest})
+				if err == nil {
+					mu.Lock()
+					wins[a.ID]++
+					mu.Unlock()
+				} else if !errors.Is(err, approvals.ErrAlreadyDecided) {
+					t.Error(err)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	for _, a := range actions {
+		if wins[a.ID] != 1 {
+			t.Fatalf("action %s: %d winning decisions, want 1", a.ID, wins[a.ID])
+		}
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var executed int
+		in.DB.Read().QueryRow(`SELECT COUNT(*) FROM actions WHERE journey_id LIKE 'race-%' AND status = 'executed'`).Scan(&executed)
+		if executed == 100 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 100 approved actions executed", executed)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	after, _ := in.Agent.Sim.EffectCount(ctx, "issue_refund")
+	if after-before != 100 {
+		t.Errorf("refunds at the provider = %d, want exactly 100 (one per approved action)", after-before)
+	}
+}
