@@ -348,7 +348,7 @@ func TestConcurrentJourneysNeverOverspend(t *testing.T) {
 	})
 	// Every admitted journey holds its reservation for a while, so all 200
 	// are in flight together.
-	in.Agent.Sim.SetFaults(sim.Faults{Delay: 1500 * time.Millisecond})
+	in.Agent.Sim.SetFaults(sim.Faults{Delay: 4 * time.Second})
 	var ok, refused atomic.Int64
 	var wg sync.WaitGroup
 	for range 200 {
