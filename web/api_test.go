@@ -346,8 +346,11 @@ func TestConcurrentJourneysNeverOverspend(t *testing.T) {
 		}
 		return budget.Set(ctx, tx, budget.Spec{TenantID: tenant.ID, Period: budget.Total, LimitMicros: 50 * est, AlertPercent: 80}, time.Now())
 	})
-	// Every admitted journey holds its reservation for a while, so all 200
-	// are in flight together.
+	// Every admitted journey holds its reservation for a while (the tool's
+	// timeout is raised to allow it), so all 200 are in flight together.
+	lookup, _ := catalog.Get(ctx, in.DB.Read(), "lookup_order")
+	lookup.Timeout = 15 * time.Second
+	in.DB.Transact(ctx, func(tx *sql.Tx) error { return catalog.Upsert(ctx, tx, lookup) })
 	in.Agent.Sim.SetFaults(sim.Faults{Delay: 4 * time.Second})
 	var ok, refused atomic.Int64
 	var wg sync.WaitGroup
