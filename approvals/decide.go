@@ -87,7 +87,7 @@ func Decide(ctx context.Context, db *store.DB, req Request, onApproved OnApprove
 		if err != nil {
 			return err
 		}
-		t, err := tenantSlug(ctx, tx, a.TenantID)
+		t, err := store.TenantSlug(ctx, tx, a.TenantID)
 		if err != nil {
 			return err
 		}
@@ -192,12 +192,6 @@ func approvers(ctx context.Context, q store.Querier, actionID string) ([]string,
 	return out, rows.Err()
 }
 
-func tenantSlug(ctx context.Context, q store.Querier, tenantID string) (string, error) {
-	var slug string
-	err := q.QueryRowContext(ctx, `SELECT slug FROM tenants WHERE id = ?`, tenantID).Scan(&slug)
-	return slug, err
-}
-
 // Expire marks pending actions past their expiry as expired, ends their
 // journeys, and audits each; it returns how many expired.
 func Expire(ctx context.Context, db *store.DB, onExpired OnApproved, now time.Time) (int, error) {
@@ -230,7 +224,7 @@ func Expire(ctx context.Context, db *store.DB, onExpired OnApproved, now time.Ti
 					return err
 				}
 			}
-			t, _ := tenantSlug(ctx, tx, a.TenantID)
+			t, _ := store.TenantSlug(ctx, tx, a.TenantID)
 			if _, err := audit.Append(ctx, tx, audit.Event{
 				Actor: audit.Actor{Type: audit.ActorSystem, ID: "expiry"}, Tenant: t, Verb: "action.expired",
 				Subject: audit.Subject{Type: "action", ID: a.ID},
@@ -266,7 +260,7 @@ func Cancel(ctx context.Context, db *store.DB, actionID, keyID string, now time.
 		if err := endJourney(ctx, tx, a.JourneyID, "cancelled", now); err != nil {
 			return err
 		}
-		t, _ := tenantSlug(ctx, tx, a.TenantID)
+		t, _ := store.TenantSlug(ctx, tx, a.TenantID)
 		a.Status = StatusCancelled
 		_, err = audit.Append(ctx, tx, audit.Event{
 			Actor: audit.Actor{Type: audit.ActorKey, ID: keyID}, Tenant: t, Verb: "action.cancelled",

@@ -109,6 +109,13 @@ func TenantByID(ctx context.Context, q Querier, id string) (Tenant, error) {
 	return t, nil
 }
 
+// TenantSlug is the slug of the tenant with this id (audit events and
+// providers name tenants by slug).
+func TenantSlug(ctx context.Context, q Querier, id string) (string, error) {
+	t, err := TenantByID(ctx, q, id)
+	return t.Slug, err
+}
+
 // CreateTenantChecked validates slug and name, refuses a slug that is
 // taken (ErrDuplicateSlug) and then creates the tenant inside tx. Because tx
 // holds the write lock, the check and the insert cannot race another

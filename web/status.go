@@ -5,6 +5,9 @@ import (
 	"database/sql"
 	"time"
 
+	"github.com/wardenhq/warden/agent/jobs"
+	"github.com/wardenhq/warden/agent/ledger"
+	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/views"
@@ -43,28 +46,20 @@ func (s *Server) status(ctx context.Context, p *identity.Principal) (views.Statu
 // needsReview fills in what on-call must look at: failed actions in the
 // user's tenants, unconfirmed effects and the job backlog.
 func (s *Server) needsReview(ctx context.Context, p *identity.Principal, v *views.StatusView) error {
-	rows, err := s.db.Read().QueryContext(ctx, `SELECT a.id, a.summary, t.slug, a.failure FROM actions a
-		JOIN tenants t ON t.id = a.tenant_id WHERE a.status = 'failed' ORDER BY a.updated_at DESC LIMIT 20`)
+	failed, _, err := approvals.List(ctx, s.db.Read(), approvals.Filter{Status: approvals.StatusFailed, Sort: approvals.SortAge, Limit: 20}, time.Now())
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var it views.ReviewItem
-		if err := rows.Scan(&it.ID, &it.Summary, &it.Tenant, &it.Reason); err != nil {
-			return err
-		}
-		if p.InTenant(it.Tenant) {
-			v.FailedActions = append(v.FailedActions, it)
+	for _, r := range failed {
+		if p.InTenant(r.TenantSlug) {
+			v.FailedActions = append(v.FailedActions, views.ReviewItem{ID: r.ID, Summary: r.Summary, Tenant: r.TenantSlug, Reason: r.Failure})
 		}
 	}
-	if err := rows.Err(); err != nil {
+	if v.ReviewEffects, err = ledger.CountNeedsReview(ctx, s.db.Read()); err != nil {
 		return err
 	}
-	if err := s.db.Read().QueryRowContext(ctx, `SELECT COUNT(*) FROM effects WHERE needs_review = 1 AND state = 'reserved'`).Scan(&v.ReviewEffects); err != nil {
-		return err
-	}
-	return s.db.Read().QueryRowContext(ctx, `SELECT COUNT(*) FROM jobs WHERE state IN ('available', 'running')`).Scan(&v.PendingJobs)
+	v.PendingJobs, err = jobs.CountPending(ctx, s.db.Read())
+	return err
 }
 
 // recordVerify writes the outcome of a chain verification to the chain.

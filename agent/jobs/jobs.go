@@ -259,3 +259,10 @@ func truncate(s string) string {
 	}
 	return s
 }
+
+// CountPending is how many jobs wait to run or are running.
+func CountPending(ctx context.Context, q store.Querier) (int, error) {
+	var n int
+	err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM jobs WHERE state IN ('available', 'running')`).Scan(&n)
+	return n, err
+}

@@ -222,3 +222,11 @@ func timeout(t tools.Tool) time.Duration {
 	}
 	return tools.DefaultTimeout
 }
+
+// CountNeedsReview is how many effects a crash left unconfirmed and the
+// reconciler could not settle: on-call's to look at.
+func CountNeedsReview(ctx context.Context, q store.Querier) (int, error) {
+	var n int
+	err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM effects WHERE needs_review = 1 AND state = 'reserved'`).Scan(&n)
+	return n, err
+}

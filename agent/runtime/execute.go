@@ -47,7 +47,7 @@ func (s *Service) onDecided(ctx context.Context, tx *sql.Tx, a approvals.Action)
 	if a.Status != approvals.StatusApproved || a.External {
 		return nil // the agent executes it and reports the result
 	}
-	slug, err := tenantSlugOf(ctx, tx, a.TenantID)
+	slug, err := store.TenantSlug(ctx, tx, a.TenantID)
 	if err != nil {
 		return err
 	}
@@ -152,7 +152,7 @@ func (s *Service) ExecuteAction(ctx context.Context, actionID string) error {
 	if err != nil {
 		return s.failBeforeCall(ctx, a, "its arguments are not valid JSON")
 	}
-	slug, err := tenantSlugOf(ctx, s.o.DB.Read(), a.TenantID)
+	slug, err := store.TenantSlug(ctx, s.o.DB.Read(), a.TenantID)
 	if err != nil {
 		return err
 	}
@@ -225,7 +225,7 @@ func (s *Service) fail(ctx context.Context, a approvals.Action, reason string) e
 				return err
 			}
 		}
-		slug, _ := tenantSlugOf(ctx, tx, a.TenantID)
+		slug, _ := store.TenantSlug(ctx, tx, a.TenantID)
 		if a.CallbackURL != "" {
 			if err := jobs.Enqueue(ctx, tx, JobCallback, actionJob{ActionID: a.ID}, jobs.Options{UniqueKey: "callback:" + a.ID + ":failed", MaxAttempts: 12}); err != nil {
 				return err
@@ -261,7 +261,7 @@ func (s *Service) complete(ctx context.Context, a approvals.Action, receipt json
 		if err := s.resume(ctx, tx, a, receipt, t, now); err != nil {
 			return err
 		}
-		slug, _ := tenantSlugOf(ctx, tx, a.TenantID)
+		slug, _ := store.TenantSlug(ctx, tx, a.TenantID)
 		if a.CallbackURL != "" {
 			if err := jobs.Enqueue(ctx, tx, JobCallback, actionJob{ActionID: a.ID}, jobs.Options{UniqueKey: "callback:" + a.ID + ":executed", MaxAttempts: 12}); err != nil {
 				return err
@@ -332,12 +332,4 @@ func settleAction(ctx context.Context, tx *sql.Tx, actionID, tenantID string, ac
 		return err
 	}
 	return budget.Settle(ctx, tx, tenantID, reserved, actual)
-}
-
-func tenantSlugOf(ctx context.Context, q store.Querier, tenantID string) (string, error) {
-	var slug string
-	if err := q.QueryRowContext(ctx, `SELECT slug FROM tenants WHERE id = ?`, tenantID).Scan(&slug); err != nil {
-		return "", fmt.Errorf("tenant %s: %w", tenantID, err)
-	}
-	return slug, nil
 }

@@ -31,7 +31,7 @@ func (s *Service) Reverse(ctx context.Context, p identity.Principal, actionID st
 	if err != nil {
 		return approvals.Action{}, err
 	}
-	slug, err := tenantSlugOf(ctx, s.o.DB.Read(), orig.TenantID)
+	slug, err := store.TenantSlug(ctx, s.o.DB.Read(), orig.TenantID)
 	if err != nil {
 		return approvals.Action{}, err
 	}
