@@ -1,11 +1,11 @@
 package handlers
 
 import (
+	"context"
 	"database/sql"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
@@ -32,26 +32,7 @@ func TenantDualControl(st AdminStore) echo.HandlerFunc {
 			return renderTenantShow(c, 422, v)
 		}
 		minor := micros / 10_000
-		changed := false
-		err = st.Transact(ctx, func(tx *sql.Tx) error {
-			changed, err = store.SetDualControl(ctx, tx, t.ID, minor)
-			if err != nil || !changed {
-				return err
-			}
-			_, err = audit.Append(ctx, tx, audit.Event{
-				Actor: principalActor(user), Tenant: t.Slug, Verb: "tenant.dual_control",
-				Subject: audit.Subject{Type: "tenant", ID: t.ID},
-				Details: map[string]any{"from_minor": t.DualControlMinor, "to_minor": minor},
-			})
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		done := "dual_control"
-		if !changed {
-			done = "unchanged"
-		}
-		return seeOther(c, "/tenants/"+t.Slug+"?done="+done)
+		return saveTenantSetting(c, st, t, "tenant.dual_control", "dual_control", map[string]any{"from_minor": t.DualControlMinor, "to_minor": minor},
+			func(ctx context.Context, tx *sql.Tx) (bool, error) { return store.SetDualControl(ctx, tx, t.ID, minor) })
 	}
 }

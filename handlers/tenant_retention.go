@@ -1,11 +1,11 @@
 package handlers
 
 import (
+	"context"
 	"database/sql"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
@@ -27,28 +27,7 @@ func TenantRetention(st AdminStore) echo.HandlerFunc {
 		if msg != "" {
 			return tenantFormPage(c, t, t.Name, typed, views.FieldErrors{"retention_days": msg})
 		}
-		changed := false
-		err = st.Transact(ctx, func(tx *sql.Tx) error {
-			changed, err = store.SetRetention(ctx, tx, t.ID, days)
-			if err != nil || !changed {
-				return err
-			}
-			_, err = audit.Append(ctx, tx, audit.Event{
-				Actor:   principalActor(user),
-				Tenant:  t.Slug,
-				Verb:    "tenant.retention",
-				Subject: audit.Subject{Type: "tenant", ID: t.ID},
-				Details: map[string]any{"from_days": t.RetentionDays, "to_days": days},
-			})
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		done := "retention"
-		if !changed {
-			done = "unchanged"
-		}
-		return seeOther(c, "/tenants/"+t.Slug+"?done="+done)
+		return saveTenantSetting(c, st, t, "tenant.retention", "retention", map[string]any{"from_days": t.RetentionDays, "to_days": days},
+			func(ctx context.Context, tx *sql.Tx) (bool, error) { return store.SetRetention(ctx, tx, t.ID, days) })
 	}
 }
