@@ -195,10 +195,13 @@ func Create(ctx context.Context, tx *sql.Tx, sealer *seal.Sealer, s Spec, now ti
 	return a, nil
 }
 
-const selectAction = `SELECT id, tenant_id, journey_id, step_n, key_id, requested_by, tool, arguments_redacted, summary,
+// actionColumns are the columns scan reads, in its order.
+const actionColumns = `id, tenant_id, journey_id, step_n, key_id, requested_by, tool, arguments_redacted, summary,
 	targets, amount_minor, currency, reason, impact, reversibility, policy_rule, approvals_required, payload_digest,
 	idempotency_key, status, expires_at, created_at, approvals_given, receipt, failure, compensates, callback_url,
-	external, decided_at, executed_at FROM actions`
+	external, decided_at, executed_at`
+
+const selectAction = `SELECT ` + actionColumns + ` FROM actions`
 
 // Get loads an action, or store.ErrNotFound.
 func Get(ctx context.Context, q store.Querier, id string) (Action, error) {

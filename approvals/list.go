@@ -79,8 +79,7 @@ func List(ctx context.Context, q store.Querier, f Filter, now time.Time) ([]Row,
 	if f.Limit <= 0 || f.Limit > 200 {
 		f.Limit = 25
 	}
-	cols := strings.ReplaceAll(strings.TrimPrefix(selectAction, "SELECT "), "\n\t", " ")
-	cols = prefixColumns(strings.TrimSuffix(strings.TrimSpace(cols), " FROM actions"))
+	cols := prefixColumns(actionColumns)
 	rows, err := q.QueryContext(ctx, `SELECT `+cols+`, t.slug FROM actions a JOIN tenants t ON t.id = a.tenant_id`+cond+order+` LIMIT ? OFFSET ?`,
 		append(args, f.Limit, max(0, f.Offset))...)
 	if err != nil {
