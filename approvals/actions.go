@@ -17,6 +17,7 @@ import (
 	"github.com/wardenhq/warden/agent/seal"
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/money"
 	"github.com/wardenhq/warden/store"
 )
 
@@ -64,6 +65,25 @@ type Action struct {
 	External          bool // the agent executes it and reports back
 	DecidedAt         *time.Time
 	ExecutedAt        *time.Time
+	TargetLabel       string // what the action acts on, for dual control ("ORD-1004")
+	ApprovalBasis     string // why it needs the approvers it needs, when that is not the ordinary one
+	// KeyOwner is the principal who created the key the agent asked with:
+	// like RequestedBy, that person may not approve it.
+	KeyOwner string
+}
+
+// Amount returns the action's amount with its currency, when it has one.
+// A currency Warden no longer accepts is kept as written with two decimals
+// rather than hidden.
+func (a Action) Amount() (money.Amount, bool) {
+	if a.AmountMinor == nil {
+		return money.Amount{}, false
+	}
+	c, err := money.ParseCurrency(a.Currency)
+	if err != nil {
+		c = money.Currency{Code: a.Currency, Exponent: 2}
+	}
+	return money.Amount{Minor: *a.AmountMinor, Currency: c}, true
 }
 
 // Spec is what creating an action needs. Args are the real arguments: they
@@ -91,6 +111,9 @@ type Spec struct {
 	Compensates    string // id of the action this one reverses
 	CallbackURL    string // where the decision is sent (external agents)
 	External       bool   // the agent executes it and reports the result
+	Target         Target // what it acts on, for dual control
+	ApprovalBasis  string // Requirement.Basis
+	KeyOwner       string // the principal who created the requesting key
 }
 
 // Canonical returns v's canonical JSON: object keys sorted, no
@@ -151,6 +174,7 @@ func Create(ctx context.Context, tx *sql.Tx, sealer *seal.Sealer, s Spec, now ti
 		ApprovalsRequired: s.ApprovalsRequired, PayloadDigest: digest, IdempotencyKey: idempotencyKey(s, digest),
 		Status: StatusPending, ExpiresAt: now.Add(ttl).UTC(), CreatedAt: now.UTC(),
 		Compensates: s.Compensates, CallbackURL: s.CallbackURL, External: s.External,
+		TargetLabel: s.Target.Label, ApprovalBasis: s.ApprovalBasis, KeyOwner: s.KeyOwner,
 	}
 	if s.IdempotencyKey != "" {
 		a.IdempotencyKey = s.IdempotencyKey
@@ -163,13 +187,13 @@ func Create(ctx context.Context, tx *sql.Tx, sealer *seal.Sealer, s Spec, now ti
 		INSERT INTO actions (id, tenant_id, journey_id, step_n, key_id, requested_by, tool, arguments_sealed,
 			arguments_redacted, summary, targets, amount_minor, currency, reason, impact, reversibility, policy_rule,
 			approvals_required, payload_digest, idempotency_key, status, expires_at, created_at, updated_at,
-			compensates, callback_url, external)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			compensates, callback_url, external, target_key, target_label, approval_basis, key_owner)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		a.ID, a.TenantID, a.JourneyID, a.StepN, a.KeyID, a.RequestedBy, a.Tool, sealer.Seal(s.Args, a.ID),
 		string(a.ArgumentsRedacted), a.Summary, string(targets), a.AmountMinor, a.Currency, a.Reason,
 		string(a.Impact), string(a.Reversibility), a.PolicyRule, a.ApprovalsRequired, a.PayloadDigest,
 		a.IdempotencyKey, a.Status, store.FormatTime(a.ExpiresAt), store.FormatTime(now), store.FormatTime(now),
-		a.Compensates, a.CallbackURL, a.External)
+		a.Compensates, a.CallbackURL, a.External, s.Target.Key, a.TargetLabel, a.ApprovalBasis, a.KeyOwner)
 	if err != nil {
 		return Action{}, fmt.Errorf("create action: %w", err)
 	}
@@ -181,6 +205,9 @@ func Create(ctx context.Context, tx *sql.Tx, sealer *seal.Sealer, s Spec, now ti
 	if a.AmountMinor != nil {
 		details["amount_minor"] = *a.AmountMinor
 		details["currency"] = a.Currency
+	}
+	if a.ApprovalBasis != "" {
+		details["approval_basis"] = a.ApprovalBasis
 	}
 	actor := audit.Actor{Type: audit.ActorKey, ID: s.KeyID}
 	if s.RequestedBy != "" {
@@ -199,7 +226,7 @@ func Create(ctx context.Context, tx *sql.Tx, sealer *seal.Sealer, s Spec, now ti
 const actionColumns = `id, tenant_id, journey_id, step_n, key_id, requested_by, tool, arguments_redacted, summary,
 	targets, amount_minor, currency, reason, impact, reversibility, policy_rule, approvals_required, payload_digest,
 	idempotency_key, status, expires_at, created_at, approvals_given, receipt, failure, compensates, callback_url,
-	external, decided_at, executed_at`
+	external, decided_at, executed_at, target_label, approval_basis, key_owner`
 
 const selectAction = `SELECT ` + actionColumns + ` FROM actions`
 
@@ -231,7 +258,7 @@ func scan(s scanner) (Action, error) {
 	err := s.Scan(&a.ID, &a.TenantID, &a.JourneyID, &a.StepN, &a.KeyID, &a.RequestedBy, &a.Tool, &args, &a.Summary,
 		&targets, &amount, &a.Currency, &a.Reason, &impact, &rev, &a.PolicyRule, &a.ApprovalsRequired,
 		&a.PayloadDigest, &a.IdempotencyKey, &a.Status, &expires, &created, &a.ApprovalsGiven, &receipt, &a.Failure,
-		&a.Compensates, &a.CallbackURL, &a.External, &decided, &executed)
+		&a.Compensates, &a.CallbackURL, &a.External, &decided, &executed, &a.TargetLabel, &a.ApprovalBasis, &a.KeyOwner)
 	if err != nil {
 		return Action{}, err
 	}
@@ -277,4 +304,34 @@ func OpenArgs(ctx context.Context, q store.Querier, sealer *seal.Sealer, id stri
 		return nil, fmt.Errorf("arguments of %s: %w", id, err)
 	}
 	return raw, nil
+}
+
+// Live reports whether an action in this status is still under way or
+// done: pending, approved, executing or executed. Rejected, expired,
+// cancelled and failed actions are finished without effect.
+func Live(status string) bool {
+	switch status {
+	case StatusPending, StatusApproved, StatusExecuting, StatusExecuted:
+		return true
+	}
+	return false
+}
+
+// Compensations returns the actions requested to reverse an action, newest
+// first.
+func Compensations(ctx context.Context, q store.Querier, actionID string) ([]Action, error) {
+	rows, err := q.QueryContext(ctx, selectAction+` WHERE compensates = ? ORDER BY created_at DESC, id DESC`, actionID)
+	if err != nil {
+		return nil, fmt.Errorf("reversals of %s: %w", actionID, err)
+	}
+	defer rows.Close()
+	var out []Action
+	for rows.Next() {
+		a, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("reversals of %s: %w", actionID, err)
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
 }

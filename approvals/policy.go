@@ -13,6 +13,7 @@ var (
 	ErrNotApprover     = errors.New("only approvers decide actions")
 	ErrOutOfScope      = errors.New("this action's tenant is outside your scope")
 	ErrOwnRequest      = errors.New("you requested this action, so someone else must decide it")
+	ErrOwnKey          = errors.New("an agent asked for this action with a key you created, so someone else must decide it")
 	ErrAlreadyApproved = errors.New("you have already approved this action; a second approver must decide")
 	ErrExpired         = errors.New("this action expired before it was decided")
 	ErrAlreadyDecided  = errors.New("this action was already decided")
@@ -37,6 +38,8 @@ func Check(p identity.Principal, a Action, tenantSlug string, approvedBy []strin
 		return ErrOutOfScope
 	case a.RequestedBy != "" && a.RequestedBy == p.ID:
 		return ErrOwnRequest
+	case a.KeyOwner != "" && a.KeyOwner == p.ID:
+		return ErrOwnKey
 	case a.Status == StatusExpired, a.Status == StatusPending && !now.Before(a.ExpiresAt):
 		return ErrExpired
 	case a.Status != StatusPending:

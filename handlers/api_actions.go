@@ -94,7 +94,7 @@ type proposalRequest struct {
 	Arguments   json.RawMessage `json:"arguments"`
 	Summary     string          `json:"summary"`
 	Reason      string          `json:"reason"`
-	Amount      *int64          `json:"amount"`
+	Amount      json.RawMessage `json:"amount"`
 	Currency    string          `json:"currency"`
 	CallbackURL string          `json:"callback_url"`
 }
@@ -111,7 +111,7 @@ func (api ActionAPI) Propose(c echo.Context) error {
 	}
 	a, err := api.Runtime.Propose(c.Request().Context(), runtime.Proposal{
 		Caller: caller, Tool: req.Tool, Arguments: req.Arguments, Summary: req.Summary, Reason: req.Reason,
-		AmountMinor: req.Amount, Currency: strings.ToUpper(strings.TrimSpace(req.Currency)), CallbackURL: req.CallbackURL,
+		Amount: req.Amount, Currency: strings.ToUpper(strings.TrimSpace(req.Currency)), CallbackURL: req.CallbackURL,
 		IdempotencyKey: strings.TrimSpace(c.Request().Header.Get("Idempotency-Key")),
 	})
 	if err != nil {
@@ -140,7 +140,7 @@ func (api ActionAPI) Get(c echo.Context) error {
 	deadline := time.Now().Add(wait)
 	for {
 		a, err := approvals.Get(ctx, api.DB.Read(), c.Param("id"))
-		if errors.Is(err, store.ErrNotFound) || (err == nil && a.KeyID != caller.Key.ID && a.TenantID != caller.Tenant.ID) {
+		if errors.Is(err, store.ErrNotFound) || (err == nil && !caller.CanRead(a.TenantID, a.KeyID)) {
 			return jsonError(c, "not_found", "There is no action with this id.")
 		}
 		if err != nil {

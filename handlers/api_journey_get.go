@@ -12,7 +12,8 @@ import (
 )
 
 // GetJourney is GET /v1/journeys/{id}: the journey, its redacted steps and
-// its pending action. A key sees only its own tenant's journeys.
+// its pending action. A key sees the journeys it ran, or every journey of
+// its tenant with the scope read:tenant.
 func (api JourneyAPI) GetJourney(c echo.Context) error {
 	ctx := c.Request().Context()
 	caller, err := api.Gateway.Authenticate(ctx, bearer(c))
@@ -21,7 +22,7 @@ func (api JourneyAPI) GetJourney(c echo.Context) error {
 		return c.JSON(status, body)
 	}
 	j, err := runtime.GetJourney(ctx, api.DB.Read(), c.Param("id"))
-	if errors.Is(err, store.ErrNotFound) || (err == nil && j.TenantID != caller.Tenant.ID) {
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !caller.CanRead(j.TenantID, j.KeyID)) {
 		return jsonError(c, "not_found", "There is no journey with this id.")
 	}
 	if err != nil {

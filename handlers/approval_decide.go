@@ -67,7 +67,7 @@ func ApprovalDecide(st AdminStore, d Decider) echo.HandlerFunc {
 			return decideConflict(c, st, a.ID, "You have already approved this action", refusalSentence(err)+" Your second approval was not recorded.")
 		case errors.Is(err, approvals.ErrAlreadyDecided), errors.Is(err, approvals.ErrExpired):
 			return decideConflict(c, st, a.ID, "This action can no longer be decided", refusalSentence(err)+" Your decision was not recorded.")
-		case errors.Is(err, approvals.ErrOwnRequest), errors.Is(err, approvals.ErrNotApprover), errors.Is(err, approvals.ErrOutOfScope):
+		case errors.Is(err, approvals.ErrOwnRequest), errors.Is(err, approvals.ErrOwnKey), errors.Is(err, approvals.ErrNotApprover), errors.Is(err, approvals.ErrOutOfScope):
 			return Forbidden(refusalSentence(err))
 		case errors.Is(err, store.ErrNotFound):
 			return echo.NewHTTPError(http.StatusNotFound, "There is no action with this id.")

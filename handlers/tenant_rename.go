@@ -24,7 +24,7 @@ func TenantRename(st AdminStore) echo.HandlerFunc {
 		typed := c.FormValue("name")
 		name := strings.TrimSpace(typed)
 		if msg := store.ValidateTenantName(name); msg != "" {
-			return tenantFormPage(c, t, typed, strconv.Itoa(t.RetentionDays), views.FieldErrors{"name": msg})
+			return tenantFormPage(c, st.Read(), t, typed, strconv.Itoa(t.RetentionDays), views.FieldErrors{"name": msg})
 		}
 		return saveTenantSetting(c, st, t, "tenant.rename", "renamed", map[string]any{"from": t.Name, "to": name},
 			func(ctx context.Context, tx *sql.Tx) (bool, error) { return store.RenameTenant(ctx, tx, t.ID, name) })

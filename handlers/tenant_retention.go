@@ -25,7 +25,7 @@ func TenantRetention(st AdminStore) echo.HandlerFunc {
 			msg = store.ValidateRetentionDays(days)
 		}
 		if msg != "" {
-			return tenantFormPage(c, t, t.Name, typed, views.FieldErrors{"retention_days": msg})
+			return tenantFormPage(c, st.Read(), t, t.Name, typed, views.FieldErrors{"retention_days": msg})
 		}
 		return saveTenantSetting(c, st, t, "tenant.retention", "retention", map[string]any{"from_days": t.RetentionDays, "to_days": days},
 			func(ctx context.Context, tx *sql.Tx) (bool, error) { return store.SetRetention(ctx, tx, t.ID, days) })

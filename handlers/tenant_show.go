@@ -5,24 +5,28 @@ import (
 	"database/sql"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/money"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
 
 var tenantNotices = map[string]string{
-	"created":          "Tenant created. Give it a budget and keys next.",
-	"renamed":          "Tenant renamed.",
-	"retention":        "Trace retention saved.",
-	"frozen":           "Tenant frozen: its agents now get 403 tenant_frozen.",
-	"unfrozen":         "Tenant unfrozen: its agents can call the API again.",
-	"already_frozen":   "The tenant was already frozen; nothing changed.",
-	"already_unfrozen": "The tenant was not frozen; nothing changed.",
-	"unchanged":        "That is the current value; nothing changed.",
-	"dual_control":     "Dual-control threshold saved. It applies to actions requested from now on.",
+	"created":              "Tenant created. Give it a budget and keys next.",
+	"renamed":              "Tenant renamed.",
+	"retention":            "Trace retention saved.",
+	"frozen":               "Tenant frozen: its agents now get 403 tenant_frozen.",
+	"unfrozen":             "Tenant unfrozen: its agents can call the API again.",
+	"already_frozen":       "The tenant was already frozen; nothing changed.",
+	"already_unfrozen":     "The tenant was not frozen; nothing changed.",
+	"unchanged":            "That is the current value; nothing changed.",
+	"dual_control":         "Dual-control threshold saved. It applies to actions requested from now on.",
+	"dual_control_removed": "Threshold removed: actions in that currency now need two approvers for any amount.",
+	"dual_control_window":  "Dual-control window saved. It applies to actions requested from now on.",
 }
 
 // TenantShow shows one tenant's settings: name, trace retention, freeze.
@@ -32,7 +36,10 @@ func TenantShow(st AdminStore) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		v := tenantView(t)
+		v, err := tenantView(c.Request().Context(), st.Read(), t)
+		if err != nil {
+			return err
+		}
 		v.Notice = doneNotice(c, tenantNotices)
 		return renderTenantShow(c, http.StatusOK, v)
 	}
@@ -46,8 +53,11 @@ func renderTenantShow(c echo.Context, status int, v views.TenantView) error {
 
 // tenantFormPage re-renders the settings page with one form's errors; the
 // other form shows the stored value.
-func tenantFormPage(c echo.Context, t store.Tenant, name, retention string, errs views.FieldErrors) error {
-	v := tenantView(t)
+func tenantFormPage(c echo.Context, q store.Querier, t store.Tenant, name, retention string, errs views.FieldErrors) error {
+	v, err := tenantView(c.Request().Context(), q, t)
+	if err != nil {
+		return err
+	}
 	v.Name, v.Retention, v.Errors = name, retention, errs
 	return renderTenantShow(c, http.StatusUnprocessableEntity, v)
 }
@@ -81,7 +91,23 @@ func saveTenantSetting(c echo.Context, st AdminStore, t store.Tenant, verb, done
 }
 
 // tenantView fills the settings forms with the tenant's current values.
-func tenantView(t store.Tenant) views.TenantView {
-	return views.TenantView{Tenant: t, Name: t.Name, Retention: strconv.Itoa(t.RetentionDays),
-		DualControl: views.MoneyInput(t.DualControlMinor * 10_000)}
+func tenantView(ctx context.Context, q store.Querier, t store.Tenant) (views.TenantView, error) {
+	ths, err := store.Thresholds(ctx, q, t.ID)
+	if err != nil {
+		return views.TenantView{}, err
+	}
+	v := views.TenantView{Tenant: t, Name: t.Name, Retention: strconv.Itoa(t.RetentionDays),
+		DualControlCurrency: "USD", Window: strconv.Itoa(int(t.DualControlWindow / time.Hour))}
+	for _, th := range ths {
+		cur, err := money.ParseCurrency(th.Currency)
+		if err != nil {
+			cur = money.Currency{Code: th.Currency, Exponent: 2}
+		}
+		a := money.Amount{Minor: th.Minor, Currency: cur}
+		v.Thresholds = append(v.Thresholds, views.ThresholdRow{Currency: cur.Code, Shown: money.Format(a), Off: th.Minor == 0})
+		if cur.Code == "USD" {
+			v.DualControl = money.Decimal(a, false)
+		}
+	}
+	return v, nil
 }

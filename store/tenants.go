@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -15,9 +16,29 @@ import (
 type Tenant struct {
 	ID, Slug, Name, CreatedAt string
 	Frozen                    bool
-	RetentionDays             int   // how long its traces are kept
-	DualControlMinor          int64 // actions of at least this amount (minor units) need two approvers; 0: never
+	RetentionDays             int // how long its traces are kept
+	// DualControlWindow is how far back actions on the same target add up
+	// for dual control.
+	DualControlWindow time.Duration
 }
+
+// Threshold is a tenant's dual-control threshold in one currency: actions
+// of at least Minor (the currency's minor units) need two approvers; 0
+// switches dual control off for that currency.
+type Threshold struct {
+	Currency string
+	Minor    int64
+}
+
+// DefaultThreshold is what a new tenant starts with: two approvers from
+// $1,000.00.
+var DefaultThreshold = Threshold{Currency: "USD", Minor: 100_000}
+
+// Limits of the dual-control window.
+const (
+	MinDualControlWindow = time.Hour
+	MaxDualControlWindow = 90 * 24 * time.Hour
+)
 
 // Limits on tenant settings.
 const (
@@ -74,14 +95,19 @@ func CreateTenant(ctx context.Context, tx *sql.Tx, slug, name string) (Tenant, e
 	if err != nil {
 		return Tenant{}, fmt.Errorf("create tenant %s: %w", slug, err)
 	}
+	if _, err := SetThreshold(ctx, tx, t.ID, DefaultThreshold); err != nil {
+		return Tenant{}, err
+	}
 	return t, nil
 }
 
-const selectTenant = `SELECT id, slug, name, frozen, created_at, trace_retention_days, dual_control_minor FROM tenants`
+const selectTenant = `SELECT id, slug, name, frozen, created_at, trace_retention_days, dual_control_window_s FROM tenants`
 
 func scanTenant(s interface{ Scan(dest ...any) error }) (Tenant, error) {
 	var t Tenant
-	err := s.Scan(&t.ID, &t.Slug, &t.Name, &t.Frozen, &t.CreatedAt, &t.RetentionDays, &t.DualControlMinor)
+	var windowS int64
+	err := s.Scan(&t.ID, &t.Slug, &t.Name, &t.Frozen, &t.CreatedAt, &t.RetentionDays, &windowS)
+	t.DualControlWindow = time.Duration(windowS) * time.Second
 	return t, err
 }
 
@@ -166,14 +192,75 @@ func SetRetention(ctx context.Context, tx *sql.Tx, id string, days int) (bool, e
 	return updateTenant(ctx, tx, id, "set retention of", `UPDATE tenants SET trace_retention_days = ? WHERE id = ? AND trace_retention_days != ?`, days, id, days)
 }
 
-// SetDualControl sets the amount (minor units) from which a tenant's
-// actions need two approvers, inside tx; 0 switches dual control off. It
-// reports whether the value changed.
-func SetDualControl(ctx context.Context, tx *sql.Tx, id string, minor int64) (bool, error) {
-	if minor < 0 {
+// SetThreshold sets a tenant's dual-control threshold in one currency,
+// inside tx. It reports whether the value changed.
+func SetThreshold(ctx context.Context, tx *sql.Tx, id string, th Threshold) (bool, error) {
+	if th.Minor < 0 {
 		return false, fmt.Errorf("set dual control of tenant %s: negative amount", id)
 	}
-	return updateTenant(ctx, tx, id, "set dual control of", `UPDATE tenants SET dual_control_minor = ? WHERE id = ? AND dual_control_minor != ?`, minor, id, minor)
+	res, err := tx.ExecContext(ctx, `INSERT INTO dual_control_thresholds (tenant_id, currency, threshold_minor, updated_at)
+		VALUES (?, ?, ?, ?)
+		ON CONFLICT (tenant_id, currency) DO UPDATE SET threshold_minor = excluded.threshold_minor, updated_at = excluded.updated_at
+		WHERE dual_control_thresholds.threshold_minor != excluded.threshold_minor`, id, th.Currency, th.Minor, Now())
+	if err != nil {
+		return false, fmt.Errorf("set dual control of tenant %s: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// RemoveThreshold deletes a tenant's threshold in one currency, inside tx:
+// that currency then needs two approvers for any amount. It reports
+// whether there was one.
+func RemoveThreshold(ctx context.Context, tx *sql.Tx, id, currency string) (bool, error) {
+	res, err := tx.ExecContext(ctx, `DELETE FROM dual_control_thresholds WHERE tenant_id = ? AND currency = ?`, id, currency)
+	if err != nil {
+		return false, fmt.Errorf("remove dual control of tenant %s: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// Thresholds returns a tenant's dual-control thresholds by currency.
+func Thresholds(ctx context.Context, q Querier, id string) ([]Threshold, error) {
+	rows, err := q.QueryContext(ctx, `SELECT currency, threshold_minor FROM dual_control_thresholds WHERE tenant_id = ? ORDER BY currency`, id)
+	if err != nil {
+		return nil, fmt.Errorf("dual control of tenant %s: %w", id, err)
+	}
+	defer rows.Close()
+	var out []Threshold
+	for rows.Next() {
+		var th Threshold
+		if err := rows.Scan(&th.Currency, &th.Minor); err != nil {
+			return nil, err
+		}
+		out = append(out, th)
+	}
+	return out, rows.Err()
+}
+
+// ThresholdFor returns a tenant's threshold in one currency, or
+// ErrNotFound when none is set.
+func ThresholdFor(ctx context.Context, q Querier, id, currency string) (int64, error) {
+	var minor int64
+	err := q.QueryRowContext(ctx, `SELECT threshold_minor FROM dual_control_thresholds WHERE tenant_id = ? AND currency = ?`, id, currency).Scan(&minor)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, ErrNotFound
+	}
+	if err != nil {
+		return 0, fmt.Errorf("dual control of tenant %s: %w", id, err)
+	}
+	return minor, nil
+}
+
+// SetDualControlWindow sets how far back actions on one target add up,
+// inside tx. It reports whether the value changed.
+func SetDualControlWindow(ctx context.Context, tx *sql.Tx, id string, window time.Duration) (bool, error) {
+	if window < MinDualControlWindow || window > MaxDualControlWindow {
+		return false, fmt.Errorf("set dual-control window of tenant %s: %v is out of range", id, window)
+	}
+	s := int64(window / time.Second)
+	return updateTenant(ctx, tx, id, "set dual-control window of", `UPDATE tenants SET dual_control_window_s = ? WHERE id = ? AND dual_control_window_s != ?`, s, id, s)
 }
 
 // updateTenant runs a conditional update; no row changed means either no

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/agent/runtime"
-	"github.com/wardenhq/warden/agent/skills"
+	"github.com/wardenhq/warden/money"
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/store"
@@ -84,10 +84,11 @@ type ReverseConfirmView struct {
 
 // ActionAmount is the action's amount for people, or "—" without one.
 func ActionAmount(a approvals.Action) string {
-	if a.AmountMinor == nil {
+	m, ok := a.Amount()
+	if !ok {
 		return "—"
 	}
-	return skills.FormatMoney(*a.AmountMinor, a.Currency)
+	return money.Format(m)
 }
 
 // ApprovalCount says how far an action's approvals are: "1 of 2".

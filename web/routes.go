@@ -41,6 +41,8 @@ func (s *Server) consoleRoutes() []route {
 		{http.MethodPost, "/tenants/:slug/rename", handlers.TenantRename(s.db), []string{config.RoleAdmin}, ""},
 		{http.MethodPost, "/tenants/:slug/retention", handlers.TenantRetention(s.db), []string{config.RoleAdmin}, ""},
 		{http.MethodPost, "/tenants/:slug/dual-control", handlers.TenantDualControl(s.db), []string{config.RoleAdmin}, ""},
+		{http.MethodPost, "/tenants/:slug/dual-control/remove", handlers.TenantDualControlRemove(s.db), []string{config.RoleAdmin}, ""},
+		{http.MethodPost, "/tenants/:slug/dual-control-window", handlers.TenantDualControlWindow(s.db), []string{config.RoleAdmin}, ""},
 		{http.MethodGet, "/tenants/:slug/freeze", handlers.TenantFreezeConfirm(s.db, true), []string{config.RoleAdmin}, ""},
 		{http.MethodPost, "/tenants/:slug/freeze", handlers.TenantFreeze(s.db, true), []string{config.RoleAdmin}, ""},
 		{http.MethodGet, "/tenants/:slug/unfreeze", handlers.TenantFreezeConfirm(s.db, false), []string{config.RoleAdmin}, ""},

@@ -19,7 +19,26 @@ import (
 	"github.com/wardenhq/warden/store"
 )
 
-var nameRe = regexp.MustCompile(`^[a-z][a-z0-9_]{1,63}$`)
+var (
+	nameRe    = regexp.MustCompile(`^[a-z][a-z0-9_]{1,63}$`)
+	argNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+)
+
+// schemaProperties returns the names of a schema's top-level properties,
+// or nil when it does not list them (then any name is accepted).
+func schemaProperties(schema json.RawMessage) map[string]bool {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(schema, &s) != nil || s.Properties == nil {
+		return nil
+	}
+	out := make(map[string]bool, len(s.Properties))
+	for name := range s.Properties {
+		out[name] = true
+	}
+	return out
+}
 
 // Validate checks a tool definition and returns one message per bad field.
 // exists tells whether another tool of that name is in the catalog (for
@@ -76,6 +95,24 @@ func Validate(t tools.Tool, exists func(name string) bool) map[string]string {
 	if err := policy.CompileSchema(t.ArgsSchema); err != nil {
 		errs["args_schema"] = "The argument schema is not a valid JSON Schema: " + err.Error()
 	}
+	props := schemaProperties(t.ArgsSchema)
+	for field, name := range map[string]string{"amount_arg": t.AmountArg, "currency_arg": t.CurrencyArg, "target_arg": t.TargetArg} {
+		switch {
+		case name == "":
+		case !argNameRe.MatchString(name):
+			errs[field] = "Name one top-level argument: letters, digits and underscores."
+		case props != nil && !props[name]:
+			errs[field] = fmt.Sprintf("The argument schema has no property %q.", name)
+		}
+	}
+	switch {
+	case t.AmountArg != "" && t.CurrencyArg == "":
+		errs["currency_arg"] = "A tool with an amount names the argument that holds its currency."
+	case t.AmountArg == "" && t.CurrencyArg != "":
+		errs["amount_arg"] = "Name the amount argument too, or leave the currency argument empty."
+	case t.AmountArg != "" && t.AmountArg == t.CurrencyArg:
+		errs["currency_arg"] = "The currency is another argument than the amount."
+	}
 	return errs
 }
 
@@ -95,16 +132,19 @@ func Upsert(ctx context.Context, tx *sql.Tx, t tools.Tool) error {
 	}
 	_, err := tx.ExecContext(ctx, `
 		INSERT INTO tools (name, description, impact, reversibility, compensating_tool, provider, webhook_url,
-			timeout_ms, max_attempts, args_schema, enabled, approval_ttl_s, unit_cost_micros, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			timeout_ms, max_attempts, args_schema, enabled, approval_ttl_s, unit_cost_micros, amount_arg, currency_arg,
+			target_arg, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (name) DO UPDATE SET description = excluded.description, impact = excluded.impact,
 			reversibility = excluded.reversibility, compensating_tool = excluded.compensating_tool,
 			provider = excluded.provider, webhook_url = excluded.webhook_url, timeout_ms = excluded.timeout_ms,
 			max_attempts = excluded.max_attempts, args_schema = excluded.args_schema, enabled = excluded.enabled,
 			approval_ttl_s = excluded.approval_ttl_s, unit_cost_micros = excluded.unit_cost_micros,
+			amount_arg = excluded.amount_arg, currency_arg = excluded.currency_arg, target_arg = excluded.target_arg,
 			updated_at = excluded.updated_at`,
 		t.Name, t.Description, string(t.Impact), string(t.Reversibility), t.CompensatingTool, t.Provider, t.WebhookURL,
-		t.Timeout.Milliseconds(), t.MaxAttempts, schema, t.Enabled, int64(t.ApprovalTTL.Seconds()), t.UnitCostMicros, store.Now())
+		t.Timeout.Milliseconds(), t.MaxAttempts, schema, t.Enabled, int64(t.ApprovalTTL.Seconds()), t.UnitCostMicros,
+		t.AmountArg, t.CurrencyArg, t.TargetArg, store.Now())
 	if err != nil {
 		return fmt.Errorf("save tool %s: %w", t.Name, err)
 	}
@@ -128,7 +168,8 @@ func SetEnabled(ctx context.Context, tx *sql.Tx, name string, enabled bool) (boo
 }
 
 const selectTool = `SELECT name, description, impact, reversibility, compensating_tool, provider, webhook_url,
-	timeout_ms, max_attempts, args_schema, enabled, approval_ttl_s, unit_cost_micros FROM tools`
+	timeout_ms, max_attempts, args_schema, enabled, approval_ttl_s, unit_cost_micros, amount_arg, currency_arg, target_arg
+	FROM tools`
 
 // Get loads one tool, or store.ErrNotFound.
 func Get(ctx context.Context, q store.Querier, name string) (tools.Tool, error) {
@@ -167,7 +208,7 @@ func scan(s scanner) (tools.Tool, error) {
 	var impact, rev, schema string
 	var timeoutMS, ttlS int64
 	err := s.Scan(&t.Name, &t.Description, &impact, &rev, &t.CompensatingTool, &t.Provider, &t.WebhookURL,
-		&timeoutMS, &t.MaxAttempts, &schema, &t.Enabled, &ttlS, &t.UnitCostMicros)
+		&timeoutMS, &t.MaxAttempts, &schema, &t.Enabled, &ttlS, &t.UnitCostMicros, &t.AmountArg, &t.CurrencyArg, &t.TargetArg)
 	if err != nil {
 		return tools.Tool{}, err
 	}

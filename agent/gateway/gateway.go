@@ -54,6 +54,14 @@ type Caller struct {
 	Tenant store.Tenant
 }
 
+// CanRead reports whether the caller may read an action or journey of
+// tenantID created with keyID: a key reads what it created, and every
+// object of its tenant only with the scope "read:tenant" (keys.ReadTenant).
+// Another tenant's objects are never readable.
+func (c Caller) CanRead(tenantID, keyID string) bool {
+	return tenantID == c.Tenant.ID && (keyID == c.Key.ID || c.Key.Allows(keys.ReadTenant()))
+}
+
 // Gateway authenticates and admits.
 type Gateway struct {
 	db  *store.DB

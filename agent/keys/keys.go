@@ -56,6 +56,13 @@ type Key struct {
 	LastUsedAt *time.Time
 }
 
+// ScopeReadTenant lets a key read every action and journey of its tenant,
+// not only those it created.
+const ScopeReadTenant = "read:tenant"
+
+// ReadTenant is ScopeReadTenant as Allows takes it.
+func ReadTenant() (kind, name string) { return "read", "tenant" }
+
 // Allows reports whether the key's scopes allow kind ("skill" or "tool")
 // name. Deny by default: only what is listed.
 func (k Key) Allows(kind, name string) bool {
@@ -94,8 +101,11 @@ func (s NewSpec) Validate(now time.Time) map[string]string {
 	}
 	for _, sc := range s.Scopes {
 		kind, name, ok := strings.Cut(sc, ":")
+		if sc == ScopeReadTenant {
+			continue
+		}
 		if !ok || (kind != "skill" && kind != "tool") || name == "" {
-			errs["scopes"] = fmt.Sprintf("%q is not a scope: write skill:NAME or tool:NAME.", sc)
+			errs["scopes"] = fmt.Sprintf("%q is not a scope: write skill:NAME, tool:NAME or read:tenant.", sc)
 			break
 		}
 	}

@@ -36,6 +36,7 @@ type Decision struct {
 	Reason        string // a sentence for people
 	NeedsApproval bool   // allowed, but only after approval
 	Rule          string // the rule that required approval
+	Facts         Facts  // the call's declared amount and target, when allowed
 }
 
 // Scope is what policy needs to know about the caller.
@@ -56,10 +57,14 @@ func Check(scope Scope, name string, t *tools.Tool, args json.RawMessage) Decisi
 	if err := ValidateArgs(t.ArgsSchema, args); err != nil {
 		return Decision{Code: CodeInvalidArguments, Reason: fmt.Sprintf("The arguments for %q do not match its schema: %v", t.Name, err)}
 	}
-	if t.Impact == tools.ImpactHigh {
-		return Decision{Allowed: true, NeedsApproval: true, Rule: RuleHighImpact}
+	facts, err := ReadFacts(*t, args)
+	if err != nil {
+		return Decision{Code: CodeInvalidArguments, Reason: fmt.Sprintf("The arguments for %q are refused: %v.", t.Name, err)}
 	}
-	return Decision{Allowed: true}
+	if t.Impact == tools.ImpactHigh {
+		return Decision{Allowed: true, NeedsApproval: true, Rule: RuleHighImpact, Facts: facts}
+	}
+	return Decision{Allowed: true, Facts: facts}
 }
 
 var (

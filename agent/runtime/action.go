@@ -10,8 +10,8 @@ import (
 
 	"github.com/wardenhq/warden/agent/budget"
 	"github.com/wardenhq/warden/agent/redact"
-	"github.com/wardenhq/warden/agent/skills"
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/money"
 )
 
 // settle charges the journey's cost against its reservation and releases
@@ -20,29 +20,30 @@ func settle(ctx context.Context, tx *sql.Tx, j *Journey) error {
 	return budget.Settle(ctx, tx, j.TenantID, j.ReservedMicros, j.Cost.TotalMicros)
 }
 
-// callFacts are the parts of a call's arguments people decide on.
+// callFacts are the parts of a sim tool's arguments an approver's sentence
+// names besides its amount. The amount is never read here: it comes from
+// policy.ReadFacts, the one strict parse.
 type callFacts struct {
-	OrderID     string `json:"order_id"`
-	AmountMinor *int64 `json:"amount_minor"`
-	Currency    string `json:"currency"`
-	Account     string `json:"account"`
-	To          string `json:"to"`
-	RefundID    string `json:"refund_id"`
-	Subject     string `json:"subject"`
+	OrderID  string `json:"order_id"`
+	Account  string `json:"account"`
+	To       string `json:"to"`
+	RefundID string `json:"refund_id"`
+	Subject  string `json:"subject"`
 }
 
 // Summary is the sentence an approver reads: what will happen, to whom.
-// Account numbers show their last four digits only.
-func Summary(tool string, args json.RawMessage) string {
+// amount is the call's declared amount (nil when it has none). Account
+// numbers show their last four digits only.
+func Summary(tool string, args json.RawMessage, amount *money.Amount) string {
 	var f callFacts
 	_ = json.Unmarshal(args, &f)
-	money := ""
-	if f.AmountMinor != nil {
-		money = skills.FormatMoney(*f.AmountMinor, f.Currency)
+	shown := ""
+	if amount != nil {
+		shown = money.Format(*amount)
 	}
 	switch tool {
 	case "issue_refund":
-		s := "Refund " + money
+		s := "Refund " + shown
 		if f.Account != "" {
 			s += " to account " + shortMask(f.Account)
 		}
@@ -66,8 +67,8 @@ func Summary(tool string, args json.RawMessage) string {
 	if f.OrderID != "" {
 		s += " for order " + f.OrderID
 	}
-	if money != "" {
-		s += " (" + money + ")"
+	if shown != "" {
+		s += " (" + shown + ")"
 	}
 	return s
 }
@@ -97,35 +98,41 @@ func targets(args json.RawMessage) []string {
 	return out
 }
 
+// target turns a call's declared target into what dual control matches
+// on (a keyed digest, never the value) and what people read.
+func (s *Service) target(value string) approvals.Target {
+	if value == "" {
+		return approvals.Target{}
+	}
+	return approvals.Target{Key: s.o.Redactor.Digest("action-target", value), Label: s.o.Redactor.String(value)}
+}
+
 // createAction turns the journey's pending call into a pending action.
 func (s *Service) createAction(ctx context.Context, tx *sql.Tx, r *run, now time.Time) (approvals.Action, error) {
 	p := r.pending
-	var f callFacts
-	_ = json.Unmarshal(p.args, &f)
-	required, err := approvalsRequired(ctx, tx, r.j.TenantID, f.AmountMinor)
+	target := s.target(p.facts.Target)
+	req, err := approvals.Required(ctx, tx, r.j.TenantID, p.facts.Amount, target, now)
 	if err != nil {
 		return approvals.Action{}, err
 	}
-	return approvals.Create(ctx, tx, s.o.Sealer, approvals.Spec{
+	spec := approvals.Spec{
 		TenantID: r.j.TenantID, TenantSlug: r.j.TenantSlug, JourneyID: r.j.ID, StepN: p.n, KeyID: r.j.KeyID,
-		Tool: p.tool, Args: p.args, ArgsRedacted: json.RawMessage(s.redactJSON(p.args)),
-		Summary: Summary(p.tool.Name, p.args), Targets: targets(p.args),
-		AmountMinor: f.AmountMinor, Currency: f.Currency, Reason: s.o.Redactor.String(p.reason),
-		Rule: p.rule, ApprovalsRequired: required,
-	}, now)
+		KeyOwner: keyOwner(r.req.Caller.Key.CreatedBy), Tool: p.tool, Args: p.args,
+		ArgsRedacted: json.RawMessage(s.redactJSON(p.args)), Summary: Summary(p.tool.Name, p.args, p.facts.Amount),
+		Targets: targets(p.args), Reason: s.o.Redactor.String(p.reason), Rule: p.rule,
+		ApprovalsRequired: req.Approvals, ApprovalBasis: req.Basis, Target: target,
+	}
+	if a := p.facts.Amount; a != nil {
+		spec.AmountMinor, spec.Currency = &a.Minor, a.Currency.Code
+	}
+	return approvals.Create(ctx, tx, s.o.Sealer, spec, now)
 }
 
-// approvalsRequired applies the tenant's dual-control threshold: amounts
-// at or above it need two distinct approvers.
-func approvalsRequired(ctx context.Context, q interface {
-	QueryRowContext(context.Context, string, ...any) *sql.Row
-}, tenantID string, amount *int64) (int, error) {
-	var threshold int64
-	if err := q.QueryRowContext(ctx, `SELECT dual_control_minor FROM tenants WHERE id = ?`, tenantID).Scan(&threshold); err != nil {
-		return 0, fmt.Errorf("dual-control threshold: %w", err)
+// keyOwner is the principal a key's creator names, for the no-self-approval
+// rule; keys made on the command line have none.
+func keyOwner(createdBy string) string {
+	if createdBy == "cli" {
+		return ""
 	}
-	if amount != nil && threshold > 0 && *amount >= threshold {
-		return 2, nil
-	}
-	return 1, nil
+	return createdBy
 }

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
 
 	"github.com/wardenhq/warden/agent/catalog"
@@ -18,23 +17,25 @@ import (
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/money"
 	"github.com/wardenhq/warden/store"
 )
 
 // Proposal is an external agent's request for approval of one tool call.
 type Proposal struct {
-	Caller         gateway.Caller
-	Tool           string
-	Arguments      json.RawMessage
-	Summary        string
-	Reason         string
-	AmountMinor    *int64
+	Caller    gateway.Caller
+	Tool      string
+	Arguments json.RawMessage
+	Summary   string
+	Reason    string
+	// Amount is the agent's top-level "amount" as it came (a JSON number
+	// in minor units), parsed strictly here; Currency its ISO code. Where
+	// the tool declares an amount argument, they must agree with it.
+	Amount         json.RawMessage
 	Currency       string
 	CallbackURL    string
 	IdempotencyKey string // optional: a retry with the same key returns the same action
 }
-
-var currencyRe = regexp.MustCompile(`^[A-Z]{3}$`)
 
 // Propose records a pending action for an agent that runs elsewhere. The
 // call passes the same policy as a journey's: the tool must exist, be in
@@ -50,10 +51,6 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 		return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: `"summary" is required: one sentence of at most 300 characters saying what will happen.`}
 	case len(p.Reason) > 2000:
 		return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: `"reason" must be at most 2000 characters.`}
-	case p.AmountMinor != nil && *p.AmountMinor < 0:
-		return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: `"amount" is in minor units and cannot be negative.`}
-	case p.AmountMinor != nil && !currencyRe.MatchString(p.Currency):
-		return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: `"currency" must be an ISO 4217 code such as USD when "amount" is given.`}
 	case len(p.IdempotencyKey) > 200:
 		return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: "The Idempotency-Key header is longer than 200 characters."}
 	}
@@ -83,25 +80,15 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 		return approvals.Action{}, &Error{Code: d.Code, Message: d.Reason}
 	}
 	// What approvers decide on comes from the call itself, not from what
-	// the agent says about it: an amount in the arguments is the amount
-	// (dual control depends on it), and a tool Warden knows gets Warden's
-	// own summary sentence.
-	var f callFacts
-	_ = json.Unmarshal(p.Arguments, &f)
-	if f.AmountMinor != nil {
-		if p.AmountMinor != nil && *p.AmountMinor != *f.AmountMinor {
-			return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: `"amount" differs from the arguments' amount_minor.`}
-		}
-		p.AmountMinor = f.AmountMinor
-		if f.Currency != "" {
-			if p.Currency != "" && p.Currency != f.Currency {
-				return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: `"currency" differs from the arguments' currency.`}
-			}
-			p.Currency = f.Currency
-		}
+	// the agent says about it: the amount the tool declares is the amount
+	// (parsed once, strictly, by policy), and a tool Warden knows gets
+	// Warden's own summary sentence.
+	amount, err := proposedAmount(p, d.Facts)
+	if err != nil {
+		return approvals.Action{}, err
 	}
 	summary := s.o.Redactor.String(p.Summary)
-	if known := Summary(t.Name, p.Arguments); !strings.HasPrefix(known, "Call ") {
+	if known := Summary(t.Name, p.Arguments, amount); !strings.HasPrefix(known, "Call ") {
 		summary = known
 		if p.Reason == "" {
 			p.Reason = "Agent's summary: " + p.Summary
@@ -128,19 +115,25 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 	if rule == "" {
 		rule = fmt.Sprintf("the agent asked for approval of a %s-impact call", t.Impact)
 	}
+	target := s.target(d.Facts.Target)
+	spec := approvals.Spec{
+		TenantID: p.Caller.Tenant.ID, TenantSlug: p.Caller.Tenant.Slug, KeyID: p.Caller.Key.ID,
+		KeyOwner: keyOwner(p.Caller.Key.CreatedBy), Tool: t, Args: p.Arguments,
+		ArgsRedacted: json.RawMessage(s.redactJSON(p.Arguments)), Summary: summary, Targets: targets(p.Arguments),
+		Reason: s.o.Redactor.String(p.Reason), Rule: rule, IdempotencyKey: key, CallbackURL: p.CallbackURL,
+		External: t.Provider == tools.ProviderExternal, Target: target,
+	}
+	if amount != nil {
+		spec.AmountMinor, spec.Currency = &amount.Minor, amount.Currency.Code
+	}
 	var a approvals.Action
 	err = s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
-		required, err := approvalsRequired(ctx, tx, p.Caller.Tenant.ID, p.AmountMinor)
+		req, err := approvals.Required(ctx, tx, p.Caller.Tenant.ID, amount, target, s.o.Now())
 		if err != nil {
 			return err
 		}
-		a, err = approvals.Create(ctx, tx, s.o.Sealer, approvals.Spec{
-			TenantID: p.Caller.Tenant.ID, TenantSlug: p.Caller.Tenant.Slug, KeyID: p.Caller.Key.ID, Tool: t,
-			Args: p.Arguments, ArgsRedacted: json.RawMessage(s.redactJSON(p.Arguments)),
-			Summary: summary, Targets: targets(p.Arguments), AmountMinor: p.AmountMinor,
-			Currency: p.Currency, Reason: s.o.Redactor.String(p.Reason), Rule: rule, ApprovalsRequired: required,
-			IdempotencyKey: key, CallbackURL: p.CallbackURL, External: t.Provider == tools.ProviderExternal,
-		}, s.o.Now())
+		spec.ApprovalsRequired, spec.ApprovalBasis = req.Approvals, req.Basis
+		a, err = approvals.Create(ctx, tx, s.o.Sealer, spec, s.o.Now())
 		return err
 	})
 	if isDuplicateKey(err) {
@@ -153,6 +146,39 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 		return approvals.Action{}, &Error{Code: CodeInternal, Message: "The proposal could not be recorded.", Err: err}
 	}
 	return a, nil
+}
+
+// proposedAmount reconciles the agent's top-level amount and currency with
+// the amount the tool declares. Where the tool declares one, that is the
+// amount, and a top-level amount must agree with it; where it declares
+// none, the agent's own amount (strictly parsed, with a currency) is shown
+// and weighed by dual control, which can only add approvers.
+func proposedAmount(p Proposal, f policy.Facts) (*money.Amount, error) {
+	var stated *money.Amount
+	if len(p.Amount) > 0 && string(p.Amount) != "null" {
+		minor, err := money.ParseMinor(p.Amount)
+		if err != nil {
+			return nil, &Error{Code: policy.CodeInvalidArguments, Message: `"amount" ` + err.Error() + "."}
+		}
+		c, err := money.ParseCurrency(p.Currency)
+		if err != nil {
+			return nil, &Error{Code: CodeInvalidInput, Message: `"currency" must be an ISO 4217 code such as USD when "amount" is given.`}
+		}
+		stated = &money.Amount{Minor: minor, Currency: c}
+	} else if p.Currency != "" {
+		if _, err := money.ParseCurrency(p.Currency); err != nil {
+			return nil, &Error{Code: CodeInvalidInput, Message: `"currency" must be an ISO 4217 code such as USD.`}
+		}
+	}
+	switch {
+	case f.Amount == nil:
+		return stated, nil
+	case stated != nil && stated.Minor != f.Amount.Minor:
+		return nil, &Error{Code: CodeInvalidInput, Message: `"amount" differs from the amount in the arguments.`}
+	case p.Currency != "" && p.Currency != f.Amount.Currency.Code:
+		return nil, &Error{Code: CodeInvalidInput, Message: `"currency" differs from the currency in the arguments.`}
+	}
+	return f.Amount, nil
 }
 
 // isDuplicateKey reports a lost race on an action's unique idempotency key.

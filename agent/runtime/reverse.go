@@ -9,10 +9,12 @@ import (
 
 	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/agent/ledger"
+	"github.com/wardenhq/warden/agent/policy"
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/money"
 	"github.com/wardenhq/warden/store"
 )
 
@@ -41,9 +43,21 @@ func (s *Service) Reverse(ctx context.Context, p identity.Principal, actionID st
 	if orig.Status != approvals.StatusExecuted || orig.Reversibility != tools.Compensatable {
 		return approvals.Action{}, ErrNotReversible
 	}
+	// A live reversal (pending, approved, executing or executed) is the
+	// answer to pressing again; a finished one (rejected, expired,
+	// cancelled, failed) does not stop a new request.
+	earlier, err := approvals.Compensations(ctx, s.o.DB.Read(), orig.ID)
+	if err != nil {
+		return approvals.Action{}, err
+	}
+	for _, e := range earlier {
+		if approvals.Live(e.Status) {
+			return e, nil
+		}
+	}
 	key := "compensates:" + orig.IdempotencyKey
-	if existing, err := byKey(ctx, s.o.DB.Read(), key); err == nil {
-		return existing, nil
+	if len(earlier) > 0 {
+		key += fmt.Sprintf(":%d", len(earlier)+1)
 	}
 	t, err := catalog.Get(ctx, s.o.DB.Read(), orig.Tool)
 	if err != nil {
@@ -67,20 +81,32 @@ func (s *Service) Reverse(ctx context.Context, p identity.Principal, actionID st
 	if err != nil {
 		return approvals.Action{}, err
 	}
+	// The reversal belongs to the person who asked for it, not to the
+	// agent whose action it undoes: it carries no key, so no agent can
+	// cancel it, and it sends no agent a callback.
+	spec := approvals.Spec{
+		TenantID: orig.TenantID, TenantSlug: slug, RequestedBy: p.ID, Tool: comp,
+		Args: args, ArgsRedacted: json.RawMessage(s.redactJSON(args)),
+		Summary: "Reverse: " + orig.Summary, Targets: orig.Targets, AmountMinor: orig.AmountMinor, Currency: orig.Currency,
+		Reason:      s.o.Redactor.String(fmt.Sprintf("%s asked to reverse %s (%s)", p.DisplayName(), orig.ID, orig.Summary)),
+		Rule:        "compensating action of " + orig.ID + " (impact class high)",
+		Compensates: orig.ID, IdempotencyKey: key,
+	}
+	amount, hasAmount := orig.Amount()
 	var a approvals.Action
 	err = s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
-		required, err := approvalsRequired(ctx, tx, orig.TenantID, orig.AmountMinor)
+		var am *money.Amount
+		if hasAmount {
+			am = &amount
+		}
+		facts, _ := policy.ReadFacts(comp, args)
+		target := s.target(facts.Target)
+		req, err := approvals.Required(ctx, tx, orig.TenantID, am, target, s.o.Now())
 		if err != nil {
 			return err
 		}
-		a, err = approvals.Create(ctx, tx, s.o.Sealer, approvals.Spec{
-			TenantID: orig.TenantID, TenantSlug: slug, KeyID: orig.KeyID, RequestedBy: p.ID, Tool: comp,
-			Args: args, ArgsRedacted: json.RawMessage(s.redactJSON(args)),
-			Summary: "Reverse: " + orig.Summary, Targets: orig.Targets, AmountMinor: orig.AmountMinor, Currency: orig.Currency,
-			Reason:      s.o.Redactor.String(fmt.Sprintf("%s asked to reverse %s (%s)", p.DisplayName(), orig.ID, orig.Summary)),
-			Rule:        "compensating action of " + orig.ID + " (impact class high)",
-			Compensates: orig.ID, IdempotencyKey: key, ApprovalsRequired: required,
-		}, s.o.Now())
+		spec.Target, spec.ApprovalsRequired, spec.ApprovalBasis = target, req.Approvals, req.Basis
+		a, err = approvals.Create(ctx, tx, s.o.Sealer, spec, s.o.Now())
 		return err
 	})
 	if isDuplicateKey(err) {

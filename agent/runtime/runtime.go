@@ -251,6 +251,7 @@ type pendingCall struct {
 	reason string
 	rule   string
 	n      int
+	facts  policy.Facts
 }
 
 // execute routes and runs the steps; it returns the output text.
@@ -328,7 +329,7 @@ func (r *run) call(ctx context.Context, st skills.Step, args json.RawMessage) (j
 	}
 	if d.NeedsApproval {
 		r.steps++
-		r.pending = &pendingCall{tool: t, args: args, reason: st.Reason, rule: d.Rule, n: r.steps}
+		r.pending = &pendingCall{tool: t, args: args, reason: st.Reason, rule: d.Rule, n: r.steps, facts: d.Facts}
 		return nil, nil
 	}
 	p := s.o.Providers[t.Provider]

@@ -417,8 +417,8 @@ func refundArgs(prev []StepResult, id string, ex Extracted) (json.RawMessage, er
 }
 
 func currencyExponent(code string) int {
-	if c, ok := currencies[strings.ToUpper(code)]; ok {
-		return c.exponent
+	if e, ok := exponent(strings.ToUpper(code)); ok {
+		return e
 	}
 	return 2
 }

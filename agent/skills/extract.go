@@ -235,11 +235,11 @@ func firstAmount(text, lower string) (int64, string, bool) {
 			continue
 		}
 		code := currencyCode(sym)
-		c, ok := currencies[code]
+		exp, ok := exponent(code)
 		if !ok {
 			continue
 		}
-		if minor, ok := parseAmount(num, c.exponent); ok {
+		if minor, ok := parseAmount(num, exp); ok {
 			return minor, code, true
 		}
 	}

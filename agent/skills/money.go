@@ -3,21 +3,25 @@ package skills
 import (
 	"strconv"
 	"strings"
+
+	"github.com/wardenhq/warden/money"
 )
 
-// currency describes how an ISO 4217 currency is written.
-type currency struct {
-	exponent int    // digits after the decimal point (minor units)
-	symbol   string // written before the amount; "" writes the code after it
+// currencies are the ISO codes Extract reads in free text. Amounts in
+// other currencies are not recognised rather than guessed; their data
+// (number of decimals) comes from package money.
+var currencies = map[string]bool{
+	"USD": true, "EUR": true, "GBP": true, "JPY": true, "CHF": true, "CAD": true, "AUD": true, "NZD": true,
+	"SEK": true, "NOK": true, "DKK": true, "PLN": true, "CZK": true, "INR": true, "MXN": true, "KRW": true,
 }
 
-// currencies are the ISO codes Extract and FormatMoney know. Amounts in
-// other currencies are not recognised rather than guessed.
-var currencies = map[string]currency{
-	"USD": {2, "$"}, "EUR": {2, "€"}, "GBP": {2, "£"}, "JPY": {0, "¥"},
-	"CHF": {2, ""}, "CAD": {2, "CA$"}, "AUD": {2, "A$"}, "NZD": {2, "NZ$"},
-	"SEK": {2, ""}, "NOK": {2, ""}, "DKK": {2, ""}, "PLN": {2, ""},
-	"CZK": {2, ""}, "INR": {2, "₹"}, "MXN": {2, "MX$"}, "KRW": {0, "₩"},
+// exponent is the number of decimals of a currency Extract recognises.
+func exponent(code string) (int, bool) {
+	if !currencies[code] {
+		return 0, false
+	}
+	c, err := money.ParseCurrency(code)
+	return c.Exponent, err == nil
 }
 
 // symbolCurrency maps what may stand before or after an amount to its ISO
@@ -31,41 +35,15 @@ var symbolCurrency = map[string]string{
 
 // FormatMoney writes an amount in minor units for people:
 // FormatMoney(240000, "USD") = "$2,400.00", FormatMoney(3550, "SEK") =
-// "35.50 SEK". An unknown currency is assumed to have two decimals.
+// "35.50 SEK", FormatMoney(1000, "KWD") = "1.000 KWD". A code that is not
+// a currency is written after the amount with two decimals.
 func FormatMoney(minor int64, code string) string {
-	c, ok := currencies[strings.ToUpper(code)]
-	if !ok {
-		c = currency{exponent: 2}
+	code = strings.ToUpper(code)
+	c, err := money.ParseCurrency(code)
+	if err != nil {
+		c = money.Currency{Code: code, Exponent: 2}
 	}
-	neg := minor < 0
-	if neg {
-		minor = -minor
-	}
-	digits := strconv.FormatInt(minor, 10)
-	if len(digits) <= c.exponent {
-		digits = strings.Repeat("0", c.exponent-len(digits)+1) + digits
-	}
-	whole, frac := digits[:len(digits)-c.exponent], digits[len(digits)-c.exponent:]
-	var b strings.Builder
-	if neg {
-		b.WriteByte('-')
-	}
-	b.WriteString(c.symbol)
-	for i, r := range whole {
-		if i > 0 && (len(whole)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if frac != "" {
-		b.WriteByte('.')
-		b.WriteString(frac)
-	}
-	if c.symbol == "" {
-		b.WriteByte(' ')
-		b.WriteString(strings.ToUpper(code))
-	}
-	return b.String()
+	return money.Format(money.Amount{Minor: minor, Currency: c})
 }
 
 // parseAmount reads a written number ("2,400.00", "35,50", "1.234,56",

@@ -52,6 +52,13 @@ type Tool struct {
 	Enabled          bool            // the kill switch
 	ApprovalTTL      time.Duration   // how long an approval request stays pending
 	UnitCostMicros   int64           // price of one tool unit
+	// The arguments people decide on, named by the catalog rather than
+	// guessed: AmountArg holds the amount in minor units (a JSON integer),
+	// CurrencyArg its ISO 4217 code, TargetArg what the call acts on (an
+	// order, account or customer). Empty when the tool has none.
+	AmountArg   string
+	CurrencyArg string
+	TargetArg   string
 }
 
 // Call is one invocation of a tool.

@@ -124,6 +124,12 @@ func Catalog() []tools.Tool {
 			UnitCostMicros:   cost,
 		}
 	}
+	// The catalog names the arguments people decide on: the amount and
+	// currency of a refund, and what each call acts on.
+	declare := func(t tools.Tool, amount, currency, target string) tools.Tool {
+		t.AmountArg, t.CurrencyArg, t.TargetArg = amount, currency, target
+		return t
+	}
 	return []tools.Tool{
 		entry(ToolLookupOrder,
 			"Look up an order: status, amount, items, customer and payment account.",
@@ -131,18 +137,18 @@ func Catalog() []tools.Tool {
 		entry(ToolCheckChangeWindow,
 			"Check whether an order can still be changed. The window is open until the order ships.",
 			tools.ImpactLow, tools.Reversible, ""),
-		entry(ToolSubmitChangeRequest,
+		declare(entry(ToolSubmitChangeRequest,
 			"Ask the shop to change an order whose change window is open (address, items, delivery notes).",
-			tools.ImpactMedium, tools.Reversible, ""),
-		entry(ToolIssueRefund,
+			tools.ImpactMedium, tools.Reversible, ""), "", "", "order_id"),
+		declare(entry(ToolIssueRefund,
 			"Refund money for an order to the order's payment account. Moves money: needs approval.",
-			tools.ImpactHigh, tools.Compensatable, ToolReverseRefund),
-		entry(ToolReverseRefund,
+			tools.ImpactHigh, tools.Compensatable, ToolReverseRefund), "amount_minor", "currency", "order_id"),
+		declare(entry(ToolReverseRefund,
 			"Take back a refund issued in error. Moves money and cannot itself be undone.",
-			tools.ImpactHigh, tools.Irreversible, ""),
-		entry(ToolSendCustomerEmail,
+			tools.ImpactHigh, tools.Irreversible, ""), "", "", "refund_id"),
+		declare(entry(ToolSendCustomerEmail,
 			"Send an email to the order's customer. Cannot be unsent.",
-			tools.ImpactHigh, tools.Irreversible, ""),
+			tools.ImpactHigh, tools.Irreversible, ""), "", "", "order_id"),
 	}
 }
 

@@ -1,0 +1,72 @@
+package policy
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/wardenhq/warden/agent/tools"
+	"github.com/wardenhq/warden/money"
+)
+
+// Facts are the parts of a call that people decide on, read from the
+// arguments the catalog declares (tools.Tool AmountArg, CurrencyArg,
+// TargetArg). They are read once, here: the amount an approver is shown,
+// the amount dual control weighs and the amount the provider receives are
+// the same parse of the same bytes.
+type Facts struct {
+	Amount *money.Amount // nil when the tool declares no amount
+	Target string        // the declared target's value, such as "ORD-1004"; "" when none
+}
+
+// ReadFacts reads a call's declared amount, currency and target. A tool
+// that declares an amount refuses a call without one, or with one that is
+// not a whole number of minor units (500000.0, 1e5 and "500000" are
+// refused), or with an unknown currency.
+func ReadFacts(t tools.Tool, args json.RawMessage) (Facts, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(args, &m); err != nil {
+		return Facts{}, fmt.Errorf("arguments must be a JSON object")
+	}
+	var f Facts
+	if t.AmountArg != "" {
+		raw, ok := m[t.AmountArg]
+		if !ok {
+			return Facts{}, fmt.Errorf("%q is required: it is the amount of this call", t.AmountArg)
+		}
+		minor, err := money.ParseMinor(raw)
+		if err != nil {
+			return Facts{}, fmt.Errorf("%q %v", t.AmountArg, err)
+		}
+		code, err := stringArg(m, t.CurrencyArg)
+		if err != nil {
+			return Facts{}, err
+		}
+		c, err := money.ParseCurrency(code)
+		if err != nil {
+			return Facts{}, fmt.Errorf("%q must be an ISO 4217 currency code such as USD", t.CurrencyArg)
+		}
+		f.Amount = &money.Amount{Minor: minor, Currency: c}
+	}
+	if t.TargetArg != "" {
+		v, err := stringArg(m, t.TargetArg)
+		if err != nil {
+			return Facts{}, err
+		}
+		f.Target = v
+	}
+	return f, nil
+}
+
+// stringArg reads a required, non-empty string argument.
+func stringArg(m map[string]json.RawMessage, name string) (string, error) {
+	raw, ok := m[name]
+	if !ok {
+		return "", fmt.Errorf("%q is required", name)
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil || strings.TrimSpace(s) == "" {
+		return "", fmt.Errorf("%q must be a non-empty string", name)
+	}
+	return s, nil
+}

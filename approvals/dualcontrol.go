@@ -1,0 +1,103 @@
+package approvals
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/wardenhq/warden/money"
+	"github.com/wardenhq/warden/store"
+)
+
+// Target is what an action acts on (an order, an account, a customer), as
+// far as dual control is concerned.
+type Target struct {
+	// Key is a keyed token of the target's value: the same target always
+	// gives the same key, and an account number is not kept in the clear.
+	Key string
+	// Label is what people read: "ORD-1004", or a redacted account.
+	Label string
+}
+
+// Requirement is how many approvers an action needs, and why.
+type Requirement struct {
+	Approvals int
+	Basis     string // the sentence the action page shows; "" for the ordinary single approval
+}
+
+// Required applies a tenant's dual-control rule to a new action of amount
+// on target, before it is created (inside the creating transaction, so
+// that two actions created at once are counted one after the other).
+//
+// The rule: thresholds are per currency, since minor units of one currency
+// say nothing about another's. An action needs two approvers when
+//   - its currency has no threshold (fail closed), or
+//   - its amount reaches the threshold, or
+//   - together with the tenant's other live actions on the same target
+//     (pending, approved, executing or executed) created within the
+//     tenant's window, it reaches the threshold: a $2,400 refund split into
+//     three of $800 needs two approvers from the second on.
+//
+// A threshold of 0 switches dual control off for its currency.
+func Required(ctx context.Context, q store.Querier, tenantID string, amount *money.Amount, target Target, now time.Time) (Requirement, error) {
+	if amount == nil {
+		return Requirement{Approvals: 1}, nil
+	}
+	threshold, err := store.ThresholdFor(ctx, q, tenantID, amount.Currency.Code)
+	if errors.Is(err, store.ErrNotFound) {
+		return Requirement{Approvals: 2, Basis: fmt.Sprintf("No dual-control threshold is set for %s, so two approvers decide every amount in it.", amount.Currency.Code)}, nil
+	}
+	if err != nil {
+		return Requirement{}, err
+	}
+	if threshold == 0 {
+		return Requirement{Approvals: 1}, nil
+	}
+	limit := money.Amount{Minor: threshold, Currency: amount.Currency}
+	if amount.Minor >= threshold {
+		return Requirement{Approvals: 2, Basis: fmt.Sprintf("%s reaches the dual-control threshold of %s.", money.Format(*amount), money.Format(limit))}, nil
+	}
+	if target.Key == "" {
+		return Requirement{Approvals: 1}, nil
+	}
+	t, err := store.TenantByID(ctx, q, tenantID)
+	if err != nil {
+		return Requirement{}, err
+	}
+	earlier, err := liveAmountOnTarget(ctx, q, tenantID, target.Key, amount.Currency.Code, now.Add(-t.DualControlWindow))
+	if err != nil {
+		return Requirement{}, err
+	}
+	total := money.Amount{Minor: earlier + amount.Minor, Currency: amount.Currency}
+	if earlier > 0 && total.Minor >= threshold {
+		return Requirement{Approvals: 2, Basis: fmt.Sprintf("Cumulative %s for %s over %s (this %s and %s earlier) reaches the dual-control threshold of %s.",
+			money.Format(total), target.Label, windowText(t.DualControlWindow), money.Format(*amount),
+			money.Format(money.Amount{Minor: earlier, Currency: amount.Currency}), money.Format(limit))}, nil
+	}
+	return Requirement{Approvals: 1}, nil
+}
+
+// liveAmountOnTarget adds up the amounts of a tenant's live actions on one
+// target in one currency created since since.
+func liveAmountOnTarget(ctx context.Context, q store.Querier, tenantID, targetKey, currency string, since time.Time) (int64, error) {
+	var sum int64
+	err := q.QueryRowContext(ctx, `SELECT COALESCE(SUM(amount_minor), 0) FROM actions
+		WHERE tenant_id = ? AND target_key = ? AND currency = ? AND created_at >= ?
+		AND status IN (?, ?, ?, ?)`,
+		tenantID, targetKey, currency, store.FormatTime(since),
+		StatusPending, StatusApproved, StatusExecuting, StatusExecuted).Scan(&sum)
+	if err != nil {
+		return 0, fmt.Errorf("dual control: amounts on the same target: %w", err)
+	}
+	return sum, nil
+}
+
+// windowText writes a window the way the tenant page sets it: "24 h",
+// "7 days".
+func windowText(d time.Duration) string {
+	if d >= 48*time.Hour && d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%d days", d/(24*time.Hour))
+	}
+	return fmt.Sprintf("%d h", d/time.Hour)
+}

@@ -1,0 +1,214 @@
+// Package money is Warden's one way to read, compare and write amounts of
+// money. An amount is a whole number of its currency's minor units (cents
+// for USD, fils for KWD, yen for JPY) with an ISO 4217 currency whose data
+// (validity, number of decimals) comes from golang.org/x/text/currency.
+//
+// Amounts reach Warden from agents as JSON numbers. They are parsed once,
+// strictly, by ParseMinor: the value an approver is shown, the value that
+// decides how many approvers are needed and the value the provider
+// receives are the same number from the same parse.
+//
+//	c, err := money.ParseCurrency("KWD")       // refused: "ZZZ", "usd", "XXX"
+//	n, err := money.ParseMinor(raw)            // refused: 500000.0, 1e5, "500000"
+//	money.Format(money.Amount{Minor: n, Currency: c}) // "1.000 KWD" for n = 1000
+package money
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"golang.org/x/text/currency"
+)
+
+// MaxMinor is the largest amount Warden accepts: 2^53-1 minor units, so
+// that every JSON reader, a JavaScript provider's included, reads the same
+// integer Warden approved.
+const MaxMinor int64 = 1<<53 - 1
+
+// Currency is an ISO 4217 currency Warden accepts.
+type Currency struct {
+	Code     string // "USD"
+	Exponent int    // digits after the decimal point: 2 for USD, 3 for KWD, 0 for JPY
+}
+
+// Amount is a quantity of money in minor units.
+type Amount struct {
+	Minor    int64
+	Currency Currency
+}
+
+var codeRe = regexp.MustCompile(`^[A-Z]{3}$`)
+
+// notMoney are ISO 4217 codes that name no spendable currency: testing, no
+// currency, precious metals, bond-market units and special drawing rights.
+var notMoney = map[string]bool{
+	"XXX": true, "XTS": true, "XAU": true, "XAG": true, "XPT": true, "XPD": true,
+	"XBA": true, "XBB": true, "XBC": true, "XBD": true, "XDR": true, "XSU": true, "XUA": true,
+}
+
+// ErrCurrency is returned for a code that is not an ISO 4217 currency.
+var ErrCurrency = errors.New("not an ISO 4217 currency code")
+
+// ParseCurrency accepts an upper-case ISO 4217 code of a real currency.
+func ParseCurrency(code string) (Currency, error) {
+	if !codeRe.MatchString(code) || notMoney[code] {
+		return Currency{}, fmt.Errorf("%q is %w", code, ErrCurrency)
+	}
+	u, err := currency.ParseISO(code)
+	if err != nil {
+		return Currency{}, fmt.Errorf("%q is %w", code, ErrCurrency)
+	}
+	scale, _ := currency.Standard.Rounding(u)
+	return Currency{Code: u.String(), Exponent: scale}, nil
+}
+
+// MustCurrency is ParseCurrency for codes written in the program.
+func MustCurrency(code string) Currency {
+	c, err := ParseCurrency(code)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// integerRe is a non-negative JSON integer literal as the grammar writes
+// it: no sign, fraction, exponent or leading zeros.
+var integerRe = regexp.MustCompile(`^(0|[1-9][0-9]*)$`)
+
+// ErrNotWhole explains what ParseMinor accepts.
+var ErrNotWhole = fmt.Errorf("must be a whole number of minor units written as a JSON integer (no fraction, exponent or quotes), from 0 to %d", MaxMinor)
+
+// ParseMinor reads a JSON value as an amount in minor units. Only an
+// integer literal between 0 and MaxMinor is accepted: 500000.0, 5e5,
+// "500000", -1 and 2^63 are refused, so what Warden decides on is exactly
+// what the provider will read.
+func ParseMinor(raw []byte) (int64, error) {
+	s := string(bytes.TrimSpace(raw))
+	if !integerRe.MatchString(s) {
+		return 0, ErrNotWhole
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 || n > MaxMinor {
+		return 0, ErrNotWhole
+	}
+	return n, nil
+}
+
+// ParseDecimal reads an amount as people type it in a form, in the
+// currency's major units: "1000", "1000.00", or "1000.500" for KWD. No
+// separators, signs or symbols; no more decimals than the currency has.
+func ParseDecimal(s string, c Currency) (int64, error) {
+	s = strings.TrimSpace(s)
+	whole, frac, dot := strings.Cut(s, ".")
+	if whole == "" || !digits(whole) || (dot && (frac == "" || !digits(frac))) {
+		return 0, fmt.Errorf("write the amount as digits with an optional decimal point, such as %s", Example(c))
+	}
+	if len(frac) > c.Exponent {
+		if c.Exponent == 0 {
+			return 0, fmt.Errorf("%s has no decimals", c.Code)
+		}
+		return 0, fmt.Errorf("%s has %d decimals at most", c.Code, c.Exponent)
+	}
+	scale := int64(math.Pow10(c.Exponent))
+	w, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil || w > MaxMinor/scale {
+		return 0, errors.New("the amount is too large")
+	}
+	var f int64
+	if frac != "" {
+		f, _ = strconv.ParseInt(frac+strings.Repeat("0", c.Exponent-len(frac)), 10, 64)
+	}
+	n := w*scale + f
+	if n > MaxMinor {
+		return 0, errors.New("the amount is too large")
+	}
+	return n, nil
+}
+
+// Example is how an amount of 1000 is typed in currency c: "1000.00".
+func Example(c Currency) string {
+	if c.Exponent == 0 {
+		return "1000"
+	}
+	return "1000." + strings.Repeat("0", c.Exponent)
+}
+
+func digits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// symbols are written before amounts of the best-known currencies; the
+// rest are written with their code after the amount ("1.000 KWD").
+var symbols = map[string]string{
+	"USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "INR": "₹", "KRW": "₩",
+	"CAD": "CA$", "AUD": "A$", "NZD": "NZ$", "MXN": "MX$",
+}
+
+// Format writes an amount for people with the currency's own number of
+// decimals: "$2,400.00", "1.000 KWD", "¥5,000".
+func Format(a Amount) string {
+	var b strings.Builder
+	if a.Minor < 0 {
+		b.WriteByte('-')
+	}
+	sym := symbols[a.Currency.Code]
+	b.WriteString(sym)
+	b.WriteString(Decimal(a, true))
+	if sym == "" && a.Currency.Code != "" {
+		b.WriteByte(' ')
+		b.WriteString(a.Currency.Code)
+	}
+	return b.String()
+}
+
+// Decimal writes the amount's absolute value in major units, grouped by
+// thousands when group is set: "2,400.00" or "2400.00" (as a form takes it
+// back).
+func Decimal(a Amount, group bool) string {
+	u := uint64(a.Minor)
+	if a.Minor < 0 {
+		u = uint64(-(a.Minor + 1)) + 1 // safe for math.MinInt64
+	}
+	s := strconv.FormatUint(u, 10)
+	exp := a.Currency.Exponent
+	if len(s) <= exp {
+		s = strings.Repeat("0", exp-len(s)+1) + s
+	}
+	whole, frac := s[:len(s)-exp], s[len(s)-exp:]
+	if group {
+		whole = Group(whole)
+	}
+	if frac == "" {
+		return whole
+	}
+	return whole + "." + frac
+}
+
+// Group puts thousands separators into a string of digits.
+func Group(digits string) string {
+	if len(digits) <= 3 {
+		return digits
+	}
+	var b strings.Builder
+	lead := len(digits) % 3
+	if lead > 0 {
+		b.WriteString(digits[:lead])
+	}
+	for i := lead; i < len(digits); i += 3 {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(digits[i : i+3])
+	}
+	return b.String()
+}

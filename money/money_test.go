@@ -1,0 +1,153 @@
+package money
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+func TestParseCurrency(t *testing.T) {
+	tests := []struct {
+		code    string
+		want    Currency
+		wantErr bool
+	}{
+		{"USD", Currency{"USD", 2}, false},
+		{"KWD", Currency{"KWD", 3}, false},
+		{"JPY", Currency{"JPY", 0}, false},
+		{"BHD", Currency{"BHD", 3}, false},
+		{"ZZZ", Currency{}, true},
+		{"usd", Currency{}, true},
+		{"XXX", Currency{}, true},
+		{"XTS", Currency{}, true},
+		{"XAU", Currency{}, true},
+		{"", Currency{}, true},
+		{"USDX", Currency{}, true},
+	}
+	for _, tt := range tests {
+		got, err := ParseCurrency(tt.code)
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("ParseCurrency(%q) = %+v, %v; want %+v, error %v", tt.code, got, err, tt.want, tt.wantErr)
+		}
+		if err != nil && !errors.Is(err, ErrCurrency) {
+			t.Errorf("ParseCurrency(%q) error %v is not ErrCurrency", tt.code, err)
+		}
+	}
+}
+
+func TestParseMinorRefusesEveryNonIntegerSpelling(t *testing.T) {
+	for _, raw := range []string{
+		`500000.0`, `1e5`, `1E5`, `5.0e5`, `"500000"`, `-1`, `-0`, `+5`, `05`, `9223372036854775808`,
+		`18446744073709551616`, `9007199254740992`, `null`, `true`, `{}`, `[]`, ``, `0x10`, `1_000`,
+	} {
+		if n, err := ParseMinor([]byte(raw)); err == nil {
+			t.Errorf("ParseMinor(%s) = %d, want refusal", raw, n)
+		}
+	}
+	for raw, want := range map[string]int64{`0`: 0, `1`: 1, `240000`: 240000, ` 42 `: 42, `9007199254740991`: MaxMinor} {
+		if n, err := ParseMinor([]byte(raw)); err != nil || n != want {
+			t.Errorf("ParseMinor(%s) = %d, %v; want %d", raw, n, err, want)
+		}
+	}
+}
+
+// TestParseMinorAgreesWithEveryReader checks, over generated spellings of
+// JSON numbers, that an accepted amount is the exact value any JSON reader
+// (as arbitrary-precision decimal, as int64, as float64) takes from the
+// same bytes, so the shown, policy and sent amounts cannot differ.
+func TestParseMinorAgreesWithEveryReader(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		whole := rapid.StringMatching(`-?(0|[1-9][0-9]{0,20})`).Draw(t, "whole")
+		frac := rapid.SampledFrom([]string{"", ".0", ".00", ".5", ".000001"}).Draw(t, "frac")
+		exp := rapid.SampledFrom([]string{"", "e0", "e2", "E+1", "e-1"}).Draw(t, "exp")
+		quoted := rapid.Bool().Draw(t, "quoted")
+		raw := whole + frac + exp
+		if quoted {
+			raw = `"` + raw + `"`
+		}
+		n, err := ParseMinor([]byte(raw))
+		if err != nil {
+			return
+		}
+		if quoted || frac != "" || exp != "" || strings.HasPrefix(whole, "-") {
+			t.Fatalf("ParseMinor(%s) = %d, want refusal", raw, n)
+		}
+		exact, ok := new(big.Int).SetString(raw, 10)
+		if !ok || exact.Int64() != n || !exact.IsInt64() {
+			t.Fatalf("ParseMinor(%s) = %d, exact value %v", raw, n, exact)
+		}
+		var asInt int64
+		if err := json.Unmarshal([]byte(raw), &asInt); err != nil || asInt != n {
+			t.Fatalf("json int64 reads %s as %d (%v), ParseMinor as %d", raw, asInt, err, n)
+		}
+		var asFloat float64
+		if err := json.Unmarshal([]byte(raw), &asFloat); err != nil || int64(asFloat) != n {
+			t.Fatalf("a float reader (JavaScript) reads %s as %v, ParseMinor as %d", raw, asFloat, n)
+		}
+	})
+}
+
+func TestFormat(t *testing.T) {
+	tests := []struct {
+		minor int64
+		code  string
+		want  string
+	}{
+		{240000, "USD", "$2,400.00"},
+		{5, "USD", "$0.05"},
+		{1000, "KWD", "1.000 KWD"},
+		{5000, "JPY", "¥5,000"},
+		{3550, "SEK", "35.50 SEK"},
+		{123456789, "BHD", "123,456.789 BHD"},
+		{-150, "EUR", "-€1.50"},
+	}
+	for _, tt := range tests {
+		if got := Format(Amount{tt.minor, MustCurrency(tt.code)}); got != tt.want {
+			t.Errorf("Format(%d %s) = %q, want %q", tt.minor, tt.code, got, tt.want)
+		}
+	}
+}
+
+func TestParseDecimal(t *testing.T) {
+	tests := []struct {
+		in      string
+		code    string
+		want    int64
+		wantErr bool
+	}{
+		{"1000", "USD", 100000, false},
+		{"1000.5", "USD", 100050, false},
+		{"1000.500", "KWD", 1000500, false},
+		{"1000.5", "JPY", 0, true},
+		{"1000.123", "USD", 0, true},
+		{"1,000", "USD", 0, true},
+		{"-5", "USD", 0, true},
+		{"$5", "USD", 0, true},
+		{"", "USD", 0, true},
+		{"99999999999999999999", "USD", 0, true},
+		{fmt.Sprint(MaxMinor), "JPY", MaxMinor, false},
+	}
+	for _, tt := range tests {
+		got, err := ParseDecimal(tt.in, MustCurrency(tt.code))
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("ParseDecimal(%q, %s) = %d, %v; want %d, error %v", tt.in, tt.code, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func TestDecimalRoundTripsThroughParseDecimal(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := MustCurrency(rapid.SampledFrom([]string{"USD", "KWD", "JPY", "CLF"}).Draw(t, "currency"))
+		n := rapid.Int64Range(0, MaxMinor).Draw(t, "minor")
+		s := Decimal(Amount{n, c}, false)
+		back, err := ParseDecimal(s, c)
+		if err != nil || back != n {
+			t.Fatalf("ParseDecimal(Decimal(%d %s) = %q) = %d, %v", n, c.Code, s, back, err)
+		}
+	})
+}
