@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/agent/runtime"
-	"github.com/wardenhq/warden/money"
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/money"
 	"github.com/wardenhq/warden/store"
 )
 
