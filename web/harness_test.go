@@ -51,6 +51,7 @@ type instance struct {
 	Agent  *agent.Runtime
 	// DemoKey is the demo virtual key (startWardenDemo only).
 	DemoKey string
+	DataDir string
 	stop    context.CancelFunc
 	done    chan error
 }
@@ -117,7 +118,7 @@ func start(t testing.TB, env map[string]string, demo bool) *instance {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	inst := &instance{URL: cfg.PublicURL.String(), DB: db, Server: srv, Logs: logs, stop: cancel, done: make(chan error, 1), Agent: rt, DemoKey: demoKey}
+	inst := &instance{URL: cfg.PublicURL.String(), DB: db, Server: srv, Logs: logs, stop: cancel, done: make(chan error, 1), Agent: rt, DemoKey: demoKey, DataDir: cfg.DataDir}
 	go func() { inst.done <- srv.Serve(ctx, ln) }()
 	// Only demo instances run the background work: its trace retention
 	// would purge the old journeys other tests insert.
