@@ -39,6 +39,9 @@ func parseToolForm(ctx context.Context, c echo.Context, st AdminStore, name stri
 		ArgsSchema:       c.FormValue("args_schema"),
 		ApprovalTTL:      c.FormValue("approval_ttl"),
 		UnitCost:         c.FormValue("unit_cost"),
+		AmountArg:        strings.TrimSpace(c.FormValue("amount_arg")),
+		CurrencyArg:      strings.TrimSpace(c.FormValue("currency_arg")),
+		TargetArg:        strings.TrimSpace(c.FormValue("target_arg")),
 		Enabled:          c.FormValue("enabled") != "",
 	}
 	t := tools.Tool{
@@ -50,6 +53,9 @@ func parseToolForm(ctx context.Context, c echo.Context, st AdminStore, name stri
 		Provider:         form.Provider,
 		WebhookURL:       form.WebhookURL,
 		ArgsSchema:       json.RawMessage(strings.TrimSpace(form.ArgsSchema)),
+		AmountArg:        form.AmountArg,
+		CurrencyArg:      form.CurrencyArg,
+		TargetArg:        form.TargetArg,
 		Enabled:          form.Enabled,
 	}
 	errs := views.FieldErrors{}
@@ -109,6 +115,9 @@ func toolForm(t tools.Tool) views.ToolForm {
 		ArgsSchema:       indentJSON(t.ArgsSchema),
 		ApprovalTTL:      strconv.FormatInt(int64(t.ApprovalTTL/time.Second), 10),
 		UnitCost:         views.MoneyInput(t.UnitCostMicros),
+		AmountArg:        t.AmountArg,
+		CurrencyArg:      t.CurrencyArg,
+		TargetArg:        t.TargetArg,
 		Enabled:          t.Enabled,
 	}
 }
@@ -133,6 +142,9 @@ func toolChanges(old, new tools.Tool) []string {
 	add("args_schema", compactJSON(old.ArgsSchema) != compactJSON(new.ArgsSchema))
 	add("approval_ttl", old.ApprovalTTL != new.ApprovalTTL)
 	add("unit_cost", old.UnitCostMicros != new.UnitCostMicros)
+	add("amount_arg", old.AmountArg != new.AmountArg)
+	add("currency_arg", old.CurrencyArg != new.CurrencyArg)
+	add("target_arg", old.TargetArg != new.TargetArg)
 	return out
 }
 
@@ -171,6 +183,11 @@ func toolAuditDetails(t tools.Tool) map[string]any {
 	}
 	if t.CompensatingTool != "" {
 		d["compensating_tool"] = t.CompensatingTool
+	}
+	for k, v := range map[string]string{"amount_arg": t.AmountArg, "currency_arg": t.CurrencyArg, "target_arg": t.TargetArg} {
+		if v != "" {
+			d[k] = v
+		}
 	}
 	if u, err := url.Parse(t.WebhookURL); err == nil && u.Host != "" {
 		d["webhook_host"] = u.Host
