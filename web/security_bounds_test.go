@@ -1,9 +1,13 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/wardenhq/warden/handlers"
 )
 
 // TestHugePageNumbersAreRefused: a page number whose offset would overflow
@@ -48,5 +52,41 @@ func TestHugePageNumbersAreRefused(t *testing.T) {
 	}
 	if logs := in.Logs.String(); strings.Contains(logs, "panic") || strings.Contains(logs, "request failed") {
 		t.Errorf("the server logged a failure:\n%s", logs)
+	}
+}
+
+// TestLongPollAnswersBeforeTheWriteTimeout: an agent that asks to wait 60 s
+// for a decision gets its answer ("still pending") instead of a connection
+// the server's write timeout cuts off.
+func TestLongPollAnswersBeforeTheWriteTimeout(t *testing.T) {
+	// The answer has to be written after the wait ends and before the
+	// write deadline; leave room for the last poll, the read and the write.
+	if margin := writeTimeout - handlers.MaxWait; margin < 5*time.Second {
+		t.Fatalf("handlers.MaxWait = %v is within %v of the server's write timeout %v; a long poll would be cut off", handlers.MaxWait, margin, writeTimeout)
+	}
+	// Shorten the cap so the test does not take 50 s; set before the
+	// server starts, restored after it stops.
+	saved := handlers.MaxWait
+	handlers.MaxWait = time.Second
+	t.Cleanup(func() { handlers.MaxWait = saved })
+
+	in := startWardenDemo(t, nil)
+	r := propose(t, in, in.DemoKey, map[string]any{
+		"tool": "issue_refund", "arguments": map[string]any{"order_id": "ORD-1005", "amount_minor": 4550, "currency": "USD", "account": "FR7630004008230001234567819"},
+		"summary": "Refund $45.50 for ORD-1005", "reason": "double charge", "amount": 4550, "currency": "USD",
+	}, nil)
+	if r.Status != http.StatusAccepted || r.str("status") != "pending" {
+		t.Fatalf("propose = %d %s", r.Status, r.Raw)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	began := time.Now()
+	g := callAPI(t, ctx, http.MethodGet, in.URL+"/v1/actions/"+r.str("id")+"?wait=60s", in.DemoKey, nil, nil)
+	took := time.Since(began)
+	if g.Status != http.StatusOK || g.str("status") != "pending" {
+		t.Fatalf("long poll with wait=60s = %d %s, want 200 pending", g.Status, g.Raw)
+	}
+	if took < handlers.MaxWait || took > handlers.MaxWait+10*time.Second {
+		t.Errorf("long poll with wait=60s answered after %v, want about the cap %v", took, handlers.MaxWait)
 	}
 }
