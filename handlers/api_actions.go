@@ -121,8 +121,16 @@ func (api ActionAPI) Propose(c echo.Context) error {
 	return c.JSON(http.StatusAccepted, toActionJSON(a))
 }
 
+// MaxWait caps the long poll of GET /v1/actions/{id}?wait=. It must stay
+// clearly below the HTTP server's write timeout (web.writeTimeout, 60 s):
+// the write deadline runs from the moment the request is read, so a poll
+// that waited as long as the deadline would have its answer cut off, and
+// the agent would see a dropped connection instead of "pending". It is a
+// variable only so that tests can shorten it.
+var MaxWait = 50 * time.Second
+
 // Get is GET /v1/actions/{id}?wait=30s: the action, after waiting (at most
-// 60 s) for it to leave pending when wait is given.
+// MaxWait) for it to leave pending when wait is given.
 func (api ActionAPI) Get(c echo.Context) error {
 	caller, ok := api.caller(c)
 	if !ok {
@@ -134,7 +142,7 @@ func (api ActionAPI) Get(c echo.Context) error {
 		if err != nil || d < 0 {
 			return jsonError(c, runtime.CodeInvalidInput, `"wait" must be a duration such as 30s.`)
 		}
-		wait = min(d, 60*time.Second)
+		wait = min(d, MaxWait)
 	}
 	ctx := c.Request().Context()
 	deadline := time.Now().Add(wait)

@@ -53,7 +53,7 @@ func loadQueue(c echo.Context, st AdminStore) (views.ApprovalQueueView, error) {
 		Max:    strings.TrimSpace(q.Get("max")),
 		Sort:   q.Get("sort"),
 	}
-	pageNo, err := queuePage(q.Get("page"))
+	pageNo, err := pageParam(c)
 	if err != nil {
 		return views.ApprovalQueueView{}, err
 	}
@@ -160,17 +160,6 @@ func amountBound(raw string) (*int64, string) {
 // microsPerCent converts the money parser's micro-units to minor units of
 // a two-decimal currency.
 const microsPerCent = 10_000
-
-func queuePage(raw string) (int, error) {
-	if raw == "" {
-		return 1, nil
-	}
-	n, err := strconv.Atoi(raw)
-	if err != nil || n < 1 {
-		return 0, echo.NewHTTPError(http.StatusBadRequest, "The page parameter must be a positive number.")
-	}
-	return n, nil
-}
 
 // approvalsURL builds the queue's address for a filter and page; path is
 // the page or its rows partial.

@@ -46,11 +46,9 @@ func KeyList(st AdminStore) echo.HandlerFunc {
 		case !user.AllTenantScope():
 			ids = tenantIDs(scope)
 		}
-		pageNo := 1
-		if raw := c.QueryParam("page"); raw != "" {
-			if pageNo, err = strconv.Atoi(raw); err != nil || pageNo < 1 {
-				return echo.NewHTTPError(http.StatusBadRequest, "The page parameter must be a positive number.")
-			}
+		pageNo, err := pageParam(c)
+		if err != nil {
+			return err
 		}
 		all, err := keys.List(ctx, st.Read(), ids)
 		if err != nil {

@@ -152,6 +152,11 @@ func New(o Options) (*Server, error) {
 // Handler is the server's HTTP handler (for tests).
 func (s *Server) Handler() http.Handler { return s.echo }
 
+// writeTimeout bounds how long one response may take, counted from the end
+// of reading the request. The longest request is an agent's long poll, so
+// handlers.MaxWait must stay clearly below it.
+const writeTimeout = 60 * time.Second
+
 // Serve answers on ln until ctx ends, then shuts down: readiness turns 503,
 // after the drain delay the listener closes, and in-flight requests get up
 // to the configured grace period to finish. The caller closes the database
@@ -161,7 +166,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		Handler:           s.echo,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
+		WriteTimeout:      writeTimeout,
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}

@@ -9,11 +9,15 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 
 	"github.com/wardenhq/warden/agent/tools"
 )
@@ -72,6 +76,27 @@ var (
 	schemaCache = map[[32]byte]*jsonschema.Schema{}
 )
 
+// schemaURL is the name a tool schema is compiled under. It is an absolute
+// URL that means nothing on this server: a relative name would be resolved
+// against the working directory into a file:// URL, and that path would
+// appear in error messages.
+const schemaURL = "warden:///tool-schema.json"
+
+// errExternalRef is the refusal of any $ref, $dynamicRef or $schema that
+// points outside the schema document.
+var errExternalRef = errors.New(`the schema may not reference other documents; define shared parts under "$defs" and refer to them as "#/$defs/name"`)
+
+// refuseLoading is the compiler's URL loader. Admins write tool schemas,
+// and the library's default loader would read file:// references from this
+// server's disk (and a custom loader could reach the network), so every
+// document a schema names outside itself is refused. The JSON Schema
+// metaschemas are built into the library and never reach the loader.
+type refuseLoading struct{}
+
+func (refuseLoading) Load(string) (any, error) { return nil, errExternalRef }
+
+var printer = message.NewPrinter(language.English)
+
 // compiled returns the compiled schema for its text, compiling once.
 func compiled(schema json.RawMessage) (*jsonschema.Schema, error) {
 	if len(bytes.TrimSpace(schema)) == 0 {
@@ -88,15 +113,34 @@ func compiled(schema json.RawMessage) (*jsonschema.Schema, error) {
 		return nil, fmt.Errorf("not JSON: %w", err)
 	}
 	c := jsonschema.NewCompiler()
-	if err := c.AddResource("tool.json", doc); err != nil {
-		return nil, err
+	c.UseLoader(refuseLoading{})
+	if err := c.AddResource(schemaURL, doc); err != nil {
+		return nil, compileError(err)
 	}
-	s, err := c.Compile("tool.json")
+	s, err := c.Compile(schemaURL)
 	if err != nil {
-		return nil, err
+		return nil, compileError(err)
 	}
 	schemaCache[sum] = s
 	return s, nil
+}
+
+// compileError says why a schema does not compile, in terms of the schema
+// itself: the place in it and the rule it breaks.
+func compileError(err error) error {
+	var load *jsonschema.LoadURLError
+	var missing *jsonschema.JSONPointerNotFoundError
+	var invalid *jsonschema.SchemaValidationError
+	var verr *jsonschema.ValidationError
+	switch {
+	case errors.As(err, &load):
+		return errExternalRef
+	case errors.As(err, &missing):
+		return fmt.Errorf("the schema refers to %q, which it does not contain", strings.TrimPrefix(missing.URL, schemaURL))
+	case errors.As(err, &invalid) && errors.As(invalid.Err, &verr):
+		return errors.New(describe(verr))
+	}
+	return errors.New(clip(strings.ReplaceAll(err.Error(), schemaURL, "")))
 }
 
 // CompileSchema reports whether schema is a valid JSON Schema.
@@ -120,22 +164,60 @@ func ValidateArgs(schema, args json.RawMessage) error {
 		return fmt.Errorf("arguments must be a JSON object")
 	}
 	if err := s.Validate(v); err != nil {
-		return fmt.Errorf("%s", firstLine(err.Error()))
+		var verr *jsonschema.ValidationError
+		if errors.As(err, &verr) {
+			return errors.New(describe(verr))
+		}
+		return errors.New(clip(strings.ReplaceAll(err.Error(), schemaURL, "")))
 	}
 	return nil
 }
 
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		rest := strings.TrimSpace(s[i+1:])
-		s = strings.TrimSpace(s[:i])
-		if rest != "" {
-			s += " " + rest
+// describe lists the rules a document breaks, each with the JSON pointer
+// of the value that breaks it: "at /amount_minor: minimum: got 0, want 1".
+// Only the innermost errors are rules; the ones around them merely say
+// which schema or reference failed, by URL.
+func describe(e *jsonschema.ValidationError) string {
+	var rules []string
+	var walk func(*jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			msg := strings.ReplaceAll(e.ErrorKind.LocalizedString(printer), schemaURL, "")
+			rules = append(rules, "at "+pointer(e.InstanceLocation)+": "+msg)
+		}
+		for _, c := range e.Causes {
+			walk(c)
 		}
 	}
-	if len(s) > 300 {
-		s = s[:300]
+	walk(e)
+	if len(rules) == 0 {
+		return "the document does not match the schema"
 	}
-	return s
+	return clip(strings.Join(rules, "; "))
+}
+
+// pointer writes an instance location as a JSON pointer (RFC 6901).
+func pointer(tokens []string) string {
+	if len(tokens) == 0 {
+		return "the top level"
+	}
+	var b strings.Builder
+	for _, t := range tokens {
+		b.WriteByte('/')
+		b.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(t))
+	}
+	return b.String()
+}
+
+// clip keeps a message to one line of at most 300 bytes.
+func clip(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= 300 {
+		return s
+	}
+	s = s[:300]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s + "…"
 }

@@ -2,7 +2,13 @@ package policy
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/wardenhq/warden/agent/tools"
@@ -69,5 +75,115 @@ func TestCompileSchemaRejectsBadSchemas(t *testing.T) {
 	}
 	if err := ValidateArgs(nil, json.RawMessage(`{"a":1}`)); err != nil {
 		t.Errorf("empty schema accepts any object: %v", err)
+	}
+}
+
+// TestSchemaErrorsNameTheFieldNotTheServer: what an agent (invalid
+// arguments) and an admin (tool form) read names the place in the document
+// and the rule, never where the server runs.
+func TestSchemaErrorsNameTheFieldNotTheServer(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := json.RawMessage(`{"type":"object","required":["currency"],"properties":{"amount_minor":{"type":"integer","minimum":1},"currency":{"type":"string"}}}`)
+	refund := &tools.Tool{Name: "issue_refund", Impact: tools.ImpactHigh, Enabled: true, ArgsSchema: schema}
+	tests := []struct {
+		name  string
+		check func() string
+		want  []string // substrings the message must contain
+	}{
+		{"argument below its minimum", func() string {
+			return Check(scopes{"tool:issue_refund"}, "issue_refund", refund, json.RawMessage(`{"amount_minor":0,"currency":"USD"}`)).Reason
+		}, []string{"/amount_minor", "minimum"}},
+		{"missing argument", func() string {
+			return errText(ValidateArgs(schema, json.RawMessage(`{"amount_minor":5}`)))
+		}, []string{"top level", "missing property 'currency'"}},
+		{"schema that breaks the metaschema", func() string {
+			return errText(CompileSchema(json.RawMessage(`{"properties":{"amount_minor":{"type":"nonsense"}}}`)))
+		}, []string{"/properties/amount_minor/type", "must be one of"}},
+		{"reference to a missing definition", func() string {
+			return errText(CompileSchema(json.RawMessage(`{"$ref":"#/$defs/missing"}`)))
+		}, []string{"#/$defs/missing"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			msg := tt.check()
+			for _, w := range tt.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("message %q does not contain %q", msg, w)
+				}
+			}
+			for _, leak := range []string{"file://", wd, "tool.json", "warden:"} {
+				if strings.Contains(msg, leak) {
+					t.Errorf("message %q reveals %q", msg, leak)
+				}
+			}
+		})
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// TestSchemaReferencesStayInsideTheDocument: an admin-supplied schema
+// cannot make the server read its own files or fetch URLs; references
+// inside the document and the built-in metaschemas keep working.
+func TestSchemaReferencesStayInsideTheDocument(t *testing.T) {
+	// A readable file holding a valid schema: if the compiler read it,
+	// the schema referring to it would compile.
+	local := filepath.Join(t.TempDir(), "shared.json")
+	if err := os.WriteFile(local, []byte(`{"type":"object"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var fetched atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		fetched.Add(1)
+		w.Header().Set("Content-Type", "application/schema+json")
+		w.Write([]byte(`{"type":"object"}`))
+	}))
+	defer srv.Close()
+
+	for _, schema := range []string{
+		`{"$ref":"file:///etc/passwd"}`,
+		`{"$ref":"http://127.0.0.1:1/x"}`,
+		`{"$ref":"file://` + filepath.ToSlash(local) + `"}`,
+		`{"properties":{"a":{"$ref":"` + srv.URL + `/shared.json"}}}`,
+		`{"$schema":"` + srv.URL + `/meta.json"}`,
+		`{"$ref":"shared.json"}`,
+	} {
+		err := CompileSchema(json.RawMessage(schema))
+		if err == nil {
+			t.Errorf("CompileSchema(%s) accepted a schema that references another document", schema)
+			continue
+		}
+		if !strings.Contains(err.Error(), "may not reference other documents") {
+			t.Errorf("CompileSchema(%s) = %q, want the other-documents refusal", schema, err)
+		}
+	}
+	if n := fetched.Load(); n != 0 {
+		t.Errorf("the schema compiler fetched %d URLs, want 0", n)
+	}
+
+	internal := json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"n":{"$ref":"#/$defs/positive"}},"$defs":{"positive":{"type":"integer","minimum":1}}}`)
+	if err := CompileSchema(internal); err != nil {
+		t.Fatalf("a schema with an internal $ref and the 2020-12 $schema does not compile: %v", err)
+	}
+	if err := ValidateArgs(internal, json.RawMessage(`{"n":2}`)); err != nil {
+		t.Errorf("valid arguments refused through an internal $ref: %v", err)
+	}
+	if err := ValidateArgs(internal, json.RawMessage(`{"n":0}`)); err == nil || !strings.Contains(err.Error(), "/n") {
+		t.Errorf("invalid arguments through an internal $ref: %v, want an error naming /n", err)
+	}
+	// The metaschema is still applied (it is built in, not loaded).
+	if err := CompileSchema(json.RawMessage(`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"nonsense"}`)); err == nil {
+		t.Error("a schema breaking the 2020-12 metaschema compiles")
+	}
+	if err := CompileSchema(json.RawMessage(`{"$schema":"http://json-schema.org/draft-07/schema#","type":"object"}`)); err != nil {
+		t.Errorf("a draft-07 schema does not compile: %v", err)
 	}
 }
