@@ -109,11 +109,14 @@ type Spec struct {
 	// "compensates:" + the original's key).
 	IdempotencyKey string
 	Compensates    string // id of the action this one reverses
-	CallbackURL    string // where the decision is sent (external agents)
-	External       bool   // the agent executes it and reports the result
-	Target         Target // what it acts on, for dual control
-	ApprovalBasis  string // Requirement.Basis
-	KeyOwner       string // the principal who created the requesting key
+	CallbackURL    string // where the decision is sent (external agents); sealed at rest
+	// CallbackURLShown is CallbackURL with its query redacted: what is
+	// stored in the clear and shown.
+	CallbackURLShown string
+	External         bool   // the agent executes it and reports the result
+	Target           Target // what it acts on, for dual control
+	ApprovalBasis    string // Requirement.Basis
+	KeyOwner         string // the principal who created the requesting key
 }
 
 // Canonical returns v's canonical JSON: object keys sorted, no
@@ -173,7 +176,7 @@ func Create(ctx context.Context, tx *sql.Tx, sealer *seal.Sealer, s Spec, now ti
 		Impact: s.Tool.Impact, Reversibility: s.Tool.Reversibility, PolicyRule: s.Rule,
 		ApprovalsRequired: s.ApprovalsRequired, PayloadDigest: digest, IdempotencyKey: idempotencyKey(s, digest),
 		Status: StatusPending, ExpiresAt: now.Add(ttl).UTC(), CreatedAt: now.UTC(),
-		Compensates: s.Compensates, CallbackURL: s.CallbackURL, External: s.External,
+		Compensates: s.Compensates, CallbackURL: s.CallbackURLShown, External: s.External,
 		TargetLabel: s.Target.Label, ApprovalBasis: s.ApprovalBasis, KeyOwner: s.KeyOwner,
 	}
 	if s.IdempotencyKey != "" {
@@ -183,17 +186,21 @@ func Create(ctx context.Context, tx *sql.Tx, sealer *seal.Sealer, s Spec, now ti
 		a.Targets = []string{}
 	}
 	targets, _ := json.Marshal(a.Targets)
+	sealedCallback := ""
+	if s.CallbackURL != "" {
+		sealedCallback = sealer.Seal([]byte(s.CallbackURL), a.ID+"#callback")
+	}
 	_, err = tx.ExecContext(ctx, `
 		INSERT INTO actions (id, tenant_id, journey_id, step_n, key_id, requested_by, tool, arguments_sealed,
 			arguments_redacted, summary, targets, amount_minor, currency, reason, impact, reversibility, policy_rule,
 			approvals_required, payload_digest, idempotency_key, status, expires_at, created_at, updated_at,
-			compensates, callback_url, external, target_key, target_label, approval_basis, key_owner)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			compensates, callback_url, external, target_key, target_label, approval_basis, key_owner, callback_url_sealed)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		a.ID, a.TenantID, a.JourneyID, a.StepN, a.KeyID, a.RequestedBy, a.Tool, sealer.Seal(s.Args, a.ID),
 		string(a.ArgumentsRedacted), a.Summary, string(targets), a.AmountMinor, a.Currency, a.Reason,
 		string(a.Impact), string(a.Reversibility), a.PolicyRule, a.ApprovalsRequired, a.PayloadDigest,
 		a.IdempotencyKey, a.Status, store.FormatTime(a.ExpiresAt), store.FormatTime(now), store.FormatTime(now),
-		a.Compensates, a.CallbackURL, a.External, s.Target.Key, a.TargetLabel, a.ApprovalBasis, a.KeyOwner)
+		a.Compensates, a.CallbackURL, a.External, s.Target.Key, a.TargetLabel, a.ApprovalBasis, a.KeyOwner, sealedCallback)
 	if err != nil {
 		return Action{}, fmt.Errorf("create action: %w", err)
 	}
@@ -287,6 +294,24 @@ func optTime(s sql.NullString) *time.Time {
 		return nil
 	}
 	return &t
+}
+
+// OpenCallbackURL returns the URL an action's callbacks go to, unsealed;
+// "" when it has none.
+func OpenCallbackURL(ctx context.Context, q store.Querier, sealer *seal.Sealer, id string) (string, error) {
+	var sealed string
+	err := q.QueryRowContext(ctx, `SELECT callback_url_sealed FROM actions WHERE id = ?`, id).Scan(&sealed)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", store.ErrNotFound
+	}
+	if err != nil || sealed == "" {
+		return "", err
+	}
+	raw, err := sealer.Open(sealed, id+"#callback")
+	if err != nil {
+		return "", fmt.Errorf("callback URL of %s: %w", id, err)
+	}
+	return string(raw), nil
 }
 
 // OpenArgs returns an action's real arguments, unsealed for execution.

@@ -479,3 +479,49 @@ func TestKeysReadOnlyWhatTheyCreatedUnlessScopedToTheTenant(t *testing.T) {
 		}
 	}
 }
+
+// Finding 5 (callback URLs): the query of an agent's callback URL was
+// stored in the clear; it is redacted at rest, and the callback still
+// reaches the URL the agent gave.
+func TestCallbackURLQueryIsRedactedAtRestButStillCalled(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	in.waitReady(t)
+	var mu sync.Mutex
+	var queries []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		queries = append(queries, r.URL.RawQuery)
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	const email, token = "jane.doe@example.com", "tok-8c1f0e2d9a"
+	cb := srv.URL + "/hook?customer=" + url.QueryEscape(email) + "&token=" + token
+	raw, _ := json.Marshal(map[string]any{"tool": "issue_refund", "summary": "Refund", "callback_url": cb,
+		"arguments": map[string]any{"order_id": "ORD-1006", "amount_minor": 1000, "currency": "USD", "account": "ES5420850166610330174627"}})
+	r := proposeRaw(t, in, in.DemoKey, string(raw))
+	if r.Status != http.StatusAccepted {
+		t.Fatalf("propose = %d %s", r.Status, r.Raw)
+	}
+	var stored string
+	in.DB.Read().QueryRow(`SELECT callback_url || callback_url_sealed FROM actions WHERE id = ?`, r.str("id")).Scan(&stored)
+	if stored == "" || strings.Contains(stored, email) || strings.Contains(stored, "jane.doe") || strings.Contains(stored, token) {
+		t.Errorf("stored callback URL = %q, want its query redacted", stored)
+	}
+	a := getAction(t, in, r.str("id"))
+	decide(t, in, a.ID, approvals.Reject, "not needed")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		mu.Lock()
+		n := len(queries)
+		mu.Unlock()
+		if n > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(queries) == 0 || !strings.Contains(queries[0], "token="+token) {
+		t.Errorf("callbacks reached the agent with queries %q, want the original query", queries)
+	}
+}

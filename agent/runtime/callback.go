@@ -62,7 +62,11 @@ func (s *Service) HandleCallback(ctx context.Context, j jobs.Job) error {
 	body, _ := json.Marshal(CallbackPayload{ID: a.ID, Status: a.Status, Summary: a.Summary, Receipt: a.Receipt, Failure: a.Failure, Timestamp: s.o.Now().UTC()})
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(cctx, http.MethodPost, a.CallbackURL, bytes.NewReader(body))
+	target, err := approvals.OpenCallbackURL(ctx, s.o.DB.Read(), s.o.Sealer, a.ID)
+	if err != nil || target == "" {
+		return &jobs.Permanent{Err: fmt.Errorf("callback for %s: no callback URL: %v", a.ID, err)}
+	}
+	req, err := http.NewRequestWithContext(cctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
 		return &jobs.Permanent{Err: err}
 	}

@@ -121,7 +121,8 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 		KeyOwner: keyOwner(p.Caller.Key.CreatedBy), Tool: t, Args: p.Arguments,
 		ArgsRedacted: json.RawMessage(s.redactJSON(p.Arguments)), Summary: summary, Targets: targets(p.Arguments),
 		Reason: s.o.Redactor.String(p.Reason), Rule: rule, IdempotencyKey: key, CallbackURL: p.CallbackURL,
-		External: t.Provider == tools.ProviderExternal, Target: target,
+		CallbackURLShown: s.redactURL(p.CallbackURL),
+		External:         t.Provider == tools.ProviderExternal, Target: target,
 	}
 	if amount != nil {
 		spec.AmountMinor, spec.Currency = &amount.Minor, amount.Currency.Code
@@ -146,6 +147,30 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 		return approvals.Action{}, &Error{Code: CodeInternal, Message: "The proposal could not be recorded.", Err: err}
 	}
 	return a, nil
+}
+
+// redactURL keeps a URL's scheme, host and path, and redacts its query
+// and fragment, which may carry personal data or a token.
+func (s *Service) redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || raw == "" {
+		return ""
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k, vs := range q {
+			for i, v := range vs {
+				vs[i] = s.o.Redactor.Token("query", v)
+			}
+			q[k] = vs
+		}
+		u.RawQuery = q.Encode()
+	}
+	if u.Fragment != "" {
+		u.Fragment = s.o.Redactor.Token("fragment", u.Fragment)
+	}
+	u.Path = s.o.Redactor.String(u.Path)
+	return u.String()
 }
 
 // proposedAmount reconciles the agent's top-level amount and currency with

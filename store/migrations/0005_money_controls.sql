@@ -40,3 +40,8 @@ ALTER TABLE actions ADD COLUMN approval_basis TEXT NOT NULL DEFAULT '';
 -- not approve the request either.
 ALTER TABLE actions ADD COLUMN key_owner TEXT NOT NULL DEFAULT '';
 CREATE INDEX actions_tenant_target ON actions (tenant_id, target_key, created_at);
+
+-- An agent's callback URL may carry personal data or a token in its
+-- query: the column people read keeps it redacted, and the URL Warden
+-- calls is sealed like the action's arguments.
+ALTER TABLE actions ADD COLUMN callback_url_sealed TEXT NOT NULL DEFAULT '';
