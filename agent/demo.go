@@ -14,6 +14,7 @@ import (
 	"github.com/wardenhq/warden/agent/gateway"
 	"github.com/wardenhq/warden/agent/keys"
 	"github.com/wardenhq/warden/agent/runtime"
+	"github.com/wardenhq/warden/agent/seal"
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/agent/tools/sim"
 	"github.com/wardenhq/warden/audit"
@@ -92,7 +93,7 @@ func (rt *Runtime) SeedDemo(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	secret, key, err := rotateDemoKey(ctx, db, tenant)
+	secret, key, err := rotateDemoKey(ctx, db, rt.Service.Sealer(), tenant)
 	if err != nil {
 		return "", err
 	}
@@ -111,7 +112,7 @@ func (rt *Runtime) SeedDemo(ctx context.Context) (string, error) {
 }
 
 // rotateDemoKey revokes the previous demo key and creates a new one.
-func rotateDemoKey(ctx context.Context, db *store.DB, tenant store.Tenant) (string, keys.Key, error) {
+func rotateDemoKey(ctx context.Context, db *store.DB, sealer *seal.Sealer, tenant store.Tenant) (string, keys.Key, error) {
 	existing, err := keys.List(ctx, db.Read(), []string{tenant.ID})
 	if err != nil {
 		return "", keys.Key{}, err
@@ -127,12 +128,14 @@ func rotateDemoKey(ctx context.Context, db *store.DB, tenant store.Tenant) (stri
 			}
 		}
 		var err error
-		key, secret, err = keys.Create(ctx, tx, keys.NewSpec{
+		var secrets keys.Secrets
+		key, secrets, err = keys.Create(ctx, tx, sealer, keys.NewSpec{
 			TenantID: tenant.ID, Name: demoKeyName, Scopes: demoScopes, RatePerMin: 6000, Burst: 200, CreatedBy: "system:demo-seed",
 		})
 		if err != nil {
 			return err
 		}
+		secret = secrets.Key
 		key.TenantSlug = tenant.Slug
 		_, err = audit.Append(ctx, tx, audit.Event{
 			Actor:   audit.Actor{Type: audit.ActorSystem, ID: "demo-seed"},

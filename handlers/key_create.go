@@ -14,6 +14,7 @@ import (
 
 	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/agent/keys"
+	"github.com/wardenhq/warden/agent/seal"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
@@ -44,10 +45,11 @@ func KeyNew(st AdminStore, skills SkillLister) echo.HandlerFunc {
 	}
 }
 
-// KeyCreate creates a key and shows its secret, once. The page is not
-// cached and is not reached by a redirect, so reloading the list or going
-// back cannot show the secret again.
-func KeyCreate(st AdminStore, skills SkillLister, flash Flash) echo.HandlerFunc {
+// KeyCreate creates a key and shows its secrets (the key and its callback
+// secret, which sealer keeps sealed), once. The page is not cached and
+// takes the secrets from the session only once, so reloading it, the list
+// or going back cannot show them again.
+func KeyCreate(st AdminStore, skills SkillLister, sealer *seal.Sealer, flash Flash) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
 		user := CurrentPrincipal(c)
@@ -113,9 +115,9 @@ func KeyCreate(st AdminStore, skills SkillLister, flash Flash) echo.HandlerFunc 
 		}
 
 		var key keys.Key
-		var secret string
+		var secrets keys.Secrets
 		err = st.Transact(ctx, func(tx *sql.Tx) error {
-			key, secret, err = keys.Create(ctx, tx, spec)
+			key, secrets, err = keys.Create(ctx, tx, sealer, spec)
 			if err != nil {
 				return err
 			}
@@ -138,17 +140,24 @@ func KeyCreate(st AdminStore, skills SkillLister, flash Flash) echo.HandlerFunc 
 		if err != nil {
 			return err
 		}
-		// Post/redirect/get: the secret rides once in the encrypted
-		// session to the page that shows it, so a reload neither creates a
-		// second key nor shows the secret again.
-		if err := flash.Put(c, newKeyFlash+key.ID, secret); err != nil {
+		// Post/redirect/get: the secrets ride once in the encrypted
+		// session to the page that shows them, so a reload neither creates
+		// a second key nor shows them again.
+		if err := flash.Put(c, newKeyFlash+key.ID, secrets.Key); err != nil {
+			return err
+		}
+		if err := flash.Put(c, newCallbackSecretFlash+key.ID, secrets.Callback); err != nil {
 			return err
 		}
 		return seeOther(c, "/keys/"+key.ID+"/created")
 	}
 }
 
-const newKeyFlash = "new_key:"
+// Flash keys of the secrets on their way to the page that shows them once.
+const (
+	newKeyFlash            = "new_key:"
+	newCallbackSecretFlash = "new_callback_secret:"
+)
 
 // Flash carries a value from one request to the next, once.
 type Flash interface {
@@ -156,7 +165,7 @@ type Flash interface {
 	Take(c echo.Context, key string) (string, error)
 }
 
-// KeyCreated shows a new key; its secret only the first time.
+// KeyCreated shows a new key; its secrets only the first time.
 func KeyCreated(st AdminStore, flash Flash) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		key, err := keyInScope(c.Request().Context(), st.Read(), CurrentPrincipal(c), c.Param("id"))
@@ -167,13 +176,22 @@ func KeyCreated(st AdminStore, flash Flash) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		h := c.Response().Header()
-		h.Set("Cache-Control", "no-store")
-		h.Set("Pragma", "no-cache")
+		callback, err := flash.Take(c, newCallbackSecretFlash+key.ID)
+		if err != nil {
+			return err
+		}
+		noStore(c)
 		page := PageFor(c, "Key created")
 		page.Active = "/keys"
-		return Render(c, http.StatusOK, page, views.KeyCreated(page, views.KeyCreatedView{Key: key, Secret: secret}))
+		return Render(c, http.StatusOK, page, views.KeyCreated(page, views.KeyCreatedView{Key: key, Secret: secret, CallbackSecret: callback}))
 	}
+}
+
+// noStore keeps a page that may show a secret out of every cache.
+func noStore(c echo.Context) {
+	h := c.Response().Header()
+	h.Set("Cache-Control", "no-store")
+	h.Set("Pragma", "no-cache")
 }
 
 // keyScopeChoices lists every scope the form offers: "skill:NAME" for each

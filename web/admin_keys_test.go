@@ -213,7 +213,7 @@ func TestAdminKeyListPages(t *testing.T) {
 			if i%10 == 0 {
 				tn = globex.ID
 			}
-			if _, _, err := keys.Create(ctx, tx, keys.NewSpec{TenantID: tn, Name: "bot", Scopes: []string{"skill:refunds"}, RatePerMin: 1, Burst: 1, CreatedBy: "cli"}); err != nil {
+			if _, _, err := keys.Create(ctx, tx, in.Agent.Service.Sealer(), keys.NewSpec{TenantID: tn, Name: "bot", Scopes: []string{"skill:refunds"}, RatePerMin: 1, Burst: 1, CreatedBy: "cli"}); err != nil {
 				return err
 			}
 		}
@@ -259,10 +259,10 @@ func TestAdminScopedAdminIsRefusedOtherTenants(t *testing.T) {
 	globex := adminTenant(t, in.DB, "globex", "Globex")
 	var globexKey keys.Key
 	err := in.DB.Transact(ctx, func(tx *sql.Tx) (err error) {
-		if _, _, err = keys.Create(ctx, tx, keys.NewSpec{TenantID: acme.ID, Name: "acme-bot", Scopes: []string{"skill:refunds"}, RatePerMin: 1, Burst: 1, CreatedBy: "cli"}); err != nil {
+		if _, _, err = keys.Create(ctx, tx, in.Agent.Service.Sealer(), keys.NewSpec{TenantID: acme.ID, Name: "acme-bot", Scopes: []string{"skill:refunds"}, RatePerMin: 1, Burst: 1, CreatedBy: "cli"}); err != nil {
 			return err
 		}
-		globexKey, _, err = keys.Create(ctx, tx, keys.NewSpec{TenantID: globex.ID, Name: "globex-bot", Scopes: []string{"skill:refunds"}, RatePerMin: 1, Burst: 1, CreatedBy: "cli"})
+		globexKey, _, err = keys.Create(ctx, tx, in.Agent.Service.Sealer(), keys.NewSpec{TenantID: globex.ID, Name: "globex-bot", Scopes: []string{"skill:refunds"}, RatePerMin: 1, Burst: 1, CreatedBy: "cli"})
 		return err
 	})
 	if err != nil {
@@ -282,7 +282,7 @@ func TestAdminScopedAdminIsRefusedOtherTenants(t *testing.T) {
 		status int
 	}{
 		{"create key for globex", func() error {
-			_, err := callAs(t, handlers.KeyCreate(in.DB, skills, nil), scoped, http.MethodPost, "/keys",
+			_, err := callAs(t, handlers.KeyCreate(in.DB, skills, nil, nil), scoped, http.MethodPost, "/keys",
 				url.Values{"tenant": {"globex"}, "name": {"x"}, "scopes": {"skill:refunds"}, "rate_per_min": {"600"}, "burst": {"60"}})
 			return err
 		}, 403},
@@ -292,6 +292,18 @@ func TestAdminScopedAdminIsRefusedOtherTenants(t *testing.T) {
 		}, 403},
 		{"confirm revoke of globex key", func() error {
 			_, err := callAs(t, handlers.KeyRevokeConfirm(in.DB), scoped, http.MethodGet, "/", nil, "id", globexKey.ID)
+			return err
+		}, 403},
+		{"show a globex key", func() error {
+			_, err := callAs(t, handlers.KeyShow(in.DB, nil), scoped, http.MethodGet, "/", nil, "id", globexKey.ID)
+			return err
+		}, 403},
+		{"confirm rotating a globex key's callback secret", func() error {
+			_, err := callAs(t, handlers.KeyCallbackRotateConfirm(in.DB), scoped, http.MethodGet, "/", nil, "id", globexKey.ID)
+			return err
+		}, 403},
+		{"rotate a globex key's callback secret", func() error {
+			_, err := callAs(t, handlers.KeyCallbackRotate(in.DB, in.Agent.Service.Sealer(), nil), scoped, http.MethodPost, "/", url.Values{}, "id", globexKey.ID)
 			return err
 		}, 403},
 		{"show a created globex key", func() error {

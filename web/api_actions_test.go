@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -55,23 +56,34 @@ func (c *callbackServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.mu.Unlock()
 }
 
-// verify checks a signature the way an agent would: HMAC-SHA256 keyed by
-// the hex SHA-256 of its own virtual key, over "<t>.<body>".
-func verify(key, sig string, body []byte) bool {
-	var ts, mac string
+// verify checks a signature the way docs/api.md tells an agent to:
+// HMAC-SHA256 keyed by its callback secret over "<t>.<body>", matching any
+// of the v1 values, with t no more than five minutes old.
+func verify(secret, sig string, body []byte) bool {
+	var ts string
+	var macs []string
 	for _, part := range strings.Split(sig, ",") {
 		if v, ok := strings.CutPrefix(part, "t="); ok {
 			ts = v
 		}
 		if v, ok := strings.CutPrefix(part, "v1="); ok {
-			mac = v
+			macs = append(macs, v)
 		}
 	}
-	sum := sha256.Sum256([]byte(key))
-	h := hmac.New(sha256.New, []byte(hex.EncodeToString(sum[:])))
+	unix, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil || time.Since(time.Unix(unix, 0)) > 5*time.Minute {
+		return false
+	}
+	h := hmac.New(sha256.New, []byte(secret))
 	h.Write([]byte(ts + "."))
 	h.Write(body)
-	return ts != "" && hmac.Equal([]byte(mac), []byte(hex.EncodeToString(h.Sum(nil))))
+	want := hex.EncodeToString(h.Sum(nil))
+	for _, mac := range macs {
+		if hmac.Equal([]byte(mac), []byte(want)) {
+			return true
+		}
+	}
+	return false
 }
 
 func TestExternalAgentProposesAndLongPolls(t *testing.T) {
@@ -79,8 +91,9 @@ func TestExternalAgentProposesAndLongPolls(t *testing.T) {
 	cb := &callbackServer{}
 	srv := httptest.NewServer(cb)
 	defer srv.Close()
+	_, secrets := newKeyWithSecrets(t, in, "refund agent", []string{"tool:issue_refund"}, 600, 60, nil)
 
-	r := propose(t, in, in.DemoKey, map[string]any{
+	r := propose(t, in, secrets.Key, map[string]any{
 		"tool": "issue_refund", "arguments": map[string]any{"order_id": "ORD-1005", "amount_minor": 4550, "currency": "USD", "account": "FR7630004008230001234567819"},
 		"summary": "Refund $45.50 for ORD-1005", "reason": "double charge", "amount": 4550, "currency": "usd", "callback_url": srv.URL,
 	}, nil)
@@ -93,7 +106,7 @@ func TestExternalAgentProposesAndLongPolls(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 		decide(t, in, id, approvals.Approve, "")
 	}()
-	g := callAPI(t, context.Background(), http.MethodGet, in.URL+"/v1/actions/"+id+"?wait=10s", in.DemoKey, nil, nil)
+	g := callAPI(t, context.Background(), http.MethodGet, in.URL+"/v1/actions/"+id+"?wait=10s", secrets.Key, nil, nil)
 	if g.Status != http.StatusOK || g.str("status") == "pending" {
 		t.Fatalf("long poll = %d %s, want the decision", g.Status, g.Raw)
 	}
@@ -101,7 +114,7 @@ func TestExternalAgentProposesAndLongPolls(t *testing.T) {
 	// carries a signature the agent can verify.
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		g = callAPI(t, context.Background(), http.MethodGet, in.URL+"/v1/actions/"+id, in.DemoKey, nil, nil)
+		g = callAPI(t, context.Background(), http.MethodGet, in.URL+"/v1/actions/"+id, secrets.Key, nil, nil)
 		cb.mu.Lock()
 		n := len(cb.bodies)
 		cb.mu.Unlock()
@@ -116,11 +129,11 @@ func TestExternalAgentProposesAndLongPolls(t *testing.T) {
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
 	for i, b := range cb.bodies {
-		if !verify(in.DemoKey, cb.sigs[i], b) {
+		if !verify(secrets.Callback, cb.sigs[i], b) {
 			t.Errorf("callback %d signature %q does not verify", i, cb.sigs[i])
 		}
-		if verify("wk_other", cb.sigs[i], b) {
-			t.Error("a callback verifies with another key")
+		if verify("whsec_other", cb.sigs[i], b) {
+			t.Error("a callback verifies with another secret")
 		}
 	}
 	var last struct{ Status string }

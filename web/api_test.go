@@ -79,16 +79,23 @@ func countRows(t *testing.T, db *store.DB, query string, args ...any) int {
 // newKey creates a key for acme with the given scopes and limits.
 func newKey(t *testing.T, in *instance, name string, scopes []string, perMin, burst int, expires *time.Time) (keys.Key, string) {
 	t.Helper()
+	k, secrets := newKeyWithSecrets(t, in, name, scopes, perMin, burst, expires)
+	return k, secrets.Key
+}
+
+// newKeyWithSecrets is newKey returning the callback secret too.
+func newKeyWithSecrets(t *testing.T, in *instance, name string, scopes []string, perMin, burst int, expires *time.Time) (keys.Key, keys.Secrets) {
+	t.Helper()
 	ctx := context.Background()
 	tenant, err := store.TenantBySlug(ctx, in.DB.Read(), "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var k keys.Key
-	var secret string
+	var secrets keys.Secrets
 	err = in.DB.Transact(ctx, func(tx *sql.Tx) error {
 		var err error
-		k, secret, err = keys.Create(ctx, tx, keys.NewSpec{TenantID: tenant.ID, Name: name, Scopes: scopes, RatePerMin: perMin, Burst: burst, CreatedBy: "test"})
+		k, secrets, err = keys.Create(ctx, tx, in.Agent.Service.Sealer(), keys.NewSpec{TenantID: tenant.ID, Name: name, Scopes: scopes, RatePerMin: perMin, Burst: burst, CreatedBy: "test"})
 		if err != nil {
 			return err
 		}
@@ -100,7 +107,7 @@ func newKey(t *testing.T, in *instance, name string, scopes []string, perMin, bu
 	if err != nil {
 		t.Fatal(err)
 	}
-	return k, secret
+	return k, secrets
 }
 
 func TestJourneyCompletesAndIsReadable(t *testing.T) {
@@ -131,8 +138,8 @@ func TestJourneyCompletesAndIsReadable(t *testing.T) {
 	})
 	var otherSecret string
 	in.DB.Transact(ctx, func(tx *sql.Tx) error {
-		var err error
-		_, otherSecret, err = keys.Create(ctx, tx, keys.NewSpec{TenantID: other.ID, Name: "g", Scopes: []string{"skill:order_status"}, RatePerMin: 60, Burst: 5, CreatedBy: "test"})
+		_, secrets, err := keys.Create(ctx, tx, in.Agent.Service.Sealer(), keys.NewSpec{TenantID: other.ID, Name: "g", Scopes: []string{"skill:order_status"}, RatePerMin: 60, Burst: 5, CreatedBy: "test"})
+		otherSecret = secrets.Key
 		return err
 	})
 	if g := callAPI(t, ctx, http.MethodGet, in.URL+"/v1/journeys/"+id, otherSecret, nil, nil); g.Status != http.StatusNotFound {

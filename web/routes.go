@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/wardenhq/warden/agent/seal"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/handlers"
 	"github.com/wardenhq/warden/identity"
@@ -50,7 +51,10 @@ func (s *Server) consoleRoutes() []route {
 		{http.MethodGet, "/keys", handlers.KeyList(s.db), []string{config.RoleAdmin}, "Keys"},
 		{http.MethodGet, "/keys/new", handlers.KeyNew(s.db, s.skillNames()), []string{config.RoleAdmin}, ""},
 		{http.MethodGet, "/keys/:id/created", handlers.KeyCreated(s.db, sessionFlash{s}), []string{config.RoleAdmin}, ""},
-		{http.MethodPost, "/keys", handlers.KeyCreate(s.db, s.skillNames(), sessionFlash{s}), []string{config.RoleAdmin}, ""},
+		{http.MethodPost, "/keys", handlers.KeyCreate(s.db, s.skillNames(), s.sealer(), sessionFlash{s}), []string{config.RoleAdmin}, ""},
+		{http.MethodGet, "/keys/:id", handlers.KeyShow(s.db, sessionFlash{s}), []string{config.RoleAdmin}, ""},
+		{http.MethodGet, "/keys/:id/callback-secret/rotate", handlers.KeyCallbackRotateConfirm(s.db), []string{config.RoleAdmin}, ""},
+		{http.MethodPost, "/keys/:id/callback-secret/rotate", handlers.KeyCallbackRotate(s.db, s.sealer(), sessionFlash{s}), []string{config.RoleAdmin}, ""},
 		{http.MethodGet, "/keys/:id/revoke", handlers.KeyRevokeConfirm(s.db), []string{config.RoleAdmin}, ""},
 		{http.MethodPost, "/keys/:id/revoke", handlers.KeyRevoke(s.db), []string{config.RoleAdmin}, ""},
 		{http.MethodGet, "/budgets", handlers.BudgetList(s.db), []string{config.RoleAdmin}, "Budgets"},
@@ -117,6 +121,15 @@ func navFor(routes []route, p *identity.Principal) []views.NavItem {
 		}
 	}
 	return out
+}
+
+// sealer keeps keys' callback secrets sealed: the runtime's, or none
+// without a runtime (then creating a key fails).
+func (s *Server) sealer() *seal.Sealer {
+	if s.runtime != nil {
+		return s.runtime.Sealer()
+	}
+	return nil
 }
 
 // skillNames is where the key form finds the skills to offer as scopes:

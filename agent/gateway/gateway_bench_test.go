@@ -12,6 +12,7 @@ import (
 
 	"github.com/wardenhq/warden/agent/budget"
 	"github.com/wardenhq/warden/agent/keys"
+	"github.com/wardenhq/warden/agent/seal"
 	"github.com/wardenhq/warden/store"
 )
 
@@ -34,7 +35,12 @@ func BenchmarkAdmission(b *testing.B) {
 		if err := budget.Set(ctx, tx, budget.Spec{TenantID: tenant.ID, Period: budget.Total, LimitMicros: 1 << 60, AlertPercent: 80}, time.Now()); err != nil {
 			return err
 		}
-		_, secret, err = keys.Create(ctx, tx, keys.NewSpec{TenantID: tenant.ID, Name: "bench", Scopes: []string{"skill:x"}, RatePerMin: 600000, Burst: 10000, CreatedBy: "bench"})
+		sealer, err := seal.New(make([]byte, 32))
+		if err != nil {
+			return err
+		}
+		_, secrets, err := keys.Create(ctx, tx, sealer, keys.NewSpec{TenantID: tenant.ID, Name: "bench", Scopes: []string{"skill:x"}, RatePerMin: 600000, Burst: 10000, CreatedBy: "bench"})
+		secret = secrets.Key
 		return err
 	})
 	if err != nil {

@@ -4,6 +4,15 @@
 // found by its prefix and compared in constant time. A key maps server-side
 // to a tenant, scopes, an expiry and a rate limit; nothing in a request
 // says who the caller is.
+//
+// Each key also has a callback secret, "whsec_" + 40 characters, with
+// which Warden signs the callbacks it sends the key's agent. It is shown
+// once with the key, and kept only sealed with the installation's key (see
+// package seal), so that whoever reads the database cannot sign callbacks:
+//
+//	k, secrets, err := keys.Create(ctx, tx, sealer, spec)   // show secrets.Key and secrets.Callback once
+//	signWith, err := keys.CallbackSecrets(ctx, q, sealer, k.ID, now) // current first, then the previous during its grace
+//	k, fresh, err := keys.RotateCallbackSecret(ctx, db, sealer, k.ID, actor, now) // show fresh once
 package keys
 
 import (
@@ -20,6 +29,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wardenhq/warden/agent/seal"
+	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
 )
 
@@ -29,7 +40,15 @@ const (
 	secretLen    = 32
 	alphabet     = "abcdefghijkmnpqrstuvwxyz23456789" // no look-alikes
 	maxNameBytes = 100
+
+	callbackPrefix = "whsec_"
+	callbackLen    = 40 // 200 bits from the 32-letter alphabet
 )
+
+// CallbackGrace is how long the callback secret a rotation replaced keeps
+// signing callbacks next to the new one, so that an agent can deploy the
+// new secret without rejecting a callback in between.
+const CallbackGrace = 24 * time.Hour
 
 // Errors a caller may want to tell apart. All of them mean 401 to an agent.
 var (
@@ -38,6 +57,11 @@ var (
 	ErrRevoked   = errors.New("revoked key")
 	ErrExpired   = errors.New("expired key")
 )
+
+// ErrNoCallbackSecret means the key has no callback secret: it was created
+// before keys had one, and no admin has generated one since. Its agent gets
+// no callbacks (they cannot be signed).
+var ErrNoCallbackSecret = errors.New("the key has no callback secret")
 
 // Key is a stored virtual key (never its secret).
 type Key struct {
@@ -54,6 +78,26 @@ type Key struct {
 	ExpiresAt  *time.Time
 	RevokedAt  *time.Time
 	LastUsedAt *time.Time
+
+	// Callback signing. The secrets themselves are never loaded with a
+	// key: only whether there is one, when it was set, and until when the
+	// one it replaced still signs.
+	HasCallbackSecret     bool
+	CallbackSecretSetAt   *time.Time
+	PreviousCallbackUntil *time.Time
+}
+
+// PreviousCallbackValid reports whether the callback secret the last
+// rotation replaced still signs callbacks at now.
+func (k Key) PreviousCallbackValid(now time.Time) bool {
+	return k.PreviousCallbackUntil != nil && now.Before(*k.PreviousCallbackUntil)
+}
+
+// Secrets are what creating a key returns: shown once, never stored in
+// the clear.
+type Secrets struct {
+	Key      string // "wk_…", the agent's credential
+	Callback string // "whsec_…", with which the agent verifies Warden's callbacks
 }
 
 // ScopeReadTenant lets a key read every action and journey of its tenant,
@@ -127,6 +171,9 @@ func Generate() (secret, prefix string) {
 	return keyPrefix + prefix + "_" + randomString(secretLen), prefix
 }
 
+// GenerateCallbackSecret returns a new callback secret.
+func GenerateCallbackSecret() string { return callbackPrefix + randomString(callbackLen) }
+
 func randomString(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
@@ -152,14 +199,19 @@ func parse(secret string) (prefix string, err error) {
 	return rest[:prefixLen], nil
 }
 
-// Create stores a new key inside tx and returns it with its secret, which
-// is never stored and cannot be shown again.
-func Create(ctx context.Context, tx *sql.Tx, s NewSpec) (Key, string, error) {
+// Create stores a new key inside tx and returns it with its secrets: the
+// key itself, of which only a hash is stored, and its callback secret,
+// stored sealed by sealer. Neither can be shown again.
+func Create(ctx context.Context, tx *sql.Tx, sealer *seal.Sealer, s NewSpec) (Key, Secrets, error) {
 	now := time.Now().UTC()
 	if errs := s.Validate(now); len(errs) > 0 {
-		return Key{}, "", fmt.Errorf("invalid key: %v", errs)
+		return Key{}, Secrets{}, fmt.Errorf("invalid key: %v", errs)
+	}
+	if sealer == nil {
+		return Key{}, Secrets{}, errors.New("create key: no sealer to keep its callback secret")
 	}
 	secret, prefix := Generate()
+	callback := GenerateCallbackSecret()
 	scopes := slices.Clone(s.Scopes)
 	slices.Sort(scopes)
 	scopes = slices.Compact(scopes)
@@ -167,16 +219,109 @@ func Create(ctx context.Context, tx *sql.Tx, s NewSpec) (Key, string, error) {
 	k := Key{
 		ID: store.NewID(), TenantID: s.TenantID, Name: strings.TrimSpace(s.Name), Prefix: prefix, Scopes: scopes,
 		RatePerMin: s.RatePerMin, Burst: s.Burst, CreatedBy: s.CreatedBy, CreatedAt: now, ExpiresAt: s.ExpiresAt,
+		HasCallbackSecret: true, CallbackSecretSetAt: &now,
 	}
 	_, err := tx.ExecContext(ctx, `
-		INSERT INTO virtual_keys (id, tenant_id, name, prefix, secret_hash, scopes, rate_per_min, burst, created_by, created_at, expires_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		INSERT INTO virtual_keys (id, tenant_id, name, prefix, secret_hash, scopes, rate_per_min, burst, created_by, created_at, expires_at,
+			callback_secret_sealed, callback_secret_set_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		k.ID, k.TenantID, k.Name, k.Prefix, hashSecret(secret), string(raw), k.RatePerMin, k.Burst, k.CreatedBy,
-		store.FormatTime(now), optTime(k.ExpiresAt))
+		store.FormatTime(now), optTime(k.ExpiresAt), sealer.Seal([]byte(callback), k.ID), store.FormatTime(now))
 	if err != nil {
-		return Key{}, "", fmt.Errorf("create key: %w", err)
+		return Key{}, Secrets{}, fmt.Errorf("create key: %w", err)
+	}
+	return k, Secrets{Key: secret, Callback: callback}, nil
+}
+
+// Transactor runs fn in one write transaction; *store.DB is one.
+type Transactor interface {
+	Transact(ctx context.Context, fn func(tx *sql.Tx) error) error
+}
+
+// RotateCallbackSecret gives a key a new callback secret and returns it,
+// to be shown once. The secret it replaces keeps signing for
+// CallbackGrace: until then every callback carries a signature by each, so
+// the agent can switch over without rejecting one. Only one previous
+// secret is kept: rotating again within the grace period ends the older
+// one at once. A key without a callback secret (created before they
+// existed) gets its first one and starts receiving callbacks. The change
+// commits with its audit event, which names no secret.
+func RotateCallbackSecret(ctx context.Context, db Transactor, sealer *seal.Sealer, keyID string, actor audit.Actor, now time.Time) (Key, string, error) {
+	if sealer == nil {
+		return Key{}, "", errors.New("rotate callback secret: no sealer")
+	}
+	secret := GenerateCallbackSecret()
+	var k Key
+	err := db.Transact(ctx, func(tx *sql.Tx) error {
+		var current sql.NullString
+		err := tx.QueryRowContext(ctx, `SELECT callback_secret_sealed FROM virtual_keys WHERE id = ?`, keyID).Scan(&current)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		var prevUntil any
+		if current.Valid {
+			prevUntil = store.FormatTime(now.Add(CallbackGrace))
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE virtual_keys SET callback_secret_sealed = ?, callback_secret_set_at = ?,
+			callback_secret_prev_sealed = ?, callback_secret_prev_until = ? WHERE id = ?`,
+			sealer.Seal([]byte(secret), keyID), store.FormatTime(now), current, prevUntil, keyID); err != nil {
+			return err
+		}
+		if k, err = ByID(ctx, tx, keyID); err != nil {
+			return err
+		}
+		details := map[string]any{"prefix": k.Prefix, "name": k.Name}
+		if k.PreviousCallbackUntil != nil {
+			details["previous_valid_until"] = store.FormatTime(*k.PreviousCallbackUntil)
+		}
+		_, err = audit.Append(ctx, tx, audit.Event{
+			Actor:   actor,
+			Tenant:  k.TenantSlug,
+			Verb:    "key.callback_secret_rotated",
+			Subject: audit.Subject{Type: "key", ID: k.ID},
+			Details: details,
+		})
+		return err
+	})
+	if err != nil {
+		return Key{}, "", fmt.Errorf("rotate the callback secret of key %s: %w", keyID, err)
 	}
 	return k, secret, nil
+}
+
+// CallbackSecrets returns the secrets a callback for the key is signed
+// with at now: the current one, then the previous one while its grace
+// period lasts. It fails with ErrNoCallbackSecret for a key that has none,
+// and store.ErrNotFound for an unknown key.
+func CallbackSecrets(ctx context.Context, q store.Querier, sealer *seal.Sealer, keyID string, now time.Time) ([]string, error) {
+	var current, prev, prevUntil sql.NullString
+	err := q.QueryRowContext(ctx, `SELECT callback_secret_sealed, callback_secret_prev_sealed, callback_secret_prev_until
+		FROM virtual_keys WHERE id = ?`, keyID).Scan(&current, &prev, &prevUntil)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, store.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("callback secrets of key %s: %w", keyID, err)
+	}
+	if !current.Valid {
+		return nil, ErrNoCallbackSecret
+	}
+	sealed := []string{current.String}
+	if until := parseOptTime(prevUntil); prev.Valid && until != nil && now.Before(*until) {
+		sealed = append(sealed, prev.String)
+	}
+	out := make([]string, 0, len(sealed))
+	for _, v := range sealed {
+		pt, err := sealer.Open(v, keyID)
+		if err != nil {
+			return nil, fmt.Errorf("callback secret of key %s: %w", keyID, err)
+		}
+		out = append(out, string(pt))
+	}
+	return out, nil
 }
 
 // Revoke marks a key revoked inside tx. Revoking a revoked key changes
@@ -191,7 +336,9 @@ func Revoke(ctx context.Context, tx *sql.Tx, id string) (changed bool, err error
 }
 
 const selectKey = `SELECT k.id, k.tenant_id, t.slug, k.name, k.prefix, k.scopes, k.rate_per_min, k.burst, k.created_by,
-	k.created_at, k.expires_at, k.revoked_at, k.last_used_at FROM virtual_keys k JOIN tenants t ON t.id = k.tenant_id`
+	k.created_at, k.expires_at, k.revoked_at, k.last_used_at,
+	k.callback_secret_sealed IS NOT NULL, k.callback_secret_set_at, k.callback_secret_prev_until
+	FROM virtual_keys k JOIN tenants t ON t.id = k.tenant_id`
 
 // Authenticate finds the key a caller presented and checks it: known
 // prefix, matching secret (constant-time), not revoked, not expired. The
@@ -267,9 +414,9 @@ func scanKey(s scanner) (Key, error) { return scanKeyWithHash(s, nil) }
 func scanKeyWithHash(s scanner, hash *string) (Key, error) {
 	var k Key
 	var scopes, created string
-	var expires, revoked, used sql.NullString
+	var expires, revoked, used, callbackSet, prevUntil sql.NullString
 	dest := []any{&k.ID, &k.TenantID, &k.TenantSlug, &k.Name, &k.Prefix, &scopes, &k.RatePerMin, &k.Burst, &k.CreatedBy,
-		&created, &expires, &revoked, &used}
+		&created, &expires, &revoked, &used, &k.HasCallbackSecret, &callbackSet, &prevUntil}
 	if hash != nil {
 		dest = append([]any{hash}, dest...)
 	}
@@ -283,6 +430,8 @@ func scanKeyWithHash(s scanner, hash *string) (Key, error) {
 	k.ExpiresAt = parseOptTime(expires)
 	k.RevokedAt = parseOptTime(revoked)
 	k.LastUsedAt = parseOptTime(used)
+	k.CallbackSecretSetAt = parseOptTime(callbackSet)
+	k.PreviousCallbackUntil = parseOptTime(prevUntil)
 	return k, nil
 }
 

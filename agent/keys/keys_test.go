@@ -69,7 +69,9 @@ func TestAuthenticate(t *testing.T) {
 	db.Transact(ctx, func(tx *sql.Tx) error {
 		tenant, _ := store.CreateTenant(ctx, tx, "acme", "Acme")
 		var err error
-		k, secret, err = Create(ctx, tx, NewSpec{TenantID: tenant.ID, Name: "bot", Scopes: []string{"tool:b", "skill:a", "tool:b"}, RatePerMin: 60, Burst: 5, CreatedBy: "t"})
+		var secrets Secrets
+		k, secrets, err = Create(ctx, tx, testSealer(t), NewSpec{TenantID: tenant.ID, Name: "bot", Scopes: []string{"tool:b", "skill:a", "tool:b"}, RatePerMin: 60, Burst: 5, CreatedBy: "t"})
+		secret = secrets.Key
 		return err
 	})
 	got, err := Authenticate(ctx, db.Read(), secret, time.Now())

@@ -7,13 +7,17 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wardenhq/warden/agent/jobs"
+	"github.com/wardenhq/warden/agent/keys"
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/store"
 )
 
 // CallbackPayload is what an agent's callback URL receives when its
@@ -27,18 +31,27 @@ type CallbackPayload struct {
 	Timestamp time.Time       `json:"timestamp"`
 }
 
-// SignatureHeader carries "t=<unix seconds>,v1=<hex HMAC-SHA256>" over
-// "<t>.<body>". The HMAC key is the lower-case hex SHA-256 of the agent's
-// own virtual key, so the agent can verify without another secret.
+// SignatureHeader carries "t=<unix seconds>,v1=<hex HMAC-SHA256>[,v1=…]"
+// over "<t>.<body>", one v1 for each of the key's callback secrets that is
+// valid at t (two while a rotation's grace period lasts); an agent accepts
+// the callback if any v1 matches its secret (docs/api.md). The HMAC key is
+// the callback secret ("whsec_…"), which the database holds only sealed:
+// a copy of it is not enough to sign.
 const SignatureHeader = "X-Warden-Signature"
 
-// Sign returns the signature header value for body at t.
-func Sign(keyHash string, t time.Time, body []byte) string {
+// Sign returns the signature header value for body at t, with one v1 for
+// each secret, in the order given.
+func Sign(secrets []string, t time.Time, body []byte) string {
 	ts := strconv.FormatInt(t.Unix(), 10)
-	mac := hmac.New(sha256.New, []byte(keyHash))
-	mac.Write([]byte(ts + "."))
-	mac.Write(body)
-	return "t=" + ts + ",v1=" + hex.EncodeToString(mac.Sum(nil))
+	var b strings.Builder
+	b.WriteString("t=" + ts)
+	for _, secret := range secrets {
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write([]byte(ts + "."))
+		mac.Write(body)
+		b.WriteString(",v1=" + hex.EncodeToString(mac.Sum(nil)))
+	}
+	return b.String()
 }
 
 // HandleCallback is the job that sends an action's current state to its
@@ -55,11 +68,19 @@ func (s *Service) HandleCallback(ctx context.Context, j jobs.Job) error {
 	if a.CallbackURL == "" {
 		return nil
 	}
-	var keyHash string
-	if err := s.o.DB.Read().QueryRowContext(ctx, `SELECT secret_hash FROM virtual_keys WHERE id = ?`, a.KeyID).Scan(&keyHash); err != nil {
-		return &jobs.Permanent{Err: fmt.Errorf("callback for %s: the key is gone: %w", a.ID, err)}
+	now := s.o.Now()
+	secrets, err := keys.CallbackSecrets(ctx, s.o.DB.Read(), s.o.Sealer, a.KeyID, now)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return &jobs.Permanent{Err: fmt.Errorf("callback for %s: the key is gone", a.ID)}
+	case errors.Is(err, keys.ErrNoCallbackSecret):
+		// Signing with anything the database holds in the clear would let
+		// whoever reads it forge callbacks.
+		return &jobs.Permanent{Err: fmt.Errorf("callback for %s not sent: key %s has no callback secret; an admin can generate one on the key's page", a.ID, a.KeyID)}
+	case err != nil:
+		return fmt.Errorf("callback for %s: %w", a.ID, err)
 	}
-	body, _ := json.Marshal(CallbackPayload{ID: a.ID, Status: a.Status, Summary: a.Summary, Receipt: a.Receipt, Failure: a.Failure, Timestamp: s.o.Now().UTC()})
+	body, _ := json.Marshal(CallbackPayload{ID: a.ID, Status: a.Status, Summary: a.Summary, Receipt: a.Receipt, Failure: a.Failure, Timestamp: now.UTC()})
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	target, err := approvals.OpenCallbackURL(ctx, s.o.DB.Read(), s.o.Sealer, a.ID)
@@ -71,7 +92,7 @@ func (s *Service) HandleCallback(ctx context.Context, j jobs.Job) error {
 		return &jobs.Permanent{Err: err}
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(SignatureHeader, Sign(keyHash, s.o.Now(), body))
+	req.Header.Set(SignatureHeader, Sign(secrets, now, body))
 	resp, err := s.callbackClient().Do(req)
 	if err != nil {
 		return fmt.Errorf("callback for %s: %w", a.ID, err)

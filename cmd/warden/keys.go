@@ -14,12 +14,15 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/agent/keys"
+	"github.com/wardenhq/warden/agent/seal"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
 )
 
 // keysCmd runs "warden keys create": it creates a virtual key from the
-// shell and prints the secret once. It reads WARDEN_DATA_DIR like serve.
+// shell and prints its secrets once, each on its own line of stdout: the
+// key, then its callback secret. It reads WARDEN_DATA_DIR like serve, and
+// seals the callback secret with the installation's key kept there.
 func keysCmd(ctx context.Context, args []string, env func(string) (string, bool), stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] != "create" {
 		fmt.Fprintln(stderr, "usage: warden keys create --tenant SLUG --name NAME --scopes skill:X,tool:Y [--rate-per-min N] [--burst N] [--expires YYYY-MM-DD] [--data-dir DIR]")
@@ -87,13 +90,18 @@ func keysCmd(ctx context.Context, args []string, env func(string) (string, bool)
 		}
 		return 2
 	}
-	var secret string
+	sealer, err := seal.LoadOrCreate(dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "warden keys create: %v\n", err)
+		return 1
+	}
+	var secrets keys.Secrets
 	err = db.Transact(ctx, func(tx *sql.Tx) error {
-		k, s, err := keys.Create(ctx, tx, spec)
+		k, s, err := keys.Create(ctx, tx, sealer, spec)
 		if err != nil {
 			return err
 		}
-		secret = s
+		secrets = s
 		_, err = audit.Append(ctx, tx, audit.Event{
 			Actor:   audit.Actor{Type: audit.ActorSystem, ID: "cli"},
 			Tenant:  t.Slug,
@@ -107,7 +115,8 @@ func keysCmd(ctx context.Context, args []string, env func(string) (string, bool)
 		fmt.Fprintf(stderr, "warden keys create: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "%s\n", secret)
-	fmt.Fprintln(stderr, "This key is shown once and cannot be retrieved again. Store it now.")
+	fmt.Fprintf(stdout, "%s\n%s\n", secrets.Key, secrets.Callback)
+	fmt.Fprintln(stderr, "Line 1 is the key (Authorization: Bearer …); line 2 is its callback secret, with which the agent verifies Warden's callbacks (X-Warden-Signature).")
+	fmt.Fprintln(stderr, "Both are shown once and cannot be retrieved again. Store them now.")
 	return 0
 }

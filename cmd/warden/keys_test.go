@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/wardenhq/warden/agent/keys"
+	"github.com/wardenhq/warden/agent/seal"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
 )
@@ -30,12 +32,13 @@ func TestKeysCreateCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("keys create = %d: %s", code, errb.String())
 	}
-	secret := strings.TrimSpace(out.String())
-	if !strings.HasPrefix(secret, "wk_") || strings.Count(out.String(), "\n") != 1 {
-		t.Fatalf("stdout = %q, want the key alone on one line", out.String())
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "wk_") || !strings.HasPrefix(lines[1], "whsec_") {
+		t.Fatalf("stdout = %q, want the key, then its callback secret, each on its own line", out.String())
 	}
-	if !strings.Contains(errb.String(), "shown once") {
-		t.Errorf("no warning that the key is shown once: %q", errb.String())
+	secret, callback := lines[0], lines[1]
+	if !strings.Contains(errb.String(), "shown once") || !strings.Contains(errb.String(), "callback secret") {
+		t.Errorf("no warning that the key and its callback secret are shown once: %q", errb.String())
 	}
 
 	db, err = store.Open(ctx, filepath.Join(dir, "warden.db"))
@@ -47,11 +50,21 @@ func TestKeysCreateCommand(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the printed key does not authenticate: %v", err)
 	}
+	// The printed callback secret is the one Warden signs with: sealed
+	// with the installation's key in the data directory, as serve opens it.
+	sealer, err := seal.LoadOrCreate(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := keys.CallbackSecrets(ctx, db.Read(), sealer, k.ID, time.Now()); err != nil || len(got) != 1 || got[0] != callback {
+		t.Errorf("stored callback secret = %d secrets, %v; want the printed one", len(got), err)
+	}
 	if k.Name != "support bot" || !k.Allows("skill", "order_status") || !k.Allows("tool", "lookup_order") || k.Allows("tool", "issue_refund") {
 		t.Errorf("key = %+v", k)
 	}
 	evs, _ := audit.List(ctx, db.Read(), audit.Filter{Limit: 1})
-	if len(evs) != 1 || evs[0].Verb != "key.create" || strings.Contains(strings.Join([]string{evs[0].Subject.ID, evs[0].Actor.ID}, ""), secret) {
+	if len(evs) != 1 || evs[0].Verb != "key.create" || strings.Contains(strings.Join([]string{evs[0].Subject.ID, evs[0].Actor.ID}, ""), secret) ||
+		strings.Contains(fmt.Sprint(evs[0].Details), callback) {
 		t.Errorf("audit = %+v", evs)
 	}
 
