@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/wardenhq/warden/agent/seal"
@@ -189,6 +190,9 @@ func Create(ctx context.Context, tx *sql.Tx, sealer *seal.Sealer, s Spec, now ti
 	sealedCallback := ""
 	if s.CallbackURL != "" {
 		sealedCallback = sealer.Seal([]byte(s.CallbackURL), a.ID+"#callback")
+		if a.CallbackURL == "" {
+			a.CallbackURL = withoutQuery(s.CallbackURL)
+		}
 	}
 	_, err = tx.ExecContext(ctx, `
 		INSERT INTO actions (id, tenant_id, journey_id, step_n, key_id, requested_by, tool, arguments_sealed,
@@ -294,6 +298,17 @@ func optTime(s sql.NullString) *time.Time {
 		return nil
 	}
 	return &t
+}
+
+// withoutQuery is a URL without its query and fragment: what is shown of
+// a callback URL when the caller gave no redacted copy.
+func withoutQuery(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	u.RawQuery, u.Fragment, u.User = "", "", nil
+	return u.String()
 }
 
 // OpenCallbackURL returns the URL an action's callbacks go to, unsealed;

@@ -51,7 +51,6 @@ type instance struct {
 	Agent  *agent.Runtime
 	// DemoKey is the demo virtual key (startWardenDemo only).
 	DemoKey string
-	DataDir string
 	stop    context.CancelFunc
 	done    chan error
 }
@@ -118,7 +117,7 @@ func start(t testing.TB, env map[string]string, demo bool) *instance {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	inst := &instance{URL: cfg.PublicURL.String(), DB: db, Server: srv, Logs: logs, stop: cancel, done: make(chan error, 1), Agent: rt, DemoKey: demoKey, DataDir: cfg.DataDir}
+	inst := &instance{URL: cfg.PublicURL.String(), DB: db, Server: srv, Logs: logs, stop: cancel, done: make(chan error, 1), Agent: rt, DemoKey: demoKey}
 	go func() { inst.done <- srv.Serve(ctx, ln) }()
 	// Only demo instances run the background work: its trace retention
 	// would purge the old journeys other tests insert.

@@ -21,7 +21,6 @@ import (
 
 	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/agent/keys"
-	"github.com/wardenhq/warden/agent/seal"
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/store"
@@ -81,16 +80,16 @@ func newKeyIn(t testing.TB, in *instance, slug, name string, scopes []string, cr
 		t.Fatal(err)
 	}
 	var k keys.Key
-	var secret string
+	var secrets keys.Secrets
 	err = in.DB.Transact(ctx, func(tx *sql.Tx) error {
 		var err error
-		k, secret, err = keys.Create(ctx, tx, keys.NewSpec{TenantID: tenant.ID, Name: name, Scopes: scopes, RatePerMin: 60000, Burst: 1000, CreatedBy: createdBy})
+		k, secrets, err = keys.Create(ctx, tx, in.Agent.Service.Sealer(), keys.NewSpec{TenantID: tenant.ID, Name: name, Scopes: scopes, RatePerMin: 60000, Burst: 1000, CreatedBy: createdBy})
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return k, secret
+	return k, secrets.Key
 }
 
 func countActions(t testing.TB, in *instance) int {
@@ -181,7 +180,7 @@ func TestShownPolicyAndSentAmountAreTheSame(t *testing.T) {
 func TestAnyAmountSpellingIsOneValueOrRefused(t *testing.T) {
 	in := startWardenDemo(t, nil)
 	key := addPayoutTool(t, in, "http://127.0.0.1:1/never-called")
-	sealer := testSealer(t, in)
+	sealer := in.Agent.Service.Sealer()
 	accepted := 0
 	rapid.Check(t, func(rt *rapid.T) {
 		// Most draws are plain integers, so that accepted amounts are
@@ -237,16 +236,6 @@ func TestAnyAmountSpellingIsOneValueOrRefused(t *testing.T) {
 	if accepted == 0 {
 		t.Error("no generated amount was accepted: the property was never checked on an accepted call")
 	}
-}
-
-// testSealer opens the instance's sealing key, as the runtime does.
-func testSealer(t testing.TB, in *instance) *seal.Sealer {
-	t.Helper()
-	s, err := seal.LoadOrCreate(in.DataDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
 
 // Finding 2: a $2,400 refund split into three of $800 needed one approver

@@ -65,7 +65,13 @@ func (s *Service) HandleCallback(ctx context.Context, j jobs.Job) error {
 	if err != nil {
 		return &jobs.Permanent{Err: err}
 	}
-	if a.CallbackURL == "" {
+	// The URL is sealed at rest (its query may carry a token or personal
+	// data); the action's CallbackURL is the redacted copy people see.
+	target, err := approvals.OpenCallbackURL(ctx, s.o.DB.Read(), s.o.Sealer, a.ID)
+	if err != nil {
+		return &jobs.Permanent{Err: fmt.Errorf("callback for %s: %w", a.ID, err)}
+	}
+	if target == "" {
 		return nil
 	}
 	now := s.o.Now()
@@ -83,10 +89,6 @@ func (s *Service) HandleCallback(ctx context.Context, j jobs.Job) error {
 	body, _ := json.Marshal(CallbackPayload{ID: a.ID, Status: a.Status, Summary: a.Summary, Receipt: a.Receipt, Failure: a.Failure, Timestamp: now.UTC()})
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	target, err := approvals.OpenCallbackURL(ctx, s.o.DB.Read(), s.o.Sealer, a.ID)
-	if err != nil || target == "" {
-		return &jobs.Permanent{Err: fmt.Errorf("callback for %s: no callback URL: %v", a.ID, err)}
-	}
 	req, err := http.NewRequestWithContext(cctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
 		return &jobs.Permanent{Err: err}
