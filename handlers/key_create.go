@@ -195,13 +195,14 @@ func noStore(c echo.Context) {
 }
 
 // keyScopeChoices lists every scope the form offers: "skill:NAME" for each
-// skill, "tool:NAME" for each catalog tool.
+// skill, "tool:NAME" for each catalog tool, and read:tenant.
 func keyScopeChoices(ctx context.Context, st AdminStore, skills SkillLister) ([]string, error) {
 	sk, ts, err := keyFormChoices(ctx, st, skills)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]string, 0, len(sk)+len(ts))
+	out := make([]string, 0, len(sk)+len(ts)+1)
+	out = append(out, keys.ScopeReadTenant)
 	for _, s := range sk {
 		out = append(out, "skill:"+s)
 	}

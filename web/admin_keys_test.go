@@ -30,7 +30,7 @@ func TestAdminKeyCreateShowsSecretOnce(t *testing.T) {
 		v, _ := s.Attr("value")
 		offered = append(offered, v)
 	})
-	want := []string{"skill:order_status", "skill:order_support", "skill:refunds", "skill:customer_email", "tool:issue_refund", "tool:lookup_order"}
+	want := []string{"skill:order_status", "skill:order_support", "skill:refunds", "skill:customer_email", "tool:issue_refund", "tool:lookup_order", "read:tenant"}
 	if strings.Join(offered, ",") != strings.Join(want, ",") {
 		t.Errorf("scope checkboxes = %v, want %v", offered, want)
 	}
