@@ -43,6 +43,7 @@ func TestCheckPolicy(t *testing.T) {
 		{"not an approver", auditor, pending, nil, "d1", ErrNotApprover},
 		{"other tenant", globex, pending, nil, "d1", ErrOutOfScope},
 		{"own request", erin, pending, nil, "d1", ErrOwnRequest},
+		{"request through a key the approver created", alice, Action{Status: StatusPending, PayloadDigest: "d1", ExpiresAt: now.Add(time.Hour), KeyOwner: "p-alice"}, nil, "d1", ErrOwnKey},
 		{"second approval by the same person", alice, pending, []string{"p-alice"}, "d1", ErrAlreadyApproved},
 		{"stale digest", alice, pending, nil, "d0", ErrStale},
 		{"expired by time", alice, Action{Status: StatusPending, PayloadDigest: "d1", ExpiresAt: now.Add(-time.Second)}, nil, "d1", ErrExpired},

@@ -1,0 +1,132 @@
+package approvals
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/wardenhq/warden/money"
+	"github.com/wardenhq/warden/store"
+)
+
+var targetSeq atomic.Int64
+
+func usd(minor int64) *money.Amount {
+	return &money.Amount{Minor: minor, Currency: money.MustCurrency("USD")}
+}
+
+// onTarget records a live action of amount on target, created at.
+func (f fixture) onTarget(t *testing.T, amount *money.Amount, target Target, status string, at time.Time) {
+	t.Helper()
+	err := f.db.Transact(context.Background(), func(tx *sql.Tx) error {
+		a, err := Create(context.Background(), tx, f.sealer, Spec{
+			TenantID: f.tenant.ID, TenantSlug: "acme", JourneyID: fmt.Sprint("j-", targetSeq.Add(1)), KeyID: "k1", Tool: refundTool,
+			Args: json.RawMessage(`{}`), ArgsRedacted: json.RawMessage(`{}`), Summary: "Refund", AmountMinor: &amount.Minor,
+			Currency: amount.Currency.Code, Rule: "high", Target: target,
+		}, at)
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(`UPDATE actions SET status = ? WHERE id = ?`, status, a.ID)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRequired(t *testing.T) {
+	now := time.Now().UTC()
+	order := Target{Key: "k-ord-1004", Label: "ORD-1004"}
+	other := Target{Key: "k-ord-1005", Label: "ORD-1005"}
+	kwd := &money.Amount{Minor: 1000, Currency: money.MustCurrency("KWD")}
+	tests := []struct {
+		name      string
+		earlier   []func(t *testing.T, f fixture)
+		amount    *money.Amount
+		target    Target
+		want      int
+		wantBasis string
+	}{
+		{"no amount", nil, nil, order, 1, ""},
+		{"below the threshold", nil, usd(99_999), order, 1, ""},
+		{"at the threshold", nil, usd(100_000), order, 2, "$1,000.00 reaches the dual-control threshold of $1,000.00."},
+		{"no threshold in the currency", nil, kwd, order, 2, "No dual-control threshold is set for KWD"},
+		{"split on one target", []func(t *testing.T, f fixture){
+			func(t *testing.T, f fixture) { f.onTarget(t, usd(80_000), order, StatusExecuted, now.Add(-time.Hour)) },
+		}, usd(80_000), order, 2, "Cumulative $1,600.00 for ORD-1004 over 24 h (this $800.00 and $800.00 earlier)"},
+		{"pending ones count", []func(t *testing.T, f fixture){
+			func(t *testing.T, f fixture) { f.onTarget(t, usd(50_000), order, StatusPending, now.Add(-time.Minute)) },
+		}, usd(50_000), order, 2, "Cumulative $1,000.00"},
+		{"another target does not", []func(t *testing.T, f fixture){
+			func(t *testing.T, f fixture) { f.onTarget(t, usd(80_000), other, StatusExecuted, now.Add(-time.Hour)) },
+		}, usd(80_000), order, 1, ""},
+		{"finished ones do not", []func(t *testing.T, f fixture){
+			func(t *testing.T, f fixture) { f.onTarget(t, usd(80_000), order, StatusRejected, now.Add(-time.Hour)) },
+			func(t *testing.T, f fixture) { f.onTarget(t, usd(80_000), order, StatusExpired, now.Add(-time.Hour)) },
+			func(t *testing.T, f fixture) { f.onTarget(t, usd(80_000), order, StatusCancelled, now.Add(-time.Hour)) },
+			func(t *testing.T, f fixture) { f.onTarget(t, usd(80_000), order, StatusFailed, now.Add(-time.Hour)) },
+		}, usd(80_000), order, 1, ""},
+		{"outside the window does not", []func(t *testing.T, f fixture){
+			func(t *testing.T, f fixture) {
+				f.onTarget(t, usd(80_000), order, StatusExecuted, now.Add(-25*time.Hour))
+			},
+		}, usd(80_000), order, 1, ""},
+		{"another currency does not", []func(t *testing.T, f fixture){
+			func(t *testing.T, f fixture) {
+				f.onTarget(t, &money.Amount{Minor: 80_000, Currency: money.MustCurrency("EUR")}, order, StatusExecuted, now.Add(-time.Hour))
+			},
+		}, usd(80_000), order, 1, ""},
+		{"no target, no sum", []func(t *testing.T, f fixture){
+			func(t *testing.T, f fixture) {
+				f.onTarget(t, usd(80_000), Target{}, StatusExecuted, now.Add(-time.Hour))
+			},
+		}, usd(80_000), Target{}, 1, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := setup(t)
+			for _, add := range tt.earlier {
+				add(t, f)
+			}
+			got, err := Required(context.Background(), f.db.Read(), f.tenant.ID, tt.amount, tt.target, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Approvals != tt.want || !strings.Contains(got.Basis, tt.wantBasis) || (tt.wantBasis == "" && got.Basis != "") {
+				t.Errorf("Required = %d %q, want %d %q", got.Approvals, got.Basis, tt.want, tt.wantBasis)
+			}
+		})
+	}
+}
+
+func TestRequiredThresholdOffAndWindow(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	now := time.Now().UTC()
+	order := Target{Key: "k", Label: "ORD-1"}
+	f.onTarget(t, usd(80_000), order, StatusExecuted, now.Add(-30*time.Hour))
+	err := f.db.Transact(ctx, func(tx *sql.Tx) error {
+		if _, err := store.SetDualControlWindow(ctx, tx, f.tenant.ID, 48*time.Hour); err != nil {
+			return err
+		}
+		_, err := store.SetThreshold(ctx, tx, f.tenant.ID, store.Threshold{Currency: "EUR", Minor: 0})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Required(ctx, f.db.Read(), f.tenant.ID, usd(80_000), order, now)
+	if err != nil || got.Approvals != 2 || !strings.Contains(got.Basis, "over 2 days") {
+		t.Errorf("with a 48 h window Required = %+v, %v; want 2 approvers over 2 days", got, err)
+	}
+	eur := &money.Amount{Minor: 99_000_000, Currency: money.MustCurrency("EUR")}
+	if got, err := Required(ctx, f.db.Read(), f.tenant.ID, eur, order, now); err != nil || got.Approvals != 1 {
+		t.Errorf("EUR threshold 0 (off): Required = %+v, %v; want 1", got, err)
+	}
+}
