@@ -25,12 +25,12 @@
 //     committed but the local write failed.
 //   - RECORDED: the receipt is durable. Every later Execute returns it
 //     without calling the provider.
+//   - FAILED: the provider refused the call (tools.Terminal). Every later
+//     Execute returns the stored failure without calling the provider.
 //
 // The receipt and every reason are stored redacted; the receipt keeps the
 // provider's reference ids, which a reversal needs (see SetRedactor and
 // redact.go).
-//   - FAILED: the provider refused the call (tools.Terminal). Every later
-//     Execute returns the stored failure without calling the provider.
 //
 // Reconcile is the recovery half: it finds records left RESERVED and
 // re-asks the provider by the same key; see its documentation.
@@ -261,8 +261,9 @@ func scan(row interface{ Scan(...any) error }) (Entry, error) {
 //     calling the provider.
 //  2. It calls p with call unchanged: the provider sees the record's key.
 //  3. A receipt is written with RECORDED in one transaction, and the
-//     RECORDED entry returned, with the receipt as stored (redacted). A Terminal refusal is written as FAILED and
-//     returned as an error wrapping ErrFailed and the provider's error.
+//     RECORDED entry returned, with the receipt as stored (redacted). A
+//     Terminal refusal is written as FAILED and returned as an error
+//     wrapping ErrFailed and the provider's error.
 //     Any other error — Transient, or unclassified, since an unclassified
 //     failure does not prove that nothing happened — leaves the record
 //     RESERVED and is returned as is: retry later with the same call, or
