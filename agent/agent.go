@@ -15,6 +15,7 @@ import (
 
 	"github.com/wardenhq/warden/agent/gateway"
 	"github.com/wardenhq/warden/agent/jobs"
+	"github.com/wardenhq/warden/agent/ledger"
 	"github.com/wardenhq/warden/agent/redact"
 	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/agent/seal"
@@ -125,11 +126,14 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 		return nil, err
 	}
 	// The simulated orders-and-payments system plays the outside world:
-	// it keeps its own database file.
-	provider, err := sim.Open(ctx, filepath.Join(dataDir, "simprovider.db"))
+	// it keeps its own database file, in the data directory, so what it
+	// stores is redacted with the installation's key, as the ledger's
+	// receipts are.
+	provider, err := sim.Open(ctx, filepath.Join(dataDir, "simprovider.db"), sim.WithRedactor(redactor))
 	if err != nil {
 		return nil, err
 	}
+	ledger.SetRedactor(db, redactor)
 	router, err := skills.NewRouter(skills.Demo(), skills.DefaultThreshold)
 	if err != nil {
 		provider.Close()

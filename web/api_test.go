@@ -5,10 +5,13 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,7 +21,10 @@ import (
 	"github.com/wardenhq/warden/agent/budget"
 	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/agent/keys"
+	"github.com/wardenhq/warden/agent/redact"
+	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/agent/tools/sim"
+	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
 )
@@ -463,48 +469,144 @@ func TestIdempotencyKey(t *testing.T) {
 	}
 }
 
+// receiptHook is a refund provider at the edge of the world whose receipt
+// names the account paid in full, as real ones do, and identifies the
+// refund with a random-looking id.
+type receiptHook struct{ iban, refundID string }
+
+func (h receiptHook) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	io.Copy(io.Discard, r.Body)
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"refund_id": h.refundID, "order_id": "ORD-1005", "status": "refunded",
+		"amount_minor": 4550, "currency": "USD", "paid_to": h.iban})
+}
+
+// TestRedactionEndToEnd plants personal data in everything a client or a
+// provider hands Warden — the journey input, the X-Correlation-Id and
+// Idempotency-Key headers, a change request the simulated provider keeps,
+// a provider's receipt — and then looks for it everywhere: the API's
+// answers, the log, the audit trail, the raw database files, and every
+// column of every table of warden.db and of the simulated provider's
+// database.
 func TestRedactionEndToEnd(t *testing.T) {
 	in := startWardenDemo(t, nil)
-	planted := map[string]string{
-		"card":  "4111 1111 1111 1111",
-		"email": "jane.roe+orders@example.org",
-		"phone": "+1 (415) 555-0132",
-		"iban":  "DE89 3704 0044 0532 0130 00",
+	ctx := context.Background()
+	key, err := redact.LoadOrCreateKey(filepath.Dir(in.DB.Path()))
+	if err != nil {
+		t.Fatal(err)
 	}
+	r := redact.New(key)
+	planted := map[string]string{
+		"card":              "4111 1111 1111 1111",
+		"email":             "jane.roe+orders@example.org",
+		"phone":             "+1 (415) 555-0132",
+		"iban":              "DE89 3704 0044 0532 0130 00",
+		"correlation email": "mia.wong@example.net",
+		"idempotency email": "lee.park+retry@example.com",
+		"change phone":      "+44 20 7946 0958",
+		"receipt iban":      "GB29 NWBK 6016 1331 9268 19",
+	}
+
+	// The input, with a correlation id and an idempotency key that are
+	// e-mail addresses.
 	input := "Where is my order ORD-1003? Card " + planted["card"] + ", " + planted["email"] + ", " +
 		planted["phone"] + ", IBAN " + planted["iban"] + "."
-	r := journey(t, in, in.DemoKey, input, nil)
-	if r.Status != http.StatusOK {
-		t.Fatalf("journey = %d %s", r.Status, r.Raw)
+	hdr := map[string]string{"X-Correlation-Id": "case " + planted["correlation email"], "Idempotency-Key": planted["idempotency email"]}
+	first := journey(t, in, in.DemoKey, input, hdr)
+	if first.Status != http.StatusOK {
+		t.Fatalf("journey = %d %s", first.Status, first.Raw)
 	}
-	g := callAPI(t, context.Background(), http.MethodGet, in.URL+"/v1/journeys/"+r.str("id"), in.DemoKey, nil, nil)
-	in.DB.Read().Exec(`PRAGMA wal_checkpoint(PASSIVE)`)
-	dir := filepath.Dir(in.DB.Path())
-	var files []string
-	filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
-		if err == nil && !info.IsDir() {
-			files = append(files, p)
+	if want := "case " + r.Token("email", planted["correlation email"]); first.str("correlation_id") != want {
+		t.Errorf("correlation_id = %q, want the redacted %q", first.str("correlation_id"), want)
+	}
+	// The key is stored hashed, and still finds its answer.
+	again := journey(t, in, in.DemoKey, input, hdr)
+	if !bytes.Equal(again.Raw, first.Raw) || again.Header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("retry with the same Idempotency-Key = %d %s, want the first answer replayed", again.Status, again.Raw)
+	}
+	g := callAPI(t, ctx, http.MethodGet, in.URL+"/v1/journeys/"+first.str("id"), in.DemoKey, nil, nil)
+
+	// A change request, which the simulated provider keeps.
+	change := journey(t, in, in.DemoKey, "Please change the delivery address for ORD-1001: call "+planted["change phone"]+" before delivering", nil)
+	if change.Status != http.StatusOK || change.str("status") != "completed" {
+		t.Fatalf("change journey = %d %s", change.Status, change.Raw)
+	}
+
+	// A refund through a provider whose receipt names the account in full
+	// and whose refund id looks random.
+	const refundID = "re_3NqXz8L2eZvjdA1B0xYz1234"
+	hook := httptest.NewServer(receiptHook{iban: planted["receipt iban"], refundID: refundID})
+	defer hook.Close()
+	refund, err := catalog.Get(ctx, in.DB.Read(), "issue_refund")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refund.Provider, refund.WebhookURL, refund.MaxAttempts, refund.Timeout = tools.ProviderHTTP, hook.URL, 1, 5*time.Second
+	if err := in.DB.Transact(ctx, func(tx *sql.Tx) error { return catalog.Upsert(ctx, tx, refund) }); err != nil {
+		t.Fatal(err)
+	}
+	rj := journey(t, in, in.DemoKey, "ORD-1005 was charged twice, please refund $45.50", nil)
+	if rj.Status != http.StatusAccepted {
+		t.Fatalf("refund journey = %d %s", rj.Status, rj.Raw)
+	}
+	actionID := rj.Body["action"].(map[string]any)["id"].(string)
+	decide(t, in, actionID, approvals.Approve, "")
+	deadline := time.Now().Add(15 * time.Second)
+	for getAction(t, in, actionID).Status != approvals.StatusExecuted {
+		if time.Now().After(deadline) {
+			t.Fatalf("refund action %s, want executed", getAction(t, in, actionID).Status)
 		}
-		return nil
-	})
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Reversing it takes the refund id from the ledger's redacted receipt.
+	rev, err := in.Agent.Service.Reverse(ctx, approverAlice, actionID)
+	if err != nil {
+		t.Fatalf("reverse: %v", err)
+	}
+	revArgs, err := approvals.OpenArgs(ctx, in.DB.Read(), in.Agent.Service.Sealer(), rev.ID)
+	if err != nil || string(revArgs) != `{"refund_id":"`+refundID+`"}` {
+		t.Errorf("reversal arguments = %s, %v; want the provider's refund id", revArgs, err)
+	}
+
+	// What was stored is there, redacted: the scans below are not vacuous.
+	var stored string
+	in.DB.Read().QueryRow(`SELECT receipt FROM effects WHERE action_id = ?`, actionID).Scan(&stored)
+	if !strings.Contains(stored, refundID) || !strings.Contains(stored, r.Token("iban", planted["receipt iban"])) {
+		t.Errorf("ledger receipt = %s, want the refund id kept and the IBAN as its token", stored)
+	}
+	if n := countRows(t, in.DB, `SELECT COUNT(*) FROM idempotency`); n != 1 {
+		t.Errorf("%d idempotency rows, want 1", n)
+	}
+	simDB, err := sql.Open("sqlite", "file:"+in.Agent.Sim.Path()+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer simDB.Close()
+	if err := simDB.QueryRow(`SELECT change FROM change_requests ORDER BY created_at DESC LIMIT 1`).Scan(&stored); err != nil || !strings.Contains(stored, r.Token("phone", planted["change phone"])) {
+		t.Errorf("the provider's change request = %q, %v; want the phone number as its token", stored, err)
+	}
+
+	forms := map[string][]string{}
 	for kind, v := range planted {
-		forms := []string{v, strings.ReplaceAll(v, " ", ""), strings.ReplaceAll(strings.ReplaceAll(v, "(", ""), ")", "")}
-		for _, f := range forms {
-			for _, file := range files {
-				b, _ := os.ReadFile(file)
-				if bytes.Contains(b, []byte(f)) {
-					t.Errorf("%s %q is stored in the clear in %s", kind, f, filepath.Base(file))
-				}
+		for _, f := range []string{v, strings.ReplaceAll(v, " ", ""), strings.ReplaceAll(strings.ReplaceAll(v, "(", ""), ")", "")} {
+			if !slices.Contains(forms[kind], f) {
+				forms[kind] = append(forms[kind], f)
 			}
-			if strings.Contains(in.Logs.String(), f) {
+		}
+	}
+	answers := string(first.Raw) + string(again.Raw) + string(g.Raw) + string(change.Raw) + string(rj.Raw)
+	logs := in.Logs.String()
+	for kind, fs := range forms {
+		for _, f := range fs {
+			if strings.Contains(logs, f) {
 				t.Errorf("%s %q reached the log", kind, f)
 			}
-			if strings.Contains(string(g.Raw), f) || strings.Contains(string(r.Raw), f) {
-				t.Errorf("%s %q is in the API response", kind, f)
+			if strings.Contains(answers, f) {
+				t.Errorf("%s %q is in an API answer", kind, f)
 			}
 		}
 	}
-	ev, _ := audit.List(context.Background(), in.DB.Read(), audit.Filter{Limit: 500})
+	ev, _ := audit.List(ctx, in.DB.Read(), audit.Filter{Limit: 500})
 	for _, e := range ev {
 		b, _ := json.Marshal(e.Details)
 		for kind, v := range planted {
@@ -513,4 +615,79 @@ func TestRedactionEndToEnd(t *testing.T) {
 			}
 		}
 	}
+	for name, db := range map[string]*sql.DB{"warden.db": in.DB.Read(), "simprovider.db": simDB} {
+		for _, hit := range findPlanted(t, db, forms) {
+			t.Errorf("%s: %s", name, hit)
+		}
+	}
+	// The files themselves, WAL included: a value written in the clear and
+	// later overwritten could still sit in a page.
+	in.DB.Read().Exec(`PRAGMA wal_checkpoint(PASSIVE)`)
+	filepath.Walk(filepath.Dir(in.DB.Path()), func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return nil
+		}
+		b, _ := os.ReadFile(p)
+		for kind, fs := range forms {
+			for _, f := range fs {
+				if bytes.Contains(bytes.ToLower(b), []byte(strings.ToLower(f))) {
+					t.Errorf("%s %q is stored in the clear in %s", kind, f, filepath.Base(p))
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// findPlanted reads every column of every row of every table in db, as
+// text, and reports each cell holding one of the forms (case ignored).
+func findPlanted(t *testing.T, db *sql.DB, forms map[string][]string) []string {
+	t.Helper()
+	var tables []string
+	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var name string
+		rows.Scan(&name)
+		tables = append(tables, name)
+	}
+	rows.Close()
+	if len(tables) == 0 {
+		t.Fatal("no tables to scan")
+	}
+	var hits []string
+	for _, table := range tables {
+		rows, err := db.Query(`SELECT * FROM "` + strings.ReplaceAll(table, `"`, `""`) + `"`)
+		if err != nil {
+			t.Fatalf("scan %s: %v", table, err)
+		}
+		cols, _ := rows.Columns()
+		cells := make([]sql.RawBytes, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range cells {
+			ptrs[i] = &cells[i]
+		}
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatalf("scan %s: %v", table, err)
+			}
+			for i, cell := range cells {
+				text := strings.ToLower(string(cell))
+				for kind, fs := range forms {
+					for _, f := range fs {
+						if strings.Contains(text, strings.ToLower(f)) {
+							hits = append(hits, fmt.Sprintf("%s.%s holds the %s %q in the clear", table, cols[i], kind, f))
+						}
+					}
+				}
+			}
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatalf("scan %s: %v", table, err)
+		}
+		rows.Close()
+	}
+	return hits
 }

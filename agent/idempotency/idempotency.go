@@ -3,6 +3,11 @@
 // stores its response; a retry with the same body gets that response
 // without running again, a retry with another body is refused, and a
 // duplicate that arrives while the first still runs waits for it.
+//
+// A client may choose anything as its key, an e-mail address included, so
+// the key is never stored: only its SHA-256, bound to the owner (the
+// virtual key), is (DESIGN.md principle 8). The same header from the same
+// owner finds the same row; callers pass the header as it came.
 package idempotency
 
 import (
@@ -40,11 +45,20 @@ func Hash(body []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// keyDigest is what is stored of owner's Idempotency-Key. Binding the
+// owner in (length-prefixed, so owner and key cannot run into each other)
+// means a digest says nothing about the same key under another owner.
+func keyDigest(owner, key string) string {
+	sum := sha256.Sum256(fmt.Appendf(nil, "warden/idempotency-key\x00%d\x00%s%s", len(owner), owner, key))
+	return hex.EncodeToString(sum[:])
+}
+
 // Begin claims (owner, key) for a request with the given hash. It returns
 // (nil, nil) when the caller now owns the key and must run the request and
 // then Complete or Abandon it; a stored response to replay; or an error.
 // A duplicate of a running request polls until it finishes or wait passes.
 func Begin(ctx context.Context, db *store.DB, owner, key, hash string, wait time.Duration) (*Stored, error) {
+	key = keyDigest(owner, key)
 	deadline := time.Now().Add(wait)
 	for {
 		var claimed bool
@@ -104,6 +118,7 @@ func Begin(ctx context.Context, db *store.DB, owner, key, hash string, wait time
 
 // Complete stores the response of the request that owns the key.
 func Complete(ctx context.Context, db *store.DB, owner, key string, status int, body []byte) error {
+	key = keyDigest(owner, key)
 	return db.Transact(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE idempotency SET status_code = ?, response = ? WHERE key_id = ? AND idem_key = ?`,
 			status, body, owner, key)
@@ -115,6 +130,7 @@ func Complete(ctx context.Context, db *store.DB, owner, key string, status int, 
 // replaying (it was refused before it ran, or failed on Warden's side), so
 // a retry runs afresh.
 func Abandon(ctx context.Context, db *store.DB, owner, key string) error {
+	key = keyDigest(owner, key)
 	return db.Transact(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM idempotency WHERE key_id = ? AND idem_key = ? AND status_code = 0`, owner, key)
 		return err

@@ -28,6 +28,10 @@
 //   - FAILED: the provider refused the call (tools.Terminal). Every later
 //     Execute returns the stored failure without calling the provider.
 //
+// The receipt and every reason are stored redacted; the receipt keeps the
+// provider's reference ids, which a reversal needs (see SetRedactor and
+// redact.go).
+//
 // Reconcile is the recovery half: it finds records left RESERVED and
 // re-asks the provider by the same key; see its documentation.
 //
@@ -98,12 +102,14 @@ type Entry struct {
 	Tenant   string
 	ActionID string // the approved action, for the Resolver
 	State    State
-	Receipt  json.RawMessage // the provider's receipt once RECORDED
+	// Receipt is the provider's receipt once RECORDED, redacted but for
+	// its top-level reference ids.
+	Receipt json.RawMessage
 	// Error says why the record FAILED (the provider's Reason), or, while
 	// it is RESERVED, the last transient failure (kind and Reason) or why
 	// Reconcile wants a review (including the Resolver's error). A
-	// provider's wrapped cause is never kept. It is cut to maxReason
-	// characters; redacting it for display is the caller's job.
+	// provider's wrapped cause is never kept. It is redacted and cut to
+	// maxReason characters.
 	Error    string
 	Attempts int // provider calls Execute has started
 	// NeedsReview says Reconcile could not learn the outcome and a human
@@ -255,8 +261,9 @@ func scan(row interface{ Scan(...any) error }) (Entry, error) {
 //     calling the provider.
 //  2. It calls p with call unchanged: the provider sees the record's key.
 //  3. A receipt is written with RECORDED in one transaction, and the
-//     RECORDED entry returned. A Terminal refusal is written as FAILED and
-//     returned as an error wrapping ErrFailed and the provider's error.
+//     RECORDED entry returned, with the receipt as stored (redacted). A
+//     Terminal refusal is written as FAILED and returned as an error
+//     wrapping ErrFailed and the provider's error.
 //     Any other error — Transient, or unclassified, since an unclassified
 //     failure does not prove that nothing happened — leaves the record
 //     RESERVED and is returned as is: retry later with the same call, or
@@ -303,7 +310,7 @@ func execute(ctx context.Context, db *store.DB, p tools.Provider, t tools.Tool, 
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
 	if perr == nil {
-		e.State, e.Receipt = Executed, res.Output
+		e.State, e.Receipt = Executed, redactReceipt(redactorFor(db), res.Output)
 		rec, err := record(wctx, db, key, res.Output)
 		if err != nil {
 			return e, fmt.Errorf("execute effect %s: the provider committed but the receipt was not recorded (the record stays reserved): %w", key, err)
@@ -312,7 +319,7 @@ func execute(ctx context.Context, db *store.DB, p tools.Provider, t tools.Tool, 
 	}
 	var pe *tools.Error
 	if errors.As(perr, &pe) && pe.Kind == tools.Terminal {
-		f, err := fail(wctx, db, key, short(pe.Reason))
+		f, err := fail(wctx, db, key, pe.Reason)
 		if err != nil {
 			return e, fmt.Errorf("execute effect %s: record the provider's refusal: %w (refusal: %w)", key, err, perr)
 		}
@@ -320,7 +327,7 @@ func execute(ctx context.Context, db *store.DB, p tools.Provider, t tools.Tool, 
 	}
 	// The record stays RESERVED whether or not the note is written: the
 	// note is for people, the state is what recovery reads.
-	e.Error = reason(perr)
+	e.Error = redactReason(redactorFor(db), reason(perr))
 	_ = note(wctx, db, key, e.Error)
 	return e, fmt.Errorf("execute effect %s: %w", key, perr)
 }
@@ -364,9 +371,11 @@ func reserve(ctx context.Context, db *store.DB, key, digest, tool, tenant string
 	return e, err
 }
 
-// record writes the provider's receipt: RESERVED → EXECUTED → RECORDED in
-// one statement. A record already RECORDED keeps its first receipt.
+// record writes the provider's receipt, redacted: RESERVED → EXECUTED →
+// RECORDED in one statement. A record already RECORDED keeps its first
+// receipt.
 func record(ctx context.Context, db *store.DB, key string, receipt json.RawMessage) (Entry, error) {
+	receipt = redactReceipt(redactorFor(db), receipt)
 	return update(ctx, db, key, func(tx *sql.Tx, e Entry) (Entry, error) {
 		if e.State == Recorded {
 			return e, nil
@@ -382,9 +391,10 @@ func record(ctx context.Context, db *store.DB, key string, receipt json.RawMessa
 	})
 }
 
-// fail writes a provider's refusal: RESERVED → FAILED. The outcome is
-// known, so the record no longer needs review.
+// fail writes a provider's refusal, redacted: RESERVED → FAILED. The
+// outcome is known, so the record no longer needs review.
 func fail(ctx context.Context, db *store.DB, key, why string) (Entry, error) {
+	why = redactReason(redactorFor(db), why)
 	return update(ctx, db, key, func(tx *sql.Tx, e Entry) (Entry, error) {
 		if e.State == Recorded || e.State == Failed {
 			return e, nil
@@ -400,14 +410,15 @@ func fail(ctx context.Context, db *store.DB, key, why string) (Entry, error) {
 	})
 }
 
-// note keeps why a RESERVED record is still reserved. review also flags it
-// for a human.
+// note keeps why a RESERVED record is still reserved, redacted. review
+// also flags it for a human.
 func note(ctx context.Context, db *store.DB, key, why string) error {
 	_, err := setNote(ctx, db, key, why, false)
 	return err
 }
 
 func setNote(ctx context.Context, db *store.DB, key, why string, review bool) (Entry, error) {
+	why = redactReason(redactorFor(db), why)
 	return update(ctx, db, key, func(tx *sql.Tx, e Entry) (Entry, error) {
 		if e.State != Reserved && e.State != Executed {
 			return e, nil
@@ -438,16 +449,15 @@ func update(ctx context.Context, db *store.DB, key string, fn func(tx *sql.Tx, e
 	return out, err
 }
 
-// reason is what is stored of a provider's error: its kind and classified
-// reason, short. The wrapped cause (a database or network error) may say
-// anything and is not kept.
+// reason is what is kept of a provider's error: its kind and classified
+// reason. The wrapped cause (a database or network error) may say
+// anything and is not kept. Writing it redacts and shortens it.
 func reason(err error) string {
 	var pe *tools.Error
-	s := "unclassified provider error"
 	if errors.As(err, &pe) {
-		s = string(pe.Kind) + ": " + pe.Reason
+		return string(pe.Kind) + ": " + pe.Reason
 	}
-	return short(s)
+	return "unclassified provider error"
 }
 
 func short(s string) string {

@@ -73,7 +73,7 @@ func TestExecuteStateMachine(t *testing.T) {
 		},
 		{
 			name: "terminal refusal fails", args: refusedArgs,
-			wantKind: "failed", wantState: Failed, wantAttempts: 1, wantReceipt: false, wantError: "refund of 99999999 exceeds", wantEffects: 0,
+			wantKind: "failed", wantState: Failed, wantAttempts: 1, wantReceipt: false, wantError: "a refund of $999,999.99 is more than the $2,400.00 paid", wantEffects: 0,
 			thenKind: "failed", thenState: Failed, thenAttempts: 1, thenCalls: 0, thenEffects: 0,
 		},
 	}
@@ -140,7 +140,7 @@ func TestExecuteStateMachine(t *testing.T) {
 					t.Errorf("second receipt %s differs from the first %s", again.Receipt, got.Receipt)
 				}
 			}
-			if tt.thenKind == "failed" && (tools.IsTransient(err) || !strings.Contains(err.Error(), "exceeds")) {
+			if tt.thenKind == "failed" && (tools.IsTransient(err) || !strings.Contains(err.Error(), "more than the $2,400.00 paid")) {
 				t.Errorf("stored failure = %v, want a Terminal error giving the reason", err)
 			}
 			if other := f.spy.otherKeys(key); other != nil {

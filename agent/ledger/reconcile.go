@@ -162,7 +162,7 @@ func reconcileOne(ctx context.Context, db *store.DB, resolve Resolver, listed En
 	review := func(why string) (outcome, error) {
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 		defer cancel()
-		if _, err := setNote(wctx, db, e.Key, short("review: "+why), true); err != nil {
+		if _, err := setNote(wctx, db, e.Key, "review: "+why, true); err != nil {
 			return settledElsewhere, err
 		}
 		return outReview, nil

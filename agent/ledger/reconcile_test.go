@@ -95,7 +95,7 @@ func TestReconcile(t *testing.T) {
 		{
 			name: "not found and refused again fails", args: refusedArgs,
 			setup: failTransiently(1), provider: spyOf,
-			wantOutcome: "failed", wantState: Failed, wantReview: false, wantError: "exceeds",
+			wantOutcome: "failed", wantState: Failed, wantReview: false, wantError: "more than the $2,400.00 paid",
 			wantEffects: 0, wantExecutes: 1, wantLookups: 1,
 		},
 		{

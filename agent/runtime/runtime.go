@@ -144,7 +144,7 @@ type Request struct {
 	Skill         string // optional explicit skill
 	Metadata      map[string]string
 	RequestID     string
-	CorrelationID string
+	CorrelationID string // the client's; stored and answered redacted
 }
 
 // Outcome is a finished (or paused) journey.
@@ -188,7 +188,7 @@ func (s *Service) Run(ctx context.Context, req Request) (Outcome, error) {
 	now := s.o.Now()
 	j := &Journey{
 		ID: "jrn_" + store.NewID(), TenantID: req.Caller.Tenant.ID, TenantSlug: req.Caller.Tenant.Slug,
-		KeyID: req.Caller.Key.ID, RequestID: req.RequestID, CorrelationID: req.CorrelationID,
+		KeyID: req.Caller.Key.ID, RequestID: req.RequestID, CorrelationID: s.o.Redactor.String(req.CorrelationID),
 		Release: s.o.Release, Status: StatusRunning, Input: s.o.Redactor.String(req.Input),
 		ReservedMicros: estimate, CreatedAt: now,
 	}

@@ -12,6 +12,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/oklog/ulid/v2"
+
+	"github.com/wardenhq/warden/agent/redact"
+	"github.com/wardenhq/warden/agent/skills"
 )
 
 // LookupOrderArgs are lookup_order's arguments, {"order_id": "ORD-1004"}.
@@ -59,15 +62,15 @@ type ChangeReceipt struct {
 // "amount_minor": 240000, "currency": "USD", "account":
 // "GB74BUKB20201555559182"}. Money goes back only to the order's payment
 // account, named in full (spaces and case ignored) or by its last four
-// characters; the currency must be the order's; the amount is positive
-// and at most the order's amount. Anything else is refused (Terminal).
-// It answers a RefundReceipt. Impact high, compensatable by
-// reverse_refund.
+// characters; the currency must be the order's; the amount is positive,
+// and together with the order's earlier refunds that were not reversed it
+// is at most what the order paid, as a real payments provider holds it.
+// Anything else is refused (Terminal). It answers a RefundReceipt. Impact
+// high, compensatable by reverse_refund.
 //
-// Refunds are capped per refund, not against what was refunded before: a
-// duplicate refund is then a visible second effect (EffectCount,
-// Order.RefundedMinor) rather than a refusal that would hide a broken
-// exactly-once guarantee.
+// Tests of exactly-once refund a small part of an order, so that a
+// duplicate still fits under the cap and shows as a second effect
+// (EffectCount, Order.RefundedMinor) rather than as a refusal.
 type IssueRefundArgs struct {
 	OrderID     string `json:"order_id"`
 	AmountMinor int64  `json:"amount_minor"`
@@ -131,7 +134,8 @@ type validator interface{ validate() error }
 type op struct {
 	newArgs func() validator
 	read    func(ctx context.Context, db *sql.DB, args validator) (any, error)
-	write   func(ctx context.Context, tx *sql.Tx, args validator) (any, error)
+	// write gets the redactor for the free text it stores.
+	write func(ctx context.Context, tx *sql.Tx, r *redact.Redactor, args validator) (any, error)
 }
 
 var ops = map[string]op{
@@ -184,18 +188,18 @@ func (a *IssueRefundArgs) validate() error {
 	case err != nil:
 		return err
 	case a.AmountMinor < 1:
-		return terminal("invalid arguments: amount_minor must be a positive number of minor units")
+		return terminal(`invalid arguments: "amount_minor" must be a positive number of minor units`)
 	case len(a.Currency) != 3 || strings.ToUpper(a.Currency) != a.Currency:
-		return terminal("invalid arguments: currency must be a three-letter ISO 4217 code")
+		return terminal(`invalid arguments: "currency" must be a three-letter ISO 4217 code`)
 	case len(normaliseAccount(a.Account)) < 4:
-		return terminal("invalid arguments: account is required")
+		return terminal(`invalid arguments: "account" is required`)
 	}
 	return nil
 }
 
 func (a *ReverseRefundArgs) validate() error {
 	if a.RefundID == "" {
-		return terminal("invalid arguments: refund_id is required")
+		return terminal(`invalid arguments: "refund_id" is required`)
 	}
 	return nil
 }
@@ -205,7 +209,7 @@ func (a *SendCustomerEmailArgs) validate() error {
 		return err
 	}
 	if _, err := mail.ParseAddress(a.To); err != nil || strings.ContainsAny(a.To, "<> ") {
-		return terminal("invalid arguments: to must be an email address")
+		return terminal(`invalid arguments: "to" must be an email address`)
 	}
 	if err := checkText("subject", a.Subject, maxSubjectLen); err != nil {
 		return err
@@ -215,14 +219,14 @@ func (a *SendCustomerEmailArgs) validate() error {
 
 func requireOrderID(id string) error {
 	if id == "" {
-		return terminal("invalid arguments: order_id is required")
+		return terminal(`invalid arguments: "order_id" is required`)
 	}
 	return nil
 }
 
 func checkText(field, s string, maxLen int) error {
 	if n := utf8.RuneCountInString(s); n == 0 || n > maxLen {
-		return terminal("invalid arguments: %s must be 1 to %d characters", field, maxLen)
+		return terminal("invalid arguments: %q must be 1 to %d characters", field, maxLen)
 	}
 	return nil
 }
@@ -264,7 +268,7 @@ func windowOf(o Order) ChangeWindow {
 	return ChangeWindow{OrderID: o.ID, Open: changeOpen(o.Status), ClosesAt: o.PlacedAt.Add(changeWindow)}
 }
 
-func submitChangeRequest(ctx context.Context, tx *sql.Tx, a validator) (any, error) {
+func submitChangeRequest(ctx context.Context, tx *sql.Tx, r *redact.Redactor, a validator) (any, error) {
 	args := a.(*SubmitChangeRequestArgs)
 	o, err := loadOrder(ctx, tx, args.OrderID)
 	if err != nil {
@@ -276,24 +280,30 @@ func submitChangeRequest(ctx context.Context, tx *sql.Tx, a validator) (any, err
 	id := newID("chg_")
 	if _, err := tx.ExecContext(ctx,
 		`INSERT INTO change_requests (id, order_id, change, created_at) VALUES (?, ?, ?, ?)`,
-		id, o.ID, args.Change, now()); err != nil {
+		id, o.ID, r.String(args.Change), now()); err != nil {
 		return nil, fmt.Errorf("record change request: %w", err)
 	}
 	return ChangeReceipt{ChangeID: id, OrderID: o.ID, Status: "submitted"}, nil
 }
 
-func issueRefund(ctx context.Context, tx *sql.Tx, a validator) (any, error) {
+func issueRefund(ctx context.Context, tx *sql.Tx, _ *redact.Redactor, a validator) (any, error) {
 	args := a.(*IssueRefundArgs)
 	o, err := loadOrder(ctx, tx, args.OrderID)
 	if err != nil {
 		return nil, err
 	}
 	account := normaliseAccount(args.Account)
+	paid := skills.FormatMoney(o.AmountMinor, o.Currency)
 	switch {
 	case args.Currency != o.Currency:
 		return nil, terminal("order %s was paid in %s, not %s", o.ID, o.Currency, args.Currency)
 	case args.AmountMinor > o.AmountMinor:
-		return nil, terminal("refund of %d exceeds order %s's amount of %d %s", args.AmountMinor, o.ID, o.AmountMinor, o.Currency)
+		return nil, terminal("a refund of %s is more than the %s paid for order %s",
+			skills.FormatMoney(args.AmountMinor, o.Currency), paid, o.ID)
+	case args.AmountMinor > o.AmountMinor-o.RefundedMinor:
+		// Written as a difference, which cannot overflow.
+		return nil, terminal("refunds of order %s would total %s, more than the %s paid",
+			o.ID, skills.FormatMoney(o.RefundedMinor+args.AmountMinor, o.Currency), paid)
 	case account != o.Account && account != o.AccountLast4:
 		return nil, terminal("account is not order %s's payment account", o.ID)
 	}
@@ -309,7 +319,7 @@ func issueRefund(ctx context.Context, tx *sql.Tx, a validator) (any, error) {
 	}, nil
 }
 
-func reverseRefund(ctx context.Context, tx *sql.Tx, a validator) (any, error) {
+func reverseRefund(ctx context.Context, tx *sql.Tx, _ *redact.Redactor, a validator) (any, error) {
 	args := a.(*ReverseRefundArgs)
 	var (
 		amount   int64
@@ -335,7 +345,7 @@ func reverseRefund(ctx context.Context, tx *sql.Tx, a validator) (any, error) {
 	return ReversalReceipt{ReversalID: id, RefundID: args.RefundID, Status: "reversed", AmountMinor: amount, Currency: currency}, nil
 }
 
-func sendCustomerEmail(ctx context.Context, tx *sql.Tx, a validator) (any, error) {
+func sendCustomerEmail(ctx context.Context, tx *sql.Tx, r *redact.Redactor, a validator) (any, error) {
 	args := a.(*SendCustomerEmailArgs)
 	o, err := loadOrder(ctx, tx, args.OrderID)
 	if err != nil {
@@ -347,7 +357,7 @@ func sendCustomerEmail(ctx context.Context, tx *sql.Tx, a validator) (any, error
 	id := newID("msg_")
 	if _, err := tx.ExecContext(ctx,
 		`INSERT INTO emails (id, order_id, to_addr, subject, body, sent_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		id, o.ID, o.CustomerEmail, args.Subject, args.Body, now()); err != nil {
+		id, o.ID, o.CustomerEmail, r.String(args.Subject), r.String(args.Body), now()); err != nil {
 		return nil, fmt.Errorf("record email: %w", err)
 	}
 	return EmailReceipt{MessageID: id, OrderID: o.ID, Status: "sent"}, nil

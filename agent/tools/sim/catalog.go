@@ -64,7 +64,7 @@ var schemas = map[string]string{
 		"type": "object",
 		"properties": {
 			"order_id": {"type": "string", "pattern": "^ORD-[0-9]{4,}$", "description": "The order refunded."},
-			"amount_minor": {"type": "integer", "minimum": 1, "description": "Amount in minor units (cents); at most the order's amount."},
+			"amount_minor": {"type": "integer", "minimum": 1, "description": "Amount in minor units (cents); with the order's refunds not reversed, at most what it paid."},
 			"currency": {"type": "string", "pattern": "^[A-Z]{3}$", "description": "ISO 4217 code; must be the order's currency."},
 			"account": {"type": "string", "minLength": 4, "maxLength": 42, "description": "The order's payment account: the full IBAN (spaces allowed) or its last four characters."}
 		},

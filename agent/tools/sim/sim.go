@@ -13,31 +13,43 @@
 // The tools, their arguments and their answers are documented on the
 // argument types (LookupOrderArgs and the rest) and exported as JSON
 // Schemas by Catalog.
+//
+// The simulator stands in for an outside system, but its file lives in
+// Warden's data directory, so the free text it keeps of a call (a change
+// request, an e-mail's subject and body) is redacted before it is stored
+// (DESIGN.md principle 8; see WithRedactor).
 package sim
 
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
+	"reflect"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
+	"github.com/wardenhq/warden/agent/redact"
 	"github.com/wardenhq/warden/agent/tools"
 )
 
 // schemaVersion is the simulator's database layout, kept in user_version.
-const schemaVersion = 1
+// Version 2 stores change requests and e-mails redacted; opening a
+// version 1 file redacts the rows it already holds.
+const schemaVersion = 2
 
 const schemaSQL = `
 CREATE TABLE IF NOT EXISTS orders (
@@ -93,9 +105,10 @@ CREATE TABLE IF NOT EXISTS emails (
 // Provider is the simulator. It implements tools.Provider and
 // tools.Looker and is safe for concurrent use.
 type Provider struct {
-	path  string
-	write *sql.DB // one connection, BEGIN IMMEDIATE: effects serialise here
-	read  *sql.DB
+	path     string
+	write    *sql.DB // one connection, BEGIN IMMEDIATE: effects serialise here
+	read     *sql.DB
+	redactor *redact.Redactor
 
 	mu     sync.Mutex
 	faults Faults
@@ -116,9 +129,21 @@ func dsn(path, txlock string) string {
 	return "file:" + path + "?" + q.Encode()
 }
 
+// An Option configures a Provider.
+type Option func(*Provider)
+
+// WithRedactor redacts the free text the simulator stores with r, the
+// installation's redactor, so its tokens match those in Warden's traces.
+// Without it the simulator redacts under a key of its own, made at Open:
+// nothing is stored in the clear either way, but the tokens then match
+// nothing else.
+func WithRedactor(r *redact.Redactor) Option {
+	return func(p *Provider) { p.redactor = r }
+}
+
 // Open opens the simulator's database at path, creating it (mode 0600)
 // with its schema and the demo orders when it is new.
-func Open(ctx context.Context, path string) (*Provider, error) {
+func Open(ctx context.Context, path string, opts ...Option) (*Provider, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open simulator database: %w", err)
@@ -144,6 +169,14 @@ func Open(ctx context.Context, path string) (*Provider, error) {
 	read.SetMaxIdleConns(n)
 
 	p := &Provider{path: path, write: write, read: read}
+	for _, o := range opts {
+		o(p)
+	}
+	if p.redactor == nil {
+		key := make([]byte, 32)
+		rand.Read(key)
+		p.redactor = redact.New(key)
+	}
 	if err := p.init(ctx); err != nil {
 		p.Close()
 		return nil, fmt.Errorf("simulator database %s: %w", path, err)
@@ -164,6 +197,11 @@ func (p *Provider) init(ctx context.Context) error {
 		}
 		if _, err := tx.ExecContext(ctx, schemaSQL); err != nil {
 			return fmt.Errorf("create schema: %w", err)
+		}
+		if version < 2 {
+			if err := p.redactStored(ctx, tx); err != nil {
+				return fmt.Errorf("redact stored text: %w", err)
+			}
 		}
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`PRAGMA user_version = %d`, schemaVersion)); err != nil {
 			return err
@@ -190,6 +228,40 @@ func (p *Provider) init(ctx context.Context) error {
 		}
 		return nil
 	})
+}
+
+// redactStored redacts the change requests and e-mails a version 1 file
+// kept in the clear.
+func (p *Provider) redactStored(ctx context.Context, tx *sql.Tx) error {
+	for _, q := range []struct{ table, column string }{
+		{"change_requests", "change"}, {"emails", "subject"}, {"emails", "body"},
+	} {
+		rows, err := tx.QueryContext(ctx, `SELECT id, `+q.column+` FROM `+q.table)
+		if err != nil {
+			return err
+		}
+		changed := map[string]string{}
+		for rows.Next() {
+			var id, text string
+			if err := rows.Scan(&id, &text); err != nil {
+				rows.Close()
+				return err
+			}
+			if r := p.redactor.String(text); r != text {
+				changed[id] = r
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for id, text := range changed {
+			if _, err := tx.ExecContext(ctx, `UPDATE `+q.table+` SET `+q.column+` = ? WHERE id = ?`, text, id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Path is the database file.
@@ -246,7 +318,7 @@ func (p *Provider) Execute(ctx context.Context, t tools.Tool, call tools.Call) (
 	if err := p.injectFault(ctx); err != nil {
 		return tools.Result{}, err
 	}
-	args, canonical, err := decodeArgs(op.newArgs, call.Args)
+	args, canonical, err := decodeArgs(name, op.newArgs, call.Args)
 	if err != nil {
 		return tools.Result{}, err
 	}
@@ -284,7 +356,7 @@ func (p *Provider) Execute(ctx context.Context, t tools.Tool, call tools.Call) (
 		case !errors.Is(err, sql.ErrNoRows):
 			return err
 		}
-		out, err := op.write(ctx, tx, args)
+		out, err := op.write(ctx, tx, p.redactor, args)
 		if err != nil {
 			return err
 		}
@@ -380,8 +452,9 @@ func (p *Provider) EffectCount(ctx context.Context, tool string) (int, error) {
 // decodeArgs decodes raw strictly into a fresh value from newArgs (unknown
 // fields, trailing data and wrong types are refused) and returns it with
 // the canonical form of raw the digest is taken over: compact, keys
-// sorted, numbers as written.
-func decodeArgs(newArgs func() validator, raw json.RawMessage) (validator, []byte, error) {
+// sorted, numbers as written. A refusal names the field and the rule it
+// breaks (argsError); tool is named when the field is not one of its.
+func decodeArgs(tool string, newArgs func() validator, raw json.RawMessage) (validator, []byte, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage(`{}`)
 	}
@@ -389,9 +462,9 @@ func decodeArgs(newArgs func() validator, raw json.RawMessage) (validator, []byt
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(args); err != nil {
-		return nil, nil, terminal("invalid arguments: %v", err)
+		return nil, nil, argsError(tool, err)
 	}
-	if dec.More() {
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		return nil, nil, terminal("invalid arguments: data after the object")
 	}
 	if err := args.validate(); err != nil {
@@ -402,15 +475,66 @@ func decodeArgs(newArgs func() validator, raw json.RawMessage) (validator, []byt
 	dec = json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&v); err != nil {
-		return nil, nil, terminal("invalid arguments: %v", err)
+		return nil, nil, argsError(tool, err)
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return nil, nil, terminal("invalid arguments: %v", err)
+		return nil, nil, terminal("invalid arguments: they cannot be read")
 	}
 	return args, bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// argsError says what is wrong with the arguments in the caller's terms —
+// the field and the rule, `"amount_minor" must be a whole number` — and
+// never in encoding/json's, which names Go types and struct fields.
+func argsError(tool string, err error) *tools.Error {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te) && te.Field == "":
+		return terminal("invalid arguments: they must be a JSON object")
+	case errors.As(err, &te):
+		return terminal("invalid arguments: %s %s", quoteField(te.Field), typeRule(te.Type))
+	case errors.As(err, &se), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return terminal("invalid arguments: they are not valid JSON")
+	}
+	// encoding/json has no type for an unknown field, only this text.
+	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		if name, uerr := strconv.Unquote(name); uerr == nil {
+			return terminal("invalid arguments: %s is not an argument of %s", quoteField(name), tool)
+		}
+	}
+	return terminal("invalid arguments: they cannot be read")
+}
+
+// typeRule is the rule a value of type t must follow, in JSON's terms.
+func typeRule(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "must be a string"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "must be a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "must be a number"
+	case reflect.Bool:
+		return "must be true or false"
+	case reflect.Struct, reflect.Map:
+		return "must be an object"
+	case reflect.Slice, reflect.Array:
+		return "must be an array"
+	}
+	return "has the wrong type"
+}
+
+// quoteField quotes a field name the caller sent, cut to 64 bytes.
+func quoteField(name string) string {
+	if len(name) > 64 {
+		name = strings.ToValidUTF8(name[:64], "") + "…"
+	}
+	return strconv.Quote(name)
 }
 
 func result(out any) (tools.Result, error) {

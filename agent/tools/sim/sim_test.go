@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/agent/redact"
 	"github.com/wardenhq/warden/agent/tools"
 )
 
@@ -182,19 +184,20 @@ func TestIssueRefundRefusals(t *testing.T) {
 		name, args, wantReason string
 	}{
 		{"unknown order", `{"order_id":"ORD-9999","amount_minor":100,"currency":"USD","account":"9182"}`, "unknown order ORD-9999"},
-		{"above the order amount", `{"order_id":"ORD-1004","amount_minor":240001,"currency":"USD","account":"9182"}`, "exceeds"},
-		{"zero amount", `{"order_id":"ORD-1004","amount_minor":0,"currency":"USD","account":"9182"}`, "amount_minor"},
-		{"negative amount", `{"order_id":"ORD-1004","amount_minor":-5,"currency":"USD","account":"9182"}`, "amount_minor"},
-		{"fractional amount", `{"order_id":"ORD-1004","amount_minor":10.5,"currency":"USD","account":"9182"}`, "invalid arguments"},
-		{"amount as a string", `{"order_id":"ORD-1004","amount_minor":"100","currency":"USD","account":"9182"}`, "invalid arguments"},
+		{"above the order amount", `{"order_id":"ORD-1004","amount_minor":240001,"currency":"USD","account":"9182"}`, "a refund of $2,400.01 is more than the $2,400.00 paid for order ORD-1004"},
+		{"zero amount", `{"order_id":"ORD-1004","amount_minor":0,"currency":"USD","account":"9182"}`, `"amount_minor" must be a positive number`},
+		{"negative amount", `{"order_id":"ORD-1004","amount_minor":-5,"currency":"USD","account":"9182"}`, `"amount_minor" must be a positive number`},
+		{"fractional amount", `{"order_id":"ORD-1004","amount_minor":10.5,"currency":"USD","account":"9182"}`, `"amount_minor" must be a whole number`},
+		{"amount as a string", `{"order_id":"ORD-1004","amount_minor":"100","currency":"USD","account":"9182"}`, `"amount_minor" must be a whole number`},
 		{"other currency", `{"order_id":"ORD-1004","amount_minor":100,"currency":"EUR","account":"9182"}`, "paid in USD"},
 		{"lower-case currency", `{"order_id":"ORD-1004","amount_minor":100,"currency":"usd","account":"9182"}`, "ISO 4217"},
 		{"someone else's account", `{"order_id":"ORD-1004","amount_minor":100,"currency":"USD","account":"GB86NWBK60161331927054"}`, "payment account"},
 		{"no account", `{"order_id":"ORD-1004","amount_minor":100,"currency":"USD"}`, "account"},
 		{"no order", `{"amount_minor":100,"currency":"USD","account":"9182"}`, "order_id"},
-		{"unknown field", `{"order_id":"ORD-1004","amount_minor":100,"currency":"USD","account":"9182","note":"x"}`, "unknown field"},
-		{"not an object", `[1]`, "invalid arguments"},
+		{"unknown field", `{"order_id":"ORD-1004","amount_minor":100,"currency":"USD","account":"9182","note":"x"}`, `"note" is not an argument of issue_refund`},
+		{"not an object", `[1]`, "invalid arguments: they must be a JSON object"},
 		{"trailing data", `{"order_id":"ORD-1004","amount_minor":100,"currency":"USD","account":"9182"} {}`, "data after"},
+		{"trailing brace", `{"order_id":"ORD-1004","amount_minor":100,"currency":"USD","account":"9182"}}`, "data after"},
 	}
 	p := openTemp(t)
 	for i, tt := range tests {
@@ -277,6 +280,162 @@ func TestSendCustomerEmail(t *testing.T) {
 	}
 	if n := effectCount(t, p, ToolSendCustomerEmail); n != 1 {
 		t.Errorf("EffectCount = %d, want 1", n)
+	}
+}
+
+// TestRefundsCappedByWhatWasPaid: the refunds of one order that were not
+// reversed never total more than the order's amount (review finding 2c:
+// one run left ORD-1004 with 12 refunds totalling $11,405 on $2,400).
+func TestRefundsCappedByWhatWasPaid(t *testing.T) {
+	p := openTemp(t)
+	refund := func(key string, minor int64) (RefundReceipt, error) {
+		t.Helper()
+		res, err := exec(t, p, ToolIssueRefund, key,
+			fmt.Sprintf(`{"order_id":"ORD-1004","amount_minor":%d,"currency":"USD","account":"9182"}`, minor))
+		var rc RefundReceipt
+		if err == nil {
+			err = json.Unmarshal(res.Output, &rc)
+		}
+		return rc, err
+	}
+	first, err := refund("rf-1", 100000)
+	if err != nil {
+		t.Fatalf("first refund, $1,000.00 of $2,400.00: %v", err)
+	}
+	if _, err := refund("rf-2", 140000); err != nil {
+		t.Fatalf("second refund, to exactly $2,400.00: %v", err)
+	}
+	_, err = refund("rf-3", 1)
+	const want = "refunds of order ORD-1004 would total $2,400.01, more than the $2,400.00 paid"
+	if kindOf(err) != tools.Terminal || !strings.Contains(err.Error(), want) {
+		t.Fatalf("third refund: err = %v, want terminal %q", err, want)
+	}
+	if n := effectCount(t, p, ToolIssueRefund); n != 2 {
+		t.Errorf("EffectCount = %d after the refusal, want 2", n)
+	}
+
+	// Reversing the first makes room for a new refund up to its amount.
+	var rev ReversalReceipt
+	mustExec(t, p, ToolReverseRefund, "rv-1", fmt.Sprintf(`{"refund_id":%q}`, first.RefundID), &rev)
+	if _, err := refund("rf-4", 100000); err != nil {
+		t.Fatalf("refund after the reversal: %v", err)
+	}
+	if _, err := refund("rf-5", 1); kindOf(err) != tools.Terminal {
+		t.Errorf("refund beyond the cap after the reversal: err = %v, want terminal", err)
+	}
+	var o Order
+	mustExec(t, p, ToolLookupOrder, "", `{"order_id":"ORD-1004"}`, &o)
+	if o.RefundedMinor != 240000 {
+		t.Errorf("refunded_minor = %d, want 240000", o.RefundedMinor)
+	}
+	// A replay of a refund already counted is its receipt, not a refusal.
+	if _, err := refund("rf-2", 140000); err != nil {
+		t.Errorf("replay of a counted refund: %v", err)
+	}
+}
+
+// TestArgumentErrorsNameTheFieldAndRule: a refusal of malformed arguments
+// speaks JSON, never Go (review finding 7c).
+func TestArgumentErrorsNameTheFieldAndRule(t *testing.T) {
+	tests := []struct {
+		tool, args, want string
+	}{
+		{ToolIssueRefund, `{"order_id":"ORD-1004","amount_minor":"100","currency":"USD","account":"9182"}`, `invalid arguments: "amount_minor" must be a whole number`},
+		{ToolIssueRefund, `{"order_id":"ORD-1004","amount_minor":1e30,"currency":"USD","account":"9182"}`, `invalid arguments: "amount_minor" must be a whole number`},
+		{ToolIssueRefund, `{"order_id":"ORD-1004","amount_minor":true,"currency":"USD","account":"9182"}`, `invalid arguments: "amount_minor" must be a whole number`},
+		{ToolIssueRefund, `{"order_id":1004,"amount_minor":100,"currency":"USD","account":"9182"}`, `invalid arguments: "order_id" must be a string`},
+		{ToolIssueRefund, `{"order_id":"ORD-1004","amount_minor":100,"currency":"USD","account":"9182","memo":"x"}`, `invalid arguments: "memo" is not an argument of issue_refund`},
+		{ToolSubmitChangeRequest, `{"order_id":"ORD-1001","change":["a"]}`, `invalid arguments: "change" must be a string`},
+		{ToolSubmitChangeRequest, `{"order_id":"ORD-1001","change":""}`, `invalid arguments: "change" must be 1 to 2000 characters`},
+		{ToolReverseRefund, `{}`, `invalid arguments: "refund_id" is required`},
+		{ToolSendCustomerEmail, `{"order_id":"ORD-1004","to":"nobody","subject":"s","body":"b"}`, `invalid arguments: "to" must be an email address`},
+		{ToolLookupOrder, `"ORD-1004"`, `invalid arguments: they must be a JSON object`},
+		{ToolLookupOrder, `{"order_id":`, `invalid arguments: they are not valid JSON`},
+	}
+	p := openTemp(t)
+	for i, tt := range tests {
+		_, err := exec(t, p, tt.tool, fmt.Sprintf("bad-%d", i), tt.args)
+		var pe *tools.Error
+		if !errors.As(err, &pe) || pe.Kind != tools.Terminal || pe.Reason != tt.want {
+			t.Errorf("%s %s: err = %v, want terminal %q", tt.tool, tt.args, err, tt.want)
+			continue
+		}
+		for _, goText := range []string{"json:", "Go ", "struct", "Args", "int64", "of type"} {
+			if strings.Contains(err.Error(), goText) {
+				t.Errorf("%s %s: error %q speaks Go (%q)", tt.tool, tt.args, err, goText)
+			}
+		}
+	}
+}
+
+// TestStoredTextIsRedacted: the simulator keeps its file in Warden's data
+// directory, so what it keeps of a change request or an e-mail is
+// redacted, with the installation's redactor when it is given one.
+func TestStoredTextIsRedacted(t *testing.T) {
+	r := redact.New(bytes.Repeat([]byte{1}, 32))
+	p, err := Open(context.Background(), filepath.Join(t.TempDir(), "sim.db"), WithRedactor(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	const email, phone = "mia.wong@example.net", "+44 20 7946 0958"
+	var chg ChangeReceipt
+	mustExec(t, p, ToolSubmitChangeRequest, "chg-1",
+		`{"order_id":"ORD-1001","change":"Call `+phone+` or write to `+email+` before delivery."}`, &chg)
+	var msg EmailReceipt
+	mustExec(t, p, ToolSendCustomerEmail, "msg-1",
+		`{"order_id":"ORD-1004","to":"daniel.whitaker@example.com","subject":"Re: `+email+`","body":"We will call `+phone+`."}`, &msg)
+
+	var change, subject, body string
+	if err := p.read.QueryRow(`SELECT change FROM change_requests WHERE id = ?`, chg.ChangeID).Scan(&change); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.read.QueryRow(`SELECT subject, body FROM emails WHERE id = ?`, msg.MessageID).Scan(&subject, &body); err != nil {
+		t.Fatal(err)
+	}
+	if want := "Call " + r.Token("phone", phone) + " or write to " + r.Token("email", email) + " before delivery."; change != want {
+		t.Errorf("stored change = %q, want %q", change, want)
+	}
+	if want := "Re: " + r.Token("email", email); subject != want {
+		t.Errorf("stored subject = %q, want %q", subject, want)
+	}
+	if want := "We will call " + r.Token("phone", phone) + "."; body != want {
+		t.Errorf("stored body = %q, want %q", body, want)
+	}
+}
+
+// TestOpenRedactsWhatAnOlderVersionStored: a version 1 file kept change
+// requests and e-mails in the clear; opening it redacts them once.
+func TestOpenRedactsWhatAnOlderVersionStored(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sim.db")
+	p, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const email = "mia.wong@example.net"
+	_, err = p.write.Exec(`INSERT INTO change_requests (id, order_id, change, created_at) VALUES ('chg_old', 'ORD-1001', 'write to ` + email + `', '2026-03-01T00:00:00Z');
+		INSERT INTO emails (id, order_id, to_addr, subject, body, sent_at) VALUES ('msg_old', 'ORD-1004', 'daniel.whitaker@example.com', 'for ` + email + `', 'to ` + email + `', '2026-03-01T00:00:00Z');
+		PRAGMA user_version = 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+
+	r := redact.New(bytes.Repeat([]byte{2}, 32))
+	p, err = Open(context.Background(), path, WithRedactor(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	var change, subject, body string
+	var version int
+	p.read.QueryRow(`SELECT change FROM change_requests WHERE id = 'chg_old'`).Scan(&change)
+	p.read.QueryRow(`SELECT subject, body FROM emails WHERE id = 'msg_old'`).Scan(&subject, &body)
+	p.read.QueryRow(`PRAGMA user_version`).Scan(&version)
+	tok := r.Token("email", email)
+	if change != "write to "+tok || subject != "for "+tok || body != "to "+tok || version != schemaVersion {
+		t.Errorf("after reopening: change %q, subject %q, body %q, version %d; want %s redacted, version %d",
+			change, subject, body, version, email, schemaVersion)
 	}
 }
 
