@@ -13,6 +13,7 @@ import (
 
 	"github.com/wardenhq/warden/handlers"
 	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -51,6 +52,21 @@ func (s *Server) secureHeaders() echo.MiddlewareFunc {
 				h.Set("Strict-Transport-Security", "max-age=63072000; includeSubDomains")
 			}
 			return next(c)
+		}
+	}
+}
+
+// requestID gives every request a new id, "req_" + a ULID. An id a client
+// sends in X-Request-Id is not taken: it is stored with journeys and
+// echoed in answers, and a client could put personal data in it. The
+// form survives redaction, so log lines and journeys carry the same id.
+func (s *Server) requestID() echo.MiddlewareFunc {
+	ids := middleware.RequestIDWithConfig(middleware.RequestIDConfig{Generator: func() string { return "req_" + store.NewID() }})
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		withID := ids(next)
+		return func(c echo.Context) error {
+			c.Request().Header.Del(echo.HeaderXRequestID)
+			return withID(c)
 		}
 	}
 }

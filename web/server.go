@@ -140,7 +140,7 @@ func New(o Options) (*Server, error) {
 	e.Use(
 		middleware.Recover(),
 		s.secureHeaders(),
-		middleware.RequestID(),
+		s.requestID(),
 		s.requestLog(),
 		middleware.BodyLimit("1M"),
 	)

@@ -71,8 +71,9 @@ func (s *Service) Reverse(ctx context.Context, p identity.Principal, actionID st
 	if err != nil {
 		return approvals.Action{}, err
 	}
-	// The ledger keeps the provider's receipt as it came; the action shows
-	// a redacted copy.
+	// The ledger keeps the provider's receipt redacted but with its
+	// reference ids (the refund id the compensating call needs); the
+	// action shows a redacted copy.
 	receipt := orig.Receipt
 	if e, err := ledger.Get(ctx, s.o.DB.Read(), orig.IdempotencyKey); err == nil && len(e.Receipt) > 0 {
 		receipt = e.Receipt
