@@ -3,7 +3,7 @@
 //
 //	warden [serve] [flags]   start the console (the default)
 //	warden audit verify      check the audit chain; exit 1 naming the first bad seq
-//	warden keys create       create a virtual key and print it once
+//	warden keys create       create a virtual key and print it and its callback secret once
 //	warden version           print the version
 package main
 
@@ -60,7 +60,7 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `Usage:
   warden [serve] [flags]   start the console and API (default)
   warden audit verify      verify the audit chain
-  warden keys create       create a virtual key and print it once
+  warden keys create       create a virtual key and print it and its callback secret once
   warden version           print the version
 
 `)
