@@ -103,12 +103,16 @@ func TestAuditVerifyCommand(t *testing.T) {
 // process is a real warden process started from this test binary.
 type process struct {
 	URL  string
+	keyc chan string // the development-mode key printed at start-up
 	cmd  *exec.Cmd
 	logs *logBuffer
 	done chan error
 }
 
-var listeningRe = regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
+var (
+	listeningRe = regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+)`)
+	demoKeyRe   = regexp.MustCompile(`wk_[a-z0-9]+_[a-z0-9]+`)
+)
 
 // startProcess starts warden serve on a random loopback port with a fresh
 // data directory (or the given one) and waits until it listens.
@@ -130,9 +134,14 @@ func startProcess(t *testing.T, dataDir string, extraEnv ...string) *process {
 		t.Fatal(err)
 	}
 	urlc := make(chan string, 1)
+	keyc := make(chan string, 1)
+	p.keyc = keyc
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
+			if m := demoKeyRe.FindString(sc.Text()); m != "" {
+				keyc <- m
+			}
 			if m := listeningRe.FindStringSubmatch(sc.Text()); m != nil {
 				urlc <- m[1]
 			}
@@ -153,6 +162,19 @@ func startProcess(t *testing.T, dataDir string, extraEnv ...string) *process {
 		t.Fatalf("warden did not start listening:\n%s", p.logs)
 	}
 	return p
+}
+
+// demoKey returns the demo virtual key the process printed at start-up.
+func (p *process) demoKey(t *testing.T) string {
+	t.Helper()
+	select {
+	case k := <-p.keyc:
+		p.keyc <- k
+		return k
+	case <-time.After(10 * time.Second):
+		t.Fatalf("warden printed no demo key:\n%s", p.logs)
+		return ""
+	}
 }
 
 // logBuffer is the child's stderr, written by exec's copier and read by
