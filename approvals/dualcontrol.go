@@ -2,6 +2,7 @@ package approvals
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -34,6 +35,8 @@ type Requirement struct {
 // say nothing about another's. An action needs two approvers when
 //   - its currency has no threshold (fail closed), or
 //   - its amount reaches the threshold, or
+//   - the tenant has live actions on the same target in another currency
+//     within its window (amounts in two currencies cannot be added), or
 //   - together with the tenant's other live actions on the same target
 //     (pending, approved, executing or executed) created within the
 //     tenant's window, it reaches the threshold: a $2,400 refund split into
@@ -65,7 +68,18 @@ func Required(ctx context.Context, q store.Querier, tenantID string, amount *mon
 	if err != nil {
 		return Requirement{}, err
 	}
-	earlier, err := liveAmountOnTarget(ctx, q, tenantID, target.Key, amount.Currency.Code, now.Add(-t.DualControlWindow))
+	since := now.Add(-t.DualControlWindow)
+	other, err := otherCurrencyOnTarget(ctx, q, tenantID, target.Key, amount.Currency.Code, since)
+	if err != nil {
+		return Requirement{}, err
+	}
+	if other != "" {
+		// Amounts in two currencies cannot be added without a rate, and a
+		// split across currencies must not pass under both thresholds.
+		return Requirement{Approvals: 2, Basis: fmt.Sprintf("%s already has live actions in %s within %s, and this one is in %s: amounts in different currencies on one target need two approvers.",
+			target.Label, other, windowText(t.DualControlWindow), amount.Currency.Code)}, nil
+	}
+	earlier, err := liveAmountOnTarget(ctx, q, tenantID, target.Key, amount.Currency.Code, since)
 	if err != nil {
 		return Requirement{}, err
 	}
@@ -91,6 +105,24 @@ func liveAmountOnTarget(ctx context.Context, q store.Querier, tenantID, targetKe
 		return 0, fmt.Errorf("dual control: amounts on the same target: %w", err)
 	}
 	return sum, nil
+}
+
+// otherCurrencyOnTarget returns a currency other than currency in which
+// the tenant has live actions on the target since since, or "".
+func otherCurrencyOnTarget(ctx context.Context, q store.Querier, tenantID, targetKey, currency string, since time.Time) (string, error) {
+	var other string
+	err := q.QueryRowContext(ctx, `SELECT currency FROM actions
+		WHERE tenant_id = ? AND target_key = ? AND currency != ? AND amount_minor IS NOT NULL AND created_at >= ?
+		AND status IN (?, ?, ?, ?) ORDER BY currency LIMIT 1`,
+		tenantID, targetKey, currency, store.FormatTime(since),
+		StatusPending, StatusApproved, StatusExecuting, StatusExecuted).Scan(&other)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("dual control: currencies on the same target: %w", err)
+	}
+	return other, nil
 }
 
 // windowText writes a window the way the tenant page sets it: "24 h",

@@ -77,9 +77,14 @@ func TestRequired(t *testing.T) {
 				f.onTarget(t, usd(80_000), order, StatusExecuted, now.Add(-25*time.Hour))
 			},
 		}, usd(80_000), order, 1, ""},
-		{"another currency does not", []func(t *testing.T, f fixture){
+		{"another currency on the target needs two", []func(t *testing.T, f fixture){
 			func(t *testing.T, f fixture) {
 				f.onTarget(t, &money.Amount{Minor: 80_000, Currency: money.MustCurrency("EUR")}, order, StatusExecuted, now.Add(-time.Hour))
+			},
+		}, usd(10), order, 2, "ORD-1004 already has live actions in EUR within 24 h"},
+		{"another currency elsewhere does not", []func(t *testing.T, f fixture){
+			func(t *testing.T, f fixture) {
+				f.onTarget(t, &money.Amount{Minor: 80_000, Currency: money.MustCurrency("EUR")}, other, StatusExecuted, now.Add(-time.Hour))
 			},
 		}, usd(80_000), order, 1, ""},
 		{"no target, no sum", []func(t *testing.T, f fixture){

@@ -126,7 +126,8 @@ func loadApproval(ctx context.Context, st AdminStore, user *identity.Principal, 
 	}
 	v.CanDecide, v.Blocked = mayDecide(user, a, slug, v.Decisions, now)
 	v.CanReverse = user.HasAnyRole(config.RoleApprover, config.RoleOncall) &&
-		a.Status == approvals.StatusExecuted && a.Reversibility == tools.Compensatable && v.Reversal == nil
+		a.Status == approvals.StatusExecuted && a.Reversibility == tools.Compensatable &&
+		(v.Reversal == nil || !approvals.Live(v.Reversal.Status))
 	return v, nil
 }
 

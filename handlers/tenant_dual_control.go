@@ -93,8 +93,11 @@ func TenantDualControlWindow(st AdminStore) echo.HandlerFunc {
 		}
 		typed := strings.TrimSpace(c.FormValue("window_hours"))
 		hours, err := strconv.Atoi(typed)
+		// Range-check the number before it becomes a duration, which
+		// would overflow for a large one.
+		ok := err == nil && hours >= int(store.MinDualControlWindow/time.Hour) && hours <= int(store.MaxDualControlWindow/time.Hour)
 		window := time.Duration(hours) * time.Hour
-		if err != nil || window < store.MinDualControlWindow || window > store.MaxDualControlWindow {
+		if !ok {
 			v, err := tenantView(ctx, st.Read(), t)
 			if err != nil {
 				return err

@@ -1,7 +1,8 @@
 // Package money is Warden's one way to read, compare and write amounts of
 // money. An amount is a whole number of its currency's minor units (cents
-// for USD, fils for KWD, yen for JPY) with an ISO 4217 currency whose data
-// (validity, number of decimals) comes from golang.org/x/text/currency.
+// for USD, fils for KWD, yen for JPY) with an ISO 4217 currency: which
+// codes are currencies in use comes from golang.org/x/text/currency
+// (corrected where its data lags), the number of decimals from ISO 4217.
 //
 // Amounts reach Warden from agents as JSON numbers. They are parsed once,
 // strictly, by ParseMinor: the value an approver is shown, the value that
@@ -21,6 +22,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/text/currency"
 )
@@ -51,20 +53,58 @@ var notMoney = map[string]bool{
 	"XBA": true, "XBB": true, "XBC": true, "XBD": true, "XDR": true, "XSU": true, "XUA": true,
 }
 
-// ErrCurrency is returned for a code that is not an ISO 4217 currency.
-var ErrCurrency = errors.New("not an ISO 4217 currency code")
+// Corrections to golang.org/x/text/currency's list of currencies in use,
+// whose data lags ISO 4217: codes it lacks that are tender today, and codes
+// it still lists that were withdrawn.
+var (
+	tenderSince = map[string]bool{"VES": true, "SLE": true, "MRU": true, "ZWG": true, "XCG": true}
+	withdrawn   = map[string]bool{"HRK": true, "SLL": true, "VEF": true, "MRO": true, "CUC": true, "ANG": true}
+)
 
-// ParseCurrency accepts an upper-case ISO 4217 code of a real currency.
+// inUse is the set of codes of currencies that are legal tender today.
+var inUse = func() map[string]bool {
+	set := map[string]bool{}
+	for it := currency.Query(currency.Date(time.Now())); it.Next(); {
+		set[it.Unit().String()] = true
+	}
+	for c := range tenderSince {
+		set[c] = true
+	}
+	for c := range withdrawn {
+		delete(set, c)
+	}
+	return set
+}()
+
+// Minor units by ISO 4217. The Unicode locale data behind x/text rounds
+// some currencies differently from ISO (IDR and COP to 0 decimals, IQD to
+// 0), but agents send ISO minor units, so the exponent is ISO's: 0 and 3
+// for these, 4 for the Chilean unit of account, 2 for every other.
+var (
+	isoZero  = map[string]bool{"BIF": true, "CLP": true, "DJF": true, "GNF": true, "ISK": true, "JPY": true, "KMF": true, "KRW": true, "PYG": true, "RWF": true, "UGX": true, "VND": true, "VUV": true, "XAF": true, "XOF": true, "XPF": true}
+	isoThree = map[string]bool{"BHD": true, "IQD": true, "JOD": true, "KWD": true, "LYD": true, "OMR": true, "TND": true}
+	isoFour  = map[string]bool{"CLF": true}
+)
+
+// ErrCurrency is returned for a code that is not an ISO 4217 currency.
+var ErrCurrency = errors.New("not an ISO 4217 currency in use")
+
+// ParseCurrency accepts the upper-case ISO 4217 code of a currency in use
+// today (and the Chilean unit of account CLF, which invoices use).
 func ParseCurrency(code string) (Currency, error) {
-	if !codeRe.MatchString(code) || notMoney[code] {
+	if !codeRe.MatchString(code) || notMoney[code] || !(inUse[code] || isoFour[code]) {
 		return Currency{}, fmt.Errorf("%q is %w", code, ErrCurrency)
 	}
-	u, err := currency.ParseISO(code)
-	if err != nil {
-		return Currency{}, fmt.Errorf("%q is %w", code, ErrCurrency)
+	c := Currency{Code: code, Exponent: 2}
+	switch {
+	case isoZero[code]:
+		c.Exponent = 0
+	case isoThree[code]:
+		c.Exponent = 3
+	case isoFour[code]:
+		c.Exponent = 4
 	}
-	scale, _ := currency.Standard.Rounding(u)
-	return Currency{Code: u.String(), Exponent: scale}, nil
+	return c, nil
 }
 
 // MustCurrency is ParseCurrency for codes written in the program.

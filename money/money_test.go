@@ -28,6 +28,17 @@ func TestParseCurrency(t *testing.T) {
 		{"XAU", Currency{}, true},
 		{"", Currency{}, true},
 		{"USDX", Currency{}, true},
+		{"IQD", Currency{"IQD", 3}, false},
+		{"IDR", Currency{"IDR", 2}, false},
+		{"COP", Currency{"COP", 2}, false},
+		{"VES", Currency{"VES", 2}, false},
+		{"SLE", Currency{"SLE", 2}, false},
+		{"XAF", Currency{"XAF", 0}, false},
+		{"CLF", Currency{"CLF", 4}, false},
+		{"DEM", Currency{}, true},
+		{"HRK", Currency{}, true},
+		{"SLL", Currency{}, true},
+		{"VEF", Currency{}, true},
 	}
 	for _, tt := range tests {
 		got, err := ParseCurrency(tt.code)

@@ -120,6 +120,17 @@ func TestAmountSpellingsThatAreNotWholeNumbersAreRefused(t *testing.T) {
 			t.Errorf("top-level amount %s = %d %s, want 400", amount, r.Status, r.Raw)
 		}
 	}
+	// Members named twice, or twice but for case: JSON readers disagree
+	// on which one counts, so Warden could weigh $1.00 while a provider
+	// pays $5,000.00.
+	for _, args := range []string{
+		`{"order_id":"ORD-1004","amount_minor":500000.0,"amount_minor":100,"currency":"USD","account":"GB74BUKB20201555559182"}`,
+		`{"order_id":"ORD-1004","amount_minor":100,"AMOUNT_MINOR":500000,"currency":"USD","account":"GB74BUKB20201555559182"}`,
+	} {
+		if r := proposeRaw(t, in, in.DemoKey, `{"tool":"issue_refund","summary":"Refund","arguments":`+args+`}`); r.Status != http.StatusBadRequest || r.code() != "invalid_arguments" {
+			t.Errorf("arguments %s = %d %s, want 400 invalid_arguments", args, r.Status, r.Raw)
+		}
+	}
 	if n := countActions(t, in); n != before {
 		t.Errorf("refused proposals recorded %d actions", n-before)
 	}
@@ -358,6 +369,17 @@ func TestCurrenciesHaveTheirOwnDecimalsAndThresholds(t *testing.T) {
 	if r := proposeRaw(t, in, key, `{"tool":"send_payout","summary":"Pay out","arguments":{"payee":"kw-4","payout_cents":1000,"ccy":"KWD"}}`); r.Body["approvals_required"] != float64(2) {
 		t.Errorf("after removing the KWD threshold = %s, want 2 approvers", r.Raw)
 	}
+	// A window so large it would overflow a duration is refused, not
+	// stored as something else.
+	for _, bad := range []string{"5124097", "0", "2161", "twelve"} {
+		if p := erin.post("/tenants/acme/dual-control-window", erin.withCSRF(url.Values{"window_hours": {bad}}), nil); p.Status != http.StatusUnprocessableEntity {
+			t.Errorf("window %q = %d, want 422", bad, p.Status)
+		}
+	}
+	p = erin.post("/tenants/acme/dual-control-window", erin.withCSRF(url.Values{"window_hours": {"48"}}), nil)
+	if got := text(p, "tenant-dual-control-window"); !strings.HasPrefix(got, "48 h") {
+		t.Errorf("window shown = %q, want 48 h", got)
+	}
 	if evs := adminEvents(t, in.DB, "tenant.dual_control_removed"); len(evs) != 1 {
 		t.Errorf("tenant.dual_control_removed events = %d, want 1", len(evs))
 	}
@@ -403,6 +425,14 @@ func TestReversalBelongsToThePersonWhoAskedForIt(t *testing.T) {
 	bob.post("/approvals/"+rev.ID+"/decide", bob.withCSRF(decideForm(approvals.Reject, "wrong refund picked", rev.PayloadDigest)), nil)
 	if got := getAction(t, in, rev.ID); got.Status != approvals.StatusRejected {
 		t.Fatalf("reversal status = %s, want rejected", got.Status)
+	}
+	// The console offers Reverse again, and says the earlier one ended.
+	p := alice.get("/approvals/" + orig.ID)
+	if _, ok := p.Doc.Find(`[data-testid="reverse"]`).Attr("href"); !ok {
+		t.Error("after a rejected reversal the action page does not offer Reverse")
+	}
+	if c := alice.get("/approvals/" + orig.ID + "/reverse"); !strings.Contains(text(c, "earlier-reversal"), "rejected") {
+		t.Errorf("the confirmation says %q, want that the earlier reversal was rejected", text(c, "earlier-reversal"))
 	}
 	next := reverse()
 	if next.ID == rev.ID || next.Status != approvals.StatusPending || next.Compensates != orig.ID {
@@ -512,5 +542,36 @@ func TestCallbackURLQueryIsRedactedAtRestButStillCalled(t *testing.T) {
 	defer mu.Unlock()
 	if len(queries) == 0 || !strings.Contains(queries[0], "token="+token) {
 		t.Errorf("callbacks reached the agent with queries %q, want the original query", queries)
+	}
+}
+
+// Finding 2 (review of the fix): spelling one target differently, or
+// splitting it across currencies, does not escape the running total.
+func TestSplitsCannotDodgeTheTargetTotalBySpellingOrCurrency(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	key := addPayoutTool(t, in, "http://127.0.0.1:1/never-called")
+	pay := func(payee string, cents int, ccy string) apiResp {
+		body, _ := json.Marshal(map[string]any{"tool": "send_payout", "summary": "Pay out",
+			"arguments": map[string]any{"payee": payee, "payout_cents": cents, "ccy": ccy}})
+		return proposeRaw(t, in, key, string(body))
+	}
+	if r := pay("ACCT-9", 80_000, "USD"); r.Body["approvals_required"] != float64(1) {
+		t.Fatalf("first $800 = %s, want 1 approver", r.Raw)
+	}
+	if r := pay(" acct-9", 80_000, "USD"); r.Body["approvals_required"] != float64(2) {
+		t.Errorf("the same payee spelt \" acct-9\" = %s, want 2 approvers", r.Raw)
+	}
+	// EUR has its own threshold, so only the mixed currencies count.
+	ctx := context.Background()
+	acme, _ := store.TenantBySlug(ctx, in.DB.Read(), "acme")
+	in.DB.Transact(ctx, func(tx *sql.Tx) error {
+		_, err := store.SetThreshold(ctx, tx, acme.ID, store.Threshold{Currency: "EUR", Minor: 100_000})
+		return err
+	})
+	if r := pay("ACCT-10", 80_000, "EUR"); r.Body["approvals_required"] != float64(1) {
+		t.Fatalf("€800 to another payee = %s, want 1 approver", r.Raw)
+	}
+	if r := pay("ACCT-9", 80_000, "EUR"); r.Body["approvals_required"] != float64(2) {
+		t.Errorf("the same payee in EUR = %s, want 2 approvers", r.Raw)
 	}
 }

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -49,13 +50,82 @@ func ReadFacts(t tools.Tool, args json.RawMessage) (Facts, error) {
 		f.Amount = &money.Amount{Minor: minor, Currency: c}
 	}
 	if t.TargetArg != "" {
-		v, err := stringArg(m, t.TargetArg)
+		v, err := targetArg(m, t.TargetArg)
 		if err != nil {
 			return Facts{}, err
 		}
 		f.Target = v
 	}
 	return f, nil
+}
+
+// UniqueMembers refuses JSON in which an object names a member twice, or
+// names two members that differ only in case. JSON readers disagree on
+// such input (the first or the last "amount_minor" wins; Go matches
+// "AMOUNT_MINOR" to a field amount_minor), so Warden could weigh one
+// amount while a provider pays another.
+func UniqueMembers(raw json.RawMessage) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	return uniqueValue(dec, 0)
+}
+
+func uniqueValue(dec *json.Decoder, depth int) error {
+	if depth > 64 {
+		return fmt.Errorf("arguments are nested too deeply")
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return fmt.Errorf("arguments are not JSON")
+	}
+	switch tok {
+	case json.Delim('{'):
+		seen := map[string]string{}
+		for dec.More() {
+			k, err := dec.Token()
+			if err != nil {
+				return fmt.Errorf("arguments are not JSON")
+			}
+			name, _ := k.(string)
+			folded := strings.ToLower(name)
+			if prev, ok := seen[folded]; ok {
+				if prev == name {
+					return fmt.Errorf("%q appears twice", name)
+				}
+				return fmt.Errorf("%q and %q differ only in case", prev, name)
+			}
+			seen[folded] = name
+			if err := uniqueValue(dec, depth+1); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token() // '}'
+	case json.Delim('['):
+		for dec.More() {
+			if err := uniqueValue(dec, depth+1); err != nil {
+				return err
+			}
+		}
+		_, err = dec.Token() // ']'
+	}
+	if err != nil {
+		return fmt.Errorf("arguments are not JSON")
+	}
+	return nil
+}
+
+// targetArg reads a required target: a non-empty string, or a number
+// (an id such as 1004) kept as written.
+func targetArg(m map[string]json.RawMessage, name string) (string, error) {
+	raw, ok := m[name]
+	if !ok {
+		return "", fmt.Errorf("%q is required", name)
+	}
+	var n json.Number
+	if err := json.Unmarshal(raw, &n); err == nil && !bytes.HasPrefix(bytes.TrimSpace(raw), []byte(`"`)) {
+		return n.String(), nil
+	}
+	return stringArg(m, name)
 }
 
 // stringArg reads a required, non-empty string argument.

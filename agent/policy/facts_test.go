@@ -31,7 +31,8 @@ func TestReadFacts(t *testing.T) {
 		{"unknown currency", refund, `{"order_id":"O","amount_minor":5,"currency":"ZZZ"}`, 0, "", "", `"currency" must be an ISO 4217`},
 		{"currency missing", refund, `{"order_id":"O","amount_minor":5}`, 0, "", "", `"currency" is required`},
 		{"target missing", refund, `{"amount_minor":5,"currency":"USD"}`, 0, "", "", `"order_id" is required`},
-		{"target not a string", email, `{"order_id":42}`, 0, "", "", `"order_id" must be a non-empty string`},
+		{"numeric target", email, `{"order_id":42}`, -1, "", "42", ""},
+		{"target neither string nor number", email, `{"order_id":{"id":1}}`, 0, "", "", `"order_id" must be a non-empty string`},
 		{"no amount declared", email, `{"order_id":"ORD-1","amount_minor":1.5}`, -1, "", "ORD-1", ""},
 		{"nothing declared", tools.Tool{Name: "x"}, `{"amount":1.5}`, -1, "", "", ""},
 	}
@@ -57,6 +58,27 @@ func TestReadFacts(t *testing.T) {
 				t.Errorf("target = %q, want %q", f.Target, tt.wantTarget)
 			}
 		})
+	}
+}
+
+func TestUniqueMembers(t *testing.T) {
+	tests := []struct {
+		args    string
+		wantErr string
+	}{
+		{`{"amount_minor":100,"currency":"USD"}`, ""},
+		{`{"a":{"b":1},"c":[{"b":2},{"b":3}]}`, ""},
+		{`{"amount_minor":500000.0,"amount_minor":100}`, `"amount_minor" appears twice`},
+		{`{"amount_minor":100,"AMOUNT_MINOR":500000}`, `differ only in case`},
+		{`{"x":{"id":1,"id":2}}`, `"id" appears twice`},
+		{`{"x":[{"Id":1,"id":2}]}`, `differ only in case`},
+		{`{"x":`, `not JSON`},
+	}
+	for _, tt := range tests {
+		err := UniqueMembers(json.RawMessage(tt.args))
+		if (tt.wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.wantErr)) {
+			t.Errorf("UniqueMembers(%s) = %v, want %q", tt.args, err, tt.wantErr)
+		}
 	}
 }
 

@@ -58,6 +58,9 @@ func Check(scope Scope, name string, t *tools.Tool, args json.RawMessage) Decisi
 	case !t.Enabled:
 		return Decision{Code: CodeDisabled, Reason: fmt.Sprintf("Tool %q is switched off.", t.Name)}
 	}
+	if err := UniqueMembers(args); err != nil {
+		return Decision{Code: CodeInvalidArguments, Reason: fmt.Sprintf("The arguments for %q are refused: %v.", t.Name, err)}
+	}
 	if err := ValidateArgs(t.ArgsSchema, args); err != nil {
 		return Decision{Code: CodeInvalidArguments, Reason: fmt.Sprintf("The arguments for %q do not match its schema: %v", t.Name, err)}
 	}

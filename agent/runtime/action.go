@@ -10,6 +10,8 @@ import (
 
 	"github.com/wardenhq/warden/agent/budget"
 	"github.com/wardenhq/warden/agent/redact"
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/money"
 )
@@ -104,7 +106,14 @@ func (s *Service) target(value string) approvals.Target {
 	if value == "" {
 		return approvals.Target{}
 	}
-	return approvals.Target{Key: s.o.Redactor.Digest("action-target", value), Label: s.o.Redactor.String(value)}
+	return approvals.Target{Key: s.o.Redactor.Digest("action-target", targetKey(value)), Label: s.o.Redactor.String(value)}
+}
+
+// targetKey is the form of a target's value that dual control compares:
+// Unicode-normalised, trimmed and case-folded, so "ORD-1004", "ord-1004"
+// and " ORD-1004" add up as one target.
+func targetKey(value string) string {
+	return strings.ToLower(strings.TrimSpace(norm.NFKC.String(value)))
 }
 
 // createAction turns the journey's pending call into a pending action.

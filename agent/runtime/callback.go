@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -97,7 +98,13 @@ func (s *Service) HandleCallback(ctx context.Context, j jobs.Job) error {
 	req.Header.Set(SignatureHeader, Sign(secrets, now, body))
 	resp, err := s.callbackClient().Do(req)
 	if err != nil {
-		return fmt.Errorf("callback for %s: %w", a.ID, err)
+		// The client's error names the whole URL, query included; the job's
+		// last error is stored, so keep only what went wrong.
+		var uerr *url.Error
+		if errors.As(err, &uerr) {
+			err = uerr.Err
+		}
+		return fmt.Errorf("callback for %s: %s", a.ID, s.o.Redactor.String(err.Error()))
 	}
 	resp.Body.Close()
 	if resp.StatusCode/100 != 2 {

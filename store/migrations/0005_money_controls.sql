@@ -45,3 +45,12 @@ CREATE INDEX actions_tenant_target ON actions (tenant_id, target_key, created_at
 -- query: the column people read keeps it redacted, and the URL Warden
 -- calls is sealed like the action's arguments.
 ALTER TABLE actions ADD COLUMN callback_url_sealed TEXT NOT NULL DEFAULT '';
+
+-- Pending and approved actions from before this migration: the key's
+-- creator becomes the key owner (they may not approve them either), and a
+-- reversal a person asked for stops carrying the agent's key (the agent
+-- could cancel it).
+UPDATE actions SET key_owner = (SELECT created_by FROM virtual_keys WHERE virtual_keys.id = actions.key_id)
+	WHERE key_owner = '' AND key_id != ''
+	AND EXISTS (SELECT 1 FROM virtual_keys WHERE virtual_keys.id = actions.key_id AND created_by != 'cli');
+UPDATE actions SET key_id = '' WHERE compensates != '' AND requested_by != '';
