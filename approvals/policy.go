@@ -4,7 +4,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/identity"
 )
 
@@ -32,7 +31,7 @@ const (
 // already approved it. It is pure: the caller loads, Check decides.
 func Check(p identity.Principal, a Action, tenantSlug string, approvedBy []string, digest string, now time.Time) error {
 	switch {
-	case !p.HasRole(config.RoleApprover):
+	case !p.HasRole(identity.RoleApprover):
 		return ErrNotApprover
 	case !p.InTenant(tenantSlug):
 		return ErrOutOfScope

@@ -15,18 +15,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-)
 
-// Role names a console user may hold.
-const (
-	RoleApprover = "approver"
-	RoleOncall   = "oncall"
-	RoleAuditor  = "auditor"
-	RoleAdmin    = "admin"
+	"github.com/wardenhq/warden/identity"
 )
-
-// Roles lists every role, in display order.
-var Roles = []string{RoleApprover, RoleOncall, RoleAuditor, RoleAdmin}
 
 // Config is the validated configuration of one Warden process.
 type Config struct {
@@ -327,7 +318,7 @@ func parseRoleMapping(s string) (map[string]string, error) {
 			return nil, fmt.Errorf("%q is not group=role", pair)
 		}
 		if !isRole(role) {
-			return nil, fmt.Errorf("%q names unknown role %q (known: %s)", pair, role, strings.Join(Roles, ", "))
+			return nil, fmt.Errorf("%q names unknown role %q (known: %s)", pair, role, strings.Join(identity.Roles, ", "))
 		}
 		m[group] = role
 	}
@@ -338,7 +329,7 @@ func parseRoleMapping(s string) (map[string]string, error) {
 }
 
 func isRole(r string) bool {
-	for _, k := range Roles {
+	for _, k := range identity.Roles {
 		if r == k {
 			return true
 		}

@@ -12,7 +12,6 @@ import (
 	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
-	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
@@ -78,8 +77,8 @@ func loadApproval(ctx context.Context, st AdminStore, user *identity.Principal, 
 	now := time.Now().UTC()
 	v := views.ApprovalView{
 		Action: a, TenantSlug: slug, Now: now,
-		CanTrace: user.HasAnyRole(config.RoleOncall, config.RoleAuditor, config.RoleAdmin),
-		CanQueue: user.HasRole(config.RoleApprover),
+		CanTrace: user.HasAnyRole(identity.RoleOncall, identity.RoleAuditor, identity.RoleAdmin),
+		CanQueue: user.HasRole(identity.RoleApprover),
 	}
 	if v.Decisions, err = approvals.Decisions(ctx, q, a.ID); err != nil {
 		return views.ApprovalView{}, err
@@ -125,7 +124,7 @@ func loadApproval(ctx context.Context, st AdminStore, user *identity.Principal, 
 		}
 	}
 	v.CanDecide, v.Blocked = mayDecide(user, a, slug, v.Decisions, now)
-	v.CanReverse = user.HasAnyRole(config.RoleApprover, config.RoleOncall) &&
+	v.CanReverse = user.HasAnyRole(identity.RoleApprover, identity.RoleOncall) &&
 		a.Status == approvals.StatusExecuted && a.Reversibility == tools.Compensatable &&
 		(v.Reversal == nil || !approvals.Live(v.Reversal.Status))
 	return v, nil
@@ -135,7 +134,7 @@ func loadApproval(ctx context.Context, st AdminStore, user *identity.Principal, 
 // so the page offers the forms exactly when a decision would be accepted.
 // For an approver who may not decide a pending action it says why.
 func mayDecide(user *identity.Principal, a approvals.Action, slug string, ds []approvals.Decided, now time.Time) (bool, string) {
-	if !user.HasRole(config.RoleApprover) || a.Status != approvals.StatusPending {
+	if !user.HasRole(identity.RoleApprover) || a.Status != approvals.StatusPending {
 		return false, ""
 	}
 	var approvedBy []string

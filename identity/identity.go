@@ -8,6 +8,17 @@ import (
 	"strings"
 )
 
+// Role names a console user may hold.
+const (
+	RoleApprover = "approver"
+	RoleOncall   = "oncall"
+	RoleAuditor  = "auditor"
+	RoleAdmin    = "admin"
+)
+
+// Roles lists every role, in display order.
+var Roles = []string{RoleApprover, RoleOncall, RoleAuditor, RoleAdmin}
+
 // AllTenants is the tenant scope entry that grants every tenant.
 const AllTenants = "*"
 

@@ -12,7 +12,6 @@ import (
 	"github.com/wardenhq/warden/agent/policy"
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
-	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/money"
 	"github.com/wardenhq/warden/store"
@@ -37,7 +36,7 @@ func (s *Service) Reverse(ctx context.Context, p identity.Principal, actionID st
 	if err != nil {
 		return approvals.Action{}, err
 	}
-	if !p.HasAnyRole(config.RoleApprover, config.RoleOncall) || !p.InTenant(slug) {
+	if !p.HasAnyRole(identity.RoleApprover, identity.RoleOncall) || !p.InTenant(slug) {
 		return approvals.Action{}, ErrCannotReverse
 	}
 	if orig.Status != approvals.StatusExecuted || orig.Reversibility != tools.Compensatable {
