@@ -1,6 +1,17 @@
-// Package approvals holds the lifecycle of pending high-impact actions:
-// their creation, bound to the exact payload by a digest, and (as it grows)
-// the approval policy that decides who may decide them.
+// Package approvals owns high-impact actions and their rules: creation,
+// bound to the exact payload by a digest (actions.go); how many approvers
+// an action needs (dualcontrol.go); who may decide or reverse it
+// (policy.go); decisions, cancellation and expiry (decide.go); and every
+// status change after approval (execution.go). Each change is one
+// transaction with its audit event and a compare-and-set on the status.
+//
+// The runtime drives it:
+//
+//	req, _ := approvals.Required(ctx, tx, tenantID, amount, target, now)
+//	a, _ := approvals.Create(ctx, tx, sealer, spec, now) // pending
+//	res, _ := approvals.Decide(ctx, db, request, onDecided, now)
+//	approvals.StartExecuting(ctx, db, a.ID, now)
+//	approvals.Executed(ctx, tx, a, slug, receipt, now) // or Failed
 package approvals
 
 import (
@@ -15,8 +26,6 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/wardenhq/warden/agent/seal"
-	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/money"
 	"github.com/wardenhq/warden/store"
@@ -49,8 +58,8 @@ type Action struct {
 	AmountMinor       *int64
 	Currency          string
 	Reason            string
-	Impact            tools.Impact
-	Reversibility     tools.Reversibility
+	Impact            Impact
+	Reversibility     Reversibility
 	PolicyRule        string
 	ApprovalsRequired int
 	PayloadDigest     string
@@ -96,7 +105,7 @@ type Spec struct {
 	StepN             int
 	KeyID             string
 	RequestedBy       string // principal id for console requests
-	Tool              tools.Tool
+	Tool              Tool
 	Args              json.RawMessage
 	ArgsRedacted      json.RawMessage
 	Summary           string
@@ -158,7 +167,7 @@ func idempotencyKey(s Spec, digest string) string {
 }
 
 // Create records a pending action inside tx, with its audit event.
-func Create(ctx context.Context, tx *sql.Tx, sealer *seal.Sealer, s Spec, now time.Time) (Action, error) {
+func Create(ctx context.Context, tx *sql.Tx, sealer Sealer, s Spec, now time.Time) (Action, error) {
 	digest, err := PayloadDigest(s.Tool.Name, s.Args)
 	if err != nil {
 		return Action{}, err
@@ -283,7 +292,7 @@ func scan(s scanner) (Action, error) {
 		v := amount.Int64
 		a.AmountMinor = &v
 	}
-	a.Impact, a.Reversibility = tools.Impact(impact), tools.Reversibility(rev)
+	a.Impact, a.Reversibility = Impact(impact), Reversibility(rev)
 	a.ExpiresAt, _ = time.Parse(time.RFC3339Nano, expires)
 	a.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
 	return a, nil
@@ -313,7 +322,7 @@ func withoutQuery(raw string) string {
 
 // OpenCallbackURL returns the URL an action's callbacks go to, unsealed;
 // "" when it has none.
-func OpenCallbackURL(ctx context.Context, q store.Querier, sealer *seal.Sealer, id string) (string, error) {
+func OpenCallbackURL(ctx context.Context, q store.Querier, sealer Sealer, id string) (string, error) {
 	var sealed string
 	err := q.QueryRowContext(ctx, `SELECT callback_url_sealed FROM actions WHERE id = ?`, id).Scan(&sealed)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -330,7 +339,7 @@ func OpenCallbackURL(ctx context.Context, q store.Querier, sealer *seal.Sealer, 
 }
 
 // OpenArgs returns an action's real arguments, unsealed for execution.
-func OpenArgs(ctx context.Context, q store.Querier, sealer *seal.Sealer, id string) (json.RawMessage, error) {
+func OpenArgs(ctx context.Context, q store.Querier, sealer Sealer, id string) (json.RawMessage, error) {
 	var sealed string
 	err := q.QueryRowContext(ctx, `SELECT arguments_sealed FROM actions WHERE id = ?`, id).Scan(&sealed)
 	if errors.Is(err, sql.ErrNoRows) {

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/agent/seal"
-	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/store"
@@ -84,7 +83,7 @@ func setup(t *testing.T) fixture {
 	return fixture{db: db, sealer: s, tenant: tenant}
 }
 
-var refundTool = tools.Tool{Name: "issue_refund", Impact: tools.ImpactHigh, Reversibility: tools.Compensatable, ApprovalTTL: time.Hour}
+var refundTool = Tool{Name: "issue_refund", Impact: ImpactHigh, Reversibility: Compensatable, ApprovalTTL: time.Hour}
 
 func (f fixture) newAction(t *testing.T, n int, required int) Action {
 	t.Helper()

@@ -43,11 +43,11 @@ func Decisions(ctx context.Context, q store.Querier, actionID string) ([]Decided
 	return out, rows.Err()
 }
 
-// OnApproved runs inside the transaction of a final decision (the action's
+// OnDecided runs inside the transaction of a final decision (the action's
 // Status says which: approved, rejected or expired): it is where the
 // execution job, the ledger record and the agent's callback are written,
 // so the decision and the work it causes exist together or not at all.
-type OnApproved func(ctx context.Context, tx *sql.Tx, a Action) error
+type OnDecided func(ctx context.Context, tx *sql.Tx, a Action) error
 
 // Request is one decision.
 type Request struct {
@@ -68,9 +68,9 @@ type Result struct {
 // Decide records a decision in one transaction with its audit event. The
 // status change is a compare-and-set on the pending status: of two racing
 // approvers exactly one outcome is recorded, and the loser gets
-// ErrAlreadyDecided (or ErrAlreadyApproved). On the final approval,
-// onApproved runs in the same transaction.
-func Decide(ctx context.Context, db *store.DB, req Request, onApproved OnApproved, now time.Time) (Result, error) {
+// ErrAlreadyDecided (or ErrAlreadyApproved). On the final decision
+// (approval or rejection), onDecided runs in the same transaction.
+func Decide(ctx context.Context, db *store.DB, req Request, onDecided OnDecided, now time.Time) (Result, error) {
 	req.Comment = strings.TrimSpace(req.Comment)
 	if req.Decision != Approve && req.Decision != Reject {
 		return Result{}, fmt.Errorf("decide: unknown decision %q", req.Decision)
@@ -114,8 +114,8 @@ func Decide(ctx context.Context, db *store.DB, req Request, onApproved OnApprove
 				return err
 			}
 			a.Status, res.Final = StatusRejected, true
-			if onApproved != nil {
-				if err := onApproved(ctx, tx, a); err != nil {
+			if onDecided != nil {
+				if err := onDecided(ctx, tx, a); err != nil {
 					return err
 				}
 			}
@@ -125,8 +125,8 @@ func Decide(ctx context.Context, db *store.DB, req Request, onApproved OnApprove
 			}
 			a.Status, a.ApprovalsGiven, res.Final = StatusApproved, a.ApprovalsGiven+1, true
 			verb = "action.approved"
-			if onApproved != nil {
-				if err := onApproved(ctx, tx, a); err != nil {
+			if onDecided != nil {
+				if err := onDecided(ctx, tx, a); err != nil {
 					return err
 				}
 			}
@@ -194,7 +194,7 @@ func approvers(ctx context.Context, q store.Querier, actionID string) ([]string,
 
 // Expire marks pending actions past their expiry as expired, ends their
 // journeys, and audits each; it returns how many expired.
-func Expire(ctx context.Context, db *store.DB, onExpired OnApproved, now time.Time) (int, error) {
+func Expire(ctx context.Context, db *store.DB, onExpired OnDecided, now time.Time) (int, error) {
 	var n int
 	err := db.Transact(ctx, func(tx *sql.Tx) error {
 		rows, err := tx.QueryContext(ctx, selectAction+` WHERE status = 'pending' AND expires_at <= ? LIMIT 500`, store.FormatTime(now))

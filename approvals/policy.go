@@ -53,3 +53,29 @@ func Check(p identity.Principal, a Action, tenantSlug string, approvedBy []strin
 	}
 	return nil
 }
+
+// ReverseRoles may ask for the reversal of an executed action: approvers,
+// and on-call engineers following a runbook. The route table and MayReverse
+// both use it.
+var ReverseRoles = []string{identity.RoleApprover, identity.RoleOncall}
+
+// Refusals of a reversal.
+var (
+	ErrNotReversible = errors.New("only an executed, compensatable action can be reversed")
+	ErrCannotReverse = errors.New("reversing an action needs the approver or on-call role for its tenant")
+)
+
+// MayReverse applies the reversal policy to one principal and one action
+// of tenant tenantSlug: the principal holds a ReverseRoles role in the
+// action's tenant, and the action executed and has a compensating tool. It
+// is pure, like Check; whether a live reversal already exists is the
+// caller's question (pressing Reverse again opens that one).
+func MayReverse(p identity.Principal, a Action, tenantSlug string) error {
+	switch {
+	case !p.HasAnyRole(ReverseRoles...) || !p.InTenant(tenantSlug):
+		return ErrCannotReverse
+	case a.Status != StatusExecuted || a.Reversibility != Compensatable:
+		return ErrNotReversible
+	}
+	return nil
+}

@@ -64,8 +64,8 @@ type Event struct {
 	// Details is further context as a JSON object. It is written to the
 	// audit trail as given, so the caller must pass values that are
 	// already redacted: no secrets, no raw PII, only keyed tokens for
-	// them (DESIGN.md principle 8). The chain makes a mistake here
-	// permanent: an event cannot be edited later.
+	// them (docs/redaction.md). The chain makes a mistake here permanent:
+	// an event cannot be edited later.
 	//
 	// It is stored and hashed as canonical JSON (docs/audit-format.md);
 	// events returned by this package carry it decoded from that text,

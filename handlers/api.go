@@ -16,7 +16,7 @@ import (
 	"github.com/wardenhq/warden/approvals"
 )
 
-// apiStatus maps a refusal or failure code to its HTTP status (DESIGN.md
+// apiStatus maps a refusal or failure code to its HTTP status (docs/api.md,
 // §5, the API contract).
 var apiStatus = map[string]int{
 	gateway.CodeUnauthorized:    http.StatusUnauthorized,

@@ -186,7 +186,7 @@ func (api ActionAPI) Result(c echo.Context) error {
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return jsonError(c, "not_found", "There is no action with this id.")
-	case errors.Is(err, runtime.ErrNotReportable):
+	case errors.Is(err, approvals.ErrNotReportable):
 		return c.JSON(http.StatusConflict, map[string]any{"error": apiError{Code: "not_reportable", Message: err.Error() + "; this one is " + a.Status + "."}})
 	case err != nil:
 		status, body := apiFail(c, err)

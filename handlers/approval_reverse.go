@@ -6,7 +6,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/store"
@@ -51,9 +50,9 @@ func ApprovalReverse(st AdminStore, d Decider) echo.HandlerFunc {
 		switch {
 		case err == nil:
 			return seeOther(c, "/approvals/"+r.ID+"?done=reversal_requested")
-		case errors.Is(err, runtime.ErrNotReversible):
+		case errors.Is(err, approvals.ErrNotReversible):
 			return notReversible(a)
-		case errors.Is(err, runtime.ErrCannotReverse):
+		case errors.Is(err, approvals.ErrCannotReverse):
 			return Forbidden(refusalSentence(err))
 		case errors.Is(err, store.ErrNotFound):
 			return echo.NewHTTPError(http.StatusNotFound, "There is no action with this id.")

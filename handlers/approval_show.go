@@ -124,9 +124,7 @@ func loadApproval(ctx context.Context, st AdminStore, user *identity.Principal, 
 		}
 	}
 	v.CanDecide, v.Blocked = mayDecide(user, a, slug, v.Decisions, now)
-	v.CanReverse = user.HasAnyRole(identity.RoleApprover, identity.RoleOncall) &&
-		a.Status == approvals.StatusExecuted && a.Reversibility == tools.Compensatable &&
-		(v.Reversal == nil || !approvals.Live(v.Reversal.Status))
+	v.CanReverse = approvals.MayReverse(*user, a, slug) == nil && (v.Reversal == nil || !approvals.Live(v.Reversal.Status))
 	return v, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/agent/seal"
+	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/handlers"
 	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/static"
@@ -30,8 +31,8 @@ func (s *Server) consoleRoutes() []route {
 		{http.MethodGet, "/approvals/rows", handlers.ApprovalQueueRows(s.db), []string{identity.RoleApprover}, ""},
 		{http.MethodGet, "/approvals/:id", handlers.ApprovalShow(s.db), []string{identity.RoleApprover, identity.RoleOncall, identity.RoleAuditor, identity.RoleAdmin}, ""},
 		{http.MethodPost, "/approvals/:id/decide", handlers.ApprovalDecide(s.db, s.runtime), []string{identity.RoleApprover}, ""},
-		{http.MethodGet, "/approvals/:id/reverse", handlers.ApprovalReverseConfirm(s.db), []string{identity.RoleApprover, identity.RoleOncall}, ""},
-		{http.MethodPost, "/approvals/:id/reverse", handlers.ApprovalReverse(s.db, s.runtime), []string{identity.RoleApprover, identity.RoleOncall}, ""},
+		{http.MethodGet, "/approvals/:id/reverse", handlers.ApprovalReverseConfirm(s.db), approvals.ReverseRoles, ""},
+		{http.MethodPost, "/approvals/:id/reverse", handlers.ApprovalReverse(s.db, s.runtime), approvals.ReverseRoles, ""},
 		{http.MethodGet, "/status", handlers.Status(s.status), []string{identity.RoleOncall, identity.RoleAdmin}, "Status"},
 		{http.MethodGet, "/audit", handlers.AuditList(s.db.Read(), s.db), []string{identity.RoleAuditor, identity.RoleAdmin}, "Audit trail"},
 		{http.MethodPost, "/audit/verify", handlers.AuditVerify(s.db.Read(), s.db, s.recordVerify), []string{identity.RoleAuditor, identity.RoleAdmin}, ""},

@@ -6,7 +6,7 @@
 //
 // A client may choose anything as its key, an e-mail address included, so
 // the key is never stored: only its SHA-256, bound to the owner (the
-// virtual key), is (DESIGN.md principle 8). The same header from the same
+// virtual key), is (docs/redaction.md). The same header from the same
 // owner finds the same row; callers pass the header as it came.
 package idempotency
 

@@ -1,6 +1,6 @@
 // Package ledger is Warden's effect ledger: one durable record per side
 // effect, so that an approved action happens exactly once even when Warden
-// crashes halfway (DESIGN.md principle 4).
+// crashes halfway.
 //
 // A record is keyed by the action's stable idempotency key and bound to its
 // payload digest, tool and tenant. Its states:

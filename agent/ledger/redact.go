@@ -13,7 +13,7 @@ import (
 )
 
 // What the ledger stores of a provider's answer — its receipt and its
-// reasons — is redacted first (DESIGN.md principle 8): a receipt may name
+// reasons — is redacted first (docs/redaction.md): a receipt may name
 // an account or a customer in full.
 //
 // Reference ids survive: the compensating call of a reversal takes its

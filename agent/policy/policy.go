@@ -1,5 +1,5 @@
 // Package policy decides whether a tool call may run: Warden's policy, in
-// code, not the model's judgement (DESIGN.md principle 1). Deny by default:
+// code, not the model's judgement. Deny by default:
 // an unknown tool, a tool outside the key's scopes, a switched-off tool or
 // arguments that fail the tool's schema are refused; a high-impact tool
 // needs a human's approval before it runs.

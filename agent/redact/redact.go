@@ -1,5 +1,5 @@
 // Package redact keeps personal data and secrets out of everything Warden
-// writes: logs, traces and audit details (DESIGN.md principle 8).
+// writes: logs, traces and audit details (docs/redaction.md).
 //
 // A Redactor finds sensitive values in free text (String), in JSON
 // documents (JSON) and in Go values (Value), and replaces each with a keyed

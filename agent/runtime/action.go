@@ -126,7 +126,7 @@ func (s *Service) createAction(ctx context.Context, tx *sql.Tx, r *run, now time
 	}
 	spec := approvals.Spec{
 		TenantID: r.j.TenantID, TenantSlug: r.j.TenantSlug, JourneyID: r.j.ID, StepN: p.n, KeyID: r.j.KeyID,
-		KeyOwner: keyOwner(r.req.Caller.Key.CreatedBy), Tool: p.tool, Args: p.args,
+		KeyOwner: keyOwner(r.req.Caller.Key.CreatedBy), Tool: p.tool.ForApproval(), Args: p.args,
 		ArgsRedacted: json.RawMessage(s.redactJSON(p.args)), Summary: Summary(p.tool.Name, p.args, p.facts.Amount),
 		Targets: targets(p.args), Reason: s.o.Redactor.String(p.reason), Rule: p.rule,
 		ApprovalsRequired: req.Approvals, ApprovalBasis: req.Basis, Target: target,

@@ -23,7 +23,6 @@ import (
 	"github.com/wardenhq/warden/agent/jobs"
 	"github.com/wardenhq/warden/agent/keys"
 	"github.com/wardenhq/warden/agent/seal"
-	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
@@ -131,7 +130,7 @@ func newCallbackRig(t *testing.T) *callbackRig {
 		}
 		a, err := approvals.Create(ctx, tx, sealer, approvals.Spec{
 			TenantID: tenant.ID, TenantSlug: tenant.Slug, KeyID: r.key.ID,
-			Tool: tools.Tool{Name: "ship_gift", Impact: tools.ImpactHigh, Reversibility: tools.Irreversible, Provider: tools.ProviderExternal},
+			Tool: approvals.Tool{Name: "ship_gift", Impact: approvals.ImpactHigh, Reversibility: approvals.Irreversible},
 			Args: json.RawMessage(`{"order_id":"ORD-1002"}`), ArgsRedacted: json.RawMessage(`{"order_id":"ORD-1002"}`),
 			Summary: "Ship a gift", CallbackURL: srv.URL, External: true,
 		}, r.clock())

@@ -15,7 +15,6 @@ import (
 	"github.com/wardenhq/warden/agent/skills"
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
-	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
 )
 
@@ -39,10 +38,8 @@ type actionJob struct {
 // is enqueued, so the decision and its consequences exist together or not
 // at all.
 func (s *Service) onDecided(ctx context.Context, tx *sql.Tx, a approvals.Action) error {
-	if a.CallbackURL != "" {
-		if err := jobs.Enqueue(ctx, tx, JobCallback, actionJob{ActionID: a.ID}, jobs.Options{UniqueKey: "callback:" + a.ID + ":" + a.Status, MaxAttempts: 12}); err != nil {
-			return err
-		}
+	if err := s.enqueueCallback(ctx, tx, a, a.Status); err != nil {
+		return err
 	}
 	if a.Status != approvals.StatusApproved || a.External {
 		return nil // the agent executes it and reports the result
@@ -64,7 +61,7 @@ func (s *Service) onDecided(ctx context.Context, tx *sql.Tx, a approvals.Action)
 			}
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE actions SET reserved_micros = ? WHERE id = ?`, t.UnitCostMicros, a.ID); err != nil {
+		if err := approvals.Reserve(ctx, tx, a.ID, t.UnitCostMicros); err != nil {
 			return err
 		}
 	}
@@ -113,7 +110,7 @@ func (s *Service) ExecuteAction(ctx context.Context, actionID string) error {
 	}
 	switch a.Status {
 	case approvals.StatusApproved:
-		if err := s.setStatus(ctx, a, approvals.StatusApproved, approvals.StatusExecuting); err != nil {
+		if _, err := approvals.StartExecuting(ctx, s.o.DB, a.ID, s.o.Now()); err != nil {
 			return err
 		}
 	case approvals.StatusExecuting:
@@ -135,11 +132,11 @@ func (s *Service) ExecuteAction(ctx context.Context, actionID string) error {
 	if !t.Enabled {
 		return s.failBeforeCall(ctx, a, "tool "+a.Tool+" was switched off after approval")
 	}
-	var frozen bool
-	if err := s.o.DB.Read().QueryRowContext(ctx, `SELECT frozen FROM tenants WHERE id = ?`, a.TenantID).Scan(&frozen); err != nil {
+	tenant, err := store.TenantByID(ctx, s.o.DB.Read(), a.TenantID)
+	if err != nil {
 		return err
 	}
-	if frozen {
+	if tenant.Frozen {
 		return s.failBeforeCall(ctx, a, "the tenant was frozen after approval")
 	}
 	p := s.o.Providers[t.Provider]
@@ -152,11 +149,7 @@ func (s *Service) ExecuteAction(ctx context.Context, actionID string) error {
 	if err != nil {
 		return s.failBeforeCall(ctx, a, "its arguments are not valid JSON")
 	}
-	slug, err := store.TenantSlug(ctx, s.o.DB.Read(), a.TenantID)
-	if err != nil {
-		return err
-	}
-	entry, err := ledger.Execute(ctx, s.o.DB, p, t, tools.Call{Tool: t.Name, Args: args, IdempotencyKey: a.IdempotencyKey, Tenant: slug}, digest)
+	entry, err := ledger.Execute(ctx, s.o.DB, p, t, tools.Call{Tool: t.Name, Args: args, IdempotencyKey: a.IdempotencyKey, Tenant: tenant.Slug}, digest)
 	switch {
 	case errors.Is(err, ledger.ErrFailed):
 		return s.fail(ctx, a, s.o.Redactor.String(entry.Error))
@@ -187,13 +180,6 @@ func (s *Service) CompleteFromLedger(ctx context.Context, key string) error {
 	return s.complete(ctx, a, e.Receipt, t)
 }
 
-func (s *Service) setStatus(ctx context.Context, a approvals.Action, from, to string) error {
-	return s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE actions SET status = ?, updated_at = ? WHERE id = ? AND status = ?`, to, store.Now(), a.ID, from)
-		return err
-	})
-}
-
 // failBeforeCall fails an action for a reason found before the provider
 // call — unless an earlier attempt may already have reached the provider
 // (the ledger record is RESERVED with attempts): then the reconciler must
@@ -209,31 +195,21 @@ func (s *Service) failBeforeCall(ctx context.Context, a approvals.Action, reason
 func (s *Service) fail(ctx context.Context, a approvals.Action, reason string) error {
 	now := s.o.Now()
 	err := s.o.DB.Transact(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE actions SET status = 'failed', failure = ?, updated_at = ? WHERE id = ? AND status IN ('approved', 'executing')`,
-			reason, store.FormatTime(now), a.ID)
+		slug, err := store.TenantSlug(ctx, tx, a.TenantID)
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return nil
+		changed, err := approvals.Failed(ctx, tx, a, slug, reason, now)
+		if err != nil || !changed {
+			return err
 		}
 		if err := settleAction(ctx, tx, a.ID, a.TenantID, 0); err != nil {
 			return err
 		}
-		if a.JourneyID != "" {
-			if _, err := tx.ExecContext(ctx, `UPDATE journeys SET status = 'failed', error_code = 'action_failed', finished_at = ? WHERE id = ?`, store.FormatTime(now), a.JourneyID); err != nil {
-				return err
-			}
+		if err := failJourney(ctx, tx, a.JourneyID, "action_failed", now); err != nil {
+			return err
 		}
-		slug, _ := store.TenantSlug(ctx, tx, a.TenantID)
-		if a.CallbackURL != "" {
-			if err := jobs.Enqueue(ctx, tx, JobCallback, actionJob{ActionID: a.ID}, jobs.Options{UniqueKey: "callback:" + a.ID + ":failed", MaxAttempts: 12}); err != nil {
-				return err
-			}
-		}
-		_, err = audit.Append(ctx, tx, audit.Event{Actor: audit.Actor{Type: audit.ActorSystem, ID: "executor"}, Tenant: slug,
-			Verb: "action.failed", Subject: audit.Subject{Type: "action", ID: a.ID}, Details: map[string]any{"reason": reason}})
-		return err
+		return s.enqueueCallback(ctx, tx, a, approvals.StatusFailed)
 	})
 	if err != nil {
 		return err
@@ -247,13 +223,13 @@ func (s *Service) fail(ctx context.Context, a approvals.Action, reason string) e
 func (s *Service) complete(ctx context.Context, a approvals.Action, receipt json.RawMessage, t tools.Tool) error {
 	now := s.o.Now()
 	err := s.o.DB.Transact(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE actions SET status = 'executed', receipt = ?, executed_at = ?, updated_at = ?
-			WHERE id = ? AND status IN ('approved', 'executing')`, s.redactJSON(receipt), store.FormatTime(now), store.FormatTime(now), a.ID)
+		slug, err := store.TenantSlug(ctx, tx, a.TenantID)
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return nil // already completed
+		changed, err := approvals.Executed(ctx, tx, a, slug, json.RawMessage(s.redactJSON(receipt)), now)
+		if err != nil || !changed {
+			return err // not changed: already completed
 		}
 		if err := settleAction(ctx, tx, a.ID, a.TenantID, t.UnitCostMicros); err != nil {
 			return err
@@ -261,22 +237,22 @@ func (s *Service) complete(ctx context.Context, a approvals.Action, receipt json
 		if err := s.resume(ctx, tx, a, receipt, t, now); err != nil {
 			return err
 		}
-		slug, _ := store.TenantSlug(ctx, tx, a.TenantID)
-		if a.CallbackURL != "" {
-			if err := jobs.Enqueue(ctx, tx, JobCallback, actionJob{ActionID: a.ID}, jobs.Options{UniqueKey: "callback:" + a.ID + ":executed", MaxAttempts: 12}); err != nil {
-				return err
-			}
-		}
-		_, err = audit.Append(ctx, tx, audit.Event{Actor: audit.Actor{Type: audit.ActorSystem, ID: "executor"}, Tenant: slug,
-			Verb: "action.executed", Subject: audit.Subject{Type: "action", ID: a.ID},
-			Details: map[string]any{"idempotency_key": a.IdempotencyKey, "payload_digest": a.PayloadDigest, "receipt": json.RawMessage(s.redactJSON(receipt))}})
-		return err
+		return s.enqueueCallback(ctx, tx, a, approvals.StatusExecuted)
 	})
 	if err != nil {
 		return err
 	}
 	s.notify()
 	return nil
+}
+
+// enqueueCallback queues the agent's callback for the action's new status,
+// once per status, when it gave a callback URL.
+func (s *Service) enqueueCallback(ctx context.Context, tx *sql.Tx, a approvals.Action, status string) error {
+	if a.CallbackURL == "" {
+		return nil
+	}
+	return jobs.Enqueue(ctx, tx, JobCallback, actionJob{ActionID: a.ID}, jobs.Options{UniqueKey: "callback:" + a.ID + ":" + status, MaxAttempts: 12})
 }
 
 // resume continues the journey that waited for the action: the steps that
@@ -307,28 +283,15 @@ func (s *Service) resume(ctx context.Context, tx *sql.Tx, a approvals.Action, re
 	if skill, ok := s.o.Router.Skill(j.Skill); ok {
 		output = skills.Summarize(skill, results)
 	}
-	units := int64(1)
-	if _, err := tx.ExecContext(ctx, `UPDATE journey_steps SET status = 'ok', result = ?, units = ? WHERE journey_id = ? AND n = ?`,
-		s.redactJSON(receipt), units, j.ID, a.StepN); err != nil {
-		return err
-	}
-	_, err = tx.ExecContext(ctx, `UPDATE journeys SET status = 'completed', output = ?, tool_units = tool_units + ?,
-		cost_micros = cost_micros + ?, finished_at = ? WHERE id = ? AND status = 'awaiting_approval'`,
-		s.o.Redactor.String(output), units, units*t.UnitCostMicros, store.FormatTime(now), j.ID)
-	return err
+	const units = 1
+	return completeAfterApproval(ctx, tx, j.ID, a.StepN, s.redactJSON(receipt), s.o.Redactor.String(output), units, units*t.UnitCostMicros, now)
 }
 
 // settleAction charges an executed action's cost against what its
 // approval reserved and releases the rest (all of it when it failed).
 func settleAction(ctx context.Context, tx *sql.Tx, actionID, tenantID string, actual int64) error {
-	var reserved int64
-	if err := tx.QueryRowContext(ctx, `SELECT reserved_micros FROM actions WHERE id = ?`, actionID).Scan(&reserved); err != nil {
-		return err
-	}
-	if reserved == 0 {
-		return nil
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE actions SET reserved_micros = 0 WHERE id = ?`, actionID); err != nil {
+	reserved, err := approvals.TakeReserved(ctx, tx, actionID)
+	if err != nil || reserved == 0 {
 		return err
 	}
 	return budget.Settle(ctx, tx, tenantID, reserved, actual)

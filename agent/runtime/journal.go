@@ -265,3 +265,25 @@ func DeleteOlderThan(ctx context.Context, tx *sql.Tx, tenantID string, cutoff ti
 	}
 	return res.RowsAffected()
 }
+
+// failJourney ends the journey that waited for a failed action.
+func failJourney(ctx context.Context, tx *sql.Tx, id, code string, now time.Time) error {
+	if id == "" {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE journeys SET status = 'failed', error_code = ?, finished_at = ? WHERE id = ?`, code, store.FormatTime(now), id)
+	return err
+}
+
+// completeAfterApproval records the approved step's (redacted) result and
+// finishes the journey that waited for it, charging the step's units.
+func completeAfterApproval(ctx context.Context, tx *sql.Tx, id string, step int, result, output string, units, costMicros int64, now time.Time) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE journey_steps SET status = 'ok', result = ?, units = ? WHERE journey_id = ? AND n = ?`,
+		result, units, id, step); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE journeys SET status = 'completed', output = ?, tool_units = tool_units + ?,
+		cost_micros = cost_micros + ?, finished_at = ? WHERE id = ? AND status = 'awaiting_approval'`,
+		output, units, costMicros, store.FormatTime(now), id)
+	return err
+}

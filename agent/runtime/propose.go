@@ -104,7 +104,7 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 	if p.IdempotencyKey != "" {
 		sum := sha256.Sum256([]byte(p.Caller.Key.ID + "|" + p.IdempotencyKey))
 		key = "ext_" + hex.EncodeToString(sum[:16])
-		if existing, err := byKey(ctx, s.o.DB.Read(), key); err == nil {
+		if existing, err := approvals.ByIdempotencyKey(ctx, s.o.DB.Read(), key); err == nil {
 			if existing.PayloadDigest != digest {
 				return approvals.Action{}, &Error{Code: "idempotency_mismatch", Message: "This Idempotency-Key was used for another proposal."}
 			}
@@ -118,7 +118,7 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 	target := s.target(d.Facts.Target)
 	spec := approvals.Spec{
 		TenantID: p.Caller.Tenant.ID, TenantSlug: p.Caller.Tenant.Slug, KeyID: p.Caller.Key.ID,
-		KeyOwner: keyOwner(p.Caller.Key.CreatedBy), Tool: t, Args: p.Arguments,
+		KeyOwner: keyOwner(p.Caller.Key.CreatedBy), Tool: t.ForApproval(), Args: p.Arguments,
 		ArgsRedacted: json.RawMessage(s.redactJSON(p.Arguments)), Summary: summary, Targets: targets(p.Arguments),
 		Reason: s.o.Redactor.String(p.Reason), Rule: rule, IdempotencyKey: key, CallbackURL: p.CallbackURL,
 		CallbackURLShown: s.redactURL(p.CallbackURL),
@@ -139,7 +139,7 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 	})
 	if isDuplicateKey(err) {
 		// A concurrent retry with the same Idempotency-Key won the insert.
-		if existing, gerr := byKey(ctx, s.o.DB.Read(), key); gerr == nil && existing.PayloadDigest == digest {
+		if existing, gerr := approvals.ByIdempotencyKey(ctx, s.o.DB.Read(), key); gerr == nil && existing.PayloadDigest == digest {
 			return existing, nil
 		}
 	}
@@ -233,10 +233,6 @@ type Result struct {
 	Error   string          // for failed
 }
 
-// ErrNotReportable means the action is not an approved external action of
-// this key.
-var ErrNotReportable = errors.New("only an approved action that the agent executes itself takes a result")
-
 // ReportResult records an external agent's outcome of an approved action.
 func (s *Service) ReportResult(ctx context.Context, caller gateway.Caller, actionID string, r Result) (approvals.Action, error) {
 	if r.Status != approvals.StatusExecuted && r.Status != approvals.StatusFailed {
@@ -255,26 +251,9 @@ func (s *Service) ReportResult(ctx context.Context, caller gateway.Caller, actio
 	if err != nil || a.KeyID != caller.Key.ID {
 		return approvals.Action{}, store.ErrNotFound
 	}
-	if !a.External || a.Status != approvals.StatusApproved {
-		return a, ErrNotReportable
-	}
-	now := s.o.Now()
 	err = s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE actions SET status = ?, receipt = ?, failure = ?, executed_at = ?, updated_at = ?
-			WHERE id = ? AND status = 'approved'`, r.Status, s.redactJSON(r.Receipt), s.o.Redactor.String(r.Error),
-			store.FormatTime(now), store.FormatTime(now), a.ID)
-		if err != nil {
-			return err
-		}
-		if n, _ := res.RowsAffected(); n != 1 {
-			return ErrNotReportable
-		}
-		_, err = audit.Append(ctx, tx, audit.Event{
-			Actor: audit.Actor{Type: audit.ActorKey, ID: caller.Key.ID}, Tenant: caller.Tenant.Slug, Verb: "action." + r.Status,
-			Subject: audit.Subject{Type: "action", ID: a.ID},
-			Details: map[string]any{"reported_by": "agent", "payload_digest": a.PayloadDigest, "error": s.o.Redactor.String(r.Error)},
-		})
-		return err
+		return approvals.AgentReported(ctx, tx, a, caller.Tenant.Slug, approvals.Report{KeyID: caller.Key.ID, Status: r.Status,
+			Receipt: json.RawMessage(s.redactJSON(r.Receipt)), Error: s.o.Redactor.String(r.Error)}, s.o.Now())
 	})
 	if err != nil {
 		return a, err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/wardenhq/warden/agent/catalog"
@@ -15,12 +14,6 @@ import (
 	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/money"
 	"github.com/wardenhq/warden/store"
-)
-
-// Refusals of a reversal.
-var (
-	ErrNotReversible = errors.New("only an executed, compensatable action can be reversed")
-	ErrCannotReverse = errors.New("reversing an action needs the approver or on-call role for its tenant")
 )
 
 // Reverse asks for the business rollback of an executed, compensatable
@@ -36,11 +29,8 @@ func (s *Service) Reverse(ctx context.Context, p identity.Principal, actionID st
 	if err != nil {
 		return approvals.Action{}, err
 	}
-	if !p.HasAnyRole(identity.RoleApprover, identity.RoleOncall) || !p.InTenant(slug) {
-		return approvals.Action{}, ErrCannotReverse
-	}
-	if orig.Status != approvals.StatusExecuted || orig.Reversibility != tools.Compensatable {
-		return approvals.Action{}, ErrNotReversible
+	if err := approvals.MayReverse(p, orig, slug); err != nil {
+		return approvals.Action{}, err
 	}
 	// A live reversal (pending, approved, executing or executed) is the
 	// answer to pressing again; a finished one (rejected, expired,
@@ -85,7 +75,7 @@ func (s *Service) Reverse(ctx context.Context, p identity.Principal, actionID st
 	// agent whose action it undoes: it carries no key, so no agent can
 	// cancel it, and it sends no agent a callback.
 	spec := approvals.Spec{
-		TenantID: orig.TenantID, TenantSlug: slug, RequestedBy: p.ID, Tool: comp,
+		TenantID: orig.TenantID, TenantSlug: slug, RequestedBy: p.ID, Tool: comp.ForApproval(),
 		Args: args, ArgsRedacted: json.RawMessage(s.redactJSON(args)),
 		Summary: "Reverse: " + orig.Summary, Targets: orig.Targets, AmountMinor: orig.AmountMinor, Currency: orig.Currency,
 		Reason:      s.o.Redactor.String(fmt.Sprintf("%s asked to reverse %s (%s)", p.DisplayName(), orig.ID, orig.Summary)),
@@ -110,7 +100,7 @@ func (s *Service) Reverse(ctx context.Context, p identity.Principal, actionID st
 		return err
 	})
 	if isDuplicateKey(err) {
-		return byKey(ctx, s.o.DB.Read(), key) // pressed twice at once: the same reversal
+		return approvals.ByIdempotencyKey(ctx, s.o.DB.Read(), key) // pressed twice at once: the same reversal
 	}
 	return a, err
 }
@@ -138,12 +128,4 @@ func compensationArgs(comp tools.Tool, receipt, origArgs json.RawMessage) (json.
 		return nil, fmt.Errorf("cannot build the arguments of %s from the original's receipt", comp.Name)
 	}
 	return json.Marshal(out)
-}
-
-func byKey(ctx context.Context, q store.Querier, key string) (approvals.Action, error) {
-	var id string
-	if err := q.QueryRowContext(ctx, `SELECT id FROM actions WHERE idempotency_key = ?`, key).Scan(&id); err != nil {
-		return approvals.Action{}, err
-	}
-	return approvals.Get(ctx, q, id)
 }

@@ -156,13 +156,13 @@ type Outcome struct {
 // Estimate is the most a journey with this input can cost: the input's
 // tokens, the output allowance and the step allowance at the dearest tool.
 func (s *Service) Estimate(ctx context.Context, input string) (int64, error) {
-	var dearest sql.NullInt64
-	if err := s.o.DB.Read().QueryRowContext(ctx, `SELECT MAX(unit_cost_micros) FROM tools`).Scan(&dearest); err != nil {
+	dearest, err := catalog.MaxUnitCost(ctx, s.o.DB.Read())
+	if err != nil {
 		return 0, fmt.Errorf("estimate: %w", err)
 	}
 	return tokens(input)*s.o.Prices.InputTokenMicros +
 		int64(s.o.Limits.MaxOutputTokens)*s.o.Prices.OutputTokenMicros +
-		int64(s.o.Limits.MaxSteps)*dearest.Int64, nil
+		int64(s.o.Limits.MaxSteps)*dearest, nil
 }
 
 // piiToken matches the replacements redaction writes, such as [email:3f9a1c2b].

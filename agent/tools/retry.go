@@ -10,7 +10,7 @@ import (
 )
 
 // DefaultTimeout bounds one attempt of a tool whose catalog entry sets no
-// timeout: every remote call has one (DESIGN.md principle 11).
+// timeout: every remote call has one.
 const DefaultTimeout = 10 * time.Second
 
 // RetryOptions shapes the waits between attempts: exponential backoff with

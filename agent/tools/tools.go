@@ -10,24 +10,24 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/wardenhq/warden/approvals"
 )
 
-// Impact is a tool's risk class (DESIGN.md principle 2).
-type Impact string
-
-const (
-	ImpactLow    Impact = "low"    // reads
-	ImpactMedium Impact = "medium" // internal writes
-	ImpactHigh   Impact = "high"   // external writes, money, identity, irreversible: needs approval
+// Impact and Reversibility are the approval rules' vocabulary; package
+// approvals owns them, the catalog uses them.
+type (
+	Impact        = approvals.Impact
+	Reversibility = approvals.Reversibility
 )
 
-// Reversibility says how an executed call can be undone.
-type Reversibility string
-
 const (
-	Reversible    Reversibility = "reversible"
-	Compensatable Reversibility = "compensatable" // has a compensating tool
-	Irreversible  Reversibility = "irreversible"
+	ImpactLow     = approvals.ImpactLow
+	ImpactMedium  = approvals.ImpactMedium
+	ImpactHigh    = approvals.ImpactHigh
+	Reversible    = approvals.Reversible
+	Compensatable = approvals.Compensatable
+	Irreversible  = approvals.Irreversible
 )
 
 // Provider kinds.
@@ -59,6 +59,11 @@ type Tool struct {
 	AmountArg   string
 	CurrencyArg string
 	TargetArg   string
+}
+
+// ForApproval is what an approval request needs to know of the tool.
+func (t Tool) ForApproval() approvals.Tool {
+	return approvals.Tool{Name: t.Name, Impact: t.Impact, Reversibility: t.Reversibility, ApprovalTTL: t.ApprovalTTL}
 }
 
 // Call is one invocation of a tool.

@@ -7,7 +7,7 @@
 // IdempotencyKey: the effect and its receipt are committed in one
 // transaction together with a row keyed by the idempotency key, so a
 // repeated key returns the first receipt and never a second effect. That
-// is the provider half of exactly-once (DESIGN.md principle 4), and
+// is the provider half of exactly-once, and
 // EffectCount lets tests count the effects that really happened.
 //
 // The tools, their arguments and their answers are documented on the
@@ -17,7 +17,7 @@
 // The simulator stands in for an outside system, but its file lives in
 // Warden's data directory, so the free text it keeps of a call (a change
 // request, an e-mail's subject and body) is redacted before it is stored
-// (DESIGN.md principle 8; see WithRedactor).
+// (see docs/redaction.md and WithRedactor).
 package sim
 
 import (
