@@ -18,6 +18,7 @@ import (
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/agent/tools/sim"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 )
 
@@ -102,8 +103,8 @@ func (rt *Runtime) SeedDemo(ctx context.Context) (string, error) {
 		for i, input := range demoRequests {
 			_, err := rt.Service.Run(ctx, runtime.Request{Caller: caller, Input: input,
 				RequestID: fmt.Sprintf("demo-%d", i+1), CorrelationID: "demo-seed"})
-			var re *runtime.Error
-			if err != nil && !errors.As(err, &re) {
+			var p *problem.Error // a refused demo request is part of the demo
+			if err != nil && !errors.As(err, &p) {
 				return "", fmt.Errorf("demo journey %d: %w", i+1, err)
 			}
 		}

@@ -3,44 +3,16 @@ package handlers
 import (
 	"encoding/json"
 	"errors"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/agent/gateway"
-	"github.com/wardenhq/warden/agent/policy"
 	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/problem"
 )
-
-// apiStatus maps a refusal or failure code to its HTTP status (docs/api.md,
-// §5, the API contract).
-var apiStatus = map[string]int{
-	gateway.CodeUnauthorized:    http.StatusUnauthorized,
-	gateway.CodeTenantFrozen:    http.StatusForbidden,
-	gateway.CodeRateLimited:     http.StatusTooManyRequests,
-	gateway.CodeBudgetExhausted: http.StatusPaymentRequired,
-	gateway.CodeUnavailable:     http.StatusServiceUnavailable,
-	runtime.CodeInvalidInput:    http.StatusBadRequest,
-	runtime.CodeNoRoute:         http.StatusUnprocessableEntity,
-	runtime.CodeIncomplete:      http.StatusUnprocessableEntity,
-	runtime.CodeSkillNotScoped:  http.StatusForbidden,
-	runtime.CodeToolRefused:     http.StatusUnprocessableEntity,
-	runtime.CodeToolUnavailable: http.StatusServiceUnavailable,
-	runtime.CodeCancelled:       http.StatusServiceUnavailable,
-	runtime.CodeInternal:        http.StatusInternalServerError,
-	policy.CodeUnknownTool:      http.StatusForbidden,
-	policy.CodeNotInScope:       http.StatusForbidden,
-	policy.CodeDisabled:         http.StatusForbidden,
-	policy.CodeInvalidArguments: http.StatusBadRequest,
-	"invalid_json":              http.StatusBadRequest,
-	"idempotency_mismatch":      http.StatusUnprocessableEntity,
-	"idempotency_in_flight":     http.StatusConflict,
-	"not_found":                 http.StatusNotFound,
-}
 
 // apiError is the JSON error body.
 type apiError struct {
@@ -115,42 +87,30 @@ func toJourneyJSON(j runtime.Journey, a *approvals.Action, withSteps bool) journ
 	return out
 }
 
-// apiFail writes an error from the gateway or the runtime as JSON with its
-// status (and Retry-After where it applies). A recorded journey is included.
+// apiFail is the one place an error becomes the API's JSON answer: the
+// status its kind maps to, {"error": {"code", "message"}} (with the journey
+// when it was recorded before it failed) and Retry-After where it applies.
+// An error that is not a *problem.Error is Warden's own failure: 500, and
+// its cause is never shown.
 func apiFail(c echo.Context, err error) (int, any) {
-	var ge *gateway.Error
-	var re *runtime.Error
-	switch {
-	case errors.As(err, &ge):
-		if ge.RetryAfter > 0 {
-			c.Response().Header().Set("Retry-After", strconv.Itoa(int(max(1, ge.RetryAfter.Round(time.Second).Seconds()))))
-		}
-		return statusOf(ge.Code), map[string]any{"error": apiError{Code: ge.Code, Message: ge.Message}}
-	case errors.As(err, &re):
-		status := statusOf(re.Code)
-		if status == http.StatusServiceUnavailable {
-			c.Response().Header().Set("Retry-After", "5")
-		}
-		body := map[string]any{"error": apiError{Code: re.Code, Message: re.Message}}
-		if re.Journey != nil {
-			j := toJourneyJSON(*re.Journey, nil, false)
-			j.Error = &apiError{Code: re.Code, Message: re.Message}
-			body["id"], body["status"], body["journey"] = j.ID, j.Status, j
-		}
-		return status, body
+	p := problem.From(err)
+	if p.RetryAfter > 0 {
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int(max(1, p.RetryAfter.Round(time.Second).Seconds()))))
 	}
-	return http.StatusInternalServerError, map[string]any{"error": apiError{Code: "internal", Message: "Something went wrong on Warden's side."}}
+	body := map[string]any{"error": apiError{Code: p.Code, Message: p.Message}}
+	var je *runtime.JourneyError
+	if errors.As(err, &je) {
+		j := toJourneyJSON(je.Journey, nil, false)
+		j.Error = &apiError{Code: p.Code, Message: p.Message}
+		body["id"], body["status"], body["journey"] = j.ID, j.Status, j
+	}
+	return p.Status(), body
 }
 
-func statusOf(code string) int {
-	if s, ok := apiStatus[code]; ok {
-		return s
-	}
-	return http.StatusInternalServerError
-}
-
-func jsonError(c echo.Context, code, msg string) error {
-	return c.JSON(statusOf(code), map[string]any{"error": apiError{Code: code, Message: msg}})
+// jsonError writes err as the API's JSON answer (see apiFail).
+func jsonError(c echo.Context, err error) error {
+	status, body := apiFail(c, err)
+	return c.JSON(status, body)
 }
 
 // bearer reads the virtual key from the Authorization header.

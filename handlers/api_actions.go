@@ -15,6 +15,7 @@ import (
 	"github.com/wardenhq/warden/agent/gateway"
 	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 )
 
@@ -65,8 +66,7 @@ func toActionJSON(a approvals.Action) actionJSON {
 func (api ActionAPI) caller(c echo.Context) (caller gateway.Caller, ok bool) {
 	caller, err := api.Gateway.Authenticate(c.Request().Context(), bearer(c))
 	if err != nil {
-		status, body := apiFail(c, err)
-		_ = c.JSON(status, body)
+		_ = jsonError(c, err)
 		return gateway.Caller{}, false
 	}
 	return caller, true
@@ -107,7 +107,7 @@ func (api ActionAPI) Propose(c echo.Context) error {
 	}
 	var req proposalRequest
 	if err := decodeJSON(c, &req); err != nil {
-		return jsonError(c, "invalid_json", `The body must be one JSON object: {"tool", "arguments", "summary", "reason", "amount", "currency", "callback_url"}.`)
+		return jsonError(c, problem.Invalid("invalid_json", `The body must be one JSON object: {"tool", "arguments", "summary", "reason", "amount", "currency", "callback_url"}.`))
 	}
 	a, err := api.Runtime.Propose(c.Request().Context(), runtime.Proposal{
 		Caller: caller, Tool: req.Tool, Arguments: req.Arguments, Summary: req.Summary, Reason: req.Reason,
@@ -115,8 +115,7 @@ func (api ActionAPI) Propose(c echo.Context) error {
 		IdempotencyKey: strings.TrimSpace(c.Request().Header.Get("Idempotency-Key")),
 	})
 	if err != nil {
-		status, body := apiFail(c, err)
-		return c.JSON(status, body)
+		return jsonError(c, err)
 	}
 	return c.JSON(http.StatusAccepted, toActionJSON(a))
 }
@@ -140,7 +139,7 @@ func (api ActionAPI) Get(c echo.Context) error {
 	if w := c.QueryParam("wait"); w != "" {
 		d, err := time.ParseDuration(w)
 		if err != nil || d < 0 {
-			return jsonError(c, runtime.CodeInvalidInput, `"wait" must be a duration such as 30s.`)
+			return jsonError(c, problem.Invalid(runtime.CodeInvalidInput, `"wait" must be a duration such as 30s.`))
 		}
 		wait = min(d, MaxWait)
 	}
@@ -149,7 +148,7 @@ func (api ActionAPI) Get(c echo.Context) error {
 	for {
 		a, err := approvals.Get(ctx, api.DB.Read(), c.Param("id"))
 		if errors.Is(err, store.ErrNotFound) || (err == nil && !caller.CanRead(a.TenantID, a.KeyID)) {
-			return jsonError(c, "not_found", "There is no action with this id.")
+			return jsonError(c, problem.NotFound("not_found", "There is no action with this id."))
 		}
 		if err != nil {
 			return err
@@ -180,17 +179,16 @@ func (api ActionAPI) Result(c echo.Context) error {
 	}
 	var req resultRequest
 	if err := decodeJSON(c, &req); err != nil {
-		return jsonError(c, "invalid_json", `The body must be one JSON object: {"status": "executed"|"failed", "receipt": {...}, "error": "..."}.`)
+		return jsonError(c, problem.Invalid("invalid_json", `The body must be one JSON object: {"status": "executed"|"failed", "receipt": {...}, "error": "..."}.`))
 	}
 	a, err := api.Runtime.ReportResult(c.Request().Context(), caller, c.Param("id"), runtime.Result{Status: req.Status, Receipt: req.Receipt, Error: req.Error})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return jsonError(c, "not_found", "There is no action with this id.")
+		return jsonError(c, problem.NotFound("not_found", "There is no action with this id."))
 	case errors.Is(err, approvals.ErrNotReportable):
-		return c.JSON(http.StatusConflict, map[string]any{"error": apiError{Code: "not_reportable", Message: err.Error() + "; this one is " + a.Status + "."}})
+		return jsonError(c, problem.Conflict("not_reportable", err.Error()+"; this one is "+a.Status+"."))
 	case err != nil:
-		status, body := apiFail(c, err)
-		return c.JSON(status, body)
+		return jsonError(c, err)
 	}
 	return c.JSON(http.StatusOK, toActionJSON(a))
 }
@@ -205,10 +203,10 @@ func (api ActionAPI) Cancel(c echo.Context) error {
 	a, err := api.Runtime.CancelAction(c.Request().Context(), caller, c.Param("id"))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return jsonError(c, "not_found", "There is no action with this id.")
+		return jsonError(c, problem.NotFound("not_found", "There is no action with this id."))
 	case errors.Is(err, approvals.ErrAlreadyDecided):
 		cur, _ := approvals.Get(c.Request().Context(), api.DB.Read(), c.Param("id"))
-		return c.JSON(http.StatusConflict, map[string]any{"error": apiError{Code: "already_decided", Message: "The action is already " + cur.Status + "."}})
+		return jsonError(c, problem.Conflict("already_decided", "The action is already "+cur.Status+"."))
 	case err != nil:
 		return err
 	}

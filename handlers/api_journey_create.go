@@ -15,6 +15,7 @@ import (
 	"github.com/wardenhq/warden/agent/gateway"
 	"github.com/wardenhq/warden/agent/idempotency"
 	"github.com/wardenhq/warden/agent/runtime"
+	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 )
 
@@ -40,8 +41,7 @@ func (api JourneyAPI) CreateJourney(c echo.Context) error {
 	ctx := c.Request().Context()
 	caller, err := api.Gateway.Authenticate(ctx, bearer(c))
 	if err != nil {
-		status, body := apiFail(c, err)
-		return c.JSON(status, body)
+		return jsonError(c, err)
 	}
 	raw, err := io.ReadAll(c.Request().Body)
 	if err != nil {
@@ -49,30 +49,30 @@ func (api JourneyAPI) CreateJourney(c echo.Context) error {
 		if errors.As(err, &mbe) {
 			return echo.NewHTTPError(http.StatusRequestEntityTooLarge, "The request body is larger than 1 MiB.")
 		}
-		return jsonError(c, "invalid_json", "The request body could not be read.")
+		return jsonError(c, problem.Invalid("invalid_json", "The request body could not be read."))
 	}
 	var req journeyRequest
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil || dec.More() {
-		return jsonError(c, "invalid_json", `The body must be one JSON object: {"input": "...", "skill": "optional", "metadata": {...}}.`)
+		return jsonError(c, problem.Invalid("invalid_json", `The body must be one JSON object: {"input": "...", "skill": "optional", "metadata": {...}}.`))
 	}
 	if strings.TrimSpace(req.Input) == "" {
-		return jsonError(c, runtime.CodeInvalidInput, `"input" is required and must not be empty.`)
+		return jsonError(c, problem.Invalid(runtime.CodeInvalidInput, `"input" is required and must not be empty.`))
 	}
 
 	idemKey := strings.TrimSpace(c.Request().Header.Get("Idempotency-Key"))
 	if len(idemKey) > 200 {
-		return jsonError(c, runtime.CodeInvalidInput, "The Idempotency-Key header is longer than 200 characters.")
+		return jsonError(c, problem.Invalid(runtime.CodeInvalidInput, "The Idempotency-Key header is longer than 200 characters."))
 	}
 	if idemKey != "" {
 		stored, err := idempotency.Begin(ctx, api.DB, caller.Key.ID, idemKey, idempotency.Hash(raw), 30*time.Second)
 		switch {
 		case errors.Is(err, idempotency.ErrMismatch):
-			return jsonError(c, "idempotency_mismatch", "This Idempotency-Key was used with a different request body.")
+			return jsonError(c, problem.Unprocessable(runtime.CodeIdempotencyMismatch, "This Idempotency-Key was used with a different request body."))
 		case errors.Is(err, idempotency.ErrInFlight):
 			c.Response().Header().Set("Retry-After", "1")
-			return jsonError(c, "idempotency_in_flight", "A request with this Idempotency-Key is still running.")
+			return jsonError(c, problem.Conflict("idempotency_in_flight", "A request with this Idempotency-Key is still running."))
 		case err != nil:
 			return err
 		case stored != nil:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 )
 
@@ -18,12 +19,11 @@ func (api JourneyAPI) GetJourney(c echo.Context) error {
 	ctx := c.Request().Context()
 	caller, err := api.Gateway.Authenticate(ctx, bearer(c))
 	if err != nil {
-		status, body := apiFail(c, err)
-		return c.JSON(status, body)
+		return jsonError(c, err)
 	}
 	j, err := runtime.GetJourney(ctx, api.DB.Read(), c.Param("id"))
 	if errors.Is(err, store.ErrNotFound) || (err == nil && !caller.CanRead(j.TenantID, j.KeyID)) {
-		return jsonError(c, "not_found", "There is no journey with this id.")
+		return jsonError(c, problem.NotFound("not_found", "There is no journey with this id."))
 	}
 	if err != nil {
 		return err

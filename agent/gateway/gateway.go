@@ -1,6 +1,6 @@
 // Package gateway is the front of the request plane: it authenticates a
 // virtual key, refuses frozen tenants, rate-limits per key and admits work
-// against the tenant's budget. Every refusal is a typed *Error whose code
+// against the tenant's budget. Every refusal is a *problem.Error whose code
 // the API maps to a status; refusals that involve a real key are audited.
 package gateway
 
@@ -19,6 +19,7 @@ import (
 	"github.com/wardenhq/warden/agent/budget"
 	"github.com/wardenhq/warden/agent/keys"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 )
 
@@ -31,22 +32,19 @@ const (
 	CodeUnavailable     = "unavailable"
 )
 
-// Error is a refusal.
-type Error struct {
-	Code       string
-	Message    string
-	RetryAfter time.Duration // for rate_limited and unavailable
-	Err        error
+// kinds says what sort of refusal each code is.
+var kinds = map[string]problem.Kind{
+	CodeUnauthorized:    problem.KindUnauthenticated,
+	CodeTenantFrozen:    problem.KindForbidden,
+	CodeRateLimited:     problem.KindRateLimited,
+	CodeBudgetExhausted: problem.KindExhausted,
+	CodeUnavailable:     problem.KindUnavailable,
 }
 
-func (e *Error) Error() string {
-	if e.Err != nil {
-		return e.Code + ": " + e.Message + ": " + e.Err.Error()
-	}
-	return e.Code + ": " + e.Message
+// refuse is the gateway's refusal with code.
+func refuse(code, message string, retryAfter time.Duration, cause error) *problem.Error {
+	return &problem.Error{Kind: kinds[code], Code: code, Message: message, RetryAfter: retryAfter, Err: cause}
 }
-
-func (e *Error) Unwrap() error { return e.Err }
 
 // Caller is an authenticated agent: its key and tenant.
 type Caller struct {
@@ -96,37 +94,37 @@ func New(db *store.DB, log *slog.Logger) *Gateway {
 func (g *Gateway) Authenticate(ctx context.Context, secret string) (Caller, error) {
 	now := g.now()
 	if secret == "" {
-		return Caller{}, &Error{Code: CodeUnauthorized, Message: "Send the virtual key as Authorization: Bearer wk_..."}
+		return Caller{}, refuse(CodeUnauthorized, "Send the virtual key as Authorization: Bearer wk_...", 0, nil)
 	}
 	k, err := keys.Authenticate(ctx, g.db.Read(), secret, now)
 	if err != nil {
 		switch {
 		case errors.Is(err, keys.ErrRevoked), errors.Is(err, keys.ErrExpired):
 			g.auditRefusal(ctx, k, "key."+reasonOf(err), map[string]any{"prefix": k.Prefix})
-			return Caller{}, &Error{Code: CodeUnauthorized, Message: "The key is " + reasonOf(err) + ".", Err: err}
+			return Caller{}, refuse(CodeUnauthorized, "The key is "+reasonOf(err)+".", 0, err)
 		case errors.Is(err, keys.ErrUnknown):
 			// A known prefix with a wrong secret is worth a record; pure
 			// noise (unknown prefixes) only reaches the log.
 			if p, ok := knownPrefix(ctx, g.db, secret); ok {
 				g.auditRefusal(ctx, keys.Key{ID: p.ID, TenantSlug: p.TenantSlug}, "key.wrong_secret", map[string]any{"prefix": p.Prefix})
 			}
-			return Caller{}, &Error{Code: CodeUnauthorized, Message: "The key is not valid.", Err: err}
+			return Caller{}, refuse(CodeUnauthorized, "The key is not valid.", 0, err)
 		case errors.Is(err, keys.ErrMalformed):
-			return Caller{}, &Error{Code: CodeUnauthorized, Message: "The key is not valid.", Err: err}
+			return Caller{}, refuse(CodeUnauthorized, "The key is not valid.", 0, err)
 		default:
-			return Caller{}, &Error{Code: CodeUnavailable, Message: "Keys cannot be checked right now.", RetryAfter: time.Second, Err: err}
+			return Caller{}, refuse(CodeUnavailable, "Keys cannot be checked right now.", time.Second, err)
 		}
 	}
 	t, err := store.TenantBySlug(ctx, g.db.Read(), k.TenantSlug)
 	if err != nil {
-		return Caller{}, &Error{Code: CodeUnavailable, Message: "The tenant cannot be loaded right now.", RetryAfter: time.Second, Err: err}
+		return Caller{}, refuse(CodeUnavailable, "The tenant cannot be loaded right now.", time.Second, err)
 	}
 	if t.Frozen {
 		g.auditRefusal(ctx, k, "tenant.frozen_refused", map[string]any{"prefix": k.Prefix})
-		return Caller{}, &Error{Code: CodeTenantFrozen, Message: "Tenant " + t.Slug + " is frozen: its agents cannot run until an admin unfreezes it."}
+		return Caller{}, refuse(CodeTenantFrozen, "Tenant "+t.Slug+" is frozen: its agents cannot run until an admin unfreezes it.", 0, nil)
 	}
 	if wait := g.allow(k, now); wait > 0 {
-		return Caller{}, &Error{Code: CodeRateLimited, Message: fmt.Sprintf("Rate limit of %d requests a minute reached.", k.RatePerMin), RetryAfter: wait}
+		return Caller{}, refuse(CodeRateLimited, fmt.Sprintf("Rate limit of %d requests a minute reached.", k.RatePerMin), wait, nil)
 	}
 	return Caller{Key: k, Tenant: t}, nil
 }
@@ -160,11 +158,11 @@ func Reserve(ctx context.Context, tx *sql.Tx, tenantID string, amount int64, now
 	case err == nil:
 		return nil
 	case errors.Is(err, budget.ErrExhausted):
-		return &Error{Code: CodeBudgetExhausted, Message: "The tenant's budget cannot cover this journey's estimated cost.", Err: err}
+		return refuse(CodeBudgetExhausted, "The tenant's budget cannot cover this journey's estimated cost.", 0, err)
 	case errors.Is(err, budget.ErrNoBudget):
-		return &Error{Code: CodeBudgetExhausted, Message: "The tenant has no budget; an admin must set one.", Err: err}
+		return refuse(CodeBudgetExhausted, "The tenant has no budget; an admin must set one.", 0, err)
 	default:
-		return &Error{Code: CodeUnavailable, Message: "The budget cannot be written right now; nothing was admitted.", RetryAfter: 2 * time.Second, Err: err}
+		return refuse(CodeUnavailable, "The budget cannot be written right now; nothing was admitted.", 2*time.Second, err)
 	}
 }
 

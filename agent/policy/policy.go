@@ -20,6 +20,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/wardenhq/warden/agent/tools"
+	"github.com/wardenhq/warden/problem"
 )
 
 // Refusal codes, as the API reports them.
@@ -29,6 +30,19 @@ const (
 	CodeDisabled         = "tool_disabled"
 	CodeInvalidArguments = "invalid_arguments"
 )
+
+// kinds says what sort of refusal each code is.
+var kinds = map[string]problem.Kind{
+	CodeUnknownTool:      problem.KindForbidden,
+	CodeNotInScope:       problem.KindForbidden,
+	CodeDisabled:         problem.KindForbidden,
+	CodeInvalidArguments: problem.KindInvalid,
+}
+
+// Refusal is a refused decision as the error every door reports.
+func (d Decision) Refusal() *problem.Error {
+	return problem.New(kinds[d.Code], d.Code, d.Reason)
+}
 
 // RuleHighImpact is the rule that sends high-impact calls to approval.
 const RuleHighImpact = "high-impact tools need human approval (impact class high)"

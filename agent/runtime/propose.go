@@ -18,6 +18,7 @@ import (
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/money"
+	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 )
 
@@ -46,21 +47,21 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 	p.Summary, p.Reason = strings.TrimSpace(p.Summary), strings.TrimSpace(p.Reason)
 	switch {
 	case p.Tool == "":
-		return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: `"tool" is required.`}
+		return approvals.Action{}, refuse(CodeInvalidInput, `"tool" is required.`, nil)
 	case p.Summary == "" || len(p.Summary) > 300:
-		return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: `"summary" is required: one sentence of at most 300 characters saying what will happen.`}
+		return approvals.Action{}, refuse(CodeInvalidInput, `"summary" is required: one sentence of at most 300 characters saying what will happen.`, nil)
 	case len(p.Reason) > 2000:
-		return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: `"reason" must be at most 2000 characters.`}
+		return approvals.Action{}, refuse(CodeInvalidInput, `"reason" must be at most 2000 characters.`, nil)
 	case len(p.IdempotencyKey) > 200:
-		return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: "The Idempotency-Key header is longer than 200 characters."}
+		return approvals.Action{}, refuse(CodeInvalidInput, "The Idempotency-Key header is longer than 200 characters.", nil)
 	}
 	if p.CallbackURL != "" {
 		u, err := url.Parse(p.CallbackURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-			return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: `"callback_url" must be an absolute http(s) URL.`}
+			return approvals.Action{}, refuse(CodeInvalidInput, `"callback_url" must be an absolute http(s) URL.`, nil)
 		}
 		if err := s.checkCallbackHost(ctx, u.Hostname()); err != nil {
-			return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: `"callback_url": ` + err.Error() + "."}
+			return approvals.Action{}, refuse(CodeInvalidInput, `"callback_url": `+err.Error()+".", nil)
 		}
 	}
 	if len(p.Arguments) == 0 {
@@ -72,12 +73,12 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 	case err == nil:
 		tp = &t
 	case !errors.Is(err, store.ErrNotFound):
-		return approvals.Action{}, &Error{Code: CodeInternal, Message: "The tool catalog cannot be read.", Err: err}
+		return approvals.Action{}, refuse(CodeInternal, "The tool catalog cannot be read.", err)
 	}
 	d := policy.Check(p.Caller.Key, p.Tool, tp, p.Arguments)
 	if !d.Allowed {
 		s.auditProposalViolation(ctx, p, d)
-		return approvals.Action{}, &Error{Code: d.Code, Message: d.Reason}
+		return approvals.Action{}, d.Refusal()
 	}
 	// What approvers decide on comes from the call itself, not from what
 	// the agent says about it: the amount the tool declares is the amount
@@ -98,7 +99,7 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 	}
 	digest, err := approvals.PayloadDigest(t.Name, p.Arguments)
 	if err != nil {
-		return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: "The arguments are not valid JSON."}
+		return approvals.Action{}, refuse(CodeInvalidInput, "The arguments are not valid JSON.", nil)
 	}
 	key := "ext_" + store.NewID()
 	if p.IdempotencyKey != "" {
@@ -106,7 +107,7 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 		key = "ext_" + hex.EncodeToString(sum[:16])
 		if existing, err := approvals.ByIdempotencyKey(ctx, s.o.DB.Read(), key); err == nil {
 			if existing.PayloadDigest != digest {
-				return approvals.Action{}, &Error{Code: "idempotency_mismatch", Message: "This Idempotency-Key was used for another proposal."}
+				return approvals.Action{}, refuse(CodeIdempotencyMismatch, "This Idempotency-Key was used for another proposal.", nil)
 			}
 			return existing, nil
 		}
@@ -144,7 +145,7 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 		}
 	}
 	if err != nil {
-		return approvals.Action{}, &Error{Code: CodeInternal, Message: "The proposal could not be recorded.", Err: err}
+		return approvals.Action{}, refuse(CodeInternal, "The proposal could not be recorded.", err)
 	}
 	return a, nil
 }
@@ -183,25 +184,25 @@ func proposedAmount(p Proposal, f policy.Facts) (*money.Amount, error) {
 	if len(p.Amount) > 0 && string(p.Amount) != "null" {
 		minor, err := money.ParseMinor(p.Amount)
 		if err != nil {
-			return nil, &Error{Code: policy.CodeInvalidArguments, Message: `"amount" ` + err.Error() + "."}
+			return nil, problem.Invalid(policy.CodeInvalidArguments, `"amount" `+err.Error()+".")
 		}
 		c, err := money.ParseCurrency(p.Currency)
 		if err != nil {
-			return nil, &Error{Code: CodeInvalidInput, Message: `"currency" must be an ISO 4217 code such as USD when "amount" is given.`}
+			return nil, refuse(CodeInvalidInput, `"currency" must be an ISO 4217 code such as USD when "amount" is given.`, nil)
 		}
 		stated = &money.Amount{Minor: minor, Currency: c}
 	} else if p.Currency != "" {
 		if _, err := money.ParseCurrency(p.Currency); err != nil {
-			return nil, &Error{Code: CodeInvalidInput, Message: `"currency" must be an ISO 4217 code such as USD.`}
+			return nil, refuse(CodeInvalidInput, `"currency" must be an ISO 4217 code such as USD.`, nil)
 		}
 	}
 	switch {
 	case f.Amount == nil:
 		return stated, nil
 	case stated != nil && stated.Minor != f.Amount.Minor:
-		return nil, &Error{Code: CodeInvalidInput, Message: `"amount" differs from the amount in the arguments.`}
+		return nil, refuse(CodeInvalidInput, `"amount" differs from the amount in the arguments.`, nil)
 	case p.Currency != "" && p.Currency != f.Amount.Currency.Code:
-		return nil, &Error{Code: CodeInvalidInput, Message: `"currency" differs from the currency in the arguments.`}
+		return nil, refuse(CodeInvalidInput, `"currency" differs from the currency in the arguments.`, nil)
 	}
 	return f.Amount, nil
 }
@@ -236,16 +237,16 @@ type Result struct {
 // ReportResult records an external agent's outcome of an approved action.
 func (s *Service) ReportResult(ctx context.Context, caller gateway.Caller, actionID string, r Result) (approvals.Action, error) {
 	if r.Status != approvals.StatusExecuted && r.Status != approvals.StatusFailed {
-		return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: `"status" must be "executed" or "failed".`}
+		return approvals.Action{}, refuse(CodeInvalidInput, `"status" must be "executed" or "failed".`, nil)
 	}
 	if r.Status == approvals.StatusFailed && strings.TrimSpace(r.Error) == "" {
-		return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: `A failed result needs an "error" saying what went wrong.`}
+		return approvals.Action{}, refuse(CodeInvalidInput, `A failed result needs an "error" saying what went wrong.`, nil)
 	}
 	if len(r.Receipt) == 0 {
 		r.Receipt = json.RawMessage(`{}`)
 	}
 	if !json.Valid(r.Receipt) {
-		return approvals.Action{}, &Error{Code: CodeInvalidInput, Message: `"receipt" must be JSON.`}
+		return approvals.Action{}, refuse(CodeInvalidInput, `"receipt" must be JSON.`, nil)
 	}
 	a, err := approvals.Get(ctx, s.o.DB.Read(), actionID)
 	if err != nil || a.KeyID != caller.Key.ID {

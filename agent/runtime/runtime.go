@@ -31,6 +31,7 @@ import (
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 )
 
@@ -119,23 +120,41 @@ const (
 	CodeInternal        = "internal"
 )
 
-// Error is a journey that was refused or failed. Journey is set when the
-// journey was recorded.
-type Error struct {
-	Code    string
-	Message string
-	Journey *Journey
-	Err     error
+// CodeIdempotencyMismatch: an Idempotency-Key was reused for another
+// request.
+const CodeIdempotencyMismatch = "idempotency_mismatch"
+
+// kinds says what sort of refusal each code is.
+var kinds = map[string]problem.Kind{
+	CodeInvalidInput:        problem.KindInvalid,
+	CodeNoRoute:             problem.KindUnprocessable,
+	CodeIncomplete:          problem.KindUnprocessable,
+	CodeSkillNotScoped:      problem.KindForbidden,
+	CodeToolRefused:         problem.KindUnprocessable,
+	CodeToolUnavailable:     problem.KindUnavailable,
+	CodeCancelled:           problem.KindUnavailable,
+	CodeInternal:            problem.KindInternal,
+	CodeIdempotencyMismatch: problem.KindUnprocessable,
 }
 
-func (e *Error) Error() string {
-	if e.Err != nil {
-		return e.Code + ": " + e.Message + ": " + e.Err.Error()
+// refuse is the runtime's refusal or failure with code.
+func refuse(code, message string, cause error) *problem.Error {
+	p := &problem.Error{Kind: kinds[code], Code: code, Message: message, Err: cause}
+	if p.Kind == problem.KindUnavailable {
+		p.RetryAfter = 5 * time.Second
 	}
-	return e.Code + ": " + e.Message
+	return p
 }
 
-func (e *Error) Unwrap() error { return e.Err }
+// JourneyError is the refusal or failure of a journey that was recorded
+// before it ended: the API answers with the journey as well.
+type JourneyError struct {
+	Journey Journey
+	Problem *problem.Error
+}
+
+func (e *JourneyError) Error() string { return e.Problem.Error() }
+func (e *JourneyError) Unwrap() error { return e.Problem }
 
 // Request is one journey to run for an authenticated caller.
 type Request struct {
@@ -179,11 +198,11 @@ func tokens(s string) int64 { return int64((len(s) + 3) / 4) }
 // cancelled context (a client that went away).
 func (s *Service) Run(ctx context.Context, req Request) (Outcome, error) {
 	if req.Input == "" || len(req.Input) > s.o.Limits.MaxInputBytes {
-		return Outcome{}, &Error{Code: CodeInvalidInput, Message: fmt.Sprintf("input must be 1 to %d bytes of text", s.o.Limits.MaxInputBytes)}
+		return Outcome{}, refuse(CodeInvalidInput, fmt.Sprintf("input must be 1 to %d bytes of text", s.o.Limits.MaxInputBytes), nil)
 	}
 	estimate, err := s.Estimate(ctx, req.Input)
 	if err != nil {
-		return Outcome{}, &gateway.Error{Code: gateway.CodeUnavailable, Message: "The catalog cannot be read right now.", RetryAfter: time.Second, Err: err}
+		return Outcome{}, problem.Unavailable(gateway.CodeUnavailable, "The catalog cannot be read right now.", time.Second).Wrap(err)
 	}
 	now := s.o.Now()
 	j := &Journey{
@@ -203,11 +222,11 @@ func (s *Service) Run(ctx context.Context, req Request) (Outcome, error) {
 		return keys.Touch(ctx, tx, j.KeyID, now)
 	})
 	if err != nil {
-		var ge *gateway.Error
-		if errors.As(err, &ge) {
-			return Outcome{}, ge
+		var p *problem.Error
+		if errors.As(err, &p) {
+			return Outcome{}, p
 		}
-		return Outcome{}, &gateway.Error{Code: gateway.CodeUnavailable, Message: "The budget cannot be written right now; nothing was admitted.", RetryAfter: 2 * time.Second, Err: err}
+		return Outcome{}, problem.Unavailable(gateway.CodeUnavailable, "The budget cannot be written right now; nothing was admitted.", 2*time.Second).Wrap(err)
 	}
 
 	s.running.Store(j.ID, true)
@@ -217,16 +236,15 @@ func (s *Service) Run(ctx context.Context, req Request) (Outcome, error) {
 	if ferr := r.finish(out, runErr); ferr != nil {
 		s.o.Log.ErrorContext(ctx, "could not record the end of a journey", "journey", j.ID, "err", ferr)
 		if runErr == nil {
-			runErr = &Error{Code: CodeInternal, Message: "The journey's result could not be recorded.", Err: ferr}
+			runErr = refuse(CodeInternal, "The journey's result could not be recorded.", ferr)
 		}
 	}
 	if runErr != nil {
-		var re *Error
-		if errors.As(runErr, &re) {
-			re.Journey = j
-			return Outcome{Journey: *j}, re
+		var p *problem.Error
+		if !errors.As(runErr, &p) {
+			p = refuse(CodeInternal, "The journey failed.", runErr)
 		}
-		return Outcome{Journey: *j}, &Error{Code: CodeInternal, Message: "The journey failed.", Journey: j, Err: runErr}
+		return Outcome{Journey: *j}, &JourneyError{Journey: *j, Problem: p}
 	}
 	return Outcome{Journey: *j, Action: r.action}, nil
 }
@@ -262,25 +280,25 @@ func (r *run) execute(ctx context.Context) (string, error) {
 	skill, score, err := s.o.Router.Route(withoutPII(s.o.Redactor.String(r.req.Input)), r.req.Skill)
 	if err != nil {
 		r.record(ctx, Step{Kind: "route", Status: "failed", Error: "no skill matches"})
-		return "", &Error{Code: CodeNoRoute, Message: "No skill matches this request.", Err: err}
+		return "", refuse(CodeNoRoute, "No skill matches this request.", err)
 	}
 	r.skill = skill
 	r.j.Skill = skill.Name
 	r.record(ctx, Step{Kind: "route", Status: "ok", Result: fmt.Sprintf(`{"skill":%q,"score":%.3f}`, skill.Name, score)})
 	if !r.req.Caller.Key.Allows("skill", skill.Name) {
 		s.auditViolation(ctx, r, "", CodeSkillNotScoped, "skill "+skill.Name+" is not in the key's scopes")
-		return "", &Error{Code: CodeSkillNotScoped, Message: fmt.Sprintf("The key's scopes do not include skill %q.", skill.Name)}
+		return "", refuse(CodeSkillNotScoped, fmt.Sprintf("The key's scopes do not include skill %q.", skill.Name), nil)
 	}
 	plan, err := skill.Steps(skills.Input{Text: r.req.Input, Metadata: r.req.Metadata})
 	if err != nil {
 		if errors.Is(err, skills.ErrIncomplete) {
-			return "", &Error{Code: CodeIncomplete, Message: "The request is missing information: " + redactErr(s, err), Err: err}
+			return "", refuse(CodeIncomplete, "The request is missing information: "+redactErr(s, err), err)
 		}
-		return "", &Error{Code: CodeIncomplete, Message: "The request cannot be planned: " + redactErr(s, err), Err: err}
+		return "", refuse(CodeIncomplete, "The request cannot be planned: "+redactErr(s, err), err)
 	}
 	for i, st := range plan {
 		if err := ctx.Err(); err != nil {
-			return "", &Error{Code: CodeCancelled, Message: "The client went away; the journey was stopped.", Err: err}
+			return "", refuse(CodeCancelled, "The client went away; the journey was stopped.", err)
 		}
 		if i >= skill.MaxSteps {
 			break
@@ -291,7 +309,7 @@ func (r *run) execute(ctx context.Context) (string, error) {
 			return stop.Output, nil
 		}
 		if err != nil {
-			return "", &Error{Code: CodeIncomplete, Message: "The request cannot be completed: " + redactErr(s, err), Err: err}
+			return "", refuse(CodeIncomplete, "The request cannot be completed: "+redactErr(s, err), err)
 		}
 		out, err := r.call(ctx, st, args)
 		if err != nil {
@@ -317,7 +335,7 @@ func (r *run) call(ctx context.Context, st skills.Step, args json.RawMessage) (j
 		tp = &t
 	case errors.Is(err, store.ErrNotFound):
 	default:
-		return nil, &Error{Code: CodeInternal, Message: "The tool catalog cannot be read.", Err: err}
+		return nil, refuse(CodeInternal, "The tool catalog cannot be read.", err)
 	}
 	d := policy.Check(r.req.Caller.Key, st.Tool, tp, args)
 	started := s.o.Now()
@@ -325,7 +343,9 @@ func (r *run) call(ctx context.Context, st skills.Step, args json.RawMessage) (j
 		r.refusal = &d
 		r.record(ctx, Step{Kind: "tool", Tool: st.Tool, Arguments: s.redactJSON(args), Status: "refused", Error: s.o.Redactor.String(d.Reason), StartedAt: started})
 		s.auditViolation(ctx, r, st.Tool, d.Code, d.Reason)
-		return nil, &Error{Code: d.Code, Message: s.o.Redactor.String(d.Reason)}
+		p := d.Refusal()
+		p.Message = s.o.Redactor.String(p.Message)
+		return nil, p
 	}
 	if d.NeedsApproval {
 		r.steps++
@@ -334,7 +354,7 @@ func (r *run) call(ctx context.Context, st skills.Step, args json.RawMessage) (j
 	}
 	p := s.o.Providers[t.Provider]
 	if p == nil {
-		return nil, &Error{Code: CodeToolUnavailable, Message: fmt.Sprintf("Tool %q has no provider in this Warden (%s).", t.Name, t.Provider)}
+		return nil, refuse(CodeToolUnavailable, fmt.Sprintf("Tool %q has no provider in this Warden (%s).", t.Name, t.Provider), nil)
 	}
 	// Providers retry transient failures themselves, within the tool's
 	// attempts and timeout, always with this key.
@@ -345,13 +365,13 @@ func (r *run) call(ctx context.Context, st skills.Step, args json.RawMessage) (j
 		step.Status, step.Error = "failed", s.o.Redactor.String(err.Error())
 		r.record(ctx, step)
 		if ctx.Err() != nil {
-			return nil, &Error{Code: CodeCancelled, Message: "The client went away; the journey was stopped.", Err: ctx.Err()}
+			return nil, refuse(CodeCancelled, "The client went away; the journey was stopped.", ctx.Err())
 		}
 		code := CodeToolUnavailable
 		if !tools.IsTransient(err) && !errors.Is(err, context.DeadlineExceeded) {
 			code = CodeToolRefused
 		}
-		return nil, &Error{Code: code, Message: fmt.Sprintf("Tool %q failed: %s", t.Name, s.o.Redactor.String(err.Error())), Err: err}
+		return nil, refuse(code, fmt.Sprintf("Tool %q failed: %s", t.Name, s.o.Redactor.String(err.Error())), err)
 	}
 	step.Status, step.Result = "ok", s.redactJSON(res.Output)
 	r.j.Cost.ToolUnits += res.Units
@@ -396,10 +416,10 @@ func (r *run) finish(output string, runErr error) error {
 	switch {
 	case runErr != nil:
 		j.Status = StatusFailed
-		var re *Error
-		if errors.As(runErr, &re) {
-			j.ErrorCode = re.Code
-			if re.Code == CodeCancelled {
+		var p *problem.Error
+		if errors.As(runErr, &p) {
+			j.ErrorCode = p.Code
+			if p.Code == CodeCancelled {
 				j.Status = StatusCancelled
 			}
 		} else {
