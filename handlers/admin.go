@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"maps"
 	"math"
 	"net/http"
 	"strconv"
@@ -14,11 +15,13 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/views"
 )
 
 // AdminStore is what the admin and trace pages need from the database:
-// reads, write transactions (each change commits with its audit event),
-// tenants and principal names. *store.DB implements it.
+// reads, write transactions (which the domain packages' writes run in,
+// each change committing with its audit event), tenants and principal
+// names. *store.DB implements it.
 type AdminStore interface {
 	Read() *sql.DB
 	Transact(ctx context.Context, fn func(tx *sql.Tx) error) error
@@ -72,6 +75,17 @@ func tenantIDs(ts []store.Tenant) []string {
 // principalActor is the audit actor for a console user.
 func principalActor(p *identity.Principal) audit.Actor {
 	return audit.Actor{Type: audit.ActorPrincipal, ID: p.ID}
+}
+
+// fieldErrors returns the field errors of a write the domain refused
+// because of what the user typed, and whether err was such a refusal: the
+// page shows them next to the fields instead of failing with a 500.
+func fieldErrors(err error) (views.FieldErrors, bool) {
+	var inv *store.ValidationError
+	if !errors.As(err, &inv) {
+		return nil, false
+	}
+	return views.FieldErrors(maps.Clone(inv.Fields)), true
 }
 
 // doneNotice turns the ?done= code a handler redirected with into the sentence

@@ -1,8 +1,6 @@
 package handlers
 
 import (
-	"database/sql"
-	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -10,7 +8,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/agent/budget"
-	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -45,35 +42,10 @@ func BudgetEdit(st AdminStore) echo.HandlerFunc {
 		if len(errs) > 0 {
 			return renderBudgets(c, st, http.StatusUnprocessableEntity, "", t.ID, form, errs)
 		}
-
-		changed := true
-		err = st.Transact(ctx, func(tx *sql.Tx) error {
-			details := map[string]any{"period": spec.Period, "limit_micros": spec.LimitMicros, "alert_percent": spec.AlertPercent}
-			prev, err := budget.Get(ctx, tx, t.ID)
-			switch {
-			case errors.Is(err, budget.ErrNoBudget):
-			case err != nil:
-				return err
-			case prev.Period == spec.Period && prev.LimitMicros == spec.LimitMicros && prev.AlertPercent == spec.AlertPercent:
-				changed = false
-				return nil
-			default:
-				details["previous_period"] = prev.Period
-				details["previous_limit_micros"] = prev.LimitMicros
-				details["previous_alert_percent"] = prev.AlertPercent
-			}
-			if err := budget.Set(ctx, tx, spec, time.Now()); err != nil {
-				return err
-			}
-			_, err = audit.Append(ctx, tx, audit.Event{
-				Actor:   principalActor(user),
-				Tenant:  t.Slug,
-				Verb:    "budget.set",
-				Subject: audit.Subject{Type: "budget", ID: t.ID},
-				Details: details,
-			})
-			return err
-		})
+		changed, err := budget.SetAudited(ctx, st, principalActor(user), spec, time.Now())
+		if errs, ok := fieldErrors(err); ok {
+			return renderBudgets(c, st, http.StatusUnprocessableEntity, "", t.ID, form, errs)
+		}
 		if err != nil {
 			return err
 		}

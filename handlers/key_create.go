@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"net/http"
@@ -15,7 +14,6 @@ import (
 	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/agent/keys"
 	"github.com/wardenhq/warden/agent/seal"
-	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
@@ -114,29 +112,10 @@ func KeyCreate(st AdminStore, skills SkillLister, sealer *seal.Sealer, flash Fla
 			return renderKeyForm(c, st, skills, http.StatusUnprocessableEntity, form, errs)
 		}
 
-		var key keys.Key
-		var secrets keys.Secrets
-		err = st.Transact(ctx, func(tx *sql.Tx) error {
-			key, secrets, err = keys.Create(ctx, tx, sealer, spec)
-			if err != nil {
-				return err
-			}
-			details := map[string]any{
-				"prefix": key.Prefix, "name": key.Name, "scopes": key.Scopes,
-				"rate_per_min": key.RatePerMin, "burst": key.Burst,
-			}
-			if key.ExpiresAt != nil {
-				details["expires_at"] = store.FormatTime(*key.ExpiresAt)
-			}
-			_, err = audit.Append(ctx, tx, audit.Event{
-				Actor:   principalActor(user),
-				Tenant:  tenant.Slug,
-				Verb:    "key.create",
-				Subject: audit.Subject{Type: "key", ID: key.ID},
-				Details: details,
-			})
-			return err
-		})
+		key, secrets, err := keys.CreateAudited(ctx, st, sealer, principalActor(user), spec)
+		if errs, ok := fieldErrors(err); ok {
+			return renderKeyForm(c, st, skills, http.StatusUnprocessableEntity, form, errs)
+		}
 		if err != nil {
 			return err
 		}

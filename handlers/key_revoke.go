@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"net/http"
 	"time"
@@ -10,7 +9,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/agent/keys"
-	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
@@ -38,21 +36,7 @@ func KeyRevoke(st AdminStore) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		changed := false
-		err = st.Transact(ctx, func(tx *sql.Tx) error {
-			changed, err = keys.Revoke(ctx, tx, k.ID)
-			if err != nil || !changed {
-				return err
-			}
-			_, err = audit.Append(ctx, tx, audit.Event{
-				Actor:   principalActor(user),
-				Tenant:  k.TenantSlug,
-				Verb:    "key.revoke",
-				Subject: audit.Subject{Type: "key", ID: k.ID},
-				Details: map[string]any{"prefix": k.Prefix, "name": k.Name},
-			})
-			return err
-		})
+		changed, err := keys.RevokeAudited(ctx, st, principalActor(user), k.ID)
 		if err != nil {
 			return err
 		}

@@ -1,15 +1,14 @@
 package handlers
 
 import (
-	"database/sql"
 	"errors"
 	"net/http"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -23,37 +22,16 @@ func TenantCreate(st AdminStore) echo.HandlerFunc {
 			return err
 		}
 		form := views.TenantForm{Slug: strings.TrimSpace(c.FormValue("slug")), Name: c.FormValue("name")}
-		name := strings.TrimSpace(form.Name)
-		errs := views.FieldErrors{}
-		if msg := store.ValidateTenantSlug(form.Slug); msg != "" {
-			errs["slug"] = msg
-		}
-		if msg := store.ValidateTenantName(name); msg != "" {
-			errs["name"] = msg
-		}
-		if len(errs) == 0 {
-			err := st.Transact(ctx, func(tx *sql.Tx) error {
-				t, err := store.CreateTenantChecked(ctx, tx, form.Slug, name)
-				if err != nil {
-					return err
-				}
-				_, err = audit.Append(ctx, tx, audit.Event{
-					Actor:   principalActor(user),
-					Tenant:  t.Slug,
-					Verb:    "tenant.create",
-					Subject: audit.Subject{Type: "tenant", ID: t.ID},
-					Details: map[string]any{"slug": t.Slug, "name": t.Name},
-				})
-				return err
-			})
-			switch {
-			case errors.Is(err, store.ErrDuplicateSlug):
-				errs["slug"] = "There is already a tenant " + form.Slug + ". Choose another slug."
-			case err != nil:
-				return err
-			default:
-				return seeOther(c, "/tenants/"+form.Slug+"?done=created")
-			}
+		t, err := tenants.Create(ctx, st, principalActor(user), form.Slug, form.Name)
+		errs, invalid := fieldErrors(err)
+		switch {
+		case invalid:
+		case errors.Is(err, store.ErrDuplicateSlug):
+			errs = views.FieldErrors{"slug": "There is already a tenant " + form.Slug + ". Choose another slug."}
+		case err != nil:
+			return err
+		default:
+			return seeOther(c, "/tenants/"+t.Slug+"?done=created")
 		}
 		return renderTenantList(c, st, http.StatusUnprocessableEntity, views.TenantsView{Form: form, Errors: errs})
 	}

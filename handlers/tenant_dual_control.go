@@ -1,17 +1,14 @@
 package handlers
 
 import (
-	"context"
-	"database/sql"
-	"errors"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/money"
 	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -22,7 +19,8 @@ import (
 func TenantDualControl(st AdminStore) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
-		t, err := tenantInScope(ctx, st.Read(), CurrentPrincipal(c), c.Param("slug"))
+		user := CurrentPrincipal(c)
+		t, err := tenantInScope(ctx, st.Read(), user, c.Param("slug"))
 		if err != nil {
 			return err
 		}
@@ -45,25 +43,28 @@ func TenantDualControl(st AdminStore) echo.HandlerFunc {
 			}
 		}
 		if len(errs) > 0 {
-			v, err := tenantView(ctx, st.Read(), t)
-			if err != nil {
-				return err
-			}
-			v.DualControl, v.DualControlCurrency, v.Errors = typed, code, errs
-			return renderTenantShow(c, 422, v)
+			return dualControlInvalid(c, st, t, typed, code, errs)
 		}
-		from, err := store.ThresholdFor(ctx, st.Read(), t.ID, cur.Code)
-		details := map[string]any{"currency": cur.Code, "to_minor": minor}
-		if err == nil {
-			details["from_minor"] = from
-		} else if !errors.Is(err, store.ErrNotFound) {
+		changed, err := tenants.SetThreshold(ctx, st, principalActor(user), t.ID, store.Threshold{Currency: cur.Code, Minor: minor})
+		if errs, ok := fieldErrors(err); ok {
+			return dualControlInvalid(c, st, t, typed, code, errs)
+		}
+		if err != nil {
 			return err
 		}
-		return saveTenantSetting(c, st, t, "tenant.dual_control", "dual_control", details,
-			func(ctx context.Context, tx *sql.Tx) (bool, error) {
-				return store.SetThreshold(ctx, tx, t.ID, store.Threshold{Currency: cur.Code, Minor: minor})
-			})
+		return tenantSaved(c, t, changed, "dual_control")
 	}
+}
+
+// dualControlInvalid re-renders the tenant page with the threshold form as
+// typed and its errors.
+func dualControlInvalid(c echo.Context, st AdminStore, t store.Tenant, typed, code string, errs views.FieldErrors) error {
+	v, err := tenantView(c.Request().Context(), st.Read(), t)
+	if err != nil {
+		return err
+	}
+	v.DualControl, v.DualControlCurrency, v.Errors = typed, code, errs
+	return renderTenantShow(c, 422, v)
 }
 
 // TenantDualControlRemove deletes a tenant's threshold in one currency:
@@ -72,13 +73,17 @@ func TenantDualControl(st AdminStore) echo.HandlerFunc {
 func TenantDualControlRemove(st AdminStore) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
-		t, err := tenantInScope(ctx, st.Read(), CurrentPrincipal(c), c.Param("slug"))
+		user := CurrentPrincipal(c)
+		t, err := tenantInScope(ctx, st.Read(), user, c.Param("slug"))
 		if err != nil {
 			return err
 		}
 		code := strings.ToUpper(strings.TrimSpace(c.FormValue("currency")))
-		return saveTenantSetting(c, st, t, "tenant.dual_control_removed", "dual_control_removed", map[string]any{"currency": code},
-			func(ctx context.Context, tx *sql.Tx) (bool, error) { return store.RemoveThreshold(ctx, tx, t.ID, code) })
+		changed, err := tenants.RemoveThreshold(ctx, st, principalActor(user), t.ID, code)
+		if err != nil {
+			return err
+		}
+		return tenantSaved(c, t, changed, "dual_control_removed")
 	}
 }
 
@@ -87,29 +92,30 @@ func TenantDualControlRemove(st AdminStore) echo.HandlerFunc {
 func TenantDualControlWindow(st AdminStore) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
-		t, err := tenantInScope(ctx, st.Read(), CurrentPrincipal(c), c.Param("slug"))
+		user := CurrentPrincipal(c)
+		t, err := tenantInScope(ctx, st.Read(), user, c.Param("slug"))
 		if err != nil {
 			return err
 		}
 		typed := strings.TrimSpace(c.FormValue("window_hours"))
 		hours, err := strconv.Atoi(typed)
-		// Range-check the number before it becomes a duration, which
-		// would overflow for a large one.
-		ok := err == nil && hours >= int(store.MinDualControlWindow/time.Hour) && hours <= int(store.MaxDualControlWindow/time.Hour)
-		window := time.Duration(hours) * time.Hour
-		if !ok {
+		if err != nil {
+			// Not a whole number: 0 hours is refused in the same words as
+			// any number out of range.
+			hours = 0
+		}
+		changed, err := tenants.SetDualControlWindow(ctx, st, principalActor(user), t.ID, hours)
+		if errs, ok := fieldErrors(err); ok {
 			v, err := tenantView(ctx, st.Read(), t)
 			if err != nil {
 				return err
 			}
-			v.Window = typed
-			v.Errors = views.FieldErrors{"window_hours": "Use a whole number of hours from 1 to 2160 (90 days)."}
+			v.Window, v.Errors = typed, errs
 			return renderTenantShow(c, 422, v)
 		}
-		return saveTenantSetting(c, st, t, "tenant.dual_control_window", "dual_control_window",
-			map[string]any{"from_hours": int64(t.DualControlWindow / time.Hour), "to_hours": hours},
-			func(ctx context.Context, tx *sql.Tx) (bool, error) {
-				return store.SetDualControlWindow(ctx, tx, t.ID, window)
-			})
+		if err != nil {
+			return err
+		}
+		return tenantSaved(c, t, changed, "dual_control_window")
 	}
 }

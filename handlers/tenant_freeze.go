@@ -1,13 +1,11 @@
 package handlers
 
 import (
-	"database/sql"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -32,9 +30,9 @@ func TenantFreezeConfirm(st AdminStore, freeze bool) echo.HandlerFunc {
 // TenantFreeze freezes (freeze true) or unfreezes a tenant. Pressing it
 // again changes nothing and records nothing.
 func TenantFreeze(st AdminStore, freeze bool) echo.HandlerFunc {
-	verb, done, noop := "tenant.freeze", "frozen", "already_frozen"
+	done, noop := "frozen", "already_frozen"
 	if !freeze {
-		verb, done, noop = "tenant.unfreeze", "unfrozen", "already_unfrozen"
+		done, noop = "unfrozen", "already_unfrozen"
 	}
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
@@ -43,21 +41,7 @@ func TenantFreeze(st AdminStore, freeze bool) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		changed := false
-		err = st.Transact(ctx, func(tx *sql.Tx) error {
-			changed, err = store.SetFrozen(ctx, tx, t.ID, freeze)
-			if err != nil || !changed {
-				return err
-			}
-			_, err = audit.Append(ctx, tx, audit.Event{
-				Actor:   principalActor(user),
-				Tenant:  t.Slug,
-				Verb:    verb,
-				Subject: audit.Subject{Type: "tenant", ID: t.ID},
-				Details: map[string]any{"frozen": freeze},
-			})
-			return err
-		})
+		changed, err := tenants.SetFrozen(ctx, st, principalActor(user), t.ID, freeze)
 		if err != nil {
 			return err
 		}

@@ -1,15 +1,11 @@
 package handlers
 
 import (
-	"context"
-	"database/sql"
 	"strconv"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/store"
-	"github.com/wardenhq/warden/views"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // TenantRename changes a tenant's display name.
@@ -22,11 +18,13 @@ func TenantRename(st AdminStore) echo.HandlerFunc {
 			return err
 		}
 		typed := c.FormValue("name")
-		name := strings.TrimSpace(typed)
-		if msg := store.ValidateTenantName(name); msg != "" {
-			return tenantFormPage(c, st.Read(), t, typed, strconv.Itoa(t.RetentionDays), views.FieldErrors{"name": msg})
+		changed, err := tenants.Rename(ctx, st, principalActor(user), t.ID, typed)
+		if errs, ok := fieldErrors(err); ok {
+			return tenantFormPage(c, st.Read(), t, typed, strconv.Itoa(t.RetentionDays), errs)
 		}
-		return saveTenantSetting(c, st, t, "tenant.rename", "renamed", map[string]any{"from": t.Name, "to": name},
-			func(ctx context.Context, tx *sql.Tx) (bool, error) { return store.RenameTenant(ctx, tx, t.ID, name) })
+		if err != nil {
+			return err
+		}
+		return tenantSaved(c, t, changed, "renamed")
 	}
 }

@@ -1,12 +1,9 @@
 package handlers
 
 import (
-	"context"
-	"database/sql"
-
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -21,13 +18,16 @@ func TenantRetention(st AdminStore) echo.HandlerFunc {
 		}
 		typed := c.FormValue("retention_days")
 		days, msg := formInt(typed, "Enter a whole number of days.")
-		if msg == "" {
-			msg = store.ValidateRetentionDays(days)
-		}
 		if msg != "" {
 			return tenantFormPage(c, st.Read(), t, t.Name, typed, views.FieldErrors{"retention_days": msg})
 		}
-		return saveTenantSetting(c, st, t, "tenant.retention", "retention", map[string]any{"from_days": t.RetentionDays, "to_days": days},
-			func(ctx context.Context, tx *sql.Tx) (bool, error) { return store.SetRetention(ctx, tx, t.ID, days) })
+		changed, err := tenants.SetRetention(ctx, st, principalActor(user), t.ID, days)
+		if errs, ok := fieldErrors(err); ok {
+			return tenantFormPage(c, st.Read(), t, t.Name, typed, errs)
+		}
+		if err != nil {
+			return err
+		}
+		return tenantSaved(c, t, changed, "retention")
 	}
 }

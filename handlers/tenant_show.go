@@ -2,14 +2,12 @@ package handlers
 
 import (
 	"context"
-	"database/sql"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/money"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
@@ -62,28 +60,9 @@ func tenantFormPage(c echo.Context, q store.Querier, t store.Tenant, name, reten
 	return renderTenantShow(c, http.StatusUnprocessableEntity, v)
 }
 
-// saveTenantSetting applies one settings form: change runs in a
-// transaction and reports whether anything changed; only a real change is
-// audited (verb, details). It redirects to the tenant page with the
-// notice done, or "unchanged".
-func saveTenantSetting(c echo.Context, st AdminStore, t store.Tenant, verb, done string, details map[string]any,
-	change func(ctx context.Context, tx *sql.Tx) (bool, error)) error {
-	ctx := c.Request().Context()
-	changed := false
-	err := st.Transact(ctx, func(tx *sql.Tx) error {
-		var err error
-		if changed, err = change(ctx, tx); err != nil || !changed {
-			return err
-		}
-		_, err = audit.Append(ctx, tx, audit.Event{
-			Actor: principalActor(CurrentPrincipal(c)), Tenant: t.Slug, Verb: verb,
-			Subject: audit.Subject{Type: "tenant", ID: t.ID}, Details: details,
-		})
-		return err
-	})
-	if err != nil {
-		return err
-	}
+// tenantSaved redirects to the tenant page after one settings form, with
+// the notice done, or "unchanged" when the form changed nothing.
+func tenantSaved(c echo.Context, t store.Tenant, changed bool, done string) error {
 	if !changed {
 		done = "unchanged"
 	}

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"database/sql"
 	"errors"
 	"net/http"
 	"strings"
@@ -10,15 +9,10 @@ import (
 
 	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/agent/tools"
-	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
 
 const catalogChange = "Changing the tool catalog"
-
-// errToolExists means the name is taken.
-var errToolExists = errors.New("tool exists")
 
 // ToolNew shows the form that adds a tool.
 func ToolNew(st AdminStore) echo.HandlerFunc {
@@ -45,27 +39,12 @@ func ToolCreate(st AdminStore) echo.HandlerFunc {
 		}
 		form, t, errs := parseToolForm(ctx, c, st, strings.TrimSpace(c.FormValue("name")))
 		if len(errs) == 0 {
-			err := st.Transact(ctx, func(tx *sql.Tx) error {
-				if _, err := catalog.Get(ctx, tx, t.Name); err == nil {
-					return errToolExists
-				} else if !errors.Is(err, store.ErrNotFound) {
-					return err
-				}
-				if err := catalog.Upsert(ctx, tx, t); err != nil {
-					return err
-				}
-				details := toolAuditDetails(t)
-				details["enabled"] = t.Enabled
-				_, err := audit.Append(ctx, tx, audit.Event{
-					Actor:   principalActor(user),
-					Verb:    "tool.create",
-					Subject: audit.Subject{Type: "tool", ID: t.Name},
-					Details: details,
-				})
-				return err
-			})
+			err := catalog.Create(ctx, st, principalActor(user), t)
+			invalid, isInvalid := fieldErrors(err)
 			switch {
-			case errors.Is(err, errToolExists):
+			case isInvalid:
+				errs = invalid
+			case errors.Is(err, catalog.ErrExists):
 				errs["name"] = "There is already a tool " + t.Name + ". Edit it from the catalog instead."
 			case err != nil:
 				return err

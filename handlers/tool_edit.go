@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"net/http"
 
@@ -10,7 +9,6 @@ import (
 
 	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/agent/tools"
-	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
@@ -47,29 +45,10 @@ func ToolUpdate(st AdminStore) echo.HandlerFunc {
 		if len(errs) > 0 {
 			return renderToolForm(c, st, http.StatusUnprocessableEntity, views.ToolFormView{Form: form, Enabled: current.Enabled, Errors: errs})
 		}
-		var changed []string
-		err = st.Transact(ctx, func(tx *sql.Tx) error {
-			stored, err := catalog.Get(ctx, tx, current.Name)
-			if err != nil {
-				return err
-			}
-			t.Enabled = stored.Enabled
-			if changed = toolChanges(stored, t); len(changed) == 0 {
-				return nil
-			}
-			if err := catalog.Upsert(ctx, tx, t); err != nil {
-				return err
-			}
-			details := toolAuditDetails(t)
-			details["changed"] = changed
-			_, err = audit.Append(ctx, tx, audit.Event{
-				Actor:   principalActor(user),
-				Verb:    "tool.update",
-				Subject: audit.Subject{Type: "tool", ID: t.Name},
-				Details: details,
-			})
-			return err
-		})
+		changed, err := catalog.Update(ctx, st, principalActor(user), t)
+		if errs, ok := fieldErrors(err); ok {
+			return renderToolForm(c, st, http.StatusUnprocessableEntity, views.ToolFormView{Form: form, Enabled: current.Enabled, Errors: errs})
+		}
 		if err != nil {
 			return err
 		}

@@ -3,11 +3,8 @@ package handlers
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -122,32 +119,6 @@ func toolForm(t tools.Tool) views.ToolForm {
 	}
 }
 
-// toolChanges names the fields that differ between two definitions of a
-// tool (the switch aside: it has its own buttons and audit verbs).
-func toolChanges(old, new tools.Tool) []string {
-	var out []string
-	add := func(field string, differ bool) {
-		if differ {
-			out = append(out, field)
-		}
-	}
-	add("description", old.Description != new.Description)
-	add("impact", old.Impact != new.Impact)
-	add("reversibility", old.Reversibility != new.Reversibility)
-	add("compensating_tool", old.CompensatingTool != new.CompensatingTool)
-	add("provider", old.Provider != new.Provider)
-	add("webhook_url", old.WebhookURL != new.WebhookURL)
-	add("timeout", old.Timeout != new.Timeout)
-	add("max_attempts", old.MaxAttempts != new.MaxAttempts)
-	add("args_schema", compactJSON(old.ArgsSchema) != compactJSON(new.ArgsSchema))
-	add("approval_ttl", old.ApprovalTTL != new.ApprovalTTL)
-	add("unit_cost", old.UnitCostMicros != new.UnitCostMicros)
-	add("amount_arg", old.AmountArg != new.AmountArg)
-	add("currency_arg", old.CurrencyArg != new.CurrencyArg)
-	add("target_arg", old.TargetArg != new.TargetArg)
-	return out
-}
-
 // indentJSON lays a stored schema out for editing; text that is not JSON
 // is shown as it is.
 func indentJSON(raw json.RawMessage) string {
@@ -156,41 +127,4 @@ func indentJSON(raw json.RawMessage) string {
 		return string(raw)
 	}
 	return b.String()
-}
-
-func compactJSON(raw json.RawMessage) string {
-	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
-		return string(raw)
-	}
-	return b.String()
-}
-
-// toolAuditDetails describes a tool for the audit trail. The webhook URL
-// is reduced to its host (its path or query may carry a credential) and
-// the schema to its digest.
-func toolAuditDetails(t tools.Tool) map[string]any {
-	sum := sha256.Sum256([]byte(compactJSON(t.ArgsSchema)))
-	d := map[string]any{
-		"impact":             string(t.Impact),
-		"reversibility":      string(t.Reversibility),
-		"provider":           t.Provider,
-		"timeout_ms":         t.Timeout.Milliseconds(),
-		"max_attempts":       t.MaxAttempts,
-		"approval_ttl_s":     int64(t.ApprovalTTL / time.Second),
-		"unit_cost_micros":   t.UnitCostMicros,
-		"args_schema_sha256": hex.EncodeToString(sum[:]),
-	}
-	if t.CompensatingTool != "" {
-		d["compensating_tool"] = t.CompensatingTool
-	}
-	for k, v := range map[string]string{"amount_arg": t.AmountArg, "currency_arg": t.CurrencyArg, "target_arg": t.TargetArg} {
-		if v != "" {
-			d[k] = v
-		}
-	}
-	if u, err := url.Parse(t.WebhookURL); err == nil && u.Host != "" {
-		d["webhook_host"] = u.Host
-	}
-	return d
 }

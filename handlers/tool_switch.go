@@ -1,13 +1,11 @@
 package handlers
 
 import (
-	"database/sql"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/agent/catalog"
-	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -31,9 +29,9 @@ func ToolDisableConfirm(st AdminStore) echo.HandlerFunc {
 // ToolSwitch turns a tool on (enable true) or off: the kill switch.
 // Pressing it twice changes and records nothing the second time.
 func ToolSwitch(st AdminStore, enable bool) echo.HandlerFunc {
-	verb, done, noop := "tool.disable", "disabled", "already_off"
+	done, noop := "disabled", "already_off"
 	if enable {
-		verb, done, noop = "tool.enable", "enabled", "already_on"
+		done, noop = "enabled", "already_on"
 	}
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
@@ -45,20 +43,7 @@ func ToolSwitch(st AdminStore, enable bool) echo.HandlerFunc {
 		if err != nil {
 			return err
 		}
-		changed := false
-		err = st.Transact(ctx, func(tx *sql.Tx) error {
-			changed, err = catalog.SetEnabled(ctx, tx, t.Name, enable)
-			if err != nil || !changed {
-				return err
-			}
-			_, err = audit.Append(ctx, tx, audit.Event{
-				Actor:   principalActor(user),
-				Verb:    verb,
-				Subject: audit.Subject{Type: "tool", ID: t.Name},
-				Details: map[string]any{"enabled": enable},
-			})
-			return err
-		})
+		changed, err := catalog.Switch(ctx, st, principalActor(user), t.Name, enable)
 		if err != nil {
 			return err
 		}

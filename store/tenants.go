@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -39,6 +40,36 @@ const (
 	MinDualControlWindow = time.Hour
 	MaxDualControlWindow = 90 * 24 * time.Hour
 )
+
+// ValidationError refuses a write because of what a user typed, with one
+// sentence per form field to show next to it. Writes return it (possibly
+// wrapped; use errors.As) so that a handler can tell a user's mistake,
+// which needs a field error, from a failure, which is a 500.
+type ValidationError struct {
+	Fields map[string]string // form field → what to fix
+}
+
+func (e *ValidationError) Error() string {
+	fields := make([]string, 0, len(e.Fields))
+	for f := range e.Fields {
+		fields = append(fields, f)
+	}
+	sort.Strings(fields)
+	var b strings.Builder
+	b.WriteString("invalid")
+	for i, f := range fields {
+		if i > 0 {
+			b.WriteString(";")
+		}
+		b.WriteString(" " + f + ": " + e.Fields[f])
+	}
+	return b.String()
+}
+
+// invalid is a ValidationError of one field.
+func invalid(field, msg string) *ValidationError {
+	return &ValidationError{Fields: map[string]string{field: msg}}
+}
 
 // Limits on tenant settings.
 const (
@@ -82,6 +113,19 @@ func ValidateRetentionDays(days int) string {
 	}
 	return ""
 }
+
+// ValidateDualControlHours returns a message when a dual-control window of
+// hours is outside the allowed range, or "". It takes the hours the form
+// holds rather than a duration, which a large number would overflow.
+func ValidateDualControlHours(hours int) string {
+	if hours < int(MinDualControlWindow/time.Hour) || hours > int(MaxDualControlWindow/time.Hour) {
+		return dualControlWindowRule
+	}
+	return ""
+}
+
+var dualControlWindowRule = fmt.Sprintf("Use a whole number of hours from %d to %d (%d days).",
+	int(MinDualControlWindow/time.Hour), int(MaxDualControlWindow/time.Hour), int(MaxDualControlWindow/(24*time.Hour)))
 
 // ErrDuplicateSlug means another tenant already has the slug.
 var ErrDuplicateSlug = errors.New("tenant slug already taken")
@@ -142,17 +186,21 @@ func TenantSlug(ctx context.Context, q Querier, id string) (string, error) {
 	return t.Slug, err
 }
 
-// CreateTenantChecked validates slug and name, refuses a slug that is
-// taken (ErrDuplicateSlug) and then creates the tenant inside tx. Because tx
-// holds the write lock, the check and the insert cannot race another
-// writer.
+// CreateTenantChecked validates slug and name (a *ValidationError with
+// both fields' mistakes), refuses a slug that is taken (ErrDuplicateSlug)
+// and then creates the tenant inside tx. Because tx holds the write lock,
+// the check and the insert cannot race another writer.
 func CreateTenantChecked(ctx context.Context, tx *sql.Tx, slug, name string) (Tenant, error) {
 	name = strings.TrimSpace(name)
+	errs := map[string]string{}
 	if msg := ValidateTenantSlug(slug); msg != "" {
-		return Tenant{}, fmt.Errorf("create tenant: slug %q: %s", slug, msg)
+		errs["slug"] = msg
 	}
 	if msg := ValidateTenantName(name); msg != "" {
-		return Tenant{}, fmt.Errorf("create tenant %s: name: %s", slug, msg)
+		errs["name"] = msg
+	}
+	if len(errs) > 0 {
+		return Tenant{}, fmt.Errorf("create tenant %q: %w", slug, &ValidationError{Fields: errs})
 	}
 	if _, err := TenantBySlug(ctx, tx, slug); err == nil {
 		return Tenant{}, ErrDuplicateSlug
@@ -168,11 +216,11 @@ func CreateTenantChecked(ctx context.Context, tx *sql.Tx, slug, name string) (Te
 }
 
 // RenameTenant changes a tenant's display name inside tx. It reports
-// whether the name changed.
+// whether the name changed; an unusable name is a *ValidationError.
 func RenameTenant(ctx context.Context, tx *sql.Tx, id, name string) (bool, error) {
 	name = strings.TrimSpace(name)
 	if msg := ValidateTenantName(name); msg != "" {
-		return false, fmt.Errorf("rename tenant %s: %s", id, msg)
+		return false, fmt.Errorf("rename tenant %s: %w", id, invalid("name", msg))
 	}
 	return updateTenant(ctx, tx, id, "rename", `UPDATE tenants SET name = ? WHERE id = ? AND name != ?`, name, id, name)
 }
@@ -184,19 +232,21 @@ func SetFrozen(ctx context.Context, tx *sql.Tx, id string, frozen bool) (bool, e
 }
 
 // SetRetention sets how many days a tenant's traces are kept, inside tx.
-// It reports whether the value changed.
+// It reports whether the value changed; days out of range are a
+// *ValidationError.
 func SetRetention(ctx context.Context, tx *sql.Tx, id string, days int) (bool, error) {
 	if msg := ValidateRetentionDays(days); msg != "" {
-		return false, fmt.Errorf("set retention of tenant %s: %s", id, msg)
+		return false, fmt.Errorf("set retention of tenant %s: %w", id, invalid("retention_days", msg))
 	}
 	return updateTenant(ctx, tx, id, "set retention of", `UPDATE tenants SET trace_retention_days = ? WHERE id = ? AND trace_retention_days != ?`, days, id, days)
 }
 
 // SetThreshold sets a tenant's dual-control threshold in one currency,
-// inside tx. It reports whether the value changed.
+// inside tx. It reports whether the value changed; a negative amount is a
+// *ValidationError.
 func SetThreshold(ctx context.Context, tx *sql.Tx, id string, th Threshold) (bool, error) {
 	if th.Minor < 0 {
-		return false, fmt.Errorf("set dual control of tenant %s: negative amount", id)
+		return false, fmt.Errorf("set dual control of tenant %s: %w", id, invalid("dual_control", "The threshold cannot be negative."))
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO dual_control_thresholds (tenant_id, currency, threshold_minor, updated_at)
 		VALUES (?, ?, ?, ?)
@@ -254,10 +304,12 @@ func ThresholdFor(ctx context.Context, q Querier, id, currency string) (int64, e
 }
 
 // SetDualControlWindow sets how far back actions on one target add up,
-// inside tx. It reports whether the value changed.
+// inside tx. It reports whether the value changed; a window out of range
+// is a *ValidationError.
 func SetDualControlWindow(ctx context.Context, tx *sql.Tx, id string, window time.Duration) (bool, error) {
 	if window < MinDualControlWindow || window > MaxDualControlWindow {
-		return false, fmt.Errorf("set dual-control window of tenant %s: %v is out of range", id, window)
+		return false, fmt.Errorf("set dual-control window of tenant %s: %v: %w", id, window,
+			invalid("window_hours", dualControlWindowRule))
 	}
 	s := int64(window / time.Second)
 	return updateTenant(ctx, tx, id, "set dual-control window of", `UPDATE tenants SET dual_control_window_s = ? WHERE id = ? AND dual_control_window_s != ?`, s, id, s)

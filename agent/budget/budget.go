@@ -3,6 +3,15 @@
 // that fails when spent + reserved + estimate would pass the limit, so
 // concurrent journeys can never overspend; settlement charges what was used
 // and releases the rest. Money is integer micro-units.
+//
+// The console sets a budget with SetAudited, which writes it and its audit
+// event in one transaction:
+//
+//	changed, err := budget.SetAudited(ctx, db, actor, budget.Spec{TenantID: id, Period: budget.Month,
+//		LimitMicros: 500_000_000, AlertPercent: 80}, time.Now())
+//
+// The runtime reserves with Reserve before a journey and settles with
+// Settle (or Release) after it, inside its own transactions.
 package budget
 
 import (
@@ -12,6 +21,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
 )
 
@@ -92,10 +102,12 @@ func (s Spec) Validate() map[string]string {
 }
 
 // Set creates or changes a tenant's budget inside tx. Spent and reserved
-// amounts are kept; changing the period starts a new one.
+// amounts are kept; changing the period starts a new one. An invalid spec
+// is a *store.ValidationError. SetAudited is the same with its audit
+// event, for changes a person makes.
 func Set(ctx context.Context, tx *sql.Tx, s Spec, now time.Time) error {
 	if errs := s.Validate(); len(errs) > 0 {
-		return fmt.Errorf("invalid budget: %v", errs)
+		return fmt.Errorf("set budget for %s: %w", s.TenantID, &store.ValidationError{Fields: errs})
 	}
 	start := store.FormatTime(PeriodStart(s.Period, now))
 	_, err := tx.ExecContext(ctx, `
@@ -111,6 +123,54 @@ func Set(ctx context.Context, tx *sql.Tx, s Spec, now time.Time) error {
 		return fmt.Errorf("set budget for %s: %w", s.TenantID, err)
 	}
 	return nil
+}
+
+// Transactor runs fn in one write transaction; *store.DB is one.
+type Transactor interface {
+	Transact(ctx context.Context, fn func(tx *sql.Tx) error) error
+}
+
+// SetAudited creates or changes a tenant's budget as Set does, and records
+// who did it, in one transaction. A budget caps what the tenant's agents
+// may spend, so the event keeps the values it replaced; saving the current
+// budget again changes and records nothing (changed false). An invalid
+// spec is a *store.ValidationError; an unknown tenant store.ErrNotFound.
+func SetAudited(ctx context.Context, db Transactor, actor audit.Actor, s Spec, now time.Time) (changed bool, err error) {
+	err = db.Transact(ctx, func(tx *sql.Tx) error {
+		slug, err := store.TenantSlug(ctx, tx, s.TenantID)
+		if err != nil {
+			return err
+		}
+		details := map[string]any{"period": s.Period, "limit_micros": s.LimitMicros, "alert_percent": s.AlertPercent}
+		prev, err := Get(ctx, tx, s.TenantID)
+		switch {
+		case errors.Is(err, ErrNoBudget):
+		case err != nil:
+			return err
+		case prev.Period == s.Period && prev.LimitMicros == s.LimitMicros && prev.AlertPercent == s.AlertPercent:
+			return nil
+		default:
+			details["previous_period"] = prev.Period
+			details["previous_limit_micros"] = prev.LimitMicros
+			details["previous_alert_percent"] = prev.AlertPercent
+		}
+		if err := Set(ctx, tx, s, now); err != nil {
+			return err
+		}
+		changed = true
+		_, err = audit.Append(ctx, tx, audit.Event{
+			Actor:   actor,
+			Tenant:  slug,
+			Verb:    "budget.set",
+			Subject: audit.Subject{Type: "budget", ID: s.TenantID},
+			Details: details,
+		})
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	return changed, nil
 }
 
 // Get loads a tenant's budget, or ErrNoBudget.

@@ -2,6 +2,17 @@
 // reversibility, provider, timeout, retry policy, argument schema and its
 // enabled switch. Reads go to the database every time, so a switch turned
 // off takes effect on the next call.
+//
+// The console changes the catalog through Create, Update and Switch, each
+// one transaction with its audit event:
+//
+//	err := catalog.Create(ctx, db, actor, t)                   // ErrExists
+//	changed, err := catalog.Update(ctx, db, actor, t)          // the fields that changed, nil for none
+//	switched, err := catalog.Switch(ctx, db, actor, name, false) // the kill switch
+//
+// Invalid definitions come back as *store.ValidationError, field by field.
+// Upsert and SetEnabled are the same writes without the audit event, for
+// seeding and tests.
 package catalog
 
 import (
@@ -116,7 +127,8 @@ func Validate(t tools.Tool, exists func(name string) bool) map[string]string {
 	return errs
 }
 
-// Upsert writes a tool inside tx after validating it.
+// Upsert writes a tool inside tx after validating it; an invalid
+// definition is a *store.ValidationError.
 func Upsert(ctx context.Context, tx *sql.Tx, t tools.Tool) error {
 	exists := func(name string) bool {
 		var n int
@@ -124,7 +136,7 @@ func Upsert(ctx context.Context, tx *sql.Tx, t tools.Tool) error {
 		return n > 0 || name == t.Name
 	}
 	if errs := Validate(t, exists); len(errs) > 0 {
-		return fmt.Errorf("invalid tool %s: %v", t.Name, errs)
+		return fmt.Errorf("save tool %s: %w", t.Name, &store.ValidationError{Fields: errs})
 	}
 	schema := string(t.ArgsSchema)
 	if schema == "" {

@@ -10,9 +10,13 @@
 // once with the key, and kept only sealed with the installation's key (see
 // package seal), so that whoever reads the database cannot sign callbacks:
 //
-//	k, secrets, err := keys.Create(ctx, tx, sealer, spec)   // show secrets.Key and secrets.Callback once
-//	signWith, err := keys.CallbackSecrets(ctx, q, sealer, k.ID, now) // current first, then the previous during its grace
+//	k, secrets, err := keys.CreateAudited(ctx, db, sealer, actor, spec) // show secrets.Key and secrets.Callback once
+//	signWith, err := keys.CallbackSecrets(ctx, q, sealer, k.ID, now)    // current first, then the previous during its grace
 //	k, fresh, err := keys.RotateCallbackSecret(ctx, db, sealer, k.ID, actor, now) // show fresh once
+//	changed, err := keys.RevokeAudited(ctx, db, actor, k.ID)            // false when it was already revoked
+//
+// Create and Revoke are the same writes inside a caller's transaction,
+// without the audit event.
 package keys
 
 import (
@@ -201,11 +205,13 @@ func parse(secret string) (prefix string, err error) {
 
 // Create stores a new key inside tx and returns it with its secrets: the
 // key itself, of which only a hash is stored, and its callback secret,
-// stored sealed by sealer. Neither can be shown again.
+// stored sealed by sealer. Neither can be shown again. An invalid spec is
+// a *store.ValidationError. CreateAudited is the same with its audit
+// event, for keys a person creates.
 func Create(ctx context.Context, tx *sql.Tx, sealer *seal.Sealer, s NewSpec) (Key, Secrets, error) {
 	now := time.Now().UTC()
 	if errs := s.Validate(now); len(errs) > 0 {
-		return Key{}, Secrets{}, fmt.Errorf("invalid key: %v", errs)
+		return Key{}, Secrets{}, fmt.Errorf("create key: %w", &store.ValidationError{Fields: errs})
 	}
 	if sealer == nil {
 		return Key{}, Secrets{}, errors.New("create key: no sealer to keep its callback secret")
@@ -236,6 +242,73 @@ func Create(ctx context.Context, tx *sql.Tx, sealer *seal.Sealer, s NewSpec) (Ke
 // Transactor runs fn in one write transaction; *store.DB is one.
 type Transactor interface {
 	Transact(ctx context.Context, fn func(tx *sql.Tx) error) error
+}
+
+// CreateAudited creates a key as Create does and records who created it,
+// in one transaction: a credential that can call the API never exists
+// without the event that says who made it and with which scopes. The
+// event names the key's prefix, never a secret. The returned key carries
+// its tenant's slug.
+func CreateAudited(ctx context.Context, db Transactor, sealer *seal.Sealer, actor audit.Actor, s NewSpec) (Key, Secrets, error) {
+	var k Key
+	var secrets Secrets
+	err := db.Transact(ctx, func(tx *sql.Tx) error {
+		slug, err := store.TenantSlug(ctx, tx, s.TenantID)
+		if err != nil {
+			return err
+		}
+		if k, secrets, err = Create(ctx, tx, sealer, s); err != nil {
+			return err
+		}
+		k.TenantSlug = slug
+		details := map[string]any{
+			"prefix": k.Prefix, "name": k.Name, "scopes": k.Scopes,
+			"rate_per_min": k.RatePerMin, "burst": k.Burst,
+		}
+		if k.ExpiresAt != nil {
+			details["expires_at"] = store.FormatTime(*k.ExpiresAt)
+		}
+		_, err = audit.Append(ctx, tx, audit.Event{
+			Actor:   actor,
+			Tenant:  slug,
+			Verb:    "key.create",
+			Subject: audit.Subject{Type: "key", ID: k.ID},
+			Details: details,
+		})
+		return err
+	})
+	if err != nil {
+		return Key{}, Secrets{}, err
+	}
+	return k, secrets, nil
+}
+
+// RevokeAudited revokes a key as Revoke does and records who revoked it,
+// in one transaction. Revoking is what on-call presses when a key leaks,
+// perhaps twice: only a real change is recorded (changed true). An unknown
+// key is store.ErrNotFound.
+func RevokeAudited(ctx context.Context, db Transactor, actor audit.Actor, id string) (changed bool, err error) {
+	err = db.Transact(ctx, func(tx *sql.Tx) error {
+		k, err := ByID(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if changed, err = Revoke(ctx, tx, id); err != nil || !changed {
+			return err
+		}
+		_, err = audit.Append(ctx, tx, audit.Event{
+			Actor:   actor,
+			Tenant:  k.TenantSlug,
+			Verb:    "key.revoke",
+			Subject: audit.Subject{Type: "key", ID: k.ID},
+			Details: map[string]any{"prefix": k.Prefix, "name": k.Name},
+		})
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	return changed, nil
 }
 
 // RotateCallbackSecret gives a key a new callback secret and returns it,
@@ -325,7 +398,8 @@ func CallbackSecrets(ctx context.Context, q store.Querier, sealer *seal.Sealer, 
 }
 
 // Revoke marks a key revoked inside tx. Revoking a revoked key changes
-// nothing and is not an error (the button is idempotent).
+// nothing and is not an error (the button is idempotent). RevokeAudited
+// is the same with its audit event.
 func Revoke(ctx context.Context, tx *sql.Tx, id string) (changed bool, err error) {
 	res, err := tx.ExecContext(ctx, `UPDATE virtual_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, store.Now(), id)
 	if err != nil {
