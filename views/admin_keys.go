@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/a-h/templ"
+
 	"github.com/wardenhq/warden/agent/keys"
 	"github.com/wardenhq/warden/store"
 )
@@ -86,4 +88,38 @@ func callbackGrace() string {
 type KeyRevokeView struct {
 	Key   keys.Key
 	State string
+}
+
+func (v KeyCallbackRotateView) confirm() ConfirmView {
+	k := v.Key
+	c := ConfirmView{
+		Title:  text("Generate a callback secret for " + k.Name + "?"),
+		Effect: keyCallbackRotateEffect(k),
+		Action: templ.SafeURL("/keys/" + k.ID + "/callback-secret/rotate"),
+		Submit: "Generate callback secret",
+		Cancel: templ.SafeURL("/keys/" + k.ID),
+	}
+	if k.HasCallbackSecret {
+		c.Title = text("Rotate the callback secret of " + k.Name + "?")
+		c.Submit = "Rotate callback secret"
+	}
+	if v.PreviousCallbackValid {
+		c.More = keyCallbackEndsPrevious(k)
+	}
+	return c
+}
+
+func (v KeyRevokeView) confirm() ConfirmView {
+	c := ConfirmView{
+		Title:  text("Revoke " + v.Key.Name + "?"),
+		Effect: keyRevokeEffect(v.Key),
+		Action: templ.SafeURL("/keys/" + v.Key.ID + "/revoke"),
+		Submit: "Revoke key",
+		Danger: true,
+		Cancel: "/keys",
+	}
+	if v.State == KeyRevoked {
+		c.Warning = text("This key is already revoked. Confirming changes nothing.")
+	}
+	return c
 }

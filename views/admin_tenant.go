@@ -1,6 +1,10 @@
 package views
 
-import "github.com/wardenhq/warden/store"
+import (
+	"github.com/a-h/templ"
+
+	"github.com/wardenhq/warden/store"
+)
 
 // TenantView is one tenant's settings page.
 type TenantView struct {
@@ -28,4 +32,27 @@ type ThresholdRow struct {
 type TenantFreezeView struct {
 	Tenant store.Tenant
 	Freeze bool // true: freeze; false: unfreeze
+}
+
+func (v TenantFreezeView) confirm() ConfirmView {
+	t := v.Tenant
+	c := ConfirmView{Cancel: templ.SafeURL("/tenants/" + t.Slug)}
+	if v.Freeze {
+		c.Title = text("Freeze " + t.Name + "?")
+		if t.Frozen {
+			c.Warning = text(t.Slug + " is already frozen. Confirming changes nothing.")
+		}
+		c.Effect = tenantFreezeEffect(t.Slug)
+		c.Action = templ.SafeURL("/tenants/" + t.Slug + "/freeze")
+		c.Submit, c.Danger = "Freeze "+t.Slug, true
+		return c
+	}
+	c.Title = text("Unfreeze " + t.Name + "?")
+	if !t.Frozen {
+		c.Warning = text(t.Slug + " is not frozen. Confirming changes nothing.")
+	}
+	c.Effect = tenantUnfreezeEffect(t.Slug)
+	c.Action = templ.SafeURL("/tenants/" + t.Slug + "/unfreeze")
+	c.Submit = "Unfreeze " + t.Slug
+	return c
 }

@@ -67,3 +67,19 @@ func toolFormAction(v ToolFormView) templ.SafeURL {
 	}
 	return templ.SafeURL("/tools/" + v.Form.Name)
 }
+
+func (v ToolSwitchView) confirm() ConfirmView {
+	name := v.Tool.Name
+	c := ConfirmView{
+		Title:  toolDisableTitle(name),
+		Effect: toolDisableEffect(name),
+		Action: templ.SafeURL("/tools/" + name + "/disable"),
+		Submit: "Switch off " + name,
+		Danger: true,
+		Cancel: "/tools",
+	}
+	if !v.Tool.Enabled {
+		c.Warning = text(name + " is already off. Confirming changes nothing.")
+	}
+	return c
+}
