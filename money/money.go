@@ -197,18 +197,64 @@ var symbols = map[string]string{
 // Format writes an amount for people with the currency's own number of
 // decimals: "$2,400.00", "1.000 KWD", "¥5,000".
 func Format(a Amount) string {
+	return withCurrency(a.Minor < 0, Decimal(a, true), a.Currency)
+}
+
+// withCurrency writes a formatted absolute value with its sign and its
+// currency: the symbol before it, or the code after it when the currency
+// has no symbol.
+func withCurrency(negative bool, number string, c Currency) string {
 	var b strings.Builder
-	if a.Minor < 0 {
+	if negative {
 		b.WriteByte('-')
 	}
-	sym := symbols[a.Currency.Code]
+	sym := symbols[c.Code]
 	b.WriteString(sym)
-	b.WriteString(Decimal(a, true))
-	if sym == "" && a.Currency.Code != "" {
+	b.WriteString(number)
+	if sym == "" && c.Code != "" {
 		b.WriteByte(' ')
-		b.WriteString(a.Currency.Code)
+		b.WriteString(c.Code)
 	}
 	return b.String()
+}
+
+// microExponent is the number of decimals of a micro-unit: budgets, tool
+// unit costs and journey costs are kept in millionths of a major unit, so
+// the cost of one model call, often a fraction of a cent, adds up exactly.
+const microExponent = 6
+
+// FormatMicros writes an amount in micro-units of currency c for people:
+// "$1,234.50", "$0.0015", "1.500 KWD". It shows the currency's own
+// decimals, and more, up to six, when the amount has them, so nothing is
+// rounded away.
+func FormatMicros(micros int64, c Currency) string {
+	return withCurrency(micros < 0, microsDecimal(micros, c, true), c)
+}
+
+// MicrosInput writes an amount in micro-units of currency c the way a
+// form field takes it back: "250.00", "0.0015", "-1.00"; no symbol, code
+// or separators.
+func MicrosInput(micros int64, c Currency) string {
+	s := microsDecimal(micros, c, false)
+	if micros < 0 {
+		return "-" + s
+	}
+	return s
+}
+
+// microsDecimal is Decimal for micro-units, without the zeros after the
+// last significant decimal that the currency does not need.
+func microsDecimal(micros int64, c Currency, group bool) string {
+	s := Decimal(Amount{Minor: micros, Currency: Currency{Exponent: microExponent}}, group)
+	whole, frac, _ := strings.Cut(s, ".")
+	frac = strings.TrimRight(frac, "0")
+	if n := min(c.Exponent, microExponent); len(frac) < n {
+		frac += strings.Repeat("0", n-len(frac))
+	}
+	if frac == "" {
+		return whole
+	}
+	return whole + "." + frac
 }
 
 // Decimal writes the amount's absolute value in major units, grouped by

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"strings"
 	"testing"
@@ -159,6 +160,72 @@ func TestDecimalRoundTripsThroughParseDecimal(t *testing.T) {
 		back, err := ParseDecimal(s, c)
 		if err != nil || back != n {
 			t.Fatalf("ParseDecimal(Decimal(%d %s) = %q) = %d, %v", n, c.Code, s, back, err)
+		}
+	})
+}
+
+func TestFormatMicros(t *testing.T) {
+	tests := []struct {
+		micros int64
+		code   string
+		want   string
+	}{
+		{0, "USD", "$0.00"},
+		{1, "USD", "$0.000001"},
+		{1_500, "USD", "$0.0015"},
+		{10_000, "USD", "$0.01"},
+		{12_345_678, "USD", "$12.345678"},
+		{1_234_500_000, "USD", "$1,234.50"},
+		{-2_500_000, "USD", "-$2.50"},
+		{math.MaxInt64, "USD", "$9,223,372,036,854.775807"},
+		{math.MinInt64, "USD", "-$9,223,372,036,854.775808"},
+		{1_500_000, "KWD", "1.500 KWD"},
+		{1_234_567, "KWD", "1.234567 KWD"},
+		{5_000_000_000, "JPY", "¥5,000"},
+		{500_000, "JPY", "¥0.5"},
+		{0, "JPY", "¥0"},
+		{12_000_000, "CLF", "12.0000 CLF"},
+		{-1_500_000, "EUR", "-€1.50"},
+		{3_550_000, "SEK", "3.55 SEK"},
+	}
+	for _, tt := range tests {
+		if got := FormatMicros(tt.micros, MustCurrency(tt.code)); got != tt.want {
+			t.Errorf("FormatMicros(%d, %s) = %q, want %q", tt.micros, tt.code, got, tt.want)
+		}
+	}
+}
+
+func TestMicrosInput(t *testing.T) {
+	tests := []struct {
+		micros int64
+		code   string
+		want   string
+	}{
+		{0, "USD", "0.00"},
+		{250_000_000, "USD", "250.00"},
+		{1_234_500_000, "USD", "1234.50"},
+		{1_500, "USD", "0.0015"},
+		{-1_000_000, "USD", "-1.00"},
+		{math.MinInt64, "USD", "-9223372036854.775808"},
+		{1_500_000, "KWD", "1.500"},
+		{5_000_000_000, "JPY", "5000"},
+	}
+	for _, tt := range tests {
+		if got := MicrosInput(tt.micros, MustCurrency(tt.code)); got != tt.want {
+			t.Errorf("MicrosInput(%d, %s) = %q, want %q", tt.micros, tt.code, got, tt.want)
+		}
+	}
+}
+
+// An amount in micro-units that is a whole number of minor units reads the
+// same as that amount written by Format: there is one way to write money.
+func TestFormatMicrosAgreesWithFormat(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		c := MustCurrency(rapid.SampledFrom([]string{"USD", "KWD", "JPY", "CLF", "SEK"}).Draw(t, "currency"))
+		scale := int64(math.Pow10(microExponent - c.Exponent))
+		n := rapid.Int64Range(-math.MaxInt64/scale, math.MaxInt64/scale).Draw(t, "minor")
+		if got, want := FormatMicros(n*scale, c), Format(Amount{n, c}); got != want {
+			t.Fatalf("FormatMicros(%d, %s) = %q, want %q as Format writes it", n*scale, c.Code, got, want)
 		}
 	})
 }

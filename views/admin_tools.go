@@ -1,10 +1,85 @@
 package views
 
-import "github.com/a-h/templ"
+import (
+	"github.com/a-h/templ"
+
+	"github.com/wardenhq/warden/agent/tools"
+)
+
+// ToolsView lists the tool catalog.
+type ToolsView struct {
+	Tools   []tools.Tool
+	CanEdit bool // the admin may change the catalog (all-tenant scope)
+	Notice  string
+}
+
+// ToolForm is what the tool form posts, as typed.
+type ToolForm struct {
+	Name             string
+	Description      string
+	Impact           string
+	Reversibility    string
+	CompensatingTool string
+	Provider         string
+	WebhookURL       string
+	Timeout          string // milliseconds
+	MaxAttempts      string
+	ArgsSchema       string
+	ApprovalTTL      string // seconds
+	UnitCost         string // currency units
+	AmountArg        string
+	CurrencyArg      string
+	TargetArg        string
+	Enabled          bool // new tools only; the switch has its own buttons
+}
+
+// ToolFormView is the create or edit form.
+type ToolFormView struct {
+	New       bool
+	Form      ToolForm
+	Enabled   bool     // the stored switch, when editing
+	ToolNames []string // for the compensating tool
+	Errors    FieldErrors
+}
+
+// ToolSwitchView asks before switching a tool off.
+type ToolSwitchView struct {
+	Tool tools.Tool
+}
+
+var (
+	toolImpacts = []struct{ Value, Label string }{
+		{string(tools.ImpactLow), "low (reads)"},
+		{string(tools.ImpactMedium), "medium (internal writes)"},
+		{string(tools.ImpactHigh), "high (needs approval)"},
+	}
+	toolReversibilities = []string{string(tools.Reversible), string(tools.Compensatable), string(tools.Irreversible)}
+	toolProviders       = []struct{ Value, Label string }{
+		{tools.ProviderBuiltin, "builtin"},
+		{tools.ProviderHTTP, "http webhook"},
+		{tools.ProviderExternal, "external"},
+	}
+)
 
 func toolFormAction(v ToolFormView) templ.SafeURL {
 	if v.New {
 		return "/tools"
 	}
 	return templ.SafeURL("/tools/" + v.Form.Name)
+}
+
+func (v ToolSwitchView) confirm() ConfirmView {
+	name := v.Tool.Name
+	c := ConfirmView{
+		Title:  toolDisableTitle(name),
+		Effect: toolDisableEffect(name),
+		Action: templ.SafeURL("/tools/" + name + "/disable"),
+		Submit: "Switch off " + name,
+		Danger: true,
+		Cancel: "/tools",
+	}
+	if !v.Tool.Enabled {
+		c.Warning = text(name + " is already off. Confirming changes nothing.")
+	}
+	return c
 }

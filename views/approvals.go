@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/a-h/templ"
+
 	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
@@ -80,6 +82,29 @@ type ReverseConfirmView struct {
 	TenantSlug       string
 	CompensatingTool string
 	Reversal         *approvals.Action // already requested
+}
+
+func (v ReverseConfirmView) confirm() ConfirmView {
+	back := templ.SafeURL("/approvals/" + v.Action.ID)
+	c := ConfirmView{
+		Back:      back,
+		BackLabel: "Back to the action",
+		Title:     text("Reverse this action?"),
+		Summary:   v.Action.Summary,
+		Effect:    reverseEffect(v),
+		Action:    templ.SafeURL("/approvals/" + v.Action.ID + "/reverse"),
+		Submit:    "Request the reversal",
+		SubmitID:  "confirm-reverse",
+		Danger:    true,
+		Cancel:    back,
+	}
+	switch r := v.Reversal; {
+	case r != nil && approvals.Live(r.Status):
+		c.Warning = reversalRequested(*r)
+	case r != nil:
+		c.Warning, c.WarningID = reversalEnded(*r), "earlier-reversal"
+	}
+	return c
 }
 
 // ActionAmount is the action's amount for people, or "—" without one.

@@ -2,67 +2,24 @@ package views
 
 import (
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/wardenhq/warden/money"
 )
 
-// microsPerUnit is how many micro-units make one currency unit.
-const microsPerUnit = 1_000_000
+// usd is the currency of budgets, tool unit costs and journey costs, which
+// are kept in micro-units of US dollars.
+var usd = money.MustCurrency("USD")
 
 // Money formats micro-units as dollars for reading: "$1,234.50". Whole
 // cents show two decimals; smaller amounts (a journey's cost is often a
 // fraction of a cent) show as many as they need, up to six, so nothing is
 // rounded away.
-func Money(micros int64) string {
-	sign := ""
-	u := uint64(micros)
-	if micros < 0 {
-		sign = "-"
-		u = uint64(-(micros + 1)) + 1 // safe for math.MinInt64
-	}
-	whole, frac := u/microsPerUnit, u%microsPerUnit
-	return sign + "$" + groupThousands(strconv.FormatUint(whole, 10)) + "." + fraction(frac)
-}
+func Money(micros int64) string { return money.FormatMicros(micros, usd) }
 
 // MoneyInput formats micro-units the way a money input field takes them
 // back: "250.00", no currency sign or separators.
-func MoneyInput(micros int64) string {
-	sign := ""
-	u := uint64(micros)
-	if micros < 0 {
-		sign = "-"
-		u = uint64(-(micros + 1)) + 1
-	}
-	return sign + strconv.FormatUint(u/microsPerUnit, 10) + "." + fraction(u%microsPerUnit)
-}
-
-// fraction renders the micro part with at least two and at most six digits.
-func fraction(frac uint64) string {
-	s := strconv.FormatUint(frac+microsPerUnit, 10)[1:] // six digits, zero-padded
-	s = strings.TrimRight(s, "0")
-	for len(s) < 2 {
-		s += "0"
-	}
-	return s
-}
-
-func groupThousands(digits string) string {
-	if len(digits) <= 3 {
-		return digits
-	}
-	var b strings.Builder
-	lead := len(digits) % 3
-	if lead > 0 {
-		b.WriteString(digits[:lead])
-	}
-	for i := lead; i < len(digits); i += 3 {
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(digits[i : i+3])
-	}
-	return b.String()
-}
+func MoneyInput(micros int64) string { return money.MicrosInput(micros, usd) }
 
 // When formats a time for tables: UTC, to the second. The zero time is "—".
 func When(t time.Time) string {

@@ -2,6 +2,15 @@ package views
 
 import "net/url"
 
+// LoginView is the sign-in page.
+type LoginView struct {
+	ProviderReady bool   // discovery of the identity provider has succeeded
+	ProviderName  string // issuer host, or "development identity provider"
+	Error         string // why the last sign-in failed, for the user
+	Next          string // where to go after signing in
+	SignedOut     bool   // the user just signed out
+}
+
 func loginURL(next string) string {
 	if next == "" || next == "/" {
 		return "/auth/login"

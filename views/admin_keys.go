@@ -1,0 +1,125 @@
+package views
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/a-h/templ"
+
+	"github.com/wardenhq/warden/agent/keys"
+	"github.com/wardenhq/warden/store"
+)
+
+// Key states shown in the list.
+const (
+	KeyActive  = "active"
+	KeyRevoked = "revoked"
+	KeyExpired = "expired"
+)
+
+// KeyRow is one key in the list.
+type KeyRow struct {
+	Key       keys.Key
+	State     string // KeyActive, KeyRevoked or KeyExpired
+	CreatedBy string // display name of the creator
+}
+
+// KeysView is one page of the key list.
+type KeysView struct {
+	Rows     []KeyRow
+	Tenants  []store.Tenant // for the filter: those in scope
+	Tenant   string         // filter, empty for all in scope
+	Total    int            // keys matching the filter
+	PrevPage string
+	NextPage string
+	Notice   string
+}
+
+// KeyForm is what the create form posts.
+type KeyForm struct {
+	Tenant     string
+	Name       string
+	Scopes     []string
+	RatePerMin string
+	Burst      string
+	ExpiresAt  string // a date, YYYY-MM-DD
+}
+
+// KeyFormView is the create form with its choices.
+type KeyFormView struct {
+	Form    KeyForm
+	Tenants []store.Tenant // in scope
+	Skills  []string
+	Tools   []string
+	Errors  FieldErrors
+}
+
+// KeyCreatedView shows a new key and, once, its secrets.
+type KeyCreatedView struct {
+	Key            keys.Key
+	Secret         string // the key, "wk_…"; empty after the first view
+	CallbackSecret string // "whsec_…"; empty after the first view
+}
+
+// KeyShowView is a key's page.
+type KeyShowView struct {
+	Key       keys.Key
+	State     string // KeyActive, KeyRevoked or KeyExpired
+	CreatedBy string // display name of the creator
+	// CallbackSecret is the secret a rotation just made, shown once.
+	CallbackSecret string
+	// PreviousCallbackValid: the secret the last rotation replaced still
+	// signs, until Key.PreviousCallbackUntil.
+	PreviousCallbackValid bool
+}
+
+// KeyCallbackRotateView asks before rotating a key's callback secret.
+type KeyCallbackRotateView struct {
+	Key                   keys.Key
+	PreviousCallbackValid bool
+}
+
+// callbackGrace says how long a replaced callback secret keeps signing.
+func callbackGrace() string {
+	return strconv.Itoa(int(keys.CallbackGrace/time.Hour)) + " hours"
+}
+
+// KeyRevokeView asks before revoking a key.
+type KeyRevokeView struct {
+	Key   keys.Key
+	State string
+}
+
+func (v KeyCallbackRotateView) confirm() ConfirmView {
+	k := v.Key
+	c := ConfirmView{
+		Title:  text("Generate a callback secret for " + k.Name + "?"),
+		Effect: keyCallbackRotateEffect(k),
+		Action: templ.SafeURL("/keys/" + k.ID + "/callback-secret/rotate"),
+		Submit: "Generate callback secret",
+		Cancel: templ.SafeURL("/keys/" + k.ID),
+	}
+	if k.HasCallbackSecret {
+		c.Title = text("Rotate the callback secret of " + k.Name + "?")
+		c.Submit = "Rotate callback secret"
+	}
+	if v.PreviousCallbackValid {
+		c.More = keyCallbackEndsPrevious(k)
+	}
+	return c
+}
+
+func (v KeyRevokeView) confirm() ConfirmView {
+	c := ConfirmView{
+		Title:  text("Revoke " + v.Key.Name + "?"),
+		Effect: keyRevokeEffect(v.Key),
+		Action: templ.SafeURL("/keys/" + v.Key.ID + "/revoke"),
+		Submit: "Revoke key",
+		Danger: true,
+		Cancel: "/keys",
+	}
+	if v.State == KeyRevoked {
+		c.Warning = text("This key is already revoked. Confirming changes nothing.")
+	}
+	return c
+}

@@ -1,0 +1,58 @@
+package views
+
+import (
+	"github.com/a-h/templ"
+
+	"github.com/wardenhq/warden/store"
+)
+
+// TenantView is one tenant's settings page.
+type TenantView struct {
+	Tenant    store.Tenant
+	Name      string // the rename form's value
+	Retention string // the retention form's value
+	// DualControl and DualControlCurrency are the threshold form's values
+	// (major units, ISO code); Window the window form's, in hours.
+	DualControl         string
+	DualControlCurrency string
+	Window              string
+	Thresholds          []ThresholdRow
+	Errors              FieldErrors
+	Notice              string
+}
+
+// ThresholdRow is one currency's dual-control threshold as shown.
+type ThresholdRow struct {
+	Currency string
+	Shown    string // "$1,000.00"
+	Off      bool   // threshold 0: one approver is always enough
+}
+
+// TenantFreezeView asks for confirmation before freezing or unfreezing.
+type TenantFreezeView struct {
+	Tenant store.Tenant
+	Freeze bool // true: freeze; false: unfreeze
+}
+
+func (v TenantFreezeView) confirm() ConfirmView {
+	t := v.Tenant
+	c := ConfirmView{Cancel: templ.SafeURL("/tenants/" + t.Slug)}
+	if v.Freeze {
+		c.Title = text("Freeze " + t.Name + "?")
+		if t.Frozen {
+			c.Warning = text(t.Slug + " is already frozen. Confirming changes nothing.")
+		}
+		c.Effect = tenantFreezeEffect(t.Slug)
+		c.Action = templ.SafeURL("/tenants/" + t.Slug + "/freeze")
+		c.Submit, c.Danger = "Freeze "+t.Slug, true
+		return c
+	}
+	c.Title = text("Unfreeze " + t.Name + "?")
+	if !t.Frozen {
+		c.Warning = text(t.Slug + " is not frozen. Confirming changes nothing.")
+	}
+	c.Effect = tenantUnfreezeEffect(t.Slug)
+	c.Action = templ.SafeURL("/tenants/" + t.Slug + "/unfreeze")
+	c.Submit = "Unfreeze " + t.Slug
+	return c
+}
