@@ -19,6 +19,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/wardenhq/warden/store"
 )
 
 // Actor types in use. The set is open; these are the ones Warden writes.
@@ -183,4 +185,18 @@ func checkText(s string) error {
 		}
 	}
 	return nil
+}
+
+// RecordVerification writes the outcome of a verification of the chain
+// to the chain itself, so the trail shows who checked it and what they
+// found.
+func RecordVerification(ctx context.Context, db *store.DB, actor Actor, ok bool, detail map[string]any) error {
+	verb := "audit.verify_ok"
+	if !ok {
+		verb = "audit.verify_failed"
+	}
+	return db.Transact(ctx, func(tx *sql.Tx) error {
+		_, err := Append(ctx, tx, Event{Actor: actor, Verb: verb, Subject: Subject{Type: "audit_chain", ID: "main"}, Details: detail})
+		return err
+	})
 }

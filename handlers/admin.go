@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"maps"
 	"math"
@@ -17,17 +16,6 @@ import (
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
-
-// AdminStore is what the admin and trace pages need from the database:
-// reads, write transactions (which the domain packages' writes run in,
-// each change committing with its audit event), tenants and principal
-// names. *store.DB implements it.
-type AdminStore interface {
-	Read() *sql.DB
-	Transact(ctx context.Context, fn func(tx *sql.Tx) error) error
-	ListTenants(ctx context.Context, slugs []string) ([]store.Tenant, error)
-	PrincipalNames(ctx context.Context, ids []string) (map[string]string, error)
-}
 
 // Tenant scope. Every handler that touches a tenant's object checks the
 // principal's scope on the server, whatever the form offered.

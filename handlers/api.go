@@ -9,10 +9,21 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/wardenhq/warden/agent/gateway"
 	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/problem"
+	"github.com/wardenhq/warden/store"
 )
+
+// API serves the agents' JSON API (/v1, virtual keys). Its methods are the
+// handlers; web/routes.go registers them when Warden runs the agent
+// runtime.
+type API struct {
+	DB      *store.DB
+	Gateway *gateway.Gateway
+	Runtime *runtime.Service
+}
 
 // apiError is the JSON error body.
 type apiError struct {

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -18,20 +17,6 @@ import (
 	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 )
-
-// ActionAPI serves /v1/actions: agents that run elsewhere ask Warden for
-// approval of one tool call.
-type ActionAPI struct {
-	DB      *store.DB
-	Gateway interface {
-		Authenticate(ctx context.Context, secret string) (gateway.Caller, error)
-	}
-	Runtime interface {
-		Propose(ctx context.Context, p runtime.Proposal) (approvals.Action, error)
-		ReportResult(ctx context.Context, c gateway.Caller, id string, r runtime.Result) (approvals.Action, error)
-		CancelAction(ctx context.Context, c gateway.Caller, id string) (approvals.Action, error)
-	}
-}
 
 // actionJSON is the action shape of the API.
 type actionJSON struct {
@@ -63,7 +48,7 @@ func toActionJSON(a approvals.Action) actionJSON {
 
 // caller authenticates the request's key; when it is refused, the refusal
 // has been written and ok is false.
-func (api ActionAPI) caller(c echo.Context) (caller gateway.Caller, ok bool) {
+func (api *API) caller(c echo.Context) (caller gateway.Caller, ok bool) {
 	caller, err := api.Gateway.Authenticate(c.Request().Context(), bearer(c))
 	if err != nil {
 		_ = jsonError(c, err)
@@ -100,7 +85,7 @@ type proposalRequest struct {
 }
 
 // Propose is POST /v1/actions → 202 {"id", "status": "pending"}.
-func (api ActionAPI) Propose(c echo.Context) error {
+func (api *API) Propose(c echo.Context) error {
 	caller, ok := api.caller(c)
 	if !ok {
 		return nil
@@ -128,9 +113,9 @@ func (api ActionAPI) Propose(c echo.Context) error {
 // variable only so that tests can shorten it.
 var MaxWait = 50 * time.Second
 
-// Get is GET /v1/actions/{id}?wait=30s: the action, after waiting (at most
+// GetAction is GET /v1/actions/{id}?wait=30s: the action, after waiting (at most
 // MaxWait) for it to leave pending when wait is given.
-func (api ActionAPI) Get(c echo.Context) error {
+func (api *API) GetAction(c echo.Context) error {
 	caller, ok := api.caller(c)
 	if !ok {
 		return nil
@@ -172,7 +157,7 @@ type resultRequest struct {
 
 // Result is POST /v1/actions/{id}/result: the agent reports the outcome of
 // an approved action it executed itself.
-func (api ActionAPI) Result(c echo.Context) error {
+func (api *API) Result(c echo.Context) error {
 	caller, ok := api.caller(c)
 	if !ok {
 		return nil
@@ -195,7 +180,7 @@ func (api ActionAPI) Result(c echo.Context) error {
 
 // Cancel is POST /v1/actions/{id}/cancel: the agent withdraws its pending
 // action.
-func (api ActionAPI) Cancel(c echo.Context) error {
+func (api *API) Cancel(c echo.Context) error {
 	caller, ok := api.caller(c)
 	if !ok {
 		return nil

@@ -19,17 +19,6 @@ import (
 	"github.com/wardenhq/warden/store"
 )
 
-// JourneyAPI is what the /v1/journeys handlers use.
-type JourneyAPI struct {
-	DB      *store.DB
-	Gateway interface {
-		Authenticate(ctx context.Context, secret string) (gateway.Caller, error)
-	}
-	Runtime interface {
-		Run(ctx context.Context, req runtime.Request) (runtime.Outcome, error)
-	}
-}
-
 type journeyRequest struct {
 	Input    string            `json:"input"`
 	Skill    string            `json:"skill"`
@@ -37,7 +26,7 @@ type journeyRequest struct {
 }
 
 // CreateJourney is POST /v1/journeys: authenticate → (replay) → run.
-func (api JourneyAPI) CreateJourney(c echo.Context) error {
+func (api *API) CreateJourney(c echo.Context) error {
 	ctx := c.Request().Context()
 	caller, err := api.Gateway.Authenticate(ctx, bearer(c))
 	if err != nil {
@@ -116,7 +105,7 @@ func hasJourney(body any) bool {
 	return ok
 }
 
-func (api JourneyAPI) run(c echo.Context, caller gateway.Caller, req journeyRequest) (int, any) {
+func (api *API) run(c echo.Context, caller gateway.Caller, req journeyRequest) (int, any) {
 	corr := strings.TrimSpace(c.Request().Header.Get("X-Correlation-Id"))
 	if corr == "" || len(corr) > 128 {
 		corr = "cor_" + store.NewID()

@@ -15,7 +15,7 @@ import (
 // GetJourney is GET /v1/journeys/{id}: the journey, its redacted steps and
 // its pending action. A key sees the journeys it ran, or every journey of
 // its tenant with the scope read:tenant.
-func (api JourneyAPI) GetJourney(c echo.Context) error {
+func (api *API) GetJourney(c echo.Context) error {
 	ctx := c.Request().Context()
 	caller, err := api.Gateway.Authenticate(ctx, bearer(c))
 	if err != nil {

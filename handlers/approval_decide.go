@@ -1,10 +1,8 @@
 package handlers
 
 import (
-	"context"
 	"errors"
 	"net/http"
-	"reflect"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -16,14 +14,6 @@ import (
 	"github.com/wardenhq/warden/views"
 )
 
-// Decider is what the approval pages ask of the agent runtime: record a
-// decision (the final approval enqueues the execution) and request the
-// reversal of an executed action. *runtime.Service implements it.
-type Decider interface {
-	Decide(ctx context.Context, req approvals.Request) (approvals.Result, error)
-	Reverse(ctx context.Context, p identity.Principal, actionID string) (approvals.Action, error)
-}
-
 // maxCommentLen is the longest comment a decision keeps.
 const maxCommentLen = 2000
 
@@ -33,50 +23,45 @@ const maxCommentLen = 2000
 // decide it at all, 409 with the action's current state when it changed or
 // was decided meanwhile, 422 with the field error when a rejection has no
 // reason. Nothing is recorded on any refusal.
-func ApprovalDecide(st AdminStore, d Decider) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		ctx := c.Request().Context()
-		user := CurrentPrincipal(c)
-		a, _, err := actionInScope(ctx, st.Read(), user, c.Param("id"))
-		if err != nil {
-			return err
-		}
-		decision := c.FormValue("decision")
-		if decision != approvals.Approve && decision != approvals.Reject {
-			return echo.NewHTTPError(http.StatusBadRequest, "Choose approve or reject.")
-		}
-		comment := strings.TrimSpace(c.FormValue("comment"))
-		if len(comment) > maxCommentLen {
-			return decideInvalid(c, st, user, a.ID, decision, comment, "Keep the comment under 2000 characters.")
-		}
-		if !available(d) {
-			return echo.NewHTTPError(http.StatusServiceUnavailable, "Decisions need the agent runtime, which this Warden is running without.")
-		}
-		res, err := d.Decide(ctx, approvals.Request{
-			Principal: *user, ActionID: a.ID, Decision: decision, Comment: comment, Digest: c.FormValue("digest"),
-		})
-		switch {
-		case err == nil:
-			return seeOther(c, "/approvals/"+a.ID+"?done="+decidedNotice(res))
-		case errors.Is(err, approvals.ErrReasonRequired):
-			return decideInvalid(c, st, user, a.ID, decision, comment, "A rejection needs a reason: say why, for the agent's owner and the audit trail.")
-		case errors.Is(err, approvals.ErrStale):
-			return decideConflict(c, st, a.ID, "The action changed since you opened it",
-				"Its payload is no longer the one you reviewed, so your decision was not recorded. Reload it and review it again.")
-		case errors.Is(err, approvals.ErrAlreadyApproved):
-			return decideConflict(c, st, a.ID, "You have already approved this action", refusalSentence(err)+" Your second approval was not recorded.")
-		case errors.Is(err, approvals.ErrAlreadyDecided), errors.Is(err, approvals.ErrExpired):
-			return decideConflict(c, st, a.ID, "This action can no longer be decided", refusalSentence(err)+" Your decision was not recorded.")
-		case errors.Is(err, approvals.ErrOwnRequest), errors.Is(err, approvals.ErrOwnKey), errors.Is(err, approvals.ErrNotApprover), errors.Is(err, approvals.ErrOutOfScope):
-			return Forbidden(refusalSentence(err))
-		case errors.Is(err, store.ErrNotFound):
-			return echo.NewHTTPError(http.StatusNotFound, "There is no action with this id.")
-		case errors.Is(err, runtime.ErrBudget):
-			return decideConflict(c, st, a.ID, "The tenant's budget cannot cover this action",
-				"Its execution would overspend the budget, so your approval was not recorded. An admin can raise the budget; then approve again.")
-		default:
-			return err
-		}
+func (h *Console) ApprovalDecide(c echo.Context) error {
+	ctx := c.Request().Context()
+	user := CurrentPrincipal(c)
+	a, _, err := actionInScope(ctx, h.DB.Read(), user, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	decision := c.FormValue("decision")
+	if decision != approvals.Approve && decision != approvals.Reject {
+		return echo.NewHTTPError(http.StatusBadRequest, "Choose approve or reject.")
+	}
+	comment := strings.TrimSpace(c.FormValue("comment"))
+	if len(comment) > maxCommentLen {
+		return decideInvalid(c, h.DB, user, a.ID, decision, comment, "Keep the comment under 2000 characters.")
+	}
+	res, err := h.Runtime.Decide(ctx, approvals.Request{
+		Principal: *user, ActionID: a.ID, Decision: decision, Comment: comment, Digest: c.FormValue("digest"),
+	})
+	switch {
+	case err == nil:
+		return seeOther(c, "/approvals/"+a.ID+"?done="+decidedNotice(res))
+	case errors.Is(err, approvals.ErrReasonRequired):
+		return decideInvalid(c, h.DB, user, a.ID, decision, comment, "A rejection needs a reason: say why, for the agent's owner and the audit trail.")
+	case errors.Is(err, approvals.ErrStale):
+		return decideConflict(c, h.DB, a.ID, "The action changed since you opened it",
+			"Its payload is no longer the one you reviewed, so your decision was not recorded. Reload it and review it again.")
+	case errors.Is(err, approvals.ErrAlreadyApproved):
+		return decideConflict(c, h.DB, a.ID, "You have already approved this action", refusalSentence(err)+" Your second approval was not recorded.")
+	case errors.Is(err, approvals.ErrAlreadyDecided), errors.Is(err, approvals.ErrExpired):
+		return decideConflict(c, h.DB, a.ID, "This action can no longer be decided", refusalSentence(err)+" Your decision was not recorded.")
+	case errors.Is(err, approvals.ErrOwnRequest), errors.Is(err, approvals.ErrOwnKey), errors.Is(err, approvals.ErrNotApprover), errors.Is(err, approvals.ErrOutOfScope):
+		return Forbidden(refusalSentence(err))
+	case errors.Is(err, store.ErrNotFound):
+		return echo.NewHTTPError(http.StatusNotFound, "There is no action with this id.")
+	case errors.Is(err, runtime.ErrBudget):
+		return decideConflict(c, h.DB, a.ID, "The tenant's budget cannot cover this action",
+			"Its execution would overspend the budget, so your approval was not recorded. An admin can raise the budget; then approve again.")
+	default:
+		return err
 	}
 }
 
@@ -93,7 +78,7 @@ func decidedNotice(res approvals.Result) string {
 
 // decideInvalid shows the action page again with the decision's field
 // error and what the approver typed (422).
-func decideInvalid(c echo.Context, st AdminStore, user *identity.Principal, id, decision, comment, msg string) error {
+func decideInvalid(c echo.Context, st *store.DB, user *identity.Principal, id, decision, comment, msg string) error {
 	v, err := loadApproval(c.Request().Context(), st, user, id)
 	if err != nil {
 		return err
@@ -108,7 +93,7 @@ func decideInvalid(c echo.Context, st AdminStore, user *identity.Principal, id, 
 }
 
 // decideConflict answers 409 with the action as it is now.
-func decideConflict(c echo.Context, st AdminStore, id, title, msg string) error {
+func decideConflict(c echo.Context, st *store.DB, id, title, msg string) error {
 	a, err := approvals.Get(c.Request().Context(), st.Read(), id)
 	if err != nil {
 		return err
@@ -116,14 +101,4 @@ func decideConflict(c echo.Context, st AdminStore, id, title, msg string) error 
 	page := PageFor(c, title)
 	page.Active = "/approvals"
 	return Render(c, http.StatusConflict, page, views.ApprovalConflict(page, views.ApprovalConflictView{Action: a, Title: title, Message: msg}))
-}
-
-// available reports whether the server was built with a runtime: a nil
-// *runtime.Service arrives here as a non-nil interface.
-func available(d Decider) bool {
-	if d == nil {
-		return false
-	}
-	v := reflect.ValueOf(d)
-	return v.Kind() != reflect.Pointer || !v.IsNil()
 }

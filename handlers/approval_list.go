@@ -25,24 +25,22 @@ const approvalPageSize = 25
 // in the approver's scope, filtered, sorted and a page at a time. The page
 // refreshes its rows from ApprovalQueueRows when JavaScript runs; without
 // it, the Refresh link reloads the same query.
-func ApprovalList(st AdminStore) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		v, err := loadQueue(c, st)
-		if err != nil {
-			return err
-		}
-		status := http.StatusOK
-		if len(v.Errors) > 0 {
-			status = http.StatusBadRequest
-		}
-		page := PageFor(c, "Approvals")
-		return Render(c, status, page, views.ApprovalQueue(page, v))
+func (h *Console) ApprovalList(c echo.Context) error {
+	v, err := loadQueue(c, h.DB)
+	if err != nil {
+		return err
 	}
+	status := http.StatusOK
+	if len(v.Errors) > 0 {
+		status = http.StatusBadRequest
+	}
+	page := PageFor(c, "Approvals")
+	return Render(c, status, page, views.ApprovalQueue(page, v))
 }
 
 // loadQueue reads the queue's query and lists the page it asks for. A
 // filter that is not an amount or not in scope is reported, not guessed.
-func loadQueue(c echo.Context, st AdminStore) (views.ApprovalQueueView, error) {
+func loadQueue(c echo.Context, st *store.DB) (views.ApprovalQueueView, error) {
 	ctx := c.Request().Context()
 	user := CurrentPrincipal(c)
 	q := c.QueryParams()
@@ -104,7 +102,7 @@ func loadQueue(c echo.Context, st AdminStore) (views.ApprovalQueueView, error) {
 // in currency units and compared in minor units (cents), exactly; field
 // errors come back for the form, other refusals as errors. scope is the
 // tenants the user may see.
-func queueFilter(ctx context.Context, st AdminStore, user *identity.Principal, scope []store.Tenant, ff views.ApprovalFilter) (approvals.Filter, views.FieldErrors, error) {
+func queueFilter(ctx context.Context, st *store.DB, user *identity.Principal, scope []store.Tenant, ff views.ApprovalFilter) (approvals.Filter, views.FieldErrors, error) {
 	f := approvals.Filter{Status: approvals.StatusPending, Tool: ff.Tool}
 	switch ff.Sort {
 	case "", approvals.SortExpiry, approvals.SortAge, approvals.SortAmount:

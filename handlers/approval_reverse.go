@@ -15,50 +15,43 @@ import (
 // ApprovalReverseConfirm explains a business rollback before it is asked
 // for: reversing an executed, compensatable action creates a new
 // high-impact action for its compensating tool, which needs approval.
-func ApprovalReverseConfirm(st AdminStore) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		v, err := loadApproval(c.Request().Context(), st, CurrentPrincipal(c), c.Param("id"))
-		if err != nil {
-			return err
-		}
-		a := v.Action
-		if a.Status != approvals.StatusExecuted || a.Reversibility != tools.Compensatable {
-			return notReversible(a)
-		}
-		page := PageFor(c, "Reverse "+a.Summary)
-		page.Active = "/approvals"
-		return Render(c, http.StatusOK, page, views.ReverseConfirm(page, views.ReverseConfirmView{
-			Action: a, TenantSlug: v.TenantSlug, CompensatingTool: v.CompensatingTool, Reversal: v.Reversal,
-		}))
+func (h *Console) ApprovalReverseConfirm(c echo.Context) error {
+	v, err := loadApproval(c.Request().Context(), h.DB, CurrentPrincipal(c), c.Param("id"))
+	if err != nil {
+		return err
 	}
+	a := v.Action
+	if a.Status != approvals.StatusExecuted || a.Reversibility != tools.Compensatable {
+		return notReversible(a)
+	}
+	page := PageFor(c, "Reverse "+a.Summary)
+	page.Active = "/approvals"
+	return Render(c, http.StatusOK, page, views.ReverseConfirm(page, views.ReverseConfirmView{
+		Action: a, TenantSlug: v.TenantSlug, CompensatingTool: v.CompensatingTool, Reversal: v.Reversal,
+	}))
 }
 
 // ApprovalReverse requests the reversal and opens it. Asking again opens
 // the same reversal: the runtime keys it on the original's idempotency key.
-func ApprovalReverse(st AdminStore, d Decider) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		ctx := c.Request().Context()
-		user := CurrentPrincipal(c)
-		a, _, err := actionInScope(ctx, st.Read(), user, c.Param("id"))
-		if err != nil {
-			return err
-		}
-		if !available(d) {
-			return echo.NewHTTPError(http.StatusServiceUnavailable, "Reversals need the agent runtime, which this Warden is running without.")
-		}
-		r, err := d.Reverse(ctx, *user, a.ID)
-		switch {
-		case err == nil:
-			return seeOther(c, "/approvals/"+r.ID+"?done=reversal_requested")
-		case errors.Is(err, approvals.ErrNotReversible):
-			return notReversible(a)
-		case errors.Is(err, approvals.ErrCannotReverse):
-			return Forbidden(refusalSentence(err))
-		case errors.Is(err, store.ErrNotFound):
-			return echo.NewHTTPError(http.StatusNotFound, "There is no action with this id.")
-		default:
-			return err
-		}
+func (h *Console) ApprovalReverse(c echo.Context) error {
+	ctx := c.Request().Context()
+	user := CurrentPrincipal(c)
+	a, _, err := actionInScope(ctx, h.DB.Read(), user, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	r, err := h.Runtime.Reverse(ctx, *user, a.ID)
+	switch {
+	case err == nil:
+		return seeOther(c, "/approvals/"+r.ID+"?done=reversal_requested")
+	case errors.Is(err, approvals.ErrNotReversible):
+		return notReversible(a)
+	case errors.Is(err, approvals.ErrCannotReverse):
+		return Forbidden(refusalSentence(err))
+	case errors.Is(err, store.ErrNotFound):
+		return echo.NewHTTPError(http.StatusNotFound, "There is no action with this id.")
+	default:
+		return err
 	}
 }
 

@@ -29,15 +29,13 @@ var approvalNotices = map[string]string{
 // decide it — the Approve and Reject forms. Auditors, on-call engineers
 // and admins read it without the forms. 404 when unknown, 403 when its
 // tenant is outside the user's scope.
-func ApprovalShow(st AdminStore) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		v, err := loadApproval(c.Request().Context(), st, CurrentPrincipal(c), c.Param("id"))
-		if err != nil {
-			return err
-		}
-		v.Notice = doneNotice(c, approvalNotices)
-		return renderApproval(c, http.StatusOK, v)
+func (h *Console) ApprovalShow(c echo.Context) error {
+	v, err := loadApproval(c.Request().Context(), h.DB, CurrentPrincipal(c), c.Param("id"))
+	if err != nil {
+		return err
 	}
+	v.Notice = doneNotice(c, approvalNotices)
+	return renderApproval(c, http.StatusOK, v)
 }
 
 func renderApproval(c echo.Context, status int, v views.ApprovalView) error {
@@ -68,7 +66,7 @@ func actionInScope(ctx context.Context, q store.Querier, p *identity.Principal, 
 
 // loadApproval gathers everything the action page shows, and what the
 // user may do there.
-func loadApproval(ctx context.Context, st AdminStore, user *identity.Principal, id string) (views.ApprovalView, error) {
+func loadApproval(ctx context.Context, st *store.DB, user *identity.Principal, id string) (views.ApprovalView, error) {
 	q := st.Read()
 	a, slug, err := actionInScope(ctx, q, user, id)
 	if err != nil {

@@ -1,8 +1,6 @@
 package handlers
 
 import (
-	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,7 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -20,55 +18,46 @@ const auditPageSize = 50
 
 // AuditList shows the audit trail, newest first, a page at a time. A user
 // scoped to some tenants sees only those tenants' events.
-func AuditList(db *sql.DB, names PrincipalNamer) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		v, err := auditView(c, db, names)
-		if err != nil {
-			return err
-		}
-		page := PageFor(c, "Audit trail")
-		return Render(c, http.StatusOK, page, views.AuditList(page, v))
+func (h *Console) AuditList(c echo.Context) error {
+	v, err := auditView(c, h.DB)
+	if err != nil {
+		return err
 	}
+	page := PageFor(c, "Audit trail")
+	return Render(c, http.StatusOK, page, views.AuditList(page, v))
 }
 
 // AuditVerify walks the whole chain and shows the result on the audit
 // page. The verification itself is recorded in the trail.
-func AuditVerify(db *sql.DB, names PrincipalNamer, record func(ctx context.Context, p *identity.Principal, ok bool, detail map[string]any) error) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		ctx := c.Request().Context()
-		user := CurrentPrincipal(c)
-		head, err := audit.Verify(ctx, db, nil)
-		res := &views.AuditVerifyResult{OK: err == nil}
-		detail := map[string]any{"verified_through_seq": head.Seq}
-		var ce *audit.ChainError
-		switch {
-		case err == nil:
-			res.Message = fmt.Sprintf("Chain intact: %d events verified, head hash %s.", head.Seq, head.Hash)
-		case errors.As(err, &ce):
-			res.Message = fmt.Sprintf("Chain broken at seq %d: %s. Events after it cannot be trusted.", ce.Seq, ce.Reason)
-			detail["first_bad_seq"] = ce.Seq
-		default:
-			return fmt.Errorf("verify audit chain: %w", err)
-		}
-		if err := record(ctx, user, res.OK, detail); err != nil {
-			return err
-		}
-		v, err := auditView(c, db, names)
-		if err != nil {
-			return err
-		}
-		v.Verify = res
-		page := PageFor(c, "Audit trail")
-		return Render(c, http.StatusOK, page, views.AuditList(page, v))
+func (h *Console) AuditVerify(c echo.Context) error {
+	ctx := c.Request().Context()
+	user := CurrentPrincipal(c)
+	head, err := audit.Verify(ctx, h.DB.Read(), nil)
+	res := &views.AuditVerifyResult{OK: err == nil}
+	detail := map[string]any{"verified_through_seq": head.Seq}
+	var ce *audit.ChainError
+	switch {
+	case err == nil:
+		res.Message = fmt.Sprintf("Chain intact: %d events verified, head hash %s.", head.Seq, head.Hash)
+	case errors.As(err, &ce):
+		res.Message = fmt.Sprintf("Chain broken at seq %d: %s. Events after it cannot be trusted.", ce.Seq, ce.Reason)
+		detail["first_bad_seq"] = ce.Seq
+	default:
+		return fmt.Errorf("verify audit chain: %w", err)
 	}
+	if err := audit.RecordVerification(ctx, h.DB, principalActor(user), res.OK, detail); err != nil {
+		return err
+	}
+	v, err := auditView(c, h.DB)
+	if err != nil {
+		return err
+	}
+	v.Verify = res
+	page := PageFor(c, "Audit trail")
+	return Render(c, http.StatusOK, page, views.AuditList(page, v))
 }
 
-// PrincipalNamer turns principal ids into display names.
-type PrincipalNamer interface {
-	PrincipalNames(ctx context.Context, ids []string) (map[string]string, error)
-}
-
-func auditView(c echo.Context, db *sql.DB, names PrincipalNamer) (views.AuditView, error) {
+func auditView(c echo.Context, st *store.DB) (views.AuditView, error) {
 	ctx := c.Request().Context()
 	user := CurrentPrincipal(c)
 	f := audit.Filter{Tenant: c.QueryParam("tenant"), Limit: auditPageSize}
@@ -87,11 +76,11 @@ func auditView(c echo.Context, db *sql.DB, names PrincipalNamer) (views.AuditVie
 		}
 		f.Before = n
 	}
-	events, err := audit.List(ctx, db, f)
+	events, err := audit.List(ctx, st.Read(), f)
 	if err != nil {
 		return views.AuditView{}, err
 	}
-	total, err := audit.Count(ctx, db)
+	total, err := audit.Count(ctx, st.Read())
 	if err != nil {
 		return views.AuditView{}, err
 	}
@@ -101,7 +90,7 @@ func auditView(c echo.Context, db *sql.DB, names PrincipalNamer) (views.AuditVie
 			ids = append(ids, e.Actor.ID)
 		}
 	}
-	nm, err := names.PrincipalNames(ctx, ids)
+	nm, err := st.PrincipalNames(ctx, ids)
 	if err != nil {
 		return views.AuditView{}, err
 	}

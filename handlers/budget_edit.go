@@ -13,46 +13,44 @@ import (
 
 // BudgetEdit sets a tenant's budget: period, limit and alert threshold.
 // The limit is typed in currency units and kept as exact micro-units.
-func BudgetEdit(st AdminStore) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		ctx := c.Request().Context()
-		user := CurrentPrincipal(c)
-		t, err := tenantInScope(ctx, st.Read(), user, c.Param("tenant"))
-		if err != nil {
-			return err
-		}
-		form := views.BudgetForm{Period: c.FormValue("period"), Limit: c.FormValue("limit"), AlertPercent: c.FormValue("alert_percent")}
-		spec := budget.Spec{TenantID: t.ID, Period: strings.TrimSpace(form.Period)}
-		errs := views.FieldErrors{}
-		if micros, msg := parseMicros(form.Limit); msg != "" {
-			errs["limit"] = msg
-		} else {
-			spec.LimitMicros = micros
-		}
-		if n, msg := formInt(form.AlertPercent, "Enter a whole percentage from 1 to 100."); msg != "" {
-			errs["alert_percent"] = msg
-		} else {
-			spec.AlertPercent = n
-		}
-		for field, msg := range spec.Validate() {
-			if _, seen := errs[field]; !seen {
-				errs[field] = msg
-			}
-		}
-		if len(errs) > 0 {
-			return renderBudgets(c, st, http.StatusUnprocessableEntity, "", t.ID, form, errs)
-		}
-		changed, err := budget.SetAudited(ctx, st, principalActor(user), spec, time.Now())
-		if errs, ok := fieldErrors(err); ok {
-			return renderBudgets(c, st, http.StatusUnprocessableEntity, "", t.ID, form, errs)
-		}
-		if err != nil {
-			return err
-		}
-		done := "saved"
-		if !changed {
-			done = "unchanged"
-		}
-		return seeOther(c, "/budgets?done="+done+"#budget-"+t.Slug)
+func (h *Console) BudgetEdit(c echo.Context) error {
+	ctx := c.Request().Context()
+	user := CurrentPrincipal(c)
+	t, err := tenantInScope(ctx, h.DB.Read(), user, c.Param("tenant"))
+	if err != nil {
+		return err
 	}
+	form := views.BudgetForm{Period: c.FormValue("period"), Limit: c.FormValue("limit"), AlertPercent: c.FormValue("alert_percent")}
+	spec := budget.Spec{TenantID: t.ID, Period: strings.TrimSpace(form.Period)}
+	errs := views.FieldErrors{}
+	if micros, msg := parseMicros(form.Limit); msg != "" {
+		errs["limit"] = msg
+	} else {
+		spec.LimitMicros = micros
+	}
+	if n, msg := formInt(form.AlertPercent, "Enter a whole percentage from 1 to 100."); msg != "" {
+		errs["alert_percent"] = msg
+	} else {
+		spec.AlertPercent = n
+	}
+	for field, msg := range spec.Validate() {
+		if _, seen := errs[field]; !seen {
+			errs[field] = msg
+		}
+	}
+	if len(errs) > 0 {
+		return renderBudgets(c, h.DB, http.StatusUnprocessableEntity, "", t.ID, form, errs)
+	}
+	changed, err := budget.SetAudited(ctx, h.DB, principalActor(user), spec, time.Now())
+	if errs, ok := fieldErrors(err); ok {
+		return renderBudgets(c, h.DB, http.StatusUnprocessableEntity, "", t.ID, form, errs)
+	}
+	if err != nil {
+		return err
+	}
+	done := "saved"
+	if !changed {
+		done = "unchanged"
+	}
+	return seeOther(c, "/budgets?done="+done+"#budget-"+t.Slug)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/wardenhq/warden/agent/budget"
 	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -24,15 +25,13 @@ var budgetNotices = map[string]string{
 
 // BudgetList shows the budget of each tenant in the admin's scope: what is
 // spent and reserved, what remains, and the journeys that cost the most.
-func BudgetList(st AdminStore) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		return renderBudgets(c, st, http.StatusOK, doneNotice(c, budgetNotices), "", views.BudgetForm{}, nil)
-	}
+func (h *Console) BudgetList(c echo.Context) error {
+	return renderBudgets(c, h.DB, http.StatusOK, doneNotice(c, budgetNotices), "", views.BudgetForm{}, nil)
 }
 
 // renderBudgets renders every card; the card of tenantID, when given,
 // shows form and errs instead of the stored values.
-func renderBudgets(c echo.Context, st AdminStore, status int, note, tenantID string, form views.BudgetForm, errs views.FieldErrors) error {
+func renderBudgets(c echo.Context, st *store.DB, status int, note, tenantID string, form views.BudgetForm, errs views.FieldErrors) error {
 	cards, err := budgetCards(c.Request().Context(), st, CurrentPrincipal(c), time.Now())
 	if err != nil {
 		return err
@@ -46,7 +45,7 @@ func renderBudgets(c echo.Context, st AdminStore, status int, note, tenantID str
 	return Render(c, status, page, views.BudgetList(page, views.BudgetsView{Cards: cards, Notice: note}))
 }
 
-func budgetCards(ctx context.Context, st AdminStore, user *identity.Principal, now time.Time) ([]views.BudgetCard, error) {
+func budgetCards(ctx context.Context, st *store.DB, user *identity.Principal, now time.Time) ([]views.BudgetCard, error) {
 	tenants, err := st.ListTenants(ctx, tenantFilter(user))
 	if err != nil {
 		return nil, err

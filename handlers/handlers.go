@@ -6,14 +6,41 @@ package handlers
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"github.com/wardenhq/warden/agent/runtime"
+	"github.com/wardenhq/warden/agent/seal"
 	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
+
+// Console serves the signed-in console. Its methods are the handlers, one
+// file per action; web/routes.go lists them with the roles they need.
+type Console struct {
+	DB *store.DB
+	// Runtime is the agent runtime: decisions, reversals and the skills a
+	// key may be scoped to. Without it (a console-only Warden) the routes
+	// that need it are not registered.
+	Runtime *runtime.Service
+	Sealer  *seal.Sealer // seals keys' callback secrets
+	Flash   Flash        // one-time values across a redirect (a new key's secret)
+	// StatusView is what this process sees, for the status page.
+	StatusView func(ctx context.Context, p *identity.Principal) (views.StatusView, error)
+}
+
+// SkillNames names the skills a key's scopes may list: the runtime's, or
+// none without one.
+func (h *Console) SkillNames(ctx context.Context) ([]string, error) {
+	if h.Runtime == nil {
+		return nil, nil
+	}
+	return h.Runtime.SkillNames(ctx)
+}
 
 // Context keys shared with the web package's middleware.
 const (

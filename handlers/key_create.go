@@ -13,21 +13,9 @@ import (
 
 	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/agent/keys"
-	"github.com/wardenhq/warden/agent/seal"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
-
-// SkillLister names the skills a key's scopes may list.
-type SkillLister interface {
-	SkillNames(ctx context.Context) ([]string, error)
-}
-
-// StaticSkills is a fixed list of skill names.
-type StaticSkills []string
-
-// SkillNames returns the list.
-func (s StaticSkills) SkillNames(context.Context) ([]string, error) { return slices.Clone(s), nil }
 
 // The form's starting values, the same as the virtual_keys column defaults.
 const (
@@ -36,100 +24,96 @@ const (
 )
 
 // KeyNew shows the form that creates a key.
-func KeyNew(st AdminStore, skills SkillLister) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		form := views.KeyForm{Tenant: c.QueryParam("tenant"), RatePerMin: defaultRatePerMin, Burst: defaultBurst}
-		return renderKeyForm(c, st, skills, http.StatusOK, form, nil)
-	}
+func (h *Console) KeyNew(c echo.Context) error {
+	form := views.KeyForm{Tenant: c.QueryParam("tenant"), RatePerMin: defaultRatePerMin, Burst: defaultBurst}
+	return renderKeyForm(c, h.DB, h, http.StatusOK, form, nil)
 }
 
 // KeyCreate creates a key and shows its secrets (the key and its callback
 // secret, which sealer keeps sealed), once. The page is not cached and
 // takes the secrets from the session only once, so reloading it, the list
 // or going back cannot show them again.
-func KeyCreate(st AdminStore, skills SkillLister, sealer *seal.Sealer, flash Flash) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		ctx := c.Request().Context()
-		user := CurrentPrincipal(c)
-		params, err := c.FormParams()
-		if err != nil {
-			return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
-		}
-		form := views.KeyForm{
-			Tenant:     strings.TrimSpace(params.Get("tenant")),
-			Name:       params.Get("name"),
-			Scopes:     params["scopes"],
-			RatePerMin: params.Get("rate_per_min"),
-			Burst:      params.Get("burst"),
-			ExpiresAt:  strings.TrimSpace(params.Get("expires_at")),
-		}
-		errs := views.FieldErrors{}
-		var tenant store.Tenant
-		if form.Tenant == "" {
-			errs["tenant"] = "Choose the tenant the key belongs to."
-		} else if err := requireTenant(user, form.Tenant); err != nil {
-			return err // outside the scope: 403, whatever else the form says
-		} else if tenant, err = store.TenantBySlug(ctx, st.Read(), form.Tenant); errors.Is(err, store.ErrNotFound) {
-			errs["tenant"] = "There is no tenant " + form.Tenant + "."
-		} else if err != nil {
-			return err
-		}
-		spec := keys.NewSpec{TenantID: tenant.ID, Name: form.Name, Scopes: form.Scopes, CreatedBy: user.ID}
-		if n, msg := formInt(form.RatePerMin, "Enter a whole number of requests a minute."); msg != "" {
-			errs["rate_per_min"] = msg
-		} else {
-			spec.RatePerMin = n
-		}
-		if n, msg := formInt(form.Burst, "Enter a whole number of requests."); msg != "" {
-			errs["burst"] = msg
-		} else {
-			spec.Burst = n
-		}
-		if form.ExpiresAt != "" {
-			day, err := time.ParseInLocation("2006-01-02", form.ExpiresAt, time.UTC)
-			if err != nil {
-				errs["expires_at"] = "Enter a date such as 2027-01-31, or leave it empty for a key that does not expire."
-			} else {
-				spec.ExpiresAt = &day
-			}
-		}
-		offered, err := keyScopeChoices(ctx, st, skills)
-		if err != nil {
-			return err
-		}
-		for _, sc := range form.Scopes {
-			if !slices.Contains(offered, sc) {
-				errs["scopes"] = fmt.Sprintf("%q is not a skill or tool Warden knows.", sc)
-				break
-			}
-		}
-		for field, msg := range spec.Validate(time.Now()) {
-			if _, seen := errs[field]; !seen {
-				errs[field] = msg
-			}
-		}
-		if len(errs) > 0 {
-			return renderKeyForm(c, st, skills, http.StatusUnprocessableEntity, form, errs)
-		}
-
-		key, secrets, err := keys.CreateAudited(ctx, st, sealer, principalActor(user), spec)
-		if errs, ok := fieldErrors(err); ok {
-			return renderKeyForm(c, st, skills, http.StatusUnprocessableEntity, form, errs)
-		}
-		if err != nil {
-			return err
-		}
-		// Post/redirect/get: the secrets ride once in the encrypted
-		// session to the page that shows them, so a reload neither creates
-		// a second key nor shows them again.
-		if err := flash.Put(c, newKeyFlash+key.ID, secrets.Key); err != nil {
-			return err
-		}
-		if err := flash.Put(c, newCallbackSecretFlash+key.ID, secrets.Callback); err != nil {
-			return err
-		}
-		return seeOther(c, "/keys/"+key.ID+"/created")
+func (h *Console) KeyCreate(c echo.Context) error {
+	ctx := c.Request().Context()
+	user := CurrentPrincipal(c)
+	params, err := c.FormParams()
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
 	}
+	form := views.KeyForm{
+		Tenant:     strings.TrimSpace(params.Get("tenant")),
+		Name:       params.Get("name"),
+		Scopes:     params["scopes"],
+		RatePerMin: params.Get("rate_per_min"),
+		Burst:      params.Get("burst"),
+		ExpiresAt:  strings.TrimSpace(params.Get("expires_at")),
+	}
+	errs := views.FieldErrors{}
+	var tenant store.Tenant
+	if form.Tenant == "" {
+		errs["tenant"] = "Choose the tenant the key belongs to."
+	} else if err := requireTenant(user, form.Tenant); err != nil {
+		return err // outside the scope: 403, whatever else the form says
+	} else if tenant, err = store.TenantBySlug(ctx, h.DB.Read(), form.Tenant); errors.Is(err, store.ErrNotFound) {
+		errs["tenant"] = "There is no tenant " + form.Tenant + "."
+	} else if err != nil {
+		return err
+	}
+	spec := keys.NewSpec{TenantID: tenant.ID, Name: form.Name, Scopes: form.Scopes, CreatedBy: user.ID}
+	if n, msg := formInt(form.RatePerMin, "Enter a whole number of requests a minute."); msg != "" {
+		errs["rate_per_min"] = msg
+	} else {
+		spec.RatePerMin = n
+	}
+	if n, msg := formInt(form.Burst, "Enter a whole number of requests."); msg != "" {
+		errs["burst"] = msg
+	} else {
+		spec.Burst = n
+	}
+	if form.ExpiresAt != "" {
+		day, err := time.ParseInLocation("2006-01-02", form.ExpiresAt, time.UTC)
+		if err != nil {
+			errs["expires_at"] = "Enter a date such as 2027-01-31, or leave it empty for a key that does not expire."
+		} else {
+			spec.ExpiresAt = &day
+		}
+	}
+	offered, err := keyScopeChoices(ctx, h.DB, h)
+	if err != nil {
+		return err
+	}
+	for _, sc := range form.Scopes {
+		if !slices.Contains(offered, sc) {
+			errs["scopes"] = fmt.Sprintf("%q is not a skill or tool Warden knows.", sc)
+			break
+		}
+	}
+	for field, msg := range spec.Validate(time.Now()) {
+		if _, seen := errs[field]; !seen {
+			errs[field] = msg
+		}
+	}
+	if len(errs) > 0 {
+		return renderKeyForm(c, h.DB, h, http.StatusUnprocessableEntity, form, errs)
+	}
+
+	key, secrets, err := keys.CreateAudited(ctx, h.DB, h.Sealer, principalActor(user), spec)
+	if errs, ok := fieldErrors(err); ok {
+		return renderKeyForm(c, h.DB, h, http.StatusUnprocessableEntity, form, errs)
+	}
+	if err != nil {
+		return err
+	}
+	// Post/redirect/get: the secrets ride once in the encrypted
+	// session to the page that shows them, so a reload neither creates
+	// a second key nor shows them again.
+	if err := h.Flash.Put(c, newKeyFlash+key.ID, secrets.Key); err != nil {
+		return err
+	}
+	if err := h.Flash.Put(c, newCallbackSecretFlash+key.ID, secrets.Callback); err != nil {
+		return err
+	}
+	return seeOther(c, "/keys/"+key.ID+"/created")
 }
 
 // Flash keys of the secrets on their way to the page that shows them once.
@@ -145,25 +129,23 @@ type Flash interface {
 }
 
 // KeyCreated shows a new key; its secrets only the first time.
-func KeyCreated(st AdminStore, flash Flash) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		key, err := keyInScope(c.Request().Context(), st.Read(), CurrentPrincipal(c), c.Param("id"))
-		if err != nil {
-			return err
-		}
-		secret, err := flash.Take(c, newKeyFlash+key.ID)
-		if err != nil {
-			return err
-		}
-		callback, err := flash.Take(c, newCallbackSecretFlash+key.ID)
-		if err != nil {
-			return err
-		}
-		noStore(c)
-		page := PageFor(c, "Key created")
-		page.Active = "/keys"
-		return Render(c, http.StatusOK, page, views.KeyCreated(page, views.KeyCreatedView{Key: key, Secret: secret, CallbackSecret: callback}))
+func (h *Console) KeyCreated(c echo.Context) error {
+	key, err := keyInScope(c.Request().Context(), h.DB.Read(), CurrentPrincipal(c), c.Param("id"))
+	if err != nil {
+		return err
 	}
+	secret, err := h.Flash.Take(c, newKeyFlash+key.ID)
+	if err != nil {
+		return err
+	}
+	callback, err := h.Flash.Take(c, newCallbackSecretFlash+key.ID)
+	if err != nil {
+		return err
+	}
+	noStore(c)
+	page := PageFor(c, "Key created")
+	page.Active = "/keys"
+	return Render(c, http.StatusOK, page, views.KeyCreated(page, views.KeyCreatedView{Key: key, Secret: secret, CallbackSecret: callback}))
 }
 
 // noStore keeps a page that may show a secret out of every cache.
@@ -175,7 +157,7 @@ func noStore(c echo.Context) {
 
 // keyScopeChoices lists every scope the form offers: "skill:NAME" for each
 // skill, "tool:NAME" for each catalog tool, and read:tenant.
-func keyScopeChoices(ctx context.Context, st AdminStore, skills SkillLister) ([]string, error) {
+func keyScopeChoices(ctx context.Context, st *store.DB, skills *Console) ([]string, error) {
 	sk, ts, err := keyFormChoices(ctx, st, skills)
 	if err != nil {
 		return nil, err
@@ -191,7 +173,7 @@ func keyScopeChoices(ctx context.Context, st AdminStore, skills SkillLister) ([]
 	return out, nil
 }
 
-func keyFormChoices(ctx context.Context, st AdminStore, skills SkillLister) (skillNames, toolNames []string, err error) {
+func keyFormChoices(ctx context.Context, st *store.DB, skills *Console) (skillNames, toolNames []string, err error) {
 	skillNames, err = skills.SkillNames(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("list skills: %w", err)
@@ -206,7 +188,7 @@ func keyFormChoices(ctx context.Context, st AdminStore, skills SkillLister) (ski
 	return skillNames, toolNames, nil
 }
 
-func renderKeyForm(c echo.Context, st AdminStore, skills SkillLister, status int, form views.KeyForm, errs views.FieldErrors) error {
+func renderKeyForm(c echo.Context, st *store.DB, skills *Console, status int, form views.KeyForm, errs views.FieldErrors) error {
 	ctx := c.Request().Context()
 	tenants, err := st.ListTenants(ctx, tenantFilter(CurrentPrincipal(c)))
 	if err != nil {

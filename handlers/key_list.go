@@ -22,68 +22,66 @@ var keyListNotices = map[string]string{
 // KeyList lists the virtual keys of the tenants in the admin's scope,
 // newest first, a page at a time. It never shows a secret: Warden does not
 // have them.
-func KeyList(st AdminStore) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		ctx := c.Request().Context()
-		user := CurrentPrincipal(c)
-		scope, err := st.ListTenants(ctx, tenantFilter(user))
-		if err != nil {
-			return err
-		}
-		filter := c.QueryParam("tenant")
-		var ids []string // nil: every tenant
-		switch {
-		case filter != "":
-			if err := requireTenant(user, filter); err != nil {
-				return err
-			}
-			ids = []string{}
-			for _, t := range scope {
-				if t.Slug == filter {
-					ids = append(ids, t.ID)
-				}
-			}
-		case !user.AllTenantScope():
-			ids = tenantIDs(scope)
-		}
-		pageNo, err := pageParam(c)
-		if err != nil {
-			return err
-		}
-		all, err := keys.List(ctx, st.Read(), ids)
-		if err != nil {
-			return err
-		}
-		start := min((pageNo-1)*keyPageSize, len(all))
-		end := min(start+keyPageSize, len(all))
-		shown := all[start:end]
-
-		creators := make([]string, 0, len(shown))
-		for _, k := range shown {
-			creators = append(creators, k.CreatedBy)
-		}
-		names, err := st.PrincipalNames(ctx, creators)
-		if err != nil {
-			return err
-		}
-		now := time.Now()
-		v := views.KeysView{Tenants: scope, Tenant: filter, Total: len(all), Notice: doneNotice(c, keyListNotices)}
-		for _, k := range shown {
-			by := names[k.CreatedBy]
-			if by == "" {
-				by = k.CreatedBy
-			}
-			v.Rows = append(v.Rows, views.KeyRow{Key: k, State: keyState(k, now), CreatedBy: by})
-		}
-		if pageNo > 1 {
-			v.PrevPage = keyListURL(filter, pageNo-1)
-		}
-		if end < len(all) {
-			v.NextPage = keyListURL(filter, pageNo+1)
-		}
-		page := PageFor(c, "Virtual keys")
-		return Render(c, http.StatusOK, page, views.KeyList(page, v))
+func (h *Console) KeyList(c echo.Context) error {
+	ctx := c.Request().Context()
+	user := CurrentPrincipal(c)
+	scope, err := h.DB.ListTenants(ctx, tenantFilter(user))
+	if err != nil {
+		return err
 	}
+	filter := c.QueryParam("tenant")
+	var ids []string // nil: every tenant
+	switch {
+	case filter != "":
+		if err := requireTenant(user, filter); err != nil {
+			return err
+		}
+		ids = []string{}
+		for _, t := range scope {
+			if t.Slug == filter {
+				ids = append(ids, t.ID)
+			}
+		}
+	case !user.AllTenantScope():
+		ids = tenantIDs(scope)
+	}
+	pageNo, err := pageParam(c)
+	if err != nil {
+		return err
+	}
+	all, err := keys.List(ctx, h.DB.Read(), ids)
+	if err != nil {
+		return err
+	}
+	start := min((pageNo-1)*keyPageSize, len(all))
+	end := min(start+keyPageSize, len(all))
+	shown := all[start:end]
+
+	creators := make([]string, 0, len(shown))
+	for _, k := range shown {
+		creators = append(creators, k.CreatedBy)
+	}
+	names, err := h.DB.PrincipalNames(ctx, creators)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	v := views.KeysView{Tenants: scope, Tenant: filter, Total: len(all), Notice: doneNotice(c, keyListNotices)}
+	for _, k := range shown {
+		by := names[k.CreatedBy]
+		if by == "" {
+			by = k.CreatedBy
+		}
+		v.Rows = append(v.Rows, views.KeyRow{Key: k, State: keyState(k, now), CreatedBy: by})
+	}
+	if pageNo > 1 {
+		v.PrevPage = keyListURL(filter, pageNo-1)
+	}
+	if end < len(all) {
+		v.NextPage = keyListURL(filter, pageNo+1)
+	}
+	page := PageFor(c, "Virtual keys")
+	return Render(c, http.StatusOK, page, views.KeyList(page, v))
 }
 
 // keyState is what the list says about a key at now.

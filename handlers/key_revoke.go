@@ -15,37 +15,33 @@ import (
 )
 
 // KeyRevokeConfirm asks before revoking a key, saying what will happen.
-func KeyRevokeConfirm(st AdminStore) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		k, err := keyInScope(c.Request().Context(), st.Read(), CurrentPrincipal(c), c.Param("id"))
-		if err != nil {
-			return err
-		}
-		page := PageFor(c, "Revoke "+k.Name)
-		page.Active = "/keys"
-		return Render(c, http.StatusOK, page, views.KeyRevokeConfirm(page, views.KeyRevokeView{Key: k, State: keyState(k, time.Now())}))
+func (h *Console) KeyRevokeConfirm(c echo.Context) error {
+	k, err := keyInScope(c.Request().Context(), h.DB.Read(), CurrentPrincipal(c), c.Param("id"))
+	if err != nil {
+		return err
 	}
+	page := PageFor(c, "Revoke "+k.Name)
+	page.Active = "/keys"
+	return Render(c, http.StatusOK, page, views.KeyRevokeConfirm(page, views.KeyRevokeView{Key: k, State: keyState(k, time.Now())}))
 }
 
 // KeyRevoke revokes a key. Revoking it again changes and records nothing.
-func KeyRevoke(st AdminStore) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		ctx := c.Request().Context()
-		user := CurrentPrincipal(c)
-		k, err := keyInScope(ctx, st.Read(), user, c.Param("id"))
-		if err != nil {
-			return err
-		}
-		changed, err := keys.RevokeAudited(ctx, st, principalActor(user), k.ID)
-		if err != nil {
-			return err
-		}
-		done := "revoked"
-		if !changed {
-			done = "already_revoked"
-		}
-		return seeOther(c, "/keys?done="+done)
+func (h *Console) KeyRevoke(c echo.Context) error {
+	ctx := c.Request().Context()
+	user := CurrentPrincipal(c)
+	k, err := keyInScope(ctx, h.DB.Read(), user, c.Param("id"))
+	if err != nil {
+		return err
 	}
+	changed, err := keys.RevokeAudited(ctx, h.DB, principalActor(user), k.ID)
+	if err != nil {
+		return err
+	}
+	done := "revoked"
+	if !changed {
+		done = "already_revoked"
+	}
+	return seeOther(c, "/keys?done="+done)
 }
 
 // keyInScope loads a key: 404 when unknown, 403 when its tenant is outside

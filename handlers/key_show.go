@@ -12,32 +12,30 @@ import (
 // KeyShow is a key's page: its facts, whether its agent's callbacks can be
 // signed, and, once, the callback secret a rotation has just made. It
 // never shows the key's own secret: Warden does not have it.
-func KeyShow(st AdminStore, flash Flash) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		ctx := c.Request().Context()
-		k, err := keyInScope(ctx, st.Read(), CurrentPrincipal(c), c.Param("id"))
-		if err != nil {
-			return err
-		}
-		secret, err := flash.Take(c, rotatedCallbackSecretFlash+k.ID)
-		if err != nil {
-			return err
-		}
-		names, err := st.PrincipalNames(ctx, []string{k.CreatedBy})
-		if err != nil {
-			return err
-		}
-		by := names[k.CreatedBy]
-		if by == "" {
-			by = k.CreatedBy
-		}
-		now := time.Now()
-		noStore(c)
-		page := PageFor(c, k.Name)
-		page.Active = "/keys"
-		return Render(c, http.StatusOK, page, views.KeyShow(page, views.KeyShowView{
-			Key: k, State: keyState(k, now), CreatedBy: by,
-			CallbackSecret: secret, PreviousCallbackValid: k.PreviousCallbackValid(now),
-		}))
+func (h *Console) KeyShow(c echo.Context) error {
+	ctx := c.Request().Context()
+	k, err := keyInScope(ctx, h.DB.Read(), CurrentPrincipal(c), c.Param("id"))
+	if err != nil {
+		return err
 	}
+	secret, err := h.Flash.Take(c, rotatedCallbackSecretFlash+k.ID)
+	if err != nil {
+		return err
+	}
+	names, err := h.DB.PrincipalNames(ctx, []string{k.CreatedBy})
+	if err != nil {
+		return err
+	}
+	by := names[k.CreatedBy]
+	if by == "" {
+		by = k.CreatedBy
+	}
+	now := time.Now()
+	noStore(c)
+	page := PageFor(c, k.Name)
+	page.Active = "/keys"
+	return Render(c, http.StatusOK, page, views.KeyShow(page, views.KeyShowView{
+		Key: k, State: keyState(k, now), CreatedBy: by,
+		CallbackSecret: secret, PreviousCallbackValid: k.PreviousCallbackValid(now),
+	}))
 }

@@ -14,25 +14,23 @@ import (
 
 // TenantCreate adds a tenant. A new tenant is outside every scoped admin's
 // scope, so only an admin of all tenants may add one.
-func TenantCreate(st AdminStore) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		ctx := c.Request().Context()
-		user := CurrentPrincipal(c)
-		if err := requireAllTenants(user, "Adding a tenant"); err != nil {
-			return err
-		}
-		form := views.TenantForm{Slug: strings.TrimSpace(c.FormValue("slug")), Name: c.FormValue("name")}
-		t, err := tenants.Create(ctx, st, principalActor(user), form.Slug, form.Name)
-		errs, invalid := fieldErrors(err)
-		switch {
-		case invalid:
-		case errors.Is(err, store.ErrDuplicateSlug):
-			errs = views.FieldErrors{"slug": "There is already a tenant " + form.Slug + ". Choose another slug."}
-		case err != nil:
-			return err
-		default:
-			return seeOther(c, "/tenants/"+t.Slug+"?done=created")
-		}
-		return renderTenantList(c, st, http.StatusUnprocessableEntity, views.TenantsView{Form: form, Errors: errs})
+func (h *Console) TenantCreate(c echo.Context) error {
+	ctx := c.Request().Context()
+	user := CurrentPrincipal(c)
+	if err := requireAllTenants(user, "Adding a tenant"); err != nil {
+		return err
 	}
+	form := views.TenantForm{Slug: strings.TrimSpace(c.FormValue("slug")), Name: c.FormValue("name")}
+	t, err := tenants.Create(ctx, h.DB, principalActor(user), form.Slug, form.Name)
+	errs, invalid := fieldErrors(err)
+	switch {
+	case invalid:
+	case errors.Is(err, store.ErrDuplicateSlug):
+		errs = views.FieldErrors{"slug": "There is already a tenant " + form.Slug + ". Choose another slug."}
+	case err != nil:
+		return err
+	default:
+		return seeOther(c, "/tenants/"+t.Slug+"?done=created")
+	}
+	return renderTenantList(c, h.DB, http.StatusUnprocessableEntity, views.TenantsView{Form: form, Errors: errs})
 }

@@ -16,49 +16,47 @@ import (
 // currency need two distinct approvers. The form takes the currency's
 // major units ("1000.00", "1000.000" for KWD); 0 turns dual control off
 // for that currency.
-func TenantDualControl(st AdminStore) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		ctx := c.Request().Context()
-		user := CurrentPrincipal(c)
-		t, err := tenantInScope(ctx, st.Read(), user, c.Param("slug"))
-		if err != nil {
-			return err
-		}
-		code := strings.ToUpper(strings.TrimSpace(c.FormValue("currency")))
-		if code == "" {
-			code = "USD"
-		}
-		typed := c.FormValue("dual_control")
-		errs := views.FieldErrors{}
-		cur, err := money.ParseCurrency(code)
-		if err != nil {
-			errs["currency"] = "Use an ISO 4217 currency code, such as USD, EUR or KWD."
-		} else if typed == "" {
-			errs["dual_control"] = "Enter an amount, such as " + money.Example(cur) + "."
-		}
-		var minor int64
-		if len(errs) == 0 {
-			if minor, err = money.ParseDecimal(typed, cur); err != nil {
-				errs["dual_control"] = refusalSentence(err)
-			}
-		}
-		if len(errs) > 0 {
-			return dualControlInvalid(c, st, t, typed, code, errs)
-		}
-		changed, err := tenants.SetThreshold(ctx, st, principalActor(user), t.ID, store.Threshold{Currency: cur.Code, Minor: minor})
-		if errs, ok := fieldErrors(err); ok {
-			return dualControlInvalid(c, st, t, typed, code, errs)
-		}
-		if err != nil {
-			return err
-		}
-		return tenantSaved(c, t, changed, "dual_control")
+func (h *Console) TenantDualControl(c echo.Context) error {
+	ctx := c.Request().Context()
+	user := CurrentPrincipal(c)
+	t, err := tenantInScope(ctx, h.DB.Read(), user, c.Param("slug"))
+	if err != nil {
+		return err
 	}
+	code := strings.ToUpper(strings.TrimSpace(c.FormValue("currency")))
+	if code == "" {
+		code = "USD"
+	}
+	typed := c.FormValue("dual_control")
+	errs := views.FieldErrors{}
+	cur, err := money.ParseCurrency(code)
+	if err != nil {
+		errs["currency"] = "Use an ISO 4217 currency code, such as USD, EUR or KWD."
+	} else if typed == "" {
+		errs["dual_control"] = "Enter an amount, such as " + money.Example(cur) + "."
+	}
+	var minor int64
+	if len(errs) == 0 {
+		if minor, err = money.ParseDecimal(typed, cur); err != nil {
+			errs["dual_control"] = refusalSentence(err)
+		}
+	}
+	if len(errs) > 0 {
+		return dualControlInvalid(c, h.DB, t, typed, code, errs)
+	}
+	changed, err := tenants.SetThreshold(ctx, h.DB, principalActor(user), t.ID, store.Threshold{Currency: cur.Code, Minor: minor})
+	if errs, ok := fieldErrors(err); ok {
+		return dualControlInvalid(c, h.DB, t, typed, code, errs)
+	}
+	if err != nil {
+		return err
+	}
+	return tenantSaved(c, t, changed, "dual_control")
 }
 
 // dualControlInvalid re-renders the tenant page with the threshold form as
 // typed and its errors.
-func dualControlInvalid(c echo.Context, st AdminStore, t store.Tenant, typed, code string, errs views.FieldErrors) error {
+func dualControlInvalid(c echo.Context, st *store.DB, t store.Tenant, typed, code string, errs views.FieldErrors) error {
 	v, err := tenantView(c.Request().Context(), st.Read(), t)
 	if err != nil {
 		return err
@@ -70,52 +68,48 @@ func dualControlInvalid(c echo.Context, st AdminStore, t store.Tenant, typed, co
 // TenantDualControlRemove deletes a tenant's threshold in one currency:
 // actions in it then need two approvers for any amount, so removing one
 // can only make approval stricter and needs no confirmation.
-func TenantDualControlRemove(st AdminStore) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		ctx := c.Request().Context()
-		user := CurrentPrincipal(c)
-		t, err := tenantInScope(ctx, st.Read(), user, c.Param("slug"))
-		if err != nil {
-			return err
-		}
-		code := strings.ToUpper(strings.TrimSpace(c.FormValue("currency")))
-		changed, err := tenants.RemoveThreshold(ctx, st, principalActor(user), t.ID, code)
-		if err != nil {
-			return err
-		}
-		return tenantSaved(c, t, changed, "dual_control_removed")
+func (h *Console) TenantDualControlRemove(c echo.Context) error {
+	ctx := c.Request().Context()
+	user := CurrentPrincipal(c)
+	t, err := tenantInScope(ctx, h.DB.Read(), user, c.Param("slug"))
+	if err != nil {
+		return err
 	}
+	code := strings.ToUpper(strings.TrimSpace(c.FormValue("currency")))
+	changed, err := tenants.RemoveThreshold(ctx, h.DB, principalActor(user), t.ID, code)
+	if err != nil {
+		return err
+	}
+	return tenantSaved(c, t, changed, "dual_control_removed")
 }
 
 // TenantDualControlWindow sets, in hours, how far back actions on the same
 // target add up for dual control.
-func TenantDualControlWindow(st AdminStore) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		ctx := c.Request().Context()
-		user := CurrentPrincipal(c)
-		t, err := tenantInScope(ctx, st.Read(), user, c.Param("slug"))
-		if err != nil {
-			return err
-		}
-		typed := strings.TrimSpace(c.FormValue("window_hours"))
-		hours, err := strconv.Atoi(typed)
-		if err != nil {
-			// Not a whole number: 0 hours is refused in the same words as
-			// any number out of range.
-			hours = 0
-		}
-		changed, err := tenants.SetDualControlWindow(ctx, st, principalActor(user), t.ID, hours)
-		if errs, ok := fieldErrors(err); ok {
-			v, err := tenantView(ctx, st.Read(), t)
-			if err != nil {
-				return err
-			}
-			v.Window, v.Errors = typed, errs
-			return renderTenantShow(c, 422, v)
-		}
-		if err != nil {
-			return err
-		}
-		return tenantSaved(c, t, changed, "dual_control_window")
+func (h *Console) TenantDualControlWindow(c echo.Context) error {
+	ctx := c.Request().Context()
+	user := CurrentPrincipal(c)
+	t, err := tenantInScope(ctx, h.DB.Read(), user, c.Param("slug"))
+	if err != nil {
+		return err
 	}
+	typed := strings.TrimSpace(c.FormValue("window_hours"))
+	hours, err := strconv.Atoi(typed)
+	if err != nil {
+		// Not a whole number: 0 hours is refused in the same words as
+		// any number out of range.
+		hours = 0
+	}
+	changed, err := tenants.SetDualControlWindow(ctx, h.DB, principalActor(user), t.ID, hours)
+	if errs, ok := fieldErrors(err); ok {
+		v, err := tenantView(ctx, h.DB.Read(), t)
+		if err != nil {
+			return err
+		}
+		v.Window, v.Errors = typed, errs
+		return renderTenantShow(c, 422, v)
+	}
+	if err != nil {
+		return err
+	}
+	return tenantSaved(c, t, changed, "dual_control_window")
 }

@@ -11,44 +11,47 @@ import (
 
 // TenantFreezeConfirm asks before freezing (freeze true) or unfreezing a
 // tenant, saying what will happen to its agents.
-func TenantFreezeConfirm(st AdminStore, freeze bool) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		t, err := tenantInScope(c.Request().Context(), st.Read(), CurrentPrincipal(c), c.Param("slug"))
-		if err != nil {
-			return err
-		}
-		title := "Freeze "
-		if !freeze {
-			title = "Unfreeze "
-		}
-		page := PageFor(c, title+t.Slug)
-		page.Active = "/tenants"
-		return Render(c, http.StatusOK, page, views.TenantFreezeConfirm(page, views.TenantFreezeView{Tenant: t, Freeze: freeze}))
+func (h *Console) tenantFreezeConfirm(c echo.Context, freeze bool) error {
+	t, err := tenantInScope(c.Request().Context(), h.DB.Read(), CurrentPrincipal(c), c.Param("slug"))
+	if err != nil {
+		return err
 	}
+	title := "Freeze "
+	if !freeze {
+		title = "Unfreeze "
+	}
+	page := PageFor(c, title+t.Slug)
+	page.Active = "/tenants"
+	return Render(c, http.StatusOK, page, views.TenantFreezeConfirm(page, views.TenantFreezeView{Tenant: t, Freeze: freeze}))
 }
 
-// TenantFreeze freezes (freeze true) or unfreezes a tenant. Pressing it
+// TenantFreeze freezes a tenant; TenantUnfreeze unfreezes it. Pressing it
 // again changes nothing and records nothing.
-func TenantFreeze(st AdminStore, freeze bool) echo.HandlerFunc {
+func (h *Console) TenantFreeze(c echo.Context) error   { return h.tenantFreeze(c, true) }
+func (h *Console) TenantUnfreeze(c echo.Context) error { return h.tenantFreeze(c, false) }
+
+// TenantFreezeConfirm and TenantUnfreezeConfirm ask before the change.
+func (h *Console) TenantFreezeConfirm(c echo.Context) error   { return h.tenantFreezeConfirm(c, true) }
+func (h *Console) TenantUnfreezeConfirm(c echo.Context) error { return h.tenantFreezeConfirm(c, false) }
+
+func (h *Console) tenantFreeze(c echo.Context, freeze bool) error {
 	done, noop := "frozen", "already_frozen"
 	if !freeze {
 		done, noop = "unfrozen", "already_unfrozen"
 	}
-	return func(c echo.Context) error {
-		ctx := c.Request().Context()
-		user := CurrentPrincipal(c)
-		t, err := tenantInScope(ctx, st.Read(), user, c.Param("slug"))
-		if err != nil {
-			return err
-		}
-		changed, err := tenants.SetFrozen(ctx, st, principalActor(user), t.ID, freeze)
-		if err != nil {
-			return err
-		}
-		result := done
-		if !changed {
-			result = noop
-		}
-		return seeOther(c, "/tenants/"+t.Slug+"?done="+result)
+	ctx := c.Request().Context()
+	user := CurrentPrincipal(c)
+	t, err := tenantInScope(ctx, h.DB.Read(), user, c.Param("slug"))
+	if err != nil {
+		return err
 	}
+	changed, err := tenants.SetFrozen(ctx, h.DB, principalActor(user), t.ID, freeze)
+	if err != nil {
+		return err
+	}
+	result := done
+	if !changed {
+		result = noop
+	}
+	return seeOther(c, "/tenants/"+t.Slug+"?done="+result)
 }

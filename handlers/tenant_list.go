@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -10,21 +9,14 @@ import (
 	"github.com/wardenhq/warden/views"
 )
 
-// TenantLister lists tenants within a scope (nil for all).
-type TenantLister interface {
-	ListTenants(ctx context.Context, slugs []string) ([]store.Tenant, error)
-}
-
 // TenantList shows the tenants in the admin's scope and, to an admin of
 // all tenants, the form that adds one.
-func TenantList(st TenantLister) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		return renderTenantList(c, st, http.StatusOK, views.TenantsView{})
-	}
+func (h *Console) TenantList(c echo.Context) error {
+	return renderTenantList(c, h.DB, http.StatusOK, views.TenantsView{})
 }
 
 // renderTenantList renders the list around v's form state.
-func renderTenantList(c echo.Context, st TenantLister, status int, v views.TenantsView) error {
+func renderTenantList(c echo.Context, st *store.DB, status int, v views.TenantsView) error {
 	user := CurrentPrincipal(c)
 	ts, err := st.ListTenants(c.Request().Context(), tenantFilter(user))
 	if err != nil {

@@ -8,26 +8,24 @@ import (
 )
 
 // TenantRetention sets how many days a tenant's traces are kept.
-func TenantRetention(st AdminStore) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		ctx := c.Request().Context()
-		user := CurrentPrincipal(c)
-		t, err := tenantInScope(ctx, st.Read(), user, c.Param("slug"))
-		if err != nil {
-			return err
-		}
-		typed := c.FormValue("retention_days")
-		days, msg := formInt(typed, "Enter a whole number of days.")
-		if msg != "" {
-			return tenantFormPage(c, st.Read(), t, t.Name, typed, views.FieldErrors{"retention_days": msg})
-		}
-		changed, err := tenants.SetRetention(ctx, st, principalActor(user), t.ID, days)
-		if errs, ok := fieldErrors(err); ok {
-			return tenantFormPage(c, st.Read(), t, t.Name, typed, errs)
-		}
-		if err != nil {
-			return err
-		}
-		return tenantSaved(c, t, changed, "retention")
+func (h *Console) TenantRetention(c echo.Context) error {
+	ctx := c.Request().Context()
+	user := CurrentPrincipal(c)
+	t, err := tenantInScope(ctx, h.DB.Read(), user, c.Param("slug"))
+	if err != nil {
+		return err
 	}
+	typed := c.FormValue("retention_days")
+	days, msg := formInt(typed, "Enter a whole number of days.")
+	if msg != "" {
+		return tenantFormPage(c, h.DB.Read(), t, t.Name, typed, views.FieldErrors{"retention_days": msg})
+	}
+	changed, err := tenants.SetRetention(ctx, h.DB, principalActor(user), t.ID, days)
+	if errs, ok := fieldErrors(err); ok {
+		return tenantFormPage(c, h.DB.Read(), t, t.Name, typed, errs)
+	}
+	if err != nil {
+		return err
+	}
+	return tenantSaved(c, t, changed, "retention")
 }

@@ -28,19 +28,17 @@ var tenantNotices = map[string]string{
 }
 
 // TenantShow shows one tenant's settings: name, trace retention, freeze.
-func TenantShow(st AdminStore) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		t, err := tenantInScope(c.Request().Context(), st.Read(), CurrentPrincipal(c), c.Param("slug"))
-		if err != nil {
-			return err
-		}
-		v, err := tenantView(c.Request().Context(), st.Read(), t)
-		if err != nil {
-			return err
-		}
-		v.Notice = doneNotice(c, tenantNotices)
-		return renderTenantShow(c, http.StatusOK, v)
+func (h *Console) TenantShow(c echo.Context) error {
+	t, err := tenantInScope(c.Request().Context(), h.DB.Read(), CurrentPrincipal(c), c.Param("slug"))
+	if err != nil {
+		return err
 	}
+	v, err := tenantView(c.Request().Context(), h.DB.Read(), t)
+	if err != nil {
+		return err
+	}
+	v.Notice = doneNotice(c, tenantNotices)
+	return renderTenantShow(c, http.StatusOK, v)
 }
 
 func renderTenantShow(c echo.Context, status int, v views.TenantView) error {

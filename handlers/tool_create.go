@@ -15,43 +15,39 @@ import (
 const catalogChange = "Changing the tool catalog"
 
 // ToolNew shows the form that adds a tool.
-func ToolNew(st AdminStore) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		if err := requireAllTenants(CurrentPrincipal(c), catalogChange); err != nil {
-			return err
-		}
-		form := views.ToolForm{
-			Impact: string(tools.ImpactLow), Reversibility: string(tools.Reversible), Provider: tools.ProviderBuiltin,
-			Timeout: "5000", MaxAttempts: "3", ApprovalTTL: "86400", UnitCost: "0.00",
-			ArgsSchema: `{"type": "object"}`, Enabled: true,
-		}
-		return renderToolForm(c, st, http.StatusOK, views.ToolFormView{New: true, Form: form})
+func (h *Console) ToolNew(c echo.Context) error {
+	if err := requireAllTenants(CurrentPrincipal(c), catalogChange); err != nil {
+		return err
 	}
+	form := views.ToolForm{
+		Impact: string(tools.ImpactLow), Reversibility: string(tools.Reversible), Provider: tools.ProviderBuiltin,
+		Timeout: "5000", MaxAttempts: "3", ApprovalTTL: "86400", UnitCost: "0.00",
+		ArgsSchema: `{"type": "object"}`, Enabled: true,
+	}
+	return renderToolForm(c, h.DB, http.StatusOK, views.ToolFormView{New: true, Form: form})
 }
 
 // ToolCreate adds a tool to the catalog.
-func ToolCreate(st AdminStore) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		ctx := c.Request().Context()
-		user := CurrentPrincipal(c)
-		if err := requireAllTenants(user, catalogChange); err != nil {
-			return err
-		}
-		form, t, errs := parseToolForm(ctx, c, st, strings.TrimSpace(c.FormValue("name")))
-		if len(errs) == 0 {
-			err := catalog.Create(ctx, st, principalActor(user), t)
-			invalid, isInvalid := fieldErrors(err)
-			switch {
-			case isInvalid:
-				errs = invalid
-			case errors.Is(err, catalog.ErrExists):
-				errs["name"] = "There is already a tool " + t.Name + ". Edit it from the catalog instead."
-			case err != nil:
-				return err
-			default:
-				return seeOther(c, "/tools?done=created")
-			}
-		}
-		return renderToolForm(c, st, http.StatusUnprocessableEntity, views.ToolFormView{New: true, Form: form, Errors: errs})
+func (h *Console) ToolCreate(c echo.Context) error {
+	ctx := c.Request().Context()
+	user := CurrentPrincipal(c)
+	if err := requireAllTenants(user, catalogChange); err != nil {
+		return err
 	}
+	form, t, errs := parseToolForm(ctx, c, h.DB, strings.TrimSpace(c.FormValue("name")))
+	if len(errs) == 0 {
+		err := catalog.Create(ctx, h.DB, principalActor(user), t)
+		invalid, isInvalid := fieldErrors(err)
+		switch {
+		case isInvalid:
+			errs = invalid
+		case errors.Is(err, catalog.ErrExists):
+			errs["name"] = "There is already a tool " + t.Name + ". Edit it from the catalog instead."
+		case err != nil:
+			return err
+		default:
+			return seeOther(c, "/tools?done=created")
+		}
+	}
+	return renderToolForm(c, h.DB, http.StatusUnprocessableEntity, views.ToolFormView{New: true, Form: form, Errors: errs})
 }

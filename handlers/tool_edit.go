@@ -14,50 +14,46 @@ import (
 )
 
 // ToolEditForm shows a tool's definition for editing.
-func ToolEditForm(st AdminStore) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		ctx := c.Request().Context()
-		if err := requireAllTenants(CurrentPrincipal(c), catalogChange); err != nil {
-			return err
-		}
-		t, err := loadTool(ctx, st.Read(), c.Param("name"))
-		if err != nil {
-			return err
-		}
-		return renderToolForm(c, st, http.StatusOK, views.ToolFormView{Form: toolForm(t), Enabled: t.Enabled})
+func (h *Console) ToolEditForm(c echo.Context) error {
+	ctx := c.Request().Context()
+	if err := requireAllTenants(CurrentPrincipal(c), catalogChange); err != nil {
+		return err
 	}
+	t, err := loadTool(ctx, h.DB.Read(), c.Param("name"))
+	if err != nil {
+		return err
+	}
+	return renderToolForm(c, h.DB, http.StatusOK, views.ToolFormView{Form: toolForm(t), Enabled: t.Enabled})
 }
 
 // ToolUpdate saves a tool's definition. Its switch is left as it is: it
 // has its own buttons and audit verbs.
-func ToolUpdate(st AdminStore) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		ctx := c.Request().Context()
-		user := CurrentPrincipal(c)
-		if err := requireAllTenants(user, catalogChange); err != nil {
-			return err
-		}
-		current, err := loadTool(ctx, st.Read(), c.Param("name"))
-		if err != nil {
-			return err
-		}
-		form, t, errs := parseToolForm(ctx, c, st, current.Name)
-		if len(errs) > 0 {
-			return renderToolForm(c, st, http.StatusUnprocessableEntity, views.ToolFormView{Form: form, Enabled: current.Enabled, Errors: errs})
-		}
-		changed, err := catalog.Update(ctx, st, principalActor(user), t)
-		if errs, ok := fieldErrors(err); ok {
-			return renderToolForm(c, st, http.StatusUnprocessableEntity, views.ToolFormView{Form: form, Enabled: current.Enabled, Errors: errs})
-		}
-		if err != nil {
-			return err
-		}
-		done := "updated"
-		if len(changed) == 0 {
-			done = "unchanged"
-		}
-		return seeOther(c, "/tools?done="+done)
+func (h *Console) ToolUpdate(c echo.Context) error {
+	ctx := c.Request().Context()
+	user := CurrentPrincipal(c)
+	if err := requireAllTenants(user, catalogChange); err != nil {
+		return err
 	}
+	current, err := loadTool(ctx, h.DB.Read(), c.Param("name"))
+	if err != nil {
+		return err
+	}
+	form, t, errs := parseToolForm(ctx, c, h.DB, current.Name)
+	if len(errs) > 0 {
+		return renderToolForm(c, h.DB, http.StatusUnprocessableEntity, views.ToolFormView{Form: form, Enabled: current.Enabled, Errors: errs})
+	}
+	changed, err := catalog.Update(ctx, h.DB, principalActor(user), t)
+	if errs, ok := fieldErrors(err); ok {
+		return renderToolForm(c, h.DB, http.StatusUnprocessableEntity, views.ToolFormView{Form: form, Enabled: current.Enabled, Errors: errs})
+	}
+	if err != nil {
+		return err
+	}
+	done := "updated"
+	if len(changed) == 0 {
+		done = "unchanged"
+	}
+	return seeOther(c, "/tools?done="+done)
 }
 
 // loadTool loads a catalog entry, or answers 404.

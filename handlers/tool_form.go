@@ -14,6 +14,7 @@ import (
 
 	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/agent/tools"
+	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -22,7 +23,7 @@ const maxToolDescription = 500
 // parseToolForm reads the tool form. The returned tool carries every value
 // that parsed; errs holds a message per field that did not, followed by
 // the catalog's own validation.
-func parseToolForm(ctx context.Context, c echo.Context, st AdminStore, name string) (views.ToolForm, tools.Tool, views.FieldErrors) {
+func parseToolForm(ctx context.Context, c echo.Context, st *store.DB, name string) (views.ToolForm, tools.Tool, views.FieldErrors) {
 	form := views.ToolForm{
 		Name:             name,
 		Description:      c.FormValue("description"),

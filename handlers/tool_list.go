@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/agent/catalog"
+	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -20,19 +21,17 @@ var toolNotices = map[string]string{
 }
 
 // ToolList shows the tool catalog with each tool's switch.
-func ToolList(st AdminStore) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		ts, err := catalog.List(c.Request().Context(), st.Read())
-		if err != nil {
-			return err
-		}
-		page := PageFor(c, "Tool catalog")
-		v := views.ToolsView{Tools: ts, CanEdit: CurrentPrincipal(c).AllTenantScope(), Notice: doneNotice(c, toolNotices)}
-		return Render(c, http.StatusOK, page, views.ToolList(page, v))
+func (h *Console) ToolList(c echo.Context) error {
+	ts, err := catalog.List(c.Request().Context(), h.DB.Read())
+	if err != nil {
+		return err
 	}
+	page := PageFor(c, "Tool catalog")
+	v := views.ToolsView{Tools: ts, CanEdit: CurrentPrincipal(c).AllTenantScope(), Notice: doneNotice(c, toolNotices)}
+	return Render(c, http.StatusOK, page, views.ToolList(page, v))
 }
 
-func renderToolForm(c echo.Context, st AdminStore, status int, v views.ToolFormView) error {
+func renderToolForm(c echo.Context, st *store.DB, status int, v views.ToolFormView) error {
 	ts, err := catalog.List(c.Request().Context(), st.Read())
 	if err != nil {
 		return err

@@ -14,29 +14,27 @@ import (
 // TraceDetail shows one journey: who asked, under which release, what it
 // cost, and each step of its journal. 404 when unknown, 403 when its
 // tenant is outside the user's scope.
-func TraceDetail(st AdminStore) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		ctx := c.Request().Context()
-		j, err := runtime.GetJourney(ctx, st.Read(), c.Param("id"))
-		if errors.Is(err, store.ErrNotFound) {
-			return echo.NewHTTPError(http.StatusNotFound, "There is no journey with this id.")
-		}
+func (h *Console) TraceDetail(c echo.Context) error {
+	ctx := c.Request().Context()
+	j, err := runtime.GetJourney(ctx, h.DB.Read(), c.Param("id"))
+	if errors.Is(err, store.ErrNotFound) {
+		return echo.NewHTTPError(http.StatusNotFound, "There is no journey with this id.")
+	}
+	if err != nil {
+		return err
+	}
+	if err := requireTenant(CurrentPrincipal(c), j.TenantSlug); err != nil {
+		return err
+	}
+	v := views.TraceView{Journey: j}
+	if j.PrincipalID != "" {
+		names, err := h.DB.PrincipalNames(ctx, []string{j.PrincipalID})
 		if err != nil {
 			return err
 		}
-		if err := requireTenant(CurrentPrincipal(c), j.TenantSlug); err != nil {
-			return err
-		}
-		v := views.TraceView{Journey: j}
-		if j.PrincipalID != "" {
-			names, err := st.PrincipalNames(ctx, []string{j.PrincipalID})
-			if err != nil {
-				return err
-			}
-			v.PrincipalName = names[j.PrincipalID]
-		}
-		page := PageFor(c, "Journey "+j.ID)
-		page.Active = "/traces"
-		return Render(c, http.StatusOK, page, views.TraceDetail(page, v))
+		v.PrincipalName = names[j.PrincipalID]
 	}
+	page := PageFor(c, "Journey "+j.ID)
+	page.Active = "/traces"
+	return Render(c, http.StatusOK, page, views.TraceDetail(page, v))
 }

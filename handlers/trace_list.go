@@ -21,59 +21,57 @@ var journeyStatuses = []string{
 
 // TraceList shows journeys of the tenants in scope, newest first, with
 // filters, a page at a time ("Older" continues before the last id shown).
-func TraceList(st AdminStore) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		ctx := c.Request().Context()
-		user := CurrentPrincipal(c)
-		scope, err := st.ListTenants(ctx, tenantFilter(user))
-		if err != nil {
-			return err
-		}
-		ff := views.TraceFilter{
-			Tenant: c.QueryParam("tenant"),
-			Status: c.QueryParam("status"),
-			Skill:  strings.TrimSpace(c.QueryParam("skill")),
-			From:   c.QueryParam("from"),
-			To:     c.QueryParam("to"),
-		}
-		f := runtime.Filter{Status: ff.Status, Skill: ff.Skill, Before: c.QueryParam("before"), Limit: tracePageSize}
-		switch {
-		case ff.Tenant != "":
-			if err := requireTenant(user, ff.Tenant); err != nil {
-				return err
-			}
-			f.TenantIDs = []string{}
-			for _, t := range scope {
-				if t.Slug == ff.Tenant {
-					f.TenantIDs = append(f.TenantIDs, t.ID)
-				}
-			}
-		case !user.AllTenantScope():
-			f.TenantIDs = tenantIDs(scope)
-		}
-		if f.Since, err = filterDay(ff.From, "from"); err != nil {
-			return err
-		}
-		if f.Until, err = filterDay(ff.To, "to"); err != nil {
-			return err
-		}
-		if !f.Until.IsZero() {
-			f.Until = f.Until.AddDate(0, 0, 1) // "to" is inclusive: up to the end of that day
-		}
-		js, err := runtime.ListJourneys(ctx, st.Read(), f)
-		if err != nil {
-			return err
-		}
-		v := views.TracesView{
-			Journeys: js, Tenants: scope, Filter: ff, Statuses: journeyStatuses,
-			Filtered: ff != views.TraceFilter{} || f.Before != "",
-		}
-		if len(js) == tracePageSize {
-			v.NextPage = tracesURL(ff, js[len(js)-1].ID)
-		}
-		page := PageFor(c, "Traces")
-		return Render(c, http.StatusOK, page, views.TraceList(page, v))
+func (h *Console) TraceList(c echo.Context) error {
+	ctx := c.Request().Context()
+	user := CurrentPrincipal(c)
+	scope, err := h.DB.ListTenants(ctx, tenantFilter(user))
+	if err != nil {
+		return err
 	}
+	ff := views.TraceFilter{
+		Tenant: c.QueryParam("tenant"),
+		Status: c.QueryParam("status"),
+		Skill:  strings.TrimSpace(c.QueryParam("skill")),
+		From:   c.QueryParam("from"),
+		To:     c.QueryParam("to"),
+	}
+	f := runtime.Filter{Status: ff.Status, Skill: ff.Skill, Before: c.QueryParam("before"), Limit: tracePageSize}
+	switch {
+	case ff.Tenant != "":
+		if err := requireTenant(user, ff.Tenant); err != nil {
+			return err
+		}
+		f.TenantIDs = []string{}
+		for _, t := range scope {
+			if t.Slug == ff.Tenant {
+				f.TenantIDs = append(f.TenantIDs, t.ID)
+			}
+		}
+	case !user.AllTenantScope():
+		f.TenantIDs = tenantIDs(scope)
+	}
+	if f.Since, err = filterDay(ff.From, "from"); err != nil {
+		return err
+	}
+	if f.Until, err = filterDay(ff.To, "to"); err != nil {
+		return err
+	}
+	if !f.Until.IsZero() {
+		f.Until = f.Until.AddDate(0, 0, 1) // "to" is inclusive: up to the end of that day
+	}
+	js, err := runtime.ListJourneys(ctx, h.DB.Read(), f)
+	if err != nil {
+		return err
+	}
+	v := views.TracesView{
+		Journeys: js, Tenants: scope, Filter: ff, Statuses: journeyStatuses,
+		Filtered: ff != views.TraceFilter{} || f.Before != "",
+	}
+	if len(js) == tracePageSize {
+		v.NextPage = tracesURL(ff, js[len(js)-1].ID)
+	}
+	page := PageFor(c, "Traces")
+	return Render(c, http.StatusOK, page, views.TraceList(page, v))
 }
 
 // filterDay reads a date filter (YYYY-MM-DD, UTC); empty is no filter.

@@ -273,7 +273,7 @@ func TestAdminScopedAdminIsRefusedOtherTenants(t *testing.T) {
 		adminJourney{ID: "01JSCOPE000000000000GLOBEX", TenantID: globex.ID, Skill: "refunds", Status: "completed", Input: "globex journey"},
 	)
 	scoped := &identity.Principal{ID: "p-acme-admin", Name: "Scoped Admin", Roles: []string{"admin"}, Tenants: []string{"acme"}}
-	skills := handlers.StaticSkills{"refunds"}
+	h := &handlers.Console{DB: in.DB, Runtime: in.Agent.Service, Sealer: in.Agent.Service.Sealer()}
 	before := auditCount(t, in.DB)
 
 	refused := []struct {
@@ -282,80 +282,80 @@ func TestAdminScopedAdminIsRefusedOtherTenants(t *testing.T) {
 		status int
 	}{
 		{"create key for globex", func() error {
-			_, err := callAs(t, handlers.KeyCreate(in.DB, skills, nil, nil), scoped, http.MethodPost, "/keys",
+			_, err := callAs(t, h.KeyCreate, scoped, http.MethodPost, "/keys",
 				url.Values{"tenant": {"globex"}, "name": {"x"}, "scopes": {"skill:refunds"}, "rate_per_min": {"600"}, "burst": {"60"}})
 			return err
 		}, 403},
 		{"revoke globex key", func() error {
-			_, err := callAs(t, handlers.KeyRevoke(in.DB), scoped, http.MethodPost, "/", url.Values{}, "id", globexKey.ID)
+			_, err := callAs(t, h.KeyRevoke, scoped, http.MethodPost, "/", url.Values{}, "id", globexKey.ID)
 			return err
 		}, 403},
 		{"confirm revoke of globex key", func() error {
-			_, err := callAs(t, handlers.KeyRevokeConfirm(in.DB), scoped, http.MethodGet, "/", nil, "id", globexKey.ID)
+			_, err := callAs(t, h.KeyRevokeConfirm, scoped, http.MethodGet, "/", nil, "id", globexKey.ID)
 			return err
 		}, 403},
 		{"show a globex key", func() error {
-			_, err := callAs(t, handlers.KeyShow(in.DB, nil), scoped, http.MethodGet, "/", nil, "id", globexKey.ID)
+			_, err := callAs(t, h.KeyShow, scoped, http.MethodGet, "/", nil, "id", globexKey.ID)
 			return err
 		}, 403},
 		{"confirm rotating a globex key's callback secret", func() error {
-			_, err := callAs(t, handlers.KeyCallbackRotateConfirm(in.DB), scoped, http.MethodGet, "/", nil, "id", globexKey.ID)
+			_, err := callAs(t, h.KeyCallbackRotateConfirm, scoped, http.MethodGet, "/", nil, "id", globexKey.ID)
 			return err
 		}, 403},
 		{"rotate a globex key's callback secret", func() error {
-			_, err := callAs(t, handlers.KeyCallbackRotate(in.DB, in.Agent.Service.Sealer(), nil), scoped, http.MethodPost, "/", url.Values{}, "id", globexKey.ID)
+			_, err := callAs(t, h.KeyCallbackRotate, scoped, http.MethodPost, "/", url.Values{}, "id", globexKey.ID)
 			return err
 		}, 403},
 		{"show a created globex key", func() error {
-			_, err := callAs(t, handlers.KeyCreated(in.DB, nil), scoped, http.MethodGet, "/", nil, "id", globexKey.ID)
+			_, err := callAs(t, h.KeyCreated, scoped, http.MethodGet, "/", nil, "id", globexKey.ID)
 			return err
 		}, 403},
 		{"list globex keys", func() error {
-			_, err := callAs(t, handlers.KeyList(in.DB), scoped, http.MethodGet, "/keys?tenant=globex", nil)
+			_, err := callAs(t, h.KeyList, scoped, http.MethodGet, "/keys?tenant=globex", nil)
 			return err
 		}, 403},
 		{"set globex budget", func() error {
-			_, err := callAs(t, handlers.BudgetEdit(in.DB), scoped, http.MethodPost, "/", url.Values{"period": {"month"}, "limit": {"1"}, "alert_percent": {"80"}}, "tenant", "globex")
+			_, err := callAs(t, h.BudgetEdit, scoped, http.MethodPost, "/", url.Values{"period": {"month"}, "limit": {"1"}, "alert_percent": {"80"}}, "tenant", "globex")
 			return err
 		}, 403},
 		{"show globex", func() error {
-			_, err := callAs(t, handlers.TenantShow(in.DB), scoped, http.MethodGet, "/", nil, "slug", "globex")
+			_, err := callAs(t, h.TenantShow, scoped, http.MethodGet, "/", nil, "slug", "globex")
 			return err
 		}, 403},
 		{"rename globex", func() error {
-			_, err := callAs(t, handlers.TenantRename(in.DB), scoped, http.MethodPost, "/", url.Values{"name": {"Mine"}}, "slug", "globex")
+			_, err := callAs(t, h.TenantRename, scoped, http.MethodPost, "/", url.Values{"name": {"Mine"}}, "slug", "globex")
 			return err
 		}, 403},
 		{"freeze globex", func() error {
-			_, err := callAs(t, handlers.TenantFreeze(in.DB, true), scoped, http.MethodPost, "/", url.Values{}, "slug", "globex")
+			_, err := callAs(t, h.TenantFreeze, scoped, http.MethodPost, "/", url.Values{}, "slug", "globex")
 			return err
 		}, 403},
 		{"retention of globex", func() error {
-			_, err := callAs(t, handlers.TenantRetention(in.DB), scoped, http.MethodPost, "/", url.Values{"retention_days": {"1"}}, "slug", "globex")
+			_, err := callAs(t, h.TenantRetention, scoped, http.MethodPost, "/", url.Values{"retention_days": {"1"}}, "slug", "globex")
 			return err
 		}, 403},
 		{"unknown tenant outside scope is 403, not 404", func() error {
-			_, err := callAs(t, handlers.TenantShow(in.DB), scoped, http.MethodGet, "/", nil, "slug", "initech")
+			_, err := callAs(t, h.TenantShow, scoped, http.MethodGet, "/", nil, "slug", "initech")
 			return err
 		}, 403},
 		{"create a tenant", func() error {
-			_, err := callAs(t, handlers.TenantCreate(in.DB), scoped, http.MethodPost, "/tenants", url.Values{"slug": {"initech"}, "name": {"Initech"}})
+			_, err := callAs(t, h.TenantCreate, scoped, http.MethodPost, "/tenants", url.Values{"slug": {"initech"}, "name": {"Initech"}})
 			return err
 		}, 403},
 		{"switch a tool off", func() error {
-			_, err := callAs(t, handlers.ToolSwitch(in.DB, false), scoped, http.MethodPost, "/", url.Values{}, "name", "lookup_order")
+			_, err := callAs(t, h.ToolDisable, scoped, http.MethodPost, "/", url.Values{}, "name", "lookup_order")
 			return err
 		}, 403},
 		{"edit a tool", func() error {
-			_, err := callAs(t, handlers.ToolUpdate(in.DB), scoped, http.MethodPost, "/", url.Values{"description": {"mine"}}, "name", "lookup_order")
+			_, err := callAs(t, h.ToolUpdate, scoped, http.MethodPost, "/", url.Values{"description": {"mine"}}, "name", "lookup_order")
 			return err
 		}, 403},
 		{"globex trace", func() error {
-			_, err := callAs(t, handlers.TraceDetail(in.DB), scoped, http.MethodGet, "/", nil, "id", "01JSCOPE000000000000GLOBEX")
+			_, err := callAs(t, h.TraceDetail, scoped, http.MethodGet, "/", nil, "id", "01JSCOPE000000000000GLOBEX")
 			return err
 		}, 403},
 		{"globex traces", func() error {
-			_, err := callAs(t, handlers.TraceList(in.DB), scoped, http.MethodGet, "/traces?tenant=globex", nil)
+			_, err := callAs(t, h.TraceList, scoped, http.MethodGet, "/traces?tenant=globex", nil)
 			return err
 		}, 403},
 	}
@@ -382,23 +382,23 @@ func TestAdminScopedAdminIsRefusedOtherTenants(t *testing.T) {
 		mine, other string
 	}{
 		{"tenants", func() (string, error) {
-			rec, err := callAs(t, handlers.TenantList(in.DB), scoped, http.MethodGet, "/tenants", nil)
+			rec, err := callAs(t, h.TenantList, scoped, http.MethodGet, "/tenants", nil)
 			return rec.Body.String(), err
 		}, "tenant-acme", "tenant-globex"},
 		{"keys", func() (string, error) {
-			rec, err := callAs(t, handlers.KeyList(in.DB), scoped, http.MethodGet, "/keys", nil)
+			rec, err := callAs(t, h.KeyList, scoped, http.MethodGet, "/keys", nil)
 			return rec.Body.String(), err
 		}, "acme-bot", "globex-bot"},
 		{"key form tenants", func() (string, error) {
-			rec, err := callAs(t, handlers.KeyNew(in.DB, skills), scoped, http.MethodGet, "/keys/new", nil)
+			rec, err := callAs(t, h.KeyNew, scoped, http.MethodGet, "/keys/new", nil)
 			return rec.Body.String(), err
 		}, `value="acme"`, `value="globex"`},
 		{"budgets", func() (string, error) {
-			rec, err := callAs(t, handlers.BudgetList(in.DB), scoped, http.MethodGet, "/budgets", nil)
+			rec, err := callAs(t, h.BudgetList, scoped, http.MethodGet, "/budgets", nil)
 			return rec.Body.String(), err
 		}, "budget-acme", "budget-globex"},
 		{"traces", func() (string, error) {
-			rec, err := callAs(t, handlers.TraceList(in.DB), scoped, http.MethodGet, "/traces", nil)
+			rec, err := callAs(t, h.TraceList, scoped, http.MethodGet, "/traces", nil)
 			return rec.Body.String(), err
 		}, "01JSCOPE0000000000000ACME1", "01JSCOPE000000000000GLOBEX"},
 	} {
@@ -412,7 +412,7 @@ func TestAdminScopedAdminIsRefusedOtherTenants(t *testing.T) {
 		}
 	}
 	// The scoped admin sees the catalog but is offered no switch.
-	rec, err := callAs(t, handlers.ToolList(in.DB), scoped, http.MethodGet, "/tools", nil)
+	rec, err := callAs(t, h.ToolList, scoped, http.MethodGet, "/tools", nil)
 	if err != nil || strings.Contains(rec.Body.String(), "/tools/lookup_order/disable") || !strings.Contains(rec.Body.String(), "lookup_order") {
 		t.Errorf("scoped admin's tool list: err %v, offers the switch = %v", err, strings.Contains(rec.Body.String(), "/disable"))
 	}

@@ -25,51 +25,62 @@ type route struct {
 }
 
 func (s *Server) consoleRoutes() []route {
-	return []route{
-		{http.MethodGet, "/", handlers.Home(s.counts), nil, "Home"},
-		{http.MethodGet, "/approvals", handlers.ApprovalList(s.db), []string{identity.RoleApprover}, "Approvals"},
-		{http.MethodGet, "/approvals/rows", handlers.ApprovalQueueRows(s.db), []string{identity.RoleApprover}, ""},
-		{http.MethodGet, "/approvals/:id", handlers.ApprovalShow(s.db), []string{identity.RoleApprover, identity.RoleOncall, identity.RoleAuditor, identity.RoleAdmin}, ""},
-		{http.MethodPost, "/approvals/:id/decide", handlers.ApprovalDecide(s.db, s.runtime), []string{identity.RoleApprover}, ""},
-		{http.MethodGet, "/approvals/:id/reverse", handlers.ApprovalReverseConfirm(s.db), approvals.ReverseRoles, ""},
-		{http.MethodPost, "/approvals/:id/reverse", handlers.ApprovalReverse(s.db, s.runtime), approvals.ReverseRoles, ""},
-		{http.MethodGet, "/status", handlers.Status(s.status), []string{identity.RoleOncall, identity.RoleAdmin}, "Status"},
-		{http.MethodGet, "/audit", handlers.AuditList(s.db.Read(), s.db), []string{identity.RoleAuditor, identity.RoleAdmin}, "Audit trail"},
-		{http.MethodPost, "/audit/verify", handlers.AuditVerify(s.db.Read(), s.db, s.recordVerify), []string{identity.RoleAuditor, identity.RoleAdmin}, ""},
-		{http.MethodGet, "/tenants", handlers.TenantList(s.db), []string{identity.RoleAdmin}, "Tenants"},
-		{http.MethodPost, "/tenants", handlers.TenantCreate(s.db), []string{identity.RoleAdmin}, ""},
-		{http.MethodGet, "/tenants/:slug", handlers.TenantShow(s.db), []string{identity.RoleAdmin}, ""},
-		{http.MethodPost, "/tenants/:slug/rename", handlers.TenantRename(s.db), []string{identity.RoleAdmin}, ""},
-		{http.MethodPost, "/tenants/:slug/retention", handlers.TenantRetention(s.db), []string{identity.RoleAdmin}, ""},
-		{http.MethodPost, "/tenants/:slug/dual-control", handlers.TenantDualControl(s.db), []string{identity.RoleAdmin}, ""},
-		{http.MethodPost, "/tenants/:slug/dual-control/remove", handlers.TenantDualControlRemove(s.db), []string{identity.RoleAdmin}, ""},
-		{http.MethodPost, "/tenants/:slug/dual-control-window", handlers.TenantDualControlWindow(s.db), []string{identity.RoleAdmin}, ""},
-		{http.MethodGet, "/tenants/:slug/freeze", handlers.TenantFreezeConfirm(s.db, true), []string{identity.RoleAdmin}, ""},
-		{http.MethodPost, "/tenants/:slug/freeze", handlers.TenantFreeze(s.db, true), []string{identity.RoleAdmin}, ""},
-		{http.MethodGet, "/tenants/:slug/unfreeze", handlers.TenantFreezeConfirm(s.db, false), []string{identity.RoleAdmin}, ""},
-		{http.MethodPost, "/tenants/:slug/unfreeze", handlers.TenantFreeze(s.db, false), []string{identity.RoleAdmin}, ""},
-		{http.MethodGet, "/keys", handlers.KeyList(s.db), []string{identity.RoleAdmin}, "Keys"},
-		{http.MethodGet, "/keys/new", handlers.KeyNew(s.db, s.skillNames()), []string{identity.RoleAdmin}, ""},
-		{http.MethodGet, "/keys/:id/created", handlers.KeyCreated(s.db, sessionFlash{s}), []string{identity.RoleAdmin}, ""},
-		{http.MethodPost, "/keys", handlers.KeyCreate(s.db, s.skillNames(), s.sealer(), sessionFlash{s}), []string{identity.RoleAdmin}, ""},
-		{http.MethodGet, "/keys/:id", handlers.KeyShow(s.db, sessionFlash{s}), []string{identity.RoleAdmin}, ""},
-		{http.MethodGet, "/keys/:id/callback-secret/rotate", handlers.KeyCallbackRotateConfirm(s.db), []string{identity.RoleAdmin}, ""},
-		{http.MethodPost, "/keys/:id/callback-secret/rotate", handlers.KeyCallbackRotate(s.db, s.sealer(), sessionFlash{s}), []string{identity.RoleAdmin}, ""},
-		{http.MethodGet, "/keys/:id/revoke", handlers.KeyRevokeConfirm(s.db), []string{identity.RoleAdmin}, ""},
-		{http.MethodPost, "/keys/:id/revoke", handlers.KeyRevoke(s.db), []string{identity.RoleAdmin}, ""},
-		{http.MethodGet, "/budgets", handlers.BudgetList(s.db), []string{identity.RoleAdmin}, "Budgets"},
-		{http.MethodPost, "/budgets/:tenant", handlers.BudgetEdit(s.db), []string{identity.RoleAdmin}, ""},
-		{http.MethodGet, "/tools", handlers.ToolList(s.db), []string{identity.RoleAdmin}, "Tools"},
-		{http.MethodGet, "/tools/new", handlers.ToolNew(s.db), []string{identity.RoleAdmin}, ""},
-		{http.MethodPost, "/tools", handlers.ToolCreate(s.db), []string{identity.RoleAdmin}, ""},
-		{http.MethodGet, "/tools/:name/edit", handlers.ToolEditForm(s.db), []string{identity.RoleAdmin}, ""},
-		{http.MethodPost, "/tools/:name", handlers.ToolUpdate(s.db), []string{identity.RoleAdmin}, ""},
-		{http.MethodPost, "/tools/:name/enable", handlers.ToolSwitch(s.db, true), []string{identity.RoleAdmin}, ""},
-		{http.MethodGet, "/tools/:name/disable", handlers.ToolDisableConfirm(s.db), []string{identity.RoleAdmin}, ""},
-		{http.MethodPost, "/tools/:name/disable", handlers.ToolSwitch(s.db, false), []string{identity.RoleAdmin}, ""},
-		{http.MethodGet, "/traces", handlers.TraceList(s.db), []string{identity.RoleOncall, identity.RoleAuditor, identity.RoleAdmin}, "Traces"},
-		{http.MethodGet, "/traces/:id", handlers.TraceDetail(s.db), []string{identity.RoleOncall, identity.RoleAuditor, identity.RoleAdmin}, ""},
+	h := &handlers.Console{DB: s.db, Runtime: s.runtime, Sealer: s.sealer(), Flash: sessionFlash{s}, StatusView: s.status}
+	all := []string{identity.RoleApprover, identity.RoleOncall, identity.RoleAuditor, identity.RoleAdmin}
+	approver, admin := []string{identity.RoleApprover}, []string{identity.RoleAdmin}
+	readers := []string{identity.RoleOncall, identity.RoleAuditor, identity.RoleAdmin}
+	routes := []route{
+		{http.MethodGet, "/", h.Home, nil, "Home"},
+		{http.MethodGet, "/approvals", h.ApprovalList, approver, "Approvals"},
+		{http.MethodGet, "/approvals/rows", h.ApprovalQueueRows, approver, ""},
+		{http.MethodGet, "/approvals/:id", h.ApprovalShow, all, ""},
+		{http.MethodGet, "/status", h.Status, []string{identity.RoleOncall, identity.RoleAdmin}, "Status"},
+		{http.MethodGet, "/audit", h.AuditList, []string{identity.RoleAuditor, identity.RoleAdmin}, "Audit trail"},
+		{http.MethodPost, "/audit/verify", h.AuditVerify, []string{identity.RoleAuditor, identity.RoleAdmin}, ""},
+		{http.MethodGet, "/tenants", h.TenantList, admin, "Tenants"},
+		{http.MethodPost, "/tenants", h.TenantCreate, admin, ""},
+		{http.MethodGet, "/tenants/:slug", h.TenantShow, admin, ""},
+		{http.MethodPost, "/tenants/:slug/rename", h.TenantRename, admin, ""},
+		{http.MethodPost, "/tenants/:slug/retention", h.TenantRetention, admin, ""},
+		{http.MethodPost, "/tenants/:slug/dual-control", h.TenantDualControl, admin, ""},
+		{http.MethodPost, "/tenants/:slug/dual-control/remove", h.TenantDualControlRemove, admin, ""},
+		{http.MethodPost, "/tenants/:slug/dual-control-window", h.TenantDualControlWindow, admin, ""},
+		{http.MethodGet, "/tenants/:slug/freeze", h.TenantFreezeConfirm, admin, ""},
+		{http.MethodPost, "/tenants/:slug/freeze", h.TenantFreeze, admin, ""},
+		{http.MethodGet, "/tenants/:slug/unfreeze", h.TenantUnfreezeConfirm, admin, ""},
+		{http.MethodPost, "/tenants/:slug/unfreeze", h.TenantUnfreeze, admin, ""},
+		{http.MethodGet, "/keys", h.KeyList, admin, "Keys"},
+		{http.MethodGet, "/keys/new", h.KeyNew, admin, ""},
+		{http.MethodGet, "/keys/:id/created", h.KeyCreated, admin, ""},
+		{http.MethodPost, "/keys", h.KeyCreate, admin, ""},
+		{http.MethodGet, "/keys/:id", h.KeyShow, admin, ""},
+		{http.MethodGet, "/keys/:id/callback-secret/rotate", h.KeyCallbackRotateConfirm, admin, ""},
+		{http.MethodPost, "/keys/:id/callback-secret/rotate", h.KeyCallbackRotate, admin, ""},
+		{http.MethodGet, "/keys/:id/revoke", h.KeyRevokeConfirm, admin, ""},
+		{http.MethodPost, "/keys/:id/revoke", h.KeyRevoke, admin, ""},
+		{http.MethodGet, "/budgets", h.BudgetList, admin, "Budgets"},
+		{http.MethodPost, "/budgets/:tenant", h.BudgetEdit, admin, ""},
+		{http.MethodGet, "/tools", h.ToolList, admin, "Tools"},
+		{http.MethodGet, "/tools/new", h.ToolNew, admin, ""},
+		{http.MethodPost, "/tools", h.ToolCreate, admin, ""},
+		{http.MethodGet, "/tools/:name/edit", h.ToolEditForm, admin, ""},
+		{http.MethodPost, "/tools/:name", h.ToolUpdate, admin, ""},
+		{http.MethodPost, "/tools/:name/enable", h.ToolEnable, admin, ""},
+		{http.MethodGet, "/tools/:name/disable", h.ToolDisableConfirm, admin, ""},
+		{http.MethodPost, "/tools/:name/disable", h.ToolDisable, admin, ""},
+		{http.MethodGet, "/traces", h.TraceList, readers, "Traces"},
+		{http.MethodGet, "/traces/:id", h.TraceDetail, readers, ""},
 	}
+	// Decisions and reversals are work for the agent runtime: without one
+	// (a console-only Warden) they are not offered at all.
+	if s.runtime != nil {
+		routes = append(routes,
+			route{http.MethodPost, "/approvals/:id/decide", h.ApprovalDecide, approver, ""},
+			route{http.MethodGet, "/approvals/:id/reverse", h.ApprovalReverseConfirm, approvals.ReverseRoles, ""},
+			route{http.MethodPost, "/approvals/:id/reverse", h.ApprovalReverse, approvals.ReverseRoles, ""},
+		)
+	}
+	return routes
 }
 
 // routes registers every route of the server.
@@ -87,14 +98,13 @@ func (s *Server) routes() {
 
 	// The agents' JSON API: virtual keys, no cookies, no CSRF.
 	if s.gateway != nil && s.runtime != nil {
-		api := handlers.JourneyAPI{DB: s.db, Gateway: s.gateway, Runtime: s.runtime}
+		api := &handlers.API{DB: s.db, Gateway: s.gateway, Runtime: s.runtime}
 		e.POST("/v1/journeys", api.CreateJourney)
 		e.GET("/v1/journeys/:id", api.GetJourney)
-		actions := handlers.ActionAPI{DB: s.db, Gateway: s.gateway, Runtime: s.runtime}
-		e.POST("/v1/actions", actions.Propose)
-		e.GET("/v1/actions/:id", actions.Get)
-		e.POST("/v1/actions/:id/result", actions.Result)
-		e.POST("/v1/actions/:id/cancel", actions.Cancel)
+		e.POST("/v1/actions", api.Propose)
+		e.GET("/v1/actions/:id", api.GetAction)
+		e.POST("/v1/actions/:id/result", api.Result)
+		e.POST("/v1/actions/:id/cancel", api.Cancel)
 	}
 
 	e.Use(s.loadSession(), s.csrf(), s.page(pages))
@@ -130,13 +140,4 @@ func (s *Server) sealer() *seal.Sealer {
 		return s.runtime.Sealer()
 	}
 	return nil
-}
-
-// skillNames is where the key form finds the skills to offer as scopes:
-// the runtime's router, or none without a runtime.
-func (s *Server) skillNames() handlers.SkillLister {
-	if s.runtime != nil {
-		return s.runtime
-	}
-	return handlers.StaticSkills{}
 }

@@ -20,9 +20,7 @@ import (
 
 	"github.com/wardenhq/warden/agent/gateway"
 	"github.com/wardenhq/warden/agent/runtime"
-	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/config"
-	"github.com/wardenhq/warden/handlers"
 	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/web/devidp"
@@ -47,7 +45,6 @@ type Server struct {
 	auth     *authenticator
 	devIdP   http.Handler
 	started  time.Time
-	counts   *countStore
 	gateway  *gateway.Gateway
 	runtime  *runtime.Service
 	version  string
@@ -97,7 +94,6 @@ func New(o Options) (*Server, error) {
 		s.log = slog.Default()
 	}
 	s.drainDelay = cfg.DrainDelay
-	s.counts = &countStore{db: o.DB}
 	s.version = o.Version
 	s.gateway, s.runtime = o.Gateway, o.Runtime
 
@@ -225,19 +221,6 @@ func (s *Server) readyz(c echo.Context) error {
 		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": "database"})
 	}
 	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
-}
-
-// counts serves the home page.
-var _ handlers.HomeStore = (*countStore)(nil)
-
-type countStore struct{ db *store.DB }
-
-func (c *countStore) CountTenants(ctx context.Context, slugs []string) (int64, error) {
-	return c.db.CountTenants(ctx, slugs)
-}
-
-func (c *countStore) CountAuditEvents(ctx context.Context) (int64, error) {
-	return audit.Count(ctx, c.db.Read())
 }
 
 func (s *Server) redactDetails(d map[string]any) map[string]any {

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"database/sql"
 	"time"
 
 	"github.com/wardenhq/warden/agent/jobs"
@@ -60,21 +59,4 @@ func (s *Server) needsReview(ctx context.Context, p *identity.Principal, v *view
 	}
 	v.PendingJobs, err = jobs.CountPending(ctx, s.db.Read())
 	return err
-}
-
-// recordVerify writes the outcome of a chain verification to the chain.
-func (s *Server) recordVerify(ctx context.Context, p *identity.Principal, ok bool, detail map[string]any) error {
-	verb := "audit.verify_ok"
-	if !ok {
-		verb = "audit.verify_failed"
-	}
-	return s.db.Transact(ctx, func(tx *sql.Tx) error {
-		_, err := audit.Append(ctx, tx, audit.Event{
-			Actor:   audit.Actor{Type: audit.ActorPrincipal, ID: p.ID},
-			Verb:    verb,
-			Subject: audit.Subject{Type: "audit_chain", ID: "main"},
-			Details: detail,
-		})
-		return err
-	})
 }
