@@ -3,13 +3,13 @@ package approvals
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 )
 
@@ -73,13 +73,13 @@ type Result struct {
 func Decide(ctx context.Context, db *store.DB, req Request, onDecided OnDecided, now time.Time) (Result, error) {
 	req.Comment = strings.TrimSpace(req.Comment)
 	if req.Decision != Approve && req.Decision != Reject {
-		return Result{}, fmt.Errorf("decide: unknown decision %q", req.Decision)
+		return Result{}, problem.Invalid("unknown_decision", "Choose approve or reject.")
 	}
 	if req.Decision == Reject && req.Comment == "" {
 		return Result{}, ErrReasonRequired
 	}
-	if len(req.Comment) > 2000 {
-		return Result{}, errors.New("keep the comment under 2000 characters")
+	if len(req.Comment) > MaxCommentLen {
+		return Result{}, ErrCommentTooLong
 	}
 	var res Result
 	err := db.Transact(ctx, func(tx *sql.Tx) error {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 )
 
@@ -26,7 +27,7 @@ import (
 
 // ErrNotReportable means the action is not an approved action the agent
 // executes itself, or its result was already reported.
-var ErrNotReportable = errors.New("only an approved action that the agent executes itself takes a result")
+var ErrNotReportable = problem.Conflict("not_reportable", "Only an approved action that the agent executes itself takes a result.")
 
 // executor is the audit actor of what the background executor records.
 var executor = audit.Actor{Type: audit.ActorSystem, ID: "executor"}

@@ -1,24 +1,29 @@
 package approvals
 
 import (
-	"errors"
+	"fmt"
 	"time"
 
 	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/problem"
 )
 
 // Refusals of a decision. Each says why in words an approver understands.
 var (
-	ErrNotApprover     = errors.New("only approvers decide actions")
-	ErrOutOfScope      = errors.New("this action's tenant is outside your scope")
-	ErrOwnRequest      = errors.New("you requested this action, so someone else must decide it")
-	ErrOwnKey          = errors.New("an agent asked for this action with a key you created, so someone else must decide it")
-	ErrAlreadyApproved = errors.New("you have already approved this action; a second approver must decide")
-	ErrExpired         = errors.New("this action expired before it was decided")
-	ErrAlreadyDecided  = errors.New("this action was already decided")
-	ErrStale           = errors.New("the action changed since you opened it; review it again")
-	ErrReasonRequired  = errors.New("a rejection needs a reason")
+	ErrNotApprover     = problem.Forbidden("not_approver", "Only approvers decide actions.")
+	ErrOutOfScope      = problem.Forbidden("out_of_scope", "This action's tenant is outside your scope.")
+	ErrOwnRequest      = problem.Forbidden("own_request", "You requested this action, so someone else must decide it.")
+	ErrOwnKey          = problem.Forbidden("own_key", "An agent asked for this action with a key you created, so someone else must decide it.")
+	ErrAlreadyApproved = problem.Conflict("already_approved", "You have already approved this action; a second approver must decide.").Titled("You have already approved this action")
+	ErrExpired         = problem.Conflict("expired", "This action expired before it was decided.").Titled("This action can no longer be decided")
+	ErrAlreadyDecided  = problem.Conflict("already_decided", "This action was already decided.").Titled("This action can no longer be decided")
+	ErrStale           = problem.Conflict("stale", "Its payload is no longer the one you reviewed. Reload it and review it again.").Titled("The action changed since you opened it")
+	ErrReasonRequired  = problem.Unprocessable("reason_required", "A rejection needs a reason: say why, for the agent's owner and the audit trail.")
+	ErrCommentTooLong  = problem.Unprocessable("comment_too_long", fmt.Sprintf("Keep the comment under %d characters.", MaxCommentLen))
 )
+
+// MaxCommentLen is the longest comment a decision keeps.
+const MaxCommentLen = 2000
 
 // Decision kinds.
 const (
@@ -61,8 +66,8 @@ var ReverseRoles = []string{identity.RoleApprover, identity.RoleOncall}
 
 // Refusals of a reversal.
 var (
-	ErrNotReversible = errors.New("only an executed, compensatable action can be reversed")
-	ErrCannotReverse = errors.New("reversing an action needs the approver or on-call role for its tenant")
+	ErrNotReversible = problem.Conflict("not_reversible", "Only an executed, compensatable action can be reversed.")
+	ErrCannotReverse = problem.Forbidden("cannot_reverse", "Reversing an action needs the approver or on-call role for its tenant.")
 )
 
 // MayReverse applies the reversal policy to one principal and one action

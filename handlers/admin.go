@@ -13,6 +13,7 @@ import (
 
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
@@ -46,7 +47,7 @@ func tenantInScope(ctx context.Context, q store.Querier, p *identity.Principal, 
 	}
 	t, err := store.TenantBySlug(ctx, q, slug)
 	if errors.Is(err, store.ErrNotFound) {
-		return store.Tenant{}, echo.NewHTTPError(http.StatusNotFound, "There is no tenant "+strconv.Quote(slug)+".")
+		return store.Tenant{}, problem.NotFound("not_found", "There is no tenant "+strconv.Quote(slug)+".")
 	}
 	return t, err
 }

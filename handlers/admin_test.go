@@ -8,10 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labstack/echo/v4"
-
 	"github.com/wardenhq/warden/agent/keys"
 	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -103,9 +102,9 @@ func TestTenantScopeRules(t *testing.T) {
 }
 
 func statusOfErr(err error) int {
-	var he *echo.HTTPError
-	if errors.As(err, &he) {
-		return he.Code
+	var p *problem.Error
+	if errors.As(err, &p) {
+		return p.Status()
 	}
 	return 0
 }

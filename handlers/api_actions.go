@@ -171,7 +171,7 @@ func (api *API) Result(c echo.Context) error {
 	case errors.Is(err, store.ErrNotFound):
 		return jsonError(c, problem.NotFound("not_found", "There is no action with this id."))
 	case errors.Is(err, approvals.ErrNotReportable):
-		return jsonError(c, problem.Conflict("not_reportable", err.Error()+"; this one is "+a.Status+"."))
+		return jsonError(c, problem.Conflict("not_reportable", problem.From(err).Message+" This one is "+a.Status+"."))
 	case err != nil:
 		return jsonError(c, err)
 	}

@@ -36,7 +36,7 @@ func (api *API) CreateJourney(c echo.Context) error {
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return echo.NewHTTPError(http.StatusRequestEntityTooLarge, "The request body is larger than 1 MiB.")
+			return problem.New(problem.KindTooLarge, "too_large", "The request body is larger than 1 MiB.")
 		}
 		return jsonError(c, problem.Invalid("invalid_json", "The request body could not be read."))
 	}

@@ -1,21 +1,17 @@
 package handlers
 
 import (
-	"errors"
 	"net/http"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
-
-// maxCommentLen is the longest comment a decision keeps.
-const maxCommentLen = 2000
 
 // ApprovalDecide records an approver's decision on the payload they saw
 // (the form's digest). The approval policy is the domain's; this handler
@@ -32,37 +28,28 @@ func (h *Console) ApprovalDecide(c echo.Context) error {
 	}
 	decision := c.FormValue("decision")
 	if decision != approvals.Approve && decision != approvals.Reject {
-		return echo.NewHTTPError(http.StatusBadRequest, "Choose approve or reject.")
+		return problem.Invalid("bad_request", "Choose approve or reject.")
 	}
 	comment := strings.TrimSpace(c.FormValue("comment"))
-	if len(comment) > maxCommentLen {
-		return decideInvalid(c, h.DB, user, a.ID, decision, comment, "Keep the comment under 2000 characters.")
-	}
 	res, err := h.Runtime.Decide(ctx, approvals.Request{
 		Principal: *user, ActionID: a.ID, Decision: decision, Comment: comment, Digest: c.FormValue("digest"),
 	})
-	switch {
-	case err == nil:
+	if err == nil {
 		return seeOther(c, "/approvals/"+a.ID+"?done="+decidedNotice(res))
-	case errors.Is(err, approvals.ErrReasonRequired):
-		return decideInvalid(c, h.DB, user, a.ID, decision, comment, "A rejection needs a reason: say why, for the agent's owner and the audit trail.")
-	case errors.Is(err, approvals.ErrStale):
-		return decideConflict(c, h.DB, a.ID, "The action changed since you opened it",
-			"Its payload is no longer the one you reviewed, so your decision was not recorded. Reload it and review it again.")
-	case errors.Is(err, approvals.ErrAlreadyApproved):
-		return decideConflict(c, h.DB, a.ID, "You have already approved this action", refusalSentence(err)+" Your second approval was not recorded.")
-	case errors.Is(err, approvals.ErrAlreadyDecided), errors.Is(err, approvals.ErrExpired):
-		return decideConflict(c, h.DB, a.ID, "This action can no longer be decided", refusalSentence(err)+" Your decision was not recorded.")
-	case errors.Is(err, approvals.ErrOwnRequest), errors.Is(err, approvals.ErrOwnKey), errors.Is(err, approvals.ErrNotApprover), errors.Is(err, approvals.ErrOutOfScope):
-		return Forbidden(refusalSentence(err))
-	case errors.Is(err, store.ErrNotFound):
-		return echo.NewHTTPError(http.StatusNotFound, "There is no action with this id.")
-	case errors.Is(err, runtime.ErrBudget):
-		return decideConflict(c, h.DB, a.ID, "The tenant's budget cannot cover this action",
-			"Its execution would overspend the budget, so your approval was not recorded. An admin can raise the budget; then approve again.")
-	default:
-		return err
 	}
+	// The domain's refusal says what went wrong; its kind says what the
+	// approver needs next.
+	switch p := problem.From(err); p.Kind {
+	case problem.KindUnprocessable:
+		return decideInvalid(c, h.DB, user, a.ID, decision, comment, p.Message)
+	case problem.KindConflict:
+		title := p.Title
+		if title == "" {
+			title = "This action can no longer be decided"
+		}
+		return decideConflict(c, h.DB, a.ID, title, p.Message+" Your decision was not recorded.")
+	}
+	return err // 403, 404 and 500: the error page
 }
 
 // decidedNotice names the notice the action page shows after a decision.

@@ -13,6 +13,7 @@ import (
 	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
@@ -108,7 +109,7 @@ func queueFilter(ctx context.Context, st *store.DB, user *identity.Principal, sc
 	case "", approvals.SortExpiry, approvals.SortAge, approvals.SortAmount:
 		f.Sort = ff.Sort
 	default:
-		return f, nil, echo.NewHTTPError(http.StatusBadRequest, "Sort the queue by expiry, age or amount.")
+		return f, nil, problem.Invalid("bad_request", "Sort the queue by expiry, age or amount.")
 	}
 	switch {
 	case ff.Tenant != "":

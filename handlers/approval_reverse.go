@@ -8,7 +8,7 @@ import (
 
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -46,10 +46,6 @@ func (h *Console) ApprovalReverse(c echo.Context) error {
 		return seeOther(c, "/approvals/"+r.ID+"?done=reversal_requested")
 	case errors.Is(err, approvals.ErrNotReversible):
 		return notReversible(a)
-	case errors.Is(err, approvals.ErrCannotReverse):
-		return Forbidden(refusalSentence(err))
-	case errors.Is(err, store.ErrNotFound):
-		return echo.NewHTTPError(http.StatusNotFound, "There is no action with this id.")
 	default:
 		return err
 	}
@@ -65,5 +61,5 @@ func notReversible(a approvals.Action) error {
 	case a.Reversibility != tools.Compensatable:
 		msg = a.Tool + " has no compensating tool; undo it by the tool's own means, if it has any."
 	}
-	return echo.NewHTTPError(http.StatusConflict, msg)
+	return problem.Conflict("conflict", msg)
 }

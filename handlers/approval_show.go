@@ -13,6 +13,7 @@ import (
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
@@ -49,7 +50,7 @@ func renderApproval(c echo.Context, status int, v views.ApprovalView) error {
 func actionInScope(ctx context.Context, q store.Querier, p *identity.Principal, id string) (approvals.Action, string, error) {
 	a, err := approvals.Get(ctx, q, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return approvals.Action{}, "", echo.NewHTTPError(http.StatusNotFound, "There is no action with this id.")
+		return approvals.Action{}, "", problem.NotFound("not_found", "There is no action with this id.")
 	}
 	if err != nil {
 		return approvals.Action{}, "", err
@@ -149,6 +150,10 @@ func mayDecide(user *identity.Principal, a approvals.Action, slug string, ds []a
 // action") into a sentence for the page.
 func refusalSentence(err error) string {
 	s := err.Error()
+	var p *problem.Error
+	if errors.As(err, &p) {
+		s = p.Message
+	}
 	if s == "" {
 		return s
 	}

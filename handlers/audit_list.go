@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
@@ -72,7 +73,7 @@ func auditView(c echo.Context, st *store.DB) (views.AuditView, error) {
 	if b := c.QueryParam("before"); b != "" {
 		n, err := strconv.ParseInt(b, 10, 64)
 		if err != nil || n <= 0 {
-			return views.AuditView{}, echo.NewHTTPError(http.StatusBadRequest, "The page parameter \"before\" must be a positive number.")
+			return views.AuditView{}, problem.Invalid("bad_request", "The page parameter \"before\" must be a positive number.")
 		}
 		f.Before = n
 	}

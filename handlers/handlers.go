@@ -7,7 +7,6 @@ package handlers
 import (
 	"bytes"
 	"context"
-	"net/http"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -15,6 +14,7 @@ import (
 	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/agent/seal"
 	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
@@ -84,4 +84,4 @@ func RenderComponent(c echo.Context, status int, comp templ.Component) error {
 }
 
 // Forbidden is the error a handler returns when the user may not do this.
-func Forbidden(msg string) error { return echo.NewHTTPError(http.StatusForbidden, msg) }
+func Forbidden(msg string) error { return problem.Forbidden("forbidden", msg) }

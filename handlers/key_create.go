@@ -13,6 +13,7 @@ import (
 
 	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/agent/keys"
+	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
@@ -38,7 +39,7 @@ func (h *Console) KeyCreate(c echo.Context) error {
 	user := CurrentPrincipal(c)
 	params, err := c.FormParams()
 	if err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, "The form could not be read.")
+		return problem.Invalid("bad_request", "The form could not be read.")
 	}
 	form := views.KeyForm{
 		Tenant:     strings.TrimSpace(params.Get("tenant")),

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wardenhq/warden/agent/keys"
 	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
@@ -49,7 +50,7 @@ func (h *Console) KeyRevoke(c echo.Context) error {
 func keyInScope(ctx context.Context, q store.Querier, p *identity.Principal, id string) (keys.Key, error) {
 	k, err := keys.ByID(ctx, q, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return keys.Key{}, echo.NewHTTPError(http.StatusNotFound, "There is no such key.")
+		return keys.Key{}, problem.NotFound("not_found", "There is no such key.")
 	}
 	if err != nil {
 		return keys.Key{}, err

@@ -2,10 +2,11 @@ package handlers
 
 import (
 	"fmt"
-	"net/http"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/wardenhq/warden/problem"
 )
 
 // maxPage is the highest page number a console list accepts: far beyond
@@ -23,7 +24,7 @@ func pageParam(c echo.Context) (int, error) {
 	}
 	n, err := strconv.Atoi(raw)
 	if err != nil || n < 1 || n > maxPage {
-		return 0, echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("The page parameter must be a whole number from 1 to %d.", maxPage))
+		return 0, problem.Invalid("bad_request", fmt.Sprintf("The page parameter must be a whole number from 1 to %d.", maxPage))
 	}
 	return n, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/agent/tools"
+	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
@@ -60,7 +61,7 @@ func (h *Console) ToolUpdate(c echo.Context) error {
 func loadTool(ctx context.Context, q store.Querier, name string) (tools.Tool, error) {
 	t, err := catalog.Get(ctx, q, name)
 	if errors.Is(err, store.ErrNotFound) {
-		return tools.Tool{}, echo.NewHTTPError(http.StatusNotFound, "There is no tool "+name+" in the catalog.")
+		return tools.Tool{}, problem.NotFound("not_found", "There is no tool "+name+" in the catalog.")
 	}
 	return t, err
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/agent/runtime"
+	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
@@ -18,7 +19,7 @@ func (h *Console) TraceDetail(c echo.Context) error {
 	ctx := c.Request().Context()
 	j, err := runtime.GetJourney(ctx, h.DB.Read(), c.Param("id"))
 	if errors.Is(err, store.ErrNotFound) {
-		return echo.NewHTTPError(http.StatusNotFound, "There is no journey with this id.")
+		return problem.NotFound("not_found", "There is no journey with this id.")
 	}
 	if err != nil {
 		return err

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/agent/runtime"
+	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -81,7 +82,7 @@ func filterDay(raw, name string) (time.Time, error) {
 	}
 	d, err := time.ParseInLocation("2006-01-02", raw, time.UTC)
 	if err != nil {
-		return time.Time{}, echo.NewHTTPError(http.StatusBadRequest, "The date \""+name+"\" must look like 2026-01-31.")
+		return time.Time{}, problem.Invalid("bad_request", "The date \""+name+"\" must look like 2026-01-31.")
 	}
 	return d, nil
 }

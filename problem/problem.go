@@ -52,7 +52,8 @@ func (k Kind) Status() int { return statuses[k] }
 type Error struct {
 	Kind       Kind
 	Code       string        // stable, for machines
-	Message    string        // for people: shown as written
+	Title      string        // optional short summary for a page heading
+	Message    string        // for people: shown as written, a whole sentence
 	RetryAfter time.Duration // for rate limits and unavailability
 	Err        error         // the cause, for logs; never shown
 }
@@ -87,6 +88,13 @@ func (e *Error) Is(target error) bool {
 // New returns a refusal of kind with code and message.
 func New(kind Kind, code, message string) *Error {
 	return &Error{Kind: kind, Code: code, Message: message}
+}
+
+// Titled returns a copy of e with a short summary for a page heading.
+func (e *Error) Titled(title string) *Error {
+	c := *e
+	c.Title = title
+	return &c
 }
 
 // Constructors for the common kinds.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -19,6 +20,7 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/handlers"
 	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
@@ -180,8 +182,9 @@ func callAs(t *testing.T, h echo.HandlerFunc, p *identity.Principal, method, tar
 }
 
 func httpStatus(err error) int {
-	if he, ok := err.(*echo.HTTPError); ok {
-		return he.Code
+	var p *problem.Error
+	if errors.As(err, &p) {
+		return p.Status()
 	}
 	if err != nil {
 		return http.StatusInternalServerError

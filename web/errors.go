@@ -8,22 +8,29 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/handlers"
+	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/views"
 )
 
-// handleError is the one place errors become responses. Handlers return
-// errors; an *echo.HTTPError keeps its status, anything else is a 500.
-// Only 5xx are logged as errors, with the request id; the user sees the id
-// but never the internal message.
+// handleError is the one place a console request's error becomes a page
+// (or JSON for a client that asks for it). Handlers return a
+// *problem.Error, whose kind gives the status and whose message is shown;
+// the router's and middleware's own *echo.HTTPError (an unknown path, a
+// missing CSRF token) keep their status; anything else is a 500. Only 5xx
+// are logged as errors, with the request id; the user sees the id but
+// never the internal message.
 func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
-	status := http.StatusInternalServerError
-	msg := ""
+	status, code, msg := http.StatusInternalServerError, "internal", ""
+	var p *problem.Error
 	var he *echo.HTTPError
-	if errors.As(err, &he) {
-		status = he.Code
+	switch {
+	case errors.As(err, &p):
+		status, code, msg = p.Status(), p.Code, p.Message
+	case errors.As(err, &he):
+		status, code = he.Code, problem.DefaultCode(he.Code)
 		if m, ok := he.Message.(string); ok {
 			msg = m
 		}
@@ -41,7 +48,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		return
 	}
 	if wantsJSON(c) {
-		_ = c.JSON(status, map[string]any{"error": map[string]string{"code": errorCode(status), "message": msg}})
+		_ = c.JSON(status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
 		return
 	}
 	page := handlers.PageFor(c, title)
@@ -78,27 +85,4 @@ func defaultMessage(status int) string {
 		return "Something went wrong on our side. The error has been logged; quote the request id when you report it."
 	}
 	return http.StatusText(status)
-}
-
-func errorCode(status int) string {
-	switch status {
-	case http.StatusBadRequest:
-		return "bad_request"
-	case http.StatusUnauthorized:
-		return "unauthorized"
-	case http.StatusForbidden:
-		return "forbidden"
-	case http.StatusNotFound:
-		return "not_found"
-	case http.StatusMethodNotAllowed:
-		return "method_not_allowed"
-	case http.StatusRequestEntityTooLarge:
-		return "too_large"
-	case http.StatusServiceUnavailable:
-		return "unavailable"
-	}
-	if status >= 500 {
-		return "internal"
-	}
-	return "error"
 }

@@ -8,9 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/wardenhq/warden/agent/budget"
 	"github.com/wardenhq/warden/agent/redact"
-	"golang.org/x/text/unicode/norm"
 
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/money"

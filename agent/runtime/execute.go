@@ -15,6 +15,7 @@ import (
 	"github.com/wardenhq/warden/agent/skills"
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 )
 
@@ -26,7 +27,8 @@ const (
 
 // ErrBudget refuses an approval whose execution the tenant's budget cannot
 // cover: nothing is recorded, the action stays pending.
-var ErrBudget = errors.New("the tenant's budget cannot cover this action's execution")
+var ErrBudget = problem.Conflict("budget_exhausted", "Its execution would overspend the tenant's budget. An admin can raise the budget; then approve again.").
+	Titled("The tenant's budget cannot cover this action")
 
 type actionJob struct {
 	ActionID string `json:"action_id"`
@@ -57,7 +59,7 @@ func (s *Service) onDecided(ctx context.Context, tx *sql.Tx, a approvals.Action)
 	if t.UnitCostMicros > 0 {
 		if err := budget.Reserve(ctx, tx, a.TenantID, t.UnitCostMicros, s.o.Now()); err != nil {
 			if errors.Is(err, budget.ErrExhausted) || errors.Is(err, budget.ErrNoBudget) {
-				return fmt.Errorf("%w: %v", ErrBudget, err)
+				return ErrBudget.Wrap(err)
 			}
 			return err
 		}
