@@ -79,6 +79,11 @@ func TestExecuteActionRunsTheApprovedCallOnce(t *testing.T) {
 	if want := []string{"route ok", "tool lookup_order ok", "approval issue_refund ok"}; !slices.Equal(stepsOf(j), want) {
 		t.Errorf("journal = %q, want %q", stepsOf(j), want)
 	}
+	// The steps before the approval are replayed from the journal, never
+	// run again.
+	if n := len(r.hooks.callsOf("lookup_order")); n != 1 {
+		t.Errorf("lookup_order called %d times, want once (before the approval)", n)
+	}
 	// The account's last four are pinned by
 	// TestExecuteActionOutputShowsTheAccountsLastFour (a known bug).
 	if want := regexp.MustCompile(`^Refund ` + regexp.QuoteMeta(refundID) + ` of \$45\.50 to account ••\S+ issued\.$`); !want.MatchString(j.Output) {

@@ -27,7 +27,6 @@ import (
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/agent/tools/sim"
 	"github.com/wardenhq/warden/approvals"
-	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
@@ -307,16 +306,6 @@ func (r *rig) executed(input string) approvals.Action {
 		r.t.Fatalf("action %s is %s after execution (%s), want executed", a.ID, a.Status, a.Failure)
 	}
 	return a
-}
-
-// newestEvent is the last event of the audit chain.
-func (r *rig) newestEvent() audit.Event {
-	r.t.Helper()
-	evs, err := audit.List(r.ctx, r.db.Read(), audit.Filter{Limit: 1})
-	if err != nil || len(evs) != 1 {
-		r.t.Fatalf("audit.List = %v, %v; want one event", evs, err)
-	}
-	return evs[0]
 }
 
 // stepsOf lists a journey's journal as "kind tool status" ("route ok"
