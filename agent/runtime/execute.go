@@ -196,7 +196,9 @@ func (s *Service) failBeforeCall(ctx context.Context, a approvals.Action, reason
 // fail marks the action failed (needs review) and ends its journey.
 func (s *Service) fail(ctx context.Context, a approvals.Action, reason string) error {
 	now := s.o.Now()
-	err := s.o.DB.Transact(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+	// The work is done: record it even if the caller went away.
+	ctx = context.WithoutCancel(ctx)
+	err := s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
 		slug, err := store.TenantSlug(ctx, tx, a.TenantID)
 		if err != nil {
 			return err
@@ -224,7 +226,9 @@ func (s *Service) fail(ctx context.Context, a approvals.Action, reason string) e
 // its journey from the step journal, in one transaction.
 func (s *Service) complete(ctx context.Context, a approvals.Action, receipt json.RawMessage, t tools.Tool) error {
 	now := s.o.Now()
-	err := s.o.DB.Transact(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+	// The work is done: record it even if the caller went away.
+	ctx = context.WithoutCancel(ctx)
+	err := s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
 		slug, err := store.TenantSlug(ctx, tx, a.TenantID)
 		if err != nil {
 			return err
@@ -272,13 +276,20 @@ func (s *Service) resume(ctx context.Context, tx *sql.Tx, a approvals.Action, re
 	if err != nil {
 		return err
 	}
+	// The summary is written from the call as approved (unsealed), then
+	// redacted like every output: from the redacted copy it would quote
+	// the tail of a redaction token instead of an account's last four.
+	args := a.ArgumentsRedacted
+	if opened, err := approvals.OpenArgs(ctx, tx, s.o.Sealer, a.ID); err == nil {
+		args = opened
+	}
 	var results []skills.StepResult
 	for _, st := range j.Steps {
 		switch {
 		case st.Kind == "tool" && st.Status == "ok":
 			results = append(results, skills.StepResult{Tool: st.Tool, Args: json.RawMessage(st.Arguments), Output: json.RawMessage(st.Result)})
 		case st.Kind == "approval" && st.N == a.StepN:
-			results = append(results, skills.StepResult{Tool: a.Tool, Args: a.ArgumentsRedacted, Output: receipt})
+			results = append(results, skills.StepResult{Tool: a.Tool, Args: args, Output: receipt})
 		}
 	}
 	output := ""

@@ -119,8 +119,6 @@ func TestExecuteActionRunsTheApprovedCallOnce(t *testing.T) {
 // The completed journey names the account as the pending one did, by
 // its last four characters.
 func TestExecuteActionOutputShowsTheAccountsLastFour(t *testing.T) {
-	t.Skip("known bug: resume summarises the approved step from the action's redacted arguments, " +
-		`so the output masks the redaction token ("••658]") instead of the account ("••7819"); remove this skip with the fix`)
 	r := newRig(t)
 	a := r.executed(refundRequest)
 	j := r.journey(a.JourneyID)

@@ -330,8 +330,6 @@ func TestRunRefusals(t *testing.T) {
 // The trace of a journey whose client went away shows the calls that
 // ran, as the journey's cost charges them.
 func TestRunStoresTheJournalOfACancelledJourney(t *testing.T) {
-	t.Skip("known bug: run.record inserts the step with the request's context inside a WithoutCancel " +
-		"transaction, so a step recorded after the client left is lost from the stored journal; remove this skip with the fix")
 	r := newRig(t)
 	ctx, cancel := context.WithCancel(r.ctx)
 	defer cancel()

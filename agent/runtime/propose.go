@@ -213,7 +213,9 @@ func isDuplicateKey(err error) bool {
 }
 
 func (s *Service) auditProposalViolation(ctx context.Context, p Proposal, d policy.Decision) {
-	err := s.o.DB.Transact(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+	// The work is done: record it even if the caller went away.
+	ctx = context.WithoutCancel(ctx)
+	err := s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
 		_, err := audit.Append(ctx, tx, audit.Event{
 			Actor: audit.Actor{Type: audit.ActorKey, ID: p.Caller.Key.ID}, Tenant: p.Caller.Tenant.Slug, Verb: "policy.violation",
 			Subject: audit.Subject{Type: "tool", ID: p.Tool},

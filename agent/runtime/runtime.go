@@ -395,7 +395,9 @@ func (r *run) record(ctx context.Context, st Step) {
 	if st.StartedAt.IsZero() {
 		st.StartedAt = r.s.o.Now()
 	}
-	err := r.s.o.DB.Transact(context.WithoutCancel(ctx), func(tx *sql.Tx) error { return insertStep(ctx, tx, r.j.ID, st) })
+	// The work is done: record it even if the caller went away.
+	ctx = context.WithoutCancel(ctx)
+	err := r.s.o.DB.Transact(ctx, func(tx *sql.Tx) error { return insertStep(ctx, tx, r.j.ID, st) })
 	if err != nil {
 		r.s.o.Log.ErrorContext(ctx, "could not record a journey step", "journey", r.j.ID, "step", st.N, "err", err)
 	}
@@ -477,7 +479,9 @@ func redactErr(s *Service, err error) string { return s.o.Redactor.String(err.Er
 
 // auditViolation records a policy refusal.
 func (s *Service) auditViolation(ctx context.Context, r *run, tool, code, reason string) {
-	err := s.o.DB.Transact(context.WithoutCancel(ctx), func(tx *sql.Tx) error {
+	// The work is done: record it even if the caller went away.
+	ctx = context.WithoutCancel(ctx)
+	err := s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
 		_, err := audit.Append(ctx, tx, audit.Event{
 			Actor:   audit.Actor{Type: audit.ActorKey, ID: r.req.Caller.Key.ID},
 			Tenant:  r.j.TenantSlug,
