@@ -30,6 +30,35 @@ func requireTenant(p *identity.Principal, slug string) error {
 	return nil
 }
 
+// tenantScope is the one tenant-scope rule of list pages. It returns the
+// tenants the principal may see (the filter's choices) and the tenant ids
+// the list is limited to: the tenant named by filter (403 outside the
+// scope; no rows for a tenant that does not exist), else every tenant in
+// scope, or nil (no limit) for a principal who sees every tenant.
+func tenantScope(ctx context.Context, db *store.DB, p *identity.Principal, filter string) (scope []store.Tenant, ids []string, err error) {
+	if filter != "" {
+		if err := requireTenant(p, filter); err != nil {
+			return nil, nil, err
+		}
+	}
+	scope, err = db.ListTenants(ctx, tenantFilter(p))
+	if err != nil {
+		return nil, nil, err
+	}
+	switch {
+	case filter != "":
+		ids = []string{}
+		for _, t := range scope {
+			if t.Slug == filter {
+				ids = append(ids, t.ID)
+			}
+		}
+	case !p.AllTenantScope():
+		ids = tenantIDs(scope)
+	}
+	return scope, ids, nil
+}
+
 // requireAllTenants refuses changes that reach beyond any one tenant (the
 // tool catalog, new tenants) unless the principal may see every tenant.
 func requireAllTenants(p *identity.Principal, what string) error {

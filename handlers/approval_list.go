@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/approvals"
-	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
@@ -56,11 +54,11 @@ func loadQueue(c echo.Context, st *store.DB) (views.ApprovalQueueView, error) {
 	if err != nil {
 		return views.ApprovalQueueView{}, err
 	}
-	scope, err := st.ListTenants(ctx, tenantFilter(user))
+	scope, ids, err := tenantScope(ctx, st, user, ff.Tenant)
 	if err != nil {
 		return views.ApprovalQueueView{}, err
 	}
-	f, errs, err := queueFilter(ctx, st, user, scope, ff)
+	f, errs, err := queueFilter(ids, ff)
 	if err != nil {
 		return views.ApprovalQueueView{}, err
 	}
@@ -101,25 +99,15 @@ func loadQueue(c echo.Context, st *store.DB) (views.ApprovalQueueView, error) {
 
 // queueFilter turns the typed filter into the query's. Amounts are typed
 // in currency units and compared in minor units (cents), exactly; field
-// errors come back for the form, other refusals as errors. scope is the
-// tenants the user may see.
-func queueFilter(ctx context.Context, st *store.DB, user *identity.Principal, scope []store.Tenant, ff views.ApprovalFilter) (approvals.Filter, views.FieldErrors, error) {
-	f := approvals.Filter{Status: approvals.StatusPending, Tool: ff.Tool}
+// errors come back for the form, other refusals as errors. tenantIDs
+// limits the queue to tenants in scope (nil: every tenant).
+func queueFilter(tenantIDs []string, ff views.ApprovalFilter) (approvals.Filter, views.FieldErrors, error) {
+	f := approvals.Filter{Status: approvals.StatusPending, Tool: ff.Tool, TenantIDs: tenantIDs}
 	switch ff.Sort {
 	case "", approvals.SortExpiry, approvals.SortAge, approvals.SortAmount:
 		f.Sort = ff.Sort
 	default:
 		return f, nil, problem.Invalid("bad_request", "Sort the queue by expiry, age or amount.")
-	}
-	switch {
-	case ff.Tenant != "":
-		t, err := tenantInScope(ctx, st.Read(), user, ff.Tenant)
-		if err != nil {
-			return f, nil, err
-		}
-		f.TenantIDs = []string{t.ID}
-	case !user.AllTenantScope():
-		f.TenantIDs = tenantIDs(scope)
 	}
 	errs := views.FieldErrors{}
 	var msg string

@@ -112,15 +112,8 @@ func loadApproval(ctx context.Context, st *store.DB, user *identity.Principal, i
 			v.CompensatingTool = t.CompensatingTool
 		}
 	}
-	if a.RequestedBy != "" {
-		names, err := st.PrincipalNames(ctx, []string{a.RequestedBy})
-		if err != nil {
-			return views.ApprovalView{}, err
-		}
-		v.RequestedBy = names[a.RequestedBy]
-		if v.RequestedBy == "" {
-			v.RequestedBy = a.RequestedBy
-		}
+	if v.RequestedBy, err = st.PrincipalName(ctx, a.RequestedBy); err != nil {
+		return views.ApprovalView{}, err
 	}
 	v.CanDecide, v.Blocked = mayDecide(user, a, slug, v.Decisions, now)
 	v.CanReverse = approvals.MayReverse(*user, a, slug) == nil && (v.Reversal == nil || !approvals.Live(v.Reversal.Status))

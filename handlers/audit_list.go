@@ -66,8 +66,8 @@ func auditView(c echo.Context, st *store.DB) (views.AuditView, error) {
 		if f.Tenant == "" && len(user.Tenants) > 0 {
 			f.Tenant = user.Tenants[0]
 		}
-		if !user.InTenant(f.Tenant) {
-			return views.AuditView{}, Forbidden("Your tenant scope does not include this tenant.")
+		if err := requireTenant(user, f.Tenant); err != nil {
+			return views.AuditView{}, err
 		}
 	}
 	if b := c.QueryParam("before"); b != "" {

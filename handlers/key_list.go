@@ -25,25 +25,10 @@ var keyListNotices = map[string]string{
 func (h *Console) KeyList(c echo.Context) error {
 	ctx := c.Request().Context()
 	user := CurrentPrincipal(c)
-	scope, err := h.DB.ListTenants(ctx, tenantFilter(user))
+	filter := c.QueryParam("tenant")
+	scope, ids, err := tenantScope(ctx, h.DB, user, filter)
 	if err != nil {
 		return err
-	}
-	filter := c.QueryParam("tenant")
-	var ids []string // nil: every tenant
-	switch {
-	case filter != "":
-		if err := requireTenant(user, filter); err != nil {
-			return err
-		}
-		ids = []string{}
-		for _, t := range scope {
-			if t.Slug == filter {
-				ids = append(ids, t.ID)
-			}
-		}
-	case !user.AllTenantScope():
-		ids = tenantIDs(scope)
 	}
 	pageNo, err := pageParam(c)
 	if err != nil {
@@ -68,11 +53,7 @@ func (h *Console) KeyList(c echo.Context) error {
 	now := time.Now()
 	v := views.KeysView{Tenants: scope, Tenant: filter, Total: len(all), Notice: doneNotice(c, keyListNotices)}
 	for _, k := range shown {
-		by := names[k.CreatedBy]
-		if by == "" {
-			by = k.CreatedBy
-		}
-		v.Rows = append(v.Rows, views.KeyRow{Key: k, State: keyState(k, now), CreatedBy: by})
+		v.Rows = append(v.Rows, views.KeyRow{Key: k, State: keyState(k, now), CreatedBy: names.Of(k.CreatedBy)})
 	}
 	if pageNo > 1 {
 		v.PrevPage = keyListURL(filter, pageNo-1)

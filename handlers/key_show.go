@@ -22,13 +22,9 @@ func (h *Console) KeyShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	names, err := h.DB.PrincipalNames(ctx, []string{k.CreatedBy})
+	by, err := h.DB.PrincipalName(ctx, k.CreatedBy)
 	if err != nil {
 		return err
-	}
-	by := names[k.CreatedBy]
-	if by == "" {
-		by = k.CreatedBy
 	}
 	now := time.Now()
 	noStore(c)

@@ -28,12 +28,8 @@ func (h *Console) TraceDetail(c echo.Context) error {
 		return err
 	}
 	v := views.TraceView{Journey: j}
-	if j.PrincipalID != "" {
-		names, err := h.DB.PrincipalNames(ctx, []string{j.PrincipalID})
-		if err != nil {
-			return err
-		}
-		v.PrincipalName = names[j.PrincipalID]
+	if v.PrincipalName, err = h.DB.PrincipalName(ctx, j.PrincipalID); err != nil {
+		return err
 	}
 	page := PageFor(c, "Journey "+j.ID)
 	page.Active = "/traces"

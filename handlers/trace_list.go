@@ -25,10 +25,6 @@ var journeyStatuses = []string{
 func (h *Console) TraceList(c echo.Context) error {
 	ctx := c.Request().Context()
 	user := CurrentPrincipal(c)
-	scope, err := h.DB.ListTenants(ctx, tenantFilter(user))
-	if err != nil {
-		return err
-	}
 	ff := views.TraceFilter{
 		Tenant: c.QueryParam("tenant"),
 		Status: c.QueryParam("status"),
@@ -37,20 +33,11 @@ func (h *Console) TraceList(c echo.Context) error {
 		To:     c.QueryParam("to"),
 	}
 	f := runtime.Filter{Status: ff.Status, Skill: ff.Skill, Before: c.QueryParam("before"), Limit: tracePageSize}
-	switch {
-	case ff.Tenant != "":
-		if err := requireTenant(user, ff.Tenant); err != nil {
-			return err
-		}
-		f.TenantIDs = []string{}
-		for _, t := range scope {
-			if t.Slug == ff.Tenant {
-				f.TenantIDs = append(f.TenantIDs, t.ID)
-			}
-		}
-	case !user.AllTenantScope():
-		f.TenantIDs = tenantIDs(scope)
+	scope, ids, err := tenantScope(ctx, h.DB, user, ff.Tenant)
+	if err != nil {
+		return err
 	}
+	f.TenantIDs = ids
 	if f.Since, err = filterDay(ff.From, "from"); err != nil {
 		return err
 	}

@@ -62,8 +62,8 @@ func (db *DB) PrincipalByID(ctx context.Context, id string) (PrincipalRow, error
 
 // PrincipalNames maps principal ids to display names (name, else e-mail,
 // else subject); unknown ids are left out.
-func (db *DB) PrincipalNames(ctx context.Context, ids []string) (map[string]string, error) {
-	out := make(map[string]string, len(ids))
+func (db *DB) PrincipalNames(ctx context.Context, ids []string) (Names, error) {
+	out := make(Names, len(ids))
 	for _, id := range ids {
 		if _, seen := out[id]; seen || id == "" {
 			continue
@@ -86,4 +86,29 @@ func (db *DB) PrincipalNames(ctx context.Context, ids []string) (map[string]stri
 		}
 	}
 	return out, nil
+}
+
+// Names maps principal ids to the names people read.
+type Names map[string]string
+
+// Of is the name to show for a principal id: its display name, or the id
+// itself for a principal Warden has not seen sign in ("cli", an id from an
+// older installation). "" stays "".
+func (n Names) Of(id string) string {
+	if name := n[id]; name != "" {
+		return name
+	}
+	return id
+}
+
+// PrincipalName is the name to show for one principal id (see Names.Of).
+func (db *DB) PrincipalName(ctx context.Context, id string) (string, error) {
+	if id == "" {
+		return "", nil
+	}
+	names, err := db.PrincipalNames(ctx, []string{id})
+	if err != nil {
+		return "", err
+	}
+	return names.Of(id), nil
 }
