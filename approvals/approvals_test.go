@@ -271,7 +271,8 @@ func TestListFiltersAndSorts(t *testing.T) {
 	for i := range 5 {
 		f.newAction(t, i, 1)
 	}
-	rows, total, err := List(ctx, f.db.Read(), Filter{Limit: 2}, time.Now())
+	page, total, err := List(ctx, f.db.Read(), Filter{Page: store.Page{Size: 2}}, time.Now())
+	rows := page.Rows
 	if err != nil || total != 5 || len(rows) != 2 || rows[0].TenantSlug != "acme" {
 		t.Fatalf("List = %d rows of %d, %v", len(rows), total, err)
 	}

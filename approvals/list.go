@@ -3,6 +3,7 @@ package approvals
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,8 +25,7 @@ type Filter struct {
 	MinMinor  *int64
 	MaxMinor  *int64
 	Sort      string
-	Limit     int
-	Offset    int
+	Page      store.Page // the first page of 25 when zero
 }
 
 // Row is an action in the queue with its tenant's slug.
@@ -34,8 +34,33 @@ type Row struct {
 	TenantSlug string
 }
 
+// orders are the queue's sort orders, each ending in the id so that ties
+// page stably.
+var orders = map[string]store.Order{
+	SortExpiry: {Key: "a.expires_at", ID: "a.id"},
+	SortAge:    {Key: "a.created_at", ID: "a.id"},
+	SortAmount: {Key: "COALESCE(a.amount_minor, -1)", KeyDesc: true, ID: "a.id", Numeric: true},
+}
+
+// cursorOf is where a row stands in the order of sort.
+func cursorOf(sort string) func(Row) store.Cursor {
+	return func(r Row) store.Cursor {
+		switch sort {
+		case SortAge:
+			return store.Cursor{Key: store.FormatTime(r.CreatedAt), ID: r.ID}
+		case SortAmount:
+			amount := int64(-1)
+			if r.AmountMinor != nil {
+				amount = *r.AmountMinor
+			}
+			return store.Cursor{Key: strconv.FormatInt(amount, 10), ID: r.ID}
+		}
+		return store.Cursor{Key: store.FormatTime(r.ExpiresAt), ID: r.ID}
+	}
+}
+
 // List returns one page of actions and how many match in all.
-func List(ctx context.Context, q store.Querier, f Filter, now time.Time) ([]Row, int, error) {
+func List(ctx context.Context, q store.Querier, f Filter, now time.Time) (store.Paged[Row], int, error) {
 	var where []string
 	var args []any
 	status := f.Status
@@ -48,7 +73,7 @@ func List(ctx context.Context, q store.Querier, f Filter, now time.Time) ([]Row,
 	}
 	if f.TenantIDs != nil {
 		if len(f.TenantIDs) == 0 {
-			return nil, 0, nil
+			return store.Paged[Row]{}, 0, nil
 		}
 		where = append(where, "a.tenant_id IN (?"+strings.Repeat(",?", len(f.TenantIDs)-1)+")")
 		for _, t := range f.TenantIDs {
@@ -64,26 +89,25 @@ func List(ctx context.Context, q store.Querier, f Filter, now time.Time) ([]Row,
 	if f.MaxMinor != nil {
 		where, args = append(where, "a.amount_minor <= ?"), append(args, *f.MaxMinor)
 	}
-	cond := " WHERE " + strings.Join(where, " AND ")
 	var total int
-	if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM actions a`+cond, args...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count actions: %w", err)
+	if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM actions a WHERE `+strings.Join(where, " AND "), args...).Scan(&total); err != nil {
+		return store.Paged[Row]{}, 0, fmt.Errorf("count actions: %w", err)
 	}
-	order := " ORDER BY a.expires_at, a.id"
-	switch f.Sort {
-	case SortAge:
-		order = " ORDER BY a.created_at, a.id"
-	case SortAmount:
-		order = " ORDER BY COALESCE(a.amount_minor, -1) DESC, a.id"
+	if _, ok := orders[f.Sort]; !ok {
+		f.Sort = SortExpiry
 	}
-	if f.Limit <= 0 || f.Limit > 200 {
-		f.Limit = 25
+	order := orders[f.Sort]
+	if f.Page.Size <= 0 {
+		f.Page.Size = 25
+	}
+	if cond, cargs := f.Page.Where(order); cond != "" {
+		where, args = append(where, cond), append(args, cargs...)
 	}
 	cols := prefixColumns(actionColumns)
-	rows, err := q.QueryContext(ctx, `SELECT `+cols+`, t.slug FROM actions a JOIN tenants t ON t.id = a.tenant_id`+cond+order+` LIMIT ? OFFSET ?`,
-		append(args, f.Limit, max(0, f.Offset))...)
+	rows, err := q.QueryContext(ctx, `SELECT `+cols+`, t.slug FROM actions a JOIN tenants t ON t.id = a.tenant_id WHERE `+
+		strings.Join(where, " AND ")+` ORDER BY `+f.Page.OrderBy(order)+` LIMIT ?`, append(args, f.Page.Fetch())...)
 	if err != nil {
-		return nil, 0, fmt.Errorf("list actions: %w", err)
+		return store.Paged[Row]{}, 0, fmt.Errorf("list actions: %w", err)
 	}
 	defer rows.Close()
 	var out []Row
@@ -91,12 +115,15 @@ func List(ctx context.Context, q store.Querier, f Filter, now time.Time) ([]Row,
 		var r Row
 		a, err := scan(scanWithSlug{rows, &r.TenantSlug})
 		if err != nil {
-			return nil, 0, fmt.Errorf("list actions: %w", err)
+			return store.Paged[Row]{}, 0, fmt.Errorf("list actions: %w", err)
 		}
 		r.Action = a
 		out = append(out, r)
 	}
-	return out, total, rows.Err()
+	if err := rows.Err(); err != nil {
+		return store.Paged[Row]{}, 0, fmt.Errorf("list actions: %w", err)
+	}
+	return store.Paginate(f.Page, out, cursorOf(f.Sort)), total, nil
 }
 
 // prefixColumns qualifies each column with the actions alias.

@@ -3,7 +3,10 @@ package audit
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
+
+	"github.com/wardenhq/warden/store"
 )
 
 // Page sizes for List.
@@ -85,4 +88,48 @@ func List(ctx context.Context, q Querier, f Filter) ([]Event, error) {
 		return nil, fmt.Errorf("list audit events: %w", err)
 	}
 	return out, nil
+}
+
+// pageOrder is the trail's order as people read it: newest first.
+var pageOrder = store.Order{Key: "seq", KeyDesc: true, ID: "seq", IDDesc: true, Numeric: true}
+
+// Page returns one page of the trail, newest first: the events of tenant
+// (every tenant when empty).
+func Page(ctx context.Context, q Querier, tenant string, page store.Page) (store.Paged[Event], error) {
+	var where []string
+	var args []any
+	if tenant != "" {
+		where, args = append(where, "tenant = ?"), append(args, tenant)
+	}
+	if cond, cargs := page.Where(pageOrder); cond != "" {
+		where, args = append(where, cond), append(args, cargs...)
+	}
+	query := selectEvents
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	rows, err := q.QueryContext(ctx, query+" ORDER BY "+page.OrderBy(pageOrder)+" LIMIT ?", append(args, page.Fetch())...)
+	if err != nil {
+		return store.Paged[Event]{}, fmt.Errorf("page of audit events: %w", err)
+	}
+	defer rows.Close()
+	var out []Event
+	for rows.Next() {
+		r, err := scanRecord(rows)
+		if err != nil {
+			return store.Paged[Event]{}, fmt.Errorf("page of audit events: %w", err)
+		}
+		ev, err := r.event()
+		if err != nil {
+			return store.Paged[Event]{}, fmt.Errorf("page of audit events: %w", err)
+		}
+		out = append(out, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return store.Paged[Event]{}, fmt.Errorf("page of audit events: %w", err)
+	}
+	return store.Paginate(page, out, func(e Event) store.Cursor {
+		s := strconv.FormatInt(e.Seq, 10)
+		return store.Cursor{Key: s, ID: s}
+	}), nil
 }

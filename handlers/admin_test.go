@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/wardenhq/warden/agent/keys"
 	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/problem"
+	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -131,20 +133,22 @@ func TestKeyState(t *testing.T) {
 	}
 }
 
-func TestKeyListURL(t *testing.T) {
+func TestPageLinks(t *testing.T) {
+	next, prev := &store.Cursor{Key: "k2", ID: "b"}, &store.Cursor{Key: "k1", ID: "a"}
 	tests := []struct {
-		tenant string
-		page   int
-		want   string
+		q            url.Values
+		page         store.Paged[int]
+		wantN, wantP string
 	}{
-		{"", 1, "/keys"},
-		{"acme", 1, "/keys?tenant=acme"},
-		{"", 3, "/keys?page=3"},
-		{"acme", 2, "/keys?page=2&tenant=acme"},
+		{url.Values{}, store.Paged[int]{}, "", ""},
+		{url.Values{"tenant": {"acme"}}, store.Paged[int]{Next: next}, "/keys?after=" + next.String() + "&tenant=acme", ""},
+		{url.Values{"tenant": {""}, "after": {"old"}}, store.Paged[int]{Next: next, Prev: prev}, "/keys?after=" + next.String(), "/keys?before=" + prev.String()},
+		{url.Values{"min": {"a&b=c"}}, store.Paged[int]{Prev: prev}, "", "/keys?before=" + prev.String() + "&min=a%26b%3Dc"},
 	}
 	for _, tt := range tests {
-		if got := keyListURL(tt.tenant, tt.page); got != tt.want {
-			t.Errorf("keyListURL(%q, %d) = %q, want %q", tt.tenant, tt.page, got, tt.want)
+		n, p := pageLinks("/keys", tt.q, tt.page)
+		if n != tt.wantN || p != tt.wantP {
+			t.Errorf("pageLinks(%v) = %q, %q; want %q, %q", tt.q, n, p, tt.wantN, tt.wantP)
 		}
 	}
 }

@@ -3,7 +3,6 @@ package handlers
 import (
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -50,7 +49,7 @@ func loadQueue(c echo.Context, st *store.DB) (views.ApprovalQueueView, error) {
 		Max:    strings.TrimSpace(q.Get("max")),
 		Sort:   q.Get("sort"),
 	}
-	pageNo, err := pageParam(c)
+	page, err := listPage(c, approvalPageSize)
 	if err != nil {
 		return views.ApprovalQueueView{}, err
 	}
@@ -71,10 +70,10 @@ func loadQueue(c echo.Context, st *store.DB) (views.ApprovalQueueView, error) {
 	}
 	now := time.Now().UTC()
 	v := views.ApprovalQueueView{
-		Tenants: scope, Filter: ff, Errors: errs, Page: pageNo, Now: now,
+		Tenants: scope, Filter: ff, Errors: errs, Now: now,
 		Filtered: ff.Tenant != "" || ff.Tool != "" || ff.Min != "" || ff.Max != "",
-		Self:     approvalsURL("/approvals", ff, pageNo),
-		RowsURL:  approvalsURL("/approvals/rows", ff, pageNo),
+		Self:     approvalsURL("/approvals", ff, q),
+		RowsURL:  approvalsURL("/approvals/rows", ff, q),
 	}
 	for _, t := range tools {
 		v.Tools = append(v.Tools, t.Name)
@@ -82,18 +81,13 @@ func loadQueue(c echo.Context, st *store.DB) (views.ApprovalQueueView, error) {
 	if len(errs) > 0 {
 		return v, nil
 	}
-	f.Limit, f.Offset = approvalPageSize, (pageNo-1)*approvalPageSize
-	v.Rows, v.Total, err = approvals.List(ctx, st.Read(), f, now)
+	f.Page = page
+	rows, total, err := approvals.List(ctx, st.Read(), f, now)
 	if err != nil {
 		return views.ApprovalQueueView{}, err
 	}
-	v.Pages = (v.Total + approvalPageSize - 1) / approvalPageSize
-	if pageNo > 1 {
-		v.PrevPage = approvalsURL("/approvals", ff, min(pageNo-1, max(v.Pages, 1)))
-	}
-	if pageNo < v.Pages {
-		v.NextPage = approvalsURL("/approvals", ff, pageNo+1)
-	}
+	v.Rows, v.Total = rows.Rows, total
+	v.NextPage, v.PrevPage = pageLinks("/approvals", filterQuery(ff), rows)
 	return v, nil
 }
 
@@ -148,9 +142,24 @@ func amountBound(raw string) (*int64, string) {
 // a two-decimal currency.
 const microsPerCent = 10_000
 
-// approvalsURL builds the queue's address for a filter and page; path is
-// the page or its rows partial.
-func approvalsURL(path string, ff views.ApprovalFilter, page int) string {
+// approvalsURL builds the queue's address for a filter, on the page the
+// query q is on (its after or before cursor); path is the page or its rows
+// partial.
+func approvalsURL(path string, ff views.ApprovalFilter, q url.Values) string {
+	v := filterQuery(ff)
+	for _, k := range []string{"after", "before"} {
+		if c := q.Get(k); c != "" {
+			v.Set(k, c)
+		}
+	}
+	if len(v) == 0 {
+		return path
+	}
+	return path + "?" + v.Encode()
+}
+
+// filterQuery is the queue's filter as query parameters.
+func filterQuery(ff views.ApprovalFilter) url.Values {
 	q := url.Values{}
 	for k, v := range map[string]string{"tenant": ff.Tenant, "tool": ff.Tool, "min": ff.Min, "max": ff.Max} {
 		if v != "" {
@@ -160,11 +169,5 @@ func approvalsURL(path string, ff views.ApprovalFilter, page int) string {
 	if ff.Sort != "" && ff.Sort != approvals.SortExpiry {
 		q.Set("sort", ff.Sort)
 	}
-	if page > 1 {
-		q.Set("page", strconv.Itoa(page))
-	}
-	if len(q) == 0 {
-		return path
-	}
-	return path + "?" + q.Encode()
+	return q
 }

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"net/url"
 	"testing"
 
 	"github.com/wardenhq/warden/views"
@@ -44,18 +45,18 @@ func TestAmountBound(t *testing.T) {
 func TestApprovalsURL(t *testing.T) {
 	tests := []struct {
 		f    views.ApprovalFilter
-		page int
+		q    url.Values
 		want string
 	}{
-		{views.ApprovalFilter{}, 1, "/approvals"},
-		{views.ApprovalFilter{Sort: "expiry"}, 1, "/approvals"},
-		{views.ApprovalFilter{Sort: "amount"}, 2, "/approvals?page=2&sort=amount"},
-		{views.ApprovalFilter{Tenant: "acme", Tool: "issue_refund", Min: "10", Max: "20.5"}, 1, "/approvals?max=20.5&min=10&tenant=acme&tool=issue_refund"},
-		{views.ApprovalFilter{Min: "a&b=c"}, 1, "/approvals?min=a%26b%3Dc"},
+		{views.ApprovalFilter{}, nil, "/approvals"},
+		{views.ApprovalFilter{Sort: "expiry"}, nil, "/approvals"},
+		{views.ApprovalFilter{Sort: "amount"}, url.Values{"after": {"Y3Vy"}, "page": {"2"}}, "/approvals?after=Y3Vy&sort=amount"},
+		{views.ApprovalFilter{Tenant: "acme", Tool: "issue_refund", Min: "10", Max: "20.5"}, nil, "/approvals?max=20.5&min=10&tenant=acme&tool=issue_refund"},
+		{views.ApprovalFilter{Min: "a&b=c"}, url.Values{"before": {"Y3Vy"}}, "/approvals?before=Y3Vy&min=a%26b%3Dc"},
 	}
 	for _, tt := range tests {
-		if got := approvalsURL("/approvals", tt.f, tt.page); got != tt.want {
-			t.Errorf("approvalsURL(%+v, %d) = %q, want %q", tt.f, tt.page, got, tt.want)
+		if got := approvalsURL("/approvals", tt.f, tt.q); got != tt.want {
+			t.Errorf("approvalsURL(%+v, %v) = %q, want %q", tt.f, tt.q, got, tt.want)
 		}
 	}
 }

@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
@@ -61,26 +59,24 @@ func (h *Console) AuditVerify(c echo.Context) error {
 func auditView(c echo.Context, st *store.DB) (views.AuditView, error) {
 	ctx := c.Request().Context()
 	user := CurrentPrincipal(c)
-	f := audit.Filter{Tenant: c.QueryParam("tenant"), Limit: auditPageSize}
+	tenant := c.QueryParam("tenant")
 	if !user.AllTenantScope() {
-		if f.Tenant == "" && len(user.Tenants) > 0 {
-			f.Tenant = user.Tenants[0]
+		if tenant == "" && len(user.Tenants) > 0 {
+			tenant = user.Tenants[0]
 		}
-		if err := requireTenant(user, f.Tenant); err != nil {
+		if err := requireTenant(user, tenant); err != nil {
 			return views.AuditView{}, err
 		}
 	}
-	if b := c.QueryParam("before"); b != "" {
-		n, err := strconv.ParseInt(b, 10, 64)
-		if err != nil || n <= 0 {
-			return views.AuditView{}, problem.Invalid("bad_request", "The page parameter \"before\" must be a positive number.")
-		}
-		f.Before = n
-	}
-	events, err := audit.List(ctx, st.Read(), f)
+	page, err := listPage(c, auditPageSize)
 	if err != nil {
 		return views.AuditView{}, err
 	}
+	paged, err := audit.Page(ctx, st.Read(), tenant, page)
+	if err != nil {
+		return views.AuditView{}, err
+	}
+	events := paged.Rows
 	total, err := audit.Count(ctx, st.Read())
 	if err != nil {
 		return views.AuditView{}, err
@@ -95,13 +91,7 @@ func auditView(c echo.Context, st *store.DB) (views.AuditView, error) {
 	if err != nil {
 		return views.AuditView{}, err
 	}
-	v := views.AuditView{Events: events, Total: total, Tenant: f.Tenant, Names: nm}
-	if len(events) == auditPageSize && events[len(events)-1].Seq > 1 {
-		q := url.Values{"before": {strconv.FormatInt(events[len(events)-1].Seq, 10)}}
-		if f.Tenant != "" {
-			q.Set("tenant", f.Tenant)
-		}
-		v.NextPage = "/audit?" + q.Encode()
-	}
+	v := views.AuditView{Events: events, Total: total, Tenant: tenant, Names: nm}
+	v.NextPage, v.PrevPage = pageLinks("/audit", url.Values{"tenant": {tenant}}, paged)
 	return v, nil
 }

@@ -3,7 +3,6 @@ package handlers
 import (
 	"net/http"
 	"net/url"
-	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -30,17 +29,15 @@ func (h *Console) KeyList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	pageNo, err := pageParam(c)
+	page, err := listPage(c, keyPageSize)
 	if err != nil {
 		return err
 	}
-	all, err := keys.List(ctx, h.DB.Read(), ids)
+	paged, total, err := keys.Page(ctx, h.DB.Read(), ids, page)
 	if err != nil {
 		return err
 	}
-	start := min((pageNo-1)*keyPageSize, len(all))
-	end := min(start+keyPageSize, len(all))
-	shown := all[start:end]
+	shown := paged.Rows
 
 	creators := make([]string, 0, len(shown))
 	for _, k := range shown {
@@ -51,18 +48,13 @@ func (h *Console) KeyList(c echo.Context) error {
 		return err
 	}
 	now := time.Now()
-	v := views.KeysView{Tenants: scope, Tenant: filter, Total: len(all), Notice: doneNotice(c, keyListNotices)}
+	v := views.KeysView{Tenants: scope, Tenant: filter, Total: total, Notice: doneNotice(c, keyListNotices)}
 	for _, k := range shown {
 		v.Rows = append(v.Rows, views.KeyRow{Key: k, State: keyState(k, now), CreatedBy: names.Of(k.CreatedBy)})
 	}
-	if pageNo > 1 {
-		v.PrevPage = keyListURL(filter, pageNo-1)
-	}
-	if end < len(all) {
-		v.NextPage = keyListURL(filter, pageNo+1)
-	}
-	page := PageFor(c, "Virtual keys")
-	return Render(c, http.StatusOK, page, views.KeyList(page, v))
+	v.NextPage, v.PrevPage = pageLinks("/keys", url.Values{"tenant": {filter}}, paged)
+	p := PageFor(c, "Virtual keys")
+	return Render(c, http.StatusOK, p, views.KeyList(p, v))
 }
 
 // keyState is what the list says about a key at now.
@@ -75,18 +67,4 @@ func keyState(k keys.Key, now time.Time) string {
 	default:
 		return views.KeyActive
 	}
-}
-
-func keyListURL(tenant string, page int) string {
-	q := url.Values{}
-	if tenant != "" {
-		q.Set("tenant", tenant)
-	}
-	if page > 1 {
-		q.Set("page", strconv.Itoa(page))
-	}
-	if len(q) == 0 {
-		return "/keys"
-	}
-	return "/keys?" + q.Encode()
 }

@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
@@ -25,6 +24,7 @@ var journeyStatuses = []string{
 func (h *Console) TraceList(c echo.Context) error {
 	ctx := c.Request().Context()
 	user := CurrentPrincipal(c)
+	var err error
 	ff := views.TraceFilter{
 		Tenant: c.QueryParam("tenant"),
 		Status: c.QueryParam("status"),
@@ -32,7 +32,11 @@ func (h *Console) TraceList(c echo.Context) error {
 		From:   c.QueryParam("from"),
 		To:     c.QueryParam("to"),
 	}
-	f := runtime.Filter{Status: ff.Status, Skill: ff.Skill, Before: c.QueryParam("before"), Limit: tracePageSize}
+	f := runtime.Filter{Status: ff.Status, Skill: ff.Skill}
+	f.Page, err = listPage(c, tracePageSize)
+	if err != nil {
+		return err
+	}
 	scope, ids, err := tenantScope(ctx, h.DB, user, ff.Tenant)
 	if err != nil {
 		return err
@@ -52,12 +56,10 @@ func (h *Console) TraceList(c echo.Context) error {
 		return err
 	}
 	v := views.TracesView{
-		Journeys: js, Tenants: scope, Filter: ff, Statuses: journeyStatuses,
-		Filtered: ff != views.TraceFilter{} || f.Before != "",
+		Journeys: js.Rows, Tenants: scope, Filter: ff, Statuses: journeyStatuses,
+		Filtered: ff != views.TraceFilter{} || !f.Page.First(),
 	}
-	if len(js) == tracePageSize {
-		v.NextPage = tracesURL(ff, js[len(js)-1].ID)
-	}
+	v.NextPage, v.PrevPage = pageLinks("/traces", c.QueryParams(), js)
 	page := PageFor(c, "Traces")
 	return Render(c, http.StatusOK, page, views.TraceList(page, v))
 }
@@ -72,14 +74,4 @@ func filterDay(raw, name string) (time.Time, error) {
 		return time.Time{}, problem.Invalid("bad_request", "The date \""+name+"\" must look like 2026-01-31.")
 	}
 	return d, nil
-}
-
-func tracesURL(ff views.TraceFilter, before string) string {
-	q := url.Values{}
-	for k, v := range map[string]string{"tenant": ff.Tenant, "status": ff.Status, "skill": ff.Skill, "from": ff.From, "to": ff.To, "before": before} {
-		if v != "" {
-			q.Set(k, v)
-		}
-	}
-	return "/traces?" + q.Encode()
 }

@@ -23,8 +23,6 @@ type ApprovalQueueView struct {
 	Filter   ApprovalFilter
 	Errors   FieldErrors // what is wrong with the filter; no rows are listed then
 	Total    int         // pending actions matching the filter
-	Page     int
-	Pages    int
 	PrevPage string
 	NextPage string
 	Self     string // this page, for the Refresh link
@@ -242,10 +240,6 @@ func decisionLabel(d string) string {
 // hasReversibility reports whether the action's undo story is worth a
 // sentence (every action has one, but older rows may not say).
 func hasReversibility(a approvals.Action) bool { return a.Reversibility != "" }
-
-func pageOf(page, pages int) string {
-	return "Page " + strconv.Itoa(page) + " of " + strconv.Itoa(max(pages, 1))
-}
 
 func pendingCount(n int) string {
 	if n == 1 {

@@ -12,6 +12,7 @@ type AuditView struct {
 	Total    int64
 	Tenant   string            // filter, empty for all
 	NextPage string            // URL of older events, empty on the last page
+	PrevPage string            // URL of newer events, empty on the first page
 	Names    map[string]string // principal id → display name
 	Verify   *AuditVerifyResult
 }

@@ -12,6 +12,7 @@ type TracesView struct {
 	Filter   TraceFilter
 	Statuses []string
 	NextPage string // older journeys, empty on the last page
+	PrevPage string // newer journeys, empty on the first page
 	Filtered bool   // any filter is set
 }
 

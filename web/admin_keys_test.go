@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -244,8 +245,13 @@ func TestAdminKeyListPages(t *testing.T) {
 	if filtered.Doc.Find(`[data-testid="keys-table"] td.mono:contains("acme")`).Length() != 0 {
 		t.Error("the globex filter shows acme keys")
 	}
-	if p := b.get("/keys?page=0"); p.Status != http.StatusBadRequest {
-		t.Errorf("page=0 = %d, want 400", p.Status)
+	// And back: the second page's link leads to the first page again.
+	newer, _ := second.Doc.Find(`[data-testid="keys-newer"]`).Attr("href")
+	if back := b.get(newer); !slices.Equal(keyRowIDs(back), keyRowIDs(first)) {
+		t.Error("the link back from the second page does not show the first page")
+	}
+	if p := b.get("/keys?after=not-a-cursor"); p.Status != http.StatusBadRequest {
+		t.Errorf("a forged page link = %d, want 400", p.Status)
 	}
 }
 
@@ -416,4 +422,13 @@ func TestAdminScopedAdminIsRefusedOtherTenants(t *testing.T) {
 	if err != nil || strings.Contains(rec.Body.String(), "/tools/lookup_order/disable") || !strings.Contains(rec.Body.String(), "lookup_order") {
 		t.Errorf("scoped admin's tool list: err %v, offers the switch = %v", err, strings.Contains(rec.Body.String(), "/disable"))
 	}
+}
+
+// keyRowIDs lists the key ids a key list page shows, in order.
+func keyRowIDs(p page) []string {
+	var ids []string
+	p.Doc.Find(`[data-testid="keys-table"] tbody tr`).Each(func(_ int, s *goquery.Selection) {
+		ids = append(ids, s.Text())
+	})
+	return ids
 }

@@ -83,7 +83,7 @@ func TestApprovedActionsAreChargedAndNeverOverspend(t *testing.T) {
 	refund, _ := catalog.Get(ctx, in.DB.Read(), "issue_refund")
 	rows, _, _ := approvals.List(ctx, in.DB.Read(), approvals.Filter{}, time.Now())
 	var small approvals.Action
-	for _, r := range rows {
+	for _, r := range rows.Rows {
 		if r.ApprovalsRequired == 1 {
 			small = r.Action
 		}

@@ -8,45 +8,52 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/handlers"
+	"github.com/wardenhq/warden/store"
 )
 
-// TestHugePageNumbersAreRefused: a page number whose offset would overflow
-// gets a clear 400 on every paged list, never a 500 (the key list used to
-// panic slicing at a negative offset, the queue to wrap its SQL offset).
-func TestHugePageNumbersAreRefused(t *testing.T) {
+// TestPageLinksCannotBeForged: lists page by cursors Warden writes. A
+// page number, however large (the key list used to panic slicing at a
+// negative offset, the queue to wrap its SQL offset), is no longer read;
+// a cursor that Warden did not write gets a clear 400 on every paged list,
+// never a 500.
+func TestPageLinksCannotBeForged(t *testing.T) {
 	in := startWarden(t, nil)
 	in.waitReady(t)
 	admin := newBrowser(t, in.URL)
 	admin.loginDev("erin")
 	approver := newBrowser(t, in.URL)
 	approver.loginDev("alice")
+	auditor := newBrowser(t, in.URL)
+	auditor.loginDev("dave")
 
-	const refusal = "The page parameter must be a whole number from 1 to 1000000."
+	const refusal = "The page link is not one Warden wrote"
+	huge := strings.Repeat("A", 10_000)
 	tests := []struct {
 		name   string
 		b      *browser
 		path   string
 		status int
 	}{
-		{"keys, offset overflows int64", admin, "/keys?page=184467440737095518", http.StatusBadRequest},
-		{"keys, largest int64", admin, "/keys?page=9223372036854775807", http.StatusBadRequest},
-		{"keys, beyond int64", admin, "/keys?page=99999999999999999999999", http.StatusBadRequest},
-		{"keys, just past the bound", admin, "/keys?page=1000001", http.StatusBadRequest},
-		{"keys, negative", admin, "/keys?page=-3", http.StatusBadRequest},
-		{"keys, highest page allowed", admin, "/keys?page=1000000", http.StatusOK},
-		{"approvals, offset overflows int64", approver, "/approvals?page=184467440737095518", http.StatusBadRequest},
-		{"approvals, largest int64", approver, "/approvals?page=9223372036854775807", http.StatusBadRequest},
-		{"approval rows, offset overflows int64", approver, "/approvals/rows?page=184467440737095518", http.StatusBadRequest},
-		{"approvals, highest page allowed", approver, "/approvals?page=1000000", http.StatusOK},
+		{"keys, huge page number", admin, "/keys?page=184467440737095518", http.StatusOK},
+		{"keys, garbage cursor", admin, "/keys?after=%21%21", http.StatusBadRequest},
+		{"keys, huge cursor", admin, "/keys?after=" + huge, http.StatusBadRequest},
+		{"keys, both directions", admin, "/keys?after=YQBi&before=YQBi", http.StatusBadRequest},
+		{"approvals, huge page number", approver, "/approvals?page=9223372036854775807", http.StatusOK},
+		{"approvals, cursor without an id", approver, "/approvals?after=bm8tbnVs", http.StatusBadRequest},
+		{"approvals by amount, key beyond int64", approver, "/approvals?sort=amount&after=" + (&store.Cursor{Key: "99999999999999999999999", ID: "x"}).String(), http.StatusOK},
+		{"approval rows, garbage cursor", approver, "/approvals/rows?before=%25%25", http.StatusBadRequest},
+		{"audit, garbage cursor", auditor, "/audit?after=%21", http.StatusBadRequest},
+		{"audit, non-numeric key", auditor, "/audit?after=" + (&store.Cursor{Key: "x", ID: "y"}).String(), http.StatusOK},
+		{"traces, garbage cursor", auditor, "/traces?before=%21", http.StatusBadRequest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := tt.b.get(tt.path)
 			if p.Status != tt.status {
-				t.Fatalf("GET %s = %d, want %d", tt.path, p.Status, tt.status)
+				t.Fatalf("GET %s = %d, want %d", tt.path[:min(len(tt.path), 80)], p.Status, tt.status)
 			}
 			if tt.status == http.StatusBadRequest && !strings.Contains(p.Body, refusal) {
-				t.Errorf("GET %s: the page does not say %q", tt.path, refusal)
+				t.Errorf("GET %s: the page does not say %q", tt.path[:min(len(tt.path), 80)], refusal)
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -45,11 +46,11 @@ func (s *Server) status(ctx context.Context, p *identity.Principal) (views.Statu
 // needsReview fills in what on-call must look at: failed actions in the
 // user's tenants, unconfirmed effects and the job backlog.
 func (s *Server) needsReview(ctx context.Context, p *identity.Principal, v *views.StatusView) error {
-	failed, _, err := approvals.List(ctx, s.db.Read(), approvals.Filter{Status: approvals.StatusFailed, Sort: approvals.SortAge, Limit: 20}, time.Now())
+	failed, _, err := approvals.List(ctx, s.db.Read(), approvals.Filter{Status: approvals.StatusFailed, Sort: approvals.SortAge, Page: store.Page{Size: 20}}, time.Now())
 	if err != nil {
 		return err
 	}
-	for _, r := range failed {
+	for _, r := range failed.Rows {
 		if p.InTenant(r.TenantSlug) {
 			v.FailedActions = append(v.FailedActions, views.ReviewItem{ID: r.ID, Summary: r.Summary, Tenant: r.TenantSlug, Reason: r.Failure})
 		}

@@ -528,3 +528,56 @@ func optTime(t *time.Time) any {
 	}
 	return store.FormatTime(*t)
 }
+
+// listOrder is the key list's order: newest first.
+var listOrder = store.Order{Key: "k.created_at", KeyDesc: true, ID: "k.id", IDDesc: true}
+
+// Page returns one page of the keys of tenantIDs (nil: every tenant),
+// newest first, and how many there are in all.
+func Page(ctx context.Context, q store.Querier, tenantIDs []string, page store.Page) (store.Paged[Key], int, error) {
+	var where []string
+	var args []any
+	if tenantIDs != nil {
+		if len(tenantIDs) == 0 {
+			return store.Paged[Key]{}, 0, nil
+		}
+		where = append(where, "k.tenant_id IN (?"+strings.Repeat(",?", len(tenantIDs)-1)+")")
+		for _, id := range tenantIDs {
+			args = append(args, id)
+		}
+	}
+	var total int
+	countWhere := ""
+	if len(where) > 0 {
+		countWhere = " WHERE " + strings.Join(where, " AND ")
+	}
+	if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM virtual_keys k`+countWhere, args...).Scan(&total); err != nil {
+		return store.Paged[Key]{}, 0, fmt.Errorf("count keys: %w", err)
+	}
+	if cond, cargs := page.Where(listOrder); cond != "" {
+		where, args = append(where, cond), append(args, cargs...)
+	}
+	query := selectKey
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	rows, err := q.QueryContext(ctx, query+" ORDER BY "+page.OrderBy(listOrder)+" LIMIT ?", append(args, page.Fetch())...)
+	if err != nil {
+		return store.Paged[Key]{}, 0, fmt.Errorf("list keys: %w", err)
+	}
+	defer rows.Close()
+	var out []Key
+	for rows.Next() {
+		k, err := scanKey(rows)
+		if err != nil {
+			return store.Paged[Key]{}, 0, fmt.Errorf("list keys: %w", err)
+		}
+		out = append(out, k)
+	}
+	if err := rows.Err(); err != nil {
+		return store.Paged[Key]{}, 0, fmt.Errorf("list keys: %w", err)
+	}
+	return store.Paginate(page, out, func(k Key) store.Cursor {
+		return store.Cursor{Key: store.FormatTime(k.CreatedAt), ID: k.ID}
+	}), total, nil
+}

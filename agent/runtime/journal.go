@@ -149,17 +149,20 @@ type Filter struct {
 	Skill     string
 	Since     time.Time
 	Until     time.Time
-	Before    string // journey id cursor: older than this
-	Limit     int
+	Page      store.Page // the first page of 50 when zero
 }
 
-// ListJourneys returns journeys newest first, without steps.
-func ListJourneys(ctx context.Context, q store.Querier, f Filter) ([]Journey, error) {
+// journeyOrder is the traces' order: newest first (ids are ULIDs, which
+// sort by time).
+var journeyOrder = store.Order{Key: "j.id", KeyDesc: true, ID: "j.id", IDDesc: true}
+
+// ListJourneys returns one page of journeys, newest first, without steps.
+func ListJourneys(ctx context.Context, q store.Querier, f Filter) (store.Paged[Journey], error) {
 	var where []string
 	var args []any
 	if f.TenantIDs != nil {
 		if len(f.TenantIDs) == 0 {
-			return nil, nil
+			return store.Paged[Journey]{}, nil
 		}
 		where = append(where, "j.tenant_id IN (?"+strings.Repeat(",?", len(f.TenantIDs)-1)+")")
 		for _, t := range f.TenantIDs {
@@ -178,32 +181,34 @@ func ListJourneys(ctx context.Context, q store.Querier, f Filter) ([]Journey, er
 	if !f.Until.IsZero() {
 		where, args = append(where, "j.created_at < ?"), append(args, store.FormatTime(f.Until))
 	}
-	if f.Before != "" {
-		where, args = append(where, "j.id < ?"), append(args, f.Before)
+	if f.Page.Size <= 0 {
+		f.Page.Size = 50
 	}
-	if f.Limit <= 0 || f.Limit > 500 {
-		f.Limit = 50
+	if cond, cargs := f.Page.Where(journeyOrder); cond != "" {
+		where, args = append(where, cond), append(args, cargs...)
 	}
 	query := selectJourney
 	if len(where) > 0 {
 		query += " WHERE " + strings.Join(where, " AND ")
 	}
-	query += " ORDER BY j.id DESC LIMIT ?"
-	args = append(args, f.Limit)
-	rows, err := q.QueryContext(ctx, query, args...)
+	query += " ORDER BY " + f.Page.OrderBy(journeyOrder) + " LIMIT ?"
+	rows, err := q.QueryContext(ctx, query, append(args, f.Page.Fetch())...)
 	if err != nil {
-		return nil, fmt.Errorf("list journeys: %w", err)
+		return store.Paged[Journey]{}, fmt.Errorf("list journeys: %w", err)
 	}
 	defer rows.Close()
 	var out []Journey
 	for rows.Next() {
 		j, err := scanJourney(rows)
 		if err != nil {
-			return nil, fmt.Errorf("list journeys: %w", err)
+			return store.Paged[Journey]{}, fmt.Errorf("list journeys: %w", err)
 		}
 		out = append(out, j)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return store.Paged[Journey]{}, fmt.Errorf("list journeys: %w", err)
+	}
+	return store.Paginate(f.Page, out, func(j Journey) store.Cursor { return store.Cursor{Key: j.ID, ID: j.ID} }), nil
 }
 
 // TopSpenders returns the tenant's journeys that cost the most in the

@@ -206,11 +206,11 @@ func (r *rig) journey(id string) Journey {
 // journeys lists every stored journey.
 func (r *rig) journeys() []Journey {
 	r.t.Helper()
-	js, err := ListJourneys(r.ctx, r.db.Read(), Filter{})
+	js, err := ListJourneys(r.ctx, r.db.Read(), Filter{Page: store.Page{Size: store.MaxPageSize}})
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	return js
+	return js.Rows
 }
 
 // budget is the rig tenant's budget.
