@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/wardenhq/warden/problem"
 )
 
 // Tenant is an organisation whose agents run through Warden.
@@ -64,6 +66,13 @@ func (e *ValidationError) Error() string {
 		b.WriteString(" " + f + ": " + e.Fields[f])
 	}
 	return b.String()
+}
+
+// Unwrap makes a validation error a problem too (422, code
+// "invalid_input"), so that one that reaches the error handler unrendered
+// is shown as what it is, not as a 500.
+func (e *ValidationError) Unwrap() error {
+	return problem.Unprocessable("invalid_input", "Some fields need another value: "+strings.TrimPrefix(e.Error(), "invalid ")+".")
 }
 
 // invalid is a ValidationError of one field.
