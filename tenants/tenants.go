@@ -30,17 +30,12 @@ import (
 	"github.com/wardenhq/warden/store"
 )
 
-// Transactor runs fn in one write transaction; *store.DB is one.
-type Transactor interface {
-	Transact(ctx context.Context, fn func(tx *sql.Tx) error) error
-}
-
 // Create adds a tenant with the default settings and records who added
 // it. The slug check and the insert share the transaction's write lock,
 // so two admins adding the same slug get one tenant and one
 // store.ErrDuplicateSlug. A bad slug or name is a *store.ValidationError
 // naming both fields when both are wrong.
-func Create(ctx context.Context, db Transactor, actor audit.Actor, slug, name string) (store.Tenant, error) {
+func Create(ctx context.Context, db *store.DB, actor audit.Actor, slug, name string) (store.Tenant, error) {
 	var t store.Tenant
 	err := db.Transact(ctx, func(tx *sql.Tx) error {
 		var err error
@@ -65,7 +60,7 @@ func Create(ctx context.Context, db Transactor, actor audit.Actor, slug, name st
 // Rename changes a tenant's display name. The audit event keeps the name
 // it had, read under the same lock as the change, so the trail shows every
 // name the tenant went by.
-func Rename(ctx context.Context, db Transactor, actor audit.Actor, id, name string) (changed bool, err error) {
+func Rename(ctx context.Context, db *store.DB, actor audit.Actor, id, name string) (changed bool, err error) {
 	name = strings.TrimSpace(name)
 	return change(ctx, db, actor, id, "tenant.rename", func(ctx context.Context, tx *sql.Tx, t store.Tenant) (bool, map[string]any, error) {
 		changed, err := store.RenameTenant(ctx, tx, id, name)
@@ -76,7 +71,7 @@ func Rename(ctx context.Context, db Transactor, actor audit.Actor, id, name stri
 // SetFrozen freezes (frozen true) or unfreezes a tenant: its agents get
 // 403 tenant_frozen while it is frozen. Freezing is what on-call presses
 // in an incident, perhaps twice; only a real change is recorded.
-func SetFrozen(ctx context.Context, db Transactor, actor audit.Actor, id string, frozen bool) (changed bool, err error) {
+func SetFrozen(ctx context.Context, db *store.DB, actor audit.Actor, id string, frozen bool) (changed bool, err error) {
 	verb := "tenant.freeze"
 	if !frozen {
 		verb = "tenant.unfreeze"
@@ -90,7 +85,7 @@ func SetFrozen(ctx context.Context, db Transactor, actor audit.Actor, id string,
 // SetRetention sets how many days a tenant's traces are kept. Shortening
 // it deletes evidence at the next sweep, so the event keeps the value it
 // replaced.
-func SetRetention(ctx context.Context, db Transactor, actor audit.Actor, id string, days int) (changed bool, err error) {
+func SetRetention(ctx context.Context, db *store.DB, actor audit.Actor, id string, days int) (changed bool, err error) {
 	return change(ctx, db, actor, id, "tenant.retention", func(ctx context.Context, tx *sql.Tx, t store.Tenant) (bool, map[string]any, error) {
 		changed, err := store.SetRetention(ctx, tx, id, days)
 		return changed, map[string]any{"from_days": t.RetentionDays, "to_days": days}, err
@@ -102,7 +97,7 @@ func SetRetention(ctx context.Context, db Transactor, actor audit.Actor, id stri
 // decides who may move money, so the event keeps the threshold it
 // replaced, when there was one. It applies to actions requested from now
 // on.
-func SetThreshold(ctx context.Context, db Transactor, actor audit.Actor, id string, th store.Threshold) (changed bool, err error) {
+func SetThreshold(ctx context.Context, db *store.DB, actor audit.Actor, id string, th store.Threshold) (changed bool, err error) {
 	return change(ctx, db, actor, id, "tenant.dual_control", func(ctx context.Context, tx *sql.Tx, _ store.Tenant) (bool, map[string]any, error) {
 		details := map[string]any{"currency": th.Currency, "to_minor": th.Minor}
 		from, err := store.ThresholdFor(ctx, tx, id, th.Currency)
@@ -120,7 +115,7 @@ func SetThreshold(ctx context.Context, db Transactor, actor audit.Actor, id stri
 // RemoveThreshold deletes a tenant's threshold in one currency: actions in
 // it then need two approvers for any amount, so removing one can only
 // make approval stricter. Removing one that is not there records nothing.
-func RemoveThreshold(ctx context.Context, db Transactor, actor audit.Actor, id, currency string) (changed bool, err error) {
+func RemoveThreshold(ctx context.Context, db *store.DB, actor audit.Actor, id, currency string) (changed bool, err error) {
 	return change(ctx, db, actor, id, "tenant.dual_control_removed", func(ctx context.Context, tx *sql.Tx, _ store.Tenant) (bool, map[string]any, error) {
 		changed, err := store.RemoveThreshold(ctx, tx, id, currency)
 		return changed, map[string]any{"currency": currency}, err
@@ -131,7 +126,7 @@ func RemoveThreshold(ctx context.Context, db Transactor, actor audit.Actor, id, 
 // same target add up for dual control. It takes hours, as the form does,
 // and checks their range before they become a duration, which a large
 // number would overflow; out of range is a *store.ValidationError.
-func SetDualControlWindow(ctx context.Context, db Transactor, actor audit.Actor, id string, hours int) (changed bool, err error) {
+func SetDualControlWindow(ctx context.Context, db *store.DB, actor audit.Actor, id string, hours int) (changed bool, err error) {
 	if msg := store.ValidateDualControlHours(hours); msg != "" {
 		return false, fmt.Errorf("set dual-control window of tenant %s: %w",
 			id, &store.ValidationError{Fields: map[string]string{"window_hours": msg}})
@@ -150,7 +145,7 @@ type apply func(ctx context.Context, tx *sql.Tx, t store.Tenant) (changed bool, 
 // change loads the tenant inside the write transaction (so the values an
 // event says it replaced are the ones it did replace), applies fn, and
 // records verb only when something changed.
-func change(ctx context.Context, db Transactor, actor audit.Actor, id, verb string, fn apply) (bool, error) {
+func change(ctx context.Context, db *store.DB, actor audit.Actor, id, verb string, fn apply) (bool, error) {
 	changed := false
 	err := db.Transact(ctx, func(tx *sql.Tx) error {
 		t, err := store.TenantByID(ctx, tx, id)

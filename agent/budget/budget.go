@@ -125,17 +125,12 @@ func Set(ctx context.Context, tx *sql.Tx, s Spec, now time.Time) error {
 	return nil
 }
 
-// Transactor runs fn in one write transaction; *store.DB is one.
-type Transactor interface {
-	Transact(ctx context.Context, fn func(tx *sql.Tx) error) error
-}
-
 // SetAudited creates or changes a tenant's budget as Set does, and records
 // who did it, in one transaction. A budget caps what the tenant's agents
 // may spend, so the event keeps the values it replaced; saving the current
 // budget again changes and records nothing (changed false). An invalid
 // spec is a *store.ValidationError; an unknown tenant store.ErrNotFound.
-func SetAudited(ctx context.Context, db Transactor, actor audit.Actor, s Spec, now time.Time) (changed bool, err error) {
+func SetAudited(ctx context.Context, db *store.DB, actor audit.Actor, s Spec, now time.Time) (changed bool, err error) {
 	err = db.Transact(ctx, func(tx *sql.Tx) error {
 		slug, err := store.TenantSlug(ctx, tx, s.TenantID)
 		if err != nil {

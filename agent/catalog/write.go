@@ -19,17 +19,12 @@ import (
 // ErrExists means a tool of that name is already in the catalog.
 var ErrExists = errors.New("tool exists")
 
-// Transactor runs fn in one write transaction; *store.DB is one.
-type Transactor interface {
-	Transact(ctx context.Context, fn func(tx *sql.Tx) error) error
-}
-
 // Create adds a tool to the catalog and records who added it, in one
 // transaction: the name check and the insert share its write lock, so of
 // two admins adding the same name one gets ErrExists instead of silently
 // overwriting the other's definition. An invalid definition is a
 // *store.ValidationError.
-func Create(ctx context.Context, db Transactor, actor audit.Actor, t tools.Tool) error {
+func Create(ctx context.Context, db *store.DB, actor audit.Actor, t tools.Tool) error {
 	return db.Transact(ctx, func(tx *sql.Tx) error {
 		if _, err := Get(ctx, tx, t.Name); err == nil {
 			return ErrExists
@@ -57,7 +52,7 @@ func Create(ctx context.Context, db Transactor, actor audit.Actor, t tools.Tool)
 // its own buttons and audit verbs (Switch), and an edit form must not turn
 // a tool back on that on-call switched off meanwhile. An unknown tool is
 // store.ErrNotFound; an invalid definition a *store.ValidationError.
-func Update(ctx context.Context, db Transactor, actor audit.Actor, t tools.Tool) (changed []string, err error) {
+func Update(ctx context.Context, db *store.DB, actor audit.Actor, t tools.Tool) (changed []string, err error) {
 	err = db.Transact(ctx, func(tx *sql.Tx) error {
 		stored, err := Get(ctx, tx, t.Name)
 		if err != nil {
@@ -90,7 +85,7 @@ func Update(ctx context.Context, db Transactor, actor audit.Actor, t tools.Tool)
 // presses in an incident, perhaps twice. It reports whether anything
 // changed, and only a real change is recorded (tool.enable or
 // tool.disable). An unknown tool is store.ErrNotFound.
-func Switch(ctx context.Context, db Transactor, actor audit.Actor, name string, enabled bool) (changed bool, err error) {
+func Switch(ctx context.Context, db *store.DB, actor audit.Actor, name string, enabled bool) (changed bool, err error) {
 	verb := "tool.disable"
 	if enabled {
 		verb = "tool.enable"

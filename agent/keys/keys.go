@@ -239,17 +239,12 @@ func Create(ctx context.Context, tx *sql.Tx, sealer *seal.Sealer, s NewSpec) (Ke
 	return k, Secrets{Key: secret, Callback: callback}, nil
 }
 
-// Transactor runs fn in one write transaction; *store.DB is one.
-type Transactor interface {
-	Transact(ctx context.Context, fn func(tx *sql.Tx) error) error
-}
-
 // CreateAudited creates a key as Create does and records who created it,
 // in one transaction: a credential that can call the API never exists
 // without the event that says who made it and with which scopes. The
 // event names the key's prefix, never a secret. The returned key carries
 // its tenant's slug.
-func CreateAudited(ctx context.Context, db Transactor, sealer *seal.Sealer, actor audit.Actor, s NewSpec) (Key, Secrets, error) {
+func CreateAudited(ctx context.Context, db *store.DB, sealer *seal.Sealer, actor audit.Actor, s NewSpec) (Key, Secrets, error) {
 	var k Key
 	var secrets Secrets
 	err := db.Transact(ctx, func(tx *sql.Tx) error {
@@ -287,7 +282,7 @@ func CreateAudited(ctx context.Context, db Transactor, sealer *seal.Sealer, acto
 // in one transaction. Revoking is what on-call presses when a key leaks,
 // perhaps twice: only a real change is recorded (changed true). An unknown
 // key is store.ErrNotFound.
-func RevokeAudited(ctx context.Context, db Transactor, actor audit.Actor, id string) (changed bool, err error) {
+func RevokeAudited(ctx context.Context, db *store.DB, actor audit.Actor, id string) (changed bool, err error) {
 	err = db.Transact(ctx, func(tx *sql.Tx) error {
 		k, err := ByID(ctx, tx, id)
 		if err != nil {
@@ -319,7 +314,7 @@ func RevokeAudited(ctx context.Context, db Transactor, actor audit.Actor, id str
 // one at once. A key without a callback secret (created before they
 // existed) gets its first one and starts receiving callbacks. The change
 // commits with its audit event, which names no secret.
-func RotateCallbackSecret(ctx context.Context, db Transactor, sealer *seal.Sealer, keyID string, actor audit.Actor, now time.Time) (Key, string, error) {
+func RotateCallbackSecret(ctx context.Context, db *store.DB, sealer *seal.Sealer, keyID string, actor audit.Actor, now time.Time) (Key, string, error) {
 	if sealer == nil {
 		return Key{}, "", errors.New("rotate callback secret: no sealer")
 	}
