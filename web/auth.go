@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -13,9 +12,8 @@ import (
 	"github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/handlers"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/signin"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -93,23 +91,7 @@ func (s *Server) loginCallback(c echo.Context) error {
 		return handlers.Render(c, http.StatusUnauthorized, handlers.PageFor(c, "Sign in"), views.Login(v))
 	}
 
-	err = s.db.Transact(ctx, func(tx *sql.Tx) error {
-		id, err := store.UpsertPrincipal(ctx, tx, store.PrincipalRow{
-			Issuer: p.Issuer, Subject: p.Subject, Email: p.Email, Name: p.Name, Roles: p.Roles, Tenants: p.Tenants,
-		})
-		if err != nil {
-			return err
-		}
-		p.ID = id
-		_, err = audit.Append(ctx, tx, audit.Event{
-			Actor:   audit.Actor{Type: audit.ActorPrincipal, ID: id},
-			Verb:    "auth.login",
-			Subject: audit.Subject{Type: "principal", ID: id},
-			Details: map[string]any{"roles": p.Roles, "tenants": p.Tenants},
-		})
-		return err
-	})
-	if err != nil {
+	if p.ID, err = signin.Login(ctx, s.db, p); err != nil {
 		return err
 	}
 
@@ -131,16 +113,7 @@ func (s *Server) loginCallback(c echo.Context) error {
 }
 
 func (s *Server) auditLoginFailure(ctx context.Context, le *loginError) error {
-	details := map[string]any{"reason": le.Reason, "detail": le.Detail}
-	return s.db.Transact(ctx, func(tx *sql.Tx) error {
-		_, err := audit.Append(ctx, tx, audit.Event{
-			Actor:   audit.Actor{Type: audit.ActorAnonymous, ID: "-"},
-			Verb:    "auth.login_failed",
-			Subject: audit.Subject{Type: "login", ID: le.Reason},
-			Details: s.redactDetails(details),
-		})
-		return err
-	})
+	return signin.Refused(ctx, s.db, le.Reason, s.redactDetails(map[string]any{"reason": le.Reason, "detail": le.Detail}))
 }
 
 // logout clears the session and records the logout.
@@ -148,16 +121,7 @@ func (s *Server) logout(c echo.Context) error {
 	ctx := c.Request().Context()
 	sess := s.session(c)
 	if p := handlers.CurrentPrincipal(c); p != nil {
-		err := s.db.Transact(ctx, func(tx *sql.Tx) error {
-			_, err := audit.Append(ctx, tx, audit.Event{
-				Actor:   audit.Actor{Type: audit.ActorPrincipal, ID: p.ID},
-				Verb:    "auth.logout",
-				Subject: audit.Subject{Type: "principal", ID: p.ID},
-				Details: map[string]any{},
-			})
-			return err
-		})
-		if err != nil {
+		if err := signin.Logout(ctx, s.db, p.ID); err != nil {
 			return err
 		}
 		s.log.InfoContext(ctx, "logout", "principal", p.ID)
