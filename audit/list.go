@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/wardenhq/warden/store"
 )
@@ -90,25 +91,71 @@ func List(ctx context.Context, q Querier, f Filter) ([]Event, error) {
 	return out, nil
 }
 
+// Query selects events of the trail, for the audit page and for exports.
+// Empty fields select everything. Scoping a principal to its tenants is
+// the caller's job (it sets Tenant).
+type Query struct {
+	Tenant      string
+	ActorID     string    // a principal's id, a key's id, "executor", ...
+	Verb        string    // exact ("action.approve"), or a prefix ending in "." ("action.")
+	SubjectType string    // "action", "tenant", "key", ...
+	SubjectID   string    // with SubjectType, or alone
+	Since       time.Time // events at or after
+	Until       time.Time // events before
+}
+
+// Where is the query's SQL condition over audit_events and its arguments;
+// "" selects every event.
+func (q Query) Where() (string, []any) {
+	var where []string
+	var args []any
+	add := func(cond string, arg any) { where, args = append(where, cond), append(args, arg) }
+	if q.Tenant != "" {
+		add("tenant = ?", q.Tenant)
+	}
+	if q.ActorID != "" {
+		add("actor_id = ?", q.ActorID)
+	}
+	switch {
+	case strings.HasSuffix(q.Verb, "."):
+		add("substr(verb, 1, ?) = ?", len(q.Verb))
+		args = append(args, q.Verb)
+	case q.Verb != "":
+		add("verb = ?", q.Verb)
+	}
+	if q.SubjectType != "" {
+		add("subject_type = ?", q.SubjectType)
+	}
+	if q.SubjectID != "" {
+		add("subject_id = ?", q.SubjectID)
+	}
+	if !q.Since.IsZero() {
+		add("time >= ?", q.Since.UTC().Format(TimeFormat))
+	}
+	if !q.Until.IsZero() {
+		add("time < ?", q.Until.UTC().Format(TimeFormat))
+	}
+	return strings.Join(where, " AND "), args
+}
+
 // pageOrder is the trail's order as people read it: newest first.
 var pageOrder = store.Order{Key: "seq", KeyDesc: true, ID: "seq", IDDesc: true, Numeric: true}
 
-// Page returns one page of the trail, newest first: the events of tenant
-// (every tenant when empty).
-func Page(ctx context.Context, q Querier, tenant string, page store.Page) (store.Paged[Event], error) {
+// Page returns one page of the events q selects, newest first.
+func Page(ctx context.Context, db Querier, q Query, page store.Page) (store.Paged[Event], error) {
+	cond, args := q.Where()
 	var where []string
-	var args []any
-	if tenant != "" {
-		where, args = append(where, "tenant = ?"), append(args, tenant)
+	if cond != "" {
+		where = append(where, cond)
 	}
-	if cond, cargs := page.Where(pageOrder); cond != "" {
-		where, args = append(where, cond), append(args, cargs...)
+	if c, cargs := page.Where(pageOrder); c != "" {
+		where, args = append(where, c), append(args, cargs...)
 	}
 	query := selectEvents
 	if len(where) > 0 {
 		query += " WHERE " + strings.Join(where, " AND ")
 	}
-	rows, err := q.QueryContext(ctx, query+" ORDER BY "+page.OrderBy(pageOrder)+" LIMIT ?", append(args, page.Fetch())...)
+	rows, err := db.QueryContext(ctx, query+" ORDER BY "+page.OrderBy(pageOrder)+" LIMIT ?", append(args, page.Fetch())...)
 	if err != nil {
 		return store.Paged[Event]{}, fmt.Errorf("page of audit events: %w", err)
 	}

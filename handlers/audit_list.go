@@ -72,7 +72,7 @@ func auditView(c echo.Context, st *store.DB) (views.AuditView, error) {
 	if err != nil {
 		return views.AuditView{}, err
 	}
-	paged, err := audit.Page(ctx, st.Read(), tenant, page)
+	paged, err := audit.Page(ctx, st.Read(), audit.Query{Tenant: tenant}, page)
 	if err != nil {
 		return views.AuditView{}, err
 	}
