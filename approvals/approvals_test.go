@@ -254,13 +254,13 @@ func TestExpireAndCancel(t *testing.T) {
 	}
 	_ = b
 	c := f.newAction(t, 3, 1)
-	if _, err := Cancel(ctx, f.db, c.ID, "other-key", time.Now()); !errors.Is(err, store.ErrNotFound) {
+	if _, err := Cancel(ctx, f.db, c.ID, "other-key", nil, time.Now()); !errors.Is(err, store.ErrNotFound) {
 		t.Fatalf("cancel by another key = %v, want not found", err)
 	}
-	if got, err := Cancel(ctx, f.db, c.ID, "k1", time.Now()); err != nil || got.Status != StatusCancelled {
+	if got, err := Cancel(ctx, f.db, c.ID, "k1", nil, time.Now()); err != nil || got.Status != StatusCancelled {
 		t.Fatalf("cancel = %+v, %v", got, err)
 	}
-	if _, err := Cancel(ctx, f.db, c.ID, "k1", time.Now()); !errors.Is(err, ErrAlreadyDecided) {
+	if _, err := Cancel(ctx, f.db, c.ID, "k1", nil, time.Now()); !errors.Is(err, ErrAlreadyDecided) {
 		t.Fatalf("second cancel = %v", err)
 	}
 }

@@ -44,9 +44,10 @@ func Decisions(ctx context.Context, q store.Querier, actionID string) ([]Decided
 }
 
 // OnDecided runs inside the transaction of a final decision (the action's
-// Status says which: approved, rejected or expired): it is where the
-// execution job, the ledger record and the agent's callback are written,
-// so the decision and the work it causes exist together or not at all.
+// Status says which: approved, rejected, expired or cancelled): it is where
+// the execution job, the ledger record, the agent's callback and the end
+// of the waiting journey are written, so the decision and the work it
+// causes exist together or not at all.
 type OnDecided func(ctx context.Context, tx *sql.Tx, a Action) error
 
 // Request is one decision.
@@ -110,9 +111,6 @@ func Decide(ctx context.Context, db *store.DB, req Request, onDecided OnDecided,
 			if err := casStatus(ctx, tx, a, StatusRejected, a.ApprovalsGiven, now); err != nil {
 				return err
 			}
-			if err := endJourney(ctx, tx, a.JourneyID, "rejected", now); err != nil {
-				return err
-			}
 			a.Status, res.Final = StatusRejected, true
 			if onDecided != nil {
 				if err := onDecided(ctx, tx, a); err != nil {
@@ -165,16 +163,6 @@ func casStatus(ctx context.Context, tx *sql.Tx, a Action, status string, given i
 	return nil
 }
 
-// endJourney closes the journey that waited for this action.
-func endJourney(ctx context.Context, tx *sql.Tx, journeyID, status string, now time.Time) error {
-	if journeyID == "" {
-		return nil
-	}
-	_, err := tx.ExecContext(ctx, `UPDATE journeys SET status = ?, finished_at = ? WHERE id = ? AND status = 'awaiting_approval'`,
-		status, store.FormatTime(now), journeyID)
-	return err
-}
-
 func approvers(ctx context.Context, q store.Querier, actionID string) ([]string, error) {
 	rows, err := q.QueryContext(ctx, `SELECT principal_id FROM decisions WHERE action_id = ? AND decision = 'approve'`, actionID)
 	if err != nil {
@@ -215,9 +203,6 @@ func Expire(ctx context.Context, db *store.DB, onExpired OnDecided, now time.Tim
 			if err := casStatus(ctx, tx, a, StatusExpired, a.ApprovalsGiven, now); err != nil {
 				return err
 			}
-			if err := endJourney(ctx, tx, a.JourneyID, "expired", now); err != nil {
-				return err
-			}
 			a.Status = StatusExpired
 			if onExpired != nil {
 				if err := onExpired(ctx, tx, a); err != nil {
@@ -241,7 +226,7 @@ func Expire(ctx context.Context, db *store.DB, onExpired OnDecided, now time.Tim
 
 // Cancel withdraws a pending action on behalf of the key that requested
 // it.
-func Cancel(ctx context.Context, db *store.DB, actionID, keyID string, now time.Time) (Action, error) {
+func Cancel(ctx context.Context, db *store.DB, actionID, keyID string, onDecided OnDecided, now time.Time) (Action, error) {
 	var a Action
 	err := db.Transact(ctx, func(tx *sql.Tx) error {
 		var err error
@@ -257,8 +242,11 @@ func Cancel(ctx context.Context, db *store.DB, actionID, keyID string, now time.
 		if err := casStatus(ctx, tx, a, StatusCancelled, a.ApprovalsGiven, now); err != nil {
 			return err
 		}
-		if err := endJourney(ctx, tx, a.JourneyID, "cancelled", now); err != nil {
-			return err
+		if onDecided != nil {
+			a.Status = StatusCancelled
+			if err := onDecided(ctx, tx, a); err != nil {
+				return err
+			}
 		}
 		t, _ := store.TenantSlug(ctx, tx, a.TenantID)
 		a.Status = StatusCancelled

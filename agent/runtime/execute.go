@@ -43,6 +43,11 @@ func (s *Service) onDecided(ctx context.Context, tx *sql.Tx, a approvals.Action)
 	if err := s.enqueueCallback(ctx, tx, a, a.Status); err != nil {
 		return err
 	}
+	switch a.Status {
+	case approvals.StatusRejected, approvals.StatusExpired, approvals.StatusCancelled:
+		// The journey that waited for the action ends with it.
+		return endAfterAction(ctx, tx, a.JourneyID, a.StepN, a.Status, s.o.Now())
+	}
 	if a.Status != approvals.StatusApproved || a.External {
 		return nil // the agent executes it and reports the result
 	}

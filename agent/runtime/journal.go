@@ -292,3 +292,18 @@ func completeAfterApproval(ctx context.Context, tx *sql.Tx, id string, step int,
 		output, units, costMicros, store.FormatTime(now), id)
 	return err
 }
+
+// endAfterAction ends the journey that waited for an action that was
+// rejected, expired or cancelled, and marks its approval step so.
+func endAfterAction(ctx context.Context, tx *sql.Tx, id string, step int, status string, now time.Time) error {
+	if id == "" {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE journey_steps SET status = ? WHERE journey_id = ? AND n = ? AND status = ?`,
+		status, id, step, StatusAwaitingApproval); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE journeys SET status = ?, finished_at = ? WHERE id = ? AND status = ?`,
+		status, store.FormatTime(now), id, StatusAwaitingApproval)
+	return err
+}

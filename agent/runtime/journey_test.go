@@ -431,3 +431,36 @@ func nonEmpty(s string) []string {
 	}
 	return []string{s}
 }
+
+// A journey whose action was rejected, expired or cancelled ends with it,
+// and its approval step says so instead of still awaiting approval.
+func TestJourneyEndsWithItsUndecidedAction(t *testing.T) {
+	for _, end := range []string{approvals.StatusRejected, approvals.StatusExpired, approvals.StatusCancelled} {
+		t.Run(end, func(t *testing.T) {
+			r := newRig(t)
+			out := r.pending(refundRequest)
+			switch end {
+			case approvals.StatusRejected:
+				if err := r.decide(approver, out.Action.ID, approvals.Reject); err != nil {
+					t.Fatal(err)
+				}
+			case approvals.StatusExpired:
+				r.advance(48 * time.Hour)
+				if _, err := r.svc.ExpireActions(r.ctx); err != nil {
+					t.Fatal(err)
+				}
+			case approvals.StatusCancelled:
+				if _, err := r.svc.CancelAction(r.ctx, r.caller, out.Action.ID); err != nil {
+					t.Fatal(err)
+				}
+			}
+			j := r.journey(out.Journey.ID)
+			if j.Status != end || j.FinishedAt == nil {
+				t.Errorf("journey = %s (finished %v), want %s and finished", j.Status, j.FinishedAt, end)
+			}
+			if last := j.Steps[len(j.Steps)-1]; last.Kind != "approval" || last.Status != end {
+				t.Errorf("approval step = %s %s, want %s", last.Kind, last.Status, end)
+			}
+		})
+	}
+}

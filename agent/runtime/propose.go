@@ -267,7 +267,7 @@ func (s *Service) ReportResult(ctx context.Context, caller gateway.Caller, actio
 
 // CancelAction withdraws the caller's pending action.
 func (s *Service) CancelAction(ctx context.Context, caller gateway.Caller, actionID string) (approvals.Action, error) {
-	a, err := approvals.Cancel(ctx, s.o.DB, actionID, caller.Key.ID, s.o.Now())
+	a, err := approvals.Cancel(ctx, s.o.DB, actionID, caller.Key.ID, s.onDecided, s.o.Now())
 	if err == nil {
 		s.notify()
 	}
