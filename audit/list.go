@@ -2,6 +2,8 @@ package audit
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -95,7 +97,11 @@ func List(ctx context.Context, q Querier, f Filter) ([]Event, error) {
 // Empty fields select everything. Scoping a principal to its tenants is
 // the caller's job (it sets Tenant).
 type Query struct {
-	Tenant      string
+	Tenant string
+	// Tenants, when not nil, keeps only the events of these tenants: a
+	// principal scoped to some tenants sees theirs and no others (nor
+	// events of no tenant). An empty, non-nil list selects nothing.
+	Tenants     []string
 	ActorID     string    // a principal's id, a key's id, "executor", ...
 	Verb        string    // exact ("action.approve"), or a prefix ending in "." ("action.")
 	SubjectType string    // "action", "tenant", "key", ...
@@ -112,6 +118,16 @@ func (q Query) Where() (string, []any) {
 	add := func(cond string, arg any) { where, args = append(where, cond), append(args, arg) }
 	if q.Tenant != "" {
 		add("tenant = ?", q.Tenant)
+	}
+	if q.Tenants != nil {
+		if len(q.Tenants) == 0 {
+			where = append(where, "0")
+		} else {
+			where = append(where, "tenant IN (?"+strings.Repeat(", ?", len(q.Tenants)-1)+")")
+			for _, t := range q.Tenants {
+				args = append(args, t)
+			}
+		}
 	}
 	if q.ActorID != "" {
 		add("actor_id = ?", q.ActorID)
@@ -179,4 +195,17 @@ func Page(ctx context.Context, db Querier, q Query, page store.Page) (store.Page
 		s := strconv.FormatInt(e.Seq, 10)
 		return store.Cursor{Key: s, ID: s}
 	}), nil
+}
+
+// StoredHead is the newest event as stored, {0, GenesisHash} for an empty
+// chain. It reads the head without verifying anything: it is what the
+// chain claims, for display and for a checkpoint to compare; Verify says
+// whether it holds.
+func StoredHead(ctx context.Context, q Querier) (Head, error) {
+	h := Head{Seq: 0, Hash: GenesisHash}
+	err := q.QueryRowContext(ctx, `SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1`).Scan(&h.Seq, &h.Hash)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return Head{}, fmt.Errorf("read audit chain head: %w", err)
+	}
+	return h, nil
 }

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -8,6 +9,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/wardenhq/warden/agent/keys"
+	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
@@ -15,15 +18,22 @@ import (
 
 const auditPageSize = 50
 
-// AuditList shows the audit trail, newest first, a page at a time. A user
-// scoped to some tenants sees only those tenants' events.
+// AuditList shows the audit trail, newest first, a page at a time, each
+// event as a sentence, filtered by tenant, actor, verb, subject and dates
+// (auditQuery). A user scoped to some tenants sees only those tenants'
+// events. A filter typed wrong is shown next to its field with a 422, and
+// nothing is listed.
 func (h *Console) AuditList(c echo.Context) error {
 	v, err := auditView(c, h.DB)
 	if err != nil {
 		return err
 	}
+	status := http.StatusOK
+	if len(v.Errors) > 0 {
+		status = http.StatusUnprocessableEntity
+	}
 	page := PageFor(c, "Audit trail")
-	return Render(c, http.StatusOK, page, views.AuditList(page, v))
+	return Render(c, status, page, views.AuditList(page, v))
 }
 
 // AuditVerify walks the whole chain and shows the result on the audit
@@ -56,42 +66,108 @@ func (h *Console) AuditVerify(c echo.Context) error {
 	return Render(c, http.StatusOK, page, views.AuditList(page, v))
 }
 
+// auditView reads one page of the events the request's filters select,
+// with what the page needs to show them as sentences.
 func auditView(c echo.Context, st *store.DB) (views.AuditView, error) {
 	ctx := c.Request().Context()
 	user := CurrentPrincipal(c)
-	tenant := c.QueryParam("tenant")
-	if !user.AllTenantScope() {
-		if tenant == "" && len(user.Tenants) > 0 {
-			tenant = user.Tenants[0]
-		}
-		if err := requireTenant(user, tenant); err != nil {
-			return views.AuditView{}, err
-		}
-	}
+	in := c.QueryParams()
+	v := views.AuditView{Filter: views.AuditFilter{
+		Tenant: in.Get("tenant"), Actor: in.Get("actor"), Verb: in.Get("verb"),
+		SubjectType: in.Get("subject_type"), SubjectID: in.Get("subject_id"),
+		From: in.Get("from"), To: in.Get("to"),
+	}}
 	page, err := listPage(c, auditPageSize)
 	if err != nil {
 		return views.AuditView{}, err
 	}
-	paged, err := audit.Page(ctx, st.Read(), audit.Query{Tenant: tenant}, page)
+	q, err := auditQuery(c, user)
+	errs, invalid := fieldErrors(err)
+	if err != nil && !invalid {
+		return views.AuditView{}, err
+	}
+	if v.Tenants, _, err = tenantScope(ctx, st, user, ""); err != nil {
+		return views.AuditView{}, err
+	}
+	if v.ChainStatus, err = chainStatus(ctx, st); err != nil {
+		return views.AuditView{}, err
+	}
+	filters := auditFilterValues(in)
+	v.Filtered = len(filters) > 0 || !page.First()
+	if invalid {
+		v.Errors = errs
+		return v, nil
+	}
+	paged, err := audit.Page(ctx, st.Read(), q, page)
 	if err != nil {
 		return views.AuditView{}, err
 	}
-	events := paged.Rows
-	total, err := audit.Count(ctx, st.Read())
-	if err != nil {
+	v.Events = paged.Rows
+	if v.Names, err = eventNames(ctx, st, v.Events); err != nil {
 		return views.AuditView{}, err
 	}
-	ids := make([]string, 0, len(events))
+	v.NextPage, v.PrevPage = pageLinks("/audit", filters, paged)
+	v.ExportJSONL, v.ExportCSV = withQuery("/audit/export.jsonl", filters), withQuery("/audit/export.csv", filters)
+	return v, nil
+}
+
+// chainStatus is what the audit page says about the whole chain: its
+// stored head and, once checkpoints exist, the newest one that verified.
+func chainStatus(ctx context.Context, st *store.DB) (views.ChainStatus, error) {
+	head, err := audit.StoredHead(ctx, st.Read())
+	if err != nil {
+		return views.ChainStatus{}, err
+	}
+	// LastVerifiedCheckpoint stays nil until signed checkpoints exist.
+	return views.ChainStatus{Head: head}, nil
+}
+
+// eventNames looks up what the ids in events stand for: the principals
+// and keys who acted, and the actions they acted on.
+func eventNames(ctx context.Context, st *store.DB, events []audit.Event) (views.EventNames, error) {
+	var principals []string
+	keyIDs, actionIDs := map[string]bool{}, map[string]bool{}
 	for _, e := range events {
-		if e.Actor.Type == audit.ActorPrincipal {
-			ids = append(ids, e.Actor.ID)
+		switch e.Actor.Type {
+		case audit.ActorPrincipal:
+			principals = append(principals, e.Actor.ID)
+		case audit.ActorKey:
+			keyIDs[e.Actor.ID] = true
+		}
+		if e.Subject.Type == "action" {
+			actionIDs[e.Subject.ID] = true
 		}
 	}
-	nm, err := st.PrincipalNames(ctx, ids)
-	if err != nil {
-		return views.AuditView{}, err
+	n := views.EventNames{Keys: map[string]string{}, Actions: map[string]string{}}
+	var err error
+	if n.Principals, err = st.PrincipalNames(ctx, principals); err != nil {
+		return views.EventNames{}, err
 	}
-	v := views.AuditView{Events: events, Total: total, Tenant: tenant, Names: nm}
-	v.NextPage, v.PrevPage = pageLinks("/audit", url.Values{"tenant": {tenant}}, paged)
-	return v, nil
+	for id := range keyIDs {
+		k, err := keys.ByID(ctx, st.Read(), id)
+		switch {
+		case err == nil:
+			n.Keys[id] = k.Name
+		case !errors.Is(err, store.ErrNotFound):
+			return views.EventNames{}, err
+		}
+	}
+	for id := range actionIDs {
+		a, err := approvals.Get(ctx, st.Read(), id)
+		switch {
+		case err == nil:
+			n.Actions[id] = a.Summary
+		case !errors.Is(err, store.ErrNotFound):
+			return views.EventNames{}, err
+		}
+	}
+	return n, nil
+}
+
+// withQuery is path with the query q, when it has one.
+func withQuery(path string, q url.Values) string {
+	if len(q) == 0 {
+		return path
+	}
+	return path + "?" + q.Encode()
 }

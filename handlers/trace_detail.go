@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/agent/runtime"
+	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
@@ -29,6 +30,12 @@ func (h *Console) TraceDetail(c echo.Context) error {
 	}
 	v := views.TraceView{Journey: j}
 	if v.PrincipalName, err = h.DB.PrincipalName(ctx, j.PrincipalID); err != nil {
+		return err
+	}
+	switch a, err := approvals.ByJourney(ctx, h.DB.Read(), j.ID); {
+	case err == nil:
+		v.ActionID = a.ID
+	case !errors.Is(err, store.ErrNotFound):
 		return err
 	}
 	page := PageFor(c, "Journey "+j.ID)

@@ -2,25 +2,93 @@ package views
 
 import (
 	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/money"
+	"github.com/wardenhq/warden/store"
 )
 
 // AuditView is one page of the audit trail.
 type AuditView struct {
-	Events   []audit.Event
-	Total    int64
-	Tenant   string            // filter, empty for all
-	NextPage string            // URL of older events, empty on the last page
-	PrevPage string            // URL of newer events, empty on the first page
-	Names    map[string]string // principal id → display name
-	Verify   *AuditVerifyResult
+	Events  []audit.Event
+	Names   EventNames     // what the events' ids stand for
+	Filter  AuditFilter    // as typed
+	Errors  FieldErrors    // what is wrong with the filter; no events are listed then
+	Tenants []store.Tenant // in scope, for the filter
+	// Filtered is true when a filter or a page other than the first is
+	// shown, so the page offers to clear it.
+	Filtered bool
+	NextPage string // URL of older events, empty on the last page
+	PrevPage string // URL of newer events, empty on the first page
+	// ExportJSONL and ExportCSV download the events the filters select
+	// (every page of them).
+	ExportJSONL string
+	ExportCSV   string
+	ChainStatus ChainStatus
+	Verify      *AuditVerifyResult
+}
+
+// AuditFilter is the audit page's filter form, as typed.
+type AuditFilter struct {
+	Tenant, Actor, Verb, SubjectType, SubjectID, From, To string
+}
+
+// ChainStatus is what the audit page says about the chain as a whole.
+type ChainStatus struct {
+	// Head is the newest stored event, as stored: not verified here
+	// (Verify chain does that).
+	Head audit.Head
+	// LastVerifiedCheckpoint is the newest signed checkpoint whose
+	// signature verified, or nil when there is none yet.
+	LastVerifiedCheckpoint *CheckpointStatus
+}
+
+// CheckpointStatus is a signed checkpoint of the chain: the head it vouches
+// for and when it was signed.
+type CheckpointStatus struct {
+	Seq      int64
+	Hash     string
+	SignedAt time.Time
 }
 
 // AuditVerifyResult is the outcome of a chain verification.
 type AuditVerifyResult struct {
 	OK      bool
 	Message string
+}
+
+// EventNames are what the ids in audit events stand for, so that an event
+// reads as a sentence. An id missing from a map is shown as it is.
+type EventNames struct {
+	Principals store.Names       // principal id → display name
+	Keys       map[string]string // virtual key id → key name
+	Actions    map[string]string // action id → summary
+}
+
+// AuditVerbs are the verbs Warden writes, offered as suggestions by the
+// verb filter, with the prefixes that select a family.
+var AuditVerbs = []string{
+	"action.", "action.requested", "action.approval_recorded", "action.approved", "action.rejected",
+	"action.expired", "action.cancelled", "action.executed", "action.failed",
+	"auth.", "auth.login", "auth.login_failed", "auth.logout",
+	"tenant.", "tenant.create", "tenant.rename", "tenant.freeze", "tenant.unfreeze", "tenant.retention",
+	"tenant.dual_control", "tenant.dual_control_removed", "tenant.dual_control_window", "tenant.frozen_refused",
+	"key.", "key.create", "key.revoke", "key.callback_secret_rotated", "key.revoked", "key.expired", "key.wrong_secret",
+	"budget.set", "tool.", "tool.create", "tool.update", "tool.enable", "tool.disable",
+	"policy.violation", "traces.purged", "audit.", "audit.verify_ok", "audit.verify_failed",
+}
+
+// trailURL is the decision trail of the action an event is about, or ""
+// for an event about something else.
+func trailURL(e audit.Event) string {
+	if e.Subject.Type != "action" || e.Subject.ID == "" {
+		return ""
+	}
+	return "/audit/actions/" + e.Subject.ID
 }
 
 func detailsText(d map[string]any) string {
@@ -32,4 +100,345 @@ func detailsText(d map[string]any) string {
 		return "(unreadable)"
 	}
 	return string(b)
+}
+
+// eventSentence says what an event records in one sentence a person can
+// read ("Alice Approver approved action act_… — Refund $45.50 … —
+// comment: …"), from its verb and details. A verb it does not know reads
+// "actor verb subject", so nothing is ever hidden.
+func eventSentence(e audit.Event, n EventNames) string {
+	d := eventDetails(e.Details)
+	who := actorLabel(e.Actor, n)
+	subject := e.Subject.ID
+	tenant := e.Tenant
+	if tenant == "" {
+		tenant = d.str("slug")
+	}
+	action := func(verbed string) string {
+		s := who + " " + verbed + " action " + subject
+		if sum := n.Actions[subject]; sum != "" {
+			s += " — " + sum
+		}
+		return s
+	}
+	switch e.Verb {
+	case "auth.login":
+		s := who + " signed in"
+		if roles := d.list("roles"); len(roles) > 0 {
+			s += " as " + strings.Join(roles, ", ")
+		}
+		if ts := d.list("tenants"); len(ts) > 0 {
+			s += " for " + tenantsLabel(ts)
+		}
+		return s
+	case "auth.login_failed":
+		return "A sign-in was refused: " + strings.ReplaceAll(subject, "_", " ")
+	case "auth.logout":
+		return who + " signed out"
+
+	case "tenant.create":
+		return who + " created tenant " + tenant + quoted(" ", d.str("name"))
+	case "tenant.rename":
+		return who + " renamed tenant " + tenant + " from " + strconv.Quote(d.str("from")) + " to " + strconv.Quote(d.str("to"))
+	case "tenant.freeze":
+		return who + " froze tenant " + tenant + ": its agents are refused until it is unfrozen"
+	case "tenant.unfreeze":
+		return who + " unfroze tenant " + tenant
+	case "tenant.retention":
+		return who + " changed how long tenant " + tenant + " keeps traces from " + d.str("from_days") + " to " + d.str("to_days") + " days"
+	case "tenant.dual_control":
+		s := who + " set tenant " + tenant + "'s dual-control threshold in " + d.str("currency") + " to " + d.minor("to_minor", d.str("currency"))
+		if d.has("from_minor") {
+			s += " (was " + d.minor("from_minor", d.str("currency")) + ")"
+		}
+		return s
+	case "tenant.dual_control_removed":
+		return who + " removed tenant " + tenant + "'s dual-control threshold in " + d.str("currency") + ": two approvers for any amount"
+	case "tenant.dual_control_window":
+		return who + " changed tenant " + tenant + "'s dual-control window from " + d.str("from_hours") + " to " + d.str("to_hours") + " hours"
+	case "tenant.frozen_refused":
+		return who + " was refused: tenant " + tenant + " is frozen"
+	case "traces.purged":
+		return who + " purged " + d.str("journeys") + " journeys of tenant " + tenant + " older than " + d.day("older_than") + " (kept " + d.str("retention_days") + " days)"
+
+	case "key.create":
+		return who + " created agent key " + keyLabel(d) + " in tenant " + tenant
+	case "key.revoke":
+		return who + " revoked agent key " + keyLabel(d)
+	case "key.callback_secret_rotated":
+		return who + " rotated the callback secret of agent key " + keyLabel(d)
+	case "key.revoked":
+		return who + " was refused: the key is revoked"
+	case "key.expired":
+		return who + " was refused: the key has expired"
+	case "key.wrong_secret":
+		return "A call with agent key " + keyLabel(d) + " was refused: wrong secret"
+
+	case "budget.set":
+		s := who + " set tenant " + tenant + "'s budget to " + d.micros("limit_micros") + per(d.str("period")) + ", alert at " + d.str("alert_percent") + "%"
+		if d.has("previous_limit_micros") {
+			s += " (was " + d.micros("previous_limit_micros") + per(d.str("previous_period")) + ")"
+		}
+		return s
+
+	case "tool.create":
+		state := "switched off"
+		if d.bool("enabled") {
+			state = "switched on"
+		}
+		return who + " added tool " + subject + " to the catalog, " + state
+	case "tool.update":
+		s := who + " changed tool " + subject
+		if ch := d.list("changed"); len(ch) > 0 {
+			s += ": " + strings.Join(ch, ", ")
+		}
+		return s
+	case "tool.enable":
+		return who + " switched tool " + subject + " on"
+	case "tool.disable":
+		return who + " switched tool " + subject + " off: calls to it are refused"
+
+	case "policy.violation":
+		s := who + " was refused by policy calling tool " + d.str("tool")
+		if r := d.str("reason"); r != "" {
+			s += ": " + r
+		}
+		if code := d.str("code"); code != "" {
+			s += " (" + code + ")"
+		}
+		return s
+
+	case "action.requested":
+		s := who + " requested action " + subject
+		if orig := d.str("compensates"); orig != "" {
+			s = who + " requested action " + subject + " to reverse action " + orig
+		}
+		if sum := d.str("summary"); sum != "" {
+			s += " — " + sum
+		} else if sum := n.Actions[subject]; sum != "" {
+			s += " — " + sum
+		}
+		if k := d.str("approvals_required"); k != "" {
+			s += " — needs " + plural(k, "approval", "approvals")
+		}
+		return s
+	case "action.approval_recorded":
+		return action("approved") + " — " + d.str("approvals") + " approvals, waiting for another approver" + comment(" — comment: ", d.str("comment"))
+	case "action.approved":
+		s := action("approved")
+		if a := d.str("approvals"); a != "" && a != "1 of 1" {
+			s += " — final approval, " + a
+		}
+		return s + comment(" — comment: ", d.str("comment"))
+	case "action.rejected":
+		return action("rejected") + comment(" — reason: ", d.str("comment"))
+	case "action.expired":
+		s := "Action " + subject + " expired"
+		if a := d.str("approvals"); a != "" {
+			s += " with " + a + " approvals"
+		}
+		if sum := n.Actions[subject]; sum != "" {
+			s += " — " + sum
+		}
+		return s
+	case "action.cancelled":
+		return action("withdrew")
+	case "action.executed":
+		if d.str("reported_by") == "agent" {
+			return who + " reported that it executed action " + subject + suffix(" — ", n.Actions[subject])
+		}
+		return action("executed")
+	case "action.failed":
+		if d.str("reported_by") == "agent" {
+			return who + " reported that action " + subject + " failed" + suffix(" — ", n.Actions[subject]) + comment(" — error: ", d.str("error"))
+		}
+		return "Action " + subject + " failed" + suffix(" — ", n.Actions[subject]) + comment(" — reason: ", d.str("reason"))
+
+	case "audit.verify_ok":
+		return who + " verified the audit chain: intact through seq " + d.str("verified_through_seq")
+	case "audit.verify_failed":
+		return who + " verified the audit chain: broken at seq " + d.str("first_bad_seq")
+	}
+	s := who + " " + e.Verb
+	if e.Subject.Type != "" || subject != "" {
+		s += " " + strings.TrimSpace(e.Subject.Type+" "+subject)
+	}
+	return s
+}
+
+// actorLabel names who caused an event, as the start of a sentence.
+func actorLabel(a audit.Actor, n EventNames) string {
+	switch a.Type {
+	case audit.ActorPrincipal:
+		if name := n.Principals[a.ID]; name != "" {
+			return name
+		}
+		return "Console user " + a.ID
+	case audit.ActorKey:
+		if name := n.Keys[a.ID]; name != "" {
+			return "Agent key " + strconv.Quote(name)
+		}
+		return "Agent key " + a.ID
+	case audit.ActorSystem:
+		switch a.ID {
+		case "executor":
+			return "Warden's executor"
+		case "expiry":
+			return "Warden's expiry job"
+		case "retention":
+			return "Warden's retention job"
+		case "demo-seed":
+			return "Warden's demo data"
+		case "cli":
+			return "The warden command line"
+		}
+		return "Warden (" + a.ID + ")"
+	case audit.ActorAnonymous:
+		return "Someone not signed in"
+	}
+	return strings.TrimSpace(a.Type + " " + a.ID)
+}
+
+func tenantsLabel(ts []string) string {
+	for _, t := range ts {
+		if t == "*" {
+			return "all tenants"
+		}
+	}
+	return strings.Join(ts, ", ")
+}
+
+func keyLabel(d eventDetails) string {
+	name, prefix := d.str("name"), d.str("prefix")
+	switch {
+	case name != "" && prefix != "":
+		return strconv.Quote(name) + " (" + prefix + "…)"
+	case name != "":
+		return strconv.Quote(name)
+	case prefix != "":
+		return prefix + "…"
+	}
+	return "(unnamed)"
+}
+
+func quoted(sep, s string) string {
+	if s == "" {
+		return ""
+	}
+	return sep + strconv.Quote(s)
+}
+
+func comment(label, s string) string {
+	if s == "" {
+		return ""
+	}
+	return label + s
+}
+
+func suffix(sep, s string) string {
+	if s == "" {
+		return ""
+	}
+	return sep + s
+}
+
+func per(period string) string {
+	switch period {
+	case "day":
+		return " a day"
+	case "month":
+		return " a month"
+	case "total":
+		return " in total"
+	case "":
+		return ""
+	}
+	return " per " + period
+}
+
+func plural(n, one, many string) string {
+	if n == "1" {
+		return n + " " + one
+	}
+	return n + " " + many
+}
+
+// eventDetails reads an event's details as the audit package decodes
+// them: numbers as json.Number, lists as []any.
+type eventDetails map[string]any
+
+func (d eventDetails) has(k string) bool { _, ok := d[k]; return ok }
+
+func (d eventDetails) str(k string) string {
+	switch v := d[k].(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	case json.Number:
+		return v.String()
+	case bool:
+		return strconv.FormatBool(v)
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Sprint(v)
+		}
+		return string(b)
+	}
+}
+
+func (d eventDetails) bool(k string) bool { v, _ := d[k].(bool); return v }
+
+func (d eventDetails) int(k string) (int64, bool) {
+	switch v := d[k].(type) {
+	case json.Number:
+		n, err := v.Int64()
+		return n, err == nil
+	case int64:
+		return v, true
+	case int:
+		return int64(v), true
+	}
+	return 0, false
+}
+
+func (d eventDetails) list(k string) []string {
+	vs, _ := d[k].([]any)
+	out := make([]string, 0, len(vs))
+	for _, v := range vs {
+		out = append(out, eventDetails{"v": v}.str("v"))
+	}
+	return out
+}
+
+// micros formats micro-units of US dollars, as budgets keep them.
+func (d eventDetails) micros(k string) string {
+	n, ok := d.int(k)
+	if !ok {
+		return d.str(k)
+	}
+	return Money(n)
+}
+
+// minor formats minor units of the currency, as thresholds keep them.
+func (d eventDetails) minor(k, currency string) string {
+	n, ok := d.int(k)
+	if !ok {
+		return d.str(k)
+	}
+	c, err := money.ParseCurrency(currency)
+	if err != nil {
+		return d.str(k) + " " + currency
+	}
+	return money.Format(money.Amount{Minor: n, Currency: c})
+}
+
+// day formats a stored time as its UTC date.
+func (d eventDetails) day(k string) string {
+	t, err := time.Parse(time.RFC3339Nano, d.str(k))
+	if err != nil {
+		return d.str(k)
+	}
+	return Day(t)
 }

@@ -25,4 +25,7 @@ type TraceFilter struct {
 type TraceView struct {
 	Journey       runtime.Journey
 	PrincipalName string // when a console user started it
+	// ActionID is the high-impact action the journey asked for, when it
+	// asked for one: the trace links to its decision trail.
+	ActionID string
 }

@@ -37,6 +37,9 @@ func (s *Server) consoleRoutes() []route {
 		{http.MethodGet, "/status", h.Status, []string{identity.RoleOncall, identity.RoleAdmin}, "Status"},
 		{http.MethodGet, "/audit", h.AuditList, []string{identity.RoleAuditor, identity.RoleAdmin}, "Audit trail"},
 		{http.MethodPost, "/audit/verify", h.AuditVerify, []string{identity.RoleAuditor, identity.RoleAdmin}, ""},
+		// An action's decision trail has the readers of its journey's trace:
+		// auditors and admins, and on-call in an incident.
+		{http.MethodGet, "/audit/actions/:id", h.AuditTrail, readers, ""},
 		{http.MethodGet, "/tenants", h.TenantList, admin, "Tenants"},
 		{http.MethodPost, "/tenants", h.TenantCreate, admin, ""},
 		{http.MethodGet, "/tenants/:slug", h.TenantShow, admin, ""},

@@ -1,0 +1,325 @@
+package handlers
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/wardenhq/warden/agent/keys"
+	"github.com/wardenhq/warden/agent/ledger"
+	"github.com/wardenhq/warden/agent/runtime"
+	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/views"
+)
+
+// AuditTrail is one action's decision trail, for auditors, admins and
+// on-call: the proposal and why it needed approval, then each step as the
+// audit chain records it (with its seq), the effect ledger's record, and
+// the reversals asked for, with their own steps. 404 when unknown, 403
+// when its tenant is outside the user's scope.
+func (h *Console) AuditTrail(c echo.Context) error {
+	ctx := c.Request().Context()
+	// One read snapshot, so that the action, its events and the ledger
+	// are read as of the same moment and cannot contradict each other
+	// because a step happened between two reads.
+	tx, err := h.DB.Read().BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("read the trail of %s: %w", c.Param("id"), err)
+	}
+	defer tx.Rollback()
+	a, slug, err := actionInScope(ctx, tx, CurrentPrincipal(c), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	v, err := loadTrail(ctx, h.DB, tx, a, slug)
+	if err != nil {
+		return err
+	}
+	page := PageFor(c, "Decision trail of "+a.ID)
+	page.Active = "/audit"
+	return Render(c, http.StatusOK, page, views.AuditTrail(page, v))
+}
+
+// trailPart is one action's share of a trail: the action, the events
+// whose subject it is, oldest first, and its ledger record (nil without).
+type trailPart struct {
+	Action approvals.Action
+	Events []audit.Event
+	Ledger *ledger.Entry
+}
+
+// loadTrail reads what the trail of a is built from: its events, its
+// decisions, its ledger record, its journey, and the same for each of
+// its reversals.
+func loadTrail(ctx context.Context, st *store.DB, q store.Querier, a approvals.Action, slug string) (views.TrailView, error) {
+	v := views.TrailView{Action: a, TenantSlug: slug}
+	main, err := loadTrailPart(ctx, q, a)
+	if err != nil {
+		return views.TrailView{}, err
+	}
+	parts := []trailPart{main}
+	if v.Reversals, err = approvals.Compensations(ctx, q, a.ID); err != nil {
+		return views.TrailView{}, err
+	}
+	slices.Reverse(v.Reversals) // oldest first, like the steps
+	for _, r := range v.Reversals {
+		p, err := loadTrailPart(ctx, q, r)
+		if err != nil {
+			return views.TrailView{}, err
+		}
+		parts = append(parts, p)
+	}
+	decisions, err := approvals.Decisions(ctx, q, a.ID)
+	if err != nil {
+		return views.TrailView{}, err
+	}
+	if a.Compensates != "" {
+		o, err := approvals.Get(ctx, q, a.Compensates)
+		switch {
+		case err == nil:
+			v.Original = &o
+		case !errors.Is(err, store.ErrNotFound):
+			return views.TrailView{}, err
+		}
+	}
+	if a.JourneyID != "" {
+		j, err := runtime.GetJourney(ctx, q, a.JourneyID)
+		switch {
+		case err == nil:
+			v.Journey = &j
+		case !errors.Is(err, store.ErrNotFound): // retention may have removed it
+			return views.TrailView{}, err
+		}
+	}
+	var events []audit.Event
+	for _, p := range parts {
+		events = append(events, p.Events...)
+	}
+	if v.Names, err = eventNames(ctx, st, events); err != nil {
+		return views.TrailView{}, err
+	}
+	names, err := st.PrincipalNames(ctx, []string{a.RequestedBy})
+	if err != nil {
+		return views.TrailView{}, err
+	}
+	for _, d := range decisions {
+		// The name the approver went by when deciding, should they be
+		// gone since.
+		if _, ok := v.Names.Principals[d.PrincipalID]; !ok && d.PrincipalName != "" {
+			v.Names.Principals[d.PrincipalID] = d.PrincipalName
+		}
+	}
+	v.Names.Actions[a.ID] = a.Summary
+	if v.Original != nil {
+		v.Names.Actions[v.Original.ID] = v.Original.Summary
+	}
+	switch {
+	case a.RequestedBy != "":
+		v.Requester = names.Of(a.RequestedBy) + " (console user)"
+	case a.KeyID != "":
+		v.Requester = "Agent key " + a.KeyID
+		k, err := keys.ByID(ctx, q, a.KeyID)
+		switch {
+		case err == nil:
+			v.Requester = "Agent key " + strconv.Quote(k.Name) + " (" + a.KeyID + ")"
+		case !errors.Is(err, store.ErrNotFound):
+			return views.TrailView{}, err
+		}
+	default:
+		v.Requester = "unknown"
+	}
+	v.Steps = trailSteps(parts)
+	v.Ledger = main.Ledger
+	v.Reconciliation, v.Reconciled = ledgerReconciliation(a, main.Ledger)
+	v.Warnings = trailWarnings(main, decisions)
+	return v, nil
+}
+
+func loadTrailPart(ctx context.Context, q store.Querier, a approvals.Action) (trailPart, error) {
+	p := trailPart{Action: a}
+	var err error
+	if p.Events, err = audit.Trail(ctx, q, "action", a.ID); err != nil {
+		return trailPart{}, err
+	}
+	e, err := ledger.Get(ctx, q, a.IdempotencyKey)
+	switch {
+	case err == nil:
+		p.Ledger = &e
+	case !errors.Is(err, store.ErrNotFound):
+		return trailPart{}, err
+	}
+	return p, nil
+}
+
+// stepTitles names the steps of an action by the verb that records them.
+var stepTitles = map[string]string{
+	"action.requested":         "Requested",
+	"action.approval_recorded": "Approval recorded",
+	"action.approved":          "Approved",
+	"action.rejected":          "Rejected",
+	"action.expired":           "Expired",
+	"action.cancelled":         "Withdrawn",
+	"action.executed":          "Executed",
+	"action.failed":            "Failed",
+}
+
+// trailSteps puts the parts' events in chain order, each as a step with
+// what the event alone does not say: how long execution took after the
+// approval, what kind of failure a failure was, the receipt. An action
+// running right now has no event yet; it ends the trail as "executing".
+func trailSteps(parts []trailPart) []views.TrailStep {
+	var steps []views.TrailStep
+	for i, p := range parts {
+		a := p.Action
+		for _, e := range p.Events {
+			s := views.TrailStep{
+				Event: &e, Time: e.Time, Kind: strings.TrimPrefix(e.Verb, "action."),
+				Title: stepTitles[e.Verb], ActionID: a.ID, Reversal: i > 0,
+			}
+			if s.Title == "" {
+				s.Title = e.Verb
+			}
+			switch e.Verb {
+			case "action.executed":
+				s.Receipt = a.Receipt
+				s.Notes = append(s.Notes, executionTiming(a, p.Ledger))
+			case "action.failed":
+				s.Notes = append(s.Notes, failureKind(a, p.Ledger))
+				if t := executionTiming(a, p.Ledger); t != "" {
+					s.Notes = append(s.Notes, t)
+				}
+			}
+			steps = append(steps, s)
+		}
+		if a.Status == approvals.StatusExecuting {
+			s := views.TrailStep{Kind: approvals.StatusExecuting, Title: "Executing", ActionID: a.ID, Reversal: i > 0}
+			if p.Ledger != nil {
+				s.Time = p.Ledger.UpdatedAt
+				s.Notes = append(s.Notes, attempts(p.Ledger.Attempts)+" so far")
+				if p.Ledger.Error != "" {
+					s.Notes = append(s.Notes, "Last error: "+p.Ledger.Error)
+				}
+			}
+			steps = append(steps, s)
+		}
+	}
+	// Events in chain order; a step without one (running now) is the
+	// newest of all.
+	slices.SortStableFunc(steps, func(x, y views.TrailStep) int {
+		switch {
+		case x.Event == nil && y.Event == nil:
+			return 0
+		case x.Event == nil:
+			return 1
+		case y.Event == nil:
+			return -1
+		}
+		return cmp.Compare(x.Event.Seq, y.Event.Seq)
+	})
+	return steps
+}
+
+// executionTiming says how long after its final approval an action ran
+// and how many provider calls it took; "" when it never ran.
+func executionTiming(a approvals.Action, e *ledger.Entry) string {
+	var parts []string
+	if a.ExecutedAt != nil && a.DecidedAt != nil {
+		parts = append(parts, "Done "+views.Latency(a.ExecutedAt.Sub(*a.DecidedAt))+" after the final approval")
+	}
+	if e != nil && e.Attempts > 0 {
+		parts = append(parts, attempts(e.Attempts))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, "; ") + "."
+}
+
+func attempts(n int) string {
+	if n == 1 {
+		return "1 provider call"
+	}
+	return fmt.Sprintf("%d provider calls", n)
+}
+
+// failureKind classifies a failed action by what the ledger knows: the
+// provider refused it (final), it stopped before any provider call (the
+// tool was switched off, the tenant frozen), or the agent reported it.
+func failureKind(a approvals.Action, e *ledger.Entry) string {
+	switch {
+	case a.External:
+		return "Reported failed by the agent, which executes this action itself."
+	case e == nil:
+		return "Failed without a ledger record: nothing was sent to the provider."
+	case e.State == ledger.Failed:
+		return "Refused by the provider: a final answer, not retried."
+	case e.State == ledger.Intended:
+		return "Stopped before any provider call: nothing was sent."
+	case e.State == ledger.Reserved:
+		return "Failed after a provider call whose outcome is not settled: the ledger asks the provider again."
+	}
+	return "Failed while the ledger says " + string(e.State) + "."
+}
+
+// ledgerReconciliation says whether the effect ledger and the action
+// agree about the effect, and whether that agreement is settled (true)
+// or something an auditor should look at or wait for (false).
+func ledgerReconciliation(a approvals.Action, e *ledger.Entry) (string, bool) {
+	if e == nil {
+		switch {
+		case a.Status == approvals.StatusPending:
+			return "Nothing to reconcile yet: the action waits for approval.", true
+		case !approvals.Live(a.Status) && a.Status != approvals.StatusFailed:
+			return "Nothing to reconcile: the action was never approved, so no effect was intended.", true
+		case a.External:
+			return "The agent executes this action itself and reports the result; Warden's ledger has no record of it.", true
+		}
+		return "The action was approved but the ledger has no record of its effect.", false
+	}
+	switch {
+	case e.State == ledger.Recorded && a.Status == approvals.StatusExecuted:
+		return fmt.Sprintf("The ledger recorded the effect once, after %s, and the action is executed.", attempts(e.Attempts)), true
+	case e.State == ledger.Failed && a.Status == approvals.StatusFailed:
+		return "The provider refused the call; the ledger and the action both record the failure.", true
+	case e.State == ledger.Intended && a.Status == approvals.StatusFailed:
+		return "The action failed before any provider call; the ledger shows the effect was never attempted.", true
+	case e.State == ledger.Intended && a.Status == approvals.StatusApproved:
+		return "The effect is intended and queued to run.", false
+	case e.State == ledger.Reserved && e.NeedsReview:
+		return "The outcome is unknown: a provider call may have happened and the provider could not confirm it. It needs review.", false
+	case e.State == ledger.Reserved:
+		return fmt.Sprintf("A provider call is in flight or will be retried with the same key (%s so far).", attempts(e.Attempts)), false
+	case e.State == ledger.Recorded:
+		return "The ledger recorded the effect but the action is " + a.Status + ": Warden is completing it.", false
+	}
+	return "The ledger says " + string(e.State) + " while the action is " + a.Status + ".", false
+}
+
+// trailWarnings are disagreements between the action's records: every
+// decision is written with its audit event, so their counts must match.
+func trailWarnings(p trailPart, decisions []approvals.Decided) []string {
+	var events int
+	for _, e := range p.Events {
+		switch e.Verb {
+		case "action.approval_recorded", "action.approved", "action.rejected":
+			events++
+		}
+	}
+	var out []string
+	if events != len(decisions) {
+		out = append(out, fmt.Sprintf("The action has %d recorded decisions but the audit chain records %d. Verify the chain.", len(decisions), events))
+	}
+	if len(p.Events) == 0 {
+		out = append(out, "The audit chain records no event for this action, not even its request. Verify the chain.")
+	}
+	return out
+}

@@ -1,0 +1,224 @@
+package views
+
+import (
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/store"
+)
+
+// sentenceEvent is an event as the audit package returns it: details
+// decoded from JSON with numbers as json.Number.
+func sentenceEvent(t *testing.T, actor audit.Actor, tenant, verb string, subject audit.Subject, detailsJSON string) audit.Event {
+	t.Helper()
+	var d map[string]any
+	if detailsJSON != "" {
+		dec := json.NewDecoder(strings.NewReader(detailsJSON))
+		dec.UseNumber()
+		if err := dec.Decode(&d); err != nil {
+			t.Fatalf("details %s: %v", detailsJSON, err)
+		}
+	}
+	return audit.Event{Actor: actor, Tenant: tenant, Verb: verb, Subject: subject, Details: d}
+}
+
+func TestEventSentence(t *testing.T) {
+	alice := audit.Actor{Type: audit.ActorPrincipal, ID: "p-alice"}
+	bot := audit.Actor{Type: audit.ActorKey, ID: "key_1"}
+	executor := audit.Actor{Type: audit.ActorSystem, ID: "executor"}
+	act := audit.Subject{Type: "action", ID: "act_01"}
+	tenant := audit.Subject{Type: "tenant", ID: "t_01"}
+	key := audit.Subject{Type: "key", ID: "key_1"}
+	tool := audit.Subject{Type: "tool", ID: "issue_refund"}
+	names := EventNames{
+		Principals: store.Names{"p-alice": "Alice Approver"},
+		Keys:       map[string]string{"key_1": "refund-bot"},
+		Actions:    map[string]string{"act_01": "Refund $2,400.00 to account ••9182"},
+	}
+	tests := []struct {
+		name    string
+		actor   audit.Actor
+		tenant  string
+		verb    string
+		subject audit.Subject
+		details string
+		want    string
+	}{
+		{"login", alice, "", "auth.login", audit.Subject{Type: "principal", ID: "p-alice"}, `{"roles":["approver"],"tenants":["acme"]}`,
+			"Alice Approver signed in as approver for acme"},
+		{"login all tenants", alice, "", "auth.login", audit.Subject{Type: "principal", ID: "p-alice"}, `{"roles":["admin","auditor"],"tenants":["*"]}`,
+			"Alice Approver signed in as admin, auditor for all tenants"},
+		{"login refused", audit.Actor{Type: audit.ActorAnonymous, ID: "-"}, "", "auth.login_failed", audit.Subject{Type: "login", ID: "state_mismatch"}, `{}`,
+			"A sign-in was refused: state mismatch"},
+		{"logout", alice, "", "auth.logout", audit.Subject{Type: "principal", ID: "p-alice"}, `{}`,
+			"Alice Approver signed out"},
+
+		{"tenant create", alice, "acme", "tenant.create", tenant, `{"slug":"acme","name":"Acme Corp"}`,
+			`Alice Approver created tenant acme "Acme Corp"`},
+		{"demo tenant", audit.Actor{Type: audit.ActorSystem, ID: "demo-seed"}, "acme", "tenant.create", tenant, `{"slug":"acme","name":"Acme","reason":"development mode demo data"}`,
+			`Warden's demo data created tenant acme "Acme"`},
+		{"tenant rename", alice, "acme", "tenant.rename", tenant, `{"from":"Acme","to":"Acme Corp"}`,
+			`Alice Approver renamed tenant acme from "Acme" to "Acme Corp"`},
+		{"freeze", alice, "acme", "tenant.freeze", tenant, `{"frozen":true}`,
+			"Alice Approver froze tenant acme: its agents are refused until it is unfrozen"},
+		{"unfreeze", alice, "acme", "tenant.unfreeze", tenant, `{"frozen":false}`,
+			"Alice Approver unfroze tenant acme"},
+		{"retention", alice, "acme", "tenant.retention", tenant, `{"from_days":30,"to_days":7}`,
+			"Alice Approver changed how long tenant acme keeps traces from 30 to 7 days"},
+		{"dual control", alice, "acme", "tenant.dual_control", tenant, `{"currency":"USD","to_minor":100000,"from_minor":50000}`,
+			"Alice Approver set tenant acme's dual-control threshold in USD to $1,000.00 (was $500.00)"},
+		{"first dual control", alice, "acme", "tenant.dual_control", tenant, `{"currency":"EUR","to_minor":0}`,
+			"Alice Approver set tenant acme's dual-control threshold in EUR to €0.00"},
+		{"dual control removed", alice, "acme", "tenant.dual_control_removed", tenant, `{"currency":"USD"}`,
+			"Alice Approver removed tenant acme's dual-control threshold in USD: two approvers for any amount"},
+		{"dual control window", alice, "acme", "tenant.dual_control_window", tenant, `{"from_hours":24,"to_hours":48}`,
+			"Alice Approver changed tenant acme's dual-control window from 24 to 48 hours"},
+		{"frozen refused", bot, "acme", "tenant.frozen_refused", key, `{"prefix":"wk_ab12"}`,
+			`Agent key "refund-bot" was refused: tenant acme is frozen`},
+		{"traces purged", audit.Actor{Type: audit.ActorSystem, ID: "retention"}, "acme", "traces.purged", tenant, `{"journeys":12,"older_than":"2026-02-01T00:00:00Z","retention_days":30}`,
+			"Warden's retention job purged 12 journeys of tenant acme older than 2026-02-01 (kept 30 days)"},
+
+		{"key create", alice, "acme", "key.create", key, `{"name":"refund-bot","prefix":"wk_ab12","scopes":["skill:refunds"]}`,
+			`Alice Approver created agent key "refund-bot" (wk_ab12…) in tenant acme`},
+		{"key create by the CLI", audit.Actor{Type: audit.ActorSystem, ID: "cli"}, "acme", "key.create", key, `{"name":"ops"}`,
+			`The warden command line created agent key "ops" in tenant acme`},
+		{"key revoke", alice, "acme", "key.revoke", key, `{"name":"refund-bot","prefix":"wk_ab12"}`,
+			`Alice Approver revoked agent key "refund-bot" (wk_ab12…)`},
+		{"callback secret", alice, "acme", "key.callback_secret_rotated", key, `{"name":"refund-bot","prefix":"wk_ab12"}`,
+			`Alice Approver rotated the callback secret of agent key "refund-bot" (wk_ab12…)`},
+		{"revoked key", bot, "acme", "key.revoked", key, `{"prefix":"wk_ab12"}`,
+			`Agent key "refund-bot" was refused: the key is revoked`},
+		{"expired key", bot, "acme", "key.expired", key, `{"prefix":"wk_ab12"}`,
+			`Agent key "refund-bot" was refused: the key has expired`},
+		{"wrong secret", audit.Actor{Type: audit.ActorKey, ID: "key_9"}, "acme", "key.wrong_secret", key, `{"prefix":"wk_ab12"}`,
+			"A call with agent key wk_ab12… was refused: wrong secret"},
+
+		{"budget", alice, "acme", "budget.set", audit.Subject{Type: "budget", ID: "t_01"}, `{"period":"month","limit_micros":500000000,"alert_percent":80}`,
+			"Alice Approver set tenant acme's budget to $500.00 a month, alert at 80%"},
+		{"budget change", alice, "acme", "budget.set", audit.Subject{Type: "budget", ID: "t_01"},
+			`{"period":"day","limit_micros":25000000,"alert_percent":90,"previous_period":"month","previous_limit_micros":500000000,"previous_alert_percent":80}`,
+			"Alice Approver set tenant acme's budget to $25.00 a day, alert at 90% (was $500.00 a month)"},
+
+		{"tool create", alice, "", "tool.create", tool, `{"enabled":true}`,
+			"Alice Approver added tool issue_refund to the catalog, switched on"},
+		{"tool update", alice, "", "tool.update", tool, `{"changed":["timeout","max_attempts"]}`,
+			"Alice Approver changed tool issue_refund: timeout, max_attempts"},
+		{"tool on", alice, "", "tool.enable", tool, `{"enabled":true}`,
+			"Alice Approver switched tool issue_refund on"},
+		{"tool off", alice, "", "tool.disable", tool, `{"enabled":false}`,
+			"Alice Approver switched tool issue_refund off: calls to it are refused"},
+
+		{"policy violation", bot, "acme", "policy.violation", audit.Subject{Type: "journey", ID: "jrn_1"}, `{"code":"tool_not_allowed","tool":"delete_account","reason":"the key may not call it"}`,
+			`Agent key "refund-bot" was refused by policy calling tool delete_account: the key may not call it (tool_not_allowed)`},
+
+		{"requested", bot, "acme", "action.requested", act, `{"summary":"Refund $2,400.00 to account ••9182","approvals_required":2,"rule":"refunds over $500"}`,
+			`Agent key "refund-bot" requested action act_01 — Refund $2,400.00 to account ••9182 — needs 2 approvals`},
+		{"reversal requested", alice, "acme", "action.requested", audit.Subject{Type: "action", ID: "act_02"}, `{"summary":"Reverse: Refund $45.50","compensates":"act_01","approvals_required":1}`,
+			"Alice Approver requested action act_02 to reverse action act_01 — Reverse: Refund $45.50 — needs 1 approval"},
+		{"approval recorded", alice, "acme", "action.approval_recorded", act, `{"approvals":"1 of 2","comment":"return slip checked"}`,
+			"Alice Approver approved action act_01 — Refund $2,400.00 to account ••9182 — 1 of 2 approvals, waiting for another approver — comment: return slip checked"},
+		{"approved", alice, "acme", "action.approved", act, `{"approvals":"1 of 1","comment":"ok to refund"}`,
+			"Alice Approver approved action act_01 — Refund $2,400.00 to account ••9182 — comment: ok to refund"},
+		{"final approval", alice, "acme", "action.approved", act, `{"approvals":"2 of 2","comment":""}`,
+			"Alice Approver approved action act_01 — Refund $2,400.00 to account ••9182 — final approval, 2 of 2"},
+		{"rejected", alice, "acme", "action.rejected", act, `{"approvals":"0 of 1","comment":"charged once only"}`,
+			"Alice Approver rejected action act_01 — Refund $2,400.00 to account ••9182 — reason: charged once only"},
+		{"expired", audit.Actor{Type: audit.ActorSystem, ID: "expiry"}, "acme", "action.expired", act, `{"approvals":"0 of 2"}`,
+			"Action act_01 expired with 0 of 2 approvals — Refund $2,400.00 to account ••9182"},
+		{"cancelled", bot, "acme", "action.cancelled", act, `{}`,
+			`Agent key "refund-bot" withdrew action act_01 — Refund $2,400.00 to account ••9182`},
+		{"executed", executor, "acme", "action.executed", act, `{"receipt":{"refund_id":"rf_1"}}`,
+			"Warden's executor executed action act_01 — Refund $2,400.00 to account ••9182"},
+		{"executed by the agent", bot, "acme", "action.executed", act, `{"reported_by":"agent","error":""}`,
+			`Agent key "refund-bot" reported that it executed action act_01 — Refund $2,400.00 to account ••9182`},
+		{"failed", executor, "acme", "action.failed", act, `{"reason":"card declined"}`,
+			"Action act_01 failed — Refund $2,400.00 to account ••9182 — reason: card declined"},
+		{"failed at the agent", bot, "acme", "action.failed", act, `{"reported_by":"agent","error":"timeout"}`,
+			`Agent key "refund-bot" reported that action act_01 failed — Refund $2,400.00 to account ••9182 — error: timeout`},
+		{"unknown action", alice, "acme", "action.approved", audit.Subject{Type: "action", ID: "act_gone"}, `{"approvals":"1 of 1"}`,
+			"Alice Approver approved action act_gone"},
+
+		{"verify ok", alice, "", "audit.verify_ok", audit.Subject{Type: "audit_chain", ID: "main"}, `{"verified_through_seq":41}`,
+			"Alice Approver verified the audit chain: intact through seq 41"},
+		{"verify failed", alice, "", "audit.verify_failed", audit.Subject{Type: "audit_chain", ID: "main"}, `{"verified_through_seq":3,"first_bad_seq":4}`,
+			"Alice Approver verified the audit chain: broken at seq 4"},
+
+		{"unknown verb", alice, "acme", "audit.checkpoint_signed", audit.Subject{Type: "audit_chain", ID: "main"}, `{"seq":9}`,
+			"Alice Approver audit.checkpoint_signed audit_chain main"},
+		{"unknown verb, no subject", audit.Actor{Type: audit.ActorSystem, ID: "startup"}, "", "server.started", audit.Subject{}, ``,
+			"Warden (startup) server.started"},
+		{"unknown principal", audit.Actor{Type: audit.ActorPrincipal, ID: "p-gone"}, "", "auth.logout", audit.Subject{Type: "principal", ID: "p-gone"}, `{}`,
+			"Console user p-gone signed out"},
+		{"unknown key", audit.Actor{Type: audit.ActorKey, ID: "key_gone"}, "acme", "key.revoked", key, `{}`,
+			"Agent key key_gone was refused: the key is revoked"},
+	}
+	covered := map[string]bool{}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := sentenceEvent(t, tt.actor, tt.tenant, tt.verb, tt.subject, tt.details)
+			if got := eventSentence(e, names); got != tt.want {
+				t.Errorf("eventSentence(%s %s) =\n  %q\nwant\n  %q", tt.verb, tt.details, got, tt.want)
+			}
+		})
+		covered[tt.verb] = true
+	}
+	for _, verb := range AuditVerbs {
+		if !strings.HasSuffix(verb, ".") && !covered[verb] {
+			t.Errorf("no sentence case for %s", verb)
+		}
+	}
+}
+
+// TestAuditVerbsAreEveryVerbWardenWrites: the verbs the code passes to
+// audit.Append are all in AuditVerbs (and so have a sentence, above).
+// Verbs built at run time are listed here by hand.
+func TestAuditVerbsAreEveryVerbWardenWrites(t *testing.T) {
+	built := []string{
+		"key.revoked", "key.expired", // gateway: "key." + reasonOf(err)
+		"action.executed", "action.failed", // approvals.AgentReported: "action." + r.Status
+	}
+	literal := regexp.MustCompile(`(?i)verb\s*(?::|:=|=)\s*"([a-z][a-z0-9_]*\.[a-z0-9_.]+)"|"([a-z][a-z0-9_]*\.[a-z0-9_]+)", func\(ctx context\.Context, tx \*sql\.Tx`)
+	found := map[string]string{}
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != ".." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") || strings.HasSuffix(path, "_templ.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil || !bytes.Contains(src, []byte("audit")) {
+			return err
+		}
+		for _, m := range literal.FindAllSubmatch(src, -1) {
+			v := string(m[1]) + string(m[2])
+			found[v] = path
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range built {
+		found[v] = "built at run time"
+	}
+	if len(found) < 20 {
+		t.Fatalf("found only %d verbs in the source: %v", len(found), found)
+	}
+	for v, where := range found {
+		if !slices.Contains(AuditVerbs, v) {
+			t.Errorf("%s (%s) is not in AuditVerbs, so it has no sentence", v, where)
+		}
+	}
+}
