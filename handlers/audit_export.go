@@ -82,20 +82,21 @@ func (h *Console) auditExport(c echo.Context, format string) error {
 	hdr.Set(echo.HeaderContentDisposition, `attachment; filename="`+name+`"`)
 	hdr.Set("Cache-Control", "no-store")
 
+	// The errors are ErrNotSupported from test recorders only.
 	rc := http.NewResponseController(res)
 	_ = rc.SetWriteDeadline(time.Now().Add(exportStall))
 	w := writerFunc(func(p []byte) (int, error) {
-		_ = rc.SetWriteDeadline(time.Now().Add(exportStall)) // unsupported by test recorders
+		_ = rc.SetWriteDeadline(time.Now().Add(exportStall))
 		return res.Write(p)
 	})
 	m, err := audit.Export(ctx, h.DB.Read(), q, format, w, signer, time.Now())
-	if err != nil && !res.Committed {
+	if err == nil {
+		err = audit.RecordExport(ctx, h.DB, principalActor(user), m)
+	}
+	if err != nil && !res.Committed { // nothing sent yet: an error page
 		hdr.Del(echo.HeaderContentDisposition)
 		hdr.Del(echo.HeaderContentType)
 		return err
-	}
-	if err == nil {
-		err = audit.RecordExport(ctx, h.DB, principalActor(user), m)
 	}
 	if err != nil {
 		// Part of the file is sent: drop the connection, so that the
