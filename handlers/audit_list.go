@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -107,7 +108,10 @@ func auditView(c echo.Context, st *store.DB) (views.AuditView, error) {
 		return views.AuditView{}, err
 	}
 	v.NextPage, v.PrevPage = pageLinks("/audit", filters, paged)
-	v.ExportJSONL, v.ExportCSV = withQuery("/audit/export.jsonl", filters), withQuery("/audit/export.csv", filters)
+	// The links pin the end of the range to now, so a file and its
+	// manifest, downloaded one after the other, describe the same rows.
+	l := exportLinks(q, time.Now())
+	v.ExportJSONL, v.ExportJSONLManifest, v.ExportCSV, v.ExportCSVManifest = l.JSONL, l.JSONLManifest, l.CSV, l.CSVManifest
 	return v, nil
 }
 

@@ -2,10 +2,12 @@ package handlers
 
 import (
 	"errors"
+	"fmt"
 	"net/url"
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
@@ -19,7 +21,7 @@ import (
 // The audit filters, as query parameters. The audit page and the exports
 // read them with auditQuery, so a link from one to the other selects the
 // same events.
-var auditParams = []string{"tenant", "actor", "verb", "subject_type", "subject_id", "from", "to"}
+var auditParams = []string{"tenant", "actor", "verb", "subject_type", "subject_id", "from", "to", "since", "until"}
 
 var (
 	// auditVerbRe is a verb as Append accepts it, or a prefix of whole
@@ -85,8 +87,26 @@ func auditQuery(c echo.Context, user *identity.Principal) (audit.Query, error) {
 			errs["to"] = "The end date is before the start date."
 		}
 	}
+	// since and until are exact instants (RFC 3339), as export links pin
+	// them; they take precedence over the dates.
+	for _, b := range []struct {
+		name string
+		t    *time.Time
+	}{{"since", &q.Since}, {"until", &q.Until}} {
+		if raw := get(b.name); raw != "" {
+			t, err := audit.ParseTime(raw)
+			if err != nil {
+				errs[b.name] = fmt.Sprintf("The %s filter %v.", b.name, err)
+				continue
+			}
+			*b.t = t
+		}
+	}
 	if len(errs) > 0 {
 		return audit.Query{}, &store.ValidationError{Fields: errs}
+	}
+	if err := audit.CheckQuery(q); err != nil {
+		return audit.Query{}, &store.ValidationError{Fields: map[string]string{"verb": "The filters cannot match any event: " + err.Error() + "."}}
 	}
 	return q, nil
 }

@@ -26,8 +26,10 @@ type AuditView struct {
 	PrevPage string // URL of newer events, empty on the first page
 	// ExportJSONL and ExportCSV download the events the filters select
 	// (every page of them).
-	ExportJSONL string
-	ExportCSV   string
+	ExportJSONL         string
+	ExportJSONLManifest string
+	ExportCSV           string
+	ExportCSVManifest   string
 	ChainStatus ChainStatus
 	Verify      *AuditVerifyResult
 }

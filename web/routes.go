@@ -40,6 +40,10 @@ func (s *Server) consoleRoutes() []route {
 		// An action's decision trail has the readers of its journey's trace:
 		// auditors and admins, and on-call in an incident.
 		{http.MethodGet, "/audit/actions/:id", h.AuditTrail, readers, ""},
+		{http.MethodGet, "/audit/export.jsonl", h.AuditExportJSONL, []string{identity.RoleAuditor, identity.RoleAdmin}, ""},
+		{http.MethodGet, "/audit/export.jsonl.manifest.json", h.AuditExportJSONLManifest, []string{identity.RoleAuditor, identity.RoleAdmin}, ""},
+		{http.MethodGet, "/audit/export.csv", h.AuditExportCSV, []string{identity.RoleAuditor, identity.RoleAdmin}, ""},
+		{http.MethodGet, "/audit/export.csv.manifest.json", h.AuditExportCSVManifest, []string{identity.RoleAuditor, identity.RoleAdmin}, ""},
 		{http.MethodGet, "/tenants", h.TenantList, admin, "Tenants"},
 		{http.MethodPost, "/tenants", h.TenantCreate, admin, ""},
 		{http.MethodGet, "/tenants/:slug", h.TenantShow, admin, ""},

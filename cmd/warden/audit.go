@@ -14,6 +14,9 @@ import (
 
 // auditCmd runs the audit subcommands. They read WARDEN_DATA_DIR like serve.
 func auditCmd(ctx context.Context, args []string, env func(string) (string, bool), stdout, stderr io.Writer) int {
+	if len(args) > 0 && (args[0] == "export" || args[0] == "verify-export") {
+		return auditExportCmd(ctx, args, env, stdout, stderr)
+	}
 	if len(args) == 0 || args[0] != "verify" {
 		fmt.Fprintln(stderr, "usage: warden audit verify [--data-dir DIR]")
 		return 2
