@@ -248,7 +248,7 @@ func TestExportTamperingIsDetected(t *testing.T) {
 						t.Fatalf("VerifyExport = %+v, %v; want a problem", rep, err)
 					}
 					want := tp.wantRow[0]
-					if ex.q != (audit.Query{}) {
+					if !reflect.DeepEqual(ex.q, audit.Query{}) {
 						want = tp.wantRow[1]
 					}
 					if want >= 0 && rep.Row != want || want == anyRow && rep.Row == 0 {

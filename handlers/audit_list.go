@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -166,12 +165,4 @@ func eventNames(ctx context.Context, st *store.DB, events []audit.Event) (views.
 		}
 	}
 	return n, nil
-}
-
-// withQuery is path with the query q, when it has one.
-func withQuery(path string, q url.Values) string {
-	if len(q) == 0 {
-		return path
-	}
-	return path + "?" + q.Encode()
 }
