@@ -5,9 +5,11 @@
 // An event is written by Append inside the same transaction as the change it
 // records, so the change and its evidence commit or roll back together.
 // Verify walks the stored chain; VerifyEvents checks an in-memory one, such
-// as an export. Neither can tell that events were cut from the end of the
-// chain unless it is given a trusted Head to compare with; signed
-// checkpoints will provide one.
+// as an export. A chain alone cannot show that events were cut from its
+// end, or that its tail was rewritten and rehashed: Checkpoint signs the
+// head with the installation's key now and then (warden serve does it
+// periodically, exports at every export), and Verify holds the chain to
+// every signed checkpoint and to any head an auditor trusts.
 package audit
 
 import (
@@ -57,7 +59,9 @@ type Event struct {
 	// assigns it.
 	Seq int64
 	// Time is when the event happened, stored in UTC with nanosecond
-	// precision. Append uses the current time when it is zero.
+	// precision. Append uses the current time when it is zero, and the
+	// previous event's time when Time is earlier than that: times never
+	// decrease along seq.
 	Time    time.Time
 	Actor   Actor
 	Tenant  string // the tenant affected; empty for events of no tenant
@@ -113,8 +117,9 @@ func Append(ctx context.Context, tx *sql.Tx, ev Event) (Event, error) {
 		ev.Time = time.Now()
 	}
 	head := Head{Seq: 0, Hash: GenesisHash}
+	var headTime string
 	err := tx.QueryRowContext(ctx,
-		`SELECT seq, hash FROM audit_events ORDER BY seq DESC LIMIT 1`).Scan(&head.Seq, &head.Hash)
+		`SELECT seq, hash, time FROM audit_events ORDER BY seq DESC LIMIT 1`).Scan(&head.Seq, &head.Hash, &headTime)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return Event{}, fmt.Errorf("append audit event %q: read chain head: %w", ev.Verb, err)
 	}
@@ -123,6 +128,12 @@ func Append(ctx context.Context, tx *sql.Tx, ev Event) (Event, error) {
 	r, err := encode(ev)
 	if err != nil {
 		return Event{}, fmt.Errorf("append audit event %q: %w", ev.Verb, err)
+	}
+	if r.time < headTime {
+		// The clock stepped back, or the caller gave an earlier time:
+		// times never decrease along seq, so that a period of the trail
+		// is one run of seqs.
+		r.time = headTime
 	}
 	if len(r.details) > MaxDetailsBytes {
 		return Event{}, fmt.Errorf("append audit event %q: details are %d bytes, limit %d",
@@ -187,13 +198,23 @@ func checkText(s string) error {
 	return nil
 }
 
-// RecordVerification writes the outcome of a verification of the chain
-// to the chain itself, so the trail shows who checked it and what they
-// found.
-func RecordVerification(ctx context.Context, db *store.DB, actor Actor, ok bool, detail map[string]any) error {
+// RecordVerification writes the outcome of a verification of the chain to
+// the chain itself, so the trail shows who checked it and what they found.
+// head and verr are what Verify returned: audit.verify_ok records the
+// verified head (its seq and hash); audit.verify_failed records the head of
+// the intact part, the first bad seq and the reason. An error that is not a
+// *ChainError is no verdict and is returned unrecorded.
+func RecordVerification(ctx context.Context, db *store.DB, actor Actor, head Head, verr error) error {
 	verb := "audit.verify_ok"
-	if !ok {
+	detail := map[string]any{"verified_through_seq": head.Seq, "verified_through_hash": head.Hash}
+	if verr != nil {
+		var ce *ChainError
+		if !errors.As(verr, &ce) {
+			return fmt.Errorf("record audit verification: %w", verr)
+		}
 		verb = "audit.verify_failed"
+		detail["first_bad_seq"] = ce.Seq
+		detail["reason"] = ce.Reason
 	}
 	return db.Transact(ctx, func(tx *sql.Tx) error {
 		_, err := Append(ctx, tx, Event{Actor: actor, Verb: verb, Subject: Subject{Type: "audit_chain", ID: "main"}, Details: detail})

@@ -123,6 +123,43 @@ func TestAppendKeepsGivenTimeInUTC(t *testing.T) {
 	}
 }
 
+func TestAppendKeepsTimesInOrder(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	base := time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC)
+	tests := []struct {
+		given time.Time
+		want  string
+	}{
+		{base, "2025-06-01T09:00:00.000000000Z"},
+		{base.Add(time.Second), "2025-06-01T09:00:01.000000000Z"},
+		{base.Add(-time.Hour), "2025-06-01T09:00:01.000000000Z"}, // the clock stepped back
+		{base.Add(time.Second), "2025-06-01T09:00:01.000000000Z"},
+		{base.Add(2 * time.Second), "2025-06-01T09:00:02.000000000Z"},
+	}
+	for i, tt := range tests {
+		ev := sampleEvent(i)
+		ev.Time = tt.given
+		var got audit.Event
+		err := db.Transact(ctx, func(tx *sql.Tx) (err error) {
+			got, err = audit.Append(ctx, tx, ev)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stored := readRows(t, db.Read())[i].Time; stored != tt.want || got.Time.Format(audit.TimeFormat) != tt.want {
+			t.Errorf("event %d given %v: stored time %s, returned %v; want %s", i+1, tt.given, stored, got.Time, tt.want)
+		}
+		if h, err := audit.Hash(got); err != nil || h != got.Hash {
+			t.Errorf("event %d: returned event hashes to %s, %v; want %s", i+1, h, err, got.Hash)
+		}
+	}
+	if _, err := audit.Verify(ctx, db.Read(), nil); err != nil {
+		t.Errorf("Verify = %v", err)
+	}
+}
+
 func TestAppendStoresCanonicalDetails(t *testing.T) {
 	type order struct {
 		Zeta  string
@@ -139,7 +176,15 @@ func TestAppendStoresCanonicalDetails(t *testing.T) {
 		{"struct fields sorted too", map[string]any{"o": order{Zeta: "z", Alpha: 1}}, `{"o":{"Alpha":1,"Zeta":"z"}}`},
 		{"integer keys sorted as text", map[string]any{"m": map[int]string{10: "a", 9: "b"}}, `{"m":{"10":"a","9":"b"}}`},
 		{"large integer keeps its digits", map[string]any{"n": int64(math.MaxInt64)}, `{"n":9223372036854775807}`},
-		{"floats in shortest form", map[string]any{"f": 0.1, "g": 1e21}, `{"f":0.1,"g":1e+21}`},
+		{"floats in shortest form", map[string]any{"f": 0.1, "g": 1e21, "h": 1e-7, "i": 100.0, "j": 1e20}, `{"f":0.1,"g":1e+21,"h":1e-7,"i":100,"j":100000000000000000000}`},
+		{"number literals normalised", map[string]any{"n": []any{json.Number("1.0"), json.Number("1E5"), json.Number("2.50"),
+			json.Number("1e-07"), json.Number("-0"), json.Number("-0.0"), json.Number("0.1e1"), json.Number("1E+21")}},
+			`{"n":[1,100000,2.5,1e-7,0,0,1,1e+21]}`},
+		{"integer literals keep every digit", map[string]any{"n": json.Number("123456789012345678901234567890"), "m": json.Number("-7")},
+			`{"m":-7,"n":123456789012345678901234567890}`},
+		{"raw JSON normalised too", map[string]any{"r": json.RawMessage(`{"b":1.50,"a":1E2}`)}, `{"r":{"a":100,"b":1.5}}`},
+		{"nested to the limit", map[string]any{"a": nestArrays(audit.MaxDetailsDepth - 1)},
+			`{"a":` + strings.Repeat("[", audit.MaxDetailsDepth-1) + strings.Repeat("]", audit.MaxDetailsDepth-1) + `}`},
 		{"no HTML escaping", map[string]any{"s": "<b>&</b>"}, `{"s":"<b>&</b>"}`},
 		{"unicode as UTF-8", map[string]any{"s": "Zürich ☕ 𝄞"}, `{"s":"Zürich ☕ 𝄞"}`},
 		{"control characters and line separators escaped", map[string]any{"s": "a\nb\u2028"}, `{"s":"a\nb\u2028"}`},
@@ -197,6 +242,8 @@ func TestAppendRejectsBadEvents(t *testing.T) {
 		{"details too large", func(e *audit.Event) {
 			e.Details = map[string]any{"x": strings.Repeat("a", audit.MaxDetailsBytes)}
 		}, "details are 65544 bytes"},
+		{"number beyond float64", func(e *audit.Event) { e.Details = map[string]any{"x": json.Number("1e400")} }, "beyond the range"},
+		{"nested too deep", func(e *audit.Event) { e.Details = map[string]any{"x": nestArrays(audit.MaxDetailsDepth)} }, "nested more than 32 levels"},
 		{"time after year 9999", func(e *audit.Event) { e.Time = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) }, "outside years"},
 	}
 	ctx := context.Background()
@@ -355,11 +402,11 @@ func TestVerifyDetectsTampering(t *testing.T) {
 			raw := tamperer(t, db)
 			tt.tamper(t, raw, readRows(t, raw))
 
-			var want *audit.Head
+			trust := &audit.Trust{}
 			if tt.head {
-				want = &head
+				trust.Head = &head
 			}
-			got, err := audit.Verify(ctx, db.Read(), want)
+			got, err := audit.Verify(ctx, db.Read(), trust)
 			var ce *audit.ChainError
 			if !errors.As(err, &ce) || ce.Seq != tt.wantSeq {
 				t.Fatalf("Verify after tampering = %v, want a ChainError at seq %d", err, tt.wantSeq)
@@ -391,7 +438,7 @@ func TestVerifyWithTrustedHead(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := audit.Verify(ctx, db.Read(), &tt.want)
+			_, err := audit.Verify(ctx, db.Read(), &audit.Trust{Head: &tt.want})
 			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
 				t.Errorf("Verify(want %v) = %v, want error %q", tt.want, err, tt.wantErr)
 			}
@@ -477,4 +524,13 @@ func TestListAndCount(t *testing.T) {
 	if n, err := audit.Count(ctx, db.Read()); err != nil || n != 12 {
 		t.Errorf("Count = %d, %v; want 12", n, err)
 	}
+}
+
+// nestArrays is n empty arrays, each inside the one before.
+func nestArrays(n int) any {
+	v := []any{}
+	for range n - 1 {
+		v = []any{v}
+	}
+	return v
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // The canonical encoding, specified in docs/audit-format.md. Changing any of
@@ -45,6 +46,9 @@ type record struct {
 	details     string
 	prevHash    string
 	hash        string
+	// badTypes names the columns a verifier read that are not stored as
+	// TEXT; "" when all are.
+	badTypes string
 }
 
 // computeHash is SHA-256 over the fields in order, each as a 4-byte
@@ -70,6 +74,18 @@ func (r record) computeHash() string {
 		io.WriteString(h, f)
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// invalidUTF8 names the first text column that is not valid UTF-8, or "".
+// Append never writes one; the hash itself covers any bytes.
+func (r record) invalidUTF8() string {
+	for i, f := range [...]string{r.time, r.actorType, r.actorID, r.tenant, r.verb,
+		r.subjectType, r.subjectID, r.details, r.prevHash, r.hash} {
+		if !utf8.ValidString(f) {
+			return eventColumns[i]
+		}
+	}
+	return ""
 }
 
 // Hash is the hash ev should carry: SHA-256 over the canonical encoding of
@@ -145,19 +161,20 @@ func (r record) event() (Event, error) {
 // event it decodes to, or "" if it is. A row whose hash matches its text but
 // whose text is not canonical was not written by Append.
 func (r record) checkCanonical() string {
-	ev, err := r.event()
-	if err != nil {
-		return err.Error()
+	t, err := time.Parse(TimeFormat, r.time)
+	if err != nil || t.Format(TimeFormat) != r.time {
+		return fmt.Sprintf("time %s is not in the form %s", short(r.time), TimeFormat)
 	}
-	again, err := encode(ev)
+	details, err := decodeDetails(r.details)
 	if err != nil {
-		return err.Error()
+		return fmt.Sprintf("details are not a JSON object: %v", err)
 	}
-	switch {
-	case again.time != r.time:
-		return fmt.Sprintf("time %q is not in canonical form %q", r.time, again.time)
-	case again.details != r.details:
-		return "details are not canonical JSON"
+	again, err := encodeGeneric(details)
+	if err != nil {
+		return fmt.Sprintf("details: %v", err)
+	}
+	if again != r.details {
+		return "details are not in canonical JSON form"
 	}
 	return ""
 }
@@ -165,11 +182,12 @@ func (r record) checkCanonical() string {
 // canonicalDetails is the text details are stored and hashed as: the JSON
 // object encoding/json produces for generic values (map[string]any, []any,
 // string, json.Number, bool, nil), with keys sorted by their UTF-8 bytes, no
-// insignificant whitespace and no HTML escaping. Nil details are "{}".
+// insignificant whitespace, no HTML escaping, and every number in canonical
+// form (canonicalNumber). Nil details are "{}".
 //
 // Details are encoded, decoded into generic values and encoded again, so
 // that structs, typed maps and json.Marshalers inside them reach the same
-// sorted, fixed form, and numbers keep their exact digits.
+// sorted, fixed form, and integers keep their exact digits.
 func canonicalDetails(details map[string]any) (string, error) {
 	if details == nil {
 		return "{}", nil
@@ -182,11 +200,93 @@ func canonicalDetails(details map[string]any) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("encode details: %w", err)
 	}
-	second, err := marshalJSON(generic)
+	return encodeGeneric(generic)
+}
+
+// encodeGeneric writes decoded details in canonical form.
+func encodeGeneric(generic map[string]any) (string, error) {
+	if err := canonicalize(generic, 1); err != nil {
+		return "", fmt.Errorf("encode details: %w", err)
+	}
+	out, err := marshalJSON(generic)
 	if err != nil {
 		return "", fmt.Errorf("encode details: %w", err)
 	}
-	return string(second), nil
+	return string(out), nil
+}
+
+// MaxDetailsDepth is how deeply objects and arrays may nest in details, the
+// details object itself being level 1. Evidence needs no deep structure,
+// and the limit lets any JSON parser read the trail.
+const MaxDetailsDepth = 32
+
+// canonicalize rewrites, in place, every number inside v (a decoded
+// generic value at nesting level depth) in canonical form, and enforces
+// MaxDetailsDepth.
+func canonicalize(v any, depth int) error {
+	switch v := v.(type) {
+	case map[string]any:
+		if depth > MaxDetailsDepth {
+			return fmt.Errorf("nested more than %d levels deep", MaxDetailsDepth)
+		}
+		for k, e := range v {
+			if n, ok := e.(json.Number); ok {
+				c, err := canonicalNumber(n)
+				if err != nil {
+					return err
+				}
+				v[k] = c
+			} else if err := canonicalize(e, depth+1); err != nil {
+				return err
+			}
+		}
+	case []any:
+		if depth > MaxDetailsDepth {
+			return fmt.Errorf("nested more than %d levels deep", MaxDetailsDepth)
+		}
+		for i, e := range v {
+			if n, ok := e.(json.Number); ok {
+				c, err := canonicalNumber(n)
+				if err != nil {
+					return err
+				}
+				v[i] = c
+			} else if err := canonicalize(e, depth+1); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// canonicalNumber is the text a JSON number is stored as. An integer
+// literal (no fraction, no exponent) keeps its digits, however many, so
+// identifiers and amounts in micro-units stay exact; "-0" is "0". Any other
+// number denotes the float64 nearest to it and is written as encoding/json
+// writes that float64: the shortest text that reads back as the same value,
+// plain when 1e-6 <= |x| < 1e21 and with an exponent otherwise. So 1.0 is
+// stored as 1, 1E5 as 100000, 2.50 as 2.5 and 1e-07 as 1e-7. A number
+// beyond the float64 range is refused.
+func canonicalNumber(n json.Number) (json.Number, error) {
+	s := string(n)
+	if !strings.ContainsAny(s, ".eE") {
+		if s == "-0" {
+			return "0", nil
+		}
+		return n, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return "", fmt.Errorf("number %s is beyond the range of a 64-bit float", s)
+	}
+	b, err := json.Marshal(f)
+	if err != nil {
+		return "", err
+	}
+	if string(b) == "-0" {
+		return "0", nil
+	}
+	return json.Number(b), nil
 }
 
 func marshalJSON(v any) ([]byte, error) {

@@ -61,7 +61,8 @@ func appendEvents(t testing.TB, db *store.DB, n int) []audit.Event {
 }
 
 // tamperer opens its own connection to the database file and drops the
-// append-only triggers, as anyone with write access to the file can.
+// append-only triggers of events and checkpoints, as anyone with write
+// access to the file can.
 func tamperer(t testing.TB, db *store.DB) *sql.DB {
 	t.Helper()
 	raw, err := sql.Open("sqlite", "file:"+db.Path()+"?_pragma=busy_timeout(10000)")
@@ -71,6 +72,8 @@ func tamperer(t testing.TB, db *store.DB) *sql.DB {
 	t.Cleanup(func() { raw.Close() })
 	mustExec(t, raw, `DROP TRIGGER audit_events_no_update`)
 	mustExec(t, raw, `DROP TRIGGER audit_events_no_delete`)
+	mustExec(t, raw, `DROP TRIGGER audit_checkpoints_no_update`)
+	mustExec(t, raw, `DROP TRIGGER audit_checkpoints_no_delete`)
 	return raw
 }
 

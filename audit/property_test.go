@@ -60,8 +60,9 @@ var genEvent = rapid.Custom(func(t *rapid.T) audit.Event {
 	}
 })
 
-// seal links events into a chain the way Append does.
+// seal links events into a chain the way Append does, times in order.
 func seal(t *rapid.T, events []audit.Event) []audit.Event {
+	slices.SortStableFunc(events, func(a, b audit.Event) int { return a.Time.Compare(b.Time) })
 	prev := audit.GenesisHash
 	for i := range events {
 		events[i].Seq = int64(i + 1)
@@ -129,7 +130,7 @@ func TestVerifyEventsDetectsEveryMutation(t *testing.T) {
 			forged.Hash = h
 			events = slices.Insert(events, p, forged)
 			wantSeq = int64(p + 1)
-			if forged.Seq == int64(p+1) && forged.PrevHash == rightPrev {
+			if forged.Seq == int64(p+1) && forged.PrevHash == rightPrev && (p == 0 || !forged.Time.Before(events[p-1].Time)) {
 				// The forgery fits its place; the event it displaced does not.
 				wantSeq = int64(p + 2)
 			}

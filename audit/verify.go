@@ -2,9 +2,13 @@ package audit
 
 import (
 	"context"
+	"crypto/ed25519"
 	"database/sql"
+	"errors"
 	"fmt"
 	"regexp"
+	"sort"
+	"strings"
 )
 
 // ChainError says where a chain stops being intact. Seq is the first seq at
@@ -18,6 +22,10 @@ func (e *ChainError) Error() string {
 	return fmt.Sprintf("audit chain broken at seq %d: %s", e.Seq, e.Reason)
 }
 
+// ErrNoPublicKey is returned by Verify when the database holds signed
+// checkpoints but Verify was given no public key to check them with.
+var ErrNoPublicKey = errors.New("the database holds signed checkpoints but no public key was given to check them")
+
 // Querier is what reading the chain needs; *sql.DB, *sql.Conn and *sql.Tx
 // have it.
 type Querier interface {
@@ -25,40 +33,59 @@ type Querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
+// Trust is what Verify holds the stored chain to besides its own links.
+type Trust struct {
+	// Key is the installation's public key (LoadPublicKey, or the text
+	// `warden audit pubkey` printed, read with ParsePublicKey). Every
+	// checkpoint stored with the chain must carry its valid signature.
+	// It may be nil only while there are no checkpoints.
+	Key ed25519.PublicKey
+	// Head, when not nil, is a head kept outside the database (written
+	// down by an auditor, or from an export's manifest): the chain must
+	// reach Head.Seq and have Head.Hash there.
+	Head *Head
+}
+
 // Verify walks the stored chain in seq order and returns its head. The error
 // is a *ChainError naming the first bad seq when the chain is not intact
-// (the head returned is then the last intact event), or another error when
-// the database cannot be read.
+// (the head returned is then the last intact event), ErrNoPublicKey, or
+// another error when the database cannot be read.
 //
-// Without want, Verify cannot notice events cut from the end: what remains
-// is a valid chain. With want, a trusted head recorded earlier (a
-// checkpoint), the chain must reach want.Seq and have want.Hash there.
+// "Intact" is section 4 of docs/audit-format.md: every row links to the
+// one before and hashes to its stored hash; its columns are TEXT; its time
+// and details are in canonical form, details within MaxDetailsBytes; times
+// never decrease; and the chain agrees with every signed checkpoint in
+// audit_checkpoints, and with trust.Head, and reaches the newest of them.
+// The checkpoints are what expose events cut from the end, or a tail
+// rewritten and rehashed, after they were signed.
 //
-// Besides the checks every verifier makes (docs/audit-format.md), Verify
-// requires each row's time and details to be in the canonical form Append
-// writes.
-func Verify(ctx context.Context, q Querier, want *Head) (Head, error) {
-	c, err := newChain(want)
+// A nil trust checks the chain alone and fails with ErrNoPublicKey when
+// there are checkpoints: a verification that skipped them would say less
+// than it seemed to.
+func Verify(ctx context.Context, q Querier, trust *Trust) (Head, error) {
+	if trust == nil {
+		trust = &Trust{}
+	}
+	anchors, err := readAnchors(ctx, q, trust)
 	if err != nil {
 		return Head{}, err
 	}
-	rows, err := q.QueryContext(ctx, selectEvents+` ORDER BY seq`)
+	c := newChain(Head{Seq: 0, Hash: GenesisHash}, "", anchors)
+	if err := c.start(); err != nil {
+		return c.head, err
+	}
+	rows, err := q.QueryContext(ctx, verifyEvents+` ORDER BY seq`)
 	if err != nil {
 		return Head{}, fmt.Errorf("verify audit chain: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		r, err := scanRecord(rows)
+		r, err := scanVerifyRecord(rows)
 		if err != nil {
-			// A column of the wrong type, such as a NULL where the
-			// schema says NOT NULL: the table was rebuilt by hand.
 			return c.head, &ChainError{Seq: c.head.Seq + 1, Reason: fmt.Sprintf("unreadable row: %v", err)}
 		}
-		if err := c.add(r); err != nil {
+		if err := c.add(r, true); err != nil {
 			return c.head, err
-		}
-		if reason := r.checkCanonical(); reason != "" {
-			return c.prev, &ChainError{Seq: r.seq, Reason: reason}
 		}
 	}
 	if err := rows.Err(); err != nil {
@@ -72,8 +99,12 @@ func Verify(ctx context.Context, q Querier, want *Head) (Head, error) {
 // chain from seq 1 (an empty slice is intact) and reach want when want is
 // not nil, else a *ChainError naming the first bad seq.
 func VerifyEvents(events []Event, want *Head) error {
-	c, err := newChain(want)
+	anchors, err := trustedHead(want)
 	if err != nil {
+		return err
+	}
+	c := newChain(Head{Seq: 0, Hash: GenesisHash}, "", anchors)
+	if err := c.start(); err != nil {
 		return err
 	}
 	for _, ev := range events {
@@ -81,7 +112,7 @@ func VerifyEvents(events []Event, want *Head) error {
 		if err != nil {
 			return &ChainError{Seq: c.head.Seq + 1, Reason: err.Error()}
 		}
-		if err := c.add(r); err != nil {
+		if err := c.add(r, false); err != nil {
 			return err
 		}
 	}
@@ -90,52 +121,144 @@ func VerifyEvents(events []Event, want *Head) error {
 
 var hashRe = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
+// anchor is a head the chain must agree with: a signed checkpoint or a
+// trusted head.
+type anchor struct {
+	Head
+	name string
+	// check reports why the anchor itself cannot be relied on (a bad
+	// signature), or "".
+	check func() string
+}
+
+// readAnchors reads the stored checkpoints and adds trust.Head, sorted by
+// seq.
+func readAnchors(ctx context.Context, q Querier, trust *Trust) ([]anchor, error) {
+	anchors, err := trustedHead(trust.Head)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := checkpointRows(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("verify audit chain: %w", err)
+	}
+	if len(rows) > 0 && trust.Key == nil {
+		return nil, fmt.Errorf("verify audit chain: %w", ErrNoPublicKey)
+	}
+	for _, cr := range rows {
+		anchors = append(anchors, anchor{
+			Head:  Head{Seq: cr.seq, Hash: cr.hash},
+			name:  fmt.Sprintf("the checkpoint signed at %s", short(cr.time)),
+			check: func() string { return cr.check(trust.Key) },
+		})
+	}
+	sort.SliceStable(anchors, func(i, j int) bool { return anchors[i].Seq < anchors[j].Seq })
+	return anchors, nil
+}
+
+func trustedHead(want *Head) ([]anchor, error) {
+	if want == nil {
+		return nil, nil
+	}
+	if want.Seq < 0 || !hashRe.MatchString(want.Hash) || (want.Seq == 0 && want.Hash != GenesisHash) {
+		return nil, fmt.Errorf("verify audit chain: invalid trusted head %d %q", want.Seq, short(want.Hash))
+	}
+	return []anchor{{Head: *want, name: "the trusted head", check: func() string { return "" }}}, nil
+}
+
 // chain is the verification algorithm of docs/audit-format.md, fed one
 // record at a time.
 type chain struct {
-	want *Head
-	head Head // the last event accepted
-	prev Head // the one before it
+	head    Head     // the last event accepted
+	time    string   // its time, "" before the first event
+	anchors []anchor // those not reached yet, by seq
+	matched int64    // seq of the last anchor the chain agreed with
 }
 
-func newChain(want *Head) (*chain, error) {
-	genesis := Head{Seq: 0, Hash: GenesisHash}
-	if want != nil {
-		if want.Seq < 0 || !hashRe.MatchString(want.Hash) || (want.Seq == 0 && want.Hash != GenesisHash) {
-			return nil, fmt.Errorf("verify audit chain: invalid trusted head %d %q", want.Seq, want.Hash)
+// newChain starts a chain after head, whose event has time t.
+func newChain(head Head, t string, anchors []anchor) *chain {
+	return &chain{head: head, time: t, anchors: anchors, matched: head.Seq}
+}
+
+// start checks the anchors at or before the chain's start (a checkpoint of
+// the empty chain).
+func (c *chain) start() error {
+	return c.reach(c.head)
+}
+
+// reach checks the anchors up to h.Seq against h, the event the chain
+// reached, and consumes them.
+func (c *chain) reach(h Head) error {
+	for len(c.anchors) > 0 && c.anchors[0].Seq <= h.Seq {
+		a := c.anchors[0]
+		if reason := a.check(); reason != "" {
+			return &ChainError{Seq: a.Seq, Reason: reason}
 		}
+		if a.Head != h {
+			return &ChainError{Seq: a.Seq, Reason: fmt.Sprintf(
+				"hash differs from %s: the chain was rewritten and rehashed from a seq between %d and %d",
+				a.name, c.matched+1, a.Seq)}
+		}
+		c.matched = a.Seq
+		c.anchors = c.anchors[1:]
 	}
-	return &chain{want: want, head: genesis, prev: genesis}, nil
+	return nil
 }
 
-func (c *chain) add(r record) error {
+// add checks the next record. canonical asks for the canonical-form check,
+// which records made by encode pass by construction.
+func (c *chain) add(r record, canonical bool) error {
 	seq := c.head.Seq + 1
+	bad := func(format string, a ...any) error {
+		return &ChainError{Seq: seq, Reason: fmt.Sprintf(format, a...)}
+	}
 	switch {
 	case r.seq != seq:
-		return &ChainError{Seq: seq, Reason: fmt.Sprintf("found seq %d where seq %d belongs", r.seq, seq)}
+		return bad("found seq %d where seq %d belongs", r.seq, seq)
+	case r.badTypes != "":
+		return bad("%s not stored as TEXT", r.badTypes)
+	case r.invalidUTF8() != "":
+		return bad("%s not valid UTF-8", r.invalidUTF8())
 	case r.prevHash != c.head.Hash && seq == 1:
-		return &ChainError{Seq: seq, Reason: "prev_hash of the first event is not the genesis hash"}
+		return bad("prev_hash of the first event is not the genesis hash")
 	case r.prevHash != c.head.Hash:
-		return &ChainError{Seq: seq, Reason: fmt.Sprintf("prev_hash does not match the hash of seq %d", c.head.Seq)}
+		return bad("prev_hash does not match the hash of seq %d", c.head.Seq)
 	case r.computeHash() != r.hash:
-		return &ChainError{Seq: seq, Reason: "hash does not match the event's contents"}
-	case c.want != nil && seq == c.want.Seq && r.hash != c.want.Hash:
-		return &ChainError{Seq: seq, Reason: "hash differs from the trusted head's: the chain was rewritten"}
+		return bad("hash does not match the event's contents")
 	}
-	c.prev, c.head = c.head, Head{Seq: r.seq, Hash: r.hash}
+	if canonical {
+		if reason := r.checkCanonical(); reason != "" {
+			return bad("%s", reason)
+		}
+	}
+	switch {
+	case len(r.details) > MaxDetailsBytes:
+		return bad("details are %d bytes, limit %d", len(r.details), MaxDetailsBytes)
+	case r.time < c.time: // canonical times sort as text
+		return bad("time %s is earlier than seq %d's %s", r.time, c.head.Seq, c.time)
+	}
+	if err := c.reach(Head{Seq: r.seq, Hash: r.hash}); err != nil {
+		return err
+	}
+	c.head, c.time = Head{Seq: r.seq, Hash: r.hash}, r.time
 	return nil
 }
 
-// end checks, once every event is in, that the chain reached the trusted
-// head.
+// end checks, once every event is in, that the chain reached the newest
+// checkpoint and the trusted head.
 func (c *chain) end() error {
-	if c.want != nil && c.head.Seq < c.want.Seq {
-		return &ChainError{
-			Seq:    c.head.Seq + 1,
-			Reason: fmt.Sprintf("chain ends at seq %d but the trusted head is seq %d: events were removed from the end", c.head.Seq, c.want.Seq),
-		}
+	if len(c.anchors) == 0 {
+		return nil
 	}
-	return nil
+	a := c.anchors[0]
+	if reason := a.check(); reason != "" {
+		return &ChainError{Seq: a.Seq, Reason: reason}
+	}
+	return &ChainError{
+		Seq: c.head.Seq + 1,
+		Reason: fmt.Sprintf("chain ends at seq %d but %s is at seq %d: events were removed from the end",
+			c.head.Seq, a.name, a.Seq),
+	}
 }
 
 const selectEvents = `SELECT seq, time, actor_type, actor_id, tenant, verb,
@@ -146,4 +269,58 @@ func scanRecord(rows *sql.Rows) (record, error) {
 	err := rows.Scan(&r.seq, &r.time, &r.actorType, &r.actorID, &r.tenant, &r.verb,
 		&r.subjectType, &r.subjectID, &r.details, &r.prevHash, &r.hash)
 	return r, err
+}
+
+// verifyEvents reads rows as a verifier must: a NULL reads as "" and a BLOB
+// as its bytes, and a last column is the bit mask of the columns that are
+// not stored as TEXT, bit i for eventColumns[i].
+var verifyEvents = `SELECT seq, ` + textColumns(eventColumns) + ` FROM audit_events`
+
+var eventColumns = []string{"time", "actor_type", "actor_id", "tenant", "verb",
+	"subject_type", "subject_id", "details", "prev_hash", "hash"}
+
+// textColumns selects columns as text ("" for NULL), then the mask of those
+// not stored as TEXT. (SQLite gives << and | the same precedence, hence
+// the parentheses.)
+func textColumns(columns []string) string {
+	values := make([]string, len(columns))
+	mask := make([]string, len(columns))
+	for i, c := range columns {
+		values[i] = fmt.Sprintf("ifnull(%s, '')", c)
+		mask[i] = fmt.Sprintf("((typeof(%s) <> 'text') << %d)", c, i)
+	}
+	return strings.Join(values, ", ") + ", " + strings.Join(mask, " | ")
+}
+
+func scanVerifyRecord(rows *sql.Rows) (record, error) {
+	var r record
+	var types int64
+	err := rows.Scan(&r.seq, &r.time, &r.actorType, &r.actorID, &r.tenant, &r.verb,
+		&r.subjectType, &r.subjectID, &r.details, &r.prevHash, &r.hash, &types)
+	r.badTypes = columnList(eventColumns, types)
+	return r, err
+}
+
+// columnList names the columns whose bits are set in mask.
+func columnList(columns []string, mask int64) string {
+	if mask == 0 {
+		return ""
+	}
+	var names []string
+	for i, c := range columns {
+		if mask&(1<<i) != 0 {
+			names = append(names, c)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// short quotes s for a reason, cut to a readable length: reasons are
+// recorded in the trail, and a tampered column can be of any length.
+func short(s string) string {
+	const limit = 80
+	if len(s) > limit {
+		return fmt.Sprintf("%q…", s[:limit])
+	}
+	return fmt.Sprintf("%q", s)
 }

@@ -43,6 +43,10 @@ type Config struct {
 	ShutdownGrace time.Duration
 	DrainDelay    time.Duration // readiness is 503 this long before the listener closes
 
+	// AuditCheckpointInterval is how often serve signs the audit chain's
+	// head and stores it as a checkpoint (docs/audit-format.md).
+	AuditCheckpointInterval time.Duration
+
 	// Model prices, in micro-units per token, charged for journeys.
 	PriceInputTokenMicros  int64
 	PriceOutputTokenMicros int64
@@ -83,6 +87,12 @@ func (c Config) Secure() bool { return c.PublicURL.Scheme == "https" }
 // that a real provider can be configured to emit, onto roles.
 const DefaultRoleMapping = "warden-approver=approver,warden-oncall=oncall,warden-auditor=auditor,warden-admin=admin"
 
+// Bounds of WARDEN_AUDIT_CHECKPOINT_INTERVAL.
+const (
+	MinAuditCheckpointInterval = time.Second
+	MaxAuditCheckpointInterval = 24 * time.Hour
+)
+
 // setting describes one configuration name: its variable, flag and default.
 type setting struct {
 	env, flag, def, usage string
@@ -103,6 +113,7 @@ var settings = []setting{
 	{"WARDEN_SESSION_BLOCK_KEY", "session-block-key", "", "hex session encryption key, 32 bytes (default generated)"},
 	{"WARDEN_SHUTDOWN_GRACE", "shutdown-grace", "15s", "how long in-flight requests may take to finish on shutdown"},
 	{"WARDEN_DRAIN_DELAY", "drain-delay", "1s", "how long readiness reports 503 before the listener closes on shutdown"},
+	{"WARDEN_AUDIT_CHECKPOINT_INTERVAL", "audit-checkpoint-interval", "1h", "how often the audit chain's head is signed and stored as a checkpoint (1s to 24h)"},
 	{"WARDEN_PRICE_INPUT_TOKEN", "price-input-token", "2", "price of one input token, in micro-units of the budget currency"},
 	{"WARDEN_PRICE_OUTPUT_TOKEN", "price-output-token", "8", "price of one output token, in micro-units of the budget currency"},
 }
@@ -232,6 +243,14 @@ func Load(args []string, env func(string) (string, bool)) (Config, error) {
 		bad("WARDEN_DRAIN_DELAY", "%q is not a duration such as 1s", get("WARDEN_DRAIN_DELAY"))
 	}
 
+	// A checkpoint is what exposes events cut from the end of the audit
+	// chain; a day is the most the trail may go without one.
+	c.AuditCheckpointInterval, err = time.ParseDuration(get("WARDEN_AUDIT_CHECKPOINT_INTERVAL"))
+	if err != nil || c.AuditCheckpointInterval < MinAuditCheckpointInterval || c.AuditCheckpointInterval > MaxAuditCheckpointInterval {
+		bad("WARDEN_AUDIT_CHECKPOINT_INTERVAL", "%q is not a duration from %v to %v, such as 1h",
+			get("WARDEN_AUDIT_CHECKPOINT_INTERVAL"), MinAuditCheckpointInterval, MaxAuditCheckpointInterval)
+	}
+
 	for _, pr := range []struct {
 		name string
 		dst  *int64
@@ -262,8 +281,12 @@ func Load(args []string, env func(string) (string, bool)) (Config, error) {
 func Usage() string {
 	var b strings.Builder
 	b.WriteString("Settings (flag, environment variable, default):\n")
+	flagWidth, envWidth := 0, 0
 	for _, s := range settings {
-		fmt.Fprintf(&b, "  --%-20s %-27s %s", s.flag, s.env, s.usage)
+		flagWidth, envWidth = max(flagWidth, len(s.flag)), max(envWidth, len(s.env))
+	}
+	for _, s := range settings {
+		fmt.Fprintf(&b, "  --%-*s %-*s %s", flagWidth, s.flag, envWidth, s.env, s.usage)
 		if s.def != "" {
 			fmt.Fprintf(&b, " [%s]", s.def)
 		}

@@ -42,6 +42,9 @@ func TestLoadDefaults(t *testing.T) {
 	if c.ShutdownGrace != 15*time.Second || c.DrainDelay != time.Second {
 		t.Errorf("ShutdownGrace, DrainDelay = %v, %v", c.ShutdownGrace, c.DrainDelay)
 	}
+	if c.AuditCheckpointInterval != time.Hour {
+		t.Errorf("AuditCheckpointInterval = %v, want 1h", c.AuditCheckpointInterval)
+	}
 	if c.Secure() {
 		t.Error("Secure() = true for http")
 	}
@@ -59,13 +62,43 @@ func TestLoadDefaults(t *testing.T) {
 
 func TestFlagsOverrideEnvironment(t *testing.T) {
 	dir := t.TempDir()
-	c, err := Load([]string{"--addr", "127.0.0.1:9999", "--oidc-groups-claim", "roles"},
-		envOf(map[string]string{"WARDEN_DATA_DIR": dir, "WARDEN_ADDR": "127.0.0.1:7777"}))
+	c, err := Load([]string{"--addr", "127.0.0.1:9999", "--oidc-groups-claim", "roles", "--audit-checkpoint-interval", "15m"},
+		envOf(map[string]string{"WARDEN_DATA_DIR": dir, "WARDEN_ADDR": "127.0.0.1:7777", "WARDEN_AUDIT_CHECKPOINT_INTERVAL": "2h"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Addr != "127.0.0.1:9999" || c.OIDCGroupsClaim != "roles" {
-		t.Errorf("Addr, claim = %q, %q; want flag values", c.Addr, c.OIDCGroupsClaim)
+	if c.Addr != "127.0.0.1:9999" || c.OIDCGroupsClaim != "roles" || c.AuditCheckpointInterval != 15*time.Minute {
+		t.Errorf("Addr, claim, checkpoint interval = %q, %q, %v; want flag values", c.Addr, c.OIDCGroupsClaim, c.AuditCheckpointInterval)
+	}
+}
+
+func TestAuditCheckpointIntervalFromEnvironment(t *testing.T) {
+	for _, tt := range []struct {
+		value string
+		want  time.Duration
+	}{{"1s", time.Second}, {"90m", 90 * time.Minute}, {" 24h ", 24 * time.Hour}} {
+		c, err := Load(nil, envOf(map[string]string{"WARDEN_DATA_DIR": t.TempDir(), "WARDEN_AUDIT_CHECKPOINT_INTERVAL": tt.value}))
+		if err != nil || c.AuditCheckpointInterval != tt.want {
+			t.Errorf("WARDEN_AUDIT_CHECKPOINT_INTERVAL=%q: AuditCheckpointInterval = %v, %v; want %v", tt.value, c.AuditCheckpointInterval, err, tt.want)
+		}
+	}
+}
+
+func TestUsageListsEverySetting(t *testing.T) {
+	u := Usage()
+	for _, s := range settings {
+		if !strings.Contains(u, "--"+s.flag+" ") || !strings.Contains(u, s.env+" ") {
+			t.Errorf("Usage() does not list --%s and %s:\n%s", s.flag, s.env, u)
+		}
+	}
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range settings {
+		if !strings.Contains(string(readme), "| `"+s.env+"` | `--"+s.flag+"` |") {
+			t.Errorf("README.md's configuration table has no row for %s (--%s)", s.env, s.flag)
+		}
 	}
 }
 
@@ -124,6 +157,10 @@ func TestLoadRefusesBadSettings(t *testing.T) {
 		{"only one session key", map[string]string{"WARDEN_SESSION_HASH_KEY": strings.Repeat("ab", 32)}, "WARDEN_SESSION_HASH_KEY", "both"},
 		{"grace not a duration", map[string]string{"WARDEN_SHUTDOWN_GRACE": "soon"}, "WARDEN_SHUTDOWN_GRACE", "duration"},
 		{"negative drain delay", map[string]string{"WARDEN_DRAIN_DELAY": "-1s"}, "WARDEN_DRAIN_DELAY", "duration"},
+		{"checkpoint interval not a duration", map[string]string{"WARDEN_AUDIT_CHECKPOINT_INTERVAL": "hourly"}, "WARDEN_AUDIT_CHECKPOINT_INTERVAL", "duration"},
+		{"checkpoint interval zero", map[string]string{"WARDEN_AUDIT_CHECKPOINT_INTERVAL": "0s"}, "WARDEN_AUDIT_CHECKPOINT_INTERVAL", "from 1s to 24h0m0s"},
+		{"checkpoint interval too short", map[string]string{"WARDEN_AUDIT_CHECKPOINT_INTERVAL": "500ms"}, "WARDEN_AUDIT_CHECKPOINT_INTERVAL", "from 1s"},
+		{"checkpoint interval too long", map[string]string{"WARDEN_AUDIT_CHECKPOINT_INTERVAL": "25h"}, "WARDEN_AUDIT_CHECKPOINT_INTERVAL", "to 24h0m0s"},
 		{"price not a number", map[string]string{"WARDEN_PRICE_INPUT_TOKEN": "0.5"}, "WARDEN_PRICE_INPUT_TOKEN", "whole number"},
 		{"negative price", map[string]string{"WARDEN_PRICE_OUTPUT_TOKEN": "-1"}, "WARDEN_PRICE_OUTPUT_TOKEN", "whole number"},
 		{"data dir under a file", map[string]string{"WARDEN_DATA_DIR": filepath.Join(file, "data")}, "WARDEN_DATA_DIR", "cannot create"},

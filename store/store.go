@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
@@ -25,9 +26,13 @@ var ErrNotFound = errors.New("not found")
 // DB is the opened database with its read and write pools.
 type DB struct {
 	path  string
-	write *sql.DB
+	write *sql.DB // nil when opened read-only
 	read  *sql.DB
 }
+
+// ErrReadOnly is returned by Transact on a database opened with
+// OpenReadOnly.
+var ErrReadOnly = errors.New("database opened read-only")
 
 // dsn builds the connection string. busy_timeout must come before
 // journal_mode so that switching to WAL waits for a concurrent opener.
@@ -83,6 +88,73 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	return db, nil
 }
 
+// OpenReadOnly opens the existing database file at path for reading only,
+// for tools that inspect a database without being its server, such as
+// `warden audit verify` on a copy. It creates nothing, changes no file
+// mode, applies no migration and refuses every write (query_only).
+//
+// A database in WAL mode normally needs its -shm file, which SQLite creates
+// next to the database when it is missing. In a directory this process
+// cannot write, with no write-ahead log beside the file (a copy, or a
+// database whose server closed cleanly), the file is opened as immutable
+// instead: all its content is in the file itself.
+func OpenReadOnly(ctx context.Context, path string) (*DB, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("open database read-only: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("open database read-only: %s is not a file", path)
+	}
+	read, err := openReadOnly(ctx, path, false)
+	if err != nil && !walPending(path) {
+		if r, err2 := openReadOnly(ctx, path, true); err2 == nil {
+			read, err = r, nil
+		}
+	}
+	if err != nil && walPending(path) {
+		return nil, fmt.Errorf("open database %s read-only: %w (its write-ahead log %s-wal needs a directory SQLite can write its -shm file in; "+
+			"copy the database with sqlite3's .backup command instead)", path, err, filepath.Base(path))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open database %s read-only: %w", path, err)
+	}
+	return &DB{path: path, read: read}, nil
+}
+
+func openReadOnly(ctx context.Context, path string, immutable bool) (*sql.DB, error) {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "query_only(1)")
+	q.Set("mode", "ro")
+	if immutable {
+		q.Set("immutable", "1")
+	}
+	q.Set("_time_format", "sqlite")
+	read, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, err
+	}
+	n := max(4, runtime.NumCPU()*2)
+	read.SetMaxOpenConns(n)
+	read.SetMaxIdleConns(n)
+	// Reading the schema opens the write-ahead log when there is one,
+	// which is where a read-only directory makes the open fail.
+	var tables int
+	if err := read.QueryRowContext(ctx, `SELECT COUNT(*) FROM sqlite_schema`).Scan(&tables); err != nil {
+		read.Close()
+		return nil, err
+	}
+	return read, nil
+}
+
+// walPending reports whether path has a non-empty write-ahead log beside
+// it, holding commits that are not in the database file yet.
+func walPending(path string) bool {
+	st, err := os.Stat(path + "-wal")
+	return err == nil && st.Size() > 0
+}
+
 // Path is the database file.
 func (db *DB) Path() string { return db.path }
 
@@ -91,6 +163,9 @@ func (db *DB) Read() *sql.DB { return db.read }
 
 // Close closes both pools.
 func (db *DB) Close() error {
+	if db.write == nil {
+		return db.read.Close()
+	}
 	return errors.Join(db.read.Close(), db.write.Close())
 }
 
@@ -98,6 +173,9 @@ func (db *DB) Close() error {
 // when fn returns nil and rolls back when fn returns an error or panics; a
 // panic is re-raised after the rollback.
 func (db *DB) Transact(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
+	if db.write == nil {
+		return ErrReadOnly
+	}
 	tx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -170,5 +171,51 @@ func TestUpsertPrincipalKeepsIDAndRefreshesRoles(t *testing.T) {
 	}
 	if len(p.Roles) != 1 || p.Roles[0] != "admin" || p.Issuer != "https://idp" || p.Subject != "u1" {
 		t.Fatalf("PrincipalByID = %+v, want roles [admin] for https://idp/u1", p)
+	}
+}
+
+func TestOpenReadOnly(t *testing.T) {
+	ctx := context.Background()
+	db, path := openTemp(t)
+	if _, err := CreateTenantTx(ctx, db, "acme", "Acme"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ro, err := OpenReadOnly(ctx, path)
+	if err != nil {
+		t.Fatalf("OpenReadOnly: %v", err)
+	}
+	defer ro.Close()
+	if v, err := ro.SchemaVersion(ctx); err != nil || v != latestVersion() {
+		t.Errorf("SchemaVersion = %d, %v; want %d", v, err, latestVersion())
+	}
+	if n, err := ro.CountTenants(ctx, nil); err != nil || n != 1 {
+		t.Errorf("CountTenants = %d, %v; want 1", n, err)
+	}
+	if err := ro.Transact(ctx, func(*sql.Tx) error { return nil }); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("Transact on a read-only database = %v, want ErrReadOnly", err)
+	}
+	if _, err := ro.Read().ExecContext(ctx, `DELETE FROM tenants`); err == nil {
+		t.Error("a write through the read pool succeeded")
+	}
+	after, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(before, after) {
+		t.Errorf("the database file changed (%v)", err)
+	}
+
+	missing := filepath.Join(t.TempDir(), "missing.db")
+	if _, err := OpenReadOnly(ctx, missing); err == nil {
+		t.Error("OpenReadOnly of a missing file succeeded")
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("OpenReadOnly created %s: %v", missing, err)
+	}
+	if _, err := OpenReadOnly(ctx, t.TempDir()); err == nil {
+		t.Error("OpenReadOnly of a directory succeeded")
 	}
 }

@@ -105,6 +105,9 @@ func auditExport(ctx context.Context, args []string, env func(string) (string, b
 	var m audit.Manifest
 	err = writeAtomically(*out, func(w io.Writer) error {
 		var err error
+		if _, err = audit.Checkpoint(ctx, db, signer, time.Now()); err != nil {
+			return err
+		}
 		m, err = audit.Export(ctx, db.Read(), q, *format, w, signer, time.Now())
 		return err
 	})

@@ -2,7 +2,9 @@
 // operator subcommands.
 //
 //	warden [serve] [flags]   start the console (the default)
-//	warden audit verify      check the audit chain; exit 1 naming the first bad seq
+//	warden audit verify      check the audit chain and its signed checkpoints, read-only;
+//	                         exit 0 intact, 1 broken naming the first bad seq, 2 could not read
+//	warden audit pubkey      print the installation's public key
 //	warden keys create       create a virtual key and print it and its callback secret once
 //	warden version           print the version
 package main
@@ -59,7 +61,9 @@ func isFlag(s string) bool { return len(s) > 0 && s[0] == '-' }
 func usage(w io.Writer) {
 	fmt.Fprint(w, `Usage:
   warden [serve] [flags]   start the console and API (default)
-  warden audit verify      verify the audit chain
+  warden audit verify      verify the audit chain and its signed checkpoints
+                           (exit 0 intact, 1 broken, 2 could not read; see warden audit help)
+  warden audit pubkey      print the public key that verifies checkpoints and exports
   warden keys create       create a virtual key and print it and its callback secret once
   warden version           print the version
 

@@ -2,16 +2,20 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/wardenhq/warden/agent"
 	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/agent/tools/sim"
+	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/web"
 )
@@ -56,6 +60,12 @@ func serve(ctx context.Context, args []string, env func(string) (string, bool), 
 		}})
 	}
 
+	signer, err := audit.LoadOrCreateSigner(cfg.DataDir)
+	if err != nil {
+		logger.Error("cannot load the audit signing key", "err", err)
+		return 1
+	}
+
 	var demoKey string
 	if cfg.DevMode() {
 		if demoKey, err = rt.SeedDemo(ctx); err != nil {
@@ -98,20 +108,54 @@ func serve(ctx context.Context, args []string, env func(string) (string, bool), 
 	}
 
 	// Background work (approved actions, callbacks, reconciler, expiry,
-	// retention) stops with ctx; its jobs in progress finish before the
-	// database closes.
+	// retention, audit checkpoints) stops with ctx; its jobs in progress
+	// finish before the database closes.
 	bgCtx, stopBG := context.WithCancel(ctx)
-	bgDone := make(chan struct{})
-	go func() {
-		defer close(bgDone)
-		rt.Run(bgCtx)
-	}()
+	var bg sync.WaitGroup
+	bg.Go(func() { rt.Run(bgCtx) })
+	bg.Go(func() { keepCheckpoints(bgCtx, db, signer, cfg.AuditCheckpointInterval, logger) })
 	err = srv.Serve(ctx, ln)
 	stopBG()
-	<-bgDone
+	bg.Wait()
+	// A last checkpoint signs what was written since the one before, so
+	// that a clean shutdown leaves no unsigned tail.
+	final, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	takeCheckpoint(final, db, signer, logger)
+	cancel()
 	if err != nil {
 		logger.Error("server stopped", "err", err)
 		return 1
 	}
 	return 0
+}
+
+// keepCheckpoints signs the audit chain's head now and then every interval
+// until ctx ends.
+func keepCheckpoints(ctx context.Context, db *store.DB, signer *audit.Signer, interval time.Duration, logger *slog.Logger) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		takeCheckpoint(ctx, db, signer, logger)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// takeCheckpoint takes one checkpoint. A broken chain is logged as an
+// error, not fatal: the server keeps serving, the chain stays unsigned from
+// the break on, and warden audit verify names the seq.
+func takeCheckpoint(ctx context.Context, db *store.DB, signer *audit.Signer, logger *slog.Logger) {
+	cp, err := audit.Checkpoint(ctx, db, signer, time.Now())
+	var ce *audit.ChainError
+	switch {
+	case errors.As(err, &ce):
+		logger.ErrorContext(ctx, "audit chain broken: no checkpoint signed", "seq", ce.Seq, "reason", ce.Reason)
+	case err != nil && ctx.Err() == nil:
+		logger.ErrorContext(ctx, "audit checkpoint failed", "err", err)
+	case err == nil:
+		logger.DebugContext(ctx, "audit checkpoint", "seq", cp.Seq, "hash", cp.Hash)
+	}
 }
