@@ -81,7 +81,7 @@ var AuditVerbs = []string{
 	"tenant.dual_control", "tenant.dual_control_removed", "tenant.dual_control_window", "tenant.frozen_refused",
 	"key.", "key.create", "key.revoke", "key.callback_secret_rotated", "key.revoked", "key.expired", "key.wrong_secret",
 	"budget.set", "tool.", "tool.create", "tool.update", "tool.enable", "tool.disable",
-	"policy.violation", "traces.purged", "audit.", "audit.verify_ok", "audit.verify_failed",
+	"policy.violation", "traces.purged", "audit.", "audit.verify_ok", "audit.verify_failed", "audit.export",
 }
 
 // trailURL is the decision trail of the action an event is about, or ""
@@ -260,6 +260,8 @@ func eventSentence(e audit.Event, n EventNames) string {
 		return who + " verified the audit chain: intact through seq " + d.str("verified_through_seq")
 	case "audit.verify_failed":
 		return who + " verified the audit chain: broken at seq " + d.str("first_bad_seq")
+	case "audit.export":
+		return who + " exported " + d.str("rows") + " audit events as " + strings.ToUpper(d.str("format")) + suffix(" — seq ", d.str("first_seq")) + suffix("–", d.str("last_seq"))
 	}
 	s := who + " " + e.Verb
 	if e.Subject.Type != "" || subject != "" {

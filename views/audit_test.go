@@ -151,6 +151,9 @@ func TestEventSentence(t *testing.T) {
 		{"verify failed", alice, "", "audit.verify_failed", audit.Subject{Type: "audit_chain", ID: "main"}, `{"verified_through_seq":3,"first_bad_seq":4}`,
 			"Alice Approver verified the audit chain: broken at seq 4"},
 
+		{"export", alice, "", "audit.export", audit.Subject{Type: "export", ID: "ab12"}, `{"format":"jsonl","rows":12,"first_seq":3,"last_seq":14}`,
+			"Alice Approver exported 12 audit events as JSONL — seq 3–14"},
+
 		{"unknown verb", alice, "acme", "audit.checkpoint_signed", audit.Subject{Type: "audit_chain", ID: "main"}, `{"seq":9}`,
 			"Alice Approver audit.checkpoint_signed audit_chain main"},
 		{"unknown verb, no subject", audit.Actor{Type: audit.ActorSystem, ID: "startup"}, "", "server.started", audit.Subject{}, ``,

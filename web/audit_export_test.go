@@ -125,8 +125,8 @@ func TestAuditExportDownloadsVerify(t *testing.T) {
 		}
 		want += 5
 	}
-	if p := b.get("/audit/export.csv?since=soon"); p.Status != http.StatusBadRequest {
-		t.Errorf("GET /audit/export.csv?since=soon = %d, want 400", p.Status)
+	if p := b.get("/audit/export.csv?since=soon"); p.Status != http.StatusUnprocessableEntity || !strings.Contains(p.Body, "since") {
+		t.Errorf("GET /audit/export.csv?since=soon = %d, want 422 naming the since filter", p.Status)
 	}
 }
 

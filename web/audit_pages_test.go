@@ -96,7 +96,7 @@ func TestAuditFiltersNarrowTheList(t *testing.T) {
 		t.Fatal(err)
 	}
 	createActions(t, in, globex, 2, 1000)
-	day := func(d, h int) time.Time { return time.Date(2025, 1, d, h, 0, 0, 0, time.UTC) }
+	day := func(d, h int) time.Time { return time.Date(2027, 1, d, h, 0, 0, 0, time.UTC) }
 	retention := audit.Actor{Type: audit.ActorSystem, ID: "retention"}
 	appendAt(t, in.DB,
 		audit.Event{Time: day(10, 12), Actor: retention, Tenant: "acme", Verb: "traces.purged", Subject: audit.Subject{Type: "tenant", ID: "t"}},
@@ -107,7 +107,7 @@ func TestAuditFiltersNarrowTheList(t *testing.T) {
 	dave.loginDev("dave")
 	aliceID := principalID(t, in.DB, "dev-alice")
 	evs := everyEvent(t, in.DB)
-	before := func(d int) time.Time { return time.Date(2025, 1, d, 0, 0, 0, 0, time.UTC) }
+	before := func(d int) time.Time { return time.Date(2027, 1, d, 0, 0, 0, 0, time.UTC) }
 
 	tests := []struct {
 		name  string
@@ -121,10 +121,10 @@ func TestAuditFiltersNarrowTheList(t *testing.T) {
 		{"subject", url.Values{"subject_type": {"action"}, "subject_id": {refund.ID}}, func(e audit.Event) bool {
 			return e.Subject.Type == "action" && e.Subject.ID == refund.ID
 		}},
-		{"one day, to inclusive", url.Values{"from": {"2025-01-12"}, "to": {"2025-01-15"}}, func(e audit.Event) bool {
+		{"one day, to inclusive", url.Values{"from": {"2027-01-12"}, "to": {"2027-01-15"}}, func(e audit.Event) bool {
 			return !e.Time.Before(before(12)) && e.Time.Before(before(16))
 		}},
-		{"to alone", url.Values{"to": {"2025-01-14"}}, func(e audit.Event) bool { return e.Time.Before(before(15)) }},
+		{"to alone", url.Values{"to": {"2027-01-14"}}, func(e audit.Event) bool { return e.Time.Before(before(15)) }},
 		{"tenant and verb prefix", url.Values{"tenant": {"acme"}, "verb": {"action."}}, func(e audit.Event) bool {
 			return e.Tenant == "acme" && strings.HasPrefix(e.Verb, "action.")
 		}},
@@ -149,11 +149,28 @@ func TestAuditFiltersNarrowTheList(t *testing.T) {
 					}
 				}
 			}
-			if href, _ := p.Doc.Find(`[data-testid="export-jsonl"]`).Attr("href"); href != "/audit/export.jsonl?"+tt.query.Encode() {
-				t.Errorf("Export JSONL links to %q, want the same filters", href)
-			}
-			if href, _ := p.Doc.Find(`[data-testid="export-csv"]`).Attr("href"); href != "/audit/export.csv?"+tt.query.Encode() {
-				t.Errorf("Export CSV links to %q, want the same filters", href)
+			// The export links carry the same filters (dates as instants) and
+			// pin the end of the range, so a file and its manifest agree.
+			for _, id := range []string{"export-jsonl", "export-csv"} {
+				href, _ := p.Doc.Find(`[data-testid="` + id + `"]`).Attr("href")
+				u, err := url.Parse(href)
+				if err != nil || u.Query().Get("until") == "" {
+					t.Errorf("%s links to %q, want until pinned", id, href)
+					continue
+				}
+				for name, v := range tt.query {
+					switch name {
+					case "from":
+						if !strings.HasPrefix(u.Query().Get("since"), v[0]) {
+							t.Errorf("%s links to %q, want since %s", id, href, v[0])
+						}
+					case "to":
+					default:
+						if u.Query().Get(name) != v[0] {
+							t.Errorf("%s links to %q, want %s=%s", id, href, name, v[0])
+						}
+					}
+				}
 			}
 		})
 	}

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/wardenhq/warden/audit"
 )
 
 // TestBrowserAuditTrail: alice approves the $45.50 refund and Warden
@@ -39,6 +42,9 @@ func TestBrowserAuditTrail(t *testing.T) {
 		chromedp.WaitVisible(byTestID("audit-table")),
 		chromedp.SendKeys(css("#subject_type"), "action"),
 		chromedp.SendKeys(css("#subject_id"), actionID+kb.Enter),
+		// The filtered page comes back with the typed value in the input's
+		// attribute (typing sets only the property).
+		chromedp.WaitVisible(css(`#subject_id[value="`+actionID+`"]`)),
 		chromedp.WaitVisible(css(`[data-testid="trail-link"]`)),
 	)
 	if err != nil {
@@ -82,5 +88,30 @@ func TestBrowserAuditTrail(t *testing.T) {
 		t.Errorf("receipt = %q", r)
 	}
 	screenshot(ctx, "audit-trail")
+
+	// Back on the filtered list, dave downloads the JSONL export and its
+	// manifest (the browser fetches both links with his session), and the
+	// pair verifies offline.
+	if err := chromedp.Do(ctx, chromedp.Navigate(p.URL+"/audit?subject_type=action&subject_id="+actionID), chromedp.WaitVisible(byTestID("export-jsonl"))); err != nil {
+		t.Fatalf("back to the list: %v", err)
+	}
+	download := func(testid string) []byte {
+		t.Helper()
+		body, err := chromedp.Run(ctx, chromedp.Evaluate[string](`fetch(document.querySelector('[data-testid="`+testid+`"]').href, {credentials: "same-origin"}).then(r => r.ok ? r.text() : "HTTP " + r.status)`,
+			chromedp.EvalAwaitPromise))
+		if err != nil {
+			t.Fatalf("download %s: %v", testid, err)
+		}
+		return []byte(body)
+	}
+	export, manifestRaw := download("export-jsonl"), download("export-jsonl-manifest")
+	m, err := audit.ReadManifest(bytes.NewReader(manifestRaw))
+	if err != nil {
+		t.Fatalf("the manifest does not read (%v): %s", err, manifestRaw)
+	}
+	rep, err := audit.VerifyExport(bytes.NewReader(export), m, nil)
+	if err != nil || !rep.OK() || m.Rows != 3 || m.Filters.SubjectID != actionID {
+		t.Errorf("verify-export of dave's download = %+v, %v; rows %d, filters %+v; want it to verify with the action's 3 events", rep, err, m.Rows, m.Filters)
+	}
 	p.stop(t)
 }
