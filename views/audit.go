@@ -30,8 +30,8 @@ type AuditView struct {
 	ExportJSONLManifest string
 	ExportCSV           string
 	ExportCSVManifest   string
-	ChainStatus ChainStatus
-	Verify      *AuditVerifyResult
+	ChainStatus         ChainStatus
+	Verify              *AuditVerifyResult
 }
 
 // AuditFilter is the audit page's filter form, as typed.
