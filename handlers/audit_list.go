@@ -125,13 +125,21 @@ func chainStatus(ctx context.Context, st *store.DB) (views.ChainStatus, error) {
 		return views.ChainStatus{}, err
 	}
 	status := views.ChainStatus{Head: head}
+	key, err := audit.InstallationKey(st)
+	if err != nil {
+		return views.ChainStatus{}, err
+	}
+	if key == nil {
+		return status, nil // no signing key yet, so no checkpoint either
+	}
+	status.PublicKey = audit.FormatPublicKey(key)
 	// A checkpoint is signed only after the events since the one before it
-	// verified: the newest is the last verified head.
+	// verified: the newest whose signature holds is the last verified head.
 	cp, err := audit.LatestCheckpoint(ctx, st.Read())
 	switch {
-	case err == nil:
+	case err == nil && cp.Verify(key) == nil:
 		status.LastVerifiedCheckpoint = &views.CheckpointStatus{Seq: cp.Seq, Hash: cp.Hash, SignedAt: cp.Time}
-	case !errors.Is(err, store.ErrNotFound):
+	case err != nil && !errors.Is(err, store.ErrNotFound):
 		return views.ChainStatus{}, err
 	}
 	return status, nil

@@ -47,6 +47,9 @@ type ChainStatus struct {
 	// LastVerifiedCheckpoint is the newest signed checkpoint whose
 	// signature verified, or nil when there is none yet.
 	LastVerifiedCheckpoint *CheckpointStatus
+	// PublicKey verifies checkpoints and export manifests
+	// ("ed25519:<base64>"), as `warden audit pubkey` prints it.
+	PublicKey string
 }
 
 // CheckpointStatus is a signed checkpoint of the chain: the head it vouches

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -495,5 +496,34 @@ func TestAuditPagesEscapeHTML(t *testing.T) {
 		if !strings.Contains(p.Body, "&lt;script&gt;") {
 			t.Errorf("GET %s does not show the escaped text", path)
 		}
+	}
+}
+
+// The audit page shows the key that verifies checkpoints and exports, and
+// the newest checkpoint once there is one (every export signs one).
+func TestAuditPageShowsSigningKeyAndCheckpoint(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	dave := newBrowser(t, in.URL)
+	dave.loginDev("dave")
+	if p := dave.get("/audit"); text(p, "chain-public-key") != "" || !strings.Contains(text(p, "chain-checkpoint"), "None yet") {
+		t.Errorf("before any checkpoint: key %q, checkpoint %q", text(p, "chain-public-key"), text(p, "chain-checkpoint"))
+	}
+	if p := dave.get("/audit/export.jsonl"); p.Status != http.StatusOK {
+		t.Fatalf("export = %d", p.Status)
+	}
+	signer, err := audit.LoadOrCreateSigner(filepath.Dir(in.DB.Path()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, err := audit.LatestCheckpoint(context.Background(), in.DB.Read())
+	if err != nil {
+		t.Fatalf("no checkpoint after an export: %v", err)
+	}
+	p := dave.get("/audit")
+	if got := text(p, "chain-public-key"); got != signer.PublicKeyText() {
+		t.Errorf("public key shown = %q, want %q", got, signer.PublicKeyText())
+	}
+	if got := text(p, "chain-checkpoint"); !strings.Contains(got, cp.Hash) {
+		t.Errorf("checkpoint shown = %q, want hash %s", got, cp.Hash)
 	}
 }
