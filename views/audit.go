@@ -84,7 +84,7 @@ var AuditVerbs = []string{
 	"tenant.dual_control", "tenant.dual_control_removed", "tenant.dual_control_window", "tenant.frozen_refused",
 	"key.", "key.create", "key.revoke", "key.callback_secret_rotated", "key.revoked", "key.expired", "key.wrong_secret",
 	"budget.set", "tool.", "tool.create", "tool.update", "tool.enable", "tool.disable",
-	"policy.violation", "traces.purged", "audit.", "audit.verify_ok", "audit.verify_failed", "audit.export",
+	"policy.violation", "traces.purged", "audit.", "audit.verify_ok", "audit.verify_failed", "audit.export", "effect.reconciled",
 }
 
 // trailURL is the decision trail of the action an event is about, or ""
@@ -263,6 +263,11 @@ func eventSentence(e audit.Event, n EventNames) string {
 		return who + " verified the audit chain: intact through seq " + d.str("verified_through_seq")
 	case "audit.verify_failed":
 		return who + " verified the audit chain: broken at seq " + d.str("first_bad_seq")
+	case "effect.reconciled":
+		if d.str("outcome") == "needs_review" {
+			return "The reconciler flagged the effect of action " + subject + " for review" + comment(" — ", d.str("note"))
+		}
+		return "The reconciler found the effect of action " + subject + " committed at the provider and recorded it"
 	case "audit.export":
 		return who + " exported " + d.str("rows") + " audit events as " + strings.ToUpper(d.str("format")) + suffix(" — seq ", d.str("first_seq")) + suffix("–", d.str("last_seq"))
 	}

@@ -151,6 +151,8 @@ func TestEventSentence(t *testing.T) {
 		{"verify failed", alice, "", "audit.verify_failed", audit.Subject{Type: "audit_chain", ID: "main"}, `{"verified_through_seq":3,"first_bad_seq":4}`,
 			"Alice Approver verified the audit chain: broken at seq 4"},
 
+		{"reconciled", audit.Actor{Type: audit.ActorSystem, ID: "reconciler"}, "acme", "effect.reconciled", audit.Subject{Type: "action", ID: "act_1"}, `{"outcome":"found_committed"}`,
+			"The reconciler found the effect of action act_1 committed at the provider and recorded it"},
 		{"export", alice, "", "audit.export", audit.Subject{Type: "export", ID: "ab12"}, `{"format":"jsonl","rows":12,"first_seq":3,"last_seq":14}`,
 			"Alice Approver exported 12 audit events as JSONL — seq 3–14"},
 

@@ -54,6 +54,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/wardenhq/warden/agent/tools"
+	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
 )
 
@@ -375,6 +376,12 @@ func reserve(ctx context.Context, db *store.DB, key, digest, tool, tenant string
 // RECORDED in one statement. A record already RECORDED keeps its first
 // receipt.
 func record(ctx context.Context, db *store.DB, key string, receipt json.RawMessage) (Entry, error) {
+	return recordAudited(ctx, db, key, receipt, "")
+}
+
+// recordAudited is record, and when how is set (what reconciliation
+// found), an "effect.reconciled" event in the same transaction.
+func recordAudited(ctx context.Context, db *store.DB, key string, receipt json.RawMessage, how string) (Entry, error) {
 	receipt = redactReceipt(redactorFor(db), receipt)
 	return update(ctx, db, key, func(tx *sql.Tx, e Entry) (Entry, error) {
 		if e.State == Recorded {
@@ -387,8 +394,21 @@ func record(ctx context.Context, db *store.DB, key string, receipt json.RawMessa
 		_, err := tx.ExecContext(ctx, `UPDATE effects SET state = ?, receipt = ?, error = '', needs_review = 0, updated_at = ?
 			WHERE idempotency_key = ?`, Recorded, string(receipt), store.FormatTime(now), key)
 		e.State, e.Receipt, e.Error, e.NeedsReview, e.UpdatedAt = Recorded, receipt, "", false, now.UTC()
+		if err == nil && how != "" {
+			err = auditReconciled(ctx, tx, e, how)
+		}
 		return e, err
 	})
+}
+
+// auditReconciled records what reconciliation did with an effect.
+func auditReconciled(ctx context.Context, tx *sql.Tx, e Entry, how string) error {
+	_, err := audit.Append(ctx, tx, audit.Event{
+		Actor: audit.Actor{Type: audit.ActorSystem, ID: "reconciler"}, Tenant: e.Tenant, Verb: "effect.reconciled",
+		Subject: audit.Subject{Type: "action", ID: e.ActionID},
+		Details: map[string]any{"idempotency_key": e.Key, "tool": e.Tool, "outcome": how, "state": string(e.State), "note": e.Error},
+	})
+	return err
 }
 
 // fail writes a provider's refusal, redacted: RESERVED → FAILED. The
@@ -430,6 +450,12 @@ func setNote(ctx context.Context, db *store.DB, key, why string, review bool) (E
 		now := time.Now()
 		_, err := tx.ExecContext(ctx, `UPDATE effects SET error = ?, needs_review = max(needs_review, ?), updated_at = ?
 			WHERE idempotency_key = ?`, why, flag, store.FormatTime(now), key)
+		// A record flagged for review the first time is an event of the
+		// trail; a note on one already flagged is not.
+		if err == nil && review && !e.NeedsReview {
+			e.Error = why
+			err = auditReconciled(ctx, tx, e, "needs_review")
+		}
 		e.Error, e.NeedsReview, e.UpdatedAt = why, e.NeedsReview || review, now.UTC()
 		return e, err
 	})

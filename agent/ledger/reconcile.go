@@ -199,7 +199,7 @@ func reconcileOne(ctx context.Context, db *store.DB, resolve Resolver, listed En
 	case tools.LookupCommitted:
 		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 		defer cancel()
-		if _, err := record(wctx, db, e.Key, res.Output); err != nil {
+		if _, err := recordAudited(wctx, db, e.Key, res.Output, "found_committed"); err != nil {
 			return settledElsewhere, err
 		}
 		return outRecorded, nil

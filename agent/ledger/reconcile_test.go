@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/agent/tools/sim"
+	"github.com/wardenhq/warden/audit"
 )
 
 // answering is a provider whose Lookup gives a fixed answer.
@@ -210,6 +212,21 @@ func TestReconcile(t *testing.T) {
 				if eff.IdempotencyKey != key {
 					t.Errorf("the provider committed an effect under key %s, want only %s", eff.IdempotencyKey, key)
 				}
+			}
+			// What reconciliation found out on its own is in the trail.
+			wantAudit := map[string]string{"recorded": "found_committed", "review": "needs_review"}[tt.wantOutcome]
+			evs, err := audit.List(f.ctx, f.db.Read(), audit.Filter{Limit: audit.MaxLimit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, ev := range evs {
+				if ev.Verb == "effect.reconciled" {
+					got = append(got, fmt.Sprint(ev.Details["outcome"]))
+				}
+			}
+			if (wantAudit == "" && len(got) != 0) || (wantAudit != "" && !slices.Equal(got, []string{wantAudit})) {
+				t.Errorf("effect.reconciled events = %v, want %q", got, wantAudit)
 			}
 		})
 	}
