@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/wardenhq/warden/agent/catalog"
+	"github.com/wardenhq/warden/agent/skills"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
 )
@@ -51,4 +52,15 @@ func (r *run) checkSkillOn(ctx context.Context) error {
 	r.record(ctx, Step{Kind: "route", Status: "refused", Result: fmt.Sprintf(`{"skill":%s}`, strconv.Quote(r.skill.Name)), Error: reason})
 	s.auditViolation(ctx, r, "", CodeSkillDisabled, reason)
 	return refuse(CodeSkillDisabled, fmt.Sprintf("Skill %q is switched off; nothing was done. Try again later.", r.skill.Name), nil)
+}
+
+// Skills describes the skills journeys can be routed to, in the router's
+// order (the Kill switches page lists them).
+func (s *Service) Skills() []skills.Spec {
+	var out []skills.Spec
+	for _, name := range s.o.Router.Names() {
+		sk, _ := s.o.Router.Skill(name)
+		out = append(out, sk.Spec())
+	}
+	return out
 }
