@@ -1,6 +1,8 @@
 package views
 
 import (
+	"strings"
+
 	"github.com/a-h/templ"
 
 	"github.com/wardenhq/warden/agent/tools"
@@ -39,6 +41,17 @@ type SwitchOffView struct {
 	Skills []string
 	Reason string
 	Errors FieldErrors
+}
+
+// usedBy names the skills that call a tool: " (skill refunds)".
+func usedBy(skills []string) string {
+	switch len(skills) {
+	case 0:
+		return ""
+	case 1:
+		return " (skill " + skills[0] + ")"
+	}
+	return " (skills " + strings.Join(skills, ", ") + ")"
 }
 
 func switchPath(kind, name, verb string) templ.SafeURL {
