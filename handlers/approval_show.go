@@ -110,6 +110,9 @@ func loadApproval(ctx context.Context, st *store.DB, user *identity.Principal, i
 	if a.Reversibility == tools.Compensatable {
 		if t, err := catalog.Get(ctx, q, a.Tool); err == nil {
 			v.CompensatingTool = t.CompensatingTool
+			if comp, err := catalog.Get(ctx, q, t.CompensatingTool); err == nil {
+				v.CompensationOff = !comp.Enabled
+			}
 		}
 	}
 	if v.RequestedBy, err = st.PrincipalName(ctx, a.RequestedBy); err != nil {

@@ -43,7 +43,7 @@ func (h *Console) toolSwitch(c echo.Context, enable bool) error {
 	if err != nil {
 		return err
 	}
-	changed, err := catalog.Switch(ctx, h.DB, principalActor(user), t.Name, enable)
+	changed, err := catalog.Switch(ctx, h.DB, principalActor(user), t.Name, enable, "")
 	if err != nil {
 		return err
 	}

@@ -54,16 +54,19 @@ type ApprovalView struct {
 	// CompensatingTool is the catalog's compensating tool of a
 	// compensatable action.
 	CompensatingTool string
-	RequestedBy      string // display name of the console user who asked
-	CanDecide        bool   // the forms are shown
-	Blocked          string // why this approver cannot decide, when pending
-	CanReverse       bool
-	CanTrace         bool // the user may open the journey's trace
-	CanQueue         bool // the user may open the approval queue
-	Comment          string
-	Errors           FieldErrors
-	Notice           string
-	Now              time.Time
+	// CompensationOff: the compensating tool is switched off, so a
+	// reversal cannot be requested now (the page says why).
+	CompensationOff bool
+	RequestedBy     string // display name of the console user who asked
+	CanDecide       bool   // the forms are shown
+	Blocked         string // why this approver cannot decide, when pending
+	CanReverse      bool
+	CanTrace        bool // the user may open the journey's trace
+	CanQueue        bool // the user may open the approval queue
+	Comment         string
+	Errors          FieldErrors
+	Notice          string
+	Now             time.Time
 }
 
 // ApprovalConflictView explains a decision that could not be recorded

@@ -84,6 +84,7 @@ var AuditVerbs = []string{
 	"tenant.dual_control", "tenant.dual_control_removed", "tenant.dual_control_window", "tenant.frozen_refused",
 	"key.", "key.create", "key.revoke", "key.callback_secret_rotated", "key.revoked", "key.expired", "key.wrong_secret",
 	"budget.set", "tool.", "tool.create", "tool.update", "tool.enable", "tool.disable",
+	"skill.", "skill.disabled", "skill.enabled",
 	"policy.violation", "traces.purged", "audit.", "audit.verify_ok", "audit.verify_failed", "audit.export", "effect.reconciled",
 }
 
@@ -201,10 +202,17 @@ func eventSentence(e audit.Event, n EventNames) string {
 	case "tool.enable":
 		return who + " switched tool " + subject + " on"
 	case "tool.disable":
-		return who + " switched tool " + subject + " off: calls to it are refused"
+		return who + " switched tool " + subject + " off: calls to it are refused" + comment(" — reason: ", d.str("reason"))
+	case "skill.disabled":
+		return who + " switched skill " + subject + " off: journeys for it are refused" + comment(" — reason: ", d.str("reason"))
+	case "skill.enabled":
+		return who + " switched skill " + subject + " on"
 
 	case "policy.violation":
-		s := who + " was refused by policy calling tool " + d.str("tool")
+		s := who + " was refused by policy"
+		if tool := d.str("tool"); tool != "" {
+			s += " calling tool " + tool
+		}
 		if r := d.str("reason"); r != "" {
 			s += ": " + r
 		}

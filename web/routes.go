@@ -29,6 +29,7 @@ func (s *Server) consoleRoutes() []route {
 	all := []string{identity.RoleApprover, identity.RoleOncall, identity.RoleAuditor, identity.RoleAdmin}
 	approver, admin := []string{identity.RoleApprover}, []string{identity.RoleAdmin}
 	readers := []string{identity.RoleOncall, identity.RoleAuditor, identity.RoleAdmin}
+	switchers := []string{identity.RoleOncall, identity.RoleAdmin}
 	routes := []route{
 		{http.MethodGet, "/", h.Home, nil, "Home"},
 		{http.MethodGet, "/approvals", h.ApprovalList, approver, "Approvals"},
@@ -85,6 +86,12 @@ func (s *Server) consoleRoutes() []route {
 			route{http.MethodPost, "/approvals/:id/decide", h.ApprovalDecide, approver, ""},
 			route{http.MethodGet, "/approvals/:id/reverse", h.ApprovalReverseConfirm, approvals.ReverseRoles, ""},
 			route{http.MethodPost, "/approvals/:id/reverse", h.ApprovalReverse, approvals.ReverseRoles, ""},
+			// Kill switches: on-call (and admins) switch a tool or skill
+			// off in an incident, and on again.
+			route{http.MethodGet, "/switches", h.SwitchList, switchers, "Kill switches"},
+			route{http.MethodGet, "/switches/:kind/:name/off", h.SwitchOffConfirm, switchers, ""},
+			route{http.MethodPost, "/switches/:kind/:name/off", h.SwitchOff, switchers, ""},
+			route{http.MethodPost, "/switches/:kind/:name/on", h.SwitchOn, switchers, ""},
 		)
 	}
 	return routes

@@ -8,7 +8,11 @@
 //
 //	err := catalog.Create(ctx, db, actor, t)                   // ErrExists
 //	changed, err := catalog.Update(ctx, db, actor, t)          // the fields that changed, nil for none
-//	switched, err := catalog.Switch(ctx, db, actor, name, false) // the kill switch
+//	switched, err := catalog.Switch(ctx, db, actor, name, false, reason) // the kill switch
+//
+// Skills are defined in code, but their kill switches are stored here too
+// (skills.go): SwitchSkill turns one off or on with its audit event, and
+// the runtime asks SkillEnabled before running a routed journey.
 //
 // Invalid definitions come back as *store.ValidationError, field by field.
 // Upsert and SetEnabled are the same writes without the audit event, for

@@ -84,8 +84,10 @@ func Update(ctx context.Context, db *store.DB, actor audit.Actor, t tools.Tool) 
 // Switch turns a tool on (enabled true) or off: the kill switch on-call
 // presses in an incident, perhaps twice. It reports whether anything
 // changed, and only a real change is recorded (tool.enable or
-// tool.disable). An unknown tool is store.ErrNotFound.
-func Switch(ctx context.Context, db *store.DB, actor audit.Actor, name string, enabled bool) (changed bool, err error) {
+// tool.disable), with the reason when one is given (the Kill switches
+// page requires one for switching off). An unknown tool is
+// store.ErrNotFound.
+func Switch(ctx context.Context, db *store.DB, actor audit.Actor, name string, enabled bool, reason string) (changed bool, err error) {
 	verb := "tool.disable"
 	if enabled {
 		verb = "tool.enable"
@@ -94,11 +96,15 @@ func Switch(ctx context.Context, db *store.DB, actor audit.Actor, name string, e
 		if changed, err = SetEnabled(ctx, tx, name, enabled); err != nil || !changed {
 			return err
 		}
+		details := map[string]any{"enabled": enabled}
+		if reason != "" {
+			details["reason"] = reason
+		}
 		_, err = audit.Append(ctx, tx, audit.Event{
 			Actor:   actor,
 			Verb:    verb,
 			Subject: audit.Subject{Type: "tool", ID: name},
-			Details: map[string]any{"enabled": enabled},
+			Details: details,
 		})
 		return err
 	})

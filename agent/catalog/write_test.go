@@ -79,6 +79,12 @@ func invalidFields(err error) []string {
 // "".
 func checkEvent(t *testing.T, evs []audit.Event, verb, name, details string) {
 	t.Helper()
+	checkEventAbout(t, evs, verb, audit.Subject{Type: "tool", ID: name}, details)
+}
+
+// checkEventAbout is checkEvent for any subject.
+func checkEventAbout(t *testing.T, evs []audit.Event, verb string, subject audit.Subject, details string) {
+	t.Helper()
 	if verb == "" {
 		if len(evs) != 0 {
 			t.Errorf("recorded %d events (first %s), want none", len(evs), evs[0].Verb)
@@ -89,9 +95,9 @@ func checkEvent(t *testing.T, evs []audit.Event, verb, name, details string) {
 		t.Fatalf("recorded %d events, want one %s", len(evs), verb)
 	}
 	ev := evs[0]
-	if ev.Verb != verb || ev.Actor != admin || ev.Tenant != "" || ev.Subject != (audit.Subject{Type: "tool", ID: name}) {
-		t.Errorf("event = %s by %v, tenant %q, subject %v; want %s by %v, no tenant, subject tool/%s",
-			ev.Verb, ev.Actor, ev.Tenant, ev.Subject, verb, admin, name)
+	if ev.Verb != verb || ev.Actor != admin || ev.Tenant != "" || ev.Subject != subject {
+		t.Errorf("event = %s by %v, tenant %q, subject %v; want %s by %v, no tenant, subject %v",
+			ev.Verb, ev.Actor, ev.Tenant, ev.Subject, verb, admin, subject)
 	}
 	if got := detailsJSON(t, ev.Details); got != details {
 		t.Errorf("details = %s, want %s", got, details)
@@ -238,8 +244,10 @@ func TestSwitch(t *testing.T) {
 		wantErr     error
 		wantVerb    string
 		wantEnabled bool // lookup_order afterwards
+		reason      string
 	}{
 		{name: "off", tool: "lookup_order", wantChanged: true, wantVerb: "tool.disable"},
+		{name: "off with a reason", tool: "lookup_order", reason: "INC-7: orders API returns stale data", wantChanged: true, wantVerb: "tool.disable"},
 		{name: "off again", offFirst: true, tool: "lookup_order"},
 		{name: "on", offFirst: true, tool: "lookup_order", enable: true, wantChanged: true, wantVerb: "tool.enable", wantEnabled: true},
 		{name: "on already", tool: "lookup_order", enable: true, wantEnabled: true},
@@ -250,18 +258,21 @@ func TestSwitch(t *testing.T) {
 			ctx := context.Background()
 			db := setup(t)
 			if tt.offFirst {
-				if _, err := Switch(ctx, db, admin, "lookup_order", false); err != nil {
+				if _, err := Switch(ctx, db, admin, "lookup_order", false, "first press"); err != nil {
 					t.Fatal(err)
 				}
 			}
 			before := countEvents(t, db)
-			changed, err := Switch(ctx, db, admin, tt.tool, tt.enable)
+			changed, err := Switch(ctx, db, admin, tt.tool, tt.enable, tt.reason)
 			if changed != tt.wantChanged || !errors.Is(err, tt.wantErr) {
 				t.Errorf("Switch(%s, %v) = %v, %v; want %v, %v", tt.tool, tt.enable, changed, err, tt.wantChanged, tt.wantErr)
 			}
 			details := ""
 			if tt.wantVerb != "" {
 				details = `{"enabled":` + strconv.FormatBool(tt.enable) + `}`
+				if tt.reason != "" {
+					details = `{"enabled":` + strconv.FormatBool(tt.enable) + `,"reason":"` + tt.reason + `"}`
+				}
 			}
 			checkEvent(t, newEvents(t, db, before), tt.wantVerb, tt.tool, details)
 			if stored, err := Get(ctx, db.Read(), "lookup_order"); err != nil || stored.Enabled != tt.wantEnabled {

@@ -228,6 +228,36 @@ func TestRunRefusals(t *testing.T) {
 			toolUnits: 1, attempts: 1, violation: policy.CodeDisabled,
 		},
 		{
+			name: "skill switched off", setup: func(r *rig, _ context.CancelFunc) { r.switchSkill("refunds", false) },
+			input: refundRequest,
+			code:  CodeSkillDisabled, kind: problem.KindUnprocessable, message: `Skill "refunds" is switched off`, status: StatusFailed,
+			skill: "refunds", steps: []string{"route refused"}, violation: CodeSkillDisabled,
+		},
+		{
+			name: "the request names a switched-off skill", setup: func(r *rig, _ context.CancelFunc) { r.switchSkill("refunds", false) },
+			input: "Where is my order ORD-1003?", hint: "refunds",
+			code: CodeSkillDisabled, kind: problem.KindUnprocessable, message: `Skill "refunds" is switched off`, status: StatusFailed,
+			skill: "refunds", steps: []string{"route refused"}, violation: CodeSkillDisabled,
+		},
+		{
+			// On-call switches the change tool off while the journey is
+			// checking the change window: the steps that ran stay
+			// recorded and charged, the next call is refused.
+			name: "tool switched off between two steps",
+			setup: func(r *rig, _ context.CancelFunc) {
+				r.hooks.set(func(_ context.Context, call tools.Call, next func() (tools.Result, error)) (tools.Result, error) {
+					if call.Tool == "check_change_window" {
+						r.setEnabled("submit_change_request", false)
+					}
+					return next()
+				})
+			},
+			input: "Please change the delivery address for ORD-1001 to 22 Quay Street, Bristol BS1 4QA",
+			code:  policy.CodeDisabled, kind: problem.KindForbidden, message: `Tool "submit_change_request" is switched off.`, status: StatusFailed,
+			skill: "order_support", steps: []string{"route ok", "tool lookup_order ok", "tool check_change_window ok", "tool submit_change_request refused"},
+			toolUnits: 2, attempts: 1, violation: policy.CodeDisabled,
+		},
+		{
 			name: "provider fails on every attempt", setup: func(r *rig, _ context.CancelFunc) { r.hooks.set(failing("lookup_order", transient)) },
 			input: "Where is my order ORD-1003?",
 			code:  CodeToolUnavailable, kind: problem.KindUnavailable, message: "payments system unavailable", status: StatusFailed,

@@ -13,6 +13,7 @@ import (
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/money"
+	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 )
 
@@ -55,6 +56,11 @@ func (s *Service) Reverse(ctx context.Context, p identity.Principal, actionID st
 	comp, err := catalog.Get(ctx, s.o.DB.Read(), t.CompensatingTool)
 	if err != nil {
 		return approvals.Action{}, fmt.Errorf("compensating tool %q: %w", t.CompensatingTool, err)
+	}
+	// A reversal whose tool is switched off could only fail once approved:
+	// refuse it now, saying why, rather than ask an approver for nothing.
+	if !comp.Enabled {
+		return approvals.Action{}, ErrCompensationOff(comp.Name)
 	}
 	origArgs, err := approvals.OpenArgs(ctx, s.o.DB.Read(), s.o.Sealer, orig.ID)
 	if err != nil {
@@ -103,6 +109,13 @@ func (s *Service) Reverse(ctx context.Context, p identity.Principal, actionID st
 		return approvals.ByIdempotencyKey(ctx, s.o.DB.Read(), key) // pressed twice at once: the same reversal
 	}
 	return a, err
+}
+
+// ErrCompensationOff refuses a reversal whose compensating tool is
+// switched off (409 tool_disabled); nothing is created.
+func ErrCompensationOff(tool string) *problem.Error {
+	return problem.Conflict(policy.CodeDisabled, fmt.Sprintf("The compensating tool %s is switched off, so this action cannot be reversed now. Nothing was requested; switch %s on again (Kill switches), then reverse.", tool, tool)).
+		Titled("The reversal's tool is switched off")
 }
 
 // compensationArgs builds the compensating tool's arguments from the

@@ -211,6 +211,9 @@ func TestReverseAfterAFinishedReversalOpensANewOne(t *testing.T) {
 			if err := r.svc.ExecuteAction(r.ctx, rev.ID); err != nil {
 				r.t.Fatal(err)
 			}
+			// While it is off a new reversal is refused
+			// (TestReverseRefusedWhileTheCompensatingToolIsOff).
+			r.setEnabled("reverse_refund", true)
 		}, approvals.StatusFailed},
 	}
 	for _, tt := range tests {

@@ -27,6 +27,7 @@ import (
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/agent/tools/sim"
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
@@ -247,6 +248,14 @@ func (r *rig) effects(tool string) int {
 func (r *rig) setEnabled(tool string, enabled bool) {
 	r.t.Helper()
 	if err := r.db.Transact(r.ctx, func(tx *sql.Tx) error { _, err := catalog.SetEnabled(r.ctx, tx, tool, enabled); return err }); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// switchSkill flips a skill's kill switch, as on-call does from the console.
+func (r *rig) switchSkill(skill string, enabled bool) {
+	r.t.Helper()
+	if _, err := r.svc.SwitchSkill(r.ctx, audit.Actor{Type: audit.ActorPrincipal, ID: oncall.ID}, skill, enabled, "INC-1: test"); err != nil {
 		r.t.Fatal(err)
 	}
 }

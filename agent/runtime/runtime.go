@@ -130,6 +130,7 @@ var kinds = map[string]problem.Kind{
 	CodeNoRoute:             problem.KindUnprocessable,
 	CodeIncomplete:          problem.KindUnprocessable,
 	CodeSkillNotScoped:      problem.KindForbidden,
+	CodeSkillDisabled:       problem.KindUnprocessable,
 	CodeToolRefused:         problem.KindUnprocessable,
 	CodeToolUnavailable:     problem.KindUnavailable,
 	CodeCancelled:           problem.KindUnavailable,
@@ -284,6 +285,9 @@ func (r *run) execute(ctx context.Context) (string, error) {
 	}
 	r.skill = skill
 	r.j.Skill = skill.Name
+	if err := r.checkSkillOn(ctx); err != nil {
+		return "", err
+	}
 	r.record(ctx, Step{Kind: "route", Status: "ok", Result: fmt.Sprintf(`{"skill":%q,"score":%.3f}`, skill.Name, score)})
 	if !r.req.Caller.Key.Allows("skill", skill.Name) {
 		s.auditViolation(ctx, r, "", CodeSkillNotScoped, "skill "+skill.Name+" is not in the key's scopes")

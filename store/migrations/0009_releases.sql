@@ -1,0 +1,2 @@
+-- Reserved for release bundles.
+SELECT 1;
