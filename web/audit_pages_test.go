@@ -503,6 +503,7 @@ func TestAuditPagesEscapeHTML(t *testing.T) {
 // the newest checkpoint once there is one (every export signs one).
 func TestAuditPageShowsSigningKeyAndCheckpoint(t *testing.T) {
 	in := startWardenDemo(t, nil)
+	in.waitReady(t)
 	dave := newBrowser(t, in.URL)
 	dave.loginDev("dave")
 	if p := dave.get("/audit"); text(p, "chain-public-key") != "" || !strings.Contains(text(p, "chain-checkpoint"), "None yet") {
