@@ -200,7 +200,7 @@ type Pointer struct {
 // Errors people can act on.
 var (
 	ErrReasonRequired = problem.Unprocessable("reason_required", "Say why you are rolling back: the reason is kept in the release history and the audit trail.")
-	ErrNotInHistory = problem.Unprocessable("not_in_history", "Only a release this agent ran in this environment before can be rolled back to.")
+	ErrNotInHistory   = problem.Unprocessable("not_in_history", "Only a release this agent ran in this environment before can be rolled back to.")
 )
 
 // MaxReasonLen bounds a note or a reason.
