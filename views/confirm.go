@@ -22,6 +22,7 @@ type ConfirmView struct {
 	WarningID string          // the warning's data-testid, when it needs one
 	Effect    templ.Component // what confirming does, in one paragraph
 	More      templ.Component // optional, between the effect and the buttons
+	Fields    templ.Component // optional inputs posted with the button (a reason)
 	Action    templ.SafeURL   // where the form posts
 	Submit    string          // the button's label
 	SubmitID  string          // the button's data-testid; "confirm-submit" when empty
