@@ -41,7 +41,7 @@ func TestReleaseRollbackInTheConsole(t *testing.T) {
 	if p.Status != http.StatusOK || text(p, "active-digest") != active {
 		t.Fatalf("GET /releases = %d, active %q; want 200 and %s", p.Status, text(p, "active-digest"), active)
 	}
-	href, ok := p.Doc.Find(`[data-testid="rollback-`+earlier[7:19]+`"]`).Attr("href")
+	href, ok := p.Doc.Find(`[data-testid="rollback-` + earlier[7:19] + `"]`).Attr("href")
 	if !ok {
 		t.Fatalf("no Roll back on the earlier release %s", earlier)
 	}
