@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -196,6 +197,27 @@ func TestBundlesAndPointersCannotBeEdited(t *testing.T) {
 		err := db.Transact(ctx, func(tx *sql.Tx) error { _, err := tx.ExecContext(ctx, q); return err })
 		if err == nil || !strings.Contains(err.Error(), "release") {
 			t.Errorf("%s = %v, want refused by the table's trigger", q, err)
+		}
+	}
+}
+
+// BenchmarkActive is the read admission makes: the newest pointer row.
+func BenchmarkActive(b *testing.B) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(b.TempDir(), "warden.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	for i := range 200 {
+		d, _, _ := Publish(ctx, db, carol, withSurface("prompt", fmt.Sprintf("p%d", i)), "")
+		if _, _, err := Activate(ctx, db, carol, DefaultAgent, DefaultEnv, d, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for b.Loop() {
+		if _, err := Active(ctx, db.Read(), DefaultAgent, DefaultEnv); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
