@@ -56,3 +56,34 @@ func TestSeedDemoReleases(t *testing.T) {
 		t.Errorf("runtime release %s, want the active %s", got, active.Digest)
 	}
 }
+
+// The built-in release is stored at start, without an audit event, and
+// journeys run under it while no release was activated.
+func TestBuiltinReleaseAtStart(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := store.Open(ctx, filepath.Join(dir, "warden.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	key, _ := redact.LoadOrCreateKey(dir)
+	rt, err := New(ctx, Options{DataDir: dir, DB: db, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Redactor: redact.New(key)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	d, err := rt.Service.Release(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := releases.Get(ctx, db.Read(), d)
+	if err != nil || b.Bundle.Digest() != d || b.Bundle.Model != "builtin:keyword-router" {
+		t.Errorf("runtime release %s: stored %+v, %v; want the built-in bundle", d, b, err)
+	}
+	var events int
+	db.Read().QueryRowContext(ctx, `SELECT COUNT(*) FROM audit_events`).Scan(&events)
+	if events != 0 {
+		t.Errorf("%d audit events at start, want none", events)
+	}
+}

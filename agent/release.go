@@ -33,17 +33,15 @@ func builtinBundle(router *skills.Router) (releases.Bundle, error) {
 	return b, nil
 }
 
-// publishBuiltin publishes the built-in release (once: publishing it again
-// records nothing) and returns its digest, which journeys run under until
-// a release is activated.
+// publishBuiltin stores the built-in release (releases.PublishBuiltin) and
+// returns its digest, which journeys run under until a release is
+// activated.
 func publishBuiltin(ctx context.Context, db *store.DB, router *skills.Router) (string, error) {
 	b, err := builtinBundle(router)
 	if err != nil {
 		return "", err
 	}
-	by := releases.Author{Actor: audit.Actor{Type: audit.ActorSystem, ID: "start-up"}, Name: "Warden"}
-	d, _, err := releases.Publish(ctx, db, by, b, "the built-in release")
-	return d, err
+	return releases.PublishBuiltin(ctx, db, b)
 }
 
 // The demo agent's two prompts and routing policies: the earlier release

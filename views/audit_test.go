@@ -113,6 +113,12 @@ func TestEventSentence(t *testing.T) {
 			"Alice Approver changed tool issue_refund: timeout, max_attempts"},
 		{"tool on", alice, "", "tool.enable", tool, `{"enabled":true}`,
 			"Alice Approver switched tool issue_refund on"},
+		{"release published", alice, "", "release.published", audit.Subject{Type: "release", ID: "sha256:ab12"}, `{"note":"shorter prompt"}`,
+			`Alice Approver published release sha256:ab12: "shorter prompt"`},
+		{"release activated", alice, "", "release.activated", audit.Subject{Type: "release", ID: "sha256:ab12"}, `{"agent":"support-agent","env":"production","digest":"sha256:ab12","reason":""}`,
+			`Alice Approver activated release sha256:ab12 for support-agent in production`},
+		{"release rolled back", alice, "", "release.rolled_back", audit.Subject{Type: "release", ID: "sha256:ab12"}, `{"agent":"support-agent","env":"production","digest":"sha256:ab12","reason":"refunds misrouted"}`,
+			`Alice Approver rolled support-agent in production back to release sha256:ab12: "refunds misrouted"`},
 		{"tool off", alice, "", "tool.disable", tool, `{"enabled":false}`,
 			"Alice Approver switched tool issue_refund off: calls to it are refused"},
 

@@ -251,6 +251,29 @@ func Publish(ctx context.Context, db *store.DB, by Author, b Bundle, note string
 	return digest, created, nil
 }
 
+// PublishBuiltin stores the built-in bundle of this build of Warden, as
+// Publish does but without an audit event: like the migrations, it is part
+// of the binary, the same in every installation, not anyone's change. The
+// chain records the first activation that points at it, and a fresh
+// installation's chain stays empty until someone acts.
+func PublishBuiltin(ctx context.Context, db *store.DB, b Bundle) (string, error) {
+	if err := b.Validate(); err != nil {
+		return "", err
+	}
+	canon := b.Canonical()
+	digest := digestOf(canon)
+	err := db.Transact(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO release_bundles (digest, body, published_by, author_name, note, created_at)
+			VALUES (?, ?, 'system:builtin', 'Warden', 'the built-in release', ?) ON CONFLICT (digest) DO NOTHING`,
+			digest, string(canon), store.FormatTime(time.Now()))
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("publish the built-in release: %w", err)
+	}
+	return digest, nil
+}
+
 // Get loads a published bundle, or a 404.
 func Get(ctx context.Context, q store.Querier, digest string) (Published, error) {
 	var p Published
