@@ -33,6 +33,7 @@ type Runtime struct {
 	DB      *store.DB
 	Queue   *jobs.Queue
 	log     *slog.Logger
+	router  *skills.Router
 }
 
 // Run does the runtime's background work until ctx ends: the job workers
@@ -139,6 +140,11 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 		provider.Close()
 		return nil, errors.Join(errors.New("skills"), err)
 	}
+	builtin, err := publishBuiltin(ctx, db, router)
+	if err != nil {
+		provider.Close()
+		return nil, err
+	}
 	queue := jobs.New(db, log, 2)
 	svc := runtime.New(runtime.Options{
 		DB:     db,
@@ -154,10 +160,11 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 		Sealer:   sealer,
 		Queue:    queue,
 		Prices:   prices,
+		Release:  builtin,
 
 		AllowPrivateCallbacks: o.DevMode,
 	})
 	queue.Register(runtime.JobExecuteAction, svc.HandleExecute)
 	queue.Register(runtime.JobCallback, svc.HandleCallback)
-	return &Runtime{Gateway: gateway.New(db, log), Service: svc, Sim: provider, DB: db, Queue: queue, log: log}, nil
+	return &Runtime{Gateway: gateway.New(db, log), Service: svc, Sim: provider, DB: db, Queue: queue, log: log, router: router}, nil
 }

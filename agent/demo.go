@@ -46,7 +46,8 @@ var demoRequests = []string{
 // SeedDemo creates the development-mode demo data and returns a fresh
 // demo key. On first start (no tenant yet) it creates tenant acme with a
 // monthly budget, the simulated provider's tool catalog, and runs the demo
-// journeys through the real runtime. Every change is audited.
+// journeys through the real runtime under the second of the demo agent's
+// two releases. Every change is audited.
 func (rt *Runtime) SeedDemo(ctx context.Context) (string, error) {
 	db := rt.DB
 	n, err := db.CountTenants(ctx, nil)
@@ -99,6 +100,9 @@ func (rt *Runtime) SeedDemo(ctx context.Context) (string, error) {
 		return "", err
 	}
 	if first {
+		if err := seedDemoReleases(ctx, db, rt.router); err != nil {
+			return "", err
+		}
 		caller := gateway.Caller{Key: key, Tenant: tenant}
 		for i, input := range demoRequests {
 			_, err := rt.Service.Run(ctx, runtime.Request{Caller: caller, Input: input,

@@ -85,6 +85,7 @@ var AuditVerbs = []string{
 	"key.", "key.create", "key.revoke", "key.callback_secret_rotated", "key.revoked", "key.expired", "key.wrong_secret",
 	"budget.set", "tool.", "tool.create", "tool.update", "tool.enable", "tool.disable",
 	"skill.", "skill.disabled", "skill.enabled",
+	"release.", "release.published", "release.activated", "release.rolled_back",
 	"policy.violation", "traces.purged", "audit.", "audit.verify_ok", "audit.verify_failed", "audit.export", "effect.reconciled",
 }
 
@@ -166,6 +167,13 @@ func eventSentence(e audit.Event, n EventNames) string {
 		return who + " was refused: tenant " + tenant + " is frozen"
 	case "traces.purged":
 		return who + " purged " + d.str("journeys") + " journeys of tenant " + tenant + " older than " + d.day("older_than") + " (kept " + d.str("retention_days") + " days)"
+
+	case "release.published":
+		return who + " published release " + subject + quoted(": ", d.str("note"))
+	case "release.activated":
+		return who + " activated release " + subject + " for " + d.str("agent") + " in " + d.str("env") + quoted(": ", d.str("reason"))
+	case "release.rolled_back":
+		return who + " rolled " + d.str("agent") + " in " + d.str("env") + " back to release " + subject + quoted(": ", d.str("reason"))
 
 	case "key.create":
 		return who + " created agent key " + keyLabel(d) + " in tenant " + tenant

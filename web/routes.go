@@ -29,13 +29,13 @@ func (s *Server) consoleRoutes() []route {
 	all := []string{identity.RoleApprover, identity.RoleOncall, identity.RoleAuditor, identity.RoleAdmin}
 	approver, admin := []string{identity.RoleApprover}, []string{identity.RoleAdmin}
 	readers := []string{identity.RoleOncall, identity.RoleAuditor, identity.RoleAdmin}
-	switchers := []string{identity.RoleOncall, identity.RoleAdmin}
+	oncallAdmin := []string{identity.RoleOncall, identity.RoleAdmin}
 	routes := []route{
 		{http.MethodGet, "/", h.Home, nil, "Home"},
 		{http.MethodGet, "/approvals", h.ApprovalList, approver, "Approvals"},
 		{http.MethodGet, "/approvals/rows", h.ApprovalQueueRows, approver, ""},
 		{http.MethodGet, "/approvals/:id", h.ApprovalShow, all, ""},
-		{http.MethodGet, "/status", h.Status, []string{identity.RoleOncall, identity.RoleAdmin}, "Status"},
+		{http.MethodGet, "/status", h.Status, oncallAdmin, "Status"},
 		{http.MethodGet, "/audit", h.AuditList, []string{identity.RoleAuditor, identity.RoleAdmin}, "Audit trail"},
 		{http.MethodPost, "/audit/verify", h.AuditVerify, []string{identity.RoleAuditor, identity.RoleAdmin}, ""},
 		// An action's decision trail has the readers of its journey's trace:
@@ -76,6 +76,9 @@ func (s *Server) consoleRoutes() []route {
 		{http.MethodPost, "/tools/:name/enable", h.ToolEnable, admin, ""},
 		{http.MethodGet, "/tools/:name/disable", h.ToolDisableConfirm, admin, ""},
 		{http.MethodPost, "/tools/:name/disable", h.ToolDisable, admin, ""},
+		{http.MethodGet, "/releases", h.ReleaseList, oncallAdmin, "Releases"},
+		{http.MethodGet, "/releases/rollback", h.ReleaseRollbackConfirm, oncallAdmin, ""},
+		{http.MethodPost, "/releases/rollback", h.ReleaseRollback, oncallAdmin, ""},
 		{http.MethodGet, "/traces", h.TraceList, readers, "Traces"},
 		{http.MethodGet, "/traces/:id", h.TraceDetail, readers, ""},
 	}
@@ -88,10 +91,10 @@ func (s *Server) consoleRoutes() []route {
 			route{http.MethodPost, "/approvals/:id/reverse", h.ApprovalReverse, approvals.ReverseRoles, ""},
 			// Kill switches: on-call (and admins) switch a tool or skill
 			// off in an incident, and on again.
-			route{http.MethodGet, "/switches", h.SwitchList, switchers, "Kill switches"},
-			route{http.MethodGet, "/switches/:kind/:name/off", h.SwitchOffConfirm, switchers, ""},
-			route{http.MethodPost, "/switches/:kind/:name/off", h.SwitchOff, switchers, ""},
-			route{http.MethodPost, "/switches/:kind/:name/on", h.SwitchOn, switchers, ""},
+			route{http.MethodGet, "/switches", h.SwitchList, oncallAdmin, "Kill switches"},
+			route{http.MethodGet, "/switches/:kind/:name/off", h.SwitchOffConfirm, oncallAdmin, ""},
+			route{http.MethodPost, "/switches/:kind/:name/off", h.SwitchOff, oncallAdmin, ""},
+			route{http.MethodPost, "/switches/:kind/:name/on", h.SwitchOn, oncallAdmin, ""},
 		)
 	}
 	return routes

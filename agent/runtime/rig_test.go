@@ -71,7 +71,7 @@ var (
 // tenant acme, its budget and a key with every demo scope. Every provider
 // call passes through hooks, where a test can watch or fail it.
 type rig struct {
-	t      *testing.T
+	t      testing.TB
 	ctx    context.Context
 	db     *store.DB
 	sim    *sim.Provider
@@ -90,7 +90,7 @@ func (r *rig) clock() time.Time { r.mu.Lock(); defer r.mu.Unlock(); return r.now
 // advance moves the rig's clock on.
 func (r *rig) advance(d time.Duration) { r.mu.Lock(); defer r.mu.Unlock(); r.now = r.now.Add(d) }
 
-func newRig(t *testing.T) *rig {
+func newRig(t testing.TB) *rig {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()

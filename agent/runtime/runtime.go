@@ -26,6 +26,7 @@ import (
 	"github.com/wardenhq/warden/agent/keys"
 	"github.com/wardenhq/warden/agent/policy"
 	"github.com/wardenhq/warden/agent/redact"
+	"github.com/wardenhq/warden/agent/releases"
 	"github.com/wardenhq/warden/agent/seal"
 	"github.com/wardenhq/warden/agent/skills"
 	"github.com/wardenhq/warden/agent/tools"
@@ -35,8 +36,9 @@ import (
 	"github.com/wardenhq/warden/store"
 )
 
-// DefaultRelease is the release digest journeys run under until release
-// bundles exist: the SHA-256 of the built-in router's identity.
+// DefaultRelease is the release digest journeys run under when no release
+// was ever activated and Options.Release names none: the SHA-256 of the
+// built-in router's identity.
 var DefaultRelease = func() string {
 	sum := sha256.Sum256([]byte("warden-builtin-router/v1"))
 	return "sha256:" + hex.EncodeToString(sum[:])
@@ -65,7 +67,13 @@ type Options struct {
 	Sealer    *seal.Sealer
 	Prices    Prices
 	Limits    Limits
-	Release   string
+	// Agent and Env say whose release pointer admission reads
+	// (releases.DefaultAgent and DefaultEnv when empty). Release is the
+	// digest journeys run under while that pointer has never been set:
+	// the built-in bundle's (agent.New publishes it), or DefaultRelease.
+	Agent   string
+	Env     string
+	Release string
 	// Queue runs approved actions; Decide wakes it.
 	Queue *jobs.Queue
 	// AllowPrivateCallbacks lets agents' callback URLs point at loopback
@@ -92,6 +100,12 @@ func New(o Options) *Service {
 	}
 	if o.Release == "" {
 		o.Release = DefaultRelease
+	}
+	if o.Agent == "" {
+		o.Agent = releases.DefaultAgent
+	}
+	if o.Env == "" {
+		o.Env = releases.DefaultEnv
 	}
 	if o.Prices == (Prices{}) {
 		o.Prices = Prices{InputTokenMicros: 2, OutputTokenMicros: 8}
@@ -209,7 +223,7 @@ func (s *Service) Run(ctx context.Context, req Request) (Outcome, error) {
 	j := &Journey{
 		ID: "jrn_" + store.NewID(), TenantID: req.Caller.Tenant.ID, TenantSlug: req.Caller.Tenant.Slug,
 		KeyID: req.Caller.Key.ID, RequestID: req.RequestID, CorrelationID: s.o.Redactor.String(req.CorrelationID),
-		Release: s.o.Release, Status: StatusRunning, Input: s.o.Redactor.String(req.Input),
+		Status: StatusRunning, Input: s.o.Redactor.String(req.Input),
 		ReservedMicros: estimate, CreatedAt: now,
 	}
 	j.Cost.InputTokens = tokens(req.Input)
@@ -217,6 +231,15 @@ func (s *Service) Run(ctx context.Context, req Request) (Outcome, error) {
 		if err := gateway.Reserve(ctx, tx, j.TenantID, estimate, now); err != nil {
 			return err
 		}
+		// The release is fixed at admission: a rollback later changes new
+		// journeys, never this one. Reading it here, in the admission's
+		// transaction, is one indexed read and sees every activation,
+		// including those of other processes (the CLI).
+		release, err := s.activeRelease(ctx, tx)
+		if err != nil {
+			return err
+		}
+		j.Release = release
 		if err := insertJourney(ctx, tx, j); err != nil {
 			return err
 		}
@@ -248,6 +271,25 @@ func (s *Service) Run(ctx context.Context, req Request) (Outcome, error) {
 		return Outcome{Journey: *j}, &JourneyError{Journey: *j, Problem: p}
 	}
 	return Outcome{Journey: *j, Action: r.action}, nil
+}
+
+// activeRelease is the digest of the release the runtime's agent runs in
+// its environment now.
+func (s *Service) activeRelease(ctx context.Context, q store.Querier) (string, error) {
+	p, err := releases.Active(ctx, q, s.o.Agent, s.o.Env)
+	switch {
+	case err == nil:
+		return p.Digest, nil
+	case errors.Is(err, store.ErrNotFound):
+		return s.o.Release, nil
+	default:
+		return "", err
+	}
+}
+
+// Release is the digest new journeys run under now.
+func (s *Service) Release(ctx context.Context) (string, error) {
+	return s.activeRelease(ctx, s.o.DB.Read())
 }
 
 // run is one journey in flight.

@@ -6,6 +6,7 @@
 //	                         exit 0 intact, 1 broken naming the first bad seq, 2 could not read
 //	warden audit pubkey      print the installation's public key
 //	warden keys create       create a virtual key and print it and its callback secret once
+//	warden release publish   publish a release bundle (and --activate it); print its digest
 //	warden version           print the version
 package main
 
@@ -43,6 +44,8 @@ func run(ctx context.Context, args []string, env func(string) (string, bool), st
 		return auditCmd(ctx, args, env, stdout, stderr)
 	case "keys":
 		return keysCmd(ctx, args, env, stdout, stderr)
+	case "release":
+		return releaseCmd(ctx, args, env, stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "warden %s\n", version)
 		return 0
@@ -65,6 +68,8 @@ func usage(w io.Writer) {
                            (exit 0 intact, 1 broken, 2 could not read; see warden audit help)
   warden audit pubkey      print the public key that verifies checkpoints and exports
   warden keys create       create a virtual key and print it and its callback secret once
+  warden release publish FILE [--agent A] [--env E] [--activate] [--note N]
+                           publish a release bundle (JSON) and print its digest
   warden version           print the version
 
 `)

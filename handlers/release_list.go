@@ -1,0 +1,107 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/wardenhq/warden/agent/releases"
+	"github.com/wardenhq/warden/problem"
+	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/views"
+)
+
+// releasePageSize is the history rows a Releases page shows.
+const releasePageSize = 25
+
+// ReleaseList shows one agent's release in one environment (the default
+// agent's unless ?agent= and ?env= say otherwise): the active bundle, a
+// page of its history with "Roll back" on earlier releases, and, when
+// ?a= and ?b= name two bundles, the surfaces that differ between them.
+func (h *Console) ReleaseList(c echo.Context) error {
+	ctx := c.Request().Context()
+	page, err := listPage(c, releasePageSize)
+	if err != nil {
+		return err
+	}
+	v := views.ReleasesView{Agent: c.QueryParam("agent"), Env: c.QueryParam("env")}
+	if v.Targets, err = releases.Targets(ctx, h.DB.Read()); err != nil {
+		return err
+	}
+	if v.Agent == "" && v.Env == "" {
+		v.Agent, v.Env = releases.DefaultAgent, releases.DefaultEnv
+		if len(v.Targets) > 0 {
+			v.Agent, v.Env = v.Targets[0].Agent, v.Targets[0].Env
+		}
+	}
+	if p, err := releases.Active(ctx, h.DB.Read(), v.Agent, v.Env); err == nil {
+		b, err := releases.Get(ctx, h.DB.Read(), p.Digest)
+		if err != nil {
+			return err
+		}
+		v.Active = &b
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	hist, err := releases.History(ctx, h.DB.Read(), v.Agent, v.Env, page)
+	if err != nil {
+		return err
+	}
+	v.History = hist.Rows
+	next, prev := pageLinks("/releases", url.Values{"agent": {v.Agent}, "env": {v.Env}}, hist)
+	v.Pager = views.PagerView{Next: next, Prev: prev, NextLabel: "Older", PrevLabel: "Newer"}
+	if v.Digests, err = ranDigests(ctx, h.DB.Read(), v.Agent, v.Env); err != nil {
+		return err
+	}
+	if a, b := c.QueryParam("a"), c.QueryParam("b"); a != "" || b != "" {
+		d, err := releaseDiff(ctx, h.DB.Read(), a, b)
+		if err != nil {
+			return err
+		}
+		v.Diff = &d
+	}
+	v.Notice = doneNotice(c, map[string]string{
+		"rolled_back":    "Rolled back. New journeys run under the release shown as active.",
+		"already_active": "That release was already active; nothing changed.",
+	})
+	pg := PageFor(c, "Releases")
+	return Render(c, http.StatusOK, pg, views.Releases(pg, v))
+}
+
+// ranDigests are the bundles agent ran in env, newest first, once each.
+func ranDigests(ctx context.Context, q store.Querier, agent, env string) ([]string, error) {
+	rows, err := q.QueryContext(ctx, `SELECT digest FROM release_pointers WHERE agent = ? AND env = ?
+		GROUP BY digest ORDER BY MAX(id) DESC LIMIT 100`, agent, env)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var d string
+		if err := rows.Scan(&d); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// releaseDiff loads two bundles and the surfaces that differ.
+func releaseDiff(ctx context.Context, q store.Querier, a, b string) (views.ReleaseDiff, error) {
+	if a == "" || b == "" {
+		return views.ReleaseDiff{}, problem.Invalid("bad_diff", "Choose two releases to compare.")
+	}
+	from, err := releases.Get(ctx, q, a)
+	if err != nil {
+		return views.ReleaseDiff{}, err
+	}
+	to, err := releases.Get(ctx, q, b)
+	if err != nil {
+		return views.ReleaseDiff{}, err
+	}
+	return views.ReleaseDiff{From: from, To: to, Changed: releases.Diff(from.Bundle, to.Bundle)}, nil
+}

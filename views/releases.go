@@ -1,0 +1,123 @@
+package views
+
+import (
+	"net/url"
+
+	"github.com/a-h/templ"
+
+	"github.com/wardenhq/warden/agent/releases"
+)
+
+// ReleasesView is the Releases page for one agent in one environment.
+type ReleasesView struct {
+	Targets []releases.Target
+	Agent   string
+	Env     string
+	Active  *releases.Published // nil when none was ever activated
+	History []releases.Pointer  // a page of the pointer's history, newest first
+	Pager   PagerView
+	Notice  string
+	// Digests are the bundles this pointer ran, for the diff form.
+	Digests []string
+	Diff    *ReleaseDiff // when two bundles were chosen
+}
+
+// ReleaseDiff compares two bundles surface by surface.
+type ReleaseDiff struct {
+	From, To releases.Published
+	Changed  []string // releases.Diff
+}
+
+// Rows are every surface with both identifiers and whether it changed.
+func (d ReleaseDiff) Rows() []DiffRow {
+	changed := map[string]bool{}
+	for _, s := range d.Changed {
+		changed[s] = true
+	}
+	var out []DiffRow
+	from, to := surfaceMap(d.From.Bundle), surfaceMap(d.To.Bundle)
+	for _, s := range releases.Surfaces {
+		out = append(out, DiffRow{Surface: s, From: from[s], To: to[s], Changed: changed[s]})
+	}
+	return out
+}
+
+// DiffRow is one surface of a diff.
+type DiffRow struct {
+	Surface, From, To string
+	Changed           bool
+}
+
+func surfaceMap(b releases.Bundle) map[string]string {
+	return map[string]string{"model": b.Model, "prompt": b.Prompt, "tools": b.Tools, "routing": b.Routing,
+		"approval": b.Approval, "skills": b.Skills}
+}
+
+// ReleaseRollbackView asks before rolling back.
+type ReleaseRollbackView struct {
+	Agent, Env string
+	Target     releases.Published
+	Diff       ReleaseDiff // from the active release to the target
+	Reason     string
+	Errors     FieldErrors
+}
+
+func releasesURL(agent, env string) templ.SafeURL {
+	return templ.SafeURL("/releases?" + url.Values{"agent": {agent}, "env": {env}}.Encode())
+}
+
+func rollbackURL(agent, env, digest string) templ.SafeURL {
+	return templ.SafeURL("/releases/rollback?" + url.Values{"agent": {agent}, "env": {env}, "digest": {digest}}.Encode())
+}
+
+// ShortDigest is a digest's first 12 hex digits, enough to tell releases
+// apart on a page; the full digest is in its title.
+func ShortDigest(d string) string {
+	const prefix = len("sha256:")
+	if len(d) < prefix+12 {
+		return d
+	}
+	return d[prefix : prefix+12]
+}
+
+func diffPhrase(changed []string) string {
+	if len(changed) == 0 {
+		return "The two releases are identical."
+	}
+	s := ""
+	for i, c := range changed {
+		switch {
+		case i == 0:
+		case i == len(changed)-1:
+			s += " and "
+		default:
+			s += ", "
+		}
+		s += c
+	}
+	return "Changed: " + s + "."
+}
+
+func (v ReleaseRollbackView) confirm() ConfirmView {
+	return ConfirmView{
+		Back:      releasesURL(v.Agent, v.Env),
+		BackLabel: "← Releases",
+		Title:     text("Roll " + v.Agent + " in " + v.Env + " back to release " + ShortDigest(v.Target.Digest) + "?"),
+		Summary:   v.Target.Note,
+		Effect:    rollbackEffect(v),
+		More:      rollbackMore(v),
+		Fields:    rollbackFields(v),
+		Action:    "/releases/rollback",
+		Submit:    "Roll back",
+		SubmitID:  "rollback-submit",
+		Danger:    true,
+		Cancel:    releasesURL(v.Agent, v.Env),
+	}
+}
+
+func kindLabel(kind string) string {
+	if kind == releases.KindRolledBack {
+		return "rolled back"
+	}
+	return kind
+}
