@@ -86,6 +86,7 @@ var AuditVerbs = []string{
 	"budget.set", "tool.", "tool.create", "tool.update", "tool.enable", "tool.disable",
 	"skill.", "skill.disabled", "skill.enabled",
 	"release.", "release.published", "release.activated", "release.rolled_back",
+	"runbook.", "runbook.action",
 	"policy.violation", "traces.purged", "audit.", "audit.verify_ok", "audit.verify_failed", "audit.export", "effect.reconciled",
 }
 
@@ -174,6 +175,9 @@ func eventSentence(e audit.Event, n EventNames) string {
 		return who + " activated release " + subject + " for " + d.str("agent") + " in " + d.str("env") + quoted(": ", d.str("reason"))
 	case "release.rolled_back":
 		return who + " rolled " + d.str("agent") + " in " + d.str("env") + " back to release " + subject + quoted(": ", d.str("reason"))
+
+	case "runbook.action":
+		return who + " pressed " + quoted("", d.str("label")) + " in runbook " + d.str("runbook") + " (tool " + d.str("tool") + "): " + d.str("outcome") + quoted(" Reason: ", d.str("reason"))
 
 	case "key.create":
 		return who + " created agent key " + keyLabel(d) + " in tenant " + tenant

@@ -1,0 +1,261 @@
+package runbooks
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/wardenhq/warden/agent/releases"
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/problem"
+	"github.com/wardenhq/warden/store"
+)
+
+// Run statuses.
+const (
+	StatusRunning = "running" // claimed; its tool is running (or Warden stopped while it ran)
+	StatusDone    = "done"
+	StatusFailed  = "failed"
+)
+
+// MaxReason bounds the reason typed for a press: it is kept for good.
+const MaxReason = 500
+
+// Roles that may press a runbook's buttons.
+var Roles = []string{identity.RoleOncall, identity.RoleAdmin}
+
+// Errors people can act on.
+var (
+	ErrReasonRequired = problem.Unprocessable("reason_required", "Say why you are pressing this: the reason is kept with the run and in the audit trail.")
+	ErrReasonTooLong  = problem.Unprocessable("reason_too_long", fmt.Sprintf("Keep the reason to %d characters.", MaxReason))
+)
+
+// RunRecord is one press of an action.
+type RunRecord struct {
+	ID            string
+	Key           string // the confirmation page's one-time token
+	Runbook       string
+	Action        string
+	Tool          string
+	Principal     string
+	PrincipalName string
+	Reason        string
+	Status        string
+	Outcome       string
+	AuditSeq      int64 // the runbook.action event; 0 while running
+	CreatedAt     time.Time
+}
+
+// Run presses one action of one runbook for p, once per idempotency key.
+//
+// The key is the one-time token the confirmation page carried: the first
+// request with it claims a run (a UNIQUE row) before the tool runs, so a
+// double submit or a retried request finds that run and returns it
+// without running the tool again. The tool is one domain entry point that
+// commits its own change with its own audit event; then the run is
+// finished in one transaction with its "runbook.action" event (who,
+// runbook, action, tool, reason, outcome), whose seq the run keeps. A tool
+// that refuses (an unknown target, a release not in history) finishes the
+// run as failed with the refusal as its outcome; nothing else changes.
+//
+// Only on-call and admins may press; a tool that changes one tenant needs
+// that tenant in p's scope, and one that reaches every tenant (a release,
+// a switch, reconciling) needs a scope of all tenants. Without a reason it
+// is ErrReasonRequired and nothing changes.
+func Run(ctx context.Context, d Deps, p *identity.Principal, runbookID, actionID, reason, key string) (RunRecord, error) {
+	if p == nil || !p.HasAnyRole(Roles...) {
+		return RunRecord{}, problem.Forbidden("forbidden", "Only on-call and admins may press a runbook's buttons.")
+	}
+	rb, ok := d.Runbooks.Get(runbookID)
+	if !ok {
+		return RunRecord{}, problem.NotFound("not_found", "There is no runbook "+runbookID+".")
+	}
+	a := rb.Action(actionID)
+	if a == nil {
+		return RunRecord{}, problem.NotFound("not_found", "Runbook "+rb.Title+" has no action "+actionID+".")
+	}
+	reason = strings.TrimSpace(reason)
+	switch {
+	case reason == "":
+		return RunRecord{}, ErrReasonRequired
+	case utf8.RuneCountInString(reason) > MaxReason:
+		return RunRecord{}, ErrReasonTooLong
+	case key == "" || len(key) > 100:
+		return RunRecord{}, problem.Invalid("bad_token", "The confirmation page's token is missing: open the action again and confirm from there.")
+	}
+	if prev, err := runByKey(ctx, d.DB.Read(), key); err == nil {
+		return same(prev, rb.ID, a.ID)
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return RunRecord{}, err
+	}
+	plan, err := PlanAction(ctx, d, *a)
+	if err != nil {
+		return RunRecord{}, err
+	}
+	if err := checkScope(p, plan); err != nil {
+		return RunRecord{}, err
+	}
+
+	run := RunRecord{ID: store.NewID(), Key: key, Runbook: rb.ID, Action: a.ID, Tool: a.Tool,
+		Principal: p.ID, PrincipalName: p.DisplayName(), Reason: reason, Status: StatusRunning, CreatedAt: time.Now().UTC()}
+	claimed := false
+	err = d.DB.Transact(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO runbook_runs (id, idempotency_key, runbook, action, tool, principal, principal_name, reason, status, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (idempotency_key) DO NOTHING`,
+			run.ID, key, run.Runbook, run.Action, run.Tool, run.Principal, run.PrincipalName, reason, StatusRunning, store.FormatTime(run.CreatedAt))
+		if err != nil {
+			return fmt.Errorf("claim runbook run: %w", err)
+		}
+		n, _ := res.RowsAffected()
+		claimed = n == 1
+		return nil
+	})
+	if err != nil {
+		return RunRecord{}, err
+	}
+	if !claimed { // another request with this token got here first
+		prev, err := runByKey(ctx, d.DB.Read(), key)
+		if err != nil {
+			return RunRecord{}, err
+		}
+		return same(prev, rb.ID, a.ID)
+	}
+
+	actor := audit.Actor{Type: audit.ActorPrincipal, ID: p.ID}
+	outcome, toolErr := apply(ctx, d, releases.Author{Actor: actor, Name: p.DisplayName()}, *a, plan, reason)
+	run.Status, run.Outcome = StatusDone, outcome
+	var refused *problem.Error
+	switch {
+	case toolErr == nil:
+	case errors.As(toolErr, &refused) && refused.Kind != problem.KindInternal:
+		run.Status, run.Outcome = StatusFailed, "Refused: "+refused.Message
+	default:
+		run.Status, run.Outcome = StatusFailed, "Warden could not finish the tool; its logs say why."
+	}
+	err = d.DB.Transact(ctx, func(tx *sql.Tx) error {
+		details := map[string]any{
+			"runbook": rb.ID, "action": a.ID, "label": a.Label, "tool": a.Tool, "reason": reason,
+			"status": run.Status, "outcome": run.Outcome,
+		}
+		if len(a.Args) > 0 {
+			args := map[string]any{}
+			for k, v := range a.Args {
+				args[k] = v
+			}
+			details["args"] = args
+		}
+		if plan.From != "" {
+			details["from"], details["to"] = plan.From, plan.To
+		}
+		ev, err := audit.Append(ctx, tx, audit.Event{
+			Actor: actor, Tenant: plan.Tenant, Verb: "runbook.action",
+			Subject: audit.Subject{Type: "runbook", ID: run.ID}, Details: details,
+		})
+		if err != nil {
+			return err
+		}
+		run.AuditSeq = ev.Seq
+		_, err = tx.ExecContext(ctx, `UPDATE runbook_runs SET status = ?, outcome = ?, audit_seq = ?, finished_at = ? WHERE id = ?`,
+			run.Status, run.Outcome, ev.Seq, store.Now(), run.ID)
+		if err != nil {
+			return fmt.Errorf("finish runbook run %s: %w", run.ID, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return run, errors.Join(err, toolErr)
+	}
+	if run.Status == StatusFailed && refused == nil {
+		return run, fmt.Errorf("runbook %s action %s: %w", rb.ID, a.ID, toolErr)
+	}
+	return run, nil
+}
+
+// same returns the earlier run of a token, unless the token was used for
+// another action (a tampered or mixed-up form).
+func same(prev RunRecord, runbookID, actionID string) (RunRecord, error) {
+	if prev.Runbook != runbookID || prev.Action != actionID {
+		return RunRecord{}, problem.Conflict("token_used", "This confirmation was already used for another action: open the action again.")
+	}
+	return prev, nil
+}
+
+func checkScope(p *identity.Principal, plan Plan) error {
+	if plan.Tenant == "" {
+		if !p.AllTenantScope() {
+			return problem.Forbidden("forbidden", "This action affects every tenant, so it needs a tenant scope of all tenants.")
+		}
+		return nil
+	}
+	if !p.InTenant(plan.Tenant) {
+		return problem.Forbidden("forbidden", "Tenant "+plan.Tenant+" is outside your tenant scope.")
+	}
+	return nil
+}
+
+const selectRun = `SELECT id, idempotency_key, runbook, action, tool, principal, principal_name, reason, status, outcome, COALESCE(audit_seq, 0), created_at FROM runbook_runs`
+
+func scanRun(row interface{ Scan(...any) error }) (RunRecord, error) {
+	var r RunRecord
+	var at string
+	if err := row.Scan(&r.ID, &r.Key, &r.Runbook, &r.Action, &r.Tool, &r.Principal, &r.PrincipalName, &r.Reason, &r.Status, &r.Outcome, &r.AuditSeq, &at); err != nil {
+		return RunRecord{}, err
+	}
+	r.CreatedAt, _ = time.Parse(time.RFC3339Nano, at)
+	return r, nil
+}
+
+func runByKey(ctx context.Context, q store.Querier, key string) (RunRecord, error) {
+	r, err := scanRun(q.QueryRowContext(ctx, selectRun+` WHERE idempotency_key = ?`, key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return RunRecord{}, store.ErrNotFound
+	}
+	return r, err
+}
+
+// GetRun loads one run, or a 404.
+func GetRun(ctx context.Context, q store.Querier, id string) (RunRecord, error) {
+	r, err := scanRun(q.QueryRowContext(ctx, selectRun+` WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return RunRecord{}, problem.NotFound("not_found", "There is no runbook run "+id+".")
+	}
+	if err != nil {
+		return RunRecord{}, fmt.Errorf("runbook run %s: %w", id, err)
+	}
+	return r, nil
+}
+
+// Runs is a page of a runbook's runs, newest first.
+func Runs(ctx context.Context, q store.Querier, runbookID string, page store.Page) (store.Paged[RunRecord], error) {
+	order := store.Order{Key: "created_at", KeyDesc: true, ID: "id", IDDesc: true}
+	where, args := page.Where(order)
+	query := selectRun + ` WHERE runbook = ?`
+	args = append([]any{runbookID}, args...)
+	if where != "" {
+		query += " AND " + where
+	}
+	rows, err := q.QueryContext(ctx, query+" ORDER BY "+page.OrderBy(order)+" LIMIT ?", append(args, page.Fetch())...)
+	if err != nil {
+		return store.Paged[RunRecord]{}, fmt.Errorf("runs of runbook %s: %w", runbookID, err)
+	}
+	defer rows.Close()
+	var out []RunRecord
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return store.Paged[RunRecord]{}, err
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return store.Paged[RunRecord]{}, err
+	}
+	return store.Paginate(page, out, func(r RunRecord) store.Cursor {
+		return store.Cursor{Key: store.FormatTime(r.CreatedAt), ID: r.ID}
+	}), nil
+}

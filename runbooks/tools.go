@@ -1,0 +1,300 @@
+package runbooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/wardenhq/warden/agent/catalog"
+	"github.com/wardenhq/warden/agent/keys"
+	"github.com/wardenhq/warden/agent/ledger"
+	"github.com/wardenhq/warden/agent/releases"
+	"github.com/wardenhq/warden/problem"
+	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/tenants"
+)
+
+// Operational tools an action may name. Each is one existing domain entry
+// point; a runbook adds the who, why and once-only around it.
+const (
+	ToolRollbackRelease  = "rollback_release"  // args: agent, env; optional digest (default: the previous release)
+	ToolSwitchTool       = "switch_tool"       // args: name, state (off|on)
+	ToolSwitchSkill      = "switch_skill"      // args: name, state (off|on)
+	ToolFreezeTenant     = "freeze_tenant"     // args: tenant (slug)
+	ToolUnfreezeTenant   = "unfreeze_tenant"   // args: tenant (slug)
+	ToolRevokeKey        = "revoke_key"        // args: key (id)
+	ToolReconcileEffects = "reconcile_effects" // no args
+)
+
+// toolArgs lists each tool's required and optional arguments.
+var toolArgs = map[string]struct{ required, optional []string }{
+	ToolRollbackRelease:  {[]string{"agent", "env"}, []string{"digest"}},
+	ToolSwitchTool:       {[]string{"name", "state"}, nil},
+	ToolSwitchSkill:      {[]string{"name", "state"}, nil},
+	ToolFreezeTenant:     {[]string{"tenant"}, nil},
+	ToolUnfreezeTenant:   {[]string{"tenant"}, nil},
+	ToolRevokeKey:        {[]string{"key"}, nil},
+	ToolReconcileEffects: {nil, nil},
+}
+
+// Tools names the operational tools, sorted.
+func Tools() []string {
+	out := make([]string, 0, len(toolArgs))
+	for t := range toolArgs {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func checkArgs(tool string, args map[string]string) error {
+	spec, ok := toolArgs[tool]
+	if !ok {
+		return fmt.Errorf("tool %q is not one of %s", tool, strings.Join(Tools(), ", "))
+	}
+	var errs []error
+	for _, a := range spec.required {
+		if strings.TrimSpace(args[a]) == "" {
+			errs = append(errs, fmt.Errorf("tool %s needs the argument %q", tool, a))
+		}
+	}
+	for a := range args {
+		if !slices.Contains(spec.required, a) && !slices.Contains(spec.optional, a) {
+			errs = append(errs, fmt.Errorf("tool %s takes no argument %q", tool, a))
+		}
+	}
+	if s, ok := args["state"]; ok && s != "off" && s != "on" {
+		errs = append(errs, fmt.Errorf("state %q is neither off nor on", s))
+	}
+	return errors.Join(errs...)
+}
+
+// Runtime is what two tools need of the agent runtime.
+type Runtime interface {
+	Reconcile(ctx context.Context) (ledger.Report, error)
+	SkillNames(ctx context.Context) ([]string, error)
+}
+
+// Deps are what running an action needs.
+type Deps struct {
+	DB       *store.DB
+	Runbooks *Set
+	Runtime  Runtime // nil in a console-only Warden: switch_skill and reconcile_effects are refused
+}
+
+// Plan says exactly what pressing an action will change, for the
+// confirmation page, and what Run checks the principal against.
+type Plan struct {
+	Tool    string
+	Summary string // one sentence: what changes
+	// Tenant is the tenant slug the tool changes; empty when it reaches
+	// every tenant (then the principal needs a scope of all tenants).
+	Tenant string
+	// NoChange is true when the target is already as the action leaves it:
+	// confirming records the press and changes nothing.
+	NoChange bool
+	// A rollback's pointer move and what differs between the two bundles.
+	Agent, Env, From, To string
+	Diff                 []string
+}
+
+var errNoRuntime = problem.Unprocessable("no_runtime", "This Warden runs without the agent runtime, so this action cannot run here.")
+
+// PlanAction works out what pressing a would change now.
+func PlanAction(ctx context.Context, d Deps, a Action) (Plan, error) {
+	q := d.DB.Read()
+	p := Plan{Tool: a.Tool}
+	switch a.Tool {
+	case ToolRollbackRelease:
+		p.Agent, p.Env, p.To = a.Args["agent"], a.Args["env"], a.Args["digest"]
+		cur, err := releases.Active(ctx, q, p.Agent, p.Env)
+		if errors.Is(err, store.ErrNotFound) {
+			return p, problem.Unprocessable("no_release", "Agent "+p.Agent+" has no active release in "+p.Env+", so there is nothing to roll back.")
+		}
+		if err != nil {
+			return p, err
+		}
+		p.From = cur.Digest
+		if p.To == "" {
+			if p.To, err = previousDigest(ctx, q, p.Agent, p.Env, cur.Digest); err != nil {
+				return p, err
+			}
+		}
+		from, err := releases.Get(ctx, q, p.From)
+		if err != nil {
+			return p, err
+		}
+		to, err := releases.Get(ctx, q, p.To)
+		if err != nil {
+			return p, err
+		}
+		p.Diff = releases.Diff(from.Bundle, to.Bundle)
+		p.NoChange = p.From == p.To
+		p.Summary = fmt.Sprintf("Roll %s in %s back from release %s to release %s.", p.Agent, p.Env, short(p.From), short(p.To))
+	case ToolSwitchTool:
+		t, err := catalog.Get(ctx, q, a.Args["name"])
+		if errors.Is(err, store.ErrNotFound) {
+			return p, problem.NotFound("not_found", "There is no tool "+strconv.Quote(a.Args["name"])+".")
+		}
+		if err != nil {
+			return p, err
+		}
+		on := a.Args["state"] == "on"
+		p.NoChange = t.Enabled == on
+		p.Summary = fmt.Sprintf("Switch the tool %s %s for every tenant.", t.Name, a.Args["state"])
+	case ToolSwitchSkill:
+		if d.Runtime == nil {
+			return p, errNoRuntime
+		}
+		names, err := d.Runtime.SkillNames(ctx)
+		if err != nil {
+			return p, err
+		}
+		if !slices.Contains(names, a.Args["name"]) {
+			return p, problem.NotFound("not_found", "There is no skill "+strconv.Quote(a.Args["name"])+".")
+		}
+		on, err := catalog.SkillEnabled(ctx, q, a.Args["name"])
+		if err != nil {
+			return p, err
+		}
+		p.NoChange = on == (a.Args["state"] == "on")
+		p.Summary = fmt.Sprintf("Switch the skill %s %s for every tenant.", a.Args["name"], a.Args["state"])
+	case ToolFreezeTenant, ToolUnfreezeTenant:
+		t, err := store.TenantBySlug(ctx, q, a.Args["tenant"])
+		if errors.Is(err, store.ErrNotFound) {
+			return p, problem.NotFound("not_found", "There is no tenant "+strconv.Quote(a.Args["tenant"])+".")
+		}
+		if err != nil {
+			return p, err
+		}
+		p.Tenant = t.Slug
+		freeze := a.Tool == ToolFreezeTenant
+		p.NoChange = t.Frozen == freeze
+		if freeze {
+			p.Summary = "Freeze tenant " + t.Name + " (" + t.Slug + "): its agents are refused until it is unfrozen."
+		} else {
+			p.Summary = "Unfreeze tenant " + t.Name + " (" + t.Slug + "): its agents may call again."
+		}
+	case ToolRevokeKey:
+		k, err := keys.ByID(ctx, q, a.Args["key"])
+		if errors.Is(err, store.ErrNotFound) {
+			return p, problem.NotFound("not_found", "There is no key "+strconv.Quote(a.Args["key"])+".")
+		}
+		if err != nil {
+			return p, err
+		}
+		p.Tenant = k.TenantSlug
+		p.NoChange = k.RevokedAt != nil
+		p.Summary = "Revoke key " + k.Name + " (" + k.Prefix + "…) of tenant " + k.TenantSlug + ": calls with it are refused from now on, for good."
+	case ToolReconcileEffects:
+		if d.Runtime == nil {
+			return p, errNoRuntime
+		}
+		p.Summary = "Ask the tool providers now about effects a crash left unfinished, and finish or fail their actions."
+	default:
+		return p, problem.Unprocessable("unknown_tool", "The action names no tool Warden knows.")
+	}
+	return p, nil
+}
+
+// previousDigest is the release the agent ran before the active one: the
+// newest history row with another digest.
+func previousDigest(ctx context.Context, q store.Querier, agent, env, active string) (string, error) {
+	page, err := store.ParsePage("", "", 100)
+	if err != nil {
+		return "", err
+	}
+	hist, err := releases.History(ctx, q, agent, env, page)
+	if err != nil {
+		return "", err
+	}
+	for _, p := range hist.Rows {
+		if p.Digest != active {
+			return p.Digest, nil
+		}
+	}
+	return "", problem.Unprocessable("no_previous_release", "Agent "+agent+" ran no other release in "+env+", so there is nothing to roll back to.")
+}
+
+// short is a digest as people compare it: "sha256:" and 12 hex digits.
+func short(digest string) string {
+	if len(digest) > 19 {
+		return digest[:19]
+	}
+	return digest
+}
+
+// apply runs the tool: one domain entry point, which records its own
+// audit event when something changes. It returns the outcome in words.
+func apply(ctx context.Context, d Deps, by releases.Author, a Action, p Plan, reason string) (string, error) {
+	actor := by.Actor
+	switch a.Tool {
+	case ToolRollbackRelease:
+		_, changed, err := releases.Rollback(ctx, d.DB, by, p.Agent, p.Env, p.To, reason)
+		if err != nil {
+			return "", err
+		}
+		if !changed {
+			return "Release " + short(p.To) + " was already active; nothing changed.", nil
+		}
+		return "Rolled " + p.Agent + " in " + p.Env + " back from " + short(p.From) + " to " + short(p.To) + ".", nil
+	case ToolSwitchTool, ToolSwitchSkill:
+		on := a.Args["state"] == "on"
+		r := reason
+		if on {
+			r = ""
+		}
+		var changed bool
+		var err error
+		what := "tool"
+		if a.Tool == ToolSwitchTool {
+			changed, err = catalog.Switch(ctx, d.DB, actor, a.Args["name"], on, r)
+		} else {
+			what = "skill"
+			changed, err = catalog.SwitchSkill(ctx, d.DB, actor, a.Args["name"], on, r)
+		}
+		if err != nil {
+			return "", err
+		}
+		if !changed {
+			return "The " + what + " " + a.Args["name"] + " was already " + a.Args["state"] + "; nothing changed.", nil
+		}
+		return "Switched the " + what + " " + a.Args["name"] + " " + a.Args["state"] + ".", nil
+	case ToolFreezeTenant, ToolUnfreezeTenant:
+		t, err := store.TenantBySlug(ctx, d.DB.Read(), a.Args["tenant"])
+		if err != nil {
+			return "", err
+		}
+		freeze := a.Tool == ToolFreezeTenant
+		changed, err := tenants.SetFrozen(ctx, d.DB, actor, t.ID, freeze)
+		if err != nil {
+			return "", err
+		}
+		verb := map[bool]string{true: "frozen", false: "unfrozen"}[freeze]
+		if !changed {
+			return "Tenant " + t.Slug + " was already " + verb + "; nothing changed.", nil
+		}
+		return "Tenant " + t.Slug + " is " + verb + ".", nil
+	case ToolRevokeKey:
+		changed, err := keys.RevokeAudited(ctx, d.DB, actor, a.Args["key"])
+		if err != nil {
+			return "", err
+		}
+		if !changed {
+			return "The key was already revoked; nothing changed.", nil
+		}
+		return "The key is revoked.", nil
+	case ToolReconcileEffects:
+		rep, err := d.Runtime.Reconcile(ctx)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("Reconciled: %d recorded, %d executed again, %d failed, %d to retry, %d to review.",
+			len(rep.Recorded), len(rep.Reexecuted), len(rep.Failed), len(rep.Retry), len(rep.Review)), nil
+	}
+	return "", problem.Unprocessable("unknown_tool", "The action names no tool Warden knows.")
+}
