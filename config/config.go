@@ -51,6 +51,10 @@ type Config struct {
 	PriceInputTokenMicros  int64
 	PriceOutputTokenMicros int64
 
+	// RunbookDir holds runbooks added to the embedded ones (docs/runbooks.md);
+	// empty for the embedded ones only.
+	RunbookDir string
+
 	publicURLDefaulted, redirectDefaulted bool
 }
 
@@ -116,6 +120,7 @@ var settings = []setting{
 	{"WARDEN_AUDIT_CHECKPOINT_INTERVAL", "audit-checkpoint-interval", "1h", "how often the audit chain's head is signed and stored as a checkpoint (1s to 24h)"},
 	{"WARDEN_PRICE_INPUT_TOKEN", "price-input-token", "2", "price of one input token, in micro-units of the budget currency"},
 	{"WARDEN_PRICE_OUTPUT_TOKEN", "price-output-token", "8", "price of one output token, in micro-units of the budget currency"},
+	{"WARDEN_RUNBOOK_DIR", "runbook-dir", "", "directory of runbook documents (*.md) added to the built-in ones"},
 }
 
 // Load reads settings from env (a lookup such as os.LookupEnv) and args
@@ -260,6 +265,14 @@ func Load(args []string, env func(string) (string, bool)) (Config, error) {
 			bad(pr.name, "%q is not a whole number of micro-units from 0 to 1000000000", get(pr.name))
 		}
 		*pr.dst = n
+	}
+
+	if rd := get("WARDEN_RUNBOOK_DIR"); rd != "" {
+		abs, err := filepath.Abs(rd)
+		if fi, serr := os.Stat(abs); err != nil || serr != nil || !fi.IsDir() {
+			bad("WARDEN_RUNBOOK_DIR", "%q is not a directory", rd)
+		}
+		c.RunbookDir = abs
 	}
 
 	dir := get("WARDEN_DATA_DIR")

@@ -163,6 +163,7 @@ func TestLoadRefusesBadSettings(t *testing.T) {
 		{"checkpoint interval too long", map[string]string{"WARDEN_AUDIT_CHECKPOINT_INTERVAL": "25h"}, "WARDEN_AUDIT_CHECKPOINT_INTERVAL", "to 24h0m0s"},
 		{"price not a number", map[string]string{"WARDEN_PRICE_INPUT_TOKEN": "0.5"}, "WARDEN_PRICE_INPUT_TOKEN", "whole number"},
 		{"negative price", map[string]string{"WARDEN_PRICE_OUTPUT_TOKEN": "-1"}, "WARDEN_PRICE_OUTPUT_TOKEN", "whole number"},
+		{"runbook dir missing", map[string]string{"WARDEN_RUNBOOK_DIR": "/nonexistent/runbooks"}, "WARDEN_RUNBOOK_DIR", "not a directory"},
 		{"data dir under a file", map[string]string{"WARDEN_DATA_DIR": filepath.Join(file, "data")}, "WARDEN_DATA_DIR", "cannot create"},
 		{"data dir is a file", map[string]string{"WARDEN_DATA_DIR": file}, "WARDEN_DATA_DIR", "not a directory"},
 		{"production on any interface is fine but issuer broken", merge(prod, map[string]string{"WARDEN_ADDR": "0.0.0.0:8080", "WARDEN_OIDC_ISSUER": "ftp://idp"}), "WARDEN_OIDC_ISSUER", "http"},

@@ -15,6 +15,7 @@ import (
 	"github.com/wardenhq/warden/agent/seal"
 	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/problem"
+	"github.com/wardenhq/warden/runbooks"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
@@ -28,7 +29,9 @@ type Console struct {
 	// that need it are not registered.
 	Runtime *runtime.Service
 	Sealer  *seal.Sealer // seals keys' callback secrets
-	Flash   Flash        // one-time values across a redirect (a new key's secret)
+	// Runbooks are the loaded runbook documents.
+	Runbooks *runbooks.Set
+	Flash    Flash // one-time values across a redirect (a new key's secret)
 	// StatusView is what this process sees, for the status page.
 	StatusView func(ctx context.Context, p *identity.Principal) (views.StatusView, error)
 }

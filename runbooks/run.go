@@ -259,3 +259,6 @@ func Runs(ctx context.Context, q store.Querier, runbookID string, page store.Pag
 		return store.Cursor{Key: store.FormatTime(r.CreatedAt), ID: r.ID}
 	}), nil
 }
+
+// ErrNoSuchRun is a run that is not there (or not of the runbook named).
+var ErrNoSuchRun = problem.NotFound("not_found", "There is no such run of this runbook.")

@@ -117,6 +117,8 @@ func TestEventSentence(t *testing.T) {
 			`Alice Approver published release sha256:ab12: "shorter prompt"`},
 		{"release activated", alice, "", "release.activated", audit.Subject{Type: "release", ID: "sha256:ab12"}, `{"agent":"support-agent","env":"production","digest":"sha256:ab12","reason":""}`,
 			`Alice Approver activated release sha256:ab12 for support-agent in production`},
+		{"runbook action", alice, "", "runbook.action", audit.Subject{Type: "runbook", ID: "run_1"}, `{"runbook":"tool-provider-outage","action":"off","label":"Switch off issue_refund","tool":"switch_tool","status":"done","outcome":"Switched the tool issue_refund off.","reason":"provider down"}`,
+			`Alice Approver pressed "Switch off issue_refund" in runbook tool-provider-outage (tool switch_tool): Switched the tool issue_refund off. Reason: "provider down"`},
 		{"release rolled back", alice, "", "release.rolled_back", audit.Subject{Type: "release", ID: "sha256:ab12"}, `{"agent":"support-agent","env":"production","digest":"sha256:ab12","reason":"refunds misrouted"}`,
 			`Alice Approver rolled support-agent in production back to release sha256:ab12: "refunds misrouted"`},
 		{"tool off", alice, "", "tool.disable", tool, `{"enabled":false}`,

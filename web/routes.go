@@ -25,7 +25,7 @@ type route struct {
 }
 
 func (s *Server) consoleRoutes() []route {
-	h := &handlers.Console{DB: s.db, Runtime: s.runtime, Sealer: s.sealer(), Flash: sessionFlash{s}, StatusView: s.status}
+	h := &handlers.Console{DB: s.db, Runtime: s.runtime, Sealer: s.sealer(), Runbooks: s.runbooks, Flash: sessionFlash{s}, StatusView: s.status}
 	all := []string{identity.RoleApprover, identity.RoleOncall, identity.RoleAuditor, identity.RoleAdmin}
 	approver, admin := []string{identity.RoleApprover}, []string{identity.RoleAdmin}
 	readers := []string{identity.RoleOncall, identity.RoleAuditor, identity.RoleAdmin}
@@ -79,6 +79,11 @@ func (s *Server) consoleRoutes() []route {
 		{http.MethodGet, "/releases", h.ReleaseList, oncallAdmin, "Releases"},
 		{http.MethodGet, "/releases/rollback", h.ReleaseRollbackConfirm, oncallAdmin, ""},
 		{http.MethodPost, "/releases/rollback", h.ReleaseRollback, oncallAdmin, ""},
+		{http.MethodGet, "/runbooks", h.RunbookList, oncallAdmin, "Runbooks"},
+		{http.MethodGet, "/runbooks/:id", h.RunbookShow, oncallAdmin, ""},
+		{http.MethodGet, "/runbooks/:id/actions/:action", h.RunbookActionConfirm, oncallAdmin, ""},
+		{http.MethodPost, "/runbooks/:id/actions/:action", h.RunbookAction, oncallAdmin, ""},
+		{http.MethodGet, "/runbooks/:id/runs/:run", h.RunbookRunShow, oncallAdmin, ""},
 		{http.MethodGet, "/traces", h.TraceList, readers, "Traces"},
 		{http.MethodGet, "/traces/:id", h.TraceDetail, readers, ""},
 	}

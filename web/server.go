@@ -7,9 +7,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +24,7 @@ import (
 	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/runbooks"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/web/devidp"
 )
@@ -47,6 +50,7 @@ type Server struct {
 	started  time.Time
 	gateway  *gateway.Gateway
 	runtime  *runtime.Service
+	runbooks *runbooks.Set
 	version  string
 
 	drainDelay time.Duration
@@ -96,6 +100,7 @@ func New(o Options) (*Server, error) {
 	s.drainDelay = cfg.DrainDelay
 	s.version = o.Version
 	s.gateway, s.runtime = o.Gateway, o.Runtime
+	s.runbooks = loadRunbooks(cfg.RunbookDir, s.log)
 
 	a := &authenticator{
 		issuer:       cfg.OIDCIssuer,
@@ -231,4 +236,20 @@ func (s *Server) redactDetails(d map[string]any) map[string]any {
 		return m
 	}
 	return d
+}
+
+// loadRunbooks reads the built-in runbooks and those in dir. A file that
+// cannot be used is logged, named with the reason, and left out: one bad
+// runbook must not keep the others (or Warden) from starting.
+func loadRunbooks(dir string, log *slog.Logger) *runbooks.Set {
+	var fsys fs.FS
+	if dir != "" {
+		fsys = os.DirFS(dir)
+	}
+	set, problems := runbooks.Load(fsys)
+	for _, err := range problems {
+		log.Warn("runbook skipped", "dir", dir, "error", err.Error())
+	}
+	log.Info("runbooks loaded", "count", len(set.All()), "dir", dir)
+	return set
 }

@@ -1,0 +1,94 @@
+package views
+
+import (
+	"net/url"
+
+	"github.com/a-h/templ"
+
+	"github.com/wardenhq/warden/runbooks"
+)
+
+// RunbooksView is the Runbooks index.
+type RunbooksView struct {
+	Runbooks []runbooks.Runbook
+}
+
+// RunbookView is one runbook: its document, its buttons after it, and its
+// runs, newest first.
+type RunbookView struct {
+	Runbook runbooks.Runbook
+	Runs    []runbooks.RunRecord
+	Pager   PagerView
+}
+
+// RunbookConfirmView asks before an action runs. Token is the one-time
+// idempotency key generated when the page rendered: however often the
+// form is sent, one run.
+type RunbookConfirmView struct {
+	Runbook runbooks.Runbook
+	Action  runbooks.Action
+	Plan    runbooks.Plan
+	Diff    *ReleaseDiff // a rollback's bundles
+	Token   string
+	Reason  string
+	Errors  FieldErrors
+}
+
+// RunbookResultView is the outcome of a run.
+type RunbookResultView struct {
+	Runbook runbooks.Runbook
+	Run     runbooks.RunRecord
+	Label   string // the action's label, when the runbook still has it
+}
+
+func runbookURL(id string) templ.SafeURL { return templ.SafeURL("/runbooks/" + url.PathEscape(id)) }
+
+func runbookActionURL(id, action string) templ.SafeURL {
+	return templ.SafeURL("/runbooks/" + url.PathEscape(id) + "/actions/" + url.PathEscape(action))
+}
+
+func runbookRunURL(id, run string) templ.SafeURL {
+	return templ.SafeURL("/runbooks/" + url.PathEscape(id) + "/runs/" + url.PathEscape(run))
+}
+
+// RunAuditURL is the audit trail filtered to a run's event.
+func RunAuditURL(runID string) templ.SafeURL {
+	return templ.SafeURL("/audit?" + url.Values{"subject_type": {"runbook"}, "subject_id": {runID}}.Encode())
+}
+
+func (v RunbookConfirmView) confirm() ConfirmView {
+	back := runbookURL(v.Runbook.ID)
+	return ConfirmView{
+		Back:      back,
+		BackLabel: "← " + v.Runbook.Title,
+		Title:     text(v.Action.Label + "?"),
+		Summary:   v.Action.Description,
+		Warning:   runbookNoChange(v),
+		WarningID: "runbook-no-change",
+		Effect:    text(v.Plan.Summary),
+		More:      runbookConfirmMore(v),
+		Fields:    runbookConfirmFields(v),
+		Action:    runbookActionURL(v.Runbook.ID, v.Action.ID),
+		Submit:    v.Action.Label,
+		SubmitID:  "runbook-submit",
+		Danger:    true,
+		Cancel:    back,
+	}
+}
+
+func runbookNoChange(v RunbookConfirmView) templ.Component {
+	if !v.Plan.NoChange {
+		return nil
+	}
+	return text("It is already so: confirming records the press and changes nothing.")
+}
+
+func runStatusClass(status string) string {
+	switch status {
+	case runbooks.StatusDone:
+		return "badge badge-ok"
+	case runbooks.StatusFailed:
+		return "badge badge-danger"
+	}
+	return "badge"
+}

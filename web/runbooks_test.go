@@ -1,0 +1,148 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"github.com/wardenhq/warden/agent/catalog"
+	"github.com/wardenhq/warden/store"
+)
+
+func runbookRunCount(t *testing.T, db *store.DB) int {
+	t.Helper()
+	var n int
+	if err := db.Read().QueryRow(`SELECT COUNT(*) FROM runbook_runs`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// confirmToken opens an action's confirmation page and returns its
+// one-time token.
+func confirmToken(t *testing.T, b *browser, path string) string {
+	t.Helper()
+	p := b.get(path)
+	tok, _ := p.Doc.Find(`input[name="token"]`).Attr("value")
+	if p.Status != http.StatusOK || tok == "" {
+		t.Fatalf("GET %s = %d, token %q", path, p.Status, tok)
+	}
+	return tok
+}
+
+func TestRunbookPagesOnlyForOncallAndAdmins(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	in.waitReady(t)
+	for _, tc := range []struct {
+		user   string
+		status int
+	}{{"carol", http.StatusOK}, {"erin", http.StatusOK}, {"alice", http.StatusForbidden}, {"dave", http.StatusForbidden}} {
+		b := newBrowser(t, in.URL)
+		b.loginDev(tc.user)
+		if got := b.get("/").Doc.Find(`nav a[href="/runbooks"]`).Length() == 1; got != (tc.status == http.StatusOK) {
+			t.Errorf("%s: navigation offers Runbooks = %v", tc.user, got)
+		}
+		for _, path := range []string{"/runbooks", "/runbooks/tool-provider-outage", "/runbooks/tool-provider-outage/actions/switch-off-issue-refund"} {
+			if p := b.get(path); p.Status != tc.status {
+				t.Errorf("%s: GET %s = %d, want %d", tc.user, path, p.Status, tc.status)
+			}
+		}
+		if tc.status == http.StatusForbidden {
+			before := auditCount(t, in.DB)
+			p := b.post("/runbooks/tool-provider-outage/actions/switch-off-issue-refund",
+				b.withCSRF(url.Values{"reason": {"trying"}, "token": {"t-" + tc.user}}), nil)
+			if p.Status != http.StatusForbidden || auditCount(t, in.DB) != before || runbookRunCount(t, in.DB) != 0 {
+				t.Errorf("%s: POST = %d, and something was recorded", tc.user, p.Status)
+			}
+		}
+	}
+}
+
+func TestRunbookIndexAndDocument(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	in.waitReady(t)
+	b := newBrowser(t, in.URL)
+	b.loginDev("carol")
+	idx := b.get("/runbooks")
+	for _, id := range []string{"bad-release-rollback", "runaway-spend", "tool-provider-outage", "stuck-effects", "pii-in-traces"} {
+		if idx.Doc.Find(`[data-testid="runbook-`+id+`"]`).Length() != 1 {
+			t.Errorf("index lacks runbook %s", id)
+		}
+	}
+	row := strings.Join(idx.Doc.Find(`[data-testid="runbook-runaway-spend"] td`).Map(func(_ int, s *goquery.Selection) string {
+		return strings.TrimSpace(s.Text())
+	}), " | ")
+	if row != "Runaway spend | finance-oncall | high | budget-threshold, spend-rate" {
+		t.Errorf("runaway-spend row = %q", row)
+	}
+	doc := b.get("/runbooks/runaway-spend")
+	if doc.Doc.Find(`[data-testid="runbook-doc"] h1`).Text() != "Runaway spend" || doc.Doc.Find(`[data-testid="action-freeze-tenant"]`).Length() != 1 {
+		t.Errorf("runbook page lacks its document or its button:\n%s", doc.Body)
+	}
+	if p := b.get("/runbooks/nope"); p.Status != http.StatusNotFound {
+		t.Errorf("unknown runbook = %d, want 404", p.Status)
+	}
+}
+
+func TestRunbookActionNeedsAReason(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	in.waitReady(t)
+	b := newBrowser(t, in.URL)
+	b.loginDev("carol")
+	path := "/runbooks/tool-provider-outage/actions/switch-off-issue-refund"
+	tok := confirmToken(t, b, path)
+	before := auditCount(t, in.DB)
+	p := b.post(path, b.withCSRF(url.Values{"reason": {"  "}, "token": {tok}}), nil)
+	if p.Status != http.StatusUnprocessableEntity || p.Doc.Find(`#reason-error, .field-invalid`).Length() == 0 {
+		t.Errorf("no reason = %d, want 422 with a field error:\n%s", p.Status, p.Body)
+	}
+	if got, _ := p.Doc.Find(`input[name="token"]`).Attr("value"); got != tok {
+		t.Errorf("the form came back with token %q, want the same %q", got, tok)
+	}
+	tool, _ := catalog.Get(context.Background(), in.DB.Read(), "issue_refund")
+	if !tool.Enabled || auditCount(t, in.DB) != before || runbookRunCount(t, in.DB) != 0 {
+		t.Errorf("after a refused press: tool enabled %v, events +%d, runs %d; want nothing changed",
+			tool.Enabled, auditCount(t, in.DB)-before, runbookRunCount(t, in.DB))
+	}
+}
+
+func TestRunbookDoubleSubmitRunsOnce(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	in.waitReady(t)
+	b := newBrowser(t, in.URL)
+	b.loginDev("carol")
+	path := "/runbooks/tool-provider-outage/actions/switch-off-issue-refund"
+	tok := confirmToken(t, b, path)
+	form := b.withCSRF(url.Values{"reason": {"provider is down"}, "token": {tok}})
+	first := b.noRedirect().post(path, form, nil)
+	second := b.noRedirect().post(path, form, nil)
+	loc := first.Header.Get("Location")
+	if first.Status != http.StatusSeeOther || second.Status != http.StatusSeeOther || loc == "" || second.Header.Get("Location") != loc {
+		t.Fatalf("two submits = %d %q and %d %q; want 303 to the same run", first.Status, loc, second.Status, second.Header.Get("Location"))
+	}
+	tool, _ := catalog.Get(context.Background(), in.DB.Read(), "issue_refund")
+	if tool.Enabled || runbookRunCount(t, in.DB) != 1 || len(adminEvents(t, in.DB, "runbook.action")) != 1 || len(adminEvents(t, in.DB, "tool.disable")) != 1 {
+		t.Errorf("after two submits: tool enabled %v, %d runs, %d runbook.action, %d tool.disable; want off, 1, 1, 1",
+			tool.Enabled, runbookRunCount(t, in.DB), len(adminEvents(t, in.DB, "runbook.action")), len(adminEvents(t, in.DB, "tool.disable")))
+	}
+	res := b.get(loc)
+	runID := loc[strings.LastIndex(loc, "/")+1:]
+	if text(res, "run-status") != "done" || !strings.Contains(text(res, "run-outcome"), "Switched the tool issue_refund off") {
+		t.Errorf("result page: %q %q", text(res, "run-status"), text(res, "run-outcome"))
+	}
+	if href, _ := res.Doc.Find(`[data-testid="run-audit"]`).Attr("href"); href != "/audit?subject_id="+runID+"&subject_type=runbook" {
+		t.Errorf("audit link = %q", href)
+	}
+	ev := lastAudit(t, in.DB)
+	if ev.Verb != "runbook.action" || ev.Subject.ID != runID || ev.Details["reason"] != "provider is down" || ev.Details["tool"] != "switch_tool" {
+		t.Errorf("last event = %s %v %v", ev.Verb, ev.Subject, ev.Details)
+	}
+	hist := b.get("/runbooks/tool-provider-outage")
+	if hist.Doc.Find(`[data-testid="runbook-runs"] tbody tr`).Length() != 1 || !strings.Contains(hist.Doc.Find(`[data-testid="runbook-runs"]`).Text(), "provider is down") {
+		t.Errorf("run history:\n%s", hist.Doc.Find(`[data-testid="runbook-runs"]`).Text())
+	}
+}
