@@ -1,0 +1,2 @@
+-- Reserved for runbook runs.
+SELECT 1;
