@@ -12,14 +12,15 @@ import (
 	"github.com/wardenhq/warden/store"
 )
 
-// Firing returns the alerts firing now, oldest first.
+// Firing returns the alerts firing now, oldest first (then by kind and
+// subject, as they fired together).
 func Firing(ctx context.Context, q store.Querier) ([]Alert, error) {
-	return list(ctx, q, `WHERE a.resolved_at IS NULL ORDER BY a.fired_at, a.id`, -1)
+	return list(ctx, q, `WHERE a.resolved_at IS NULL ORDER BY a.fired_at, a.kind, a.subject`, -1)
 }
 
 // Resolved returns the n most recently resolved alerts, newest first.
 func Resolved(ctx context.Context, q store.Querier, n int) ([]Alert, error) {
-	return list(ctx, q, `WHERE a.resolved_at IS NOT NULL ORDER BY a.resolved_at DESC, a.id DESC LIMIT ?`, n)
+	return list(ctx, q, `WHERE a.resolved_at IS NOT NULL ORDER BY a.resolved_at DESC, a.kind, a.subject LIMIT ?`, n)
 }
 
 func list(ctx context.Context, q store.Querier, where string, n int) ([]Alert, error) {
