@@ -22,6 +22,7 @@ import (
 	"github.com/wardenhq/warden/agent/skills"
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/agent/tools/sim"
+	"github.com/wardenhq/warden/alerts"
 	"github.com/wardenhq/warden/store"
 )
 
@@ -34,13 +35,15 @@ type Runtime struct {
 	Queue   *jobs.Queue
 	log     *slog.Logger
 	router  *skills.Router
+
+	alertInterval time.Duration
 }
 
 // Run does the runtime's background work until ctx ends: the job workers
 // (execution of approved actions, callbacks), the reconciler (at start-up
 // and every 30 s), expiry of pending actions (every 5 s), the sweep of
-// journeys a crash left running (every minute) and trace retention
-// (hourly). It returns once the jobs in progress have finished.
+// journeys a crash left running (every minute), the evaluation of alert
+// rules (every Options.AlertInterval) and trace retention (hourly). It returns once the jobs in progress have finished.
 func (rt *Runtime) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, f := range []func(context.Context){
@@ -48,6 +51,7 @@ func (rt *Runtime) Run(ctx context.Context) {
 		func(ctx context.Context) { every(ctx, 30*time.Second, rt.reconcile) },
 		func(ctx context.Context) { every(ctx, 5*time.Second, rt.expire) },
 		func(ctx context.Context) { every(ctx, time.Minute, rt.sweep) },
+		func(ctx context.Context) { every(ctx, rt.alertInterval, rt.evaluateAlerts) },
 		func(ctx context.Context) { rt.RunRetention(ctx, time.Hour) },
 	} {
 		wg.Add(1)
@@ -89,6 +93,24 @@ func (rt *Runtime) sweep(ctx context.Context) {
 	}
 }
 
+// evaluateAlerts fires and resolves alerts (package alerts).
+func (rt *Runtime) evaluateAlerts(ctx context.Context) {
+	rep, err := alerts.Evaluate(ctx, rt.DB, time.Now())
+	if err != nil {
+		if ctx.Err() == nil {
+			rt.log.ErrorContext(ctx, "evaluating alerts failed", "err", err)
+		}
+		return
+	}
+	for _, a := range rep.Fired {
+		rt.log.WarnContext(ctx, "alert fired", "alert", a.ID, "kind", a.Kind, "subject", a.Subject,
+			"value", a.Value, "threshold", a.Threshold, "runbook", a.Runbook())
+	}
+	for _, a := range rep.Resolved {
+		rt.log.InfoContext(ctx, "alert resolved", "alert", a.ID, "kind", a.Kind, "subject", a.Subject)
+	}
+}
+
 func (rt *Runtime) reconcile(ctx context.Context) {
 	rep, err := rt.Service.Reconcile(ctx)
 	if err != nil && ctx.Err() == nil {
@@ -117,6 +139,9 @@ type Options struct {
 	Prices   runtime.Prices
 	// DevMode lets agents' callbacks reach loopback and private addresses.
 	DevMode bool
+	// AlertInterval is how often alert rules are evaluated; zero means
+	// every minute.
+	AlertInterval time.Duration
 }
 
 // New builds the runtime.
@@ -166,5 +191,10 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	})
 	queue.Register(runtime.JobExecuteAction, svc.HandleExecute)
 	queue.Register(runtime.JobCallback, svc.HandleCallback)
-	return &Runtime{Gateway: gateway.New(db, log), Service: svc, Sim: provider, DB: db, Queue: queue, log: log, router: router}, nil
+	interval := o.AlertInterval
+	if interval <= 0 {
+		interval = time.Minute
+	}
+	return &Runtime{Gateway: gateway.New(db, log), Service: svc, Sim: provider, DB: db, Queue: queue, log: log, router: router,
+		alertInterval: interval}, nil
 }

@@ -47,6 +47,10 @@ type Config struct {
 	// head and stores it as a checkpoint (docs/audit-format.md).
 	AuditCheckpointInterval time.Duration
 
+	// AlertInterval is how often the runtime evaluates alert rules
+	// (docs/alerts.md).
+	AlertInterval time.Duration
+
 	// Model prices, in micro-units per token, charged for journeys.
 	PriceInputTokenMicros  int64
 	PriceOutputTokenMicros int64
@@ -97,6 +101,12 @@ const (
 	MaxAuditCheckpointInterval = 24 * time.Hour
 )
 
+// Bounds of WARDEN_ALERT_INTERVAL.
+const (
+	MinAlertInterval = time.Second
+	MaxAlertInterval = time.Hour
+)
+
 // setting describes one configuration name: its variable, flag and default.
 type setting struct {
 	env, flag, def, usage string
@@ -118,6 +128,7 @@ var settings = []setting{
 	{"WARDEN_SHUTDOWN_GRACE", "shutdown-grace", "15s", "how long in-flight requests may take to finish on shutdown"},
 	{"WARDEN_DRAIN_DELAY", "drain-delay", "1s", "how long readiness reports 503 before the listener closes on shutdown"},
 	{"WARDEN_AUDIT_CHECKPOINT_INTERVAL", "audit-checkpoint-interval", "1h", "how often the audit chain's head is signed and stored as a checkpoint (1s to 24h)"},
+	{"WARDEN_ALERT_INTERVAL", "alert-interval", "1m", "how often alert rules are evaluated (1s to 1h)"},
 	{"WARDEN_PRICE_INPUT_TOKEN", "price-input-token", "2", "price of one input token, in micro-units of the budget currency"},
 	{"WARDEN_PRICE_OUTPUT_TOKEN", "price-output-token", "8", "price of one output token, in micro-units of the budget currency"},
 	{"WARDEN_RUNBOOK_DIR", "runbook-dir", "", "directory of runbook documents (*.md) added to the built-in ones"},
@@ -254,6 +265,12 @@ func Load(args []string, env func(string) (string, bool)) (Config, error) {
 	if err != nil || c.AuditCheckpointInterval < MinAuditCheckpointInterval || c.AuditCheckpointInterval > MaxAuditCheckpointInterval {
 		bad("WARDEN_AUDIT_CHECKPOINT_INTERVAL", "%q is not a duration from %v to %v, such as 1h",
 			get("WARDEN_AUDIT_CHECKPOINT_INTERVAL"), MinAuditCheckpointInterval, MaxAuditCheckpointInterval)
+	}
+
+	c.AlertInterval, err = time.ParseDuration(get("WARDEN_ALERT_INTERVAL"))
+	if err != nil || c.AlertInterval < MinAlertInterval || c.AlertInterval > MaxAlertInterval {
+		bad("WARDEN_ALERT_INTERVAL", "%q is not a duration from %v to %v, such as 1m",
+			get("WARDEN_ALERT_INTERVAL"), MinAlertInterval, MaxAlertInterval)
 	}
 
 	for _, pr := range []struct {

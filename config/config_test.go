@@ -84,6 +84,23 @@ func TestAuditCheckpointIntervalFromEnvironment(t *testing.T) {
 	}
 }
 
+func TestAlertInterval(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		env  string
+		want time.Duration
+	}{{nil, "", time.Minute}, {nil, "30s", 30 * time.Second}, {[]string{"--alert-interval", "5m"}, "30s", 5 * time.Minute}} {
+		env := map[string]string{"WARDEN_DATA_DIR": t.TempDir()}
+		if tt.env != "" {
+			env["WARDEN_ALERT_INTERVAL"] = tt.env
+		}
+		c, err := Load(tt.args, envOf(env))
+		if err != nil || c.AlertInterval != tt.want {
+			t.Errorf("Load(%v, WARDEN_ALERT_INTERVAL=%q): AlertInterval = %v, %v; want %v", tt.args, tt.env, c.AlertInterval, err, tt.want)
+		}
+	}
+}
+
 func TestUsageListsEverySetting(t *testing.T) {
 	u := Usage()
 	for _, s := range settings {
@@ -161,6 +178,9 @@ func TestLoadRefusesBadSettings(t *testing.T) {
 		{"checkpoint interval zero", map[string]string{"WARDEN_AUDIT_CHECKPOINT_INTERVAL": "0s"}, "WARDEN_AUDIT_CHECKPOINT_INTERVAL", "from 1s to 24h0m0s"},
 		{"checkpoint interval too short", map[string]string{"WARDEN_AUDIT_CHECKPOINT_INTERVAL": "500ms"}, "WARDEN_AUDIT_CHECKPOINT_INTERVAL", "from 1s"},
 		{"checkpoint interval too long", map[string]string{"WARDEN_AUDIT_CHECKPOINT_INTERVAL": "25h"}, "WARDEN_AUDIT_CHECKPOINT_INTERVAL", "to 24h0m0s"},
+		{"alert interval not a duration", map[string]string{"WARDEN_ALERT_INTERVAL": "often"}, "WARDEN_ALERT_INTERVAL", "duration"},
+		{"alert interval too short", map[string]string{"WARDEN_ALERT_INTERVAL": "500ms"}, "WARDEN_ALERT_INTERVAL", "from 1s"},
+		{"alert interval too long", map[string]string{"WARDEN_ALERT_INTERVAL": "2h"}, "WARDEN_ALERT_INTERVAL", "to 1h0m0s"},
 		{"price not a number", map[string]string{"WARDEN_PRICE_INPUT_TOKEN": "0.5"}, "WARDEN_PRICE_INPUT_TOKEN", "whole number"},
 		{"negative price", map[string]string{"WARDEN_PRICE_OUTPUT_TOKEN": "-1"}, "WARDEN_PRICE_OUTPUT_TOKEN", "whole number"},
 		{"runbook dir missing", map[string]string{"WARDEN_RUNBOOK_DIR": "/nonexistent/runbooks"}, "WARDEN_RUNBOOK_DIR", "not a directory"},

@@ -11,7 +11,8 @@ import (
 	"github.com/wardenhq/warden/views"
 )
 
-// Home shows the signed-in user who they are and live counts.
+// Home shows the signed-in user who they are and live counts, and
+// on-call the alerts firing.
 func (h *Console) Home(c echo.Context) error {
 	user := CurrentPrincipal(c)
 	ctx := c.Request().Context()
@@ -23,8 +24,15 @@ func (h *Console) Home(c echo.Context) error {
 	if err != nil {
 		return fmt.Errorf("home: count audit events: %w", err)
 	}
+	v := views.HomeView{Tenants: tenants, AuditEvents: events}
+	// On-call is paged by alerts: their home page starts with what fires.
+	if user.HasRole(identity.RoleOncall) {
+		if v.Alerts, err = firingAlerts(ctx, h.DB.Read(), user); err != nil {
+			return fmt.Errorf("home: firing alerts: %w", err)
+		}
+	}
 	page := PageFor(c, "Home")
-	return Render(c, http.StatusOK, page, views.Home(page, views.HomeView{Tenants: tenants, AuditEvents: events}))
+	return Render(c, http.StatusOK, page, views.Home(page, v))
 }
 
 // tenantFilter turns a principal's scope into a store filter: nil for all.

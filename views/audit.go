@@ -87,6 +87,7 @@ var AuditVerbs = []string{
 	"skill.", "skill.disabled", "skill.enabled",
 	"release.", "release.published", "release.activated", "release.rolled_back",
 	"runbook.", "runbook.action",
+	"alert.", "alert.fired", "alert.resolved", "alert.rule_set",
 	"policy.violation", "traces.purged", "audit.", "audit.verify_ok", "audit.verify_failed", "audit.export", "effect.reconciled",
 }
 
@@ -178,6 +179,14 @@ func eventSentence(e audit.Event, n EventNames) string {
 
 	case "runbook.action":
 		return who + " pressed " + quoted("", d.str("label")) + " in runbook " + d.str("runbook") + " (tool " + d.str("tool") + "): " + d.str("outcome") + quoted(" Reason: ", d.str("reason"))
+	case "alert.fired":
+		return "Alert fired: " + d.str("what") + " is " + d.str("value") + d.str("unit") + " (threshold " + d.str("threshold") + d.str("unit") + "); runbook " + d.str("runbook")
+	case "alert.resolved":
+		return "Alert resolved: " + d.str("what") + " is back under " + d.str("threshold") + d.str("unit")
+	case "alert.rule_set":
+		return who + " set the alert thresholds of skill " + subject + ": failures at " + d.str("failure_percent") + "%, p99 at " +
+			d.str("p99_ms") + " ms, over " + d.str("window_minutes") + " minutes once " + d.str("min_journeys") + " journeys ended" +
+			" (was " + d.str("previous_failure_percent") + "%, " + d.str("previous_p99_ms") + " ms, " + d.str("previous_window_minutes") + " minutes, " + d.str("previous_min_journeys") + " journeys)"
 
 	case "key.create":
 		return who + " created agent key " + keyLabel(d) + " in tenant " + tenant

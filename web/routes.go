@@ -100,6 +100,10 @@ func (s *Server) consoleRoutes() []route {
 			route{http.MethodGet, "/switches/:kind/:name/off", h.SwitchOffConfirm, oncallAdmin, ""},
 			route{http.MethodPost, "/switches/:kind/:name/off", h.SwitchOff, oncallAdmin, ""},
 			route{http.MethodPost, "/switches/:kind/:name/on", h.SwitchOn, oncallAdmin, ""},
+			// Alerts: on-call (and admins) see what fires, with its
+			// runbook; admins set each skill's thresholds.
+			route{http.MethodGet, "/alerts", h.AlertList, oncallAdmin, "Alerts"},
+			route{http.MethodPost, "/alerts/rules/:skill", h.AlertRuleSet, admin, ""},
 		)
 	}
 	return routes

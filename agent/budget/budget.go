@@ -248,3 +248,30 @@ func Settle(ctx context.Context, tx *sql.Tx, tenantID string, reserved, actual i
 func Release(ctx context.Context, tx *sql.Tx, tenantID string, reserved int64) error {
 	return Settle(ctx, tx, tenantID, reserved, 0)
 }
+
+// List returns every tenant's budget for the period containing now, in
+// tenant order. A period that has ended reads as the new one, with
+// nothing spent yet, as Get does.
+func List(ctx context.Context, q store.Querier, now time.Time) ([]Budget, error) {
+	rows, err := q.QueryContext(ctx, `
+		SELECT tenant_id, period, limit_micros, spent_micros, reserved_micros, alert_percent, period_start
+		FROM budgets ORDER BY tenant_id`)
+	if err != nil {
+		return nil, fmt.Errorf("list budgets: %w", err)
+	}
+	defer rows.Close()
+	var out []Budget
+	for rows.Next() {
+		var b Budget
+		var start string
+		if err := rows.Scan(&b.TenantID, &b.Period, &b.LimitMicros, &b.SpentMicros, &b.ReservedMicros, &b.AlertPercent, &start); err != nil {
+			return nil, fmt.Errorf("list budgets: %w", err)
+		}
+		b.PeriodStart, _ = time.Parse(time.RFC3339Nano, start)
+		if cur := PeriodStart(b.Period, now); b.PeriodStart.Before(cur) {
+			b.PeriodStart, b.SpentMicros = cur, 0
+		}
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,60 @@
+package alerts
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/wardenhq/warden/store"
+)
+
+// Firing returns the alerts firing now, oldest first (then by kind and
+// subject, as they fired together).
+func Firing(ctx context.Context, q store.Querier) ([]Alert, error) {
+	return list(ctx, q, `WHERE a.resolved_at IS NULL ORDER BY a.fired_at, a.kind, a.subject`, -1)
+}
+
+// Resolved returns the n most recently resolved alerts, newest first.
+func Resolved(ctx context.Context, q store.Querier, n int) ([]Alert, error) {
+	return list(ctx, q, `WHERE a.resolved_at IS NOT NULL ORDER BY a.resolved_at DESC, a.kind, a.subject LIMIT ?`, n)
+}
+
+func list(ctx context.Context, q store.Querier, where string, n int) ([]Alert, error) {
+	args := []any{}
+	if n >= 0 {
+		args = append(args, n)
+	}
+	rows, err := q.QueryContext(ctx, `
+		SELECT a.id, a.kind, a.subject, COALESCE(t.slug, ''), a.value, a.threshold, a.fired_at, a.resolved_at
+		FROM alerts a LEFT JOIN tenants t ON a.kind = 'budget_burn' AND t.id = a.subject `+where, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list alerts: %w", err)
+	}
+	defer rows.Close()
+	var out []Alert
+	for rows.Next() {
+		var a Alert
+		var fired string
+		var resolved sql.NullString
+		if err := rows.Scan(&a.ID, &a.Kind, &a.Subject, &a.Tenant, &a.Value, &a.Threshold, &fired, &resolved); err != nil {
+			return nil, fmt.Errorf("list alerts: %w", err)
+		}
+		a.FiredAt, _ = time.Parse(time.RFC3339Nano, fired)
+		if resolved.Valid {
+			t, _ := time.Parse(time.RFC3339Nano, resolved.String)
+			a.Resolved = &t
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+func sortedKeys(m map[key]condition) []key {
+	return slices.SortedFunc(maps.Keys(m), func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.kind, b.kind), cmp.Compare(a.subject, b.subject))
+	})
+}

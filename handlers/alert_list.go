@@ -1,0 +1,73 @@
+package handlers
+
+import (
+	"context"
+	"net/http"
+	"slices"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/wardenhq/warden/alerts"
+	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/views"
+)
+
+// recentlyResolved is how many resolved alerts the Alerts page lists.
+const recentlyResolved = 20
+
+var alertNotices = map[string]string{
+	"saved":     "Thresholds saved; they apply from the next evaluation.",
+	"unchanged": "Those are the thresholds in force; nothing changed.",
+}
+
+// AlertList shows the firing and recently resolved alerts, with their
+// runbooks, and every skill's thresholds (a form per skill for admins).
+func (h *Console) AlertList(c echo.Context) error {
+	return h.renderAlerts(c, http.StatusOK, doneNotice(c, alertNotices), "", views.AlertRuleForm{}, nil)
+}
+
+// renderAlerts renders the page; the rule of skill, when given, shows
+// form and errs instead of the stored values.
+func (h *Console) renderAlerts(c echo.Context, status int, note, skill string, form views.AlertRuleForm, errs views.FieldErrors) error {
+	ctx := c.Request().Context()
+	user := CurrentPrincipal(c)
+	firing, err := firingAlerts(ctx, h.DB.Read(), user)
+	if err != nil {
+		return err
+	}
+	resolved, err := alerts.Resolved(ctx, h.DB.Read(), recentlyResolved)
+	if err != nil {
+		return err
+	}
+	rules, err := alerts.Rules(ctx, h.DB.Read())
+	if err != nil {
+		return err
+	}
+	v := views.AlertsView{Firing: firing, Resolved: inScope(resolved, user), CanEdit: user.HasRole(identity.RoleAdmin), Notice: note}
+	for _, s := range h.Runtime.Skills() {
+		r := alerts.RuleFor(rules, s.Name)
+		row := views.AlertRuleRow{Rule: r, Form: views.AlertRuleFormOf(r)}
+		if s.Name == skill {
+			row.Form, row.Errors = form, errs
+		}
+		v.Rules = append(v.Rules, row)
+	}
+	page := PageFor(c, "Alerts")
+	return Render(c, status, page, views.Alerts(page, v))
+}
+
+// firingAlerts are the alerts firing now that the user may see.
+func firingAlerts(ctx context.Context, q store.Querier, user *identity.Principal) ([]alerts.Alert, error) {
+	as, err := alerts.Firing(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return inScope(as, user), nil
+}
+
+// inScope drops the budget alerts of tenants outside the user's scope;
+// a skill's alerts concern every tenant.
+func inScope(as []alerts.Alert, user *identity.Principal) []alerts.Alert {
+	return slices.DeleteFunc(as, func(a alerts.Alert) bool { return a.Tenant != "" && !user.InTenant(a.Tenant) })
+}

@@ -1,0 +1,77 @@
+package handlers
+
+import (
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/wardenhq/warden/agent/skills"
+	"github.com/wardenhq/warden/alerts"
+	"github.com/wardenhq/warden/problem"
+	"github.com/wardenhq/warden/views"
+)
+
+// AlertRuleSet sets a skill's alert thresholds: failure rate, p99 latency,
+// window and the minimum number of journeys.
+func (h *Console) AlertRuleSet(c echo.Context) error {
+	ctx := c.Request().Context()
+	skill := c.Param("skill")
+	if !slices.ContainsFunc(h.Runtime.Skills(), func(s skills.Spec) bool { return s.Name == skill }) {
+		return problem.NotFound("not_found", "There is no skill "+strconv.Quote(skill)+".")
+	}
+	form := views.AlertRuleForm{
+		FailurePercent: c.FormValue("failure_percent"), P99Ms: c.FormValue("p99_ms"),
+		WindowMinutes: c.FormValue("window_minutes"), MinJourneys: c.FormValue("min_journeys"),
+	}
+	rule := alerts.Rule{Skill: skill}
+	errs := views.FieldErrors{}
+	if n, msg := formInt(form.FailurePercent, "Enter a whole percentage from 1 to 100."); msg != "" {
+		errs["failure_percent"] = msg
+	} else {
+		rule.FailurePercent = n
+	}
+	// Out-of-range numbers are refused before they become durations, which
+	// could overflow.
+	if n, msg := formInt(form.P99Ms, "Enter a whole number of milliseconds."); msg != "" {
+		errs["p99_ms"] = msg
+	} else if n < 1 || n > 3_600_000 {
+		errs["p99_ms"] = "The p99 latency is a number of milliseconds from 1 to 3600000."
+	} else {
+		rule.P99Latency = time.Duration(n) * time.Millisecond
+	}
+	if n, msg := formInt(form.WindowMinutes, "Enter a whole number of minutes from 1 to 1440."); msg != "" {
+		errs["window_minutes"] = msg
+	} else if n < 1 || n > 1440 {
+		errs["window_minutes"] = "The window is a whole number of minutes from 1 to 1440."
+	} else {
+		rule.Window = time.Duration(n) * time.Minute
+	}
+	if n, msg := formInt(form.MinJourneys, "Enter a whole number of journeys."); msg != "" {
+		errs["min_journeys"] = msg
+	} else {
+		rule.MinJourneys = n
+	}
+	for field, msg := range rule.Validate() {
+		if _, seen := errs[field]; !seen {
+			errs[field] = msg
+		}
+	}
+	if len(errs) > 0 {
+		return h.renderAlerts(c, http.StatusUnprocessableEntity, "", skill, form, errs)
+	}
+	changed, err := alerts.SetRule(ctx, h.DB, principalActor(CurrentPrincipal(c)), rule, time.Now())
+	if errs, ok := fieldErrors(err); ok {
+		return h.renderAlerts(c, http.StatusUnprocessableEntity, "", skill, form, errs)
+	}
+	if err != nil {
+		return err
+	}
+	done := "saved"
+	if !changed {
+		done = "unchanged"
+	}
+	return seeOther(c, "/alerts?done="+done+"#rules")
+}

@@ -1,0 +1,151 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"github.com/wardenhq/warden/agent/runtime"
+	"github.com/wardenhq/warden/alerts"
+	"github.com/wardenhq/warden/store"
+)
+
+// failRefunds records 25 failed refunds journeys in the last minute and
+// evaluates the alert rules, so the refunds failure-rate alert fires.
+func failRefunds(t *testing.T, db *store.DB) {
+	t.Helper()
+	ctx := context.Background()
+	var tenantID string
+	if err := db.Read().QueryRow(`SELECT id FROM tenants ORDER BY slug LIMIT 1`).Scan(&tenantID); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 25 {
+		if _, err := db.Read().Exec(`INSERT INTO journeys (id, tenant_id, request_id, correlation_id, skill, release_digest, status, latency_ms, created_at)
+			VALUES (?, ?, 'r', 'c', 'refunds', 'sha256:x', ?, 100, ?)`, fmt.Sprint("jfail", i), tenantID, runtime.StatusFailed, store.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := alerts.Evaluate(ctx, db, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const refundsAlert = `[data-testid="alert-failure_rate-refunds"]`
+
+func TestAlertPagesForOncall(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	in.waitReady(t)
+	carol := newBrowser(t, in.URL)
+	carol.loginDev("carol")
+	if home := carol.get("/"); home.Doc.Find(`[data-testid="home-alerts"]`).Length() != 0 {
+		t.Errorf("home lists alerts while none fire")
+	}
+	if p := carol.get("/alerts"); p.Status != http.StatusOK || p.Doc.Find(`[data-testid="alerts-firing-none"]`).Length() != 1 {
+		t.Errorf("GET /alerts = %d, want 200 saying none fire", p.Status)
+	}
+
+	failRefunds(t, in.DB)
+	home := carol.get("/")
+	if home.Doc.Find(`nav a[href="/alerts"]`).Length() != 1 {
+		t.Errorf("carol's navigation does not offer Alerts")
+	}
+	li := home.Doc.Find(`[data-testid="home-alert-failure_rate-refunds"]`)
+	if href, _ := li.Find(`a[data-testid="alert-runbook"]`).Attr("href"); href != "/runbooks/tool-provider-outage" {
+		t.Errorf("home alert runbook link = %q, want /runbooks/tool-provider-outage (home: %q)", href, li.Text())
+	}
+	p := carol.get("/alerts")
+	row := p.Doc.Find(`[data-testid="alerts-firing"] ` + refundsAlert)
+	if p.Status != http.StatusOK || row.Length() != 1 {
+		t.Fatalf("GET /alerts = %d; firing row for refunds: %d", p.Status, row.Length())
+	}
+	if got := row.Find(`[data-testid="alert-value"]`).Text(); got != "100% (threshold 20%)" {
+		t.Errorf("value = %q, want 100%% (threshold 20%%)", got)
+	}
+	if href, _ := row.Find(`a[data-testid="alert-runbook"]`).Attr("href"); href != "/runbooks/tool-provider-outage" {
+		t.Errorf("runbook link = %q", href)
+	}
+	// On-call reads the thresholds but cannot change them.
+	if p.Doc.Find(`[data-testid="alert-rule-refunds"]`).Length() != 1 || p.Doc.Find(`form[data-testid^="alert-rule-form-"]`).Length() != 0 {
+		t.Errorf("carol: rules shown %d, forms %d; want the rules without forms",
+			p.Doc.Find(`[data-testid="alert-rule-refunds"]`).Length(), p.Doc.Find(`form[data-testid^="alert-rule-form-"]`).Length())
+	}
+	before := auditCount(t, in.DB)
+	form := carol.withCSRF(url.Values{"failure_percent": {"50"}, "p99_ms": {"1000"}, "window_minutes": {"15"}, "min_journeys": {"5"}})
+	if p := carol.post("/alerts/rules/refunds", form, nil); p.Status != http.StatusForbidden {
+		t.Errorf("carol: POST /alerts/rules/refunds = %d, want 403", p.Status)
+	}
+	if auditCount(t, in.DB) != before {
+		t.Errorf("a refused rule change was recorded")
+	}
+}
+
+func TestAlertPagesRefuseApproversAndAuditors(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	in.waitReady(t)
+	failRefunds(t, in.DB)
+	for _, user := range []string{"alice", "dave"} {
+		b := newBrowser(t, in.URL)
+		b.loginDev(user)
+		home := b.get("/")
+		if home.Doc.Find(`nav a[href="/alerts"]`).Length() != 0 || home.Doc.Find(`[data-testid="home-alerts"]`).Length() != 0 {
+			t.Errorf("%s: home offers Alerts or lists alerts", user)
+		}
+		if p := b.get("/alerts"); p.Status != http.StatusForbidden {
+			t.Errorf("%s: GET /alerts = %d, want 403", user, p.Status)
+		}
+	}
+}
+
+func TestAlertRuleFormForAdmins(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	in.waitReady(t)
+	erin := newBrowser(t, in.URL)
+	erin.loginDev("erin")
+	ctx := context.Background()
+
+	before := auditCount(t, in.DB)
+	for _, tt := range []struct {
+		form  url.Values
+		field string
+	}{
+		{url.Values{"failure_percent": {"0"}, "p99_ms": {"1000"}, "window_minutes": {"15"}, "min_journeys": {"5"}}, "failure_percent"},
+		{url.Values{"failure_percent": {"ten"}, "p99_ms": {"1000"}, "window_minutes": {"15"}, "min_journeys": {"5"}}, "failure_percent"},
+		{url.Values{"failure_percent": {"10"}, "p99_ms": {"99999999999999"}, "window_minutes": {"15"}, "min_journeys": {"5"}}, "p99_ms"},
+		{url.Values{"failure_percent": {"10"}, "p99_ms": {"1000"}, "window_minutes": {"0"}, "min_journeys": {"5"}}, "window_minutes"},
+		{url.Values{"failure_percent": {"10"}, "p99_ms": {"1000"}, "window_minutes": {"15"}, "min_journeys": {""}}, "min_journeys"},
+	} {
+		p := erin.post("/alerts/rules/refunds", erin.withCSRF(tt.form), nil)
+		form := p.Doc.Find(`[data-testid="alert-rule-form-refunds"]`)
+		if p.Status != http.StatusUnprocessableEntity || form.Find(`[data-testid="error-`+tt.field+`"]`).Length() != 1 {
+			t.Errorf("POST %v = %d, want 422 with an error on %s", tt.form, p.Status, tt.field)
+		}
+		if v, _ := form.Find(`input[name="` + tt.field + `"]`).Attr("value"); v != tt.form.Get(tt.field) {
+			t.Errorf("POST %v: %s shows %q, want the input kept", tt.form, tt.field, v)
+		}
+	}
+	if auditCount(t, in.DB) != before {
+		t.Errorf("refused rules were recorded")
+	}
+	if rules, err := alerts.Rules(ctx, in.DB.Read()); err != nil || len(rules) != 0 {
+		t.Errorf("refused rules were stored: %v, %v", rules, err)
+	}
+	if p := erin.post("/alerts/rules/no_such_skill", erin.withCSRF(url.Values{"failure_percent": {"10"}, "p99_ms": {"1000"}, "window_minutes": {"15"}, "min_journeys": {"5"}}), nil); p.Status != http.StatusNotFound {
+		t.Errorf("POST for an unknown skill = %d, want 404", p.Status)
+	}
+
+	p := erin.post("/alerts/rules/refunds", erin.withCSRF(url.Values{"failure_percent": {"10"}, "p99_ms": {"2500"}, "window_minutes": {"30"}, "min_journeys": {"5"}}), nil)
+	if p.Status != http.StatusOK || p.URL.Path != "/alerts" || text(p, "notice") == "" {
+		t.Fatalf("saving = %d at %s, notice %q; want the Alerts page with a notice", p.Status, p.URL.Path, text(p, "notice"))
+	}
+	row := p.Doc.Find(`[data-testid="alert-rule-refunds"]`)
+	if got := row.Find(`[data-testid="rule-failure"]`).Text() + " " + row.Find(`[data-testid="rule-p99"]`).Text(); got != "10% 2500 ms" {
+		t.Errorf("refunds rule shows %q, want 10%% 2500 ms", got)
+	}
+	ev := lastAudit(t, in.DB)
+	if ev.Verb != "alert.rule_set" || ev.Subject.ID != "refunds" || ev.Actor.ID != principalID(t, in.DB, "dev-erin") {
+		t.Errorf("last event = %s %v by %v, want alert.rule_set refunds by erin", ev.Verb, ev.Subject, ev.Actor)
+	}
+}
