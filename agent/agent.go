@@ -17,6 +17,7 @@ import (
 	"github.com/wardenhq/warden/agent/jobs"
 	"github.com/wardenhq/warden/agent/ledger"
 	"github.com/wardenhq/warden/agent/redact"
+	"github.com/wardenhq/warden/agent/releases"
 	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/agent/seal"
 	"github.com/wardenhq/warden/agent/skills"
@@ -43,7 +44,8 @@ type Runtime struct {
 // (execution of approved actions, callbacks), the reconciler (at start-up
 // and every 30 s), expiry of pending actions (every 5 s), the sweep of
 // journeys a crash left running (every minute), the evaluation of alert
-// rules (every Options.AlertInterval) and trace retention (hourly). It returns once the jobs in progress have finished.
+// rules (every Options.AlertInterval), the canary gate (every 15 s) and
+// trace retention (hourly). It returns once the jobs in progress have finished.
 func (rt *Runtime) Run(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, f := range []func(context.Context){
@@ -52,6 +54,7 @@ func (rt *Runtime) Run(ctx context.Context) {
 		func(ctx context.Context) { every(ctx, 5*time.Second, rt.expire) },
 		func(ctx context.Context) { every(ctx, time.Minute, rt.sweep) },
 		func(ctx context.Context) { every(ctx, rt.alertInterval, rt.evaluateAlerts) },
+		func(ctx context.Context) { every(ctx, 15*time.Second, rt.checkCanary) },
 		func(ctx context.Context) { rt.RunRetention(ctx, time.Hour) },
 	} {
 		wg.Add(1)
@@ -90,6 +93,22 @@ func (rt *Runtime) sweep(ctx context.Context) {
 		rt.log.ErrorContext(ctx, "sweeping interrupted journeys failed", "err", err)
 	} else if n > 0 {
 		rt.log.WarnContext(ctx, "journeys interrupted by a crash were ended and their reservations released", "journeys", n)
+	}
+}
+
+// checkCanary rolls a running canary back as soon as one of its journeys
+// failed critically; promotion is left to a person.
+func (rt *Runtime) checkCanary(ctx context.Context) {
+	v, rolledBack, err := rt.Service.CheckCanary(ctx)
+	switch {
+	case errors.Is(err, releases.ErrNoCanary):
+	case err != nil:
+		if ctx.Err() == nil {
+			rt.log.ErrorContext(ctx, "evaluating the canary failed", "err", err)
+		}
+	case rolledBack:
+		rt.log.WarnContext(ctx, "canary rolled back after a critical failure", "candidate", v.Pointer.Candidate,
+			"critical_failures", v.CriticalFailures, "trials", v.Trials)
 	}
 }
 

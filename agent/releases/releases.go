@@ -183,6 +183,10 @@ type Published struct {
 const (
 	KindActivated  = "activated"
 	KindRolledBack = "rolled_back"
+	// A canary's rows (canary.go): Digest stays the active release.
+	KindCanaryStarted    = "canary_started"
+	KindCanaryRolledBack = "canary_rolled_back"
+	KindPromoted         = "promoted" // Digest is the promoted candidate
 )
 
 // Pointer is one row of a pointer's history.
@@ -195,6 +199,12 @@ type Pointer struct {
 	Author    string // display name
 	Reason    string
 	CreatedAt time.Time
+	// Candidate is the bundle a canary runs for Share percent of new
+	// journeys ("" when no canary runs); Floor is the lower bound its
+	// success rate must reach (CanaryGate).
+	Candidate string
+	Share     int
+	Floor     float64
 }
 
 // Errors people can act on.
@@ -356,6 +366,10 @@ func move(ctx context.Context, db *store.DB, by Author, agent, env, digest, reas
 		if cur.Digest != "" {
 			details["previous"] = cur.Digest
 		}
+		if cur.Candidate != "" {
+			// The new row carries no candidate: moving the pointer ends a canary.
+			details["canary_ended"] = cur.Candidate
+		}
 		_, err = audit.Append(ctx, tx, audit.Event{
 			Actor: by.Actor, Verb: "release." + kind, Subject: audit.Subject{Type: "release", ID: digest}, Details: details,
 		})
@@ -364,19 +378,20 @@ func move(ctx context.Context, db *store.DB, by Author, agent, env, digest, reas
 	return p, changed, err
 }
 
-const selectPointer = `SELECT id, agent, env, digest, kind, author_name, reason, created_at FROM release_pointers`
+const selectPointer = `SELECT id, agent, env, digest, kind, author_name, reason, created_at, candidate, share, floor FROM release_pointers`
 
 func scanPointer(row interface{ Scan(...any) error }) (Pointer, error) {
 	var p Pointer
 	var at string
-	if err := row.Scan(&p.ID, &p.Agent, &p.Env, &p.Digest, &p.Kind, &p.Author, &p.Reason, &at); err != nil {
+	if err := row.Scan(&p.ID, &p.Agent, &p.Env, &p.Digest, &p.Kind, &p.Author, &p.Reason, &at, &p.Candidate, &p.Share, &p.Floor); err != nil {
 		return Pointer{}, err
 	}
 	p.CreatedAt, _ = time.Parse(time.RFC3339Nano, at)
 	return p, nil
 }
 
-// Active is the newest pointer row of agent in env (one indexed read), or
+// Active is the newest pointer row of agent in env (one indexed read), with
+// the canary's candidate when one runs (Pointer.DigestFor), or
 // store.ErrNotFound when none was ever activated.
 func Active(ctx context.Context, q store.Querier, agent, env string) (Pointer, error) {
 	p, err := scanPointer(q.QueryRowContext(ctx, selectPointer+` WHERE agent = ? AND env = ? ORDER BY id DESC LIMIT 1`, agent, env))

@@ -234,8 +234,9 @@ func (s *Service) Run(ctx context.Context, req Request) (Outcome, error) {
 		// The release is fixed at admission: a rollback later changes new
 		// journeys, never this one. Reading it here, in the admission's
 		// transaction, is one indexed read and sees every activation,
-		// including those of other processes (the CLI).
-		release, err := s.activeRelease(ctx, tx)
+		// including those of other processes (the CLI). While a canary
+		// runs, the journey's id decides its side (releases.InCanary).
+		release, err := s.releaseFor(ctx, tx, j.ID)
 		if err != nil {
 			return err
 		}
@@ -273,13 +274,17 @@ func (s *Service) Run(ctx context.Context, req Request) (Outcome, error) {
 	return Outcome{Journey: *j, Action: r.action}, nil
 }
 
-// activeRelease is the digest of the release the runtime's agent runs in
-// its environment now.
-func (s *Service) activeRelease(ctx context.Context, q store.Querier) (string, error) {
+// releaseFor is the digest of the release a journey with this id runs
+// under now: the active release of the runtime's agent in its
+// environment, or the canary's candidate when the journey falls in its
+// share. An empty id asks for the active release.
+func (s *Service) releaseFor(ctx context.Context, q store.Querier, journeyID string) (string, error) {
 	p, err := releases.Active(ctx, q, s.o.Agent, s.o.Env)
 	switch {
-	case err == nil:
+	case err == nil && journeyID == "":
 		return p.Digest, nil
+	case err == nil:
+		return p.DigestFor(journeyID), nil
 	case errors.Is(err, store.ErrNotFound):
 		return s.o.Release, nil
 	default:
@@ -289,7 +294,7 @@ func (s *Service) activeRelease(ctx context.Context, q store.Querier) (string, e
 
 // Release is the digest new journeys run under now.
 func (s *Service) Release(ctx context.Context) (string, error) {
-	return s.activeRelease(ctx, s.o.DB.Read())
+	return s.releaseFor(ctx, s.o.DB.Read(), "")
 }
 
 // run is one journey in flight.
