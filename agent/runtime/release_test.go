@@ -71,3 +71,59 @@ func TestJourneyKeepsTheReleaseItWasAdmittedUnder(t *testing.T) {
 		t.Errorf("Release() = %s, want %s", got, old)
 	}
 }
+
+// While a canary runs, each journey's id decides its side, and the
+// journey records the digest it ran under.
+func TestCanaryAssignsJourneysByID(t *testing.T) {
+	r := newRig(t)
+	by := releases.Author{Actor: audit.Actor{Type: audit.ActorPrincipal, ID: "p-otto"}, Name: "Otto"}
+	publish := func(prompt string) string {
+		t.Helper()
+		d, _, err := releases.Publish(r.ctx, r.db, by, releases.Bundle{Model: "builtin:keyword-router", Prompt: prompt,
+			Tools: "sha256:t", Routing: "sha256:r", Approval: "sha256:a", Skills: "sha256:s"}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	active, cand := publish("sha256:old"), publish("sha256:new")
+	if _, _, err := releases.Activate(r.ctx, r.db, by, releases.DefaultAgent, releases.DefaultEnv, active, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := releases.StartCanary(r.ctx, r.db, by, releases.DefaultAgent, releases.DefaultEnv, cand, 50, 0, ""); err != nil {
+		t.Fatal(err)
+	}
+	sides := map[string]int{}
+	for range 12 {
+		out, err := r.run("Where is my order ORD-1003?")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := active
+		if releases.InCanary(out.Journey.ID, 50) {
+			want = cand
+		}
+		if got := r.journey(out.Journey.ID).Release; got != want || out.Journey.Release != want {
+			t.Errorf("journey %s recorded %s (answered %s), want %s", out.Journey.ID, got, out.Journey.Release, want)
+		}
+		sides[want]++
+	}
+	if got, _ := r.svc.Release(r.ctx); got != active {
+		t.Errorf("Release() = %s during a canary, want the active %s", got, active)
+	}
+	if _, _, err := releases.StopCanary(r.ctx, r.db, by, releases.DefaultAgent, releases.DefaultEnv, cand, "enough"); err != nil {
+		t.Fatal(err)
+	}
+	for range 4 {
+		out, err := r.run("Where is my order ORD-1003?")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Journey.Release != active {
+			t.Errorf("after the canary was rolled back a journey ran under %s, want %s", out.Journey.Release, active)
+		}
+	}
+	if sides[cand] == 0 || sides[active] == 0 {
+		t.Errorf("sides over 12 journeys at share 50: %v, want both", sides)
+	}
+}
