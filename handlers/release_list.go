@@ -22,14 +22,39 @@ const releasePageSize = 25
 // page of its history with "Roll back" on earlier releases, and, when
 // ?a= and ?b= name two bundles, the surfaces that differ between them.
 func (h *Console) ReleaseList(c echo.Context) error {
-	ctx := c.Request().Context()
-	page, err := listPage(c, releasePageSize)
+	v, err := h.releasesView(c, c.QueryParam("agent"), c.QueryParam("env"))
 	if err != nil {
 		return err
 	}
-	v := views.ReleasesView{Agent: c.QueryParam("agent"), Env: c.QueryParam("env")}
+	v.Notice = doneNotice(c, map[string]string{
+		"rolled_back":        "Rolled back. New journeys run under the release shown as active.",
+		"already_active":     "That release was already active; nothing changed.",
+		"canary_started":     "Canary started. Its share of new journeys runs under the candidate.",
+		"canary_unchanged":   "That canary was already running; nothing changed.",
+		"canary_rolled_back": "Canary rolled back. New journeys all run under the active release.",
+		"no_canary":          "No canary of that release was running; nothing changed.",
+		"promoted":           "Promoted. New journeys all run under the candidate, now the active release.",
+	})
+	return h.renderReleases(c, http.StatusOK, v)
+}
+
+func (h *Console) renderReleases(c echo.Context, status int, v views.ReleasesView) error {
+	pg := PageFor(c, "Releases")
+	pg.Active = "/releases"
+	return Render(c, status, pg, views.Releases(pg, v))
+}
+
+// releasesView is the Releases page of agent in env, with its canary's
+// verdict when one runs.
+func (h *Console) releasesView(c echo.Context, agent, env string) (views.ReleasesView, error) {
+	ctx := c.Request().Context()
+	page, err := listPage(c, releasePageSize)
+	if err != nil {
+		return views.ReleasesView{}, err
+	}
+	v := views.ReleasesView{Agent: agent, Env: env, CanaryForm: views.CanaryForm{Share: "10", Floor: "0.90"}}
 	if v.Targets, err = releases.Targets(ctx, h.DB.Read()); err != nil {
-		return err
+		return v, err
 	}
 	if v.Agent == "" && v.Env == "" {
 		v.Agent, v.Env = releases.DefaultAgent, releases.DefaultEnv
@@ -40,35 +65,42 @@ func (h *Console) ReleaseList(c echo.Context) error {
 	if p, err := releases.Active(ctx, h.DB.Read(), v.Agent, v.Env); err == nil {
 		b, err := releases.Get(ctx, h.DB.Read(), p.Digest)
 		if err != nil {
-			return err
+			return v, err
 		}
 		v.Active = &b
+		if p.Candidate != "" {
+			cv, err := releases.EvaluateCanary(ctx, h.DB.Read(), v.Agent, v.Env)
+			if err != nil && !errors.Is(err, releases.ErrNoCanary) {
+				return v, err
+			}
+			if err == nil {
+				v.Canary = &cv
+			}
+		}
 	} else if !errors.Is(err, store.ErrNotFound) {
-		return err
+		return v, err
+	}
+	if v.Candidates, err = releases.Recent(ctx, h.DB.Read(), 50); err != nil {
+		return v, err
 	}
 	hist, err := releases.History(ctx, h.DB.Read(), v.Agent, v.Env, page)
 	if err != nil {
-		return err
+		return v, err
 	}
 	v.History = hist.Rows
 	next, prev := pageLinks("/releases", url.Values{"agent": {v.Agent}, "env": {v.Env}}, hist)
 	v.Pager = views.PagerView{Next: next, Prev: prev, NextLabel: "Older", PrevLabel: "Newer"}
 	if v.Digests, err = ranDigests(ctx, h.DB.Read(), v.Agent, v.Env); err != nil {
-		return err
+		return v, err
 	}
 	if a, b := c.QueryParam("a"), c.QueryParam("b"); a != "" || b != "" {
 		d, err := releaseDiff(ctx, h.DB.Read(), a, b)
 		if err != nil {
-			return err
+			return v, err
 		}
 		v.Diff = &d
 	}
-	v.Notice = doneNotice(c, map[string]string{
-		"rolled_back":    "Rolled back. New journeys run under the release shown as active.",
-		"already_active": "That release was already active; nothing changed.",
-	})
-	pg := PageFor(c, "Releases")
-	return Render(c, http.StatusOK, pg, views.Releases(pg, v))
+	return v, nil
 }
 
 // ranDigests are the bundles agent ran in env, newest first, once each.

@@ -86,6 +86,7 @@ var AuditVerbs = []string{
 	"budget.set", "tool.", "tool.create", "tool.update", "tool.enable", "tool.disable",
 	"skill.", "skill.disabled", "skill.enabled",
 	"release.", "release.published", "release.activated", "release.rolled_back",
+	"release.canary_started", "release.canary_rolled_back", "release.promoted",
 	"runbook.", "runbook.action",
 	"alert.", "alert.fired", "alert.resolved", "alert.rule_set",
 	"policy.violation", "traces.purged", "audit.", "audit.verify_ok", "audit.verify_failed", "audit.export", "effect.reconciled",
@@ -176,6 +177,12 @@ func eventSentence(e audit.Event, n EventNames) string {
 		return who + " activated release " + subject + " for " + d.str("agent") + " in " + d.str("env") + quoted(": ", d.str("reason"))
 	case "release.rolled_back":
 		return who + " rolled " + d.str("agent") + " in " + d.str("env") + " back to release " + subject + quoted(": ", d.str("reason"))
+	case "release.canary_started":
+		return who + " started a canary of release " + subject + " for " + d.str("share") + "% of " + d.str("agent") + " in " + d.str("env") + " (floor " + d.str("floor") + ")" + quoted(": ", d.str("reason"))
+	case "release.canary_rolled_back":
+		return who + " rolled back the canary of release " + subject + " for " + d.str("agent") + " in " + d.str("env") + quoted(": ", d.str("reason"))
+	case "release.promoted":
+		return who + " promoted release " + subject + " for " + d.str("agent") + " in " + d.str("env") + " after " + d.str("successes") + " of " + d.str("trials") + " journeys succeeded" + quoted(": ", d.str("reason"))
 
 	case "runbook.action":
 		return who + " pressed " + quoted("", d.str("label")) + " in runbook " + d.str("runbook") + " (tool " + d.str("tool") + "): " + d.str("outcome") + quoted(" Reason: ", d.str("reason"))

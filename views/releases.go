@@ -2,6 +2,7 @@ package views
 
 import (
 	"net/url"
+	"strconv"
 
 	"github.com/a-h/templ"
 
@@ -20,7 +21,24 @@ type ReleasesView struct {
 	// Digests are the bundles this pointer ran, for the diff form.
 	Digests []string
 	Diff    *ReleaseDiff // when two bundles were chosen
+	// Canary is the running canary's verdict (nil when none runs);
+	// Candidates are the published bundles a canary may start with.
+	Canary     *releases.Verdict
+	Candidates []string
+	CanaryForm CanaryForm
 }
+
+// CanaryForm is the "Start a canary" form as the user filled it in.
+type CanaryForm struct {
+	Candidate, Share, Floor, Reason string
+	Errors                          FieldErrors
+}
+
+// LowerBound is the verdict's Wilson lower bound as people read it.
+func LowerBound(v releases.Verdict) string { return strconv.FormatFloat(v.LowerBound, 'f', 3, 64) }
+
+// Floor is a canary floor as people read it.
+func Floor(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) }
 
 // ReleaseDiff compares two bundles surface by surface.
 type ReleaseDiff struct {
@@ -116,8 +134,13 @@ func (v ReleaseRollbackView) confirm() ConfirmView {
 }
 
 func kindLabel(kind string) string {
-	if kind == releases.KindRolledBack {
+	switch kind {
+	case releases.KindRolledBack:
 		return "rolled back"
+	case releases.KindCanaryStarted:
+		return "canary started"
+	case releases.KindCanaryRolledBack:
+		return "canary rolled back"
 	}
 	return kind
 }

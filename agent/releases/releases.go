@@ -455,3 +455,22 @@ func Targets(ctx context.Context, q store.Querier) ([]Target, error) {
 	}
 	return out, rows.Err()
 }
+
+// Recent are the digests of the newest published bundles, newest first:
+// the candidates a canary may start with.
+func Recent(ctx context.Context, q store.Querier, limit int) ([]string, error) {
+	rows, err := q.QueryContext(ctx, `SELECT digest FROM release_bundles ORDER BY created_at DESC, digest LIMIT ?`, limit)
+	if err != nil {
+		return nil, fmt.Errorf("recent releases: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var d string
+		if err := rows.Scan(&d); err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
