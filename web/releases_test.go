@@ -127,3 +127,77 @@ func TestReleaseRollbackNeedsTheRole(t *testing.T) {
 		t.Errorf("erin (admin) GET /releases = %d, want 200 with Releases in the navigation", p.Status)
 	}
 }
+
+func canaryForm(candidate, share, floor, reason string) url.Values {
+	return url.Values{"agent": {releases.DefaultAgent}, "env": {releases.DefaultEnv}, "candidate": {candidate},
+		"share": {share}, "floor": {floor}, "reason": {reason}}
+}
+
+func TestReleaseCanaryInTheConsole(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	in.waitReady(t)
+	carol := newBrowser(t, in.URL)
+	carol.loginDev("carol")
+	hist := demoHistory(t, in)
+	active, candidate := hist[0].Digest, hist[1].Digest
+
+	p := carol.get("/releases")
+	if p.Doc.Find(`[data-testid="canary-form"]`).Length() != 1 {
+		t.Fatal("no Start canary form on the Releases page")
+	}
+	events := auditCount(t, in.DB)
+	p = carol.post("/releases/canary", carol.withCSRF(canaryForm(candidate, "101", "0.90", "")), nil)
+	if p.Status != http.StatusUnprocessableEntity || text(p, "error-share") == "" {
+		t.Errorf("share 101 = %d, field error %q; want 422 with one", p.Status, text(p, "error-share"))
+	}
+	if auditCount(t, in.DB) != events {
+		t.Error("a refused canary wrote an audit event")
+	}
+
+	raw := carol.noRedirect().post("/releases/canary", carol.withCSRF(canaryForm(candidate, "100", "0.90", "shorter prompt")), nil)
+	if raw.Status != http.StatusSeeOther {
+		t.Fatalf("start canary = %d, want 303", raw.Status)
+	}
+	if ev := lastAudit(t, in.DB); ev.Verb != "release.canary_started" || ev.Subject.ID != candidate {
+		t.Errorf("last audit event %s %s, want release.canary_started %s", ev.Verb, ev.Subject.ID, candidate)
+	}
+	// At share 100 every new journey runs under the candidate.
+	if r := journey(t, in, in.DemoKey, "Where is my order ORD-1003?", nil); r.str("release") != candidate {
+		t.Errorf("API release during a 100%% canary = %q, want %s", r.str("release"), candidate)
+	}
+	p = carol.get(raw.Header.Get("Location"))
+	if text(p, "canary-candidate") != candidate[7:19] || text(p, "canary-trials") != "1" || text(p, "canary-successes") != "1" ||
+		text(p, "canary-decision") != "hold" || text(p, "canary-lower") == "" || text(p, "canary-reasons") == "" {
+		t.Errorf("canary card: candidate %q, %s/%s, lower %q, decision %q, reasons %q",
+			text(p, "canary-candidate"), text(p, "canary-successes"), text(p, "canary-trials"), text(p, "canary-lower"),
+			text(p, "canary-decision"), text(p, "canary-reasons"))
+	}
+	if _, ok := p.Doc.Find(`[data-testid="canary-promote"]`).Attr("disabled"); !ok {
+		t.Error("Promote is enabled while the gate holds")
+	}
+	if p := carol.post("/releases/canary/promote", carol.withCSRF(url.Values{"agent": {releases.DefaultAgent}, "env": {releases.DefaultEnv},
+		"candidate": {candidate}}), nil); p.Status != http.StatusUnprocessableEntity {
+		t.Errorf("promote on hold = %d, want 422", p.Status)
+	}
+
+	// Alice (approver) may neither start nor roll back a canary.
+	alice := newBrowser(t, in.URL)
+	alice.loginDev("alice")
+	stop := url.Values{"agent": {releases.DefaultAgent}, "env": {releases.DefaultEnv}, "candidate": {candidate}, "reason": {"not mine"}}
+	for _, path := range []string{"/releases/canary", "/releases/canary/rollback", "/releases/canary/promote"} {
+		if p := alice.post(path, alice.withCSRF(stop), nil); p.Status != http.StatusForbidden {
+			t.Errorf("alice POST %s = %d, want 403", path, p.Status)
+		}
+	}
+
+	p = carol.post("/releases/canary/rollback", carol.withCSRF(stop), nil)
+	if !strings.Contains(text(p, "notice"), "Canary rolled back") || p.Doc.Find(`[data-testid="canary-form"]`).Length() != 1 {
+		t.Errorf("after rolling back: notice %q, start form shown %v", text(p, "notice"), p.Doc.Find(`[data-testid="canary-form"]`).Length() == 1)
+	}
+	if ev := lastAudit(t, in.DB); ev.Verb != "release.canary_rolled_back" || ev.Subject.ID != candidate {
+		t.Errorf("last audit event %s %s, want release.canary_rolled_back %s", ev.Verb, ev.Subject.ID, candidate)
+	}
+	if r := journey(t, in, in.DemoKey, "Where is my order ORD-1003?", nil); r.str("release") != active {
+		t.Errorf("API release after the canary = %q, want %s", r.str("release"), active)
+	}
+}
