@@ -9,10 +9,16 @@ import (
 	"strconv"
 	"strings"
 
+	"time"
+
+	"github.com/wardenhq/warden/agent/budget"
 	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/agent/keys"
 	"github.com/wardenhq/warden/agent/ledger"
 	"github.com/wardenhq/warden/agent/releases"
+	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/money"
 	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/tenants"
@@ -28,7 +34,13 @@ const (
 	ToolUnfreezeTenant   = "unfreeze_tenant"   // args: tenant (slug)
 	ToolRevokeKey        = "revoke_key"        // args: key (id)
 	ToolReconcileEffects = "reconcile_effects" // no args
+	ToolSetBudgetLimit   = "set_budget_limit"  // args: tenant (slug), limit (currency units, e.g. 250.00)
+	ToolExpirePending    = "expire_pending"    // args: tenant (slug); optional tool
 )
+
+// limitUnits reads a budget limit as typed in a runbook: currency units
+// with up to six decimals, kept as micro-units like every budget.
+var limitUnits = money.Currency{Code: "USD", Exponent: 6}
 
 // toolArgs lists each tool's required and optional arguments.
 var toolArgs = map[string]struct{ required, optional []string }{
@@ -39,6 +51,8 @@ var toolArgs = map[string]struct{ required, optional []string }{
 	ToolUnfreezeTenant:   {[]string{"tenant"}, nil},
 	ToolRevokeKey:        {[]string{"key"}, nil},
 	ToolReconcileEffects: {nil, nil},
+	ToolSetBudgetLimit:   {[]string{"tenant", "limit"}, nil},
+	ToolExpirePending:    {[]string{"tenant"}, []string{"tool"}},
 }
 
 // Tools names the operational tools, sorted.
@@ -70,13 +84,21 @@ func checkArgs(tool string, args map[string]string) error {
 	if s, ok := args["state"]; ok && s != "off" && s != "on" {
 		errs = append(errs, fmt.Errorf("state %q is neither off nor on", s))
 	}
+	if l, ok := args["limit"]; ok {
+		if _, err := money.ParseDecimal(l, limitUnits); err != nil {
+			errs = append(errs, fmt.Errorf("limit %q: %w", l, err))
+		}
+	}
 	return errors.Join(errs...)
 }
 
-// Runtime is what two tools need of the agent runtime.
+// Runtime is what some tools need of the agent runtime.
 type Runtime interface {
 	Reconcile(ctx context.Context) (ledger.Report, error)
 	SkillNames(ctx context.Context) ([]string, error)
+	// ExpirePending expires the given pending actions now, ending the
+	// journeys that waited for them; it returns how many expired.
+	ExpirePending(ctx context.Context, ids []string, actor audit.Actor, reason string) (int, error)
 }
 
 // Deps are what running an action needs.
@@ -190,6 +212,43 @@ func PlanAction(ctx context.Context, d Deps, a Action) (Plan, error) {
 		p.Tenant = k.TenantSlug
 		p.NoChange = k.RevokedAt != nil
 		p.Summary = "Revoke key " + k.Name + " (" + k.Prefix + "…) of tenant " + k.TenantSlug + ": calls with it are refused from now on, for good."
+	case ToolSetBudgetLimit:
+		t, err := tenantArg(ctx, q, a.Args["tenant"])
+		if err != nil {
+			return p, err
+		}
+		p.Tenant = t.Slug
+		limit, _ := money.ParseDecimal(a.Args["limit"], limitUnits)
+		b, err := budget.Get(ctx, q, t.ID)
+		switch {
+		case errors.Is(err, budget.ErrNoBudget):
+			p.Summary = fmt.Sprintf("Give tenant %s a monthly budget of %s (alert at %d%%).", t.Slug, money.FormatMicros(limit, usd), defaultAlertPercent)
+		case err != nil:
+			return p, err
+		default:
+			p.NoChange = b.LimitMicros == limit
+			p.Summary = fmt.Sprintf("Change tenant %s's %s budget limit from %s to %s.", t.Slug, b.Period,
+				money.FormatMicros(b.LimitMicros, usd), money.FormatMicros(limit, usd))
+		}
+	case ToolExpirePending:
+		if d.Runtime == nil {
+			return p, errNoRuntime
+		}
+		t, err := tenantArg(ctx, q, a.Args["tenant"])
+		if err != nil {
+			return p, err
+		}
+		p.Tenant = t.Slug
+		ids, err := approvals.PendingIDs(ctx, q, t.ID, a.Args["tool"])
+		if err != nil {
+			return p, err
+		}
+		p.NoChange = len(ids) == 0
+		what := "pending actions"
+		if a.Args["tool"] != "" {
+			what = "pending " + a.Args["tool"] + " actions"
+		}
+		p.Summary = fmt.Sprintf("Expire tenant %s's %d %s now: nobody can approve them any more, and the journeys that wait for them end.", t.Slug, len(ids), what)
 	case ToolReconcileEffects:
 		if d.Runtime == nil {
 			return p, errNoRuntime
@@ -199,6 +258,20 @@ func PlanAction(ctx context.Context, d Deps, a Action) (Plan, error) {
 		return p, problem.Unprocessable("unknown_tool", "The action names no tool Warden knows.")
 	}
 	return p, nil
+}
+
+// defaultAlertPercent is the alert threshold of a budget a runbook
+// creates (the tenant had none).
+const defaultAlertPercent = 80
+
+var usd = money.MustCurrency("USD")
+
+func tenantArg(ctx context.Context, q store.Querier, slug string) (store.Tenant, error) {
+	t, err := store.TenantBySlug(ctx, q, slug)
+	if errors.Is(err, store.ErrNotFound) {
+		return t, problem.NotFound("not_found", "There is no tenant "+strconv.Quote(slug)+".")
+	}
+	return t, err
 }
 
 // previousDigest is the release the agent ran before the active one: the
@@ -288,6 +361,44 @@ func apply(ctx context.Context, d Deps, by releases.Author, a Action, p Plan, re
 			return "The key was already revoked; nothing changed.", nil
 		}
 		return "The key is revoked.", nil
+	case ToolSetBudgetLimit:
+		t, err := store.TenantBySlug(ctx, d.DB.Read(), a.Args["tenant"])
+		if err != nil {
+			return "", err
+		}
+		limit, err := money.ParseDecimal(a.Args["limit"], limitUnits)
+		if err != nil {
+			return "", problem.Invalid("bad_limit", "The limit "+strconv.Quote(a.Args["limit"])+" is not an amount: "+err.Error()+".")
+		}
+		now := time.Now().UTC()
+		spec := budget.Spec{TenantID: t.ID, Period: budget.Month, LimitMicros: limit, AlertPercent: defaultAlertPercent}
+		if b, err := budget.Get(ctx, d.DB.Read(), t.ID); err == nil {
+			spec.Period, spec.AlertPercent = b.Period, b.AlertPercent
+		} else if !errors.Is(err, budget.ErrNoBudget) {
+			return "", err
+		}
+		changed, err := budget.SetAudited(ctx, d.DB, actor, spec, now)
+		if err != nil {
+			return "", err
+		}
+		if !changed {
+			return "Tenant " + t.Slug + "'s budget limit was already " + money.FormatMicros(limit, usd) + "; nothing changed.", nil
+		}
+		return "Tenant " + t.Slug + "'s " + spec.Period + " budget limit is " + money.FormatMicros(limit, usd) + ".", nil
+	case ToolExpirePending:
+		t, err := store.TenantBySlug(ctx, d.DB.Read(), a.Args["tenant"])
+		if err != nil {
+			return "", err
+		}
+		ids, err := approvals.PendingIDs(ctx, d.DB.Read(), t.ID, a.Args["tool"])
+		if err != nil {
+			return "", err
+		}
+		n, err := d.Runtime.ExpirePending(ctx, ids, actor, reason)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("Expired %d pending actions of tenant %s.", n, t.Slug), nil
 	case ToolReconcileEffects:
 		rep, err := d.Runtime.Reconcile(ctx)
 		if err != nil {
