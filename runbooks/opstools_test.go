@@ -4,7 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -14,6 +17,7 @@ import (
 	"github.com/wardenhq/warden/agent/seal"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/store"
 )
 
@@ -135,5 +139,155 @@ func TestExpirePendingExpiresTheTenantsPendingOfTheTool(t *testing.T) {
 	}
 	if n := countVerb(t, d.DB, "action.expired"); n != 2 {
 		t.Errorf("action.expired events = %d, want 2", n)
+	}
+}
+
+const purgeRunbook = `---
+id: pii
+title: PII
+owner: privacy
+severity: high
+actions:
+  - id: purge
+    label: Purge acme's traces of 1 November
+    description: deletes them
+    tool: purge_traces
+    args: {tenant: acme, from: "2026-11-01", to: "2026-11-02"}
+---
+# PII
+`
+
+var (
+	dana  = &identity.Principal{ID: "p-dana", Name: "Dana", Roles: []string{identity.RoleOncall, identity.RoleApprover}, Tenants: []string{identity.AllTenants}}
+	alice = identity.Principal{ID: "p-alice", Name: "Alice", Roles: []string{identity.RoleApprover}, Tenants: []string{identity.AllTenants}}
+)
+
+func purgeSetup(t *testing.T) (Deps, context.Context) {
+	t.Helper()
+	d, ctx, tenant := opsSetup(t)
+	set, problems := Load(fstest.MapFS{"pii.md": {Data: []byte(purgeRunbook)}})
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	d.Runbooks = set
+	sealer, err := seal.LoadOrCreate(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Sealer = sealer
+	base := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	if err := d.DB.Transact(ctx, func(tx *sql.Tx) error {
+		for id, at := range map[string]time.Time{"before": base.Add(-time.Hour), "inside": base.Add(time.Hour), "after": base.Add(25 * time.Hour)} {
+			if _, err := tx.Exec(`INSERT INTO journeys (id, tenant_id, request_id, correlation_id, release_digest, status, created_at) VALUES (?, ?, 'r', 'c', 'x', 'completed', ?)`,
+				id, tenant.ID, store.FormatTime(at)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return d, ctx
+}
+
+func journeyIDs(t *testing.T, db *store.DB) []string {
+	t.Helper()
+	rows, err := db.Read().Query(`SELECT id FROM journeys ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		rows.Scan(&id)
+		out = append(out, id)
+	}
+	return out
+}
+
+func TestPurgeWaitsForAnotherApproverAndRunsOnce(t *testing.T) {
+	d, ctx := purgeSetup(t)
+	var run RunRecord
+	for range 2 { // a double submit asks once
+		var err error
+		run, err = Run(ctx, d, dana, "pii", "purge", "PII in refunds traces", "tok-purge")
+		if err != nil || run.Status != StatusAwaiting || run.ActionID == "" || !strings.Contains(run.Outcome, "/approvals/"+run.ActionID) {
+			t.Fatalf("Run = %+v, %v; want awaiting approval with the action link", run, err)
+		}
+	}
+	if n := countVerb(t, d.DB, "action.requested"); n != 1 {
+		t.Errorf("approval requests = %d, want 1", n)
+	}
+	if got := journeyIDs(t, d.DB); !slices.Equal(got, []string{"after", "before", "inside"}) {
+		t.Fatalf("journeys before approval = %v, want all three", got)
+	}
+	act, err := approvals.Get(ctx, d.DB.Read(), run.ActionID)
+	if err != nil || act.Status != approvals.StatusPending || act.RequestedBy != dana.ID {
+		t.Fatalf("action = %+v, %v; want pending, requested by the presser", act, err)
+	}
+	decide := func(p identity.Principal) error {
+		_, err := approvals.Decide(ctx, d.DB, approvals.Request{Principal: p, ActionID: act.ID, Decision: approvals.Approve, Digest: act.PayloadDigest}, Decided(d), time.Now())
+		return err
+	}
+	if err := decide(*dana); !errors.Is(err, approvals.ErrOwnRequest) {
+		t.Fatalf("the presser approving = %v, want ErrOwnRequest", err)
+	}
+	if err := decide(alice); err != nil {
+		t.Fatalf("another approver approving = %v", err)
+	}
+	if err := decide(alice); err == nil {
+		t.Fatal("a second approval succeeded")
+	}
+	if got := journeyIDs(t, d.DB); !slices.Equal(got, []string{"after", "before"}) {
+		t.Errorf("journeys after approval = %v, want the range purged", got)
+	}
+	if n := countVerb(t, d.DB, "traces.purged_range"); n != 1 {
+		t.Errorf("purge events = %d, want 1", n)
+	}
+	if n := countVerb(t, d.DB, "runbook.action"); n != 1 {
+		t.Errorf("runbook.action events = %d, want 1", n)
+	}
+	if n := countVerb(t, d.DB, "action.requested"); n != 1 { // the audit trail is never purged
+		t.Errorf("action.requested after the purge = %d, want 1", n)
+	}
+	got, err := GetRun(ctx, d.DB.Read(), run.ID)
+	if err != nil || got.Status != StatusDone || got.AuditSeq == 0 || !strings.Contains(got.Outcome, "Deleted 1 journeys") {
+		t.Errorf("run = %+v, %v; want done with the purge's outcome", got, err)
+	}
+	if a, _ := approvals.Get(ctx, d.DB.Read(), act.ID); a.Status != approvals.StatusExecuted {
+		t.Errorf("action = %s, want executed", a.Status)
+	}
+	if _, err := audit.Verify(ctx, d.DB.Read(), nil); err != nil {
+		t.Errorf("audit chain: %v", err)
+	}
+}
+
+func TestRejectedPurgeChangesNothing(t *testing.T) {
+	d, ctx := purgeSetup(t)
+	run, err := Run(ctx, d, carol, "pii", "purge", "PII in refunds traces", "tok-purge")
+	if err != nil || run.Status != StatusAwaiting {
+		t.Fatalf("Run = %+v, %v", run, err)
+	}
+	act, _ := approvals.Get(ctx, d.DB.Read(), run.ActionID)
+	if _, err := approvals.Decide(ctx, d.DB, approvals.Request{Principal: alice, ActionID: act.ID, Decision: approvals.Reject, Comment: "wrong day", Digest: act.PayloadDigest}, Decided(d), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if got := journeyIDs(t, d.DB); !slices.Equal(got, []string{"after", "before", "inside"}) {
+		t.Errorf("journeys after rejection = %v, want all three", got)
+	}
+	got, _ := GetRun(ctx, d.DB.Read(), run.ID)
+	if got.Status != StatusFailed || !strings.Contains(got.Outcome, "Rejected by Alice: wrong day") || got.AuditSeq == 0 {
+		t.Errorf("run = %+v, want failed with the rejection", got)
+	}
+	if n := countVerb(t, d.DB, "traces.purged_range"); n != 0 {
+		t.Errorf("purge events = %d, want 0", n)
+	}
+}
+
+func TestApproverCannotPress(t *testing.T) {
+	d, ctx := purgeSetup(t)
+	if _, err := Run(ctx, d, &alice, "pii", "purge", "x", "tok"); httpStatus(err) != 403 {
+		t.Errorf("an approver pressing = %v, want 403", err)
 	}
 }

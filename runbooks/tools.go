@@ -36,6 +36,7 @@ const (
 	ToolReconcileEffects = "reconcile_effects" // no args
 	ToolSetBudgetLimit   = "set_budget_limit"  // args: tenant (slug), limit (currency units, e.g. 250.00)
 	ToolExpirePending    = "expire_pending"    // args: tenant (slug); optional tool
+	ToolPurgeTraces      = "purge_traces"      // args: tenant (slug), from, to (see parseWhen); needs approval
 )
 
 // limitUnits reads a budget limit as typed in a runbook: currency units
@@ -53,6 +54,7 @@ var toolArgs = map[string]struct{ required, optional []string }{
 	ToolReconcileEffects: {nil, nil},
 	ToolSetBudgetLimit:   {[]string{"tenant", "limit"}, nil},
 	ToolExpirePending:    {[]string{"tenant"}, []string{"tool"}},
+	ToolPurgeTraces:      {[]string{"tenant", "from", "to"}, nil},
 }
 
 // Tools names the operational tools, sorted.
@@ -84,6 +86,13 @@ func checkArgs(tool string, args map[string]string) error {
 	if s, ok := args["state"]; ok && s != "off" && s != "on" {
 		errs = append(errs, fmt.Errorf("state %q is neither off nor on", s))
 	}
+	for _, k := range []string{"from", "to"} {
+		if v, ok := args[k]; ok {
+			if _, err := parseWhen(v, time.Now()); err != nil {
+				errs = append(errs, fmt.Errorf("%s %q: %w", k, v, err))
+			}
+		}
+	}
 	if l, ok := args["limit"]; ok {
 		if _, err := money.ParseDecimal(l, limitUnits); err != nil {
 			errs = append(errs, fmt.Errorf("limit %q: %w", l, err))
@@ -101,11 +110,38 @@ type Runtime interface {
 	ExpirePending(ctx context.Context, ids []string, actor audit.Actor, reason string) (int, error)
 }
 
+// parseWhen reads a time argument: an RFC 3339 time, a date (midnight
+// UTC), "now", or a duration before now ("-168h"). Relative ones are
+// fixed when the button is pressed.
+func parseWhen(s string, now time.Time) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "now" {
+		return now.UTC(), nil
+	}
+	if strings.HasPrefix(s, "-") {
+		d, err := time.ParseDuration(s[1:])
+		if err != nil || d <= 0 {
+			return time.Time{}, errors.New(`write a duration before now such as "-24h"`)
+		}
+		return now.Add(-d).UTC(), nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t.UTC(), nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, errors.New(`write a time as 2026-11-30, 2026-11-30T12:00:00Z, "now" or "-24h"`)
+}
+
 // Deps are what running an action needs.
 type Deps struct {
 	DB       *store.DB
 	Runbooks *Set
-	Runtime  Runtime // nil in a console-only Warden: switch_skill and reconcile_effects are refused
+	// Sealer seals the arguments of the approval request a high-impact
+	// tool's press creates; without it those tools are refused.
+	Sealer  approvals.Sealer
+	Runtime Runtime // nil in a console-only Warden: switch_skill and reconcile_effects are refused
 }
 
 // Plan says exactly what pressing an action will change, for the
@@ -119,6 +155,11 @@ type Plan struct {
 	// NoChange is true when the target is already as the action leaves it:
 	// confirming records the press and changes nothing.
 	NoChange bool
+	// NeedsApproval is true for a high-impact tool: pressing asks someone
+	// other than the presser to approve it, and it runs on approval.
+	NeedsApproval bool
+	// Since and Until are a purge's range, fixed at the press.
+	Since, Until time.Time
 	// A rollback's pointer move and what differs between the two bundles.
 	Agent, Env, From, To string
 	Diff                 []string
@@ -249,6 +290,27 @@ func PlanAction(ctx context.Context, d Deps, a Action) (Plan, error) {
 			what = "pending " + a.Args["tool"] + " actions"
 		}
 		p.Summary = fmt.Sprintf("Expire tenant %s's %d %s now: nobody can approve them any more, and the journeys that wait for them end.", t.Slug, len(ids), what)
+	case ToolPurgeTraces:
+		if d.Sealer == nil {
+			return p, errNoRuntime
+		}
+		t, err := tenantArg(ctx, q, a.Args["tenant"])
+		if err != nil {
+			return p, err
+		}
+		p.Tenant, p.NeedsApproval = t.Slug, true
+		now := time.Now()
+		if p.Since, err = parseWhen(a.Args["from"], now); err != nil {
+			return p, problem.Invalid("bad_time", "from: "+err.Error())
+		}
+		if p.Until, err = parseWhen(a.Args["to"], now); err != nil {
+			return p, problem.Invalid("bad_time", "to: "+err.Error())
+		}
+		if !p.Since.Before(p.Until) {
+			return p, problem.Unprocessable("empty_range", "The purge's from is not before its to, so it would delete nothing.")
+		}
+		p.Summary = fmt.Sprintf("Delete tenant %s's traces (journeys and their steps) created from %s to %s. Audit events are kept. Someone other than you must approve it first.",
+			t.Slug, p.Since.Format(time.RFC3339), p.Until.Format(time.RFC3339))
 	case ToolReconcileEffects:
 		if d.Runtime == nil {
 			return p, errNoRuntime

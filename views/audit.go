@@ -88,7 +88,7 @@ var AuditVerbs = []string{
 	"release.", "release.published", "release.activated", "release.rolled_back",
 	"runbook.", "runbook.action",
 	"alert.", "alert.fired", "alert.resolved", "alert.rule_set",
-	"policy.violation", "traces.purged", "audit.", "audit.verify_ok", "audit.verify_failed", "audit.export", "effect.reconciled",
+	"policy.violation", "traces.purged", "traces.purged_range", "audit.", "audit.verify_ok", "audit.verify_failed", "audit.export", "effect.reconciled",
 }
 
 // trailURL is the decision trail of the action an event is about, or ""
@@ -169,6 +169,9 @@ func eventSentence(e audit.Event, n EventNames) string {
 		return who + " was refused: tenant " + tenant + " is frozen"
 	case "traces.purged":
 		return who + " purged " + d.str("journeys") + " journeys of tenant " + tenant + " older than " + d.day("older_than") + " (kept " + d.str("retention_days") + " days)"
+
+	case "traces.purged_range":
+		return who + " purged " + d.str("journeys") + " journeys of tenant " + tenant + " created from " + d.str("from") + " to " + d.str("to") + " (runbook run " + d.str("run") + ", approved in " + d.str("approval") + "); audit events kept"
 
 	case "release.published":
 		return who + " published release " + subject + quoted(": ", d.str("note"))

@@ -94,6 +94,8 @@ func TestEventSentence(t *testing.T) {
 			`Agent key "refund-bot" was refused: tenant acme is frozen`},
 		{"traces purged", audit.Actor{Type: audit.ActorSystem, ID: "retention"}, "acme", "traces.purged", tenant, `{"journeys":12,"older_than":"2026-02-01T00:00:00Z","retention_days":30}`,
 			"Warden's retention job purged 12 journeys of tenant acme older than 2026-02-01 (kept 30 days)"},
+		{"traces purged by a runbook", alice, "acme", "traces.purged_range", tenant, `{"journeys":3,"from":"2026-11-01T00:00:00Z","to":"2026-11-02T00:00:00Z","run":"run1","approval":"act_1"}`,
+			"Alice Approver purged 3 journeys of tenant acme created from 2026-11-01T00:00:00Z to 2026-11-02T00:00:00Z (runbook run run1, approved in act_1); audit events kept"},
 
 		{"key create", alice, "acme", "key.create", key, `{"name":"refund-bot","prefix":"wk_ab12","scopes":["skill:refunds"]}`,
 			`Alice Approver created agent key "refund-bot" (wk_ab12…) in tenant acme`},

@@ -1,0 +1,2 @@
+-- Reserved for canary releases.
+SELECT 1;
