@@ -78,7 +78,7 @@ type EventNames struct {
 // verb filter, with the prefixes that select a family.
 var AuditVerbs = []string{
 	"action.", "action.requested", "action.approval_recorded", "action.approved", "action.rejected",
-	"action.expired", "action.cancelled", "action.executed", "action.failed",
+	"action.expired", "action.cancelled", "action.executed", "action.failed", "action.retried",
 	"auth.", "auth.login", "auth.login_failed", "auth.logout",
 	"tenant.", "tenant.create", "tenant.rename", "tenant.freeze", "tenant.unfreeze", "tenant.retention",
 	"tenant.dual_control", "tenant.dual_control_removed", "tenant.dual_control_window", "tenant.frozen_refused",
@@ -285,6 +285,8 @@ func eventSentence(e audit.Event, n EventNames) string {
 			return who + " reported that it executed action " + subject + suffix(" — ", n.Actions[subject])
 		}
 		return action("executed")
+	case "action.retried":
+		return who + " retried action " + subject + suffix(" — ", n.Actions[subject]) + " under its own idempotency key" + comment(" — reason: ", d.str("reason"))
 	case "action.failed":
 		if d.str("reported_by") == "agent" {
 			return who + " reported that action " + subject + " failed" + suffix(" — ", n.Actions[subject]) + comment(" — error: ", d.str("error"))

@@ -168,6 +168,8 @@ func TestEventSentence(t *testing.T) {
 			`Agent key "refund-bot" reported that it executed action act_01 — Refund $2,400.00 to account ••9182`},
 		{"failed", executor, "acme", "action.failed", act, `{"reason":"card declined"}`,
 			"Action act_01 failed — Refund $2,400.00 to account ••9182 — reason: card declined"},
+		{"retried", alice, "acme", "action.retried", act, `{"reason":"provider back"}`,
+			"Alice Approver retried action act_01 — Refund $2,400.00 to account ••9182 under its own idempotency key — reason: provider back"},
 		{"failed at the agent", bot, "acme", "action.failed", act, `{"reported_by":"agent","error":"timeout"}`,
 			`Agent key "refund-bot" reported that action act_01 failed — Refund $2,400.00 to account ••9182 — error: timeout`},
 		{"unknown action", alice, "acme", "action.approved", audit.Subject{Type: "action", ID: "act_gone"}, `{"approvals":"1 of 1"}`,

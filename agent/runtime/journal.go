@@ -315,3 +315,15 @@ func endAfterAction(ctx context.Context, tx *sql.Tx, id string, step int, status
 		status, store.FormatTime(now), id, StatusAwaitingApproval)
 	return err
 }
+
+// waitAgain reopens the journey that a failed action ended, when the
+// action is retried: it waits for the action again, and the action's
+// completion resumes it.
+func waitAgain(ctx context.Context, tx *sql.Tx, id string) error {
+	if id == "" {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE journeys SET status = ?, error_code = '', finished_at = NULL
+		WHERE id = ? AND status = 'failed' AND error_code = 'action_failed'`, StatusAwaitingApproval, id)
+	return err
+}
