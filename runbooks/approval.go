@@ -21,6 +21,7 @@ type opArgs struct {
 	Tenant string    `json:"tenant"`
 	From   time.Time `json:"from"`
 	To     time.Time `json:"to"`
+	Tool   string    `json:"tool,omitempty"` // a retry's tool
 }
 
 // requestApproval is the press of a high-impact tool: instead of running
@@ -33,7 +34,7 @@ func requestApproval(ctx context.Context, d Deps, run RunRecord, a Action, plan 
 		if err != nil {
 			return err
 		}
-		args, err := json.Marshal(opArgs{Run: run.ID, Tenant: t.Slug, From: plan.Since, To: plan.Until})
+		args, err := json.Marshal(opArgs{Run: run.ID, Tenant: t.Slug, From: plan.Since, To: plan.Until, Tool: a.Args["tool"]})
 		if err != nil {
 			return err
 		}
@@ -92,7 +93,7 @@ func Decided(d Deps) approvals.OnDecided {
 		now := time.Now().UTC()
 		switch act.Status {
 		case approvals.StatusApproved:
-			outcome, toolErr := applyApproved(ctx, tx, run, act, args)
+			outcome, toolErr := applyApproved(ctx, tx, d, run, act, args)
 			var refused *problem.Error
 			switch {
 			case toolErr == nil:
@@ -125,8 +126,17 @@ func Decided(d Deps) approvals.OnDecided {
 
 // applyApproved runs an approved high-impact tool inside the decision's
 // transaction, with its own audit event.
-func applyApproved(ctx context.Context, tx *sql.Tx, run RunRecord, act approvals.Action, args opArgs) (string, error) {
+func applyApproved(ctx context.Context, tx *sql.Tx, d Deps, run RunRecord, act approvals.Action, args opArgs) (string, error) {
 	switch run.Tool {
+	case ToolRetryFailed:
+		if d.Runtime == nil {
+			return "", errNoRuntime
+		}
+		rep, err := d.Runtime.RetryFailed(ctx, tx, act.TenantID, args.Tool, run.ID, audit.Actor{Type: audit.ActorPrincipal, ID: run.Principal}, run.Reason)
+		if err != nil {
+			return "", err
+		}
+		return retried(rep), nil
 	case ToolPurgeTraces:
 		n, err := runtime.DeleteRange(ctx, tx, act.TenantID, args.From, args.To)
 		if err != nil {

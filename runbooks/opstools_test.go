@@ -13,8 +13,11 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/agent/budget"
+	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/agent/ledger"
+	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/agent/seal"
+	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/identity"
@@ -42,8 +45,17 @@ actions:
 `
 
 // expiringRuntime expires through approvals like the runtime, without
-// the journeys (the runtime's own tests cover those).
-type expiringRuntime struct{ db *store.DB }
+// the journeys, and counts retries (the runtime's own tests cover what
+// those do).
+type expiringRuntime struct {
+	db      *store.DB
+	retries *[]string // "tenant tool batch actor"
+}
+
+func (r expiringRuntime) RetryFailed(_ context.Context, _ *sql.Tx, tenantID, tool, batch string, actor audit.Actor, _ string) (runtime.RetryReport, error) {
+	*r.retries = append(*r.retries, tenantID+" "+tool+" "+batch+" "+actor.ID)
+	return runtime.RetryReport{Retried: []string{"act_1"}}, nil
+}
 
 func (expiringRuntime) Reconcile(context.Context) (ledger.Report, error) { return ledger.Report{}, nil }
 func (expiringRuntime) SkillNames(context.Context) ([]string, error)     { return nil, nil }
@@ -59,7 +71,7 @@ func opsSetup(t *testing.T) (Deps, context.Context, store.Tenant) {
 		t.Fatal(problems)
 	}
 	d.Runbooks = set
-	d.Runtime = expiringRuntime{d.DB}
+	d.Runtime = expiringRuntime{db: d.DB, retries: new([]string)}
 	var tenant store.Tenant
 	if err := d.DB.Transact(ctx, func(tx *sql.Tx) (err error) {
 		tenant, err = store.CreateTenant(ctx, tx, "acme", "Acme")
@@ -289,5 +301,78 @@ func TestApproverCannotPress(t *testing.T) {
 	d, ctx := purgeSetup(t)
 	if _, err := Run(ctx, d, &alice, "pii", "purge", "x", "tok"); httpStatus(err) != 403 {
 		t.Errorf("an approver pressing = %v, want 403", err)
+	}
+}
+
+const retryRunbook = `---
+id: retry
+title: Retry
+owner: oncall
+severity: high
+actions:
+  - id: refunds
+    label: Retry acme's failed refunds
+    description: low impact here
+    tool: retry_failed
+    args: {tenant: acme, tool: issue_refund}
+  - id: payouts
+    label: Retry acme's failed payouts
+    description: moves money
+    tool: retry_failed
+    args: {tenant: acme, tool: payout}
+---
+# Retry
+`
+
+func TestRetryFailedNeedsApprovalOnlyForHighImpactTools(t *testing.T) {
+	d, ctx := purgeSetup(t)
+	set, problems := Load(fstest.MapFS{"retry.md": {Data: []byte(retryRunbook)}})
+	if len(problems) > 0 {
+		t.Fatal(problems)
+	}
+	d.Runbooks = set
+	payout := tools.Tool{Name: "payout", Description: "Pay out", Impact: tools.ImpactHigh, Reversibility: tools.Irreversible,
+		Provider: tools.ProviderBuiltin, Timeout: 2 * time.Second, MaxAttempts: 3, ApprovalTTL: time.Hour,
+		ArgsSchema: json.RawMessage(`{"type":"object"}`), Enabled: true}
+	if err := d.DB.Transact(ctx, func(tx *sql.Tx) error { return catalog.Upsert(ctx, tx, payout) }); err != nil {
+		t.Fatal(err)
+	}
+	retries := d.Runtime.(expiringRuntime).retries
+	tenant, _ := store.TenantBySlug(ctx, d.DB.Read(), "acme")
+
+	for range 2 {
+		run, err := Run(ctx, d, dana, "retry", "refunds", "provider back", "tok-refunds")
+		if err != nil || run.Status != StatusDone || run.ActionID != "" {
+			t.Fatalf("low-impact retry = %+v, %v; want done on press", run, err)
+		}
+	}
+	if len(*retries) != 1 {
+		t.Fatalf("retries after the low-impact press = %v, want 1", *retries)
+	}
+
+	run, err := Run(ctx, d, dana, "retry", "payouts", "provider back", "tok-payouts")
+	if err != nil || run.Status != StatusAwaiting || run.ActionID == "" {
+		t.Fatalf("high-impact retry = %+v, %v; want awaiting approval", run, err)
+	}
+	if len(*retries) != 1 {
+		t.Fatalf("the high-impact press retried: %v", *retries)
+	}
+	act, _ := approvals.Get(ctx, d.DB.Read(), run.ActionID)
+	if act.Tool != "runbook:retry_failed" {
+		t.Errorf("approval request tool = %s, want runbook:retry_failed", act.Tool)
+	}
+	req := approvals.Request{Principal: *dana, ActionID: act.ID, Decision: approvals.Approve, Digest: act.PayloadDigest}
+	if _, err := approvals.Decide(ctx, d.DB, req, Decided(d), time.Now()); !errors.Is(err, approvals.ErrOwnRequest) {
+		t.Fatalf("the presser approving = %v, want ErrOwnRequest", err)
+	}
+	req.Principal = alice
+	if _, err := approvals.Decide(ctx, d.DB, req, Decided(d), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if want := tenant.ID + " payout " + run.ID + " " + dana.ID; len(*retries) != 2 || (*retries)[1] != want {
+		t.Errorf("retries = %v, want a second one %q", *retries, want)
+	}
+	if got, _ := GetRun(ctx, d.DB.Read(), run.ID); got.Status != StatusDone || !strings.Contains(got.Outcome, "Retried 1 failed actions") {
+		t.Errorf("run = %+v, want done with the retry's outcome", got)
 	}
 }

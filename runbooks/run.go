@@ -134,6 +134,7 @@ func Run(ctx context.Context, d Deps, p *identity.Principal, runbookID, actionID
 	if plan.NeedsApproval {
 		return requestApproval(ctx, d, run, *a, plan)
 	}
+	plan.run = run.ID
 	outcome, toolErr := apply(ctx, d, releases.Author{Actor: actor, Name: p.DisplayName()}, *a, plan, reason)
 	run.Status, run.Outcome = StatusDone, outcome
 	var refused *problem.Error

@@ -2,6 +2,7 @@ package runbooks
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -16,6 +17,8 @@ import (
 	"github.com/wardenhq/warden/agent/keys"
 	"github.com/wardenhq/warden/agent/ledger"
 	"github.com/wardenhq/warden/agent/releases"
+	"github.com/wardenhq/warden/agent/runtime"
+	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/money"
@@ -37,6 +40,7 @@ const (
 	ToolSetBudgetLimit   = "set_budget_limit"  // args: tenant (slug), limit (currency units, e.g. 250.00)
 	ToolExpirePending    = "expire_pending"    // args: tenant (slug); optional tool
 	ToolPurgeTraces      = "purge_traces"      // args: tenant (slug), from, to (see parseWhen); needs approval
+	ToolRetryFailed      = "retry_failed"      // args: tenant (slug), tool; needs approval when the tool's impact is high
 )
 
 // limitUnits reads a budget limit as typed in a runbook: currency units
@@ -55,6 +59,7 @@ var toolArgs = map[string]struct{ required, optional []string }{
 	ToolSetBudgetLimit:   {[]string{"tenant", "limit"}, nil},
 	ToolExpirePending:    {[]string{"tenant"}, []string{"tool"}},
 	ToolPurgeTraces:      {[]string{"tenant", "from", "to"}, nil},
+	ToolRetryFailed:      {[]string{"tenant", "tool"}, nil},
 }
 
 // Tools names the operational tools, sorted.
@@ -108,6 +113,9 @@ type Runtime interface {
 	// ExpirePending expires the given pending actions now, ending the
 	// journeys that waited for them; it returns how many expired.
 	ExpirePending(ctx context.Context, ids []string, actor audit.Actor, reason string) (int, error)
+	// RetryFailed executes again, inside tx, the tenant's failed actions
+	// of tool that never reached the provider, under their own keys.
+	RetryFailed(ctx context.Context, tx *sql.Tx, tenantID, tool, batch string, actor audit.Actor, reason string) (runtime.RetryReport, error)
 }
 
 // parseWhen reads a time argument: an RFC 3339 time, a date (midnight
@@ -160,6 +168,8 @@ type Plan struct {
 	NeedsApproval bool
 	// Since and Until are a purge's range, fixed at the press.
 	Since, Until time.Time
+	// run is the run being pressed: a retry's batch.
+	run string
 	// A rollback's pointer move and what differs between the two bundles.
 	Agent, Env, From, To string
 	Diff                 []string
@@ -311,6 +321,32 @@ func PlanAction(ctx context.Context, d Deps, a Action) (Plan, error) {
 		}
 		p.Summary = fmt.Sprintf("Delete tenant %s's traces (journeys and their steps) created from %s to %s. Audit events are kept. Someone other than you must approve it first.",
 			t.Slug, p.Since.Format(time.RFC3339), p.Until.Format(time.RFC3339))
+	case ToolRetryFailed:
+		if d.Runtime == nil || d.Sealer == nil {
+			return p, errNoRuntime
+		}
+		t, err := tenantArg(ctx, q, a.Args["tenant"])
+		if err != nil {
+			return p, err
+		}
+		tool, err := catalog.Get(ctx, q, a.Args["tool"])
+		if errors.Is(err, store.ErrNotFound) {
+			return p, problem.NotFound("not_found", "There is no tool "+strconv.Quote(a.Args["tool"])+".")
+		}
+		if err != nil {
+			return p, err
+		}
+		ids, err := approvals.FailedIDs(ctx, q, t.ID, tool.Name)
+		if err != nil {
+			return p, err
+		}
+		// Retrying a money-moving tool moves money: another person decides.
+		p.Tenant, p.NeedsApproval, p.NoChange = t.Slug, tool.Impact == tools.ImpactHigh, len(ids) == 0
+		p.Summary = fmt.Sprintf("Execute again tenant %s's %d failed %s actions whose effect never reached the provider, under their own idempotency keys; any that may have reached it are left to reconciliation.",
+			t.Slug, len(ids), tool.Name)
+		if p.NeedsApproval {
+			p.Summary += " " + tool.Name + " has a high impact, so someone other than you must approve it first."
+		}
 	case ToolReconcileEffects:
 		if d.Runtime == nil {
 			return p, errNoRuntime
@@ -320,6 +356,12 @@ func PlanAction(ctx context.Context, d Deps, a Action) (Plan, error) {
 		return p, problem.Unprocessable("unknown_tool", "The action names no tool Warden knows.")
 	}
 	return p, nil
+}
+
+// retried says what a retry did.
+func retried(rep runtime.RetryReport) string {
+	return fmt.Sprintf("Retried %d failed actions under their own keys; %d may have reached the provider and are left to reconciliation; %d skipped.",
+		len(rep.Retried), len(rep.Reconcile), len(rep.Skipped))
 }
 
 // defaultAlertPercent is the alert threshold of a budget a runbook
@@ -461,6 +503,20 @@ func apply(ctx context.Context, d Deps, by releases.Author, a Action, p Plan, re
 			return "", err
 		}
 		return fmt.Sprintf("Expired %d pending actions of tenant %s.", n, t.Slug), nil
+	case ToolRetryFailed:
+		t, err := store.TenantBySlug(ctx, d.DB.Read(), a.Args["tenant"])
+		if err != nil {
+			return "", err
+		}
+		var rep runtime.RetryReport
+		err = d.DB.Transact(ctx, func(tx *sql.Tx) (err error) {
+			rep, err = d.Runtime.RetryFailed(ctx, tx, t.ID, a.Args["tool"], p.run, actor, reason)
+			return err
+		})
+		if err != nil {
+			return "", err
+		}
+		return retried(rep), nil
 	case ToolReconcileEffects:
 		rep, err := d.Runtime.Reconcile(ctx)
 		if err != nil {
