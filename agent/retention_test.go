@@ -6,10 +6,12 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/wardenhq/warden/agent/redact"
+	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
 )
@@ -118,5 +120,66 @@ func TestSweepEndsInterruptedJourneysAndReleasesReservations(t *testing.T) {
 	db.Read().QueryRow(`SELECT reserved_micros FROM budgets`).Scan(&reserved)
 	if status != "failed" || code != "interrupted" || reserved != 200 {
 		t.Errorf("crashed journey %s/%s, budget reserved %d; want failed/interrupted and 200 left for the recent one", status, code, reserved)
+	}
+}
+
+// A purge of a range (a runbook's purge_traces) removes only the tenant's
+// journeys in [from, to), keeps those awaiting approval, and leaves the
+// audit trail as it was.
+func TestDeleteRangeRemovesOnlyTheRange(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "warden.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	base := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	var acme store.Tenant
+	err = db.Transact(ctx, func(tx *sql.Tx) error {
+		acme, _ = store.CreateTenant(ctx, tx, "acme", "Acme")
+		g, _ := store.CreateTenant(ctx, tx, "globex", "Globex")
+		ins := func(id, tenant, status string, at time.Time) {
+			tx.Exec(`INSERT INTO journeys (id, tenant_id, request_id, correlation_id, release_digest, status, created_at) VALUES (?, ?, 'r', 'c', 'x', ?, ?)`,
+				id, tenant, status, store.FormatTime(at))
+			tx.Exec(`INSERT INTO journey_steps (journey_id, n, kind, status, started_at) VALUES (?, 1, 'route', 'ok', ?)`, id, store.FormatTime(at))
+		}
+		ins("before", acme.ID, "completed", base.Add(-time.Second))
+		ins("at-from", acme.ID, "completed", base)
+		ins("inside", acme.ID, "failed", base.Add(12*time.Hour))
+		ins("waiting", acme.ID, "awaiting_approval", base.Add(12*time.Hour))
+		ins("at-to", acme.ID, "completed", base.Add(24*time.Hour))
+		ins("other-tenant", g.ID, "completed", base.Add(time.Hour))
+		_, err := audit.Append(ctx, tx, audit.Event{Actor: audit.Actor{Type: "system", ID: "t"}, Tenant: "acme", Verb: "test.kept", Time: base.Add(time.Hour)})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	if err := db.Transact(ctx, func(tx *sql.Tx) (err error) {
+		n, err = runtime.DeleteRange(ctx, tx, acme.ID, base, base.Add(24*time.Hour))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 {
+		t.Errorf("DeleteRange = %d, want 2", n)
+	}
+	var left []string
+	rows, _ := db.Read().Query(`SELECT id FROM journeys ORDER BY id`)
+	for rows.Next() {
+		var id string
+		rows.Scan(&id)
+		left = append(left, id)
+	}
+	rows.Close()
+	if want := []string{"at-to", "before", "other-tenant", "waiting"}; !slices.Equal(left, want) {
+		t.Errorf("journeys left = %v, want %v", left, want)
+	}
+	var steps, kept int
+	db.Read().QueryRow(`SELECT COUNT(*) FROM journey_steps`).Scan(&steps)
+	db.Read().QueryRow(`SELECT COUNT(*) FROM audit_events WHERE verb = 'test.kept'`).Scan(&kept)
+	if steps != 4 || kept != 1 {
+		t.Errorf("steps left = %d, audit events kept = %d; want 4 and 1", steps, kept)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -285,5 +286,39 @@ func TestListFiltersAndSorts(t *testing.T) {
 	}
 	if _, total, _ := List(ctx, f.db.Read(), Filter{}, time.Now().Add(2*time.Hour)); total != 0 {
 		t.Errorf("expired actions still listed as pending: %d", total)
+	}
+}
+
+func TestExpireNowExpiresOnlyTheGivenPending(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	a := f.newAction(t, 1, 1)
+	b := f.newAction(t, 2, 1)
+	c := f.newAction(t, 3, 1)
+	var ended []string
+	hook := func(_ context.Context, _ *sql.Tx, x Action) error {
+		ended = append(ended, x.ID+":"+x.Status)
+		return nil
+	}
+	actor := audit.Actor{Type: audit.ActorPrincipal, ID: "oncall"}
+	n, err := ExpireNow(ctx, f.db, []string{a.ID, b.ID, "nope"}, actor, "incident", hook, time.Now())
+	if err != nil || n != 2 {
+		t.Fatalf("ExpireNow = %d, %v; want 2", n, err)
+	}
+	if n, err := ExpireNow(ctx, f.db, []string{a.ID}, actor, "incident", hook, time.Now()); err != nil || n != 0 {
+		t.Fatalf("ExpireNow again = %d, %v; want 0", n, err)
+	}
+	for id, want := range map[string]string{a.ID: StatusExpired, b.ID: StatusExpired, c.ID: StatusPending} {
+		if got, _ := Get(ctx, f.db.Read(), id); got.Status != want {
+			t.Errorf("status of %s = %s, want %s", id, got.Status, want)
+		}
+	}
+	if want := []string{a.ID + ":expired", b.ID + ":expired"}; !slices.Equal(ended, want) {
+		t.Errorf("OnDecided ran for %v, want %v", ended, want)
+	}
+	var events int
+	f.db.Read().QueryRowContext(ctx, `SELECT COUNT(*) FROM audit_events WHERE verb = 'action.expired' AND actor_id = 'oncall'`).Scan(&events)
+	if events != 2 {
+		t.Errorf("action.expired events by oncall = %d, want 2", events)
 	}
 }

@@ -3,6 +3,7 @@ package approvals
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -185,43 +186,106 @@ func approvers(ctx context.Context, q store.Querier, actionID string) ([]string,
 func Expire(ctx context.Context, db *store.DB, onExpired OnDecided, now time.Time) (int, error) {
 	var n int
 	err := db.Transact(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, selectAction+` WHERE status = 'pending' AND expires_at <= ? LIMIT 500`, store.FormatTime(now))
+		due, err := pendingWhere(ctx, tx, `expires_at <= ? LIMIT 500`, store.FormatTime(now))
 		if err != nil {
 			return err
 		}
-		var due []Action
-		for rows.Next() {
-			a, err := scan(rows)
-			if err != nil {
-				rows.Close()
-				return err
-			}
-			due = append(due, a)
-		}
-		rows.Close()
-		for _, a := range due {
-			if err := casStatus(ctx, tx, a, StatusExpired, a.ApprovalsGiven, now); err != nil {
-				return err
-			}
-			a.Status = StatusExpired
-			if onExpired != nil {
-				if err := onExpired(ctx, tx, a); err != nil {
-					return err
-				}
-			}
-			t, _ := store.TenantSlug(ctx, tx, a.TenantID)
-			if _, err := audit.Append(ctx, tx, audit.Event{
-				Actor: audit.Actor{Type: audit.ActorSystem, ID: "expiry"}, Tenant: t, Verb: "action.expired",
-				Subject: audit.Subject{Type: "action", ID: a.ID},
-				Details: map[string]any{"expired_at": store.FormatTime(a.ExpiresAt), "approvals": fmt.Sprintf("%d of %d", a.ApprovalsGiven, a.ApprovalsRequired)},
-			}); err != nil {
-				return err
-			}
-			n++
-		}
-		return nil
+		n, err = expire(ctx, tx, due, audit.Actor{Type: audit.ActorSystem, ID: "expiry"}, "", onExpired, now)
+		return err
 	})
 	return n, err
+}
+
+// ExpireNow expires the given actions that are still pending, now, in one
+// transaction: each with its action.expired event (by actor, with the
+// reason) and onExpired, so the journeys that waited for them end. Ids
+// that are no longer pending are skipped; it returns how many expired.
+func ExpireNow(ctx context.Context, db *store.DB, ids []string, actor audit.Actor, reason string, onExpired OnDecided, now time.Time) (int, error) {
+	var n int
+	err := db.Transact(ctx, func(tx *sql.Tx) error {
+		var due []Action
+		for _, id := range ids {
+			a, err := Get(ctx, tx, id)
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if a.Status == StatusPending {
+				due = append(due, a)
+			}
+		}
+		var err error
+		n, err = expire(ctx, tx, due, actor, reason, onExpired, now)
+		return err
+	})
+	return n, err
+}
+
+// PendingIDs lists a tenant's pending actions, of one tool when tool is
+// not empty, oldest first.
+func PendingIDs(ctx context.Context, q store.Querier, tenantID, tool string) ([]string, error) {
+	rows, err := q.QueryContext(ctx, `SELECT id FROM actions WHERE status = 'pending' AND tenant_id = ? AND (? = '' OR tool = ?) ORDER BY created_at, id`,
+		tenantID, tool, tool)
+	if err != nil {
+		return nil, fmt.Errorf("pending actions of %s: %w", tenantID, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+func pendingWhere(ctx context.Context, tx *sql.Tx, where string, args ...any) ([]Action, error) {
+	rows, err := tx.QueryContext(ctx, selectAction+` WHERE status = 'pending' AND `+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var due []Action
+	for rows.Next() {
+		a, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		due = append(due, a)
+	}
+	return due, rows.Err()
+}
+
+func expire(ctx context.Context, tx *sql.Tx, due []Action, actor audit.Actor, reason string, onExpired OnDecided, now time.Time) (int, error) {
+	n := 0
+	for _, a := range due {
+		if err := casStatus(ctx, tx, a, StatusExpired, a.ApprovalsGiven, now); err != nil {
+			return n, err
+		}
+		a.Status = StatusExpired
+		if onExpired != nil {
+			if err := onExpired(ctx, tx, a); err != nil {
+				return n, err
+			}
+		}
+		t, _ := store.TenantSlug(ctx, tx, a.TenantID)
+		details := map[string]any{"expired_at": store.FormatTime(a.ExpiresAt), "approvals": fmt.Sprintf("%d of %d", a.ApprovalsGiven, a.ApprovalsRequired)}
+		if reason != "" {
+			details["expired_at"], details["reason"] = store.FormatTime(now), reason
+		}
+		if _, err := audit.Append(ctx, tx, audit.Event{
+			Actor: actor, Tenant: t, Verb: "action.expired",
+			Subject: audit.Subject{Type: "action", ID: a.ID}, Details: details,
+		}); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }
 
 // Cancel withdraws a pending action on behalf of the key that requested

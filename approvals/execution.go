@@ -152,3 +152,41 @@ func ByIdempotencyKey(ctx context.Context, q store.Querier, key string) (Action,
 	}
 	return a, err
 }
+
+// Retry moves a failed action back to approved, inside tx, with its
+// "action.retried" event, so its execution can run again under the same
+// idempotency key. Whether that is safe (the effect never reached the
+// provider) is the caller's question: see runtime.RetryFailed. It
+// reports false when the action was no longer failed.
+func Retry(ctx context.Context, tx *sql.Tx, a Action, tenantSlug string, actor audit.Actor, reason string, now time.Time) (bool, error) {
+	res, err := tx.ExecContext(ctx, `UPDATE actions SET status = ?, failure = '', updated_at = ? WHERE id = ? AND status = ?`,
+		StatusApproved, store.FormatTime(now), a.ID, StatusFailed)
+	if err != nil {
+		return false, fmt.Errorf("retry %s: %w", a.ID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return false, nil
+	}
+	_, err = audit.Append(ctx, tx, audit.Event{Actor: actor, Tenant: tenantSlug, Verb: "action.retried",
+		Subject: audit.Subject{Type: "action", ID: a.ID},
+		Details: map[string]any{"idempotency_key": a.IdempotencyKey, "failure": a.Failure, "reason": reason}})
+	return err == nil, err
+}
+
+// FailedIDs lists a tenant's failed actions of one tool, oldest first.
+func FailedIDs(ctx context.Context, q store.Querier, tenantID, tool string) ([]string, error) {
+	rows, err := q.QueryContext(ctx, `SELECT id FROM actions WHERE status = 'failed' AND tenant_id = ? AND tool = ? ORDER BY created_at, id`, tenantID, tool)
+	if err != nil {
+		return nil, fmt.Errorf("failed actions of %s: %w", tenantID, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}

@@ -28,6 +28,9 @@ func (h *Console) runbookDeps() runbooks.Deps {
 	if h.Runtime != nil {
 		d.Runtime = h.Runtime
 	}
+	if h.Sealer != nil {
+		d.Sealer = h.Sealer
+	}
 	return d
 }
 

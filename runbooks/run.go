@@ -19,8 +19,11 @@ import (
 // Run statuses.
 const (
 	StatusRunning = "running" // claimed; its tool is running (or Warden stopped while it ran)
-	StatusDone    = "done"
-	StatusFailed  = "failed"
+	// StatusAwaiting is a high-impact tool's run: its approval request
+	// (ActionID) waits for someone other than the presser.
+	StatusAwaiting = "awaiting_approval"
+	StatusDone     = "done"
+	StatusFailed   = "failed"
 )
 
 // MaxReason bounds the reason typed for a press: it is kept for good.
@@ -47,7 +50,8 @@ type RunRecord struct {
 	Reason        string
 	Status        string
 	Outcome       string
-	AuditSeq      int64 // the runbook.action event; 0 while running
+	AuditSeq      int64  // the runbook.action event; 0 while running or awaiting approval
+	ActionID      string // the approval request of a high-impact tool
 	CreatedAt     time.Time
 }
 
@@ -127,6 +131,10 @@ func Run(ctx context.Context, d Deps, p *identity.Principal, runbookID, actionID
 	}
 
 	actor := audit.Actor{Type: audit.ActorPrincipal, ID: p.ID}
+	if plan.NeedsApproval {
+		return requestApproval(ctx, d, run, *a, plan)
+	}
+	plan.run = run.ID
 	outcome, toolErr := apply(ctx, d, releases.Author{Actor: actor, Name: p.DisplayName()}, *a, plan, reason)
 	run.Status, run.Outcome = StatusDone, outcome
 	var refused *problem.Error
@@ -138,34 +146,7 @@ func Run(ctx context.Context, d Deps, p *identity.Principal, runbookID, actionID
 		run.Status, run.Outcome = StatusFailed, "Warden could not finish the tool; its logs say why."
 	}
 	err = d.DB.Transact(ctx, func(tx *sql.Tx) error {
-		details := map[string]any{
-			"runbook": rb.ID, "action": a.ID, "label": a.Label, "tool": a.Tool, "reason": reason,
-			"status": run.Status, "outcome": run.Outcome,
-		}
-		if len(a.Args) > 0 {
-			args := map[string]any{}
-			for k, v := range a.Args {
-				args[k] = v
-			}
-			details["args"] = args
-		}
-		if plan.From != "" {
-			details["from"], details["to"] = plan.From, plan.To
-		}
-		ev, err := audit.Append(ctx, tx, audit.Event{
-			Actor: actor, Tenant: plan.Tenant, Verb: "runbook.action",
-			Subject: audit.Subject{Type: "runbook", ID: run.ID}, Details: details,
-		})
-		if err != nil {
-			return err
-		}
-		run.AuditSeq = ev.Seq
-		_, err = tx.ExecContext(ctx, `UPDATE runbook_runs SET status = ?, outcome = ?, audit_seq = ?, finished_at = ? WHERE id = ?`,
-			run.Status, run.Outcome, ev.Seq, store.Now(), run.ID)
-		if err != nil {
-			return fmt.Errorf("finish runbook run %s: %w", run.ID, err)
-		}
-		return nil
+		return finish(ctx, tx, &run, *a, plan, rb.ID)
 	})
 	if err != nil {
 		return run, errors.Join(err, toolErr)
@@ -174,6 +155,42 @@ func Run(ctx context.Context, d Deps, p *identity.Principal, runbookID, actionID
 		return run, fmt.Errorf("runbook %s action %s: %w", rb.ID, a.ID, toolErr)
 	}
 	return run, nil
+}
+
+// finish records a run's end with its runbook.action event (who,
+// runbook, action, tool, reason, outcome) inside tx.
+func finish(ctx context.Context, tx *sql.Tx, run *RunRecord, a Action, plan Plan, runbookID string) error {
+	details := map[string]any{
+		"runbook": runbookID, "action": a.ID, "label": a.Label, "tool": a.Tool, "reason": run.Reason,
+		"status": run.Status, "outcome": run.Outcome,
+	}
+	if len(a.Args) > 0 {
+		args := map[string]any{}
+		for k, v := range a.Args {
+			args[k] = v
+		}
+		details["args"] = args
+	}
+	if plan.From != "" {
+		details["from"], details["to"] = plan.From, plan.To
+	}
+	if run.ActionID != "" {
+		details["approval"] = run.ActionID
+	}
+	ev, err := audit.Append(ctx, tx, audit.Event{
+		Actor: audit.Actor{Type: audit.ActorPrincipal, ID: run.Principal}, Tenant: plan.Tenant, Verb: "runbook.action",
+		Subject: audit.Subject{Type: "runbook", ID: run.ID}, Details: details,
+	})
+	if err != nil {
+		return err
+	}
+	run.AuditSeq = ev.Seq
+	_, err = tx.ExecContext(ctx, `UPDATE runbook_runs SET status = ?, outcome = ?, audit_seq = ?, finished_at = ? WHERE id = ?`,
+		run.Status, run.Outcome, ev.Seq, store.Now(), run.ID)
+	if err != nil {
+		return fmt.Errorf("finish runbook run %s: %w", run.ID, err)
+	}
+	return nil
 }
 
 // same returns the earlier run of a token, unless the token was used for
@@ -198,12 +215,12 @@ func checkScope(p *identity.Principal, plan Plan) error {
 	return nil
 }
 
-const selectRun = `SELECT id, idempotency_key, runbook, action, tool, principal, principal_name, reason, status, outcome, COALESCE(audit_seq, 0), created_at FROM runbook_runs`
+const selectRun = `SELECT id, idempotency_key, runbook, action, tool, principal, principal_name, reason, status, outcome, COALESCE(audit_seq, 0), created_at, action_id FROM runbook_runs`
 
 func scanRun(row interface{ Scan(...any) error }) (RunRecord, error) {
 	var r RunRecord
 	var at string
-	if err := row.Scan(&r.ID, &r.Key, &r.Runbook, &r.Action, &r.Tool, &r.Principal, &r.PrincipalName, &r.Reason, &r.Status, &r.Outcome, &r.AuditSeq, &at); err != nil {
+	if err := row.Scan(&r.ID, &r.Key, &r.Runbook, &r.Action, &r.Tool, &r.Principal, &r.PrincipalName, &r.Reason, &r.Status, &r.Outcome, &r.AuditSeq, &at, &r.ActionID); err != nil {
 		return RunRecord{}, err
 	}
 	r.CreatedAt, _ = time.Parse(time.RFC3339Nano, at)

@@ -2,6 +2,7 @@ package runbooks
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -9,10 +10,18 @@ import (
 	"strconv"
 	"strings"
 
+	"time"
+
+	"github.com/wardenhq/warden/agent/budget"
 	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/agent/keys"
 	"github.com/wardenhq/warden/agent/ledger"
 	"github.com/wardenhq/warden/agent/releases"
+	"github.com/wardenhq/warden/agent/runtime"
+	"github.com/wardenhq/warden/agent/tools"
+	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/money"
 	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/tenants"
@@ -28,7 +37,15 @@ const (
 	ToolUnfreezeTenant   = "unfreeze_tenant"   // args: tenant (slug)
 	ToolRevokeKey        = "revoke_key"        // args: key (id)
 	ToolReconcileEffects = "reconcile_effects" // no args
+	ToolSetBudgetLimit   = "set_budget_limit"  // args: tenant (slug), limit (currency units, e.g. 250.00)
+	ToolExpirePending    = "expire_pending"    // args: tenant (slug); optional tool
+	ToolPurgeTraces      = "purge_traces"      // args: tenant (slug), from, to (see parseWhen); needs approval
+	ToolRetryFailed      = "retry_failed"      // args: tenant (slug), tool; needs approval when the tool's impact is high
 )
+
+// limitUnits reads a budget limit as typed in a runbook: currency units
+// with up to six decimals, kept as micro-units like every budget.
+var limitUnits = money.Currency{Code: "USD", Exponent: 6}
 
 // toolArgs lists each tool's required and optional arguments.
 var toolArgs = map[string]struct{ required, optional []string }{
@@ -39,6 +56,10 @@ var toolArgs = map[string]struct{ required, optional []string }{
 	ToolUnfreezeTenant:   {[]string{"tenant"}, nil},
 	ToolRevokeKey:        {[]string{"key"}, nil},
 	ToolReconcileEffects: {nil, nil},
+	ToolSetBudgetLimit:   {[]string{"tenant", "limit"}, nil},
+	ToolExpirePending:    {[]string{"tenant"}, []string{"tool"}},
+	ToolPurgeTraces:      {[]string{"tenant", "from", "to"}, nil},
+	ToolRetryFailed:      {[]string{"tenant", "tool"}, nil},
 }
 
 // Tools names the operational tools, sorted.
@@ -70,20 +91,65 @@ func checkArgs(tool string, args map[string]string) error {
 	if s, ok := args["state"]; ok && s != "off" && s != "on" {
 		errs = append(errs, fmt.Errorf("state %q is neither off nor on", s))
 	}
+	for _, k := range []string{"from", "to"} {
+		if v, ok := args[k]; ok {
+			if _, err := parseWhen(v, time.Now()); err != nil {
+				errs = append(errs, fmt.Errorf("%s %q: %w", k, v, err))
+			}
+		}
+	}
+	if l, ok := args["limit"]; ok {
+		if _, err := money.ParseDecimal(l, limitUnits); err != nil {
+			errs = append(errs, fmt.Errorf("limit %q: %w", l, err))
+		}
+	}
 	return errors.Join(errs...)
 }
 
-// Runtime is what two tools need of the agent runtime.
+// Runtime is what some tools need of the agent runtime.
 type Runtime interface {
 	Reconcile(ctx context.Context) (ledger.Report, error)
 	SkillNames(ctx context.Context) ([]string, error)
+	// ExpirePending expires the given pending actions now, ending the
+	// journeys that waited for them; it returns how many expired.
+	ExpirePending(ctx context.Context, ids []string, actor audit.Actor, reason string) (int, error)
+	// RetryFailed executes again, inside tx, the tenant's failed actions
+	// of tool that never reached the provider, under their own keys.
+	RetryFailed(ctx context.Context, tx *sql.Tx, tenantID, tool, batch string, actor audit.Actor, reason string) (runtime.RetryReport, error)
+}
+
+// parseWhen reads a time argument: an RFC 3339 time, a date (midnight
+// UTC), "now", or a duration before now ("-168h"). Relative ones are
+// fixed when the button is pressed.
+func parseWhen(s string, now time.Time) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if s == "now" {
+		return now.UTC(), nil
+	}
+	if strings.HasPrefix(s, "-") {
+		d, err := time.ParseDuration(s[1:])
+		if err != nil || d <= 0 {
+			return time.Time{}, errors.New(`write a duration before now such as "-24h"`)
+		}
+		return now.Add(-d).UTC(), nil
+	}
+	if t, err := time.Parse(time.RFC3339, s); err == nil {
+		return t.UTC(), nil
+	}
+	if t, err := time.Parse(time.DateOnly, s); err == nil {
+		return t, nil
+	}
+	return time.Time{}, errors.New(`write a time as 2026-11-30, 2026-11-30T12:00:00Z, "now" or "-24h"`)
 }
 
 // Deps are what running an action needs.
 type Deps struct {
 	DB       *store.DB
 	Runbooks *Set
-	Runtime  Runtime // nil in a console-only Warden: switch_skill and reconcile_effects are refused
+	// Sealer seals the arguments of the approval request a high-impact
+	// tool's press creates; without it those tools are refused.
+	Sealer  approvals.Sealer
+	Runtime Runtime // nil in a console-only Warden: switch_skill and reconcile_effects are refused
 }
 
 // Plan says exactly what pressing an action will change, for the
@@ -97,6 +163,13 @@ type Plan struct {
 	// NoChange is true when the target is already as the action leaves it:
 	// confirming records the press and changes nothing.
 	NoChange bool
+	// NeedsApproval is true for a high-impact tool: pressing asks someone
+	// other than the presser to approve it, and it runs on approval.
+	NeedsApproval bool
+	// Since and Until are a purge's range, fixed at the press.
+	Since, Until time.Time
+	// run is the run being pressed: a retry's batch.
+	run string
 	// A rollback's pointer move and what differs between the two bundles.
 	Agent, Env, From, To string
 	Diff                 []string
@@ -190,6 +263,90 @@ func PlanAction(ctx context.Context, d Deps, a Action) (Plan, error) {
 		p.Tenant = k.TenantSlug
 		p.NoChange = k.RevokedAt != nil
 		p.Summary = "Revoke key " + k.Name + " (" + k.Prefix + "…) of tenant " + k.TenantSlug + ": calls with it are refused from now on, for good."
+	case ToolSetBudgetLimit:
+		t, err := tenantArg(ctx, q, a.Args["tenant"])
+		if err != nil {
+			return p, err
+		}
+		p.Tenant = t.Slug
+		limit, _ := money.ParseDecimal(a.Args["limit"], limitUnits)
+		b, err := budget.Get(ctx, q, t.ID)
+		switch {
+		case errors.Is(err, budget.ErrNoBudget):
+			p.Summary = fmt.Sprintf("Give tenant %s a monthly budget of %s (alert at %d%%).", t.Slug, money.FormatMicros(limit, usd), defaultAlertPercent)
+		case err != nil:
+			return p, err
+		default:
+			p.NoChange = b.LimitMicros == limit
+			p.Summary = fmt.Sprintf("Change tenant %s's %s budget limit from %s to %s.", t.Slug, b.Period,
+				money.FormatMicros(b.LimitMicros, usd), money.FormatMicros(limit, usd))
+		}
+	case ToolExpirePending:
+		if d.Runtime == nil {
+			return p, errNoRuntime
+		}
+		t, err := tenantArg(ctx, q, a.Args["tenant"])
+		if err != nil {
+			return p, err
+		}
+		p.Tenant = t.Slug
+		ids, err := approvals.PendingIDs(ctx, q, t.ID, a.Args["tool"])
+		if err != nil {
+			return p, err
+		}
+		p.NoChange = len(ids) == 0
+		what := "pending actions"
+		if a.Args["tool"] != "" {
+			what = "pending " + a.Args["tool"] + " actions"
+		}
+		p.Summary = fmt.Sprintf("Expire tenant %s's %d %s now: nobody can approve them any more, and the journeys that wait for them end.", t.Slug, len(ids), what)
+	case ToolPurgeTraces:
+		if d.Sealer == nil {
+			return p, errNoRuntime
+		}
+		t, err := tenantArg(ctx, q, a.Args["tenant"])
+		if err != nil {
+			return p, err
+		}
+		p.Tenant, p.NeedsApproval = t.Slug, true
+		now := time.Now()
+		if p.Since, err = parseWhen(a.Args["from"], now); err != nil {
+			return p, problem.Invalid("bad_time", "from: "+err.Error())
+		}
+		if p.Until, err = parseWhen(a.Args["to"], now); err != nil {
+			return p, problem.Invalid("bad_time", "to: "+err.Error())
+		}
+		if !p.Since.Before(p.Until) {
+			return p, problem.Unprocessable("empty_range", "The purge's from is not before its to, so it would delete nothing.")
+		}
+		p.Summary = fmt.Sprintf("Delete tenant %s's traces (journeys and their steps) created from %s to %s. Audit events are kept. Someone other than you must approve it first.",
+			t.Slug, p.Since.Format(time.RFC3339), p.Until.Format(time.RFC3339))
+	case ToolRetryFailed:
+		if d.Runtime == nil || d.Sealer == nil {
+			return p, errNoRuntime
+		}
+		t, err := tenantArg(ctx, q, a.Args["tenant"])
+		if err != nil {
+			return p, err
+		}
+		tool, err := catalog.Get(ctx, q, a.Args["tool"])
+		if errors.Is(err, store.ErrNotFound) {
+			return p, problem.NotFound("not_found", "There is no tool "+strconv.Quote(a.Args["tool"])+".")
+		}
+		if err != nil {
+			return p, err
+		}
+		ids, err := approvals.FailedIDs(ctx, q, t.ID, tool.Name)
+		if err != nil {
+			return p, err
+		}
+		// Retrying a money-moving tool moves money: another person decides.
+		p.Tenant, p.NeedsApproval, p.NoChange = t.Slug, tool.Impact == tools.ImpactHigh, len(ids) == 0
+		p.Summary = fmt.Sprintf("Execute again tenant %s's %d failed %s actions whose effect never reached the provider, under their own idempotency keys; any that may have reached it are left to reconciliation.",
+			t.Slug, len(ids), tool.Name)
+		if p.NeedsApproval {
+			p.Summary += " " + tool.Name + " has a high impact, so someone other than you must approve it first."
+		}
 	case ToolReconcileEffects:
 		if d.Runtime == nil {
 			return p, errNoRuntime
@@ -199,6 +356,26 @@ func PlanAction(ctx context.Context, d Deps, a Action) (Plan, error) {
 		return p, problem.Unprocessable("unknown_tool", "The action names no tool Warden knows.")
 	}
 	return p, nil
+}
+
+// retried says what a retry did.
+func retried(rep runtime.RetryReport) string {
+	return fmt.Sprintf("Retried %d failed actions under their own keys; %d may have reached the provider and are left to reconciliation; %d skipped.",
+		len(rep.Retried), len(rep.Reconcile), len(rep.Skipped))
+}
+
+// defaultAlertPercent is the alert threshold of a budget a runbook
+// creates (the tenant had none).
+const defaultAlertPercent = 80
+
+var usd = money.MustCurrency("USD")
+
+func tenantArg(ctx context.Context, q store.Querier, slug string) (store.Tenant, error) {
+	t, err := store.TenantBySlug(ctx, q, slug)
+	if errors.Is(err, store.ErrNotFound) {
+		return t, problem.NotFound("not_found", "There is no tenant "+strconv.Quote(slug)+".")
+	}
+	return t, err
 }
 
 // previousDigest is the release the agent ran before the active one: the
@@ -288,6 +465,58 @@ func apply(ctx context.Context, d Deps, by releases.Author, a Action, p Plan, re
 			return "The key was already revoked; nothing changed.", nil
 		}
 		return "The key is revoked.", nil
+	case ToolSetBudgetLimit:
+		t, err := store.TenantBySlug(ctx, d.DB.Read(), a.Args["tenant"])
+		if err != nil {
+			return "", err
+		}
+		limit, err := money.ParseDecimal(a.Args["limit"], limitUnits)
+		if err != nil {
+			return "", problem.Invalid("bad_limit", "The limit "+strconv.Quote(a.Args["limit"])+" is not an amount: "+err.Error()+".")
+		}
+		now := time.Now().UTC()
+		spec := budget.Spec{TenantID: t.ID, Period: budget.Month, LimitMicros: limit, AlertPercent: defaultAlertPercent}
+		if b, err := budget.Get(ctx, d.DB.Read(), t.ID); err == nil {
+			spec.Period, spec.AlertPercent = b.Period, b.AlertPercent
+		} else if !errors.Is(err, budget.ErrNoBudget) {
+			return "", err
+		}
+		changed, err := budget.SetAudited(ctx, d.DB, actor, spec, now)
+		if err != nil {
+			return "", err
+		}
+		if !changed {
+			return "Tenant " + t.Slug + "'s budget limit was already " + money.FormatMicros(limit, usd) + "; nothing changed.", nil
+		}
+		return "Tenant " + t.Slug + "'s " + spec.Period + " budget limit is " + money.FormatMicros(limit, usd) + ".", nil
+	case ToolExpirePending:
+		t, err := store.TenantBySlug(ctx, d.DB.Read(), a.Args["tenant"])
+		if err != nil {
+			return "", err
+		}
+		ids, err := approvals.PendingIDs(ctx, d.DB.Read(), t.ID, a.Args["tool"])
+		if err != nil {
+			return "", err
+		}
+		n, err := d.Runtime.ExpirePending(ctx, ids, actor, reason)
+		if err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("Expired %d pending actions of tenant %s.", n, t.Slug), nil
+	case ToolRetryFailed:
+		t, err := store.TenantBySlug(ctx, d.DB.Read(), a.Args["tenant"])
+		if err != nil {
+			return "", err
+		}
+		var rep runtime.RetryReport
+		err = d.DB.Transact(ctx, func(tx *sql.Tx) (err error) {
+			rep, err = d.Runtime.RetryFailed(ctx, tx, t.ID, a.Args["tool"], p.run, actor, reason)
+			return err
+		})
+		if err != nil {
+			return "", err
+		}
+		return retried(rep), nil
 	case ToolReconcileEffects:
 		rep, err := d.Runtime.Reconcile(ctx)
 		if err != nil {

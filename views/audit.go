@@ -78,7 +78,7 @@ type EventNames struct {
 // verb filter, with the prefixes that select a family.
 var AuditVerbs = []string{
 	"action.", "action.requested", "action.approval_recorded", "action.approved", "action.rejected",
-	"action.expired", "action.cancelled", "action.executed", "action.failed",
+	"action.expired", "action.cancelled", "action.executed", "action.failed", "action.retried",
 	"auth.", "auth.login", "auth.login_failed", "auth.logout",
 	"tenant.", "tenant.create", "tenant.rename", "tenant.freeze", "tenant.unfreeze", "tenant.retention",
 	"tenant.dual_control", "tenant.dual_control_removed", "tenant.dual_control_window", "tenant.frozen_refused",
@@ -89,7 +89,7 @@ var AuditVerbs = []string{
 	"release.canary_started", "release.canary_rolled_back", "release.promoted",
 	"runbook.", "runbook.action",
 	"alert.", "alert.fired", "alert.resolved", "alert.rule_set",
-	"policy.violation", "traces.purged", "audit.", "audit.verify_ok", "audit.verify_failed", "audit.export", "effect.reconciled",
+	"policy.violation", "traces.purged", "traces.purged_range", "audit.", "audit.verify_ok", "audit.verify_failed", "audit.export", "effect.reconciled",
 }
 
 // trailURL is the decision trail of the action an event is about, or ""
@@ -170,6 +170,9 @@ func eventSentence(e audit.Event, n EventNames) string {
 		return who + " was refused: tenant " + tenant + " is frozen"
 	case "traces.purged":
 		return who + " purged " + d.str("journeys") + " journeys of tenant " + tenant + " older than " + d.day("older_than") + " (kept " + d.str("retention_days") + " days)"
+
+	case "traces.purged_range":
+		return who + " purged " + d.str("journeys") + " journeys of tenant " + tenant + " created from " + d.str("from") + " to " + d.str("to") + " (runbook run " + d.str("run") + ", approved in " + d.str("approval") + "); audit events kept"
 
 	case "release.published":
 		return who + " published release " + subject + quoted(": ", d.str("note"))
@@ -289,6 +292,8 @@ func eventSentence(e audit.Event, n EventNames) string {
 			return who + " reported that it executed action " + subject + suffix(" — ", n.Actions[subject])
 		}
 		return action("executed")
+	case "action.retried":
+		return who + " retried action " + subject + suffix(" — ", n.Actions[subject]) + " under its own idempotency key" + comment(" — reason: ", d.str("reason"))
 	case "action.failed":
 		if d.str("reported_by") == "agent" {
 			return who + " reported that action " + subject + " failed" + suffix(" — ", n.Actions[subject]) + comment(" — error: ", d.str("error"))

@@ -94,6 +94,8 @@ func TestEventSentence(t *testing.T) {
 			`Agent key "refund-bot" was refused: tenant acme is frozen`},
 		{"traces purged", audit.Actor{Type: audit.ActorSystem, ID: "retention"}, "acme", "traces.purged", tenant, `{"journeys":12,"older_than":"2026-02-01T00:00:00Z","retention_days":30}`,
 			"Warden's retention job purged 12 journeys of tenant acme older than 2026-02-01 (kept 30 days)"},
+		{"traces purged by a runbook", alice, "acme", "traces.purged_range", tenant, `{"journeys":3,"from":"2026-11-01T00:00:00Z","to":"2026-11-02T00:00:00Z","run":"run1","approval":"act_1"}`,
+			"Alice Approver purged 3 journeys of tenant acme created from 2026-11-01T00:00:00Z to 2026-11-02T00:00:00Z (runbook run run1, approved in act_1); audit events kept"},
 
 		{"key create", alice, "acme", "key.create", key, `{"name":"refund-bot","prefix":"wk_ab12","scopes":["skill:refunds"]}`,
 			`Alice Approver created agent key "refund-bot" (wk_ab12…) in tenant acme`},
@@ -172,6 +174,8 @@ func TestEventSentence(t *testing.T) {
 			`Agent key "refund-bot" reported that it executed action act_01 — Refund $2,400.00 to account ••9182`},
 		{"failed", executor, "acme", "action.failed", act, `{"reason":"card declined"}`,
 			"Action act_01 failed — Refund $2,400.00 to account ••9182 — reason: card declined"},
+		{"retried", alice, "acme", "action.retried", act, `{"reason":"provider back"}`,
+			"Alice Approver retried action act_01 — Refund $2,400.00 to account ••9182 under its own idempotency key — reason: provider back"},
 		{"failed at the agent", bot, "acme", "action.failed", act, `{"reported_by":"agent","error":"timeout"}`,
 			`Agent key "refund-bot" reported that action act_01 failed — Refund $2,400.00 to account ••9182 — error: timeout`},
 		{"unknown action", alice, "acme", "action.approved", audit.Subject{Type: "action", ID: "act_gone"}, `{"approvals":"1 of 1"}`,

@@ -89,6 +89,8 @@ func runStatusClass(status string) string {
 		return "badge badge-ok"
 	case runbooks.StatusFailed:
 		return "badge badge-danger"
+	case runbooks.StatusAwaiting:
+		return "badge badge-warn"
 	}
 	return "badge"
 }

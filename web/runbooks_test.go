@@ -2,14 +2,17 @@ package web
 
 import (
 	"context"
+	"database/sql"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/wardenhq/warden/agent/catalog"
+	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/store"
 )
 
@@ -144,5 +147,61 @@ func TestRunbookDoubleSubmitRunsOnce(t *testing.T) {
 	hist := b.get("/runbooks/tool-provider-outage")
 	if hist.Doc.Find(`[data-testid="runbook-runs"] tbody tr`).Length() != 1 || !strings.Contains(hist.Doc.Find(`[data-testid="runbook-runs"]`).Text(), "provider is down") {
 		t.Errorf("run history:\n%s", hist.Doc.Find(`[data-testid="runbook-runs"]`).Text())
+	}
+}
+
+// A purge waits for an approver: the press creates the request, the
+// approver's approval runs it (in the decision), and only the range goes.
+func TestRunbookPurgeRunsOnAnotherPersonsApproval(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	in.waitReady(t)
+	ctx := context.Background()
+	acme, err := store.TenantBySlug(ctx, in.DB.Read(), "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	if err := in.DB.Transact(ctx, func(tx *sql.Tx) error {
+		for id, at := range map[string]time.Time{"j-pii-recent": now.Add(-time.Hour), "j-pii-old": now.Add(-10 * 24 * time.Hour)} {
+			if _, err := tx.Exec(`INSERT INTO journeys (id, tenant_id, request_id, correlation_id, release_digest, status, created_at) VALUES (?, ?, 'r', 'c', 'x', 'completed', ?)`,
+				id, acme.ID, store.FormatTime(at)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	left := func() int {
+		return countRows(t, in.DB, `SELECT COUNT(*) FROM journeys WHERE id IN ('j-pii-recent', 'j-pii-old')`)
+	}
+	path := "/runbooks/pii-in-traces/actions/purge-acme-last-week"
+	alice := newBrowser(t, in.URL)
+	alice.loginDev("alice")
+	if p := alice.post(path, alice.withCSRF(url.Values{"reason": {"x"}, "token": {"t-alice"}}), nil); p.Status != http.StatusForbidden {
+		t.Errorf("an approver pressing = %d, want 403", p.Status)
+	}
+
+	carol := newBrowser(t, in.URL)
+	carol.loginDev("carol")
+	tok := confirmToken(t, carol, path)
+	p := carol.post(path, carol.withCSRF(url.Values{"reason": {"card numbers in refund traces"}, "token": {tok}}), nil)
+	href, _ := p.Doc.Find(`[data-testid="run-approval"]`).Attr("href")
+	if p.Status != http.StatusOK || text(p, "run-status") != "awaiting_approval" || !strings.HasPrefix(href, "/approvals/act_") {
+		t.Fatalf("press = %d, status %q, approval link %q; want awaiting approval with its link:\n%s", p.Status, text(p, "run-status"), href, p.Body)
+	}
+	if left() != 2 {
+		t.Fatal("the press purged before any approval")
+	}
+	a := alice.get(href)
+	p = alice.post(href+"/decide", alice.withCSRF(decideForm(approvals.Approve, "", digestOnPage(t, a, "approve-form"))), nil)
+	if p.Status != http.StatusOK || text(p, "action-status") != "executed" {
+		t.Fatalf("approve = %d, status %q; want executed", p.Status, text(p, "action-status"))
+	}
+	if n := countRows(t, in.DB, `SELECT COUNT(*) FROM journeys WHERE id = 'j-pii-old'`); left() != 1 || n != 1 {
+		t.Errorf("journeys left %d (old kept %d); want only the last week's purged", left(), n)
+	}
+	if n := countRows(t, in.DB, `SELECT COUNT(*) FROM runbook_runs WHERE status = 'done'`); n != 1 {
+		t.Errorf("finished runs = %d, want 1", n)
 	}
 }

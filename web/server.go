@@ -101,6 +101,10 @@ func New(o Options) (*Server, error) {
 	s.version = o.Version
 	s.gateway, s.runtime = o.Gateway, o.Runtime
 	s.runbooks = loadRunbooks(cfg.RunbookDir, s.log)
+	if s.runtime != nil {
+		// An approved runbook request (purge_traces) runs in its decision.
+		s.runtime.SetOperational(runbooks.Decided(runbooks.Deps{DB: s.db, Runbooks: s.runbooks, Runtime: s.runtime, Sealer: s.runtime.Sealer()}))
+	}
 
 	a := &authenticator{
 		issuer:       cfg.OIDCIssuer,

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/wardenhq/warden/agent/budget"
@@ -40,6 +41,13 @@ type actionJob struct {
 // is enqueued, so the decision and its consequences exist together or not
 // at all.
 func (s *Service) onDecided(ctx context.Context, tx *sql.Tx, a approvals.Action) error {
+	if IsOperational(a.Tool) {
+		fn := s.operational.Load()
+		if fn == nil {
+			return fmt.Errorf("action %s: no executor for operational tool %s", a.ID, a.Tool)
+		}
+		return (*fn)(ctx, tx, a)
+	}
 	if err := s.enqueueCallback(ctx, tx, a, a.Status); err != nil {
 		return err
 	}
@@ -77,6 +85,20 @@ func (s *Service) onDecided(ctx context.Context, tx *sql.Tx, a approvals.Action)
 	}
 	return jobs.Enqueue(ctx, tx, JobExecuteAction, actionJob{ActionID: a.ID}, jobs.Options{UniqueKey: "exec:" + a.ID})
 }
+
+// OperationalPrefix starts the tool name of an action that a runbook's
+// press asked for (runbook:purge_traces): Warden's own operational tool,
+// not one of the catalog.
+const OperationalPrefix = "runbook:"
+
+// IsOperational reports whether tool is a runbook's operational tool.
+func IsOperational(tool string) bool { return strings.HasPrefix(tool, OperationalPrefix) }
+
+// SetOperational registers what a final decision on an operational action
+// does (runbooks.Decided): it runs inside the decision's transaction
+// instead of the ledger and the job, so the approval and the tool's
+// effect commit together, once. Set it at start-up.
+func (s *Service) SetOperational(fn approvals.OnDecided) { s.operational.Store(&fn) }
 
 // Decide records an approver's decision; the final approval enqueues the
 // execution in the same transaction, and the worker is woken after commit.

@@ -263,10 +263,18 @@ func optTime(t *time.Time) any {
 // DeleteOlderThan removes the tenant's traces (journeys and their step
 // journals) created before cutoff. Audit events are never touched.
 func DeleteOlderThan(ctx context.Context, tx *sql.Tx, tenantID string, cutoff time.Time) (int64, error) {
-	res, err := tx.ExecContext(ctx, `DELETE FROM journeys WHERE tenant_id = ? AND created_at < ? AND status != ?`,
-		tenantID, store.FormatTime(cutoff), StatusAwaitingApproval)
+	return DeleteRange(ctx, tx, tenantID, time.Time{}, cutoff)
+}
+
+// DeleteRange removes the tenant's traces (journeys and their step
+// journals, by cascade) created at or after from and before to. Journeys
+// still awaiting approval are kept: their action resumes them. Audit
+// events are never touched.
+func DeleteRange(ctx context.Context, tx *sql.Tx, tenantID string, from, to time.Time) (int64, error) {
+	res, err := tx.ExecContext(ctx, `DELETE FROM journeys WHERE tenant_id = ? AND created_at >= ? AND created_at < ? AND status != ?`,
+		tenantID, store.FormatTime(from), store.FormatTime(to), StatusAwaitingApproval)
 	if err != nil {
-		return 0, fmt.Errorf("delete old traces: %w", err)
+		return 0, fmt.Errorf("delete traces of %s: %w", tenantID, err)
 	}
 	return res.RowsAffected()
 }
@@ -305,5 +313,17 @@ func endAfterAction(ctx context.Context, tx *sql.Tx, id string, step int, status
 	}
 	_, err := tx.ExecContext(ctx, `UPDATE journeys SET status = ?, finished_at = ? WHERE id = ? AND status = ?`,
 		status, store.FormatTime(now), id, StatusAwaitingApproval)
+	return err
+}
+
+// waitAgain reopens the journey that a failed action ended, when the
+// action is retried: it waits for the action again, and the action's
+// completion resumes it.
+func waitAgain(ctx context.Context, tx *sql.Tx, id string) error {
+	if id == "" {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE journeys SET status = ?, error_code = '', finished_at = NULL
+		WHERE id = ? AND status = 'failed' AND error_code = 'action_failed'`, StatusAwaitingApproval, id)
 	return err
 }

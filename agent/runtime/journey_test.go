@@ -465,11 +465,20 @@ func nonEmpty(s string) []string {
 // A journey whose action was rejected, expired or cancelled ends with it,
 // and its approval step says so instead of still awaiting approval.
 func TestJourneyEndsWithItsUndecidedAction(t *testing.T) {
-	for _, end := range []string{approvals.StatusRejected, approvals.StatusExpired, approvals.StatusCancelled} {
-		t.Run(end, func(t *testing.T) {
+	for _, how := range []string{approvals.StatusRejected, approvals.StatusExpired, "expired now", approvals.StatusCancelled} {
+		end := how
+		if how == "expired now" {
+			end = approvals.StatusExpired
+		}
+		t.Run(how, func(t *testing.T) {
 			r := newRig(t)
 			out := r.pending(refundRequest)
-			switch end {
+			switch how {
+			case "expired now": // a runbook's expire_pending, before the expiry
+				oncall := audit.Actor{Type: audit.ActorPrincipal, ID: "p-oncall"}
+				if n, err := r.svc.ExpirePending(r.ctx, []string{out.Action.ID}, oncall, "incident"); err != nil || n != 1 {
+					t.Fatalf("ExpirePending = %d, %v; want 1", n, err)
+				}
 			case approvals.StatusRejected:
 				if err := r.decide(approver, out.Action.ID, approvals.Reject); err != nil {
 					t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/wardenhq/warden/agent/ledger"
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/audit"
 )
 
 // Reconcile asks the providers about effects a crash left RESERVED, by
@@ -68,6 +69,17 @@ func (s *Service) resolve(ctx context.Context, e ledger.Entry) (ledger.Resolved,
 // ExpireActions expires pending actions past their expiry.
 func (s *Service) ExpireActions(ctx context.Context) (int, error) {
 	n, err := approvals.Expire(ctx, s.o.DB, s.onDecided, s.o.Now())
+	if n > 0 {
+		s.notify()
+	}
+	return n, err
+}
+
+// ExpirePending expires the given pending actions now, for a person (a
+// runbook's expire_pending): each ends like an action past its expiry,
+// with its action.expired event and the end of the journey that waited.
+func (s *Service) ExpirePending(ctx context.Context, ids []string, actor audit.Actor, reason string) (int, error) {
+	n, err := approvals.ExpireNow(ctx, s.o.DB, ids, actor, s.o.Redactor.String(reason), s.onDecided, s.o.Now())
 	if n > 0 {
 		s.notify()
 	}

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"regexp"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wardenhq/warden/agent/catalog"
@@ -88,6 +89,8 @@ type Service struct {
 	// running holds the ids of journeys this process is running, so the
 	// sweeper leaves them alone.
 	running sync.Map
+	// operational is what a decision on a runbook's action does.
+	operational atomic.Pointer[approvals.OnDecided]
 }
 
 // New returns a service with defaults filled in.
