@@ -1,0 +1,204 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/wardenhq/warden/agent/catalog"
+	"github.com/wardenhq/warden/agent/releases"
+	"github.com/wardenhq/warden/agent/skills"
+	"github.com/wardenhq/warden/agent/tools"
+	"github.com/wardenhq/warden/store"
+)
+
+// MaxReplay bounds how many recorded journeys one replay reads.
+const MaxReplay = 200
+
+// Replay outcomes of the candidate's dry run.
+const (
+	ReplayCompleted     = "completed"
+	ReplayStopped       = "stopped"                // the plan ended early with an answer
+	ReplayWouldApprove  = "would ask for approval" // a high-impact tool: never proposed
+	ReplayNoRecording   = "no recording"           // a call the recorded journey did not make
+	ReplayNoRoute       = "no route"               // no skill matches the input
+	ReplayIncomplete    = "incomplete"             // the plan cannot be built from the input
+	ReplayRefusedByPlan = "refused by the skill"   // the skill cannot build a step's arguments
+)
+
+// ReplayRow is one recorded journey and what the candidate would do with
+// its (redacted) input.
+type ReplayRow struct {
+	JourneyID        string
+	RecordedRelease  string
+	RecordedSkill    string
+	RecordedOutcome  string // the journey's status, and its error code if any
+	CandidateSkill   string // "" when no skill matches
+	CandidateOutcome string
+	Tools            []string // the candidate's dry-run calls, in order ("tool (answer)")
+	Agree            bool     // the same skill
+}
+
+// ReplayReport is a dry run of a candidate release over recorded journeys.
+type ReplayReport struct {
+	Candidate string
+	Skill     string
+	N         int
+	Rows      []ReplayRow
+	Agreed    int
+	// Rate is the route agreement rate, Agreed/len(Rows) (0 with no rows).
+	Rate float64
+	// RoutingNote says which router routed: this Warden has one built-in
+	// router, so a candidate's routing surface cannot yet change routing.
+	RoutingNote string
+}
+
+// Replay dry-runs candidate over the last n ended journeys of skill (at
+// most MaxReplay): each redacted input is routed and planned again, every
+// low and medium impact call is answered from the recorded journey's step
+// with the same tool and the same redacted arguments ("no recording"
+// otherwise), and a high-impact call is never proposed: the dry run stops
+// there with "would ask for approval". Nothing is called or written.
+//
+// Routing uses this Warden's router whatever the candidate's routing
+// surface names: Warden keeps only the surface's content hash, so it
+// cannot load another routing policy yet. RoutingNote says so.
+func (s *Service) Replay(ctx context.Context, candidate, skill string, n int) (ReplayReport, error) {
+	if n < 1 || n > MaxReplay {
+		return ReplayReport{}, &store.ValidationError{Fields: map[string]string{"n": fmt.Sprintf("Replay 1 to %d journeys.", MaxReplay)}}
+	}
+	if skill == "" {
+		return ReplayReport{}, &store.ValidationError{Fields: map[string]string{"skill": "Choose the skill whose journeys to replay."}}
+	}
+	cand, err := releases.Get(ctx, s.o.DB.Read(), candidate)
+	if err != nil {
+		return ReplayReport{}, err
+	}
+	rep := ReplayReport{Candidate: candidate, Skill: skill, N: n}
+	rep.RoutingNote = "Routed by this Warden's built-in router: a release's routing surface cannot yet change routing."
+	if cur, err := s.Release(ctx); err == nil {
+		if b, err := releases.Get(ctx, s.o.DB.Read(), cur); err == nil && b.Bundle.Routing != cand.Bundle.Routing {
+			rep.RoutingNote = "The candidate names another routing policy than the active release, but Warden cannot load it yet: " +
+				"these routes are the built-in router's, so route differences below come from re-routing, not from the candidate."
+		}
+	}
+	ids, err := lastEnded(ctx, s.o.DB.Read(), skill, n)
+	if err != nil {
+		return ReplayReport{}, err
+	}
+	for _, id := range ids {
+		j, err := GetJourney(ctx, s.o.DB.Read(), id)
+		if err != nil {
+			return ReplayReport{}, err
+		}
+		row := s.replayOne(ctx, j)
+		if row.Agree {
+			rep.Agreed++
+		}
+		rep.Rows = append(rep.Rows, row)
+	}
+	if len(rep.Rows) > 0 {
+		rep.Rate = float64(rep.Agreed) / float64(len(rep.Rows))
+	}
+	return rep, nil
+}
+
+// lastEnded are the ids of skill's newest ended journeys.
+func lastEnded(ctx context.Context, q store.Querier, skill string, n int) ([]string, error) {
+	rows, err := q.QueryContext(ctx, `SELECT id FROM journeys WHERE skill = ? AND status NOT IN (?, ?)
+		ORDER BY id DESC LIMIT ?`, skill, StatusRunning, StatusAwaitingApproval, n)
+	if err != nil {
+		return nil, fmt.Errorf("journeys to replay: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+func (s *Service) replayOne(ctx context.Context, j Journey) ReplayRow {
+	row := ReplayRow{JourneyID: j.ID, RecordedRelease: j.Release, RecordedSkill: j.Skill, RecordedOutcome: j.Status}
+	if j.ErrorCode != "" {
+		row.RecordedOutcome += " (" + j.ErrorCode + ")"
+	}
+	sk, _, err := s.o.Router.Route(withoutPII(j.Input), "")
+	if err != nil {
+		row.CandidateOutcome = ReplayNoRoute
+		return row
+	}
+	row.CandidateSkill = sk.Name
+	row.Agree = sk.Name == j.Skill
+	plan, err := sk.Steps(skills.Input{Text: j.Input})
+	if err != nil {
+		row.CandidateOutcome = ReplayIncomplete
+		return row
+	}
+	used := make([]bool, len(j.Steps))
+	var results []skills.StepResult
+	for i, st := range plan {
+		if i >= sk.MaxSteps {
+			break
+		}
+		args, err := st.Args(results)
+		var stop *skills.Stop
+		if errors.As(err, &stop) {
+			row.CandidateOutcome = ReplayStopped
+			return row
+		}
+		if err != nil {
+			row.CandidateOutcome = ReplayRefusedByPlan
+			return row
+		}
+		t, err := catalog.Get(ctx, s.o.DB.Read(), st.Tool)
+		if err == nil && t.Impact == tools.ImpactHigh {
+			row.Tools = append(row.Tools, st.Tool+" (not proposed)")
+			row.CandidateOutcome = ReplayWouldApprove
+			return row
+		}
+		red := s.redactJSON(args)
+		out, ok := recorded(j.Steps, used, st.Tool, red)
+		if !ok {
+			row.Tools = append(row.Tools, st.Tool+" (no recording)")
+			row.CandidateOutcome = ReplayNoRecording
+			return row
+		}
+		row.Tools = append(row.Tools, st.Tool+" (recorded)")
+		results = append(results, skills.StepResult{Tool: st.Tool, Args: args, Output: out})
+	}
+	row.CandidateOutcome = ReplayCompleted
+	return row
+}
+
+// recorded finds the first unused successful tool step of the recorded
+// journey with the same tool and redacted arguments, and answers its
+// (redacted) result.
+func recorded(steps []Step, used []bool, tool, args string) (json.RawMessage, bool) {
+	for i, st := range steps {
+		if used[i] || st.Kind != "tool" || st.Status != "ok" || st.Tool != tool || !sameJSON(st.Arguments, args) {
+			continue
+		}
+		used[i] = true
+		return json.RawMessage(st.Result), true
+	}
+	return nil, false
+}
+
+func sameJSON(a, b string) bool {
+	if a == b {
+		return true
+	}
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	ca, _ := json.Marshal(x)
+	cb, _ := json.Marshal(y)
+	return string(ca) == string(cb)
+}
