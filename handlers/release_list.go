@@ -83,6 +83,9 @@ func (h *Console) releasesView(c echo.Context, agent, env string) (views.Release
 	if v.Candidates, err = releases.Recent(ctx, h.DB.Read(), 50); err != nil {
 		return v, err
 	}
+	if v.Skills, err = h.SkillNames(ctx); err != nil {
+		return v, err
+	}
 	hist, err := releases.History(ctx, h.DB.Read(), v.Agent, v.Env, page)
 	if err != nil {
 		return v, err

@@ -7,6 +7,7 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/wardenhq/warden/agent/releases"
+	"github.com/wardenhq/warden/agent/runtime"
 )
 
 // ReleasesView is the Releases page for one agent in one environment.
@@ -26,6 +27,31 @@ type ReleasesView struct {
 	Canary     *releases.Verdict
 	Candidates []string
 	CanaryForm CanaryForm
+	// Skills are the skills whose journeys a candidate may be replayed
+	// over (none without an agent runtime: no Replay form).
+	Skills []string
+}
+
+// ReplayRate is a replay's route agreement rate as people read it.
+func ReplayRate(r runtime.ReplayReport) string {
+	if len(r.Rows) == 0 {
+		return "none"
+	}
+	return strconv.FormatFloat(r.Rate*100, 'f', 1, 64) + " %"
+}
+
+func replayRoute(skill string) string {
+	if skill == "" {
+		return "no route"
+	}
+	return skill
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }
 
 // CanaryForm is the "Start a canary" form as the user filled it in.

@@ -105,6 +105,9 @@ func (s *Server) consoleRoutes() []route {
 			route{http.MethodPost, "/switches/:kind/:name/on", h.SwitchOn, oncallAdmin, ""},
 			// Alerts: on-call (and admins) see what fires, with its
 			// runbook; admins set each skill's thresholds.
+			// Replaying a candidate release dry-runs recorded journeys
+			// through the runtime's router and skills.
+			route{http.MethodGet, "/releases/replay", h.ReleaseReplay, oncallAdmin, ""},
 			route{http.MethodGet, "/alerts", h.AlertList, oncallAdmin, "Alerts"},
 			route{http.MethodPost, "/alerts/rules/:skill", h.AlertRuleSet, admin, ""},
 		)
