@@ -165,20 +165,7 @@ func casStatus(ctx context.Context, tx *sql.Tx, a Action, status string, given i
 }
 
 func approvers(ctx context.Context, q store.Querier, actionID string) ([]string, error) {
-	rows, err := q.QueryContext(ctx, `SELECT principal_id FROM decisions WHERE action_id = ? AND decision = 'approve'`, actionID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
+	return store.Strings(ctx, q, `SELECT principal_id FROM decisions WHERE action_id = ? AND decision = 'approve'`, actionID)
 }
 
 // Expire marks pending actions past their expiry as expired, ends their
@@ -226,21 +213,12 @@ func ExpireNow(ctx context.Context, db *store.DB, ids []string, actor audit.Acto
 // PendingIDs lists a tenant's pending actions, of one tool when tool is
 // not empty, oldest first.
 func PendingIDs(ctx context.Context, q store.Querier, tenantID, tool string) ([]string, error) {
-	rows, err := q.QueryContext(ctx, `SELECT id FROM actions WHERE status = 'pending' AND tenant_id = ? AND (? = '' OR tool = ?) ORDER BY created_at, id`,
+	out, err := store.Strings(ctx, q, `SELECT id FROM actions WHERE status = 'pending' AND tenant_id = ? AND (? = '' OR tool = ?) ORDER BY created_at, id`,
 		tenantID, tool, tool)
 	if err != nil {
 		return nil, fmt.Errorf("pending actions of %s: %w", tenantID, err)
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func pendingWhere(ctx context.Context, tx *sql.Tx, where string, args ...any) ([]Action, error) {

@@ -175,18 +175,9 @@ func Retry(ctx context.Context, tx *sql.Tx, a Action, tenantSlug string, actor a
 
 // FailedIDs lists a tenant's failed actions of one tool, oldest first.
 func FailedIDs(ctx context.Context, q store.Querier, tenantID, tool string) ([]string, error) {
-	rows, err := q.QueryContext(ctx, `SELECT id FROM actions WHERE status = 'failed' AND tenant_id = ? AND tool = ? ORDER BY created_at, id`, tenantID, tool)
+	out, err := store.Strings(ctx, q, `SELECT id FROM actions WHERE status = 'failed' AND tenant_id = ? AND tool = ? ORDER BY created_at, id`, tenantID, tool)
 	if err != nil {
 		return nil, fmt.Errorf("failed actions of %s: %w", tenantID, err)
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
+	return out, nil
 }

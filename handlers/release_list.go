@@ -93,7 +93,7 @@ func (h *Console) releasesView(c echo.Context, agent, env string) (views.Release
 	v.History = hist.Rows
 	next, prev := pageLinks("/releases", url.Values{"agent": {v.Agent}, "env": {v.Env}}, hist)
 	v.Pager = views.PagerView{Next: next, Prev: prev, NextLabel: "Older", PrevLabel: "Newer"}
-	if v.Digests, err = ranDigests(ctx, h.DB.Read(), v.Agent, v.Env); err != nil {
+	if v.Digests, err = releases.Ran(ctx, h.DB.Read(), v.Agent, v.Env); err != nil {
 		return v, err
 	}
 	if a, b := c.QueryParam("a"), c.QueryParam("b"); a != "" || b != "" {
@@ -104,25 +104,6 @@ func (h *Console) releasesView(c echo.Context, agent, env string) (views.Release
 		v.Diff = &d
 	}
 	return v, nil
-}
-
-// ranDigests are the bundles agent ran in env, newest first, once each.
-func ranDigests(ctx context.Context, q store.Querier, agent, env string) ([]string, error) {
-	rows, err := q.QueryContext(ctx, `SELECT digest FROM release_pointers WHERE agent = ? AND env = ?
-		GROUP BY digest ORDER BY MAX(id) DESC LIMIT 100`, agent, env)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var d string
-		if err := rows.Scan(&d); err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, rows.Err()
 }
 
 // releaseDiff loads two bundles and the surfaces that differ.

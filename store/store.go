@@ -215,3 +215,22 @@ func (db *DB) Ready(ctx context.Context) error {
 func (db *DB) SchemaVersion(ctx context.Context) (int, error) {
 	return db.appliedVersion(ctx, db.read)
 }
+
+// Strings runs a query that selects one text column and returns its values
+// in order.
+func Strings(ctx context.Context, q Querier, query string, args ...any) ([]string, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}

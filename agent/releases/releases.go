@@ -459,18 +459,20 @@ func Targets(ctx context.Context, q store.Querier) ([]Target, error) {
 // Recent are the digests of the newest published bundles, newest first:
 // the candidates a canary may start with.
 func Recent(ctx context.Context, q store.Querier, limit int) ([]string, error) {
-	rows, err := q.QueryContext(ctx, `SELECT digest FROM release_bundles ORDER BY created_at DESC, digest LIMIT ?`, limit)
+	out, err := store.Strings(ctx, q, `SELECT digest FROM release_bundles ORDER BY created_at DESC, digest LIMIT ?`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("recent releases: %w", err)
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var d string
-		if err := rows.Scan(&d); err != nil {
-			return nil, err
-		}
-		out = append(out, d)
+	return out, nil
+}
+
+// Ran lists the bundles agent ran in env, newest first, once each (at
+// most 100).
+func Ran(ctx context.Context, q store.Querier, agent, env string) ([]string, error) {
+	out, err := store.Strings(ctx, q, `SELECT digest FROM release_pointers WHERE agent = ? AND env = ?
+		GROUP BY digest ORDER BY MAX(id) DESC LIMIT 100`, agent, env)
+	if err != nil {
+		return nil, fmt.Errorf("releases of %s in %s: %w", agent, env, err)
 	}
-	return out, rows.Err()
+	return out, nil
 }

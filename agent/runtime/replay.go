@@ -106,21 +106,12 @@ func (s *Service) Replay(ctx context.Context, candidate, skill string, n int) (R
 
 // lastEnded are the ids of skill's newest ended journeys.
 func lastEnded(ctx context.Context, q store.Querier, skill string, n int) ([]string, error) {
-	rows, err := q.QueryContext(ctx, `SELECT id FROM journeys WHERE skill = ? AND status NOT IN (?, ?)
+	out, err := store.Strings(ctx, q, `SELECT id FROM journeys WHERE skill = ? AND status NOT IN (?, ?)
 		ORDER BY id DESC LIMIT ?`, skill, StatusRunning, StatusAwaitingApproval, n)
 	if err != nil {
 		return nil, fmt.Errorf("journeys to replay: %w", err)
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func (s *Service) replayOne(ctx context.Context, j Journey) ReplayRow {
