@@ -337,6 +337,16 @@ func (sc *scanner) digits(i int, onlyPhone bool) int {
 			break
 		}
 	}
+	if t := sc.trimGroups(n); t < n && !onlyPhone && !sc.g[0].paren {
+		// A whole card number goes before the trimming rules: its last
+		// group is not an integer part just because ",2" follows it.
+		start := sc.g[0].start
+		if e, done := sc.card(n); done && len(sc.m) > 0 {
+			if last := sc.m[len(sc.m)-1]; last.Kind == KindCard && last.Start == start {
+				return e
+			}
+		}
+	}
 	n = sc.trimGroups(n)
 	if n > 0 {
 		if e, done := sc.groups(i, n, onlyPhone); done {
