@@ -82,8 +82,8 @@ func FuzzRedactPlanted(f *testing.F) {
 		b.WriteString(rest)
 		in := b.String()
 		out = r.String(in)
-		for _, v := range values {
-			if strings.Contains(out, v) {
+		for i, v := range values {
+			if survives(out, v, extends[i]) {
 				t.Errorf("planted %q survived:\n in:  %q\n out: %q", v, in, out)
 			}
 		}
@@ -93,9 +93,59 @@ func FuzzRedactPlanted(f *testing.F) {
 	})
 }
 
+// extends lists, for each planted value in the order plantedValues makes
+// them, the characters that would continue it into a longer token: a card
+// followed by one more digit is a different, Luhn-invalid number, and an
+// IBAN followed by one more character fails mod-97. The text around a
+// planted value is arbitrary, so the same digits may also occur there inside
+// such a longer token; those occurrences are not the planted value.
+var extends = []string{
+	genDigits,
+	genDigits + genUpper + genLower,
+	genDigits + genUpper + genLower + "._%+-",
+	genURL,
+}
+
+// survives reports whether v occurs in out as a whole token: not directly
+// preceded or followed by a character of ext.
+func survives(out, v, ext string) bool {
+	for from := 0; ; {
+		i := strings.Index(out[from:], v)
+		if i < 0 {
+			return false
+		}
+		i += from
+		end := i + len(v)
+		before := i > 0 && strings.IndexByte(ext, out[i-1]) >= 0
+		after := end < len(out) && strings.IndexByte(ext, out[end]) >= 0
+		if !before && !after {
+			return true
+		}
+		from = i + 1
+	}
+}
+
 // Redaction may lengthen text (a token is longer than "::1"), but never
 // by more than this.
 const (
 	maxGrowth   = 6
 	growthSlack = 32
 )
+
+// The fuzzer once put "4111 1111 1111 11111" (a 17-digit, Luhn-invalid
+// number) next to the planted card "4111 1111 1111 1111". The planted card
+// is redacted; the longer number is not a card and is left alone.
+func TestPlantedOracleLongerToken(t *testing.T) {
+	r := New(testKey)
+	in := "; 4111 1111 1111 1111; ; ES7568448112020846697512; ; 4111 1111 1111 11111"
+	out := r.String(in)
+	if survives(out, "4111 1111 1111 1111", extends[0]) {
+		t.Fatalf("planted card survived: %q", out)
+	}
+	if !strings.Contains(out, "4111 1111 1111 11111") {
+		t.Fatalf("17-digit non-card was changed: %q", out)
+	}
+	if !survives("x 4111 1111 1111 1111 y", "4111 1111 1111 1111", extends[0]) {
+		t.Fatal("oracle misses a bounded card")
+	}
+}
