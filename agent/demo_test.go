@@ -14,7 +14,7 @@ import (
 )
 
 // The demo agent has an earlier release and an active one that differ in
-// prompt and routing, and the demo journeys ran under the active one.
+// prompt, routing and skill set, and the demo journeys ran under the active one.
 func TestSeedDemoReleases(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -42,8 +42,8 @@ func TestSeedDemoReleases(t *testing.T) {
 	active, earlier := h.Rows[0], h.Rows[1]
 	a, _ := releases.Get(ctx, db.Read(), active.Digest)
 	e, _ := releases.Get(ctx, db.Read(), earlier.Digest)
-	if got := releases.Diff(e.Bundle, a.Bundle); !slices.Equal(got, []string{"prompt", "routing"}) {
-		t.Errorf("demo releases differ in %q, want [prompt routing]", got)
+	if got := releases.Diff(e.Bundle, a.Bundle); !slices.Equal(got, []string{"prompt", "routing", "skills"}) {
+		t.Errorf("demo releases differ in %q, want [prompt routing skills]", got)
 	}
 	var others int
 	if err := db.Read().QueryRowContext(ctx, `SELECT COUNT(*) FROM journeys WHERE release_digest <> ?`, active.Digest).Scan(&others); err != nil {

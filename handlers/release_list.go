@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/agent/releases"
+	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
@@ -34,6 +35,7 @@ func (h *Console) ReleaseList(c echo.Context) error {
 		"canary_rolled_back": "Canary rolled back. New journeys all run under the active release.",
 		"no_canary":          "No canary of that release was running; nothing changed.",
 		"promoted":           "Promoted. New journeys all run under the candidate, now the active release.",
+		"activated":          "Activated. New journeys run under the release shown as active.",
 	})
 	return h.renderReleases(c, http.StatusOK, v)
 }
@@ -86,6 +88,19 @@ func (h *Console) releasesView(c echo.Context, agent, env string) (views.Release
 	if v.Skills, err = h.SkillNames(ctx); err != nil {
 		return v, err
 	}
+	if v.Replays, err = releases.RecentReplays(ctx, h.DB.Read(), v.Agent, v.Env, 5); err != nil {
+		return v, err
+	}
+	if v.Canary != nil {
+		before, err := releases.ReplaysOf(ctx, h.DB.Read(), v.Canary.Pointer.Candidate, v.Canary.Pointer.CreatedAt, 1)
+		if err != nil {
+			return v, err
+		}
+		if len(before) > 0 {
+			v.CanaryReplay = &before[0]
+		}
+	}
+	v.CanPublish = CurrentPrincipal(c).HasRole(identity.RoleAdmin)
 	hist, err := releases.History(ctx, h.DB.Read(), v.Agent, v.Env, page)
 	if err != nil {
 		return v, err
@@ -119,5 +134,26 @@ func releaseDiff(ctx context.Context, q store.Querier, a, b string) (views.Relea
 	if err != nil {
 		return views.ReleaseDiff{}, err
 	}
-	return views.ReleaseDiff{From: from, To: to, Changed: releases.Diff(from.Bundle, to.Bundle)}, nil
+	return releaseDiffOf(ctx, q, from, to)
+}
+
+// releaseDiffOf is the diff of two bundles, with the contents Warden
+// holds of each changed surface, so people read what changed, not only
+// which hash.
+func releaseDiffOf(ctx context.Context, q store.Querier, from, to releases.Published) (views.ReleaseDiff, error) {
+	d := views.ReleaseDiff{From: from, To: to, Changed: releases.Diff(from.Bundle, to.Bundle), Contents: map[string][2]string{}}
+	for _, s := range d.Changed {
+		var pair [2]string
+		for i, b := range []releases.Bundle{from.Bundle, to.Bundle} {
+			text, err := releases.ContentText(ctx, q, views.Surface(b, s))
+			if err != nil {
+				return d, err
+			}
+			pair[i] = text
+		}
+		if pair[0] != "" || pair[1] != "" {
+			d.Contents[s] = pair
+		}
+	}
+	return d, nil
 }

@@ -6,25 +6,42 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/wardenhq/warden/agent/releases"
 	"github.com/wardenhq/warden/agent/runtime"
+	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
 
-// ReleaseReplay dry-runs a candidate release over the last n ended
-// journeys of a skill (runtime.Replay) and shows, per journey, the
-// recorded and the candidate route and outcome, and the route agreement
-// rate. It reads only: the parameters are the query string.
-func (h *Console) ReleaseReplay(c echo.Context) error {
-	n, err := strconv.Atoi(c.QueryParam("n"))
+// ReleaseReplayRun dry-runs a candidate release over the last n ended
+// journeys of a skill and keeps the report (runtime.RecordReplay); it
+// redirects to the kept replay.
+func (h *Console) ReleaseReplayRun(c echo.Context) error {
+	n, err := strconv.Atoi(c.FormValue("n"))
 	if err != nil {
 		return &store.ValidationError{Fields: map[string]string{"n": "Say how many journeys to replay, 1 to " + strconv.Itoa(runtime.MaxReplay) + "."}}
 	}
-	rep, err := h.Runtime.Replay(c.Request().Context(), c.QueryParam("candidate"), c.QueryParam("skill"), n)
+	user := CurrentPrincipal(c)
+	by := releases.Author{Actor: audit.Actor{Type: audit.ActorPrincipal, ID: user.ID}, Name: user.DisplayName()}
+	id, err := h.Runtime.RecordReplay(c.Request().Context(), by, c.FormValue("candidate"), c.FormValue("skill"), n)
+	if err != nil {
+		return err
+	}
+	return seeOther(c, "/releases/replays/"+id)
+}
+
+// ReleaseReplayShow shows a kept replay: per journey, the recorded and the
+// candidate route and outcome, and the route agreement rate.
+func (h *Console) ReleaseReplayShow(c echo.Context) error {
+	kept, err := releases.GetReplay(c.Request().Context(), h.DB.Read(), c.Param("id"))
+	if err != nil {
+		return err
+	}
+	rep, err := runtime.ReplayReportOf(kept)
 	if err != nil {
 		return err
 	}
 	pg := PageFor(c, "Replay")
 	pg.Active = "/releases"
-	return Render(c, http.StatusOK, pg, views.ReleaseReplay(pg, rep))
+	return Render(c, http.StatusOK, pg, views.ReleaseReplay(pg, kept, rep))
 }

@@ -86,7 +86,7 @@ var AuditVerbs = []string{
 	"budget.set", "tool.", "tool.create", "tool.update", "tool.enable", "tool.disable",
 	"skill.", "skill.disabled", "skill.enabled",
 	"release.", "release.published", "release.activated", "release.rolled_back",
-	"release.canary_started", "release.canary_rolled_back", "release.promoted",
+	"release.canary_started", "release.canary_rolled_back", "release.promoted", "release.replayed",
 	"runbook.", "runbook.action",
 	"alert.", "alert.fired", "alert.resolved", "alert.rule_set",
 	"policy.violation", "traces.purged", "traces.purged_range", "audit.", "audit.verify_ok", "audit.verify_failed", "audit.export", "effect.reconciled",
@@ -184,6 +184,9 @@ func eventSentence(e audit.Event, n EventNames) string {
 		return who + " started a canary of release " + subject + " for " + d.str("share") + "% of " + d.str("agent") + " in " + d.str("env") + " (floor " + d.str("floor") + ")" + quoted(": ", d.str("reason"))
 	case "release.canary_rolled_back":
 		return who + " rolled back the canary of release " + subject + " for " + d.str("agent") + " in " + d.str("env") + quoted(": ", d.str("reason"))
+	case "release.replayed":
+		return who + " replayed release " + ShortDigest(d.str("candidate")) + " over " + d.str("replayed") + " recorded " + d.str("skill") +
+			" journeys (replay " + subject + "): " + d.str("agreed") + " routed the same"
 	case "release.promoted":
 		return who + " promoted release " + subject + " for " + d.str("agent") + " in " + d.str("env") + " after " + d.str("successes") + " of " + d.str("trials") + " journeys succeeded" + quoted(": ", d.str("reason"))
 

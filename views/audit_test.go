@@ -136,6 +136,8 @@ func TestEventSentence(t *testing.T) {
 			`Alice Approver started a canary of release sha256:cd34 for 10% of support-agent in production (floor 0.9): "shorter prompt"`},
 		{"canary rolled back by the gate", audit.Actor{Type: audit.ActorSystem, ID: "canary-gate"}, "", "release.canary_rolled_back", audit.Subject{Type: "release", ID: "sha256:cd34"}, `{"agent":"support-agent","env":"production","reason":"automatic: 1 critical failure(s)"}`,
 			`Warden (canary-gate) rolled back the canary of release sha256:cd34 for support-agent in production: "automatic: 1 critical failure(s)"`},
+		{"replayed", alice, "", "release.replayed", audit.Subject{Type: "replay", ID: "rpl_01"}, `{"candidate":"sha256:cd34cd34cd34cd34","skill":"refunds","replayed":20,"agreed":19}`,
+			"Alice Approver replayed release cd34cd34cd34 over 20 recorded refunds journeys (replay rpl_01): 19 routed the same"},
 		{"canary promoted", alice, "", "release.promoted", audit.Subject{Type: "release", ID: "sha256:cd34"}, `{"agent":"support-agent","env":"production","trials":100,"successes":98,"reason":"gate clear"}`,
 			`Alice Approver promoted release sha256:cd34 for support-agent in production after 98 of 100 journeys succeeded: "gate clear"`},
 		{"tool off", alice, "", "tool.disable", tool, `{"enabled":false}`,

@@ -28,8 +28,33 @@ type ReleasesView struct {
 	Candidates []string
 	CanaryForm CanaryForm
 	// Skills are the skills whose journeys a candidate may be replayed
-	// over (none without an agent runtime: no Replay form).
-	Skills []string
+	// over (none without an agent runtime: no Replay form). Replays are
+	// the newest kept replays; CanaryReplay is the newest replay of the
+	// running canary's candidate made before it started (nil when none).
+	Skills       []string
+	Replays      []releases.Replay
+	CanaryReplay *releases.Replay
+	// CanPublish shows the publish form (admins).
+	CanPublish bool
+	Publish    PublishForm
+}
+
+// PublishForm is the "Publish a release" form as the user filled it in.
+type PublishForm struct {
+	Bundle, Note string
+	Errors       FieldErrors
+}
+
+// ReplayRateOf is a kept replay's route agreement rate as people read it.
+func ReplayRateOf(r releases.Replay) string {
+	if r.Replayed == 0 {
+		return "none"
+	}
+	return strconv.FormatFloat(r.Rate()*100, 'f', 1, 64) + " %"
+}
+
+func replayURL(id string) templ.SafeURL {
+	return templ.SafeURL("/releases/replays/" + url.PathEscape(id))
 }
 
 // ReplayRate is a replay's route agreement rate as people read it.
@@ -70,7 +95,13 @@ func Floor(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) }
 type ReleaseDiff struct {
 	From, To releases.Published
 	Changed  []string // releases.Diff
+	// Contents are, per changed surface whose content Warden holds, the
+	// content before and after as people read it ("" for a side without).
+	Contents map[string][2]string
 }
+
+// Surface is the identifier b gives surface s.
+func Surface(b releases.Bundle, s string) string { return surfaceMap(b)[s] }
 
 // Rows are every surface with both identifiers and whether it changed.
 func (d ReleaseDiff) Rows() []DiffRow {
@@ -97,14 +128,21 @@ func surfaceMap(b releases.Bundle) map[string]string {
 		"approval": b.Approval, "skills": b.Skills}
 }
 
-// ReleaseRollbackView asks before rolling back.
-type ReleaseRollbackView struct {
+// ReleaseSwitchView asks before moving a pointer: rolling back to an
+// earlier release (Kind releases.KindRolledBack) or activating a
+// published one (releases.KindActivated).
+type ReleaseSwitchView struct {
+	Kind       string
 	Agent, Env string
+	From       string // the release active when the page was shown (releases.NoneActive)
 	Target     releases.Published
 	Diff       ReleaseDiff // from the active release to the target
+	Published  bool        // the target was published just now
 	Reason     string
 	Errors     FieldErrors
 }
+
+func (v ReleaseSwitchView) activate() bool { return v.Kind == releases.KindActivated }
 
 func releasesURL(agent, env string) templ.SafeURL {
 	return templ.SafeURL("/releases?" + url.Values{"agent": {agent}, "env": {env}}.Encode())
@@ -142,21 +180,26 @@ func diffPhrase(changed []string) string {
 	return "Changed: " + s + "."
 }
 
-func (v ReleaseRollbackView) confirm() ConfirmView {
-	return ConfirmView{
+func (v ReleaseSwitchView) confirm() ConfirmView {
+	c := ConfirmView{
 		Back:      releasesURL(v.Agent, v.Env),
 		BackLabel: "← Releases",
 		Title:     text("Roll " + v.Agent + " in " + v.Env + " back to release " + ShortDigest(v.Target.Digest) + "?"),
 		Summary:   v.Target.Note,
-		Effect:    rollbackEffect(v),
-		More:      rollbackMore(v),
-		Fields:    rollbackFields(v),
+		Effect:    switchEffect(v),
+		More:      switchMore(v),
+		Fields:    switchFields(v),
 		Action:    "/releases/rollback",
 		Submit:    "Roll back",
 		SubmitID:  "rollback-submit",
 		Danger:    true,
 		Cancel:    releasesURL(v.Agent, v.Env),
 	}
+	if v.activate() {
+		c.Title = text("Activate release " + ShortDigest(v.Target.Digest) + " for " + v.Agent + " in " + v.Env + "?")
+		c.Action, c.Submit, c.SubmitID, c.Danger = "/releases/activate", "Activate", "activate-submit", false
+	}
+	return c
 }
 
 func kindLabel(kind string) string {
@@ -169,4 +212,12 @@ func kindLabel(kind string) string {
 		return "canary rolled back"
 	}
 	return kind
+}
+
+// orNone is a surface's content, or a note that Warden holds none.
+func orNone(s string) string {
+	if s == "" {
+		return "(content not held by Warden)"
+	}
+	return s
 }

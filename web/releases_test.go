@@ -49,12 +49,12 @@ func TestReleaseRollbackInTheConsole(t *testing.T) {
 		t.Error("the active release offers Roll back to itself")
 	}
 	d := carol.get("/releases?" + url.Values{"agent": {releases.DefaultAgent}, "env": {releases.DefaultEnv}, "a": {earlier}, "b": {active}}.Encode())
-	if got := text(d, "diff-changed"); got != "Changed: prompt and routing." {
-		t.Errorf("diff = %q, want prompt and routing", got)
+	if got := text(d, "diff-changed"); got != "Changed: prompt, routing and skills." {
+		t.Errorf("diff = %q, want prompt, routing and skills", got)
 	}
 
 	confirm := carol.get(href)
-	if confirm.Status != http.StatusOK || text(confirm, "diff-changed") != "Changed: prompt and routing." || text(confirm, "rollback-target") != earlier {
+	if confirm.Status != http.StatusOK || text(confirm, "diff-changed") != "Changed: prompt, routing and skills." || text(confirm, "rollback-target") != earlier {
 		t.Fatalf("confirm = %d, diff %q, target %q", confirm.Status, text(confirm, "diff-changed"), text(confirm, "rollback-target"))
 	}
 	if n := len(demoHistory(t, in)); n != 2 {

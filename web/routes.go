@@ -79,6 +79,10 @@ func (s *Server) consoleRoutes() []route {
 		{http.MethodGet, "/releases", h.ReleaseList, oncallAdmin, "Releases"},
 		{http.MethodGet, "/releases/rollback", h.ReleaseRollbackConfirm, oncallAdmin, ""},
 		{http.MethodPost, "/releases/rollback", h.ReleaseRollback, oncallAdmin, ""},
+		{http.MethodPost, "/releases/publish", h.ReleasePublish, admin, ""},
+		{http.MethodGet, "/releases/activate", h.ReleaseActivateConfirm, admin, ""},
+		{http.MethodPost, "/releases/activate", h.ReleaseActivate, admin, ""},
+		{http.MethodGet, "/releases/replays/:id", h.ReleaseReplayShow, oncallAdmin, ""},
 		{http.MethodPost, "/releases/canary", h.ReleaseCanaryStart, oncallAdmin, ""},
 		{http.MethodPost, "/releases/canary/rollback", h.ReleaseCanaryRollback, oncallAdmin, ""},
 		{http.MethodPost, "/releases/canary/promote", h.ReleasePromote, oncallAdmin, ""},
@@ -107,7 +111,7 @@ func (s *Server) consoleRoutes() []route {
 			// runbook; admins set each skill's thresholds.
 			// Replaying a candidate release dry-runs recorded journeys
 			// through the runtime's router and skills.
-			route{http.MethodGet, "/releases/replay", h.ReleaseReplay, oncallAdmin, ""},
+			route{http.MethodPost, "/releases/replays", h.ReleaseReplayRun, oncallAdmin, ""},
 			route{http.MethodGet, "/alerts", h.AlertList, oncallAdmin, "Alerts"},
 			route{http.MethodPost, "/alerts/rules/:skill", h.AlertRuleSet, admin, ""},
 		)

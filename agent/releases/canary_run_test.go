@@ -62,10 +62,10 @@ func newCanaryRig(t *testing.T) *canaryRig {
 	db := openDB(t)
 	r := &canaryRig{t: t, ctx: ctx, db: db}
 	var err error
-	if r.active, _, err = Publish(ctx, db, carol, sample, ""); err != nil {
+	if r.active, _, err = Publish(ctx, db, carol, sample, nil, ""); err != nil {
 		t.Fatal(err)
 	}
-	if r.candidate, _, err = Publish(ctx, db, carol, withSurface("prompt", "sha256:ffff"), ""); err != nil {
+	if r.candidate, _, err = Publish(ctx, db, carol, withSurface("prompt", "sha256:ffff"), nil, ""); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := Activate(ctx, db, carol, DefaultAgent, DefaultEnv, r.active, ""); err != nil {

@@ -18,7 +18,6 @@
 package releases
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -136,21 +135,6 @@ func ContentID(v any) (string, error) {
 	return digestOf(canon), nil
 }
 
-// Parse reads a bundle strictly: unknown surfaces are refused, every
-// surface is required.
-func Parse(raw []byte) (Bundle, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	var b Bundle
-	if err := dec.Decode(&b); err != nil {
-		return Bundle{}, problem.Invalid("bad_bundle", "The bundle is not a JSON object of the surfaces "+strings.Join(Surfaces, ", ")+": "+err.Error())
-	}
-	if dec.More() {
-		return Bundle{}, problem.Invalid("bad_bundle", "The bundle must be one JSON object.")
-	}
-	return b, b.Validate()
-}
-
 // Diff names the surfaces whose identifiers differ, in Surfaces order.
 func Diff(a, b Bundle) []string {
 	var out []string
@@ -225,11 +209,15 @@ func checkTarget(agent, env string) error {
 	return nil
 }
 
-// Publish stores b with its audit event "release.published" and returns
-// its digest. Publishing an identical bundle again stores and records
-// nothing (created is false).
-func Publish(ctx context.Context, db *store.DB, by Author, b Bundle, note string) (digest string, created bool, err error) {
+// Publish stores b and the contents it carries (each must be the content
+// its surface's identifier names; nil for none) with its audit event
+// "release.published" and returns its digest. Publishing an identical
+// bundle again stores and records nothing (created is false).
+func Publish(ctx context.Context, db *store.DB, by Author, b Bundle, contents Contents, note string) (digest string, created bool, err error) {
 	if err := b.Validate(); err != nil {
+		return "", false, err
+	}
+	if err := checkContentsMatch(b, contents); err != nil {
 		return "", false, err
 	}
 	note = strings.TrimSpace(note)
@@ -239,6 +227,9 @@ func Publish(ctx context.Context, db *store.DB, by Author, b Bundle, note string
 	canon := b.Canonical()
 	digest = digestOf(canon)
 	err = db.Transact(ctx, func(tx *sql.Tx) error {
+		if err := putContents(ctx, tx, contents); err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `INSERT INTO release_bundles (digest, body, published_by, author_name, note, created_at)
 			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (digest) DO NOTHING`,
 			digest, string(canon), by.key(), by.Name, note, store.FormatTime(time.Now()))
@@ -249,9 +240,18 @@ func Publish(ctx context.Context, db *store.DB, by Author, b Bundle, note string
 			return nil
 		}
 		created = true
+		details := map[string]any{"bundle": json.RawMessage(canon), "note": note}
+		if len(contents) > 0 {
+			held := make([]string, 0, len(contents))
+			for _, s := range Surfaces {
+				if contents[s] != nil {
+					held = append(held, s)
+				}
+			}
+			details["contents"] = held
+		}
 		_, err = audit.Append(ctx, tx, audit.Event{
-			Actor: by.Actor, Verb: "release.published", Subject: audit.Subject{Type: "release", ID: digest},
-			Details: map[string]any{"bundle": json.RawMessage(canon), "note": note},
+			Actor: by.Actor, Verb: "release.published", Subject: audit.Subject{Type: "release", ID: digest}, Details: details,
 		})
 		return err
 	})
@@ -266,13 +266,19 @@ func Publish(ctx context.Context, db *store.DB, by Author, b Bundle, note string
 // of the binary, the same in every installation, not anyone's change. The
 // chain records the first activation that points at it, and a fresh
 // installation's chain stays empty until someone acts.
-func PublishBuiltin(ctx context.Context, db *store.DB, b Bundle) (string, error) {
+func PublishBuiltin(ctx context.Context, db *store.DB, b Bundle, contents Contents) (string, error) {
 	if err := b.Validate(); err != nil {
+		return "", err
+	}
+	if err := checkContentsMatch(b, contents); err != nil {
 		return "", err
 	}
 	canon := b.Canonical()
 	digest := digestOf(canon)
 	err := db.Transact(ctx, func(tx *sql.Tx) error {
+		if err := putContents(ctx, tx, contents); err != nil {
+			return err
+		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO release_bundles (digest, body, published_by, author_name, note, created_at)
 			VALUES (?, ?, 'system:builtin', 'Warden', 'the built-in release', ?) ON CONFLICT (digest) DO NOTHING`,
 			digest, string(canon), store.FormatTime(time.Now()))
@@ -310,15 +316,45 @@ func Get(ctx context.Context, q store.Querier, digest string) (Published, error)
 // active nothing is added (changed is false): pressing twice has one
 // effect.
 func Activate(ctx context.Context, db *store.DB, by Author, agent, env, digest, reason string) (Pointer, bool, error) {
-	return move(ctx, db, by, agent, env, digest, reason, KindActivated)
+	return move(ctx, db, by, Move{Agent: agent, Env: env, To: digest, Reason: reason}, KindActivated)
 }
 
 // Rollback: see Activate.
 func Rollback(ctx context.Context, db *store.DB, by Author, agent, env, digest, reason string) (Pointer, bool, error) {
-	return move(ctx, db, by, agent, env, digest, reason, KindRolledBack)
+	return move(ctx, db, by, Move{Agent: agent, Env: env, To: digest, Reason: reason}, KindRolledBack)
 }
 
-func move(ctx context.Context, db *store.DB, by Author, agent, env, digest, reason, kind string) (Pointer, bool, error) {
+// Move is a pointer change a person confirmed: from the release they saw
+// active (From; NoneActive when none was) to To. An empty From checks
+// nothing.
+type Move struct {
+	Agent, Env string
+	From, To   string
+	Reason     string
+}
+
+// NoneActive is Move.From when no release was active.
+const NoneActive = "none"
+
+// ErrMovedMeanwhile: someone else changed the active release after the
+// confirmation page was shown, so the diff the person confirmed is stale.
+var ErrMovedMeanwhile = problem.Conflict("release_moved", "The active release changed since this page was opened; nothing was changed. Look at the releases page again and confirm from there.")
+
+// ActivateConfirmed and RollbackConfirmed move the pointer as Activate and
+// Rollback do, but only while m.From is still the active release (409
+// release_moved otherwise): a person confirms one diff, never another.
+// Pressing twice still has one effect.
+func ActivateConfirmed(ctx context.Context, db *store.DB, by Author, m Move) (Pointer, bool, error) {
+	return move(ctx, db, by, m, KindActivated)
+}
+
+// RollbackConfirmed: see ActivateConfirmed.
+func RollbackConfirmed(ctx context.Context, db *store.DB, by Author, m Move) (Pointer, bool, error) {
+	return move(ctx, db, by, m, KindRolledBack)
+}
+
+func move(ctx context.Context, db *store.DB, by Author, m Move, kind string) (Pointer, bool, error) {
+	agent, env, digest, reason := m.Agent, m.Env, m.To, m.Reason
 	reason = strings.TrimSpace(reason)
 	if err := checkTarget(agent, env); err != nil {
 		return Pointer{}, false, err
@@ -342,6 +378,8 @@ func move(ctx context.Context, db *store.DB, by Author, agent, env, digest, reas
 			return nil
 		case err != nil && !errors.Is(err, store.ErrNotFound):
 			return err
+		case m.From == NoneActive && err == nil, m.From != "" && m.From != NoneActive && cur.Digest != m.From:
+			return ErrMovedMeanwhile
 		}
 		if kind == KindRolledBack {
 			var n int

@@ -22,11 +22,11 @@ var sample = Bundle{
 var carol = Author{Actor: audit.Actor{Type: audit.ActorPrincipal, ID: "p-carol"}, Name: "Carol"}
 
 func TestDigestIgnoresKeyOrder(t *testing.T) {
-	a, err := Parse([]byte(`{"model":"openai:gpt-4o-2024-08-06","prompt":"sha256:aaaa","tools":"sha256:bbbb","routing":"sha256:cccc","approval":"sha256:dddd","skills":"sha256:eeee"}`))
+	a, _, err := Parse([]byte(`{"model":"openai:gpt-4o-2024-08-06","prompt":"sha256:aaaa","tools":"sha256:bbbb","routing":"sha256:cccc","approval":"sha256:dddd","skills":"sha256:eeee"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := Parse([]byte(`{"skills":"sha256:eeee", "approval":"sha256:dddd", "routing":"sha256:cccc",
+	b, _, err := Parse([]byte(`{"skills":"sha256:eeee", "approval":"sha256:dddd", "routing":"sha256:cccc",
 		"tools":"sha256:bbbb", "prompt":"sha256:aaaa", "model":"openai:gpt-4o-2024-08-06"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -88,7 +88,7 @@ func TestParseRefuses(t *testing.T) {
 		"not an object":   `["m"]`,
 		"bad identifier":  `{"model":"m x","prompt":"p","tools":"t","routing":"r","approval":"a","skills":"s"}`,
 	} {
-		if _, err := Parse([]byte(raw)); err == nil {
+		if _, _, err := Parse([]byte(raw)); err == nil {
 			t.Errorf("Parse(%s) accepted %s", name, raw)
 		}
 	}
@@ -121,15 +121,15 @@ func verbs(t *testing.T, db *store.DB) []string {
 func TestPublishActivateRollback(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	one, created, err := Publish(ctx, db, carol, sample, "first")
+	one, created, err := Publish(ctx, db, carol, sample, nil, "first")
 	if err != nil || !created || one != sample.Digest() {
 		t.Fatalf("Publish = %s, %v, %v; want %s created", one, created, err, sample.Digest())
 	}
-	if again, created, err := Publish(ctx, db, carol, sample, "again"); err != nil || created || again != one {
+	if again, created, err := Publish(ctx, db, carol, sample, nil, "again"); err != nil || created || again != one {
 		t.Errorf("Publish again = %s, %v, %v; want %s, not created", again, created, err, one)
 	}
 	twoB := withSurface("prompt", "sha256:9999")
-	two, _, err := Publish(ctx, db, carol, twoB, "second")
+	two, _, err := Publish(ctx, db, carol, twoB, nil, "second")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestPublishActivateRollback(t *testing.T) {
 	if _, _, err := Rollback(ctx, db, carol, DefaultAgent, DefaultEnv, one, "  "); !errors.Is(err, ErrReasonRequired) {
 		t.Errorf("Rollback without a reason = %v, want ErrReasonRequired", err)
 	}
-	third, _, _ := Publish(ctx, db, carol, withSurface("model", "other"), "")
+	third, _, _ := Publish(ctx, db, carol, withSurface("model", "other"), nil, "")
 	if _, _, err := Rollback(ctx, db, carol, DefaultAgent, DefaultEnv, third, "never ran"); !errors.Is(err, ErrNotInHistory) {
 		t.Errorf("Rollback to a release never active = %v, want ErrNotInHistory", err)
 	}
@@ -183,7 +183,7 @@ func TestPublishActivateRollback(t *testing.T) {
 func TestBundlesAndPointersCannotBeEdited(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	d, _, err := Publish(ctx, db, carol, sample, "")
+	d, _, err := Publish(ctx, db, carol, sample, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func BenchmarkActive(b *testing.B) {
 	}
 	defer db.Close()
 	for i := range 200 {
-		d, _, _ := Publish(ctx, db, carol, withSurface("prompt", fmt.Sprintf("p%d", i)), "")
+		d, _, _ := Publish(ctx, db, carol, withSurface("prompt", fmt.Sprintf("p%d", i)), nil, "")
 		if _, _, err := Activate(ctx, db, carol, DefaultAgent, DefaultEnv, d, ""); err != nil {
 			b.Fatal(err)
 		}

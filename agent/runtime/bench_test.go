@@ -29,7 +29,7 @@ func BenchmarkJourney(b *testing.B) {
 func BenchmarkJourneyActiveRelease(b *testing.B) {
 	r := newRig(b)
 	by := releases.Author{Actor: audit.Actor{Type: audit.ActorSystem, ID: "bench"}, Name: "bench"}
-	d, _, err := releases.Publish(r.ctx, r.db, by, releases.Bundle{Model: "m", Prompt: "p", Tools: "t", Routing: "r", Approval: "a", Skills: "s"}, "")
+	d, _, err := releases.Publish(r.ctx, r.db, by, releases.Bundle{Model: "m", Prompt: "p", Tools: "t", Routing: "r", Approval: "a", Skills: "s"}, nil, "")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/wardenhq/warden/agent/releases"
@@ -17,7 +18,7 @@ func TestJourneyKeepsTheReleaseItWasAdmittedUnder(t *testing.T) {
 	publish := func(prompt string) string {
 		t.Helper()
 		d, _, err := releases.Publish(r.ctx, r.db, by, releases.Bundle{Model: "builtin:keyword-router", Prompt: prompt,
-			Tools: "sha256:t", Routing: "sha256:r", Approval: "sha256:a", Skills: "sha256:s"}, "")
+			Tools: "sha256:t", Routing: "sha256:r", Approval: "sha256:a", Skills: "sha256:s"}, nil, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +81,7 @@ func TestCanaryAssignsJourneysByID(t *testing.T) {
 	publish := func(prompt string) string {
 		t.Helper()
 		d, _, err := releases.Publish(r.ctx, r.db, by, releases.Bundle{Model: "builtin:keyword-router", Prompt: prompt,
-			Tools: "sha256:t", Routing: "sha256:r", Approval: "sha256:a", Skills: "sha256:s"}, "")
+			Tools: "sha256:t", Routing: "sha256:r", Approval: "sha256:a", Skills: "sha256:s"}, nil, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,5 +126,83 @@ func TestCanaryAssignsJourneysByID(t *testing.T) {
 	}
 	if sides[cand] == 0 || sides[active] == 0 {
 		t.Errorf("sides over 12 journeys at share 50: %v, want both", sides)
+	}
+}
+
+// A release's routing policy and skill set decide how its journeys are
+// routed: a release without a skill routes nothing to it, a release with
+// a higher threshold routes less, and rolling back restores the routing
+// of the release rolled back to.
+func TestRoutingFollowsTheRelease(t *testing.T) {
+	r := newRig(t)
+	by := releases.Author{Actor: audit.Actor{Type: audit.ActorPrincipal, ID: "p-otto"}, Name: "Otto"}
+	publish := func(threshold float64, skills []string) string {
+		t.Helper()
+		contents, err := releases.ContentsOf(map[string]any{
+			"routing": releases.RoutingPolicy{Router: "keyword", Threshold: threshold},
+			"skills":  skills,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := releases.Bundle{Model: "builtin:keyword-router", Prompt: "sha256:p", Tools: "sha256:t", Approval: "sha256:a"}
+		b.Routing, _ = releases.ContentID(contents["routing"])
+		b.Skills, _ = releases.ContentID(contents["skills"])
+		d, _, err := releases.Publish(r.ctx, r.db, by, b, contents, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	all := r.svc.o.Router.Names()
+	full := publish(0.40, all)
+	noStatus := publish(0.40, []string{"refunds", "order_support", "customer_email"})
+	strict := publish(0.90, all)
+
+	routeUnder := func(d, input string) (string, error) {
+		t.Helper()
+		if _, _, err := releases.Activate(r.ctx, r.db, by, releases.DefaultAgent, releases.DefaultEnv, d, ""); err != nil {
+			t.Fatal(err)
+		}
+		out, err := r.run(input)
+		if err != nil {
+			var je *JourneyError
+			if errors.As(err, &je) && je.Journey.Skill != "" {
+				return je.Journey.Skill, nil // routed, then refused later
+			}
+			if errors.As(err, &je) {
+				return je.Problem.Code, nil
+			}
+			return "", err
+		}
+		return out.Journey.Skill, nil
+	}
+	const status, email = "Where is my order ORD-1003?", "Email the customer of ORD-1001 about the delay" // scores 1 and about 0.85
+	for _, tc := range []struct {
+		release, input, want string
+	}{
+		{full, status, "order_status"},
+		{full, email, "customer_email"},
+		{noStatus, status, CodeNoRoute},
+		{strict, status, "order_status"},
+		{strict, email, CodeNoRoute},
+		{full, email, "customer_email"}, // rolled forward again: routed as before
+	} {
+		got, err := routeUnder(tc.release, tc.input)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tc.want {
+			t.Errorf("under release %s %q went to %q, want %q", tc.release, tc.input, got, tc.want)
+		}
+	}
+	// An explicit hint cannot reach a skill the release leaves out.
+	if _, _, err := releases.Activate(r.ctx, r.db, by, releases.DefaultAgent, releases.DefaultEnv, noStatus, ""); err != nil {
+		t.Fatal(err)
+	}
+	_, err := r.svc.Run(r.ctx, Request{Caller: r.caller, Input: "Where is my order ORD-1003?", Skill: "order_status", RequestID: "req-2"})
+	var je *JourneyError
+	if !errors.As(err, &je) || je.Problem.Code != CodeNoRoute {
+		t.Errorf("hinted order_status under a release without it: %v, want %s", err, CodeNoRoute)
 	}
 }

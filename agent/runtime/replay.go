@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/agent/releases"
@@ -49,21 +51,18 @@ type ReplayReport struct {
 	Agreed    int
 	// Rate is the route agreement rate, Agreed/len(Rows) (0 with no rows).
 	Rate float64
-	// RoutingNote says which router routed: this Warden has one built-in
-	// router, so a candidate's routing surface cannot yet change routing.
+	// RoutingNote says what routed: the candidate's routing policy and
+	// skill set where Warden holds them, or the built-in ones.
 	RoutingNote string
 }
 
 // Replay dry-runs candidate over the last n ended journeys of skill (at
-// most MaxReplay): each redacted input is routed and planned again, every
-// low and medium impact call is answered from the recorded journey's step
-// with the same tool and the same redacted arguments ("no recording"
-// otherwise), and a high-impact call is never proposed: the dry run stops
-// there with "would ask for approval". Nothing is called or written.
-//
-// Routing uses this Warden's router whatever the candidate's routing
-// surface names: Warden keeps only the surface's content hash, so it
-// cannot load another routing policy yet. RoutingNote says so.
+// most MaxReplay): each redacted input is routed under the candidate's
+// routing policy and skill set and planned again, every low and medium
+// impact call is answered from the recorded journey's step with the same
+// tool and the same redacted arguments ("no recording" otherwise), and a
+// high-impact call is never proposed: the dry run stops there with "would
+// ask for approval". Nothing is called or written.
 func (s *Service) Replay(ctx context.Context, candidate, skill string, n int) (ReplayReport, error) {
 	if n < 1 || n > MaxReplay {
 		return ReplayReport{}, &store.ValidationError{Fields: map[string]string{"n": fmt.Sprintf("Replay 1 to %d journeys.", MaxReplay)}}
@@ -71,18 +70,14 @@ func (s *Service) Replay(ctx context.Context, candidate, skill string, n int) (R
 	if skill == "" {
 		return ReplayReport{}, &store.ValidationError{Fields: map[string]string{"skill": "Choose the skill whose journeys to replay."}}
 	}
-	cand, err := releases.Get(ctx, s.o.DB.Read(), candidate)
+	if _, err := releases.Get(ctx, s.o.DB.Read(), candidate); err != nil {
+		return ReplayReport{}, err
+	}
+	b, err := s.behaviour(ctx, candidate)
 	if err != nil {
 		return ReplayReport{}, err
 	}
-	rep := ReplayReport{Candidate: candidate, Skill: skill, N: n}
-	rep.RoutingNote = "Routed by this Warden's built-in router: a release's routing surface cannot yet change routing."
-	if cur, err := s.Release(ctx); err == nil {
-		if b, err := releases.Get(ctx, s.o.DB.Read(), cur); err == nil && b.Bundle.Routing != cand.Bundle.Routing {
-			rep.RoutingNote = "The candidate names another routing policy than the active release, but Warden cannot load it yet: " +
-				"these routes are the built-in router's, so route differences below come from re-routing, not from the candidate."
-		}
-	}
+	rep := ReplayReport{Candidate: candidate, Skill: skill, N: n, RoutingNote: routingNote(b)}
 	ids, err := lastEnded(ctx, s.o.DB.Read(), skill, n)
 	if err != nil {
 		return ReplayReport{}, err
@@ -92,7 +87,7 @@ func (s *Service) Replay(ctx context.Context, candidate, skill string, n int) (R
 		if err != nil {
 			return ReplayReport{}, err
 		}
-		row := s.replayOne(ctx, j)
+		row := s.replayOne(ctx, candidate, j)
 		if row.Agree {
 			rep.Agreed++
 		}
@@ -100,6 +95,46 @@ func (s *Service) Replay(ctx context.Context, candidate, skill string, n int) (R
 	}
 	if len(rep.Rows) > 0 {
 		rep.Rate = float64(rep.Agreed) / float64(len(rep.Rows))
+	}
+	return rep, nil
+}
+
+// routingNote says what a replay routed under.
+func routingNote(b releases.Behaviour) string {
+	threshold := "the built-in threshold"
+	if b.Threshold > 0 {
+		threshold = "threshold " + strconv.FormatFloat(b.Threshold, 'f', -1, 64)
+	}
+	set := "every built-in skill"
+	if b.Skills != nil {
+		set = "its skill set (" + strings.Join(b.Skills, ", ") + ")"
+	}
+	return "Routed under the candidate's routing policy (" + threshold + ") and " + set + "."
+}
+
+// RecordReplay runs Replay and keeps its report (releases.SaveReplay,
+// audited as "release.replayed") for agent in env; it returns the kept
+// replay's id.
+func (s *Service) RecordReplay(ctx context.Context, by releases.Author, candidate, skill string, n int) (string, error) {
+	rep, err := s.Replay(ctx, candidate, skill, n)
+	if err != nil {
+		return "", err
+	}
+	raw, err := json.Marshal(rep)
+	if err != nil {
+		return "", fmt.Errorf("replay report: %w", err)
+	}
+	return releases.SaveReplay(ctx, s.o.DB, by, releases.Replay{
+		Agent: s.o.Agent, Env: s.o.Env, Candidate: candidate, Skill: skill,
+		Requested: n, Replayed: len(rep.Rows), Agreed: rep.Agreed, Report: raw,
+	})
+}
+
+// ReplayReportOf decodes a kept replay's report.
+func ReplayReportOf(r releases.Replay) (ReplayReport, error) {
+	var rep ReplayReport
+	if err := json.Unmarshal(r.Report, &rep); err != nil {
+		return ReplayReport{}, fmt.Errorf("replay %s: %w", r.ID, err)
 	}
 	return rep, nil
 }
@@ -114,12 +149,12 @@ func lastEnded(ctx context.Context, q store.Querier, skill string, n int) ([]str
 	return out, nil
 }
 
-func (s *Service) replayOne(ctx context.Context, j Journey) ReplayRow {
+func (s *Service) replayOne(ctx context.Context, candidate string, j Journey) ReplayRow {
 	row := ReplayRow{JourneyID: j.ID, RecordedRelease: j.Release, RecordedSkill: j.Skill, RecordedOutcome: j.Status}
 	if j.ErrorCode != "" {
 		row.RecordedOutcome += " (" + j.ErrorCode + ")"
 	}
-	sk, _, err := s.o.Router.Route(withoutPII(j.Input), "")
+	sk, _, err := s.route(ctx, candidate, j.Input, "")
 	if err != nil {
 		row.CandidateOutcome = ReplayNoRoute
 		return row

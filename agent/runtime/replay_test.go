@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/wardenhq/warden/agent/releases"
@@ -18,7 +19,7 @@ func TestReplayDryRunsRecordedJourneys(t *testing.T) {
 	r := newRig(t)
 	by := releases.Author{Actor: audit.Actor{Type: audit.ActorPrincipal, ID: "p-otto"}, Name: "Otto"}
 	cand, _, err := releases.Publish(r.ctx, r.db, by, releases.Bundle{Model: "builtin:keyword-router", Prompt: "sha256:p",
-		Tools: "sha256:t", Routing: "sha256:r2", Approval: "sha256:a", Skills: "sha256:s"}, "candidate")
+		Tools: "sha256:t", Routing: "sha256:r2", Approval: "sha256:a", Skills: "sha256:s"}, nil, "candidate")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,4 +97,57 @@ func countRows(t *testing.T, r *rig, table string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// A replay routes under the candidate's own routing policy and skill set,
+// so it shows what the candidate would change; the kept replay reads back
+// as it was made and its audit event names it.
+func TestReplayUsesTheCandidatesRoutingAndIsKept(t *testing.T) {
+	r := newRig(t)
+	by := releases.Author{Actor: audit.Actor{Type: audit.ActorPrincipal, ID: "p-otto"}, Name: "Otto"}
+	contents, err := releases.ContentsOf(map[string]any{
+		"routing": releases.RoutingPolicy{Router: "keyword", Threshold: 0.40},
+		"skills":  []string{"order_status", "order_support", "customer_email"}, // no refunds
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := releases.Bundle{Model: "builtin:keyword-router", Prompt: "sha256:p", Tools: "sha256:t", Approval: "sha256:a"}
+	b.Routing, _ = releases.ContentID(contents["routing"])
+	b.Skills, _ = releases.ContentID(contents["skills"])
+	cand, _, err := releases.Publish(r.ctx, r.db, by, b, contents, "no refunds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.run(refundRequest); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.decide(approver, r.pending(refundRequest).Action.ID, approvals.Reject); err != nil {
+		t.Fatal(err)
+	}
+	id, err := r.svc.RecordReplay(r.ctx, by, cand, "refunds", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := releases.GetReplay(r.ctx, r.db.Read(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := ReplayReportOf(kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kept.Replayed != 1 || kept.Agreed != 0 || len(rep.Rows) != 1 || rep.Rows[0].CandidateOutcome != ReplayNoRoute || rep.Rows[0].Agree {
+		t.Fatalf("kept replay = %+v, rows %+v; want the refund unrouted under a release without refunds", kept, rep.Rows)
+	}
+	if !strings.Contains(rep.RoutingNote, "customer_email") {
+		t.Errorf("routing note %q does not name the candidate's skill set", rep.RoutingNote)
+	}
+	var verb string
+	if err := r.db.Read().QueryRowContext(r.ctx, `SELECT verb FROM audit_events WHERE subject_id = ?`, id).Scan(&verb); err != nil || verb != "release.replayed" {
+		t.Errorf("replay audit event = %q, %v", verb, err)
+	}
+	if got, err := releases.ReplaysOf(r.ctx, r.db.Read(), cand, kept.CreatedAt, 5); err != nil || len(got) != 1 || got[0].ID != id {
+		t.Errorf("ReplaysOf = %v, %v", got, err)
+	}
 }

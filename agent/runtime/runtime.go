@@ -91,6 +91,8 @@ type Service struct {
 	running sync.Map
 	// operational is what a decision on a runbook's action does.
 	operational atomic.Pointer[approvals.OnDecided]
+	// behaviours caches each release digest's releases.Behaviour.
+	behaviours sync.Map
 }
 
 // New returns a service with defaults filled in.
@@ -328,7 +330,12 @@ func (r *run) execute(ctx context.Context) (string, error) {
 	s := r.s
 	// Routing sees the request without its personal data: a card number or
 	// an address says nothing about what the customer wants.
-	skill, score, err := s.o.Router.Route(withoutPII(s.o.Redactor.String(r.req.Input)), r.req.Skill)
+	// The release the journey was admitted under decides the routing.
+	skill, score, err := s.route(ctx, r.j.Release, s.o.Redactor.String(r.req.Input), r.req.Skill)
+	if err != nil && !errors.Is(err, skills.ErrNoRoute) && !errors.Is(err, skills.ErrUnknownSkill) {
+		r.record(ctx, Step{Kind: "route", Status: "failed", Error: "the release cannot be read"})
+		return "", refuse(CodeInternal, "The release this journey runs under cannot be read.", err)
+	}
 	if err != nil {
 		r.record(ctx, Step{Kind: "route", Status: "failed", Error: "no skill matches"})
 		return "", refuse(CodeNoRoute, "No skill matches this request.", err)

@@ -186,17 +186,45 @@ func (r *Router) Skill(name string) (Skill, bool) {
 // skill wins if it reaches the threshold; ties go to the skill listed
 // first. Nothing good enough is ErrNoRoute.
 func (r *Router) Route(text, hint string) (Skill, float64, error) {
+	return r.RouteWith(text, hint, Policy{})
+}
+
+// Policy is what a release changes in routing: the threshold (0 for the
+// router's own) and the skills that may be routed to (nil for all).
+type Policy struct {
+	Threshold float64
+	Allow     func(skill string) bool
+}
+
+// RouteWith routes as Route does under a release's policy: a skill the
+// policy does not allow is never chosen, named by a hint
+// (ErrUnknownSkill) or by score, and the best allowed skill must reach
+// the policy's threshold.
+func (r *Router) RouteWith(text, hint string, p Policy) (Skill, float64, error) {
+	allow := p.Allow
+	if allow == nil {
+		allow = func(string) bool { return true }
+	}
+	threshold := r.threshold
+	if p.Threshold > 0 {
+		threshold = p.Threshold
+	}
 	if hint = strings.TrimSpace(hint); hint != "" {
-		if s, ok := r.Skill(hint); ok {
+		if s, ok := r.Skill(hint); ok && allow(s.Name) {
 			return s, 1, nil
 		}
 		return Skill{}, 0, fmt.Errorf("%w %q", ErrUnknownSkill, hint)
 	}
-	ranked := r.Rank(text)
-	if len(ranked) == 0 || ranked[0].Score < r.threshold {
-		return Skill{}, 0, ErrNoRoute
+	for _, m := range r.Rank(text) {
+		if !allow(m.Skill) {
+			continue
+		}
+		if m.Score < threshold {
+			break
+		}
+		return r.skills[r.byName[m.Skill]], m.Score, nil
 	}
-	return r.skills[r.byName[ranked[0].Skill]], ranked[0].Score, nil
+	return Skill{}, 0, ErrNoRoute
 }
 
 // Rank scores every skill for text, best first (ties in skill order). It

@@ -41,8 +41,8 @@ func TestBrowserReleaseRollback(t *testing.T) {
 	if err != nil {
 		t.Fatalf("press Roll back to this release: %v", err)
 	}
-	if got := textOf(t, ctx, byTestID("diff-changed")); got != "Changed: prompt and routing." {
-		t.Errorf("confirmation diff = %q, want prompt and routing", got)
+	if got := textOf(t, ctx, byTestID("diff-changed")); got != "Changed: prompt, routing and skills." {
+		t.Errorf("confirmation diff = %q, want prompt, routing and skills", got)
 	}
 	screenshot(ctx, "release-rollback-confirm")
 	err = chromedp.Do(ctx,

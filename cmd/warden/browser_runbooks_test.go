@@ -42,8 +42,8 @@ func TestBrowserRunbookRollback(t *testing.T) {
 	if !strings.HasPrefix(from, "sha256:") || !strings.HasPrefix(to, "sha256:") || from == to {
 		t.Fatalf("confirmation rolls from %q to %q, want two different releases", from, to)
 	}
-	if got := textOf(t, ctx, byTestID("diff-changed")); got != "Changed: prompt and routing." {
-		t.Errorf("confirmation diff = %q, want prompt and routing", got)
+	if got := textOf(t, ctx, byTestID("diff-changed")); got != "Changed: prompt, routing and skills." {
+		t.Errorf("confirmation diff = %q, want prompt, routing and skills", got)
 	}
 	screenshot(ctx, "runbook-confirm")
 	err = chromedp.Do(ctx,

@@ -62,7 +62,7 @@ func releaseCmd(ctx context.Context, args []string, env func(string) (string, bo
 		fmt.Fprintf(stderr, "warden release publish: %v\n", err)
 		return 2
 	}
-	b, err := releases.Parse(raw)
+	b, contents, err := releases.Parse(raw)
 	if err != nil {
 		printReleaseError(stderr, err)
 		return 2
@@ -79,7 +79,7 @@ func releaseCmd(ctx context.Context, args []string, env func(string) (string, bo
 	}
 	defer db.Close()
 	by := releases.Author{Actor: audit.Actor{Type: audit.ActorSystem, ID: "cli"}, Name: "warden CLI"}
-	digest, created, err := releases.Publish(ctx, db, by, b, *note)
+	digest, created, err := releases.Publish(ctx, db, by, b, contents, *note)
 	if err != nil {
 		printReleaseError(stderr, err)
 		return 1

@@ -24,7 +24,7 @@ func TestReleasePublishCommand(t *testing.T) {
 	file := filepath.Join(dir, "bundle.json")
 	body := `{"skills":"sha256:s","model":"openai:gpt-4o-mini-2024-07-18","prompt":"sha256:p","tools":"sha256:t","routing":"sha256:r","approval":"sha256:a"}`
 	os.WriteFile(file, []byte(body), 0o600)
-	want, _ := releases.Parse([]byte(body))
+	want, _, _ := releases.Parse([]byte(body))
 
 	var out, errb bytes.Buffer
 	if code := run(ctx, []string{"release", "publish", file, "--agent", "billing", "--env", "staging", "--activate", "--note", "first"}, env, &out, &errb); code != 0 {

@@ -1,0 +1,41 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+
+	"github.com/wardenhq/warden/agent/releases"
+	"github.com/wardenhq/warden/agent/skills"
+	"github.com/wardenhq/warden/problem"
+)
+
+// behaviour is what the release digest changes in how journeys run
+// (releases.LoadBehaviour): its routing threshold and skill set. Bundles
+// and their contents are immutable, so it is read once per digest and
+// kept. A digest Warden never stored (the fixed default of a runtime
+// without releases) runs as built in.
+func (s *Service) behaviour(ctx context.Context, digest string) (releases.Behaviour, error) {
+	if v, ok := s.behaviours.Load(digest); ok {
+		return v.(releases.Behaviour), nil
+	}
+	b, err := releases.LoadBehaviour(ctx, s.o.DB.Read(), digest)
+	var p *problem.Error
+	if errors.As(err, &p) && p.Kind == problem.KindNotFound {
+		b, err = releases.Behaviour{}, nil
+	}
+	if err != nil {
+		return releases.Behaviour{}, err
+	}
+	s.behaviours.Store(digest, b)
+	return b, nil
+}
+
+// route picks the skill for a journey's redacted text under the release
+// it runs under: the release's threshold and skill set decide.
+func (s *Service) route(ctx context.Context, digest, text, hint string) (skills.Skill, float64, error) {
+	b, err := s.behaviour(ctx, digest)
+	if err != nil {
+		return skills.Skill{}, 0, err
+	}
+	return s.o.Router.RouteWith(withoutPII(text), hint, skills.Policy{Threshold: b.Threshold, Allow: b.Allows})
+}

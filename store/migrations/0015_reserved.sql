@@ -1,0 +1,3 @@
+-- Reserved for the server-side sessions migration being built on another
+-- branch; replaced by it on merge.
+SELECT 1;
