@@ -38,6 +38,7 @@ type Runtime struct {
 	router  *skills.Router
 
 	alertInterval time.Duration
+	started       time.Time // when New ran: journeys admitted before belong to an earlier process
 }
 
 // Run does the runtime's background work until ctx ends: the job workers
@@ -47,6 +48,14 @@ type Runtime struct {
 // rules (every Options.AlertInterval), the canary gate (every 15 s) and
 // trace retention (hourly). It returns once the jobs in progress have finished.
 func (rt *Runtime) Run(ctx context.Context) {
+	// What a previous process left running (a kill -9, a shutdown whose
+	// grace ran out) ends at once, and its budget reservations come back;
+	// journeys this process admits are never older than rt.started.
+	if n, err := rt.Service.SweepLeftRunning(ctx, rt.started); err != nil && ctx.Err() == nil {
+		rt.log.ErrorContext(ctx, "sweeping journeys left running by a previous process failed", "err", err)
+	} else if n > 0 {
+		rt.log.WarnContext(ctx, "journeys left running by a previous process were ended and their reservations released", "journeys", n)
+	}
 	var wg sync.WaitGroup
 	for _, f := range []func(context.Context){
 		rt.Queue.Run,
@@ -215,5 +224,5 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 		interval = time.Minute
 	}
 	return &Runtime{Gateway: gateway.New(db, log), Service: svc, Sim: provider, DB: db, Queue: queue, log: log, router: router,
-		alertInterval: interval}, nil
+		alertInterval: interval, started: time.Now()}, nil
 }

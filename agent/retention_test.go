@@ -183,3 +183,51 @@ func TestDeleteRangeRemovesOnlyTheRange(t *testing.T) {
 		t.Errorf("steps left = %d, audit events kept = %d; want 4 and 1", steps, kept)
 	}
 }
+
+// At start-up every journey admitted before the process started is ended
+// and its reservation released, however recent: a kill -9 a minute ago
+// must not hold the tenant's budget for the periodic sweep's 15 minutes.
+func TestStartupSweepEndsWhatAPreviousProcessLeftRunning(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := store.Open(ctx, filepath.Join(dir, "warden.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var tenant string
+	db.Transact(ctx, func(tx *sql.Tx) error {
+		a, _ := store.CreateTenant(ctx, tx, "acme", "Acme")
+		tenant = a.ID
+		tx.Exec(`INSERT INTO budgets (tenant_id, period, limit_micros, reserved_micros, period_start, updated_at) VALUES (?, 'total', 1000000, 500, ?, ?)`,
+			a.ID, store.FormatTime(time.Unix(0, 0)), store.Now())
+		tx.Exec(`INSERT INTO journeys (id, tenant_id, request_id, correlation_id, release_digest, status, reserved_micros, created_at) VALUES ('killed', ?, 'r', 'c', 'x', 'running', 500, ?)`,
+			a.ID, store.FormatTime(time.Now().Add(-time.Minute)))
+		return nil
+	})
+	key, _ := redact.LoadOrCreateKey(dir)
+	rt, err := New(ctx, Options{DataDir: dir, DB: db, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Redactor: redact.New(key)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { rt.Run(runCtx); close(done) }()
+	deadline := time.Now().Add(10 * time.Second)
+	var status string
+	var reserved int64
+	for time.Now().Before(deadline) {
+		db.Read().QueryRow(`SELECT status FROM journeys WHERE id = 'killed'`).Scan(&status)
+		db.Read().QueryRow(`SELECT reserved_micros FROM budgets WHERE tenant_id = ?`, tenant).Scan(&reserved)
+		if status == "failed" && reserved == 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	<-done
+	if status != "failed" || reserved != 0 {
+		t.Errorf("after start-up the minute-old running journey is %q with %d reserved; want failed and 0", status, reserved)
+	}
+}

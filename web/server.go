@@ -56,6 +56,7 @@ type Server struct {
 	drainDelay time.Duration
 	draining   atomic.Bool
 	bg         sync.WaitGroup
+	inflight   atomic.Int64 // requests being handled (waitInflight)
 }
 
 // Options are the parts of a server that its caller builds.
@@ -143,6 +144,7 @@ func New(o Options) (*Server, error) {
 	e.HidePort = true
 	e.HTTPErrorHandler = s.handleError
 	e.Use(
+		s.countInflight(),
 		middleware.Recover(),
 		s.secureHeaders(),
 		s.requestID(),
@@ -156,6 +158,10 @@ func New(o Options) (*Server, error) {
 
 // Handler is the server's HTTP handler (for tests).
 func (s *Server) Handler() http.Handler { return s.echo }
+
+// releaseWait bounds how long shutdown waits, once the grace ran out and
+// the remaining requests were cancelled, for their handlers to return.
+const releaseWait = 5 * time.Second
 
 // writeTimeout bounds how long one response may take, counted from the end
 // of reading the request. The longest request is an agent's long poll, so
@@ -175,6 +181,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
+	// Requests run under reqCtx: when the shutdown grace runs out it is
+	// cancelled, so the handlers still running (a journey waiting on a
+	// hanging provider, a long poll) stop and release what they hold —
+	// budget reservations, running journeys — before the caller closes
+	// the database.
+	reqCtx, cancelRequests := context.WithCancel(context.Background())
+	defer cancelRequests()
+	srv.BaseContext = func(net.Listener) context.Context { return reqCtx }
 	bgCtx, stopBG := context.WithCancel(context.Background())
 	defer stopBG()
 	s.bg.Add(1)
@@ -201,6 +215,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	shutCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
 	defer cancel()
 	err := srv.Shutdown(shutCtx)
+	if err != nil {
+		// The grace ran out: cancel what is still running and give the
+		// handlers a moment to record their ends.
+		s.log.Warn("shutdown grace ran out: cancelling the requests still running")
+		cancelRequests()
+		s.waitInflight(releaseWait)
+		srv.Close()
+	}
 	s.bg.Wait()
 	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
 		return serr
@@ -210,6 +232,25 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.log.Info("shutdown complete")
 	return nil
+}
+
+// countInflight counts the requests being handled, for waitInflight.
+func (s *Server) countInflight() echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			s.inflight.Add(1)
+			defer s.inflight.Add(-1)
+			return next(c)
+		}
+	}
+}
+
+// waitInflight waits until no request is being handled, at most d.
+func (s *Server) waitInflight(d time.Duration) {
+	deadline := time.Now().Add(d)
+	for s.inflight.Load() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // healthz is liveness: the process answers. It checks no dependency.

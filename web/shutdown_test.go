@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wardenhq/warden/agent/tools/sim"
 )
 
 func TestShutdownDrainsInOrder(t *testing.T) {
@@ -103,4 +105,62 @@ func TestShutdownDrainsInOrder(t *testing.T) {
 	if err := in.DB.Ready(t.Context()); err != nil {
 		t.Errorf("database closed by the server; the caller owns it: %v", err)
 	}
+}
+
+// When the shutdown grace runs out, the requests still running are
+// cancelled before Serve returns (and so before the database closes): a
+// journey stuck on a hanging provider ends, and its budget reservation
+// comes back, instead of staying "running" for the next process to sweep.
+func TestShutdownGraceOverrunReleasesWhatRequestsHold(t *testing.T) {
+	in := startWardenDemo(t, map[string]string{"WARDEN_SHUTDOWN_GRACE": "300ms"})
+	in.waitReady(t)
+	in.Agent.Sim.SetFaults(sim.Faults{Delay: time.Hour}) // the provider hangs
+	answered := make(chan struct{})
+	go func() {
+		defer close(answered)
+		req, _ := http.NewRequest(http.MethodPost, in.URL+"/v1/journeys", strings.NewReader(`{"input":"Where is my order ORD-1003?"}`))
+		req.Header.Set("Authorization", "Bearer "+in.DemoKey)
+		req.Header.Set("Content-Type", "application/json")
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for running(t, in) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the journey never started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	in.stop()
+	select {
+	case err := <-in.done:
+		if err == nil || !strings.Contains(err.Error(), "did not finish") {
+			t.Errorf("Serve = %v, want the grace-overrun error", err)
+		}
+		in.done <- nil // for the harness's Stop
+	case <-time.After(20 * time.Second):
+		t.Fatal("Serve did not return after the grace ran out")
+	}
+	if n := running(t, in); n != 0 {
+		t.Errorf("%d journeys still running after shutdown", n)
+	}
+	var reserved int64
+	if err := in.DB.Read().QueryRow(`SELECT COALESCE(SUM(reserved_micros), 0) FROM budgets`).Scan(&reserved); err != nil {
+		t.Fatal(err)
+	}
+	if reserved != 0 {
+		t.Errorf("%d micro-units still reserved after shutdown, want 0", reserved)
+	}
+	<-answered
+}
+
+func running(t *testing.T, in *instance) int {
+	t.Helper()
+	var n int
+	if err := in.DB.Read().QueryRow(`SELECT COUNT(*) FROM journeys WHERE status = 'running'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -14,7 +14,21 @@ import (
 // ("interrupted") and their budget reservations are released, so a crash
 // neither shrinks a budget for good nor leaves a journey running forever.
 func (s *Service) SweepInterrupted(ctx context.Context, olderThan time.Duration) (int, error) {
-	cutoff := store.FormatTime(s.o.Now().Add(-olderThan))
+	return s.sweepBefore(ctx, s.o.Now().Add(-olderThan))
+}
+
+// SweepLeftRunning ends, at start-up, every journey a previous process
+// left running: those admitted before this process started (started)
+// cannot be running anywhere, since one Warden process serves its SQLite
+// file. Without it a kill -9 would hold the journeys' budget reservations
+// until the periodic sweep, and the tenant would get 402 with nothing
+// spent.
+func (s *Service) SweepLeftRunning(ctx context.Context, started time.Time) (int, error) {
+	return s.sweepBefore(ctx, started)
+}
+
+func (s *Service) sweepBefore(ctx context.Context, before time.Time) (int, error) {
+	cutoff := store.FormatTime(before)
 	rows, err := s.o.DB.Read().QueryContext(ctx, `SELECT id, tenant_id, reserved_micros FROM journeys WHERE status = 'running' AND created_at < ?`, cutoff)
 	if err != nil {
 		return 0, err
