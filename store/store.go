@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync/atomic"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -28,6 +29,9 @@ type DB struct {
 	path  string
 	write *sql.DB // nil when opened read-only
 	read  *sql.DB
+	// writeFailing is set when a write failed for storage reasons and
+	// cleared by the next write that commits (classify, Writable).
+	writeFailing atomic.Bool
 }
 
 // ErrReadOnly is returned by Transact on a database opened with
@@ -176,6 +180,10 @@ func (db *DB) Transact(ctx context.Context, fn func(tx *sql.Tx) error) (err erro
 	if db.write == nil {
 		return ErrReadOnly
 	}
+	// A write that failed because of the storage (disk full, I/O error)
+	// becomes ErrStorageUnavailable, whatever the caller wrapped around
+	// it: every write path answers 503 with Retry-After.
+	defer func() { err = db.classify(err) }()
 	tx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
@@ -208,7 +216,7 @@ func (db *DB) Ready(ctx context.Context) error {
 	if want := latestVersion(); applied < want {
 		return fmt.Errorf("migrations pending: at %d, want %d", applied, want)
 	}
-	return nil
+	return db.Writable(ctx)
 }
 
 // SchemaVersion is the newest applied migration.

@@ -3,7 +3,9 @@ package web
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -24,6 +26,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		return
 	}
 	status, code, msg := http.StatusInternalServerError, "internal", ""
+	var title string
 	var p *problem.Error
 	var he *echo.HTTPError
 	switch {
@@ -35,11 +38,22 @@ func (s *Server) handleError(err error, c echo.Context) {
 			msg = m
 		}
 	}
-	if status >= 500 {
+	title = http.StatusText(status)
+	switch {
+	case p != nil && p.Kind == problem.KindUnavailable:
+		// A dependency (the storage, a provider) is down: the message says
+		// so in words made for users, and when to try again.
+		s.log.WarnContext(c.Request().Context(), "request refused: dependency unavailable", "request_id", requestID(c), "path", c.Request().URL.Path, "code", p.Code, "err", err)
+		if p.RetryAfter > 0 {
+			c.Response().Header().Set("Retry-After", strconv.Itoa(int(max(1, p.RetryAfter.Round(time.Second).Seconds()))))
+		}
+		if p.Code == "storage_unavailable" {
+			title = "Storage unavailable"
+		}
+	case status >= 500:
 		s.log.ErrorContext(c.Request().Context(), "request failed", "request_id", requestID(c), "path", c.Request().URL.Path, "err", err)
 		msg = ""
 	}
-	title := http.StatusText(status)
 	if msg == "" || msg == title {
 		msg = defaultMessage(status)
 	}

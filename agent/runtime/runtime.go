@@ -159,6 +159,13 @@ var kinds = map[string]problem.Kind{
 
 // refuse is the runtime's refusal or failure with code.
 func refuse(code, message string, cause error) *problem.Error {
+	// Warden's own failure to write is the storage's, when the storage
+	// says so: 503 with Retry-After, like every other write path.
+	if code == CodeInternal && errors.Is(cause, store.ErrStorageUnavailable) {
+		var sp *problem.Error
+		errors.As(cause, &sp)
+		return sp
+	}
 	p := &problem.Error{Kind: kinds[code], Code: code, Message: message, Err: cause}
 	if p.Kind == problem.KindUnavailable {
 		p.RetryAfter = 5 * time.Second

@@ -40,3 +40,9 @@ CREATE TABLE release_replays (
 );
 
 CREATE INDEX release_replays_candidate ON release_replays (candidate, created_at);
+
+-- /readyz proves the storage is writable again after a write failed for
+-- storage reasons (a full disk) by writing and deleting one row here.
+CREATE TABLE write_probes (
+	at TEXT NOT NULL
+);
