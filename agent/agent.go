@@ -34,6 +34,7 @@ type Runtime struct {
 	Sim     *sim.Provider // the simulated orders-and-payments system
 	DB      *store.DB
 	Queue   *jobs.Queue
+	Guard   *tools.Guard // the policy in front of every tool call: its Health is on the health page and /metrics
 	log     *slog.Logger
 	router  *skills.Router
 
@@ -199,15 +200,21 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 		return nil, err
 	}
 	queue := jobs.New(db, log, 2)
+	guard := tools.NewGuard(tools.GuardOptions{
+		OnStateChange: func(dep, from, to string) {
+			log.Warn("circuit breaker changed state", "dependency", dep, "from", from, "to", to)
+		},
+	})
 	svc := runtime.New(runtime.Options{
 		DB:     db,
 		Log:    log,
 		Router: router,
+		// Every tool call passes one guard: per tool a bulkhead, a circuit
+		// breaker, timeouts within the caller's deadline and the one retry
+		// layer (docs/failure-modes.md). Providers make one attempt each.
 		Providers: map[string]tools.Provider{
-			// The simulator makes one attempt per call; the HTTP provider
-			// retries on its own.
-			tools.ProviderBuiltin: tools.WithRetry(provider, tools.RetryOptions{}),
-			tools.ProviderHTTP:    tools.NewHTTPProvider(&http.Client{Timeout: 5 * time.Minute}),
+			tools.ProviderBuiltin: guard.Wrap(provider),
+			tools.ProviderHTTP:    guard.Wrap(tools.NewHTTPProvider(&http.Client{Timeout: 5 * time.Minute})),
 		},
 		Redactor: redactor,
 		Sealer:   sealer,
@@ -216,6 +223,7 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 		Release:  builtin,
 
 		AllowPrivateCallbacks: o.DevMode,
+		Guard:                 guard,
 	})
 	queue.Register(runtime.JobExecuteAction, svc.HandleExecute)
 	queue.Register(runtime.JobCallback, svc.HandleCallback)
@@ -223,6 +231,6 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	if interval <= 0 {
 		interval = time.Minute
 	}
-	return &Runtime{Gateway: gateway.New(db, log), Service: svc, Sim: provider, DB: db, Queue: queue, log: log, router: router,
+	return &Runtime{Gateway: gateway.New(db, log), Service: svc, Sim: provider, DB: db, Queue: queue, Guard: guard, log: log, router: router,
 		alertInterval: interval, started: time.Now()}, nil
 }

@@ -59,6 +59,10 @@ type Config struct {
 	// empty for the embedded ones only.
 	RunbookDir string
 
+	// MetricsToken lets a scraper on another host read /metrics; loopback
+	// needs none.
+	MetricsToken string
+
 	publicURLDefaulted, redirectDefaulted bool
 }
 
@@ -132,6 +136,7 @@ var settings = []setting{
 	{"WARDEN_PRICE_INPUT_TOKEN", "price-input-token", "2", "price of one input token, in micro-units of the budget currency"},
 	{"WARDEN_PRICE_OUTPUT_TOKEN", "price-output-token", "8", "price of one output token, in micro-units of the budget currency"},
 	{"WARDEN_RUNBOOK_DIR", "runbook-dir", "", "directory of runbook documents (*.md) added to the built-in ones"},
+	{"WARDEN_METRICS_TOKEN", "metrics-token", "", "bearer token a Prometheus scraper sends for /metrics from another host (loopback needs none)"},
 }
 
 // Load reads settings from env (a lookup such as os.LookupEnv) and args
@@ -282,6 +287,11 @@ func Load(args []string, env func(string) (string, bool)) (Config, error) {
 			bad(pr.name, "%q is not a whole number of micro-units from 0 to 1000000000", get(pr.name))
 		}
 		*pr.dst = n
+	}
+
+	c.MetricsToken = get("WARDEN_METRICS_TOKEN")
+	if c.MetricsToken != "" && len(c.MetricsToken) < 16 {
+		bad("WARDEN_METRICS_TOKEN", "must be at least 16 characters")
 	}
 
 	if rd := get("WARDEN_RUNBOOK_DIR"); rd != "" {

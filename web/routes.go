@@ -112,6 +112,8 @@ func (s *Server) consoleRoutes() []route {
 			// Replaying a candidate release dry-runs recorded journeys
 			// through the runtime's router and skills.
 			route{http.MethodPost, "/releases/replays", h.ReleaseReplayRun, oncallAdmin, ""},
+			// The tool dependencies' breakers and bulkheads.
+			route{http.MethodGet, "/dependencies", h.DependencyList, oncallAdmin, "Dependencies"},
 			route{http.MethodGet, "/alerts", h.AlertList, oncallAdmin, "Alerts"},
 			route{http.MethodPost, "/alerts/rules/:skill", h.AlertRuleSet, admin, ""},
 		)
@@ -127,6 +129,7 @@ func (s *Server) routes() {
 	// Open to everyone: operations, assets, sign-in.
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
+	e.GET("/metrics", s.metricsHandler())
 	e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", static.Handler())))
 	if s.devIdP != nil {
 		e.Any(devIdPPath+"/*", echo.WrapHandler(s.devIdP))

@@ -57,6 +57,7 @@ type Server struct {
 	draining   atomic.Bool
 	bg         sync.WaitGroup
 	inflight   atomic.Int64 // requests being handled (waitInflight)
+	shed       atomic.Int64 // agent API requests shed (/metrics)
 }
 
 // Options are the parts of a server that its caller builds.

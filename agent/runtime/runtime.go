@@ -81,6 +81,9 @@ type Options struct {
 	// and private addresses (development mode only).
 	AllowPrivateCallbacks bool
 	Now                   func() time.Time
+	// Guard is the policy the Providers are wrapped in (tools.Guard), for
+	// Dependencies; nil when they are not guarded.
+	Guard *tools.Guard
 }
 
 // Service runs journeys.
@@ -135,8 +138,11 @@ const (
 	CodeSkillNotScoped  = "skill_not_in_scope"
 	CodeToolRefused     = "tool_refused"     // the provider refused the call for good
 	CodeToolUnavailable = "tool_unavailable" // the provider failed after every retry
-	CodeCancelled       = "cancelled"
-	CodeInternal        = "internal"
+	// CodeDependencyUnavailable: Warden did not call the tool — its
+	// circuit breaker is open or its bulkhead full (tools.Unavailable).
+	CodeDependencyUnavailable = "dependency_unavailable"
+	CodeCancelled             = "cancelled"
+	CodeInternal              = "internal"
 )
 
 // CodeIdempotencyMismatch: an Idempotency-Key was reused for another
@@ -145,16 +151,17 @@ const CodeIdempotencyMismatch = "idempotency_mismatch"
 
 // kinds says what sort of refusal each code is.
 var kinds = map[string]problem.Kind{
-	CodeInvalidInput:        problem.KindInvalid,
-	CodeNoRoute:             problem.KindUnprocessable,
-	CodeIncomplete:          problem.KindUnprocessable,
-	CodeSkillNotScoped:      problem.KindForbidden,
-	CodeSkillDisabled:       problem.KindUnprocessable,
-	CodeToolRefused:         problem.KindUnprocessable,
-	CodeToolUnavailable:     problem.KindUnavailable,
-	CodeCancelled:           problem.KindUnavailable,
-	CodeInternal:            problem.KindInternal,
-	CodeIdempotencyMismatch: problem.KindUnprocessable,
+	CodeInvalidInput:          problem.KindInvalid,
+	CodeNoRoute:               problem.KindUnprocessable,
+	CodeIncomplete:            problem.KindUnprocessable,
+	CodeSkillNotScoped:        problem.KindForbidden,
+	CodeSkillDisabled:         problem.KindUnprocessable,
+	CodeToolRefused:           problem.KindUnprocessable,
+	CodeToolUnavailable:       problem.KindUnavailable,
+	CodeDependencyUnavailable: problem.KindUnavailable,
+	CodeCancelled:             problem.KindUnavailable,
+	CodeInternal:              problem.KindInternal,
+	CodeIdempotencyMismatch:   problem.KindUnprocessable,
 }
 
 // refuse is the runtime's refusal or failure with code.
@@ -435,6 +442,16 @@ func (r *run) call(ctx context.Context, st skills.Step, args json.RawMessage) (j
 		if ctx.Err() != nil {
 			return nil, refuse(CodeCancelled, "The client went away; the journey was stopped.", ctx.Err())
 		}
+		var te *tools.Error
+		if errors.As(err, &te) && te.Kind == tools.Unavailable {
+			// Refused before anything was sent: the tool's breaker is open
+			// or its bulkhead full. Fail fast, and say when to come back.
+			p := refuse(CodeDependencyUnavailable, fmt.Sprintf("Tool %q is unavailable right now: %s", t.Name, s.o.Redactor.String(te.Reason)), err)
+			if wait, ok := tools.RetryAfter(err); ok {
+				p.RetryAfter = wait
+			}
+			return nil, p
+		}
 		code := CodeToolUnavailable
 		if !tools.IsTransient(err) && !errors.Is(err, context.DeadlineExceeded) {
 			code = CodeToolRefused
@@ -567,6 +584,15 @@ func (s *Service) auditViolation(ctx context.Context, r *run, tool, code, reason
 // Sealer is the sealer of action arguments (tests and benchmarks create
 // actions with it).
 func (s *Service) Sealer() *seal.Sealer { return s.o.Sealer }
+
+// Dependencies is the health of every tool dependency the guard has seen:
+// breaker state, recent error rate, latency, bulkhead use.
+func (s *Service) Dependencies() []tools.DependencyHealth {
+	if s.o.Guard == nil {
+		return nil
+	}
+	return s.o.Guard.Health()
+}
 
 // SkillNames lists the skills journeys can be routed to (the key form
 // offers them as scopes).

@@ -31,26 +31,22 @@ const (
 
 const deadlineLayout = "2006-01-02T15:04:05.000Z07:00"
 
-// HTTPOptions tunes an HTTPProvider; the zero value means the defaults.
-type HTTPOptions struct {
-	Retry RetryOptions
-}
-
 // HTTPProvider calls tools implemented as webhooks (ProviderHTTP).
 //
-// Execute POSTs {"tool", "arguments", "tenant"} as JSON to the tool's
-// WebhookURL with the call's Idempotency-Key, which the webhook must honour:
-// Warden sends the same key on every retry and on crash recovery. Each
-// attempt is bounded by the tool's Timeout and by the caller's deadline,
-// which is also sent as X-Warden-Deadline. The answer is classified:
+// Execute makes one attempt: it POSTs {"tool", "arguments", "tenant"} as
+// JSON to the tool's WebhookURL with the call's Idempotency-Key, which the
+// webhook must honour: Warden sends the same key on every retry and on
+// crash recovery. Retries are the Guard's (Guard.Wrap, the one retry
+// layer), which numbers attempts (X-Warden-Attempt). The attempt is
+// bounded by the tool's Timeout and by the caller's deadline, which is
+// also sent as X-Warden-Deadline. The answer is classified:
 //
 //   - 2xx: success. The body is the Result's Output (a body that is not
 //     JSON is wrapped as a JSON string; an empty one is null) and its
 //     optional integer "units" field the Result's Units (default 1).
-//   - 408, 429, 5xx, timeouts and connection failures: Transient, retried
-//     with backoff and jitter within the tool's MaxAttempts and the
-//     caller's deadline. A Retry-After (seconds or HTTP date) on 429 and
-//     503 is the least wait before the next attempt.
+//   - 408, 429, 5xx, timeouts and connection failures: Transient, worth
+//     retrying with the same key. A Retry-After (seconds or HTTP date) on
+//     429 and 503 is the least wait before the next attempt.
 //   - any other status, including redirects, which are not followed:
 //     Terminal, with the status in the reason.
 //
@@ -63,19 +59,12 @@ type HTTPOptions struct {
 // "status": N}.
 type HTTPProvider struct {
 	client *http.Client
-	retry  RetryOptions
 }
 
-// NewHTTPProvider returns a provider that sends requests with client
-// (a fresh http.Client when nil) and the default retry policy. client's
-// own Timeout, if any, still applies on top of the tool's.
+// NewHTTPProvider returns a provider that sends requests with client (a
+// fresh http.Client when nil). client's own Timeout, if any, still
+// applies on top of the tool's. Put it behind a Guard (Guard.Wrap).
 func NewHTTPProvider(client *http.Client) *HTTPProvider {
-	return NewHTTPProviderWithOptions(client, HTTPOptions{})
-}
-
-// NewHTTPProviderWithOptions is NewHTTPProvider with tuning, chiefly
-// shorter backoff for tests.
-func NewHTTPProviderWithOptions(client *http.Client, o HTTPOptions) *HTTPProvider {
 	var c http.Client
 	if client != nil {
 		c = *client
@@ -83,7 +72,7 @@ func NewHTTPProviderWithOptions(client *http.Client, o HTTPOptions) *HTTPProvide
 	// A POST redirected becomes a GET elsewhere; an effect must not
 	// wander. The redirect comes back as a Terminal answer instead.
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	return &HTTPProvider{client: &c, retry: o.Retry}
+	return &HTTPProvider{client: &c}
 }
 
 type webhookRequest struct {
@@ -117,24 +106,20 @@ func (p *HTTPProvider) Execute(ctx context.Context, t Tool, call Call) (Result, 
 		return Result{}, &Error{Kind: Terminal, Reason: "encode webhook request", Err: err}
 	}
 
-	attempt := 0
-	res, _, err := p.retry.Retry(ctx, t.MaxAttempts, func(ctx context.Context) (Result, error) {
-		attempt++
-		actx, cancel := attemptContext(ctx, t.Timeout)
-		defer cancel()
-		req, err := http.NewRequestWithContext(actx, http.MethodPost, target, bytes.NewReader(body))
-		if err != nil {
-			return Result{}, &Error{Kind: Terminal, Reason: "build webhook request", Err: err}
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json")
-		req.Header.Set(HeaderIdempotencyKey, call.IdempotencyKey)
-		req.Header.Set(HeaderAttempt, strconv.Itoa(attempt))
-		if deadline, ok := actx.Deadline(); ok {
-			req.Header.Set(HeaderDeadline, deadline.UTC().Format(deadlineLayout))
-		}
-		return p.do(ctx, actx, t.Timeout, req)
-	})
+	actx, cancel := attemptContext(ctx, t.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(actx, http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		return Result{}, &Error{Kind: Terminal, Reason: "build webhook request", Err: err}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set(HeaderIdempotencyKey, call.IdempotencyKey)
+	req.Header.Set(HeaderAttempt, strconv.Itoa(AttemptOf(ctx)))
+	if deadline, ok := actx.Deadline(); ok {
+		req.Header.Set(HeaderDeadline, deadline.UTC().Format(deadlineLayout))
+	}
+	res, err := p.do(ctx, actx, t.Timeout, req)
 	if err != nil {
 		return Result{}, fmt.Errorf("tool %s: %w", name, err)
 	}

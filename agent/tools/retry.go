@@ -13,14 +13,14 @@ import (
 // timeout: every remote call has one.
 const DefaultTimeout = 10 * time.Second
 
-// RetryOptions shapes the waits between attempts: exponential backoff with
-// jitter. A zero field means its default, so RetryOptions{} is the policy
+// RetryOptions shapes the waits between attempts: exponential backoff
+// with full jitter (each wait drawn uniformly from zero to the backoff).
+// A zero field means its default, so RetryOptions{} is the policy
 // production uses; tests shrink the intervals.
 type RetryOptions struct {
-	InitialInterval     time.Duration // first wait before jitter; default 50ms
-	MaxInterval         time.Duration // cap on a wait before jitter; default 2s
-	Multiplier          float64       // growth per retry; default 2
-	RandomizationFactor float64       // jitter: a wait is drawn from ±this share; default 0.5
+	InitialInterval time.Duration // the first backoff; default 50ms
+	MaxInterval     time.Duration // cap on a backoff; default 2s
+	Multiplier      float64       // growth per retry; default 2
 
 	// MaxRetryAfter is the longest Retry-After the loop sleeps through
 	// (default 30s). A provider asking for longer gets its error handed
@@ -38,9 +38,6 @@ func (o RetryOptions) withDefaults() RetryOptions {
 	}
 	if o.Multiplier < 1 {
 		o.Multiplier = 2
-	}
-	if o.RandomizationFactor <= 0 || o.RandomizationFactor >= 1 {
-		o.RandomizationFactor = 0.5
 	}
 	if o.MaxRetryAfter <= 0 {
 		o.MaxRetryAfter = 30 * time.Second
@@ -61,16 +58,25 @@ func Retry(ctx context.Context, maxAttempts int, fn func(ctx context.Context) (R
 // fn must reuse the same idempotency key on every attempt: Retry cannot
 // see it, so the closure owns that promise. Only Transient errors are
 // retried (IsTransient). Between attempts Retry waits an exponential
-// backoff with jitter, or longer when the error carries a Retry-After
-// (RetryAfter). It does not sleep when the wait would outlast ctx's
-// deadline or MaxRetryAfter: the last error is returned at once, since an
-// attempt that cannot start in time is not worth waiting for.
+// backoff with full jitter, or longer when the error carries a
+// Retry-After (RetryAfter). It does not sleep when the wait would outlast
+// ctx's deadline or MaxRetryAfter: the last error is returned at once,
+// since an attempt that cannot start in time is not worth waiting for.
+//
+// Tool calls retry in one place only, Guard.Wrap, which adds a retry
+// budget; Retry is the loop it uses.
 func (o RetryOptions) Retry(ctx context.Context, maxAttempts int, fn func(ctx context.Context) (Result, error)) (Result, int, error) {
+	return o.retry(ctx, maxAttempts, nil, fn)
+}
+
+// retry is Retry with mayRetry, asked before each retry (a retry budget);
+// nil allows every retry.
+func (o RetryOptions) retry(ctx context.Context, maxAttempts int, mayRetry func() bool, fn func(ctx context.Context) (Result, error)) (Result, int, error) {
 	o = o.withDefaults()
 	maxAttempts = max(maxAttempts, 1)
 	b := &backoff.ExponentialBackOff{
 		InitialInterval:     o.InitialInterval,
-		RandomizationFactor: o.RandomizationFactor,
+		RandomizationFactor: 0, // full jitter is drawn below
 		Multiplier:          o.Multiplier,
 		MaxInterval:         o.MaxInterval,
 	}
@@ -88,7 +94,7 @@ func (o RetryOptions) Retry(ctx context.Context, maxAttempts int, fn func(ctx co
 			return res, attempt, err
 		}
 
-		wait := b.NextBackOff()
+		wait := fullJitter(b.NextBackOff())
 		if ra, ok := RetryAfter(err); ok {
 			if ra > o.MaxRetryAfter {
 				return res, attempt, err
@@ -96,6 +102,9 @@ func (o RetryOptions) Retry(ctx context.Context, maxAttempts int, fn func(ctx co
 			wait = max(wait, ra)
 		}
 		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) <= wait {
+			return res, attempt, err
+		}
+		if mayRetry != nil && !mayRetry() {
 			return res, attempt, err
 		}
 
@@ -156,54 +165,6 @@ func contextError(ctx, attemptCtx context.Context, timeout time.Duration, err er
 		return &Error{Kind: Transient, Reason: fmt.Sprintf("no answer within %s", timeout), Err: err}
 	}
 	return nil
-}
-
-// WithRetry wraps p so that Execute bounds each attempt by the tool's
-// Timeout and retries Transient failures within its MaxAttempts and the
-// caller's deadline (RetryOptions.Retry), passing the same Call — and so
-// the same idempotency key — every time. An attempt that ran out of time
-// without p classifying its error counts as Transient.
-//
-// When p is a Looker, so is the result; Lookup is passed through, bounded
-// by the tool's Timeout, and not retried.
-func WithRetry(p Provider, o RetryOptions) Provider {
-	r := &retrying{p: p, o: o}
-	if l, ok := p.(Looker); ok {
-		return &retryingLooker{retrying: r, l: l}
-	}
-	return r
-}
-
-type retrying struct {
-	p Provider
-	o RetryOptions
-}
-
-func (r *retrying) Execute(ctx context.Context, t Tool, call Call) (Result, error) {
-	res, _, err := r.o.Retry(ctx, t.MaxAttempts, func(ctx context.Context) (Result, error) {
-		actx, cancel := attemptContext(ctx, t.Timeout)
-		defer cancel()
-		res, err := r.p.Execute(actx, t, call)
-		var pe *Error
-		if err != nil && !errors.As(err, &pe) {
-			if ce := contextError(ctx, actx, t.Timeout, err); ce != nil {
-				return res, ce
-			}
-		}
-		return res, err
-	})
-	return res, err
-}
-
-type retryingLooker struct {
-	*retrying
-	l Looker
-}
-
-func (r *retryingLooker) Lookup(ctx context.Context, t Tool, key string) (Result, LookupStatus, error) {
-	actx, cancel := attemptContext(ctx, t.Timeout)
-	defer cancel()
-	return r.l.Lookup(actx, t, key)
 }
 
 // CallName is the tool a call runs: call.Tool, or t.Name when the call

@@ -70,21 +70,40 @@ func TestRetryStopsWhenCallerCancels(t *testing.T) {
 }
 
 func TestRetryDoesNotSleepPastDeadline(t *testing.T) {
-	// The backoff (at least 5s) cannot fit before the caller's deadline,
-	// so the first failure is the answer.
-	slow := RetryOptions{InitialInterval: 10 * time.Second, MaxInterval: 10 * time.Second}
+	// The provider asks for 5s before the next attempt, which cannot fit
+	// before the caller's deadline, so the first failure is the answer.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	calls := 0
-	_, attempts, err := slow.Retry(ctx, 5, func(context.Context) (Result, error) {
+	_, attempts, err := fast.Retry(ctx, 5, func(context.Context) (Result, error) {
 		calls++
-		return Result{}, &Error{Kind: Transient}
+		return Result{}, &Error{Kind: Transient, Err: &RetryAfterError{Wait: 5 * time.Second}}
 	})
 	if attempts != 1 || calls != 1 || !IsTransient(err) {
 		t.Errorf("attempts = %d, calls = %d, err = %v; want 1, 1, transient", attempts, calls, err)
 	}
 	if ctx.Err() != nil {
 		t.Errorf("Retry slept until the deadline instead of returning at once")
+	}
+}
+
+// Waits are drawn with full jitter: uniformly from zero up to the
+// exponential backoff, so callers that failed together spread out.
+func TestRetryWaitsWithFullJitter(t *testing.T) {
+	var below, above int
+	for range 2000 {
+		w := fullJitter(100 * time.Millisecond)
+		if w < 0 || w >= 100*time.Millisecond {
+			t.Fatalf("fullJitter(100ms) = %v, outside [0, 100ms)", w)
+		}
+		if w < 50*time.Millisecond {
+			below++
+		} else {
+			above++
+		}
+	}
+	if below < 800 || above < 800 {
+		t.Errorf("full jitter is not spread over [0, 100ms): %d below 50ms, %d above", below, above)
 	}
 }
 
