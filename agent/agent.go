@@ -171,6 +171,9 @@ type Options struct {
 	// AlertInterval is how often alert rules are evaluated; zero means
 	// every minute.
 	AlertInterval time.Duration
+	// TenantRate bounds one tenant's API requests per second across its
+	// keys; zero means gateway.DefaultTenantRate.
+	TenantRate int
 }
 
 // New builds the runtime.
@@ -231,6 +234,8 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	if interval <= 0 {
 		interval = time.Minute
 	}
-	return &Runtime{Gateway: gateway.New(db, log), Service: svc, Sim: provider, DB: db, Queue: queue, Guard: guard, log: log, router: router,
+	gw := gateway.New(db, log)
+	gw.SetTenantRate(o.TenantRate)
+	return &Runtime{Gateway: gw, Service: svc, Sim: provider, DB: db, Queue: queue, Guard: guard, log: log, router: router,
 		alertInterval: interval, started: time.Now()}, nil
 }

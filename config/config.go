@@ -59,6 +59,11 @@ type Config struct {
 	// empty for the embedded ones only.
 	RunbookDir string
 
+	// APIMaxInFlight bounds the agent API writes admitted at once (load
+	// shedding); TenantRate the requests per second of one tenant.
+	APIMaxInFlight int
+	TenantRate     int
+
 	// MetricsToken lets a scraper on another host read /metrics; loopback
 	// needs none.
 	MetricsToken string
@@ -136,6 +141,8 @@ var settings = []setting{
 	{"WARDEN_PRICE_INPUT_TOKEN", "price-input-token", "2", "price of one input token, in micro-units of the budget currency"},
 	{"WARDEN_PRICE_OUTPUT_TOKEN", "price-output-token", "8", "price of one output token, in micro-units of the budget currency"},
 	{"WARDEN_RUNBOOK_DIR", "runbook-dir", "", "directory of runbook documents (*.md) added to the built-in ones"},
+	{"WARDEN_API_MAX_INFLIGHT", "api-max-inflight", "64", "agent API writes admitted at once; more are shed with 503 (1 to 100000)"},
+	{"WARDEN_TENANT_RATE", "tenant-rate", "200", "agent API requests per second per tenant, across its keys (1 to 1000000)"},
 	{"WARDEN_METRICS_TOKEN", "metrics-token", "", "bearer token a Prometheus scraper sends for /metrics from another host (loopback needs none)"},
 }
 
@@ -287,6 +294,21 @@ func Load(args []string, env func(string) (string, bool)) (Config, error) {
 			bad(pr.name, "%q is not a whole number of micro-units from 0 to 1000000000", get(pr.name))
 		}
 		*pr.dst = n
+	}
+
+	for _, n := range []struct {
+		name     string
+		dst      *int
+		min, max int
+	}{
+		{"WARDEN_API_MAX_INFLIGHT", &c.APIMaxInFlight, 1, 100000},
+		{"WARDEN_TENANT_RATE", &c.TenantRate, 1, 1000000},
+	} {
+		v, err := strconv.Atoi(get(n.name))
+		if err != nil || v < n.min || v > n.max {
+			bad(n.name, "%q is not a whole number from %d to %d", get(n.name), n.min, n.max)
+		}
+		*n.dst = v
 	}
 
 	c.MetricsToken = get("WARDEN_METRICS_TOKEN")

@@ -138,12 +138,16 @@ func (s *Server) routes() {
 	// The agents' JSON API: virtual keys, no cookies, no CSRF.
 	if s.gateway != nil && s.runtime != nil {
 		api := &handlers.API{DB: s.db, Gateway: s.gateway, Runtime: s.runtime}
-		e.POST("/v1/journeys", api.CreateJourney)
+		// Work is admitted up to a global limit and shed beyond it (503,
+		// Retry-After) before latency collapses; reads and long polls are
+		// not counted, and the console is never shed.
+		shed := s.shedAPI()
+		e.POST("/v1/journeys", api.CreateJourney, shed)
 		e.GET("/v1/journeys/:id", api.GetJourney)
-		e.POST("/v1/actions", api.Propose)
+		e.POST("/v1/actions", api.Propose, shed)
 		e.GET("/v1/actions/:id", api.GetAction)
-		e.POST("/v1/actions/:id/result", api.Result)
-		e.POST("/v1/actions/:id/cancel", api.Cancel)
+		e.POST("/v1/actions/:id/result", api.Result, shed)
+		e.POST("/v1/actions/:id/cancel", api.Cancel, shed)
 	}
 
 	e.Use(s.loadSession(), s.csrf(), s.page(pages))

@@ -69,6 +69,26 @@ type Gateway struct {
 	mu       sync.Mutex
 	limiters map[string]*limiter
 	audited  map[string]time.Time // key id + verb → last refusal audited
+
+	// tenantRate bounds one tenant's requests per second across its keys
+	// (DefaultTenantRate unless SetTenantRate says otherwise).
+	tenantRate int
+	tenants    map[string]*rate.Limiter
+}
+
+// DefaultTenantRate is the requests per second a tenant may make across
+// all its keys unless configured (WARDEN_TENANT_RATE).
+const DefaultTenantRate = 200
+
+// SetTenantRate sets the requests per second one tenant may make across
+// its keys (burst: twice that). Call it before serving.
+func (g *Gateway) SetTenantRate(perSec int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if perSec > 0 {
+		g.tenantRate = perSec
+		g.tenants = map[string]*rate.Limiter{}
+	}
 }
 
 // refusalAuditEvery bounds how often the same refusal of the same key is
@@ -86,7 +106,8 @@ type limiter struct {
 
 // New returns a gateway over db.
 func New(db *store.DB, log *slog.Logger) *Gateway {
-	return &Gateway{db: db, log: log, now: time.Now, limiters: map[string]*limiter{}, audited: map[string]time.Time{}}
+	return &Gateway{db: db, log: log, now: time.Now, limiters: map[string]*limiter{}, audited: map[string]time.Time{},
+		tenantRate: DefaultTenantRate, tenants: map[string]*rate.Limiter{}}
 }
 
 // Authenticate checks the presented key, the tenant and the key's rate
@@ -126,6 +147,9 @@ func (g *Gateway) Authenticate(ctx context.Context, secret string) (Caller, erro
 	if wait := g.allow(k, now); wait > 0 {
 		return Caller{}, refuse(CodeRateLimited, fmt.Sprintf("Rate limit of %d requests a minute reached.", k.RatePerMin), wait, nil)
 	}
+	if wait := g.allowTenant(t.ID, now); wait > 0 {
+		return Caller{}, refuse(CodeRateLimited, fmt.Sprintf("Tenant %s reached its limit of %d requests a second across its keys.", t.Slug, g.tenantRate), wait, nil)
+	}
 	return Caller{Key: k, Tenant: t}, nil
 }
 
@@ -146,6 +170,27 @@ func (g *Gateway) allow(k keys.Key, now time.Time) time.Duration {
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now)
 		return time.Duration(math.Ceil(d.Seconds())) * time.Second
+	}
+	return 0
+}
+
+// allowTenant takes one token from the tenant's bucket, or says how long
+// to wait (at least a second, as Retry-After counts).
+func (g *Gateway) allowTenant(tenantID string, now time.Time) time.Duration {
+	g.mu.Lock()
+	l := g.tenants[tenantID]
+	if l == nil {
+		l = rate.NewLimiter(rate.Limit(g.tenantRate), 2*g.tenantRate)
+		g.tenants[tenantID] = l
+	}
+	g.mu.Unlock()
+	r := l.ReserveN(now, 1)
+	if !r.OK() {
+		return time.Second
+	}
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return max(time.Second, time.Duration(math.Ceil(d.Seconds()))*time.Second)
 	}
 	return 0
 }

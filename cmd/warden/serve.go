@@ -40,7 +40,7 @@ func serve(ctx context.Context, args []string, env func(string) (string, bool), 
 	defer db.Close()
 
 	rt, err := agent.New(ctx, agent.Options{
-		DataDir: cfg.DataDir, DB: db, Log: logger, Redactor: redactor, DevMode: cfg.DevMode(), AlertInterval: cfg.AlertInterval,
+		DataDir: cfg.DataDir, DB: db, Log: logger, Redactor: redactor, DevMode: cfg.DevMode(), AlertInterval: cfg.AlertInterval, TenantRate: cfg.TenantRate,
 		Prices: runtime.Prices{InputTokenMicros: cfg.PriceInputTokenMicros, OutputTokenMicros: cfg.PriceOutputTokenMicros},
 	})
 	if err != nil {

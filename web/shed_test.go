@@ -1,0 +1,115 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wardenhq/warden/agent/tools/sim"
+)
+
+// Under overload the agent API sheds: beyond WARDEN_API_MAX_INFLIGHT
+// writes in flight a request is answered at once with 503 overloaded and
+// Retry-After, instead of waiting its turn; the console keeps answering
+// meanwhile, and once the load is gone requests are admitted again.
+func TestAPIShedsOverloadAndTheConsoleStaysUsable(t *testing.T) {
+	in := startWardenDemo(t, map[string]string{"WARDEN_API_MAX_INFLIGHT": "2"})
+	in.waitReady(t)
+	erin := newBrowser(t, in.URL)
+	erin.loginDev("erin")
+	in.Agent.Sim.SetFaults(sim.Faults{Delay: time.Minute}) // every tool call hangs
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, in.URL+"/v1/journeys", strings.NewReader(`{"input":"Where is my order ORD-1003?"}`))
+			req.Header.Set("Authorization", "Bearer "+in.DemoKey)
+			req.Header.Set("Content-Type", "application/json")
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		})
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for running(t, in) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the two hanging journeys never started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	r := journey(t, in, in.DemoKey, "Where is my order ORD-1003?", nil)
+	if r.Status != http.StatusServiceUnavailable || r.code() != "overloaded" || r.Header.Get("Retry-After") == "" {
+		t.Errorf("third journey = %d %s (Retry-After %q), want 503 overloaded with Retry-After", r.Status, r.Raw, r.Header.Get("Retry-After"))
+	}
+	if p := erin.get("/"); p.Status != http.StatusOK {
+		t.Errorf("the console home while the API sheds = %d, want 200", p.Status)
+	}
+	if g := callAPI(t, context.Background(), http.MethodGet, in.URL+"/v1/journeys/nope", in.DemoKey, nil, nil); g.Status == http.StatusServiceUnavailable {
+		t.Error("a read was shed")
+	}
+	if m := erin.get("/metrics"); !strings.Contains(m.Body, "warden_api_shed_total 1") {
+		t.Errorf("/metrics does not count the shed request:\n%.500s", m.Body)
+	}
+
+	in.Agent.Sim.SetFaults(sim.Faults{})
+	cancel()
+	wg.Wait()
+	if r := journey(t, in, in.DemoKey, "Where is my order ORD-1003?", nil); r.Status != http.StatusOK {
+		t.Errorf("after the load is gone = %d %s, want 200", r.Status, r.Raw)
+	}
+}
+
+// One tenant's keys share a per-tenant limit: each key below its own
+// limit, together they are refused with 429 once the tenant's rate is
+// spent.
+func TestTenantRateAcrossKeys(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	in.Agent.Gateway.SetTenantRate(2) // burst 4
+	_, a := newKey(t, in, "a", []string{"skill:order_status", "tool:lookup_order"}, 6000, 100, nil)
+	_, b := newKey(t, in, "b", []string{"skill:order_status", "tool:lookup_order"}, 6000, 100, nil)
+	var limited apiResp
+	for i := range 10 {
+		key := a
+		if i%2 == 1 {
+			key = b
+		}
+		if r := journey(t, in, key, "Where is my order ORD-1003?", nil); r.Status == http.StatusTooManyRequests {
+			limited = r
+			break
+		}
+	}
+	if limited.Status != http.StatusTooManyRequests || !strings.Contains(limited.str("message")+string(limited.Raw), "across its keys") || limited.Header.Get("Retry-After") == "" {
+		t.Errorf("two keys of one tenant over its rate: %d %s; want 429 naming the tenant's limit, with Retry-After", limited.Status, limited.Raw)
+	}
+}
+
+// /metrics answers a scraper on loopback with the dependencies' breaker
+// states and counters.
+func TestMetricsListDependencies(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	in.waitReady(t)
+	journey(t, in, in.DemoKey, "Where is my order ORD-1003?", nil)
+	resp, err := http.Get(in.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := resp.Body.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	for _, want := range []string{`warden_dependency_breaker_state{dependency="lookup_order"} 0`, `warden_dependency_calls_total{dependency="lookup_order"}`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("/metrics lacks %s:\n%.800s", want, b.String())
+		}
+	}
+}
