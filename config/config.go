@@ -142,7 +142,7 @@ var settings = []setting{
 	{"WARDEN_PRICE_OUTPUT_TOKEN", "price-output-token", "8", "price of one output token, in micro-units of the budget currency"},
 	{"WARDEN_RUNBOOK_DIR", "runbook-dir", "", "directory of runbook documents (*.md) added to the built-in ones"},
 	{"WARDEN_API_MAX_INFLIGHT", "api-max-inflight", "64", "agent API writes admitted at once; more are shed with 503 (1 to 100000)"},
-	{"WARDEN_TENANT_RATE", "tenant-rate", "200", "agent API requests per second per tenant, across its keys (1 to 1000000)"},
+	{"WARDEN_TENANT_RATE", "tenant-rate", "1000", "agent API requests per second per tenant, across its keys (1 to 1000000)"},
 	{"WARDEN_METRICS_TOKEN", "metrics-token", "", "bearer token a Prometheus scraper sends for /metrics from another host (loopback needs none)"},
 }
 

@@ -78,7 +78,7 @@ type Gateway struct {
 
 // DefaultTenantRate is the requests per second a tenant may make across
 // all its keys unless configured (WARDEN_TENANT_RATE).
-const DefaultTenantRate = 200
+const DefaultTenantRate = 1000
 
 // SetTenantRate sets the requests per second one tenant may make across
 // its keys (burst: twice that). Call it before serving.
