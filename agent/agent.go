@@ -174,6 +174,17 @@ type Options struct {
 	// TenantRate bounds one tenant's API requests per second across its
 	// keys; zero means gateway.DefaultTenantRate.
 	TenantRate int
+	// Faults, in tests and drills only, makes tool providers misbehave on
+	// purpose; it sits under the guard, as a real outage would.
+	Faults *tools.Injector
+}
+
+// withFaults puts the injector in front of p, if there is one.
+func withFaults(f *tools.Injector, p tools.Provider) tools.Provider {
+	if f == nil {
+		return p
+	}
+	return f.Wrap(p)
 }
 
 // New builds the runtime.
@@ -216,8 +227,8 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 		// breaker, timeouts within the caller's deadline and the one retry
 		// layer (docs/failure-modes.md). Providers make one attempt each.
 		Providers: map[string]tools.Provider{
-			tools.ProviderBuiltin: guard.Wrap(provider),
-			tools.ProviderHTTP:    guard.Wrap(tools.NewHTTPProvider(&http.Client{Timeout: 5 * time.Minute})),
+			tools.ProviderBuiltin: guard.Wrap(withFaults(o.Faults, provider)),
+			tools.ProviderHTTP:    guard.Wrap(withFaults(o.Faults, tools.NewHTTPProvider(&http.Client{Timeout: 5 * time.Minute}))),
 		},
 		Redactor: redactor,
 		Sealer:   sealer,

@@ -18,6 +18,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/wardenhq/warden/agent"
+	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/agent/redact"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/config"
@@ -51,6 +52,8 @@ type instance struct {
 	Agent  *agent.Runtime
 	// DemoKey is the demo virtual key (startWardenDemo only).
 	DemoKey string
+	// Faults makes the tool providers misbehave (tools.Injector).
+	Faults *tools.Injector
 	stop    context.CancelFunc
 	done    chan error
 }
@@ -91,7 +94,8 @@ func start(t testing.TB, env map[string]string, demo bool) *instance {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt, err := agent.New(context.Background(), agent.Options{DataDir: cfg.DataDir, DB: db, Log: logger, Redactor: redact.New(key), DevMode: cfg.DevMode()})
+	faults := tools.NewInjector(1)
+	rt, err := agent.New(context.Background(), agent.Options{DataDir: cfg.DataDir, DB: db, Log: logger, Redactor: redact.New(key), DevMode: cfg.DevMode(), Faults: faults})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +121,7 @@ func start(t testing.TB, env map[string]string, demo bool) *instance {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	inst := &instance{URL: cfg.PublicURL.String(), DB: db, Server: srv, Logs: logs, stop: cancel, done: make(chan error, 1), Agent: rt, DemoKey: demoKey}
+	inst := &instance{URL: cfg.PublicURL.String(), DB: db, Server: srv, Logs: logs, stop: cancel, done: make(chan error, 1), Agent: rt, DemoKey: demoKey, Faults: faults}
 	go func() { inst.done <- srv.Serve(ctx, ln) }()
 	// Only demo instances run the background work: its trace retention
 	// would purge the old journeys other tests insert.

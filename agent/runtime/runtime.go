@@ -56,6 +56,11 @@ type Limits struct {
 	MaxInputBytes   int // longer inputs are refused
 	MaxOutputTokens int // the estimate's allowance for output
 	MaxSteps        int // the estimate's allowance for tool calls
+	// MaxDuration bounds a journey from admission to its answer (default
+	// 30s): every tool call gets the time left, less a reserve for
+	// recording the result (tools.Guard), and a journey over it ends
+	// cancelled instead of holding its reservation.
+	MaxDuration time.Duration
 }
 
 // Options build a Service.
@@ -127,6 +132,9 @@ func New(o Options) *Service {
 	if o.Limits.MaxSteps == 0 {
 		o.Limits.MaxSteps = 8
 	}
+	if o.Limits.MaxDuration <= 0 {
+		o.Limits.MaxDuration = 30 * time.Second
+	}
 	return &Service{o: o}
 }
 
@@ -142,6 +150,7 @@ const (
 	// circuit breaker is open or its bulkhead full (tools.Unavailable).
 	CodeDependencyUnavailable = "dependency_unavailable"
 	CodeCancelled             = "cancelled"
+	CodeJourneyTimeout        = "journey_timeout" // Limits.MaxDuration ran out
 	CodeInternal              = "internal"
 )
 
@@ -160,6 +169,7 @@ var kinds = map[string]problem.Kind{
 	CodeToolUnavailable:       problem.KindUnavailable,
 	CodeDependencyUnavailable: problem.KindUnavailable,
 	CodeCancelled:             problem.KindUnavailable,
+	CodeJourneyTimeout:        problem.KindUnavailable,
 	CodeInternal:              problem.KindInternal,
 	CodeIdempotencyMismatch:   problem.KindUnprocessable,
 }
@@ -178,6 +188,16 @@ func refuse(code, message string, cause error) *problem.Error {
 		p.RetryAfter = 5 * time.Second
 	}
 	return p
+}
+
+// stopped is the refusal of a journey whose context ended: it ran out of
+// its time (Limits.MaxDuration, 503 journey_timeout) or the client went
+// away (cancelled).
+func stopped(ctx context.Context, s *Service) *problem.Error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return refuse(CodeJourneyTimeout, fmt.Sprintf("The journey did not finish within %s; it was stopped.", s.o.Limits.MaxDuration), ctx.Err())
+	}
+	return refuse(CodeCancelled, "The client went away; the journey was stopped.", ctx.Err())
 }
 
 // JourneyError is the refusal or failure of a journey that was recorded
@@ -276,6 +296,9 @@ func (s *Service) Run(ctx context.Context, req Request) (Outcome, error) {
 	s.running.Store(j.ID, true)
 	defer s.running.Delete(j.ID)
 	r := &run{s: s, req: req, j: j, start: now}
+	// The journey's deadline is passed down to every tool call.
+	ctx, cancel := context.WithTimeout(ctx, s.o.Limits.MaxDuration)
+	defer cancel()
 	out, runErr := r.execute(ctx)
 	if ferr := r.finish(out, runErr); ferr != nil {
 		s.o.Log.ErrorContext(ctx, "could not record the end of a journey", "journey", j.ID, "err", ferr)
@@ -373,7 +396,7 @@ func (r *run) execute(ctx context.Context) (string, error) {
 	}
 	for i, st := range plan {
 		if err := ctx.Err(); err != nil {
-			return "", refuse(CodeCancelled, "The client went away; the journey was stopped.", err)
+			return "", stopped(ctx, s)
 		}
 		if i >= skill.MaxSteps {
 			break
@@ -440,7 +463,7 @@ func (r *run) call(ctx context.Context, st skills.Step, args json.RawMessage) (j
 		step.Status, step.Error = "failed", s.o.Redactor.String(err.Error())
 		r.record(ctx, step)
 		if ctx.Err() != nil {
-			return nil, refuse(CodeCancelled, "The client went away; the journey was stopped.", ctx.Err())
+			return nil, stopped(ctx, s)
 		}
 		var te *tools.Error
 		if errors.As(err, &te) && te.Kind == tools.Unavailable {
