@@ -254,11 +254,11 @@ func lookupWord(w string) uint32 {
 
 // A piiScan finds values in one text.
 type piiScan struct {
-	r    *Redactor
-	s    string
-	w    []pword
-	m    []Match
-	ner  [][2]int
+	r   *Redactor
+	s   string
+	w   []pword
+	m   []Match
+	ner [][2]int
 }
 
 func (p *piiScan) text(k int) string { return p.s[p.w[k].start:p.w[k].end] }
