@@ -73,6 +73,7 @@ var lexicon = func() map[string]uint32 {
 		nike adidas puma reebok converse vans ford toyota honda bmw audi tesla volkswagen mercedes
 		transit focus fiesta mustang corolla civic golf polo model air max pro plus ultra mini lite
 		premium standard basic express economy priority overnight
+		bearer basic token national insurance original message version release build
 		mr mrs ms dr prof sir station airport park bridge falls harbour harbor centre center hotel hospital
 		university college school church beach bay river valley city county town village district region
 		province state area zone warehouse depot hub terminal`)
