@@ -461,8 +461,8 @@ func (p *piiScan) idValue(j int) (int, bool) {
 func (p *piiScan) address(k int) {
 	w := p.w[k]
 	t := p.text(k)
-	if w.gap&gOther != 0 && !p.afterOpen(k) {
-		return // glued to something: a path, a key=value, an id
+	if w.start > 0 && strings.IndexByte("/=_-.#@:+&%$", p.s[w.start-1]) >= 0 {
+		return // glued to something: a path, a key=value, an id, an amount
 	}
 	if p.ukPostcode(k) {
 		return
@@ -482,13 +482,6 @@ func (p *piiScan) address(k int) {
 	if w.shape == wDigits && (len(t) == 4 || len(t) == 5) {
 		p.euPostcode(k)
 	}
-}
-
-// afterOpen reports whether the punctuation before word k is an opening
-// bracket or quote, which may precede an address.
-func (p *piiScan) afterOpen(k int) bool {
-	i := int(p.w[k].start) - 1
-	return i >= 0 && strings.IndexByte(`("'`, p.s[i]) >= 0
 }
 
 func zipPlus4(t string) bool {
