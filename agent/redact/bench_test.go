@@ -126,7 +126,7 @@ func BenchmarkHandler(b *testing.B) {
 func BenchmarkWorstCase(b *testing.B) {
 	for _, c := range []struct{ name, unit string }{
 		{"sk", "sk-"}, {"jwt", "eyJ-"}, {"wk", "wk_-"}, {"digits", "1 "}, {"quote", `password:"`},
-		{"dots", "x."}, {"brackets", "[a:"}, {"at", "a@"},
+		{"dots", "x."}, {"brackets", "[a:"}, {"at", "a@"}, {"names", "Aaaaaaaaaa Bbbbbbbbbb "}, {"streets", "1 Aa Road "},
 	} {
 		text := strings.Repeat(c.unit, 200_000/len(c.unit)) + " 1"
 		b.Run(c.name, func(b *testing.B) {

@@ -880,10 +880,18 @@ func (p *piiScan) cued(k int) bool {
 	return true
 }
 
+// maxNER bounds the model's calls for one text, so that hostile or huge
+// text (thousands of capitalised word pairs) cannot make a log call take
+// seconds; runs past the bound are decided by cues and the gazetteer only.
+const maxNER = 16
+
 // runNER asks the named-entity model about the runs of capitalised words
 // the cheaper layers could not decide, each with a few words of context.
 func (p *piiScan) runNER() {
-	for _, c := range p.ner {
+	for i, c := range p.ner {
+		if i == maxNER {
+			return
+		}
 		from, to := c[0], c[1]
 		// One word either side: the model costs about 70 µs a word.
 		a := from
