@@ -345,7 +345,8 @@ func TestBudgetExhaustedAndFailClosed(t *testing.T) {
 }
 
 func TestConcurrentJourneysNeverOverspend(t *testing.T) {
-	in := startWardenDemo(t, nil)
+	// The race is about the budget: admit all 200 at once, no shedding.
+	in := startWardenDemo(t, map[string]string{"WARDEN_API_MAX_INFLIGHT": "1000"})
 	ctx := context.Background()
 	const input = "Where is my order ORD-1003?"
 	est, err := in.Agent.Service.Estimate(ctx, input)

@@ -2,9 +2,12 @@ package redact
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // benchText is realistic trace text: log lines, JSON tool arguments and
@@ -37,11 +40,13 @@ var cleanLines = []string{
 // BenchmarkString is redaction of realistic mixed trace text.
 func BenchmarkString(b *testing.B) {
 	text := benchText(b)
-	r := New(testKey)
-	b.SetBytes(int64(len(text)))
-	b.ReportAllocs()
-	for b.Loop() {
-		r.String(text)
+	for _, ner := range []bool{true, false} {
+		b.Run(fmt.Sprintf("ner=%v", ner), func(b *testing.B) {
+			r := New(testKey, WithNER(ner))
+			calls := nerCalls.Load()
+			reportCPU(b, len(text), func() { r.String(text) })
+			b.ReportMetric(float64(nerCalls.Load()-calls)/float64(b.N), "ner-calls/op")
+		})
 	}
 }
 
@@ -87,11 +92,7 @@ func BenchmarkPrefilter(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				r := New(testKey)
 				r.noPrefilter = !on
-				b.SetBytes(int64(len(c.text)))
-				b.ReportAllocs()
-				for b.Loop() {
-					r.String(c.text)
-				}
+				reportCPU(b, len(c.text), func() { r.String(c.text) })
 			})
 		}
 	}
@@ -125,7 +126,7 @@ func BenchmarkHandler(b *testing.B) {
 func BenchmarkWorstCase(b *testing.B) {
 	for _, c := range []struct{ name, unit string }{
 		{"sk", "sk-"}, {"jwt", "eyJ-"}, {"wk", "wk_-"}, {"digits", "1 "}, {"quote", `password:"`},
-		{"dots", "x."}, {"brackets", "[a:"}, {"at", "a@"},
+		{"dots", "x."}, {"brackets", "[a:"}, {"at", "a@"}, {"names", "Aaaaaaaaaa Bbbbbbbbbb "}, {"streets", "1 Aa Road "},
 	} {
 		text := strings.Repeat(c.unit, 200_000/len(c.unit)) + " 1"
 		b.Run(c.name, func(b *testing.B) {
@@ -134,6 +135,82 @@ func BenchmarkWorstCase(b *testing.B) {
 			for b.Loop() {
 				r.String(text)
 			}
+		})
+	}
+}
+
+// BenchmarkProse is clean prose with capitalised words in it (names of
+// products, places, weekdays; sentence starts), which the pre-filter of
+// the byte-level detectors passes but the name detector must read.
+func BenchmarkProse(b *testing.B) {
+	text := strings.Repeat("The customer asked why the Jordan sneakers from order ORD-2024-00917 have not arrived in Berlin yet. "+
+		"On Monday the carrier said the Ford Transit parts were delayed. Unfortunately Greater Manchester is snowed in. "+
+		"Der Kunde möchte wissen, wann die Lieferung nach München ankommt. ", 20)
+	r := New(testKey)
+	reportCPU(b, len(text), func() { r.String(text) })
+}
+
+// BenchmarkDensePII is text with a name, an address, a date of birth or
+// an identity number in every line: the corpus's entries made for them.
+func BenchmarkDensePII(b *testing.B) {
+	var sb strings.Builder
+	for _, e := range loadCorpus(b) {
+		for _, p := range e.PII {
+			if p.Kind == KindName || p.Kind == KindAddress || p.Kind == KindDOB || p.Kind == KindID {
+				sb.WriteString(e.Text)
+				sb.WriteByte('\n')
+				break
+			}
+		}
+	}
+	text := sb.String()
+	for _, ner := range []bool{true, false} {
+		b.Run(fmt.Sprintf("ner=%v", ner), func(b *testing.B) {
+			r := New(testKey, WithNER(ner))
+			reportCPU(b, len(text), func() { r.String(text) })
+		})
+	}
+}
+
+// BenchmarkJourney is the redaction one journey does: its input, its
+// correlation id, a tool call's arguments and result, its output and an
+// action's summary, at 200 journeys a second. It reports the 50th and
+// 99th percentile of the time one journey spends redacting, with the
+// named-entity layer on and off.
+func BenchmarkJourney(b *testing.B) {
+	inputs := []string{
+		"Please change the delivery address for ORD-1001 to 14 Harbour Road, BS3 4QA. The customer is Siobhan O'Sullivan.",
+		"Refund ORD-1005: Dmitri Carvalho (date of birth 04/03/1946), passport 568193036 on file",
+		"Where is my order ORD-1003? It was supposed to arrive on Monday.",
+		"I spoke to Bartholomew Quigley about ORD-1002; please refund the Ford Transit parts, $45.50.",
+		"Bitte Adresse für ORD-1004 ändern: Lindenstraße 12, 10115 Berlin. Kundin Jürgen Müller-Lüdenscheidt.",
+	}
+	args := `{"order_id":"ORD-1001","address":"14 Harbour Road, BS3 4QA","note":"customer Siobhan O'Sullivan asked for a change"}`
+	result := `{"status":"accepted","order":{"id":"ORD-1001","customer":"Siobhan O'Sullivan","items":[{"sku":"SKU-4471-BLK-XL","qty":1}],"total_minor":4550}}`
+	for _, ner := range []bool{true, false} {
+		b.Run(fmt.Sprintf("ner=%v", ner), func(b *testing.B) {
+			r := New(testKey, WithNER(ner))
+			r.String("warm up the model: Kwame Mensah")
+			var lat []time.Duration
+			tick := time.NewTicker(5 * time.Millisecond) // 200 journeys/s
+			defer tick.Stop()
+			i := 0
+			for b.Loop() {
+				<-tick.C
+				in := inputs[i%len(inputs)]
+				i++
+				start := time.Now()
+				r.String(in)
+				r.String("case " + in[:20])
+				r.JSON([]byte(args))
+				r.JSON([]byte(result))
+				r.String("Changed the delivery address of ORD-1001 as asked. " + in)
+				r.String("Refund $45.50 to the original payment method for " + in)
+				lat = append(lat, time.Since(start))
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 		})
 	}
 }

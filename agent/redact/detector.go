@@ -17,6 +17,8 @@ type Match struct {
 	// one value written in different ways gets one token. Empty means
 	// the matched text, normalised as Token does for Kind.
 	Value string
+
+	plugged bool // found by a detector registered with WithDetector
 }
 
 // NINO detects UK National Insurance numbers: two prefix letters, six

@@ -30,8 +30,16 @@ func plantedValues(seed uint64) []string {
 		g.iban(g.pick("de", "fr", "es", "en")),
 		local + "@" + domain,
 		"wk_" + g.randomKey(genURL, g.n(12, 43)),
+		g.fullName(corpusGiven),
+		g.dob("en"),
+		g.digits(9),
+		g.streetEN(),
 	}
 }
+
+// plantCues are what each planted value is written after: names, dates
+// of birth and passport numbers are found only after a cue.
+var plantCues = []string{"", "", "", "", "Dear ", "date of birth ", "passport ", ""}
 
 // FuzzRedactPlanted plants valid cards, IBANs, e-mail addresses and
 // virtual keys into arbitrary text and checks that none survives, that
@@ -76,7 +84,7 @@ func FuzzRedactPlanted(f *testing.F) {
 				}
 			}
 			b.WriteString(rest[:cut])
-			fmt.Fprintf(&b, "; %s; ", v)
+			fmt.Fprintf(&b, "; %s%s; ", plantCues[i], v)
 			rest = rest[cut:]
 		}
 		b.WriteString(rest)
@@ -104,6 +112,10 @@ var extends = []string{
 	genDigits + genUpper + genLower,
 	genDigits + genUpper + genLower + "._%+-",
 	genURL,
+	genLower + genUpper,
+	genDigits + "/.-",
+	genDigits + genUpper + genLower,
+	genDigits + genUpper + genLower,
 }
 
 // survives reports whether v occurs in out as a whole token: not directly

@@ -27,18 +27,79 @@ func (r *Redactor) String(s string) string {
 const maxPasses = 4
 
 func (r *Redactor) pass(s string) (string, bool) {
+	f, isFolded := fold(s)
+	t := s
+	if isFolded {
+		t = f.s
+	}
+	ms := r.find(t)
+	if len(ms) == 0 {
+		return s, false
+	}
+	if isFolded {
+		// The detectors read the folded text; the tokens replace the
+		// original characters, and are computed from the folded value.
+		prev := 0
+		out := ms[:0]
+		for _, m := range ms {
+			if m.Value == "" {
+				m.Value = normalise(m.Kind, t[m.Start:m.End])
+			}
+			m.Start, m.End = max(f.start(m.Start), prev), f.end(m.End)
+			if m.Start >= m.End {
+				continue
+			}
+			prev = m.End
+			out = append(out, m)
+		}
+		ms = out
+	}
+	return r.replace(s, ms), true
+}
+
+// find returns the values in s, in order and not overlapping.
+func (r *Redactor) find(s string) []Match {
 	sc := scanner{r: r, s: s}
 	if r.noPrefilter || needsScan(s) {
 		sc.run()
 	}
-	ms := sc.m
 	if len(r.detectors) > 0 {
-		ms = sc.runDetectors()
+		sc.m = sc.runDetectors()
 	}
-	if len(ms) == 0 {
-		return s, false
+	sc.addPII(r.piiFind(nil, s))
+	return sc.m
+}
+
+// addPII adds the matches of the word-level detectors (pii.go) that do not
+// overlap a match of the byte-level or plugged-in ones, or each other: a
+// plugged-in national identifier is more specific than an "[id:…]" found
+// by its cue.
+func (sc *scanner) addPII(pm []Match) {
+	if len(pm) == 0 {
+		return
 	}
-	return r.replace(s, ms), true
+	slices.SortFunc(pm, func(a, b Match) int { return a.Start - b.Start })
+	ms := sc.m
+	for _, m := range pm {
+		if cutsToken(sc.s, m.Start, m.End) {
+			continue
+		}
+		at, _ := slices.BinarySearchFunc(ms, m.Start, func(x Match, start int) int { return x.Start - start })
+		if at > 0 && ms[at-1].End > m.Start {
+			continue
+		}
+		// Matches it covers whole give way ("DOB: 2 August 1992", where
+		// the key's value ends at the space, is one date of birth).
+		to := at
+		for to < len(ms) && ms[to].End <= m.End && !ms[to].plugged {
+			to++
+		}
+		if to < len(ms) && ms[to].Start < m.End {
+			continue
+		}
+		ms = slices.Replace(ms, at, to, m)
+	}
+	sc.m = ms
 }
 
 // needsScan is the pre-filter: text without a digit, '@', ':' or '=' has
@@ -175,6 +236,7 @@ func (sc *scanner) runDetectors() []Match {
 				continue
 			}
 			m.Kind = sanitiseKind(m.Kind)
+			m.plugged = true
 			ms = slices.Insert(ms, at, m)
 		}
 	}

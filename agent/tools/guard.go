@@ -41,7 +41,7 @@ type GuardOptions struct {
 	FailureRate float64
 	OpenFor     time.Duration
 	// MaxConcurrent is each dependency's bulkhead: calls beyond it are
-	// refused at once (default 16).
+	// refused at once (default 100).
 	MaxConcurrent int
 	// Reserve is kept from the caller's deadline for recording the result:
 	// an attempt gets min(the tool's timeout, time left − Reserve); with
@@ -74,7 +74,7 @@ func (o GuardOptions) withDefaults() GuardOptions {
 		o.OpenFor = 10 * time.Second
 	}
 	if o.MaxConcurrent <= 0 {
-		o.MaxConcurrent = 16
+		o.MaxConcurrent = 100
 	}
 	if o.Reserve <= 0 {
 		o.Reserve = 50 * time.Millisecond

@@ -1,0 +1,157 @@
+package redact
+
+import (
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Unicode folding. The detectors read ASCII: digits, '@', '+', '-', spaces.
+// A value written with look-alike characters — a card grouped with
+// U+00A0 or U+202F, full-width digits "４１１１", a full-width '＠', a
+// phone number with U+2011 non-breaking hyphens, or a zero-width space
+// between digits — would pass them by. So text with non-ASCII characters
+// is folded first, and the detectors run on the folded copy:
+//
+//   - every character whose NFKC form (golang.org/x/text/unicode/norm) is
+//     ASCII becomes that form: full-width and half-width forms, circled
+//     and super-/subscript digits, ligatures, mathematical letters, the
+//     fraction slash family excepted (their NFKC form is not ASCII);
+//   - Unicode spaces (Zs, such as U+00A0, U+2007, U+202F, U+3000) become
+//     ' ', and tabs and line breaks are already ASCII;
+//   - Unicode dashes and minus signs (U+2010–U+2015, U+2212, U+FE58,
+//     U+FE63, U+FF0D) become '-';
+//   - invisible format characters (U+00AD soft hyphen, U+200B–U+200D,
+//     U+2060, U+FEFF) are dropped.
+//
+// Other characters (letters with accents, CJK, ...) are kept as they are.
+// A folded text keeps, for every byte, the offset in the original text of
+// the character it came from, so a match in the folded text replaces the
+// original characters, and the token is computed from the folded value:
+// "４１１１ １１１１ …" and "4111 1111 …" get one token.
+
+// folded is a text folded for the detectors, with its offsets into the
+// original.
+type folded struct {
+	s   string
+	off []int32 // off[i] is the offset in the original of the character folded byte i came from
+	n   int     // length of the original
+}
+
+// fold returns the folded form of s, or ok false when folding would change
+// nothing (the common case: ASCII text, or text whose non-ASCII
+// characters all stay).
+func fold(s string) (f folded, ok bool) {
+	i := 0
+	for i < len(s) && s[i] < utf8.RuneSelf {
+		i++
+	}
+	if i == len(s) {
+		return folded{}, false
+	}
+	// Find the first character that folds; text before it is copied.
+	first := -1
+	for j := i; j < len(s); {
+		if s[j] < utf8.RuneSelf {
+			j++
+			continue
+		}
+		_, size, changes := foldRune(s[j:])
+		if changes {
+			first = j
+			break
+		}
+		j += size
+	}
+	if first < 0 {
+		return folded{}, false
+	}
+	b := make([]byte, 0, len(s))
+	off := make([]int32, 0, len(s)+1)
+	b = append(b, s[:first]...)
+	for k := 0; k < first; k++ {
+		off = append(off, int32(k))
+	}
+	for j := first; j < len(s); {
+		if s[j] < utf8.RuneSelf {
+			b = append(b, s[j])
+			off = append(off, int32(j))
+			j++
+			continue
+		}
+		rep, size, changes := foldRune(s[j:])
+		if !changes {
+			rep = s[j : j+size]
+		}
+		for k := 0; k < len(rep); k++ {
+			off = append(off, int32(j))
+		}
+		b = append(b, rep...)
+		j += size
+	}
+	return folded{s: string(b), off: off, n: len(s)}, true
+}
+
+// foldRune returns what the character at the start of s (non-ASCII)
+// folds to, its size, and whether folding changes it.
+func foldRune(s string) (rep string, size int, changes bool) {
+	r, size := utf8.DecodeRuneInString(s)
+	if r == utf8.RuneError {
+		return "", size, false
+	}
+	switch r {
+	case 0x00AD, 0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF:
+		return "", size, true
+	case 0x00A0, 0x1680, 0x202F, 0x205F, 0x3000:
+		return " ", size, true
+	case 0x2010, 0x2011, 0x2012, 0x2013, 0x2014, 0x2015, 0x2212, 0xFE58, 0xFE63, 0xFF0D:
+		return "-", size, true
+	}
+	if 0x2000 <= r && r <= 0x200A {
+		return " ", size, true
+	}
+	if 0xFF01 <= r && r <= 0xFF5E { // full-width ASCII
+		return string(rune(r - 0xFEE0)), size, true
+	}
+	// Common letters (Latin-1 and Latin Extended letters, CJK, Hangul,
+	// kana) have no ASCII compatibility form: skip the table lookup.
+	if 0xC0 <= r && r < 0x2000 || 0x3040 <= r && r < 0xFF00 && !(0x3200 <= r && r < 0x3400) {
+		return "", size, false
+	}
+	d := norm.NFKC.PropertiesString(s).Decomposition()
+	if len(d) == 0 {
+		return "", size, false
+	}
+	for _, c := range d {
+		if c >= utf8.RuneSelf {
+			return "", size, false
+		}
+	}
+	return string(d), size, true
+}
+
+// start maps the start of a span in the folded text to the original.
+func (f *folded) start(i int) int {
+	if i >= len(f.off) {
+		return f.n
+	}
+	return int(f.off[i])
+}
+
+// end maps the end of a span in the folded text to the original: the end
+// of the character the span's last byte came from.
+func (f *folded) end(i int) int {
+	if i >= len(f.off) {
+		return f.n
+	}
+	if i == 0 {
+		return 0
+	}
+	last := f.off[i-1]
+	for j := i; j < len(f.off); j++ {
+		if f.off[j] != last {
+			return int(f.off[j])
+		}
+	}
+	return f.n
+}
