@@ -18,8 +18,8 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/wardenhq/warden/agent"
-	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/agent/redact"
+	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/store"
@@ -54,8 +54,8 @@ type instance struct {
 	DemoKey string
 	// Faults makes the tool providers misbehave (tools.Injector).
 	Faults *tools.Injector
-	stop    context.CancelFunc
-	done    chan error
+	stop   context.CancelFunc
+	done   chan error
 }
 
 // startWarden runs a real server: real config validation, a real SQLite
