@@ -1,0 +1,239 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/wardenhq/warden/agent/tools"
+	"github.com/wardenhq/warden/approvals"
+)
+
+// The failure matrix: for each dependency and fault, what each user action
+// gets. The test breaks each dependency on purpose, performs every action
+// as its user would, asserts the answer, and checks that
+// docs/failure-matrix.md says the same (WARDEN_UPDATE_MATRIX=1 rewrites
+// it).
+var matrixColumns = []string{
+	"read-only journey (agent)",
+	"refund proposal (agent, /v1/actions)",
+	"approval (console)",
+	"execution after approval",
+	"console page",
+	"sign-in",
+}
+
+type matrixRow struct {
+	dependency, fault string
+	// apply breaks the dependency; it returns how to mend it.
+	apply func(t *testing.T, in *instance, cb *matrixCallbacks) (mend func())
+	want  []string // one per column
+}
+
+// matrixCallbacks is the agent's callback endpoint, which can be down.
+type matrixCallbacks struct {
+	srv       *httptest.Server
+	down      atomic.Bool
+	delivered atomic.Int64
+}
+
+func newMatrixCallbacks(t *testing.T) *matrixCallbacks {
+	cb := &matrixCallbacks{}
+	cb.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if cb.down.Load() {
+			// Down: the connection is dropped without an answer.
+			if hj, ok := w.(http.Hijacker); ok {
+				if c, _, err := hj.Hijack(); err == nil {
+					c.Close()
+					return
+				}
+			}
+			w.WriteHeader(http.StatusBadGateway)
+			return
+		}
+		cb.delivered.Add(1)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(cb.srv.Close)
+	return cb
+}
+
+func toolFault(f tools.Fault) func(t *testing.T, in *instance, _ *matrixCallbacks) func() {
+	return func(t *testing.T, in *instance, _ *matrixCallbacks) func() {
+		in.Faults.Set("", f)
+		return in.Faults.Clear
+	}
+}
+
+var matrixRows = []matrixRow{
+	{"none", "—", func(*testing.T, *instance, *matrixCallbacks) func() { return func() {} },
+		[]string{"200 completed", "202 pending", "303 approved", "executed", "200", "signed in"}},
+	{"tool provider", "down", toolFault(tools.Fault{Mode: tools.FaultDown}),
+		[]string{"503 tool_unavailable", "202 pending", "303 approved", "approved, not executed (retried later)", "200", "signed in"}},
+	{"tool provider", "hang", toolFault(tools.Fault{Mode: tools.FaultHang}),
+		[]string{"503 tool_unavailable", "202 pending", "303 approved", "approved, not executed (retried later)", "200", "signed in"}},
+	{"tool provider", "flaky (30 %)", toolFault(tools.Fault{Mode: tools.FaultFlaky, Rate: 0.3}),
+		[]string{"200 completed", "202 pending", "303 approved", "executed", "200", "signed in"}},
+	{"tool provider", "slow (300 ms)", toolFault(tools.Fault{Mode: tools.FaultSlow, Latency: 300 * time.Millisecond}),
+		[]string{"200 completed", "202 pending", "303 approved", "executed", "200", "signed in"}},
+	{"storage", "writes fail", func(t *testing.T, in *instance, _ *matrixCallbacks) func() {
+		if err := in.DB.FailWrites(context.Background(), true); err != nil {
+			t.Fatal(err)
+		}
+		return func() { in.DB.FailWrites(context.Background(), false) }
+	}, []string{"503 storage_unavailable", "503 storage_unavailable", "503 storage_unavailable", "pending (nothing decided)", "200", "503 storage_unavailable"}},
+	{"callback target", "down", func(t *testing.T, in *instance, cb *matrixCallbacks) func() {
+		cb.down.Store(true)
+		return func() { cb.down.Store(false) }
+	}, []string{"200 completed", "202 pending", "303 approved", "executed; callback not delivered (retried from the outbox)", "200", "signed in"}},
+}
+
+func TestFailureMatrix(t *testing.T) {
+	got := make([][]string, len(matrixRows))
+	for i, row := range matrixRows {
+		t.Run(row.dependency+" "+row.fault, func(t *testing.T) {
+			got[i] = runMatrixRow(t, row)
+			for c, want := range row.want {
+				if got[i][c] != want {
+					t.Errorf("%s %s × %s = %q, want %q", row.dependency, row.fault, matrixColumns[c], got[i][c], want)
+				}
+			}
+		})
+	}
+	doc := renderMatrix(got)
+	const path = "../docs/failure-matrix.md"
+	if os.Getenv("WARDEN_UPDATE_MATRIX") == "1" {
+		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	have, err := os.ReadFile(path)
+	if err != nil || string(have) != doc {
+		t.Errorf("docs/failure-matrix.md is not what the matrix measured; run WARDEN_UPDATE_MATRIX=1 go test ./web -run TestFailureMatrix and commit it")
+	}
+}
+
+func runMatrixRow(t *testing.T, row matrixRow) []string {
+	in := startWardenDemo(t, nil)
+	in.waitReady(t)
+	cb := newMatrixCallbacks(t)
+	alice := newBrowser(t, in.URL)
+	alice.loginDev("alice")
+	tok := alice.csrf()
+	_, secrets := newKeyWithSecrets(t, in, "refund agent", []string{"tool:issue_refund"}, 6000, 100, nil)
+
+	mend := row.apply(t, in, cb)
+	defer mend()
+	out := make([]string, len(matrixColumns))
+
+	// Read-only journey.
+	j := journey(t, in, in.DemoKey, "Where is my order ORD-1003?", nil)
+	out[0] = fmt.Sprintf("%d %s", j.Status, orStr(j.code(), j.str("status")))
+
+	// Refund proposal with a callback.
+	a := propose(t, in, secrets.Key, map[string]any{
+		"tool": "issue_refund", "arguments": map[string]any{"order_id": "ORD-1005", "amount_minor": 4550, "currency": "USD", "account": "FR7630004008230001234567819"},
+		"summary": "Refund $45.50 for ORD-1005", "reason": "double charge", "callback_url": cb.srv.URL,
+	}, nil)
+	out[1] = fmt.Sprintf("%d %s", a.Status, orStr(a.code(), a.str("status")))
+
+	// Approval, by Alice in the console, of that proposal (or of a demo
+	// refund when the proposal could not be recorded).
+	id := a.str("id")
+	if id == "" {
+		id = pendingAction(t, in, "ORD-1004").ID
+	}
+	p := alice.noRedirect().get("/approvals/" + id)
+	digest, _ := p.Doc.Find(`[data-testid="approve-form"] input[name="digest"]`).Attr("value")
+	form := decideForm(approvals.Approve, "matrix", digest)
+	form.Set("_csrf", tok)
+	d := alice.noRedirect().post("/approvals/"+id+"/decide", form, nil)
+	out[2] = fmt.Sprintf("%d", d.Status)
+	switch {
+	case d.Status == http.StatusSeeOther:
+		out[2] += " approved"
+	case d.Status >= 500:
+		out[2] += " " + pageCode(d)
+	}
+
+	// Execution after approval: what the action is after a few seconds.
+	out[3] = executionOutcome(t, in, id, cb)
+
+	// A console page and a fresh sign-in.
+	out[4] = fmt.Sprintf("%d", alice.get("/approvals").Status)
+	bob := newBrowser(t, in.URL)
+	if lp := bob.loginDev("bob"); lp.Status == http.StatusOK {
+		out[5] = "signed in"
+	} else {
+		out[5] = fmt.Sprintf("%d %s", lp.Status, pageCode(lp))
+	}
+	return out
+}
+
+func executionOutcome(t *testing.T, in *instance, id string, cb *matrixCallbacks) string {
+	deadline := time.Now().Add(4 * time.Second)
+	var status string
+	for time.Now().Before(deadline) {
+		status = getAction(t, in, id).Status
+		if status == approvals.StatusExecuted || status == approvals.StatusFailed {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	switch status {
+	case approvals.StatusExecuted:
+		if cb.down.Load() {
+			if cb.delivered.Load() == 0 {
+				return "executed; callback not delivered (retried from the outbox)"
+			}
+			return "executed; callback delivered"
+		}
+		return "executed"
+	case approvals.StatusApproved, approvals.StatusExecuting:
+		return "approved, not executed (retried later)"
+	case approvals.StatusPending:
+		return "pending (nothing decided)"
+	}
+	return status
+}
+
+// pageCode is the error code a console error page stands for: the
+// storage's title, or its status text.
+func pageCode(p page) string {
+	if strings.Contains(p.Body, "Storage unavailable") {
+		return "storage_unavailable"
+	}
+	return strings.ToLower(strings.ReplaceAll(http.StatusText(p.Status), " ", "_"))
+}
+
+func orStr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func renderMatrix(got [][]string) string {
+	var b strings.Builder
+	b.WriteString("# Failure matrix\n\n")
+	b.WriteString("What each user gets when one dependency fails. Generated by `TestFailureMatrix`\n")
+	b.WriteString("(web/failure_matrix_test.go), which breaks each dependency on purpose with the\n")
+	b.WriteString("fault injector, performs every action as its user would and asserts the answer;\n")
+	b.WriteString("CI fails when this file and the measurement differ. Regenerate with\n")
+	b.WriteString("`WARDEN_UPDATE_MATRIX=1 go test ./web -run TestFailureMatrix`. Why each answer is\n")
+	b.WriteString("the right one is in [failure-modes.md](failure-modes.md).\n\n")
+	b.WriteString("| dependency | fault | " + strings.Join(matrixColumns, " | ") + " |\n")
+	b.WriteString("|---|---|" + strings.Repeat("---|", len(matrixColumns)) + "\n")
+	for i, row := range matrixRows {
+		b.WriteString("| " + row.dependency + " | " + row.fault + " | " + strings.Join(got[i], " | ") + " |\n")
+	}
+	return b.String()
+}
+
