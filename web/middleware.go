@@ -132,6 +132,7 @@ func (s *Server) loadSession() echo.MiddlewareFunc {
 				return err
 			}
 			c.Set(keySession, &sess)
+			handlers.SetSessionID(c, sess.ID)
 			p := sess.Principal
 			handlers.SetPrincipal(c, &p)
 			if sess.TouchDue(now) {

@@ -84,6 +84,9 @@ type Options struct {
 	Runtime *runtime.Service
 	// HTTPClient is used to reach the identity provider (tests inject one).
 	HTTPClient *http.Client
+	// Clock is the sessions' clock: idle timeouts, lifetimes, sign-ins in
+	// progress (tests move it). Nil is time.Now.
+	Clock func() time.Time
 }
 
 // New builds the server. In development mode it also builds the built-in
@@ -114,6 +117,9 @@ func New(o Options) (*Server, error) {
 	}
 	if s.log == nil {
 		s.log = slog.Default()
+	}
+	if o.Clock != nil {
+		s.now = o.Clock
 	}
 	s.drainDelay = cfg.DrainDelay
 	s.version = o.Version
@@ -149,9 +155,9 @@ func New(o Options) (*Server, error) {
 			RedirectURIs: []string{cfg.OIDCRedirectURL},
 			// RP-initiated logout comes back to the sign-in page.
 			PostLogoutRedirectURIs: []string{s.postLogoutURL()},
-			Users:        devidp.DemoUsers(),
-			CryptoKey:    key,
-			Logger:       s.log,
+			Users:                  devidp.DemoUsers(),
+			CryptoKey:              key,
+			Logger:                 s.log,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("development identity provider: %w", err)
