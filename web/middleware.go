@@ -118,6 +118,9 @@ func (s *Server) requestLog() echo.MiddlewareFunc {
 func (s *Server) loadSession() echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
+			if noSession(c.Request().URL.Path) {
+				return next(c)
+			}
 			ck, err := c.Cookie(s.sessionCookie)
 			if err != nil || ck.Value == "" {
 				return next(c)
@@ -143,6 +146,14 @@ func (s *Server) loadSession() echo.MiddlewareFunc {
 			return next(c)
 		}
 	}
+}
+
+// noSession lists the paths that never need a console session: health
+// probes (liveness checks no dependency, the database included), assets,
+// the agents' API and the development provider.
+func noSession(path string) bool {
+	return path == "/healthz" || path == "/readyz" || strings.HasPrefix(path, "/static/") ||
+		strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, devIdPPath+"/")
 }
 
 // csrf guards every state-changing console request twice. The browser's

@@ -497,3 +497,14 @@ func TestAdminRevokesSessions(t *testing.T) {
 		t.Errorf("revoking an unknown session = %d, want 404", p.Status)
 	}
 }
+
+func TestHealthzWithASessionCookieNeedsNoDatabase(t *testing.T) {
+	in := startWarden(t, nil)
+	in.waitReady(t)
+	b := newBrowser(t, in.URL)
+	b.loginDev("carol")
+	in.DB.Close()
+	if p := b.get("/healthz"); p.Status != http.StatusOK {
+		t.Errorf("healthz with a session cookie and the database closed = %d, want 200 (liveness checks no dependency)", p.Status)
+	}
+}
