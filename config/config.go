@@ -34,6 +34,18 @@ type Config struct {
 	OIDCGroupsClaim  string
 	RoleMapping      map[string]string // group → role
 	TenantPrefix     string            // group prefix that grants a tenant; prefix+"*" grants all
+	// OIDCScopes are the scopes asked for at sign-in; "openid" is always
+	// among them.
+	OIDCScopes []string
+	// OIDCTokenAuth is how the client authenticates at the token endpoint:
+	// TokenAuthBasic, TokenAuthPost, TokenAuthAuto, or "" to take it from
+	// the provider's discovery document.
+	OIDCTokenAuth string
+
+	// SessionIdle ends a session nobody used for this long; SessionMax
+	// ends every session this long after its sign-in.
+	SessionIdle time.Duration
+	SessionMax  time.Duration
 
 	// Session keys: hash (signing, 32 or 64 bytes) and block (AES-256
 	// encryption, 32 bytes). Empty means generate and keep in DataDir.
@@ -104,6 +116,23 @@ func (c Config) Secure() bool { return c.PublicURL.Scheme == "https" }
 // that a real provider can be configured to emit, onto roles.
 const DefaultRoleMapping = "warden-approver=approver,warden-oncall=oncall,warden-auditor=auditor,warden-admin=admin"
 
+// Values of WARDEN_OIDC_TOKEN_AUTH. Empty takes the method from the
+// provider's token_endpoint_auth_methods_supported.
+const (
+	TokenAuthBasic = "basic" // client_secret_basic: HTTP Basic authentication
+	TokenAuthPost  = "post"  // client_secret_post: id and secret in the form
+	TokenAuthAuto  = "auto"  // basic, then post if the provider refuses the client; decided per sign-in, never cached
+)
+
+// DefaultOIDCScopes are the scopes asked for when WARDEN_OIDC_SCOPES is unset.
+const DefaultOIDCScopes = "openid profile email groups"
+
+// Bounds of WARDEN_SESSION_IDLE and WARDEN_SESSION_MAX.
+const (
+	MinSessionIdle = time.Minute
+	MaxSessionMax  = 30 * 24 * time.Hour
+)
+
 // Bounds of WARDEN_AUDIT_CHECKPOINT_INTERVAL.
 const (
 	MinAuditCheckpointInterval = time.Second
@@ -132,7 +161,11 @@ var settings = []setting{
 	{"WARDEN_OIDC_GROUPS_CLAIM", "oidc-groups-claim", "groups", "ID token claim that lists the user's groups"},
 	{"WARDEN_OIDC_ROLE_MAPPING", "oidc-role-mapping", DefaultRoleMapping, "group=role pairs, comma separated"},
 	{"WARDEN_OIDC_TENANT_PREFIX", "oidc-tenant-prefix", "warden-tenant-", "group prefix granting a tenant (PREFIX* grants all)"},
-	{"WARDEN_SESSION_HASH_KEY", "session-hash-key", "", "hex session signing key, 32 or 64 bytes (default generated)"},
+	{"WARDEN_OIDC_SCOPES", "oidc-scopes", DefaultOIDCScopes, "scopes asked for at sign-in, space separated; must include openid"},
+	{"WARDEN_OIDC_TOKEN_AUTH", "oidc-token-auth", "", "token endpoint client authentication: basic, post or auto (default: from the provider's discovery document)"},
+	{"WARDEN_SESSION_IDLE", "session-idle", "30m", "a console session unused this long ends (1m or more, at most WARDEN_SESSION_MAX)"},
+	{"WARDEN_SESSION_MAX", "session-max", "12h", "a console session ends this long after sign-in, used or not (at most 720h)"},
+	{"WARDEN_SESSION_HASH_KEY", "session-hash-key", "", "hex server key, 32 or 64 bytes: signs the sign-in cookie and derives CSRF tokens (default generated)"},
 	{"WARDEN_SESSION_BLOCK_KEY", "session-block-key", "", "hex session encryption key, 32 bytes (default generated)"},
 	{"WARDEN_SHUTDOWN_GRACE", "shutdown-grace", "15s", "how long in-flight requests may take to finish on shutdown"},
 	{"WARDEN_DRAIN_DELAY", "drain-delay", "1s", "how long readiness reports 503 before the listener closes on shutdown"},
@@ -241,6 +274,28 @@ func Load(args []string, env func(string) (string, bool)) (Config, error) {
 	c.TenantPrefix = get("WARDEN_OIDC_TENANT_PREFIX")
 	if c.TenantPrefix == "" {
 		bad("WARDEN_OIDC_TENANT_PREFIX", "must not be empty")
+	}
+
+	c.OIDCScopes, err = parseScopes(get("WARDEN_OIDC_SCOPES"))
+	if err != nil {
+		bad("WARDEN_OIDC_SCOPES", "%v", err)
+	}
+	switch c.OIDCTokenAuth = strings.ToLower(get("WARDEN_OIDC_TOKEN_AUTH")); c.OIDCTokenAuth {
+	case "", TokenAuthBasic, TokenAuthPost, TokenAuthAuto:
+	default:
+		bad("WARDEN_OIDC_TOKEN_AUTH", "%q is not basic, post or auto (or empty to follow the provider's discovery document)", get("WARDEN_OIDC_TOKEN_AUTH"))
+	}
+
+	c.SessionMax, err = time.ParseDuration(get("WARDEN_SESSION_MAX"))
+	if err != nil || c.SessionMax < MinSessionIdle || c.SessionMax > MaxSessionMax {
+		bad("WARDEN_SESSION_MAX", "%q is not a duration from %v to %v, such as 12h", get("WARDEN_SESSION_MAX"), MinSessionIdle, MaxSessionMax)
+	}
+	c.SessionIdle, err = time.ParseDuration(get("WARDEN_SESSION_IDLE"))
+	switch {
+	case err != nil || c.SessionIdle < MinSessionIdle:
+		bad("WARDEN_SESSION_IDLE", "%q is not a duration of at least %v, such as 30m", get("WARDEN_SESSION_IDLE"), MinSessionIdle)
+	case c.SessionMax > 0 && c.SessionIdle > c.SessionMax:
+		bad("WARDEN_SESSION_IDLE", "%v is longer than WARDEN_SESSION_MAX (%v)", c.SessionIdle, c.SessionMax)
 	}
 
 	if v := get("WARDEN_SESSION_HASH_KEY"); v != "" {
@@ -411,6 +466,29 @@ func parseRoleMapping(s string) (map[string]string, error) {
 		return nil, errors.New("maps no group to a role")
 	}
 	return m, nil
+}
+
+// parseScopes reads a space-separated scope list (RFC 6749 scope tokens:
+// printable ASCII without space, quote or backslash). openid is required:
+// without it the provider issues no ID token.
+func parseScopes(s string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, sc := range strings.Fields(s) {
+		for _, r := range sc {
+			if r < 0x21 || r > 0x7e || r == '"' || r == '\\' {
+				return nil, fmt.Errorf("%q is not a valid scope", sc)
+			}
+		}
+		if !seen[sc] {
+			seen[sc] = true
+			out = append(out, sc)
+		}
+	}
+	if !seen["openid"] {
+		return nil, errors.New("must include openid (space separated, such as \"" + DefaultOIDCScopes + "\")")
+	}
+	return out, nil
 }
 
 func isRole(r string) bool {

@@ -48,6 +48,12 @@ func TestLoadDefaults(t *testing.T) {
 	if c.Secure() {
 		t.Error("Secure() = true for http")
 	}
+	if strings.Join(c.OIDCScopes, " ") != "openid profile email groups" || c.OIDCTokenAuth != "" {
+		t.Errorf("OIDCScopes, OIDCTokenAuth = %q, %q; want the default scopes and discovery's method", c.OIDCScopes, c.OIDCTokenAuth)
+	}
+	if c.SessionIdle != 30*time.Minute || c.SessionMax != 12*time.Hour {
+		t.Errorf("SessionIdle, SessionMax = %v, %v; want 30m and 12h", c.SessionIdle, c.SessionMax)
+	}
 	st, err := os.Stat(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -172,6 +178,13 @@ func TestLoadRefusesBadSettings(t *testing.T) {
 		{"hash key not hex", map[string]string{"WARDEN_SESSION_HASH_KEY": "zz", "WARDEN_SESSION_BLOCK_KEY": strings.Repeat("ab", 32)}, "WARDEN_SESSION_HASH_KEY", "hex"},
 		{"block key wrong size", map[string]string{"WARDEN_SESSION_HASH_KEY": strings.Repeat("ab", 32), "WARDEN_SESSION_BLOCK_KEY": "abcd"}, "WARDEN_SESSION_BLOCK_KEY", "32 bytes"},
 		{"only one session key", map[string]string{"WARDEN_SESSION_HASH_KEY": strings.Repeat("ab", 32)}, "WARDEN_SESSION_HASH_KEY", "both"},
+		{"scopes without openid", map[string]string{"WARDEN_OIDC_SCOPES": "profile email"}, "WARDEN_OIDC_SCOPES", "openid"},
+		{"scope with a quote", map[string]string{"WARDEN_OIDC_SCOPES": `openid "groups"`}, "WARDEN_OIDC_SCOPES", "not a valid scope"},
+		{"token auth unknown", map[string]string{"WARDEN_OIDC_TOKEN_AUTH": "jwt"}, "WARDEN_OIDC_TOKEN_AUTH", "basic, post or auto"},
+		{"session idle not a duration", map[string]string{"WARDEN_SESSION_IDLE": "half an hour"}, "WARDEN_SESSION_IDLE", "duration"},
+		{"session idle too short", map[string]string{"WARDEN_SESSION_IDLE": "10s"}, "WARDEN_SESSION_IDLE", "at least 1m"},
+		{"session idle longer than max", map[string]string{"WARDEN_SESSION_IDLE": "13h"}, "WARDEN_SESSION_IDLE", "WARDEN_SESSION_MAX"},
+		{"session max too long", map[string]string{"WARDEN_SESSION_MAX": "1000h"}, "WARDEN_SESSION_MAX", "to 720h"},
 		{"grace not a duration", map[string]string{"WARDEN_SHUTDOWN_GRACE": "soon"}, "WARDEN_SHUTDOWN_GRACE", "duration"},
 		{"negative drain delay", map[string]string{"WARDEN_DRAIN_DELAY": "-1s"}, "WARDEN_DRAIN_DELAY", "duration"},
 		{"checkpoint interval not a duration", map[string]string{"WARDEN_AUDIT_CHECKPOINT_INTERVAL": "hourly"}, "WARDEN_AUDIT_CHECKPOINT_INTERVAL", "duration"},

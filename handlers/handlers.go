@@ -7,6 +7,7 @@ package handlers
 import (
 	"bytes"
 	"context"
+	"time"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -16,6 +17,7 @@ import (
 	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/runbooks"
+	"github.com/wardenhq/warden/sessions"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
@@ -32,6 +34,10 @@ type Console struct {
 	// Runbooks are the loaded runbook documents.
 	Runbooks *runbooks.Set
 	Flash    Flash // one-time values across a redirect (a new key's secret)
+	// SessionPolicy is how long console sessions live, and SessionClock
+	// the sessions' clock (the admin's session pages).
+	SessionPolicy sessions.Policy
+	SessionClock  func() time.Time
 	// StatusView is what this process sees, for the status page.
 	StatusView func(ctx context.Context, p *identity.Principal) (views.StatusView, error)
 }

@@ -79,7 +79,8 @@ type EventNames struct {
 var AuditVerbs = []string{
 	"action.", "action.requested", "action.approval_recorded", "action.approved", "action.rejected",
 	"action.expired", "action.cancelled", "action.executed", "action.failed", "action.retried",
-	"auth.", "auth.login", "auth.login_failed", "auth.logout",
+	"auth.", "auth.login", "auth.login_failed", "auth.login_failed_suppressed", "auth.logout",
+	"session.", "session.revoke", "session.revoke_all",
 	"tenant.", "tenant.create", "tenant.rename", "tenant.freeze", "tenant.unfreeze", "tenant.retention",
 	"tenant.dual_control", "tenant.dual_control_removed", "tenant.dual_control_window", "tenant.frozen_refused",
 	"key.", "key.create", "key.revoke", "key.callback_secret_rotated", "key.revoked", "key.expired", "key.wrong_secret",
@@ -143,8 +144,18 @@ func eventSentence(e audit.Event, n EventNames) string {
 		return s
 	case "auth.login_failed":
 		return "A sign-in was refused: " + strings.ReplaceAll(subject, "_", " ")
+	case "auth.login_failed_suppressed":
+		return plural(d.str("count"), "more refused sign-in", "more refused sign-ins") + " from one address, counted here instead of one by one (rate limit)"
 	case "auth.logout":
 		return who + " signed out"
+	case "session.revoke":
+		s := who + " revoked session " + subject
+		if p := d.str("principal"); p != "" {
+			s += " of " + n.Principals.Of(p)
+		}
+		return s + ": its user must sign in again"
+	case "session.revoke_all":
+		return who + " revoked all sessions of " + n.Principals.Of(subject) + " (" + plural(d.str("count"), "session", "sessions") + "): they must sign in again"
 
 	case "tenant.create":
 		return who + " created tenant " + tenant + quoted(" ", d.str("name"))

@@ -69,6 +69,12 @@ func TestEventSentence(t *testing.T) {
 			"A sign-in was refused: state mismatch"},
 		{"logout", alice, "", "auth.logout", audit.Subject{Type: "principal", ID: "p-alice"}, `{}`,
 			"Alice Approver signed out"},
+		{"refusals summed up", audit.Actor{Type: audit.ActorAnonymous, ID: "-"}, "", "auth.login_failed_suppressed", audit.Subject{Type: "login", ID: "rate_limited"}, `{"count":42}`,
+			"42 more refused sign-ins from one address, counted here instead of one by one (rate limit)"},
+		{"session revoked", alice, "", "session.revoke", audit.Subject{Type: "session", ID: "s_01"}, `{"principal":"p-alice"}`,
+			"Alice Approver revoked session s_01 of Alice Approver: its user must sign in again"},
+		{"all sessions revoked", alice, "", "session.revoke_all", audit.Subject{Type: "principal", ID: "p-alice"}, `{"count":1}`,
+			"Alice Approver revoked all sessions of Alice Approver (1 session): they must sign in again"},
 
 		{"tenant create", alice, "acme", "tenant.create", tenant, `{"slug":"acme","name":"Acme Corp"}`,
 			`Alice Approver created tenant acme "Acme Corp"`},

@@ -9,6 +9,15 @@ type LoginView struct {
 	Error         string // why the last sign-in failed, for the user
 	Next          string // where to go after signing in
 	SignedOut     bool   // the user just signed out
+	// IssuerMismatch is set when the provider answers but calls itself by
+	// another issuer than Warden is configured with.
+	IssuerMismatch *IssuerMismatch
+}
+
+// IssuerMismatch names the two issuers that must be equal.
+type IssuerMismatch struct {
+	Configured string // WARDEN_OIDC_ISSUER
+	Announced  string // what the provider's discovery document says
 }
 
 func loginURL(next string) string {

@@ -76,6 +76,13 @@ func startWardenDemo(t testing.TB, env map[string]string) *instance {
 
 func start(t testing.TB, env map[string]string, demo bool) *instance {
 	t.Helper()
+	return startClock(t, env, demo, nil)
+}
+
+// startClock is start with the sessions' clock in the test's hands (nil:
+// the real one).
+func startClock(t testing.TB, env map[string]string, demo bool, clock func() time.Time) *instance {
+	t.Helper()
 	vals := map[string]string{"WARDEN_DATA_DIR": t.TempDir(), "WARDEN_ADDR": "127.0.0.1:0", "WARDEN_DRAIN_DELAY": "0s"}
 	for k, v := range env {
 		vals[k] = v
@@ -116,7 +123,7 @@ func start(t testing.TB, env map[string]string, demo bool) *instance {
 		t.Fatal(err)
 	}
 	cfg = cfg.WithListenAddr(ln.Addr().String())
-	srv, err := New(Options{Config: cfg, DB: db, Logger: logger, Version: "test", Gateway: rt.Gateway, Runtime: rt.Service, Redactor: redact.New(key)})
+	srv, err := New(Options{Config: cfg, DB: db, Logger: logger, Version: "test", Gateway: rt.Gateway, Runtime: rt.Service, Redactor: redact.New(key), Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

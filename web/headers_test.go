@@ -40,8 +40,9 @@ func TestSecurityHeaders(t *testing.T) {
 			t.Errorf("%s: HSTS %q over plain http", path, got)
 		}
 	}
-	// The session cookie after a login attempt: HttpOnly, SameSite=Lax,
-	// not Secure over http.
+	// The flow cookie after a login attempt: HttpOnly, SameSite=Lax, not
+	// Secure over http, and without the __Host- prefix browsers would
+	// refuse there.
 	resp, err := b.noRedirect().c.Get(in.URL + "/auth/login")
 	if err != nil {
 		t.Fatal(err)
@@ -49,10 +50,10 @@ func TestSecurityHeaders(t *testing.T) {
 	resp.Body.Close()
 	var found bool
 	for _, c := range resp.Cookies() {
-		if c.Name == sessionCookie {
+		if c.Name == flowCookieName {
 			found = true
 			if !c.HttpOnly || c.SameSite != http.SameSiteLaxMode || c.Secure {
-				t.Errorf("session cookie HttpOnly=%v SameSite=%v Secure=%v, want true Lax false", c.HttpOnly, c.SameSite, c.Secure)
+				t.Errorf("flow cookie HttpOnly=%v SameSite=%v Secure=%v, want true Lax false", c.HttpOnly, c.SameSite, c.Secure)
 			}
 		}
 	}
@@ -83,8 +84,11 @@ func TestHTTPSPublicURLMakesCookiesSecureAndSendsHSTS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !srv.sessions.Options.Secure {
-		t.Error("session cookie not Secure under an https public URL")
+	if !srv.flows.Options.Secure {
+		t.Error("flow cookie not Secure under an https public URL")
+	}
+	if srv.sessionCookie != "__Host-warden_session" || srv.flowCookie != "__Host-warden_flow" {
+		t.Errorf("cookie names under https = %q, %q; want the __Host- prefix", srv.sessionCookie, srv.flowCookie)
 	}
 	rec := httptest.NewRecorder()
 	srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))

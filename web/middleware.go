@@ -1,23 +1,30 @@
 package web
 
 import (
+	"crypto/hmac"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
-	"github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/wardenhq/warden/handlers"
 	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/sessions"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
 
-const keySession = "warden.session"
+// Context keys of this package's middleware.
+const (
+	keySession = "warden.session" // *sessions.Session
+	keyFlow    = "warden.flow"    // *gsessions.Session, the flow cookie
+	keyCSRF    = "warden.csrf"    // the session's CSRF token
+)
 
 // secureHeaders sets the headers every response carries. The console runs
 // no inline script, so the policy allows scripts and styles from Warden
@@ -103,54 +110,111 @@ func (s *Server) requestLog() echo.MiddlewareFunc {
 	})
 }
 
-// loadSession decodes the session cookie and, when it holds a principal,
-// makes it the request's user. A cookie that fails to decode (tampered,
-// expired, old keys) is treated as no session.
+// loadSession makes the signed-in principal of a live server-side session
+// the request's user. The cookie holds only the session's token; a token
+// that names no live session (unknown, signed out, revoked, idle, past its
+// lifetime) is no session. The session's last-seen time is written at most
+// once a minute.
 func (s *Server) loadSession() echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
-			sess, err := s.sessions.Get(c.Request(), sessionCookie)
-			if err != nil {
-				sess, _ = s.sessions.New(c.Request(), sessionCookie)
+			if noSession(c.Request().URL.Path) {
+				return next(c)
 			}
-			c.Set(keySession, sess)
-			if p := sessionPrincipal(sess); p != nil {
-				handlers.SetPrincipal(c, p)
+			ck, err := c.Cookie(s.sessionCookie)
+			if err != nil || ck.Value == "" {
+				return next(c)
+			}
+			ctx := c.Request().Context()
+			now := s.now()
+			sess, err := sessions.Lookup(ctx, s.db.Read(), ck.Value, now, s.policy)
+			if errors.Is(err, sessions.ErrNotFound) {
+				return next(c)
+			}
+			if err != nil {
+				return err
+			}
+			c.Set(keySession, &sess)
+			handlers.SetSessionID(c, sess.ID)
+			p := sess.Principal
+			handlers.SetPrincipal(c, &p)
+			if sess.TouchDue(now) {
+				if err := sessions.Touch(ctx, s.db, sess.ID, now); err != nil {
+					s.log.WarnContext(ctx, "session last-seen not recorded", "request_id", requestID(c), "err", err)
+				}
 			}
 			return next(c)
 		}
 	}
 }
 
-func (s *Server) session(c echo.Context) *sessions.Session {
-	return c.Get(keySession).(*sessions.Session)
+// noSession lists the paths that never need a console session: health
+// probes (liveness checks no dependency, the database included), assets,
+// the agents' API and the development provider.
+func noSession(path string) bool {
+	return path == "/healthz" || path == "/readyz" || strings.HasPrefix(path, "/static/") ||
+		strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, devIdPPath+"/")
 }
 
-// csrf checks a token on every state-changing request: in the form field
-// _csrf or the X-CSRF-Token header. A missing or wrong token is a 403 and
-// the handler never runs.
+// csrf guards every state-changing console request twice. The browser's
+// own word first: a request a browser marks as coming from another site
+// (Sec-Fetch-Site cross-site or same-site, which includes a sibling
+// subdomain), or whose Origin is another host, is refused. Then the token,
+// in the form field _csrf or the X-CSRF-Token header, must be the one
+// derived from the request's server-side session (csrfToken); without a
+// session there is no valid token. A refusal is a 403 and the handler
+// never runs. The agents' API (bearer keys, no cookies) and the
+// development provider's own endpoints (its token endpoint is called
+// server to server) are not console forms.
 func (s *Server) csrf() echo.MiddlewareFunc {
-	return middleware.CSRFWithConfig(middleware.CSRFConfig{
-		TokenLookup:    "form:_csrf,header:X-CSRF-Token",
-		CookieName:     "warden_csrf",
-		CookiePath:     "/",
-		CookieHTTPOnly: true,
-		CookieSecure:   s.cfg.Secure(),
-		CookieSameSite: http.SameSiteLaxMode,
-		ContextKey:     "csrf",
-		Skipper: func(c echo.Context) bool {
-			// The agents' API authenticates every request with a bearer
-			// key and sends no cookies. The development identity
-			// provider's own endpoints (its token endpoint is called
-			// server to server) are not console forms.
-			p := c.Request().URL.Path
-			return strings.HasPrefix(p, "/v1/") || (s.cfg.DevMode() && strings.HasPrefix(p, devIdPPath+"/"))
-		},
-		ErrorHandler: func(err error, c echo.Context) error {
-			s.log.WarnContext(c.Request().Context(), "csrf check failed", "request_id", requestID(c), "path", c.Request().URL.Path)
-			return echo.NewHTTPError(http.StatusForbidden, "This form has expired or did not come from Warden. Reload the page and try again.")
-		},
-	})
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			r := c.Request()
+			if strings.HasPrefix(r.URL.Path, "/v1/") || (s.cfg.DevMode() && strings.HasPrefix(r.URL.Path, devIdPPath+"/")) {
+				return next(c)
+			}
+			want := ""
+			if sess := currentSession(c); sess != nil {
+				want = s.csrfToken(sess.ID)
+			}
+			c.Set(keyCSRF, want)
+			switch r.Method {
+			case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+				return next(c)
+			}
+			got := c.FormValue("_csrf")
+			if got == "" {
+				got = r.Header.Get("X-CSRF-Token")
+			}
+			reason := ""
+			switch site := r.Header.Get("Sec-Fetch-Site"); {
+			case site == "cross-site" || site == "same-site":
+				reason = "sec_fetch_site"
+			case !sameOrigin(r, s.cfg.PublicURL.Host):
+				reason = "origin"
+			case want == "":
+				reason = "no_session"
+			case !hmac.Equal([]byte(got), []byte(want)):
+				reason = "token"
+			}
+			if reason != "" {
+				s.log.WarnContext(r.Context(), "csrf check failed", "request_id", requestID(c), "path", r.URL.Path, "reason", reason)
+				return echo.NewHTTPError(http.StatusForbidden, "This form has expired or did not come from Warden. Reload the page and try again.")
+			}
+			return next(c)
+		}
+	}
+}
+
+// sameOrigin reports whether a request's Origin header, when it has one,
+// names the host the request was sent to or Warden's public host.
+func sameOrigin(r *http.Request, publicHost string) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return true
+	}
+	u, err := url.Parse(o)
+	return err == nil && u.Host != "" && (strings.EqualFold(u.Host, r.Host) || strings.EqualFold(u.Host, publicHost))
 }
 
 // page prepares the layout data for console pages.
@@ -158,7 +222,7 @@ func (s *Server) page(routes []route) echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			user := handlers.CurrentPrincipal(c)
-			token, _ := c.Get("csrf").(string)
+			token, _ := c.Get(keyCSRF).(string)
 			p := views.Page{User: user, CSRF: token, DevMode: s.cfg.DevMode(), Active: c.Path(), RequestID: requestID(c)}
 			if user != nil {
 				p.Nav = navFor(routes, user)

@@ -7,33 +7,44 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 
+	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/identity"
 )
 
 // authenticator runs the OIDC authorization-code flow with PKCE, state and
 // nonce. The provider is discovered once; until discovery succeeds it is
-// retried in the background and sign-in is unavailable.
+// retried in the background and sign-in is unavailable. An issuer that
+// does not match what the provider calls itself is told apart from an
+// unreachable provider (providerStatus).
 type authenticator struct {
 	issuer       string
 	clientID     string
 	clientSecret string
 	redirectURL  string
 	groupsClaim  string
+	scopes       []string
+	tokenAuth    string // config.TokenAuth*, or "" to follow discovery
 	grants       identity.Grants
 	client       *http.Client
 	log          *slog.Logger
 
-	mu       sync.RWMutex
-	oauth    *oauth2.Config
-	verifier *oidc.IDTokenVerifier
-	lastErr  error
+	mu         sync.RWMutex
+	oauth      *oauth2.Config
+	verifier   *oidc.IDTokenVerifier
+	authStyle  string // the token endpoint method in use: config.TokenAuthBasic, Post or Auto
+	endSession string // the provider's end_session_endpoint, "" when it has none
+	lastErr    error
+	mismatch   *oidc.IssuerMismatchError
 }
 
 func (a *authenticator) ctx(ctx context.Context) context.Context {
@@ -47,8 +58,39 @@ func (a *authenticator) ready() bool {
 	return a.oauth != nil
 }
 
+// Provider states, as /readyz details and the sign-in page report them.
+const (
+	providerOK             = "ok"
+	providerUnreachable    = "unreachable"
+	providerIssuerMismatch = "issuer_mismatch"
+)
+
+// providerStatus says whether sign-in works and, when not, why: the
+// provider cannot be reached, or it calls itself by another issuer than
+// WARDEN_OIDC_ISSUER (which no amount of retrying fixes).
+type providerStatus struct {
+	State      string // providerOK, providerUnreachable, providerIssuerMismatch
+	Discovered string // the issuer the provider announced, on a mismatch
+	Err        error  // the last discovery error
+}
+
+func (a *authenticator) status() providerStatus {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	switch {
+	case a.oauth != nil:
+		return providerStatus{State: providerOK}
+	case a.mismatch != nil:
+		return providerStatus{State: providerIssuerMismatch, Discovered: a.mismatch.Discovered, Err: a.lastErr}
+	default:
+		return providerStatus{State: providerUnreachable, Err: a.lastErr}
+	}
+}
+
 // discover tries discovery until it succeeds or ctx ends, backing off from
-// 200 ms to 30 s between attempts.
+// 200 ms to 30 s between attempts. An issuer mismatch is logged as an
+// error naming both issuers, since it is a configuration mistake, not an
+// outage; discovery keeps trying in case the provider is the one fixed.
 func (a *authenticator) discover(ctx context.Context) {
 	wait := 200 * time.Millisecond
 	for attempt := 1; ; attempt++ {
@@ -57,11 +99,22 @@ func (a *authenticator) discover(ctx context.Context) {
 			a.log.Info("identity provider discovered", "issuer", a.issuer, "attempts", attempt)
 			return
 		}
+		var mismatch *oidc.IssuerMismatchError
+		isMismatch := errors.As(err, &mismatch)
 		a.mu.Lock()
 		a.lastErr = err
+		a.mismatch = nil
+		if isMismatch {
+			a.mismatch = mismatch
+		}
 		a.mu.Unlock()
 		if attempt == 1 || attempt%10 == 0 {
-			a.log.Warn("identity provider unreachable; retrying", "issuer", a.issuer, "attempt", attempt, "err", err)
+			if isMismatch {
+				a.log.Error("identity provider issuer mismatch: WARDEN_OIDC_ISSUER must be exactly the issuer the provider announces (mind a trailing slash); sign-in is unavailable",
+					"configured", mismatch.Provided, "announced", mismatch.Discovered, "attempt", attempt)
+			} else {
+				a.log.Warn("identity provider unreachable; retrying", "issuer", a.issuer, "attempt", attempt, "err", err)
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -72,6 +125,14 @@ func (a *authenticator) discover(ctx context.Context) {
 	}
 }
 
+// discovery is what Warden reads from the discovery document beyond what
+// go-oidc keeps.
+type discovery struct {
+	EndSession      string   `json:"end_session_endpoint"`
+	TokenAuth       []string `json:"token_endpoint_auth_methods_supported"`
+	ScopesSupported []string `json:"scopes_supported"`
+}
+
 func (a *authenticator) discoverOnce(ctx context.Context) error {
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -79,31 +140,102 @@ func (a *authenticator) discoverOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// The key set must outlive the discovery request's context.
-	keys := oidc.NewRemoteKeySet(a.ctx(context.Background()), jwksURL(p))
+	var d discovery
+	_ = p.Claims(&d)
+	for _, sc := range a.scopes {
+		if len(d.ScopesSupported) > 0 && !slices.Contains(d.ScopesSupported, sc) {
+			a.log.Warn("the identity provider does not list a scope Warden asks for; if sign-in is refused, change WARDEN_OIDC_SCOPES",
+				"scope", sc, "scopes_supported", strings.Join(d.ScopesSupported, " "))
+		}
+	}
+	style := a.tokenAuth
+	if style == "" {
+		style = tokenAuthFromDiscovery(d.TokenAuth)
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.verifier = oidc.NewVerifier(a.issuer, keys, &oidc.Config{ClientID: a.clientID})
+	// The verifier accepts the algorithms the provider advertises
+	// (id_token_signing_alg_values_supported), not only RS256; its key set
+	// must outlive the discovery request's context.
+	a.verifier = p.VerifierContext(a.ctx(context.Background()), &oidc.Config{ClientID: a.clientID})
 	a.oauth = &oauth2.Config{
 		ClientID:     a.clientID,
 		ClientSecret: a.clientSecret,
 		Endpoint:     p.Endpoint(),
 		RedirectURL:  a.redirectURL,
-		Scopes:       []string{oidc.ScopeOpenID, "profile", "email", "groups"},
+		Scopes:       a.scopes,
 	}
-	a.lastErr = nil
+	a.authStyle = style
+	a.endSession = d.EndSession
+	a.lastErr, a.mismatch = nil, nil
 	return nil
 }
 
-func jwksURL(p *oidc.Provider) string {
-	var claims struct {
-		JWKSURI string `json:"jwks_uri"`
+// tokenAuthFromDiscovery picks the token endpoint's client authentication
+// from token_endpoint_auth_methods_supported: the one listed, auto when
+// both are, and basic when neither is (the specification's default).
+func tokenAuthFromDiscovery(methods []string) string {
+	basic, post := slices.Contains(methods, "client_secret_basic"), slices.Contains(methods, "client_secret_post")
+	switch {
+	case basic && post:
+		return config.TokenAuthAuto
+	case post:
+		return config.TokenAuthPost
+	default:
+		return config.TokenAuthBasic
 	}
-	_ = p.Claims(&claims)
-	return claims.JWKSURI
 }
 
-// loginStart is what the login redirect needs remembered in the session.
+// exchange redeems the code at the token endpoint with the configured
+// client authentication. Auto tries basic, then post when the provider
+// answers with an error, at every sign-in: unlike x/oauth2's own
+// detection it remembers nothing, so a provider that changes its method
+// does not break sign-in until a restart.
+func (a *authenticator) exchange(ctx context.Context, cfg *oauth2.Config, style, code, verifier string) (*oauth2.Token, error) {
+	with := func(s oauth2.AuthStyle) (*oauth2.Token, error) {
+		c := *cfg
+		c.Endpoint.AuthStyle = s
+		return c.Exchange(ctx, code, oauth2.VerifierOption(verifier))
+	}
+	switch style {
+	case config.TokenAuthPost:
+		return with(oauth2.AuthStyleInParams)
+	case config.TokenAuthAuto:
+		tok, err := with(oauth2.AuthStyleInHeader)
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) {
+			return with(oauth2.AuthStyleInParams)
+		}
+		return tok, err
+	default:
+		return with(oauth2.AuthStyleInHeader)
+	}
+}
+
+// endSessionURL is the provider's end-session endpoint with the
+// id_token_hint and the post-logout redirect, or "" when the provider
+// advertises none or there is no ID token to hint with.
+func (a *authenticator) endSessionURL(idToken, postLogout string) string {
+	a.mu.RLock()
+	endpoint := a.endSession
+	a.mu.RUnlock()
+	if endpoint == "" || idToken == "" {
+		return ""
+	}
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return ""
+	}
+	q := u.Query()
+	q.Set("id_token_hint", idToken)
+	q.Set("post_logout_redirect_uri", postLogout)
+	q.Set("client_id", a.clientID)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// loginStart is what the login redirect needs remembered in the flow
+// cookie.
 type loginStart struct {
 	state, nonce, verifier string
 	authURL                string
@@ -138,55 +270,51 @@ func refuse(reason, detail, user string) *loginError {
 	return &loginError{Reason: reason, Detail: detail, User: user}
 }
 
-// pendingLogin is what the session remembered at the start of the login.
-type pendingLogin struct {
-	state, nonce, verifier string
+// verified is a sign-in the provider vouched for: the principal (without
+// its Warden id) and the raw ID token.
+type verified struct {
+	principal identity.Principal
+	idToken   string
 }
 
-// finish checks the callback against the pending login, redeems the code
-// and verifies the ID token. It returns the principal (without its Warden
-// id) or a *loginError.
-func (a *authenticator) finish(ctx context.Context, pending pendingLogin, r *http.Request) (identity.Principal, error) {
-	q := r.URL.Query()
-	if e := q.Get("error"); e != "" {
-		return identity.Principal{}, refuse("provider_error", safeCode(e), "The identity provider did not sign you in ("+safeCode(e)+").")
-	}
-	if pending.state == "" {
-		return identity.Principal{}, refuse("no_login_in_progress", "callback without a pending login", "That sign-in link has expired or was already used. Please sign in again.")
-	}
-	if !equalSecret(q.Get("state"), pending.state) {
-		return identity.Principal{}, refuse("state_mismatch", "state parameter does not match the session", "The sign-in response did not match this browser session. Please sign in again.")
-	}
+// finish redeems the code of a callback whose state matched a sign-in in
+// progress, and verifies the ID token. It returns the principal or a
+// *loginError. The caller has checked the state and the error parameter.
+func (a *authenticator) finish(ctx context.Context, pending pendingLogin, q url.Values) (verified, error) {
 	code := q.Get("code")
 	if code == "" {
-		return identity.Principal{}, refuse("missing_code", "callback without an authorization code", "The identity provider sent no authorization code.")
+		return verified{}, refuse("missing_code", "callback without an authorization code", "The identity provider sent no authorization code.")
 	}
 	a.mu.RLock()
-	cfg, verifier := a.oauth, a.verifier
+	cfg, verifier, style := a.oauth, a.verifier, a.authStyle
 	a.mu.RUnlock()
 	if cfg == nil {
-		return identity.Principal{}, refuse("provider_unavailable", "provider not discovered", "The identity provider is unreachable.")
+		return verified{}, refuse("provider_unavailable", "provider not discovered", "The identity provider is unreachable.")
 	}
 	xctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	tok, err := cfg.Exchange(a.ctx(xctx), code, oauth2.VerifierOption(pending.verifier))
+	tok, err := a.exchange(a.ctx(xctx), cfg, style, code, pending.Verifier)
 	if err != nil {
-		return identity.Principal{}, refuse("code_exchange_failed", exchangeDetail(err), "The identity provider refused to redeem the sign-in code (it may have been used already). Please sign in again.")
+		var re *oauth2.RetrieveError
+		if errors.As(err, &re) && re.ErrorCode == "invalid_scope" {
+			return verified{}, refuse("invalid_scope", exchangeDetail(err), scopeMessage(a.scopes))
+		}
+		return verified{}, refuse("code_exchange_failed", exchangeDetail(err), "The identity provider refused to redeem the sign-in code (it may have been used already). Please sign in again.")
 	}
 	raw, ok := tok.Extra("id_token").(string)
 	if !ok || raw == "" {
-		return identity.Principal{}, refuse("missing_id_token", "token response carried no id_token", "The identity provider sent no ID token.")
+		return verified{}, refuse("missing_id_token", "token response carried no id_token", "The identity provider sent no ID token.")
 	}
 	idt, err := verifier.Verify(a.ctx(xctx), raw)
 	if err != nil {
-		return identity.Principal{}, refuse(verifyReason(err), verifyDetail(err), "The identity provider's ID token could not be verified.")
+		return verified{}, refuse(verifyReason(err), verifyDetail(err), "The identity provider's ID token could not be verified.")
 	}
-	if !equalSecret(idt.Nonce, pending.nonce) {
-		return identity.Principal{}, refuse("nonce_mismatch", "ID token nonce does not match the session", "The ID token was not issued for this sign-in. Please sign in again.")
+	if !equalSecret(idt.Nonce, pending.Nonce) {
+		return verified{}, refuse("nonce_mismatch", "ID token nonce does not match the session", "The ID token was not issued for this sign-in. Please sign in again.")
 	}
 	var claims map[string]any
 	if err := idt.Claims(&claims); err != nil {
-		return identity.Principal{}, refuse("bad_claims", "ID token claims are not a JSON object", "The ID token could not be read.")
+		return verified{}, refuse("bad_claims", "ID token claims are not a JSON object", "The ID token could not be read.")
 	}
 	p := identity.Principal{Issuer: idt.Issuer, Subject: idt.Subject}
 	p.Email, _ = claims["email"].(string)
@@ -195,7 +323,43 @@ func (a *authenticator) finish(ctx context.Context, pending pendingLogin, r *htt
 		p.Name, _ = claims["preferred_username"].(string)
 	}
 	p.Roles, p.Tenants = a.grants.Apply(stringList(claims[a.groupsClaim]))
-	return p, nil
+	return verified{principal: p, idToken: raw}, nil
+}
+
+// providerRefusal is the refusal of a callback that carries ?error=: the
+// provider's code and its error_description, shown (escaped) to the user
+// but kept out of the audit trail, where only the code goes.
+func (a *authenticator) providerRefusal(q url.Values) *loginError {
+	code := safeCode(q.Get("error"))
+	if code == "invalid_scope" {
+		return refuse("invalid_scope", "provider answered invalid_scope", scopeMessage(a.scopes))
+	}
+	msg := "The identity provider did not sign you in (" + code + ")."
+	if d := cleanDescription(q.Get("error_description")); d != "" {
+		msg += " It said: " + d
+	}
+	return refuse("provider_error", code, msg)
+}
+
+func scopeMessage(scopes []string) string {
+	return "The identity provider refused the scopes Warden asks for (" + strings.Join(scopes, " ") +
+		"). An administrator can change them with the setting WARDEN_OIDC_SCOPES."
+}
+
+// cleanDescription keeps a provider's error_description printable and
+// short; the page escapes it.
+func cleanDescription(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if b.Len() >= 300 {
+			b.WriteString("…")
+			break
+		}
+		if unicode.IsPrint(r) {
+			b.WriteRune(r)
+		}
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // stringList reads a groups claim that is a list of strings or one string.

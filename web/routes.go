@@ -25,7 +25,8 @@ type route struct {
 }
 
 func (s *Server) consoleRoutes() []route {
-	h := &handlers.Console{DB: s.db, Runtime: s.runtime, Sealer: s.sealer(), Runbooks: s.runbooks, Flash: sessionFlash{s}, StatusView: s.status}
+	h := &handlers.Console{DB: s.db, Runtime: s.runtime, Sealer: s.sealer(), Runbooks: s.runbooks, Flash: sessionFlash{s}, StatusView: s.status,
+		SessionPolicy: s.policy, SessionClock: s.now}
 	all := []string{identity.RoleApprover, identity.RoleOncall, identity.RoleAuditor, identity.RoleAdmin}
 	approver, admin := []string{identity.RoleApprover}, []string{identity.RoleAdmin}
 	readers := []string{identity.RoleOncall, identity.RoleAuditor, identity.RoleAdmin}
@@ -91,6 +92,13 @@ func (s *Server) consoleRoutes() []route {
 		{http.MethodGet, "/runbooks/:id/actions/:action", h.RunbookActionConfirm, oncallAdmin, ""},
 		{http.MethodPost, "/runbooks/:id/actions/:action", h.RunbookAction, oncallAdmin, ""},
 		{http.MethodGet, "/runbooks/:id/runs/:run", h.RunbookRunShow, oncallAdmin, ""},
+		// Console sessions: admins (of all tenants) see who is signed in
+		// and sign people out.
+		{http.MethodGet, "/sessions", h.SessionList, admin, "Sessions"},
+		{http.MethodGet, "/sessions/:id/revoke", h.SessionRevokeConfirm, admin, ""},
+		{http.MethodPost, "/sessions/:id/revoke", h.SessionRevoke, admin, ""},
+		{http.MethodGet, "/sessions/users/:principal/revoke", h.SessionRevokeAllConfirm, admin, ""},
+		{http.MethodPost, "/sessions/users/:principal/revoke", h.SessionRevokeAll, admin, ""},
 		{http.MethodGet, "/traces", h.TraceList, readers, "Traces"},
 		{http.MethodGet, "/traces/:id", h.TraceDetail, readers, ""},
 	}

@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gorilla/sessions"
+	gsessions "github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
@@ -25,6 +25,8 @@ import (
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/runbooks"
+	"github.com/wardenhq/warden/sessions"
+	"github.com/wardenhq/warden/signin"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/web/devidp"
 )
@@ -44,8 +46,18 @@ type Server struct {
 	log      *slog.Logger
 	redactor Redactor
 	echo     *echo.Echo
-	sessions *sessions.CookieStore
 	auth     *authenticator
+
+	// Sign-in and sessions (sessions.go, auth.go).
+	flows            *gsessions.CookieStore // the flow cookie: sign-ins in progress, one-time messages
+	sessionCookie    string
+	flowCookie       string
+	csrfKey          []byte
+	policy           sessions.Policy
+	now              func() time.Time // the sessions' clock; tests move it
+	failures         *failureLimiter
+	refusedCallbacks atomic.Int64 // callbacks refused before any audit: no or unknown state
+
 	devIdP   http.Handler
 	started  time.Time
 	gateway  *gateway.Gateway
@@ -74,6 +86,9 @@ type Options struct {
 	Runtime *runtime.Service
 	// HTTPClient is used to reach the identity provider (tests inject one).
 	HTTPClient *http.Client
+	// Clock is the sessions' clock: idle timeouts, lifetimes, sign-ins in
+	// progress (tests move it). Nil is time.Now.
+	Clock func() time.Time
 }
 
 // New builds the server. In development mode it also builds the built-in
@@ -89,15 +104,24 @@ func New(o Options) (*Server, error) {
 		client = &http.Client{Timeout: 15 * time.Second}
 	}
 	s := &Server{
-		cfg:      cfg,
-		db:       o.DB,
-		log:      o.Logger,
-		redactor: o.Redactor,
-		sessions: newSessionStore(hash, block, cfg.Secure()),
-		started:  time.Now(),
+		cfg:           cfg,
+		db:            o.DB,
+		log:           o.Logger,
+		redactor:      o.Redactor,
+		flows:         newFlowStore(hash, block, cfg.Secure()),
+		sessionCookie: cookieName(sessionCookieName, cfg.Secure()),
+		flowCookie:    cookieName(flowCookieName, cfg.Secure()),
+		csrfKey:       hash,
+		policy:        sessions.Policy{Idle: cfg.SessionIdle, Max: cfg.SessionMax},
+		now:           time.Now,
+		failures:      newFailureLimiter(),
+		started:       time.Now(),
 	}
 	if s.log == nil {
 		s.log = slog.Default()
+	}
+	if o.Clock != nil {
+		s.now = o.Clock
 	}
 	s.drainDelay = cfg.DrainDelay
 	s.version = o.Version
@@ -114,6 +138,8 @@ func New(o Options) (*Server, error) {
 		clientSecret: cfg.OIDCClientSecret,
 		redirectURL:  cfg.OIDCRedirectURL,
 		groupsClaim:  cfg.OIDCGroupsClaim,
+		scopes:       cfg.OIDCScopes,
+		tokenAuth:    cfg.OIDCTokenAuth,
 		grants:       identity.Grants{RoleMapping: cfg.RoleMapping, TenantPrefix: cfg.TenantPrefix},
 		client:       client,
 		log:          s.log,
@@ -129,9 +155,11 @@ func New(o Options) (*Server, error) {
 			ClientID:     a.clientID,
 			ClientSecret: a.clientSecret,
 			RedirectURIs: []string{cfg.OIDCRedirectURL},
-			Users:        devidp.DemoUsers(),
-			CryptoKey:    key,
-			Logger:       s.log,
+			// RP-initiated logout comes back to the sign-in page.
+			PostLogoutRedirectURIs: []string{s.postLogoutURL()},
+			Users:                  devidp.DemoUsers(),
+			CryptoKey:              key,
+			Logger:                 s.log,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("development identity provider: %w", err)
@@ -196,6 +224,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	go func() {
 		defer s.bg.Done()
 		s.auth.discover(bgCtx)
+	}()
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		s.summarizeLoginFailures(bgCtx)
 	}()
 
 	errc := make(chan error, 1)
@@ -271,7 +304,38 @@ func (s *Server) readyz(c echo.Context) error {
 		s.log.WarnContext(ctx, "not ready", "err", err)
 		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": "database"})
 	}
-	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+	// The identity provider does not decide readiness (signed-in people
+	// keep working without it), but its state is reported: an issuer
+	// mismatch is a configuration mistake, not an outage.
+	st := s.auth.status()
+	details := map[string]any{
+		"identity_provider": st.State,
+		"refused_callbacks": s.refusedCallbacks.Load(),
+	}
+	if st.State == providerIssuerMismatch {
+		details["identity_provider_issuer_configured"] = s.auth.issuer
+		details["identity_provider_issuer_announced"] = st.Discovered
+	}
+	return c.JSON(http.StatusOK, map[string]any{"status": "ready", "details": details})
+}
+
+// summarizeLoginFailures writes, once a minute, the summary events of
+// refused sign-ins held back per client address (failureLimiter).
+func (s *Server) summarizeLoginFailures(ctx context.Context) {
+	t := time.NewTicker(summaryEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			for _, n := range s.failures.flush(s.now()) {
+				if err := signin.RefusedSuppressed(ctx, s.db, n); err != nil {
+					s.log.Warn("summary of refused sign-ins not recorded", "count", n, "err", err)
+				}
+			}
+		}
+	}
 }
 
 func (s *Server) redactDetails(d map[string]any) map[string]any {

@@ -1,40 +1,66 @@
 package web
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/gorilla/sessions"
+	gsessions "github.com/gorilla/sessions"
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/sessions"
 )
 
+// Two cookies, both HttpOnly and SameSite=Lax, Secure under https:
+//
+//   - the session cookie holds only a random token naming a row of the
+//     sessions table (package sessions): who is signed in lives on the
+//     server, so sign-out and revocation end a session at once;
+//   - the flow cookie, signed and encrypted (gorilla), holds what must
+//     survive a redirect before anyone is signed in: the sign-ins in
+//     progress, keyed by state, and one-time messages (handlers.Flash).
+//
+// Under an https public URL the names carry the __Host- prefix, which makes
+// browsers refuse them unless Secure, for this exact host, and Path=/: a
+// sibling subdomain cannot plant or shadow them. Over plain http (the
+// loopback development mode) browsers reject __Host- cookies, so the plain
+// names are used there.
 const (
-	sessionCookie = "warden_session"
-	sessionMaxAge = 12 * time.Hour
-	loginMaxAge   = 10 * time.Minute
+	sessionCookieName = "warden_session"
+	flowCookieName    = "warden_flow"
+	hostPrefix        = "__Host-"
 
-	// Session value keys.
-	sessPrincipal = "principal" // JSON of identity.Principal
-	sessID        = "sid"       // random id, new at every login
-	sessLoginAt   = "login_at"  // unix seconds
-	sessState     = "oidc_state"
-	sessNonce     = "oidc_nonce"
-	sessVerifier  = "oidc_verifier"
-	sessNext      = "oidc_next"
-	sessStarted   = "oidc_started" // unix seconds
+	// loginMaxAge bounds each sign-in in progress: from the redirect to
+	// the provider until its callback.
+	loginMaxAge = 10 * time.Minute
+	// maxPendingLogins is how many sign-ins one browser may have in
+	// progress at once (one per tab); the oldest gives way.
+	maxPendingLogins = 5
+	// flowMaxAge is the flow cookie's lifetime.
+	flowMaxAge = time.Hour
+
+	flowLogins = "logins" // JSON of map[state]pendingLogin
+	flowFlash  = "flash:"
 )
 
-// sessionKeys are the signing (hash) and encryption (block) keys of the
-// session cookie.
+func cookieName(base string, secure bool) string {
+	if secure {
+		return hostPrefix + base
+	}
+	return base
+}
+
+// sessionKeys are the server keys: hash signs the flow cookie and derives
+// CSRF tokens, block encrypts the flow cookie.
 type sessionKeys struct {
 	Hash  string `json:"hash"`
 	Block string `json:"block"`
@@ -74,43 +100,122 @@ func loadOrCreateSessionKeys(dir string, hash, block []byte) ([]byte, []byte, er
 	return hash, block, nil
 }
 
-// newSessionStore returns a cookie store whose cookies are signed (HMAC)
-// and encrypted (AES-256), HttpOnly, SameSite=Lax and Secure under https.
-func newSessionStore(hash, block []byte, secure bool) *sessions.CookieStore {
-	st := sessions.NewCookieStore(hash, block)
-	st.Options = &sessions.Options{
+// newFlowStore returns the store of the flow cookie: signed (HMAC) and
+// encrypted (AES-256), HttpOnly, SameSite=Lax and Secure under https.
+func newFlowStore(hash, block []byte, secure bool) *gsessions.CookieStore {
+	st := gsessions.NewCookieStore(hash, block)
+	st.Options = &gsessions.Options{
 		Path:     "/",
-		MaxAge:   int(sessionMaxAge.Seconds()),
+		MaxAge:   int(flowMaxAge.Seconds()),
 		HttpOnly: true,
 		Secure:   secure,
 		SameSite: http.SameSiteLaxMode,
 	}
-	st.MaxAge(int(sessionMaxAge.Seconds()))
+	st.MaxAge(int(flowMaxAge.Seconds()))
 	return st
 }
 
-// sessionPrincipal returns the principal stored in the session, or nil.
-func sessionPrincipal(s *sessions.Session) *identity.Principal {
-	raw, ok := s.Values[sessPrincipal].(string)
-	if !ok || raw == "" {
-		return nil
-	}
-	if at, ok := s.Values[sessLoginAt].(int64); !ok || time.Since(time.Unix(at, 0)) > sessionMaxAge {
-		return nil
-	}
-	var p identity.Principal
-	if err := json.Unmarshal([]byte(raw), &p); err != nil || p.ID == "" {
-		return nil
-	}
-	return &p
+// setSessionCookie gives the browser a new session's token.
+func (s *Server) setSessionCookie(c echo.Context, token string) {
+	c.SetCookie(&http.Cookie{
+		Name:     s.sessionCookie,
+		Value:    token,
+		Path:     "/",
+		MaxAge:   int(s.policy.Max.Seconds()),
+		HttpOnly: true,
+		Secure:   s.cfg.Secure(),
+		SameSite: http.SameSiteLaxMode,
+	})
 }
 
-// clearSession removes every value: the start of a login (rotation) and a
-// logout both begin here.
-func clearSession(s *sessions.Session) {
-	for k := range s.Values {
-		delete(s.Values, k)
+// clearSessionCookie tells the browser to forget its session cookie; the
+// session itself is ended on the server, so a copy kept elsewhere opens
+// nothing either.
+func (s *Server) clearSessionCookie(c echo.Context) {
+	c.SetCookie(&http.Cookie{
+		Name:     s.sessionCookie,
+		Value:    "",
+		Path:     "/",
+		MaxAge:   -1,
+		HttpOnly: true,
+		Secure:   s.cfg.Secure(),
+		SameSite: http.SameSiteLaxMode,
+	})
+}
+
+// currentSession is the request's live session, or nil.
+func currentSession(c echo.Context) *sessions.Session {
+	sess, _ := c.Get(keySession).(*sessions.Session)
+	return sess
+}
+
+// csrfToken is the CSRF token of a session: an HMAC of its id under the
+// server key. Another session's token (planted together with a cookie by
+// a sibling site, say) never matches, and nothing in the browser can make
+// one without the key.
+func (s *Server) csrfToken(sessionID string) string {
+	m := hmac.New(sha256.New, s.csrfKey)
+	m.Write([]byte("warden csrf\x00"))
+	m.Write([]byte(sessionID))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// flow returns the request's flow cookie, decoding it once. A cookie that
+// fails to decode (tampered, old keys) is a new, empty one.
+func (s *Server) flow(c echo.Context) *gsessions.Session {
+	if f, ok := c.Get(keyFlow).(*gsessions.Session); ok {
+		return f
 	}
+	f, err := s.flows.Get(c.Request(), s.flowCookie)
+	if err != nil {
+		f, _ = s.flows.New(c.Request(), s.flowCookie)
+	}
+	c.Set(keyFlow, f)
+	return f
+}
+
+// pendingLogin is one sign-in in progress: what the callback must match.
+type pendingLogin struct {
+	Nonce    string `json:"n"`
+	Verifier string `json:"v"`
+	Next     string `json:"x,omitempty"`
+	Started  int64  `json:"t"` // unix seconds
+}
+
+func (p pendingLogin) live(now time.Time) bool {
+	return now.Sub(time.Unix(p.Started, 0)) < loginMaxAge
+}
+
+// pendingLogins reads the sign-ins in progress, dropping expired ones.
+func pendingLogins(f *gsessions.Session, now time.Time) map[string]pendingLogin {
+	m := map[string]pendingLogin{}
+	if raw, ok := f.Values[flowLogins].(string); ok {
+		_ = json.Unmarshal([]byte(raw), &m)
+	}
+	for state, p := range m {
+		if !p.live(now) {
+			delete(m, state)
+		}
+	}
+	return m
+}
+
+func setPendingLogins(f *gsessions.Session, m map[string]pendingLogin) {
+	for len(m) > maxPendingLogins {
+		oldest := ""
+		for state, p := range m {
+			if oldest == "" || p.Started < m[oldest].Started {
+				oldest = state
+			}
+		}
+		delete(m, oldest)
+	}
+	if len(m) == 0 {
+		delete(f.Values, flowLogins)
+		return
+	}
+	raw, _ := json.Marshal(m)
+	f.Values[flowLogins] = string(raw)
 }
 
 func randomToken() string {
@@ -119,22 +224,33 @@ func randomToken() string {
 	return hex.EncodeToString(b)
 }
 
-// sessionFlash keeps one-time values in the signed, encrypted session
-// cookie (handlers.Flash).
+// clientAddr is the address the request came from: the peer's, never a
+// header a client can set (X-Forwarded-For would let anyone pick the key
+// of a rate limit).
+func clientAddr(c echo.Context) string {
+	host, _, err := net.SplitHostPort(c.Request().RemoteAddr)
+	if err != nil {
+		return c.Request().RemoteAddr
+	}
+	return host
+}
+
+// sessionFlash keeps one-time values in the signed, encrypted flow cookie
+// (handlers.Flash).
 type sessionFlash struct{ s *Server }
 
 func (f sessionFlash) Put(c echo.Context, key, value string) error {
-	sess := f.s.session(c)
-	sess.Values["flash:"+key] = value
-	return sess.Save(c.Request(), c.Response())
+	fl := f.s.flow(c)
+	fl.Values[flowFlash+key] = value
+	return fl.Save(c.Request(), c.Response())
 }
 
 func (f sessionFlash) Take(c echo.Context, key string) (string, error) {
-	sess := f.s.session(c)
-	v, _ := sess.Values["flash:"+key].(string)
+	fl := f.s.flow(c)
+	v, _ := fl.Values[flowFlash+key].(string)
 	if v == "" {
 		return "", nil
 	}
-	delete(sess.Values, "flash:"+key)
-	return v, sess.Save(c.Request(), c.Response())
+	delete(fl.Values, flowFlash+key)
+	return v, fl.Save(c.Request(), c.Response())
 }

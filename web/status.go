@@ -28,12 +28,10 @@ func (s *Server) status(ctx context.Context, p *identity.Principal) (views.Statu
 		v.DatabaseOK = true
 	}
 	v.SchemaVersion, _ = s.db.SchemaVersion(ctx)
-	if !v.ProviderReady {
-		s.auth.mu.RLock()
-		if s.auth.lastErr != nil {
-			v.ProviderError = "last attempt: " + s.auth.lastErr.Error()
-		}
-		s.auth.mu.RUnlock()
+	if st := s.auth.status(); st.State == providerIssuerMismatch {
+		v.ProviderError = "issuer mismatch: WARDEN_OIDC_ISSUER is " + s.auth.issuer + " but the provider announces " + st.Discovered + "; they must match exactly (mind a trailing slash)"
+	} else if !v.ProviderReady && st.Err != nil {
+		v.ProviderError = "last attempt: " + st.Err.Error()
 	}
 	n, err := audit.Count(ctx, s.db.Read())
 	if err != nil {

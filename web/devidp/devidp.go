@@ -63,6 +63,8 @@ type Provider struct {
 	store   *storage
 	log     *slog.Logger
 	handler http.Handler
+	// attempts limit sign-ins per client address and user name (limit.go).
+	attempts *attempts
 }
 
 // Paths under the issuer that this package serves itself; everything else
@@ -122,11 +124,12 @@ func New(cfg Config) (*Provider, error) {
 	}
 
 	p := &Provider{
-		issuer: cfg.Issuer,
-		prefix: prefix,
-		op:     provider,
-		store:  store,
-		log:    log,
+		issuer:   cfg.Issuer,
+		prefix:   prefix,
+		op:       provider,
+		store:    store,
+		log:      log,
+		attempts: newAttempts(),
 	}
 	p.handler = mountAt(prefix, http.HandlerFunc(p.route))
 	return p, nil

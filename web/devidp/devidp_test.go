@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -826,4 +827,55 @@ func TestDemoUsers(t *testing.T) {
 	if err := validateUsers(got); err != nil {
 		t.Errorf("validateUsers(DemoUsers()) = %v", err)
 	}
+}
+
+func TestSignInAttemptsAreRateLimited(t *testing.T) {
+	e := newEnv(t, DemoUsers())
+	attempt := func(addr, username string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, e.issuer+"/login", strings.NewReader(url.Values{"authRequestID": {"unknown"}, "username": {username}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.RemoteAddr = addr + ":40000"
+		rec := httptest.NewRecorder()
+		e.p.Handler().ServeHTTP(rec, req)
+		return rec
+	}
+	// One address hammering the picker, under many names: refused past
+	// its burst...
+	var refused *httptest.ResponseRecorder
+	for i := range addrBurst + 1 {
+		if rec := attempt("192.0.2.1", "nobody"+strconv.Itoa(i)); rec.Code == http.StatusTooManyRequests {
+			refused = rec
+			break
+		}
+	}
+	if refused == nil || refused.Header().Get("Retry-After") == "" {
+		t.Fatalf("%d attempts from one address were never refused with Retry-After", addrBurst+1)
+	}
+	// ...while another address signs in as usual.
+	if rec := attempt("192.0.2.2", "alice"); rec.Code != http.StatusBadRequest {
+		t.Errorf("another address's attempt = %d, want the usual answer (400 for an unknown request)", rec.Code)
+	}
+	// One name tried from many addresses: refused past its burst, while
+	// other names go on.
+	refused = nil
+	for i := range userBurst + 1 {
+		if rec := attempt("198.51.100."+strconv.Itoa(i+1), "bob"); rec.Code == http.StatusTooManyRequests {
+			refused = rec
+			break
+		}
+	}
+	if refused == nil {
+		t.Fatalf("%d attempts as bob were never refused", userBurst+1)
+	}
+	if rec := attempt("203.0.113.9", "carol"); rec.Code != http.StatusBadRequest {
+		t.Errorf("carol's attempt while bob is limited = %d, want the usual answer", rec.Code)
+	}
+	// In time the budget comes back.
+	e.clock.Advance(time.Minute)
+	if rec := attempt("198.51.100.99", "bob"); rec.Code != http.StatusBadRequest {
+		t.Errorf("bob's attempt a minute later = %d, want the usual answer", rec.Code)
+	}
+	// A real sign-in still works end to end.
+	conf := e.oauthConfig(oauth2.AuthStyleInHeader, testClientSecret)
+	e.login(t, conf, "dave")
 }

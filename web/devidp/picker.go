@@ -59,6 +59,16 @@ func (p *Provider) choose(w http.ResponseWriter, r *http.Request) {
 		p.render(w, r, http.StatusBadRequest, pageData{Title: "Bad request", Message: "The form could not be read."})
 		return
 	}
+	// Only the offered names get a budget of their own, so made-up names
+	// cannot grow the limiter.
+	name := r.PostForm.Get("username")
+	if _, known := p.store.userByUsername(name); !known {
+		name = ""
+	}
+	if ok, retry := p.attempts.allow(remoteAddr(r), name, p.store.now()); !ok {
+		p.tooMany(w, r, retry)
+		return
+	}
 	id := r.PostForm.Get("authRequestID")
 	user, ok := p.store.userByUsername(r.PostForm.Get("username"))
 	if !ok {
