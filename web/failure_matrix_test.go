@@ -236,4 +236,3 @@ func renderMatrix(got [][]string) string {
 	}
 	return b.String()
 }
-
