@@ -83,6 +83,8 @@ type ReverseConfirmView struct {
 	TenantSlug       string
 	CompensatingTool string
 	Reversal         *approvals.Action // already requested
+	Reason           string            // what was typed, when the page comes back with an error
+	Errors           FieldErrors
 }
 
 func (v ReverseConfirmView) confirm() ConfirmView {
@@ -98,6 +100,7 @@ func (v ReverseConfirmView) confirm() ConfirmView {
 		SubmitID:  "confirm-reverse",
 		Danger:    true,
 		Cancel:    back,
+		Fields:    reasonField("reverse-reason", "Say why, e.g. the customer returned the goods: the reversal's approvers read it, and it is kept in the audit trail.", v.Reason, v.Errors),
 	}
 	switch r := v.Reversal; {
 	case r != nil && approvals.Live(r.Status):

@@ -96,7 +96,7 @@ func TestReverseRefusedWhileTheCompensatingToolIsOff(t *testing.T) {
 	r := newRig(t)
 	orig := r.executed(refundRequest)
 	r.setEnabled("reverse_refund", false)
-	_, err := r.svc.Reverse(r.ctx, approver, orig.ID)
+	_, err := r.svc.Reverse(r.ctx, approver, orig.ID, "customer returned the goods")
 	p := problemOf(t, "Reverse", err)
 	if p.Code != policy.CodeDisabled || p.Kind != problem.KindConflict || !strings.Contains(p.Message, "reverse_refund is switched off") {
 		t.Errorf("Reverse = %s %q (%v), want 409 tool_disabled naming reverse_refund", p.Code, p.Message, p.Kind)
@@ -105,7 +105,7 @@ func TestReverseRefusedWhileTheCompensatingToolIsOff(t *testing.T) {
 		t.Errorf("%d reversals created, want none", len(got))
 	}
 	r.setEnabled("reverse_refund", true)
-	rev, err := r.svc.Reverse(r.ctx, approver, orig.ID)
+	rev, err := r.svc.Reverse(r.ctx, approver, orig.ID, "customer returned the goods")
 	if err != nil || rev.Status != approvals.StatusPending || rev.Tool != "reverse_refund" {
 		t.Errorf("Reverse after switching on = %s %s, %v; want a pending reverse_refund", rev.Tool, rev.Status, err)
 	}
@@ -117,7 +117,7 @@ func TestReverseRefusedWhileTheCompensatingToolIsOff(t *testing.T) {
 func TestReversalWhoseToolIsSwitchedOffAfterApprovalFails(t *testing.T) {
 	r := newRig(t)
 	orig := r.executed(refundRequest)
-	rev, err := r.svc.Reverse(r.ctx, approver, orig.ID)
+	rev, err := r.svc.Reverse(r.ctx, approver, orig.ID, "customer returned the goods")
 	if err != nil {
 		t.Fatal(err)
 	}
