@@ -129,8 +129,8 @@ func TestReversalWhoseToolIsSwitchedOffAfterApprovalFails(t *testing.T) {
 		t.Fatalf("ExecuteAction = %v", err)
 	}
 	a := r.action(rev.ID)
-	if a.Status != approvals.StatusFailed || a.Failure != "tool reverse_refund was switched off after approval" {
-		t.Errorf("reversal %s (%q), want failed: tool reverse_refund was switched off after approval", a.Status, a.Failure)
+	if a.Status != approvals.StatusFailed || a.Failure != "blocked before sending: tool reverse_refund is switched off" {
+		t.Errorf("reversal %s (%q), want failed: blocked before sending: tool reverse_refund is switched off", a.Status, a.Failure)
 	}
 	if n := r.effects("reverse_refund"); n != 0 || len(r.hooks.callsOf("reverse_refund")) != 0 {
 		t.Errorf("%d reversals at the provider, want none", n)
