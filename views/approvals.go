@@ -8,6 +8,7 @@ import (
 
 	"github.com/a-h/templ"
 
+	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
@@ -29,6 +30,9 @@ type ApprovalQueueView struct {
 	RowsURL  string // the rows partial queue.js refreshes from
 	Filtered bool
 	Now      time.Time
+	// Approved marks the rows the viewer has already approved: they wait
+	// for another approver, and are not offered again.
+	Approved map[string]bool
 }
 
 // ApprovalFilter is the queue's filter form, as typed.
@@ -58,15 +62,22 @@ type ApprovalView struct {
 	// reversal cannot be requested now (the page says why).
 	CompensationOff bool
 	RequestedBy     string // display name of the console user who asked
-	CanDecide       bool   // the forms are shown
-	Blocked         string // why this approver cannot decide, when pending
-	CanReverse      bool
-	CanTrace        bool // the user may open the journey's trace
-	CanQueue        bool // the user may open the approval queue
-	Comment         string
-	Errors          FieldErrors
-	Notice          string
-	Now             time.Time
+	// ToolSwitch is the action's tool's kill switch, Freeze its tenant's:
+	// they block execution, so approvers are warned and a blocked action
+	// says so.
+	ToolSwitch     catalog.SwitchState
+	Freeze         store.Freeze
+	ViewerApproved bool   // the viewer already approved it
+	CanRetry       bool   // "Retry execution" is offered
+	CanDecide      bool   // the forms are shown
+	Blocked        string // why this approver cannot decide, when pending
+	CanReverse     bool
+	CanTrace       bool // the user may open the journey's trace
+	CanQueue       bool // the user may open the approval queue
+	Comment        string
+	Errors         FieldErrors
+	Notice         string
+	Now            time.Time
 }
 
 // ApprovalConflictView explains a decision that could not be recorded
