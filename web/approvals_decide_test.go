@@ -36,8 +36,8 @@ func TestApprovalTwoApproversExecuteOnce(t *testing.T) {
 	if got := text(p, "action-summary"); got != "Refund $2,400.00 to account ••9182 for order ORD-1004" {
 		t.Errorf("summary = %q", got)
 	}
-	if text(p, "action-approvals") != "0 of 2" || text(p, "action-status") != "pending" {
-		t.Errorf("approvals %q, status %q; want 0 of 2, pending", text(p, "action-approvals"), text(p, "action-status"))
+	if text(p, "action-approvals") != "0 of 2" || statusOf(p, "action-status") != "pending" {
+		t.Errorf("approvals %q, status %q; want 0 of 2, pending", text(p, "action-approvals"), statusOf(p, "action-status"))
 	}
 	if p.Doc.Find(`[data-testid="approve"]`).Length() != 1 || p.Doc.Find(`[data-testid="reject"]`).Length() != 1 {
 		t.Fatal("alice is not offered Approve and Reject")
@@ -51,8 +51,8 @@ func TestApprovalTwoApproversExecuteOnce(t *testing.T) {
 	if p.Status != http.StatusOK || p.URL.Path != "/approvals/"+desk.ID {
 		t.Fatalf("approve = %d at %s, want the action page", p.Status, p.URL)
 	}
-	if text(p, "action-approvals") != "1 of 2" || text(p, "action-status") != "pending" {
-		t.Errorf("after alice: approvals %q, status %q; want 1 of 2, pending", text(p, "action-approvals"), text(p, "action-status"))
+	if text(p, "action-approvals") != "1 of 2" || statusOf(p, "action-status") != "pending" {
+		t.Errorf("after alice: approvals %q, status %q; want 1 of 2, pending", text(p, "action-approvals"), statusOf(p, "action-status"))
 	}
 	if d := text(p, "decision-1"); !strings.Contains(d, "Alice Approver") || !strings.Contains(d, "approved") || !strings.Contains(d, "checked the return slip") {
 		t.Errorf("decision row = %q, want alice, approved, her comment", d)
@@ -61,8 +61,8 @@ func TestApprovalTwoApproversExecuteOnce(t *testing.T) {
 		t.Errorf("alice is offered a second approval, or not told why not: %q", text(p, "decide-blocked"))
 	}
 	// Forcing it anyway is refused and records nothing.
-	if p := alice.post("/approvals/"+desk.ID+"/decide", alice.withCSRF(decideForm(approvals.Approve, "", form)), nil); p.Status != http.StatusConflict || text(p, "conflict-status") != "pending" {
-		t.Errorf("second approval by alice = %d (status %q), want 409", p.Status, text(p, "conflict-status"))
+	if p := alice.post("/approvals/"+desk.ID+"/decide", alice.withCSRF(decideForm(approvals.Approve, "", form)), nil); p.Status != http.StatusConflict || statusOf(p, "conflict-status") != "pending" {
+		t.Errorf("second approval by alice = %d (status %q), want 409", p.Status, statusOf(p, "conflict-status"))
 	}
 	if n := decisionCount(t, in, desk.ID); n != 1 {
 		t.Fatalf("%d decisions, want 1", n)
@@ -107,7 +107,7 @@ func TestApprovalRejectNeedsReason(t *testing.T) {
 	if p.Status != http.StatusUnprocessableEntity || !strings.Contains(text(p, "reason-error"), "A rejection needs a reason") {
 		t.Errorf("reject without reason = %d, error %q; want 422 and the message", p.Status, text(p, "reason-error"))
 	}
-	if text(p, "action-status") != "pending" || p.Doc.Find(`[data-testid="reject-form"]`).Length() != 1 {
+	if statusOf(p, "action-status") != "pending" || p.Doc.Find(`[data-testid="reject-form"]`).Length() != 1 {
 		t.Error("the refused rejection does not show the pending action with its forms again")
 	}
 	if n := decisionCount(t, in, a.ID); n != 0 {
@@ -115,8 +115,8 @@ func TestApprovalRejectNeedsReason(t *testing.T) {
 	}
 
 	p = alice.post("/approvals/"+a.ID+"/decide", alice.withCSRF(decideForm(approvals.Reject, "the customer was charged once only", digest)), nil)
-	if p.Status != http.StatusOK || text(p, "action-status") != "rejected" {
-		t.Fatalf("reject with reason = %d, status %q", p.Status, text(p, "action-status"))
+	if p.Status != http.StatusOK || statusOf(p, "action-status") != "rejected" {
+		t.Fatalf("reject with reason = %d, status %q", p.Status, statusOf(p, "action-status"))
 	}
 	if d := text(p, "decision-1"); !strings.Contains(d, "rejected") || !strings.Contains(d, "charged once only") {
 		t.Errorf("decision row = %q", d)
@@ -128,8 +128,8 @@ func TestApprovalRejectNeedsReason(t *testing.T) {
 	bob := newBrowser(t, in.URL)
 	bob.loginDev("bob")
 	late := bob.post("/approvals/"+a.ID+"/decide", bob.withCSRF(decideForm(approvals.Approve, "", digest)), nil)
-	if late.Status != http.StatusConflict || text(late, "conflict-status") != "rejected" {
-		t.Errorf("late approval = %d, status shown %q; want 409 and rejected", late.Status, text(late, "conflict-status"))
+	if late.Status != http.StatusConflict || statusOf(late, "conflict-status") != "rejected" {
+		t.Errorf("late approval = %d, status shown %q; want 409 and rejected", late.Status, statusOf(late, "conflict-status"))
 	}
 	if n := decisionCount(t, in, a.ID); n != 1 {
 		t.Errorf("%d decisions, want 1", n)

@@ -404,7 +404,7 @@ func TestReversalBelongsToThePersonWhoAskedForIt(t *testing.T) {
 
 	reverse := func() approvals.Action {
 		t.Helper()
-		p := alice.post("/approvals/"+orig.ID+"/reverse", alice.withCSRF(url.Values{}), nil)
+		p := alice.post("/approvals/"+orig.ID+"/reverse", alice.withCSRF(url.Values{"reason": {"customer returned the goods"}}), nil)
 		id := strings.TrimPrefix(p.URL.Path, "/approvals/")
 		if p.Status != http.StatusOK || id == orig.ID {
 			t.Fatalf("reverse = %d at %s", p.Status, p.URL)
