@@ -60,6 +60,13 @@ func TestApprovalTwoApproversExecuteOnce(t *testing.T) {
 	if p.Doc.Find(`[data-testid="approve-form"]`).Length() != 0 || !strings.Contains(text(p, "decide-blocked"), "already approved") {
 		t.Errorf("alice is offered a second approval, or not told why not: %q", text(p, "decide-blocked"))
 	}
+	if n := text(p, "notice"); !strings.Contains(n, "needs 1 more approval") {
+		t.Errorf("notice after the first of two approvals = %q, want how many more are needed", n)
+	}
+	// The queue marks it for alice instead of offering it again.
+	if mark := text(alice.get("/approvals"), "you-approved-"+desk.ID); mark != "you approved · waiting for a second approver" {
+		t.Errorf("alice's queue marks the action %q, want you approved · waiting for a second approver", mark)
+	}
 	// Forcing it anyway is refused and records nothing.
 	if p := alice.post("/approvals/"+desk.ID+"/decide", alice.withCSRF(decideForm(approvals.Approve, "", form)), nil); p.Status != http.StatusConflict || statusOf(p, "conflict-status") != "pending" {
 		t.Errorf("second approval by alice = %d (status %q), want 409", p.Status, statusOf(p, "conflict-status"))
@@ -73,6 +80,9 @@ func TestApprovalTwoApproversExecuteOnce(t *testing.T) {
 
 	bob := newBrowser(t, in.URL)
 	bob.loginDev("bob")
+	if q := bob.get("/approvals"); q.Doc.Find(`[data-testid="you-approved-`+desk.ID+`"]`).Length() != 0 {
+		t.Error("bob's queue marks alice's approval as his")
+	}
 	p = bob.get("/approvals/" + desk.ID)
 	p = bob.post("/approvals/"+desk.ID+"/decide", bob.withCSRF(decideForm(approvals.Approve, "", digestOnPage(t, p, "approve-form"))), nil)
 	if p.Status != http.StatusOK || p.URL.Path != "/approvals/"+desk.ID {
