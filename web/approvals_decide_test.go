@@ -182,7 +182,8 @@ func TestApprovalDecisionRefusals(t *testing.T) {
 	}
 }
 
-// An approved action that cannot run says so, as needing review.
+// An approved action that cannot run says so: blocked before anything
+// was sent, not "check the provider".
 func TestApprovalFailedNeedsReview(t *testing.T) {
 	in, alice := approvalSession(t, "alice")
 	ctx := context.Background()
@@ -196,8 +197,9 @@ func TestApprovalFailedNeedsReview(t *testing.T) {
 	}
 	alice.post("/approvals/"+a.ID+"/decide", alice.withCSRF(decideForm(approvals.Approve, "", a.PayloadDigest)), nil)
 	p := waitStatus(t, alice, a.ID, approvals.StatusFailed)
-	if f := text(p, "action-failure"); !strings.Contains(f, "needs review") || !strings.Contains(f, "switched off") {
-		t.Errorf("failure = %q, want needs review and why", f)
+	if f := text(p, "action-failure"); !strings.Contains(f, "Blocked before anything was sent") || !strings.Contains(f, "switched off") ||
+		strings.Contains(f, "Check the provider") {
+		t.Errorf("failure = %q, want blocked before anything was sent, and why", f)
 	}
 	if p.Doc.Find(`[data-testid="action-receipt"], [data-testid="reverse"]`).Length() != 0 {
 		t.Error("a failed action shows a receipt or offers Reverse")
