@@ -229,6 +229,9 @@ func Create(ctx context.Context, tx *sql.Tx, sealer Sealer, s Spec, now time.Tim
 	if a.ApprovalBasis != "" {
 		details["approval_basis"] = a.ApprovalBasis
 	}
+	if s.RequestedBy != "" && a.Reason != "" {
+		details["reason"] = a.Reason // a person's reason (a reversal's): evidence of why they asked
+	}
 	actor := audit.Actor{Type: audit.ActorKey, ID: s.KeyID}
 	if s.RequestedBy != "" {
 		actor = audit.Actor{Type: audit.ActorPrincipal, ID: s.RequestedBy}

@@ -87,6 +87,13 @@ func loadQueue(c echo.Context, st *store.DB) (views.ApprovalQueueView, error) {
 		return views.ApprovalQueueView{}, err
 	}
 	v.Rows, v.Total = rows.Rows, total
+	shown := make([]string, len(rows.Rows))
+	for i, r := range rows.Rows {
+		shown[i] = r.ID
+	}
+	if v.Approved, err = approvals.ApprovedBy(ctx, st.Read(), user.ID, shown); err != nil {
+		return views.ApprovalQueueView{}, err
+	}
 	v.NextPage, v.PrevPage = pageLinks("/approvals", filterQuery(ff), rows)
 	return v, nil
 }

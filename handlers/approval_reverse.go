@@ -3,6 +3,7 @@ package handlers
 import (
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -24,15 +25,21 @@ func (h *Console) ApprovalReverseConfirm(c echo.Context) error {
 	if a.Status != approvals.StatusExecuted || a.Reversibility != tools.Compensatable {
 		return notReversible(a)
 	}
-	page := PageFor(c, "Reverse "+a.Summary)
-	page.Active = "/approvals"
-	return Render(c, http.StatusOK, page, views.ReverseConfirm(page, views.ReverseConfirmView{
+	return renderReverseConfirm(c, http.StatusOK, views.ReverseConfirmView{
 		Action: a, TenantSlug: v.TenantSlug, CompensatingTool: v.CompensatingTool, Reversal: v.Reversal,
-	}))
+	})
 }
 
-// ApprovalReverse requests the reversal and opens it. Asking again opens
-// the same reversal: the runtime keys it on the original's idempotency key.
+func renderReverseConfirm(c echo.Context, status int, v views.ReverseConfirmView) error {
+	page := PageFor(c, "Reverse "+v.Action.Summary)
+	page.Active = "/approvals"
+	return Render(c, status, page, views.ReverseConfirm(page, v))
+}
+
+// ApprovalReverse requests the reversal, with the reason typed, and opens
+// it. Asking again opens the same reversal: the runtime keys it on the
+// original's idempotency key. Without a reason the confirmation comes back
+// (422) with what was wrong, and nothing is requested.
 func (h *Console) ApprovalReverse(c echo.Context) error {
 	ctx := c.Request().Context()
 	user := CurrentPrincipal(c)
@@ -40,12 +47,22 @@ func (h *Console) ApprovalReverse(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	r, err := h.Runtime.Reverse(ctx, *user, a.ID)
-	switch {
+	reason := strings.TrimSpace(c.FormValue("reason"))
+	r, err := h.Runtime.Reverse(ctx, *user, a.ID, reason)
+	switch p := problem.From(err); {
 	case err == nil:
 		return seeOther(c, "/approvals/"+r.ID+"?done=reversal_requested")
 	case errors.Is(err, approvals.ErrNotReversible):
 		return notReversible(a)
+	case p.Kind == problem.KindUnprocessable:
+		v, lerr := loadApproval(ctx, h.DB, user, a.ID)
+		if lerr != nil {
+			return lerr
+		}
+		return renderReverseConfirm(c, http.StatusUnprocessableEntity, views.ReverseConfirmView{
+			Action: a, TenantSlug: v.TenantSlug, CompensatingTool: v.CompensatingTool, Reversal: v.Reversal,
+			Reason: reason, Errors: views.FieldErrors{"reason": p.Message},
+		})
 	default:
 		return err
 	}

@@ -23,6 +23,7 @@ var approvalNotices = map[string]string{
 	"approval_recorded":  "Your approval is recorded. Another approver must approve it before it runs.",
 	"rejected":           "You rejected the action. It will not run, and the agent's journey ends as rejected.",
 	"reversal_requested": "Reversal requested. It runs only once someone other than you approves it.",
+	"retried":            "Execution retried under the same idempotency key. This page shows the receipt when it is done.",
 }
 
 // ApprovalShow is one action's page: what will happen, to whom and why,
@@ -36,6 +37,11 @@ func (h *Console) ApprovalShow(c echo.Context) error {
 		return err
 	}
 	v.Notice = doneNotice(c, approvalNotices)
+	if c.QueryParam("done") == "approval_recorded" {
+		if n := views.ApprovalRecordedNotice(v.Action); n != "" {
+			v.Notice = n
+		}
+	}
 	return renderApproval(c, http.StatusOK, v)
 }
 
@@ -74,11 +80,7 @@ func loadApproval(ctx context.Context, st *store.DB, user *identity.Principal, i
 		return views.ApprovalView{}, err
 	}
 	now := time.Now().UTC()
-	v := views.ApprovalView{
-		Action: a, TenantSlug: slug, Now: now,
-		CanTrace: user.HasAnyRole(identity.RoleOncall, identity.RoleAuditor, identity.RoleAdmin),
-		CanQueue: user.HasRole(identity.RoleApprover),
-	}
+	v := views.ApprovalView{Action: a, TenantSlug: slug, Now: now}
 	if v.Decisions, err = approvals.Decisions(ctx, q, a.ID); err != nil {
 		return views.ApprovalView{}, err
 	}
@@ -115,50 +117,19 @@ func loadApproval(ctx context.Context, st *store.DB, user *identity.Principal, i
 			}
 		}
 	}
+	switch v.ToolSwitch, err = catalog.SwitchOf(ctx, q, a.Tool); {
+	case errors.Is(err, store.ErrNotFound): // removed from the catalog: it cannot run
+	case err != nil:
+		return views.ApprovalView{}, err
+	}
+	if v.Freeze, err = store.FreezeOf(ctx, q, a.TenantID); err != nil {
+		return views.ApprovalView{}, err
+	}
 	if v.RequestedBy, err = st.PrincipalName(ctx, a.RequestedBy); err != nil {
 		return views.ApprovalView{}, err
 	}
-	v.CanDecide, v.Blocked = mayDecide(user, a, slug, v.Decisions, now)
-	v.CanReverse = approvals.MayReverse(*user, a, slug) == nil && (v.Reversal == nil || !approvals.Live(v.Reversal.Status))
-	return v, nil
+	return v.For(*user), nil
 }
 
-// mayDecide applies the approval policy the decision itself will apply,
-// so the page offers the forms exactly when a decision would be accepted.
-// For an approver who may not decide a pending action it says why.
-func mayDecide(user *identity.Principal, a approvals.Action, slug string, ds []approvals.Decided, now time.Time) (bool, string) {
-	if !user.HasRole(identity.RoleApprover) || a.Status != approvals.StatusPending {
-		return false, ""
-	}
-	var approvedBy []string
-	for _, d := range ds {
-		if d.Decision == approvals.Approve {
-			approvedBy = append(approvedBy, d.PrincipalID)
-		}
-	}
-	if err := approvals.Check(*user, a, slug, approvedBy, a.PayloadDigest, now); err != nil {
-		return false, refusalSentence(err)
-	}
-	return true, ""
-}
-
-// refusalSentence turns a domain refusal ("you have already approved this
-// action") into a sentence for the page.
-func refusalSentence(err error) string {
-	s := err.Error()
-	var p *problem.Error
-	if errors.As(err, &p) {
-		s = p.Message
-	}
-	if s == "" {
-		return s
-	}
-	b := []byte(s)
-	if b[0] >= 'a' && b[0] <= 'z' {
-		b[0] -= 'a' - 'A'
-	}
-	if last := b[len(b)-1]; last != '.' && last != '!' && last != '?' {
-		b = append(b, '.')
-	}
-	return string(b)
-}
+// refusalSentence turns a domain refusal into a sentence for the page.
+var refusalSentence = views.RefusalSentence

@@ -33,6 +33,9 @@ func (h *Console) SwitchList(c echo.Context) error {
 		return err
 	}
 	v := views.SwitchesView{Tools: ts, Notice: doneNotice(c, switchNotices)}
+	if v.ToolSwitches, err = catalog.SwitchStates(ctx, h.DB.Read()); err != nil {
+		return err
+	}
 	for _, s := range h.Runtime.Skills() {
 		row := views.SkillSwitchRow{Name: s.Name, Description: s.Description, Tools: s.Tools, Enabled: true}
 		if sw, ok := stored[s.Name]; ok {

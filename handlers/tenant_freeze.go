@@ -2,27 +2,34 @@ package handlers
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/views"
 )
 
 // TenantFreezeConfirm asks before freezing (freeze true) or unfreezing a
-// tenant, saying what will happen to its agents.
+// tenant, saying what will happen to its agents; freezing asks for the
+// reason.
 func (h *Console) tenantFreezeConfirm(c echo.Context, freeze bool) error {
 	t, err := tenantInScope(c.Request().Context(), h.DB.Read(), CurrentPrincipal(c), c.Param("slug"))
 	if err != nil {
 		return err
 	}
+	return renderFreeze(c, http.StatusOK, views.TenantFreezeView{Tenant: t, Freeze: freeze})
+}
+
+func renderFreeze(c echo.Context, status int, v views.TenantFreezeView) error {
 	title := "Freeze "
-	if !freeze {
+	if !v.Freeze {
 		title = "Unfreeze "
 	}
-	page := PageFor(c, title+t.Slug)
+	page := PageFor(c, title+v.Tenant.Slug)
 	page.Active = "/tenants"
-	return Render(c, http.StatusOK, page, views.TenantFreezeConfirm(page, views.TenantFreezeView{Tenant: t, Freeze: freeze}))
+	return Render(c, status, page, views.TenantFreezeConfirm(page, v))
 }
 
 // TenantFreeze freezes a tenant; TenantUnfreeze unfreezes it. Pressing it
@@ -45,7 +52,11 @@ func (h *Console) tenantFreeze(c echo.Context, freeze bool) error {
 	if err != nil {
 		return err
 	}
-	changed, err := tenants.SetFrozen(ctx, h.DB, principalActor(user), t.ID, freeze)
+	reason := strings.TrimSpace(c.FormValue("reason"))
+	changed, err := tenants.SetFrozen(ctx, h.DB, principalActor(user), t.ID, freeze, reason)
+	if p := problem.From(err); err != nil && p.Kind == problem.KindUnprocessable {
+		return renderFreeze(c, http.StatusUnprocessableEntity, views.TenantFreezeView{Tenant: t, Freeze: freeze, Reason: reason, Errors: views.FieldErrors{"reason": p.Message}})
+	}
 	if err != nil {
 		return err
 	}

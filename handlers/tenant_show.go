@@ -75,6 +75,9 @@ func tenantView(ctx context.Context, q store.Querier, t store.Tenant) (views.Ten
 	}
 	v := views.TenantView{Tenant: t, Name: t.Name, Retention: strconv.Itoa(t.RetentionDays),
 		DualControlCurrency: "USD", Window: strconv.Itoa(int(t.DualControlWindow / time.Hour))}
+	if v.Freeze, err = store.FreezeOf(ctx, q, t.ID); err != nil {
+		return views.TenantView{}, err
+	}
 	for _, th := range ths {
 		cur, err := money.ParseCurrency(th.Currency)
 		if err != nil {

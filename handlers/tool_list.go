@@ -28,6 +28,9 @@ func (h *Console) ToolList(c echo.Context) error {
 	}
 	page := PageFor(c, "Tool catalog")
 	v := views.ToolsView{Tools: ts, CanEdit: CurrentPrincipal(c).AllTenantScope(), Notice: doneNotice(c, toolNotices)}
+	if v.Switches, err = catalog.SwitchStates(c.Request().Context(), h.DB.Read()); err != nil {
+		return err
+	}
 	return Render(c, http.StatusOK, page, views.ToolList(page, v))
 }
 

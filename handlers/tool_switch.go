@@ -2,15 +2,17 @@ package handlers
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/agent/catalog"
+	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/views"
 )
 
 // ToolDisableConfirm asks before switching a tool off, saying what will
-// happen to journeys that call it.
+// happen to journeys that call it, and asks for the reason.
 func (h *Console) ToolDisableConfirm(c echo.Context) error {
 	if err := requireAllTenants(CurrentPrincipal(c), catalogChange); err != nil {
 		return err
@@ -19,13 +21,18 @@ func (h *Console) ToolDisableConfirm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	page := PageFor(c, "Switch off "+t.Name)
-	page.Active = "/tools"
-	return Render(c, http.StatusOK, page, views.ToolDisableConfirm(page, views.ToolSwitchView{Tool: t}))
+	return renderToolDisable(c, http.StatusOK, views.ToolSwitchView{Tool: t})
 }
 
-// ToolEnable turns a tool on; ToolDisable turns it off: the kill switch.
-// Pressing it twice changes and records nothing the second time.
+func renderToolDisable(c echo.Context, status int, v views.ToolSwitchView) error {
+	page := PageFor(c, "Switch off "+v.Tool.Name)
+	page.Active = "/tools"
+	return Render(c, status, page, views.ToolDisableConfirm(page, v))
+}
+
+// ToolEnable turns a tool on; ToolDisable turns it off, with the reason
+// typed: the kill switch. Pressing it twice changes and records nothing
+// the second time.
 func (h *Console) ToolEnable(c echo.Context) error  { return h.toolSwitch(c, true) }
 func (h *Console) ToolDisable(c echo.Context) error { return h.toolSwitch(c, false) }
 
@@ -43,7 +50,14 @@ func (h *Console) toolSwitch(c echo.Context, enable bool) error {
 	if err != nil {
 		return err
 	}
-	changed, err := catalog.Switch(ctx, h.DB, principalActor(user), t.Name, enable, "")
+	reason := ""
+	if !enable {
+		reason = strings.TrimSpace(c.FormValue("reason"))
+	}
+	changed, err := catalog.Switch(ctx, h.DB, principalActor(user), t.Name, enable, reason)
+	if p := problem.From(err); err != nil && p.Kind == problem.KindUnprocessable {
+		return renderToolDisable(c, http.StatusUnprocessableEntity, views.ToolSwitchView{Tool: t, Reason: reason, Errors: views.FieldErrors{"reason": p.Message}})
+	}
 	if err != nil {
 		return err
 	}

@@ -447,7 +447,7 @@ func apply(ctx context.Context, d Deps, by releases.Author, a Action, p Plan, re
 			return "", err
 		}
 		freeze := a.Tool == ToolFreezeTenant
-		changed, err := tenants.SetFrozen(ctx, d.DB, actor, t.ID, freeze)
+		changed, err := tenants.SetFrozen(ctx, d.DB, actor, t.ID, freeze, reason)
 		if err != nil {
 			return "", err
 		}

@@ -10,7 +10,7 @@
 // calls one function:
 //
 //	t, err := tenants.Create(ctx, db, actor, "acme", "Acme")  // store.ErrDuplicateSlug
-//	changed, err := tenants.SetFrozen(ctx, db, actor, t.ID, true)
+//	changed, err := tenants.SetFrozen(ctx, db, actor, t.ID, true, "INC-12: leaked key")
 //	changed, err = tenants.Rename(ctx, db, actor, t.ID, "Acme Corp")
 //	var inv *store.ValidationError
 //	if errors.As(err, &inv) { /* show inv.Fields next to the form's fields */ }
@@ -25,8 +25,10 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 )
 
@@ -68,17 +70,43 @@ func Rename(ctx context.Context, db *store.DB, actor audit.Actor, id, name strin
 	})
 }
 
-// SetFrozen freezes (frozen true) or unfreezes a tenant: its agents get
-// 403 tenant_frozen while it is frozen. Freezing is what on-call presses
-// in an incident, perhaps twice; only a real change is recorded.
-func SetFrozen(ctx context.Context, db *store.DB, actor audit.Actor, id string, frozen bool) (changed bool, err error) {
+// ErrFreezeReasonRequired refuses freezing a tenant without saying why:
+// the reason goes into the audit trail and onto the tenant's page and the
+// actions the freeze blocks.
+var ErrFreezeReasonRequired = problem.Unprocessable("reason_required", "Say why the tenant is frozen: the reason goes into the audit trail and tells whoever unfreezes it.")
+
+// MaxFreezeReason bounds the reason kept for a freeze.
+const MaxFreezeReason = 500
+
+// SetFrozen freezes (frozen true) or unfreezes a tenant: its agents' keys
+// are refused while it is frozen. Freezing requires a reason, kept with
+// who froze it and when (store.FreezeOf) and in the tenant.freeze event.
+// Pressing it again changes nothing and records nothing.
+func SetFrozen(ctx context.Context, db *store.DB, actor audit.Actor, id string, frozen bool, reason string) (changed bool, err error) {
+	reason = strings.TrimSpace(reason)
+	if frozen && reason == "" {
+		return false, ErrFreezeReasonRequired
+	}
+	if utf8.RuneCountInString(reason) > MaxFreezeReason {
+		return false, problem.Unprocessable("reason_too_long", fmt.Sprintf("Keep the reason to %d characters.", MaxFreezeReason))
+	}
 	verb := "tenant.freeze"
 	if !frozen {
 		verb = "tenant.unfreeze"
 	}
 	return change(ctx, db, actor, id, verb, func(ctx context.Context, tx *sql.Tx, _ store.Tenant) (bool, map[string]any, error) {
 		changed, err := store.SetFrozen(ctx, tx, id, frozen)
-		return changed, map[string]any{"frozen": frozen}, err
+		if err != nil || !changed {
+			return changed, nil, err
+		}
+		if err := store.RecordFreeze(ctx, tx, id, reason, actor.Type+":"+actor.ID, time.Now()); err != nil {
+			return false, nil, err
+		}
+		details := map[string]any{"frozen": frozen}
+		if reason != "" {
+			details["reason"] = reason
+		}
+		return true, details, nil
 	})
 }
 

@@ -100,8 +100,12 @@ func validationFields(err error) []string {
 type op func(ctx context.Context, db *store.DB, id string) (bool, error)
 
 func freeze(frozen bool) op {
+	reason := ""
+	if frozen {
+		reason = "incident INC-1"
+	}
 	return func(ctx context.Context, db *store.DB, id string) (bool, error) {
-		return SetFrozen(ctx, db, admin, id, frozen)
+		return SetFrozen(ctx, db, admin, id, frozen, reason)
 	}
 }
 
@@ -152,7 +156,7 @@ func TestChanges(t *testing.T) {
 		wantState   string   // the tenant afterwards
 	}{
 		{name: "freeze", do: freeze(true), wantChanged: true,
-			wantVerb: "tenant.freeze", wantDetails: `{"frozen":true}`,
+			wantVerb: "tenant.freeze", wantDetails: `{"frozen":true,"reason":"incident INC-1"}`,
 			wantState: `name="Acme" frozen=true retention=30 window=24h0m0s thresholds=[USD:100000]`},
 		{name: "freeze a frozen tenant", before: freeze(true), do: freeze(true),
 			wantState: `name="Acme" frozen=true retention=30 window=24h0m0s thresholds=[USD:100000]`},
@@ -321,5 +325,26 @@ func TestCreate(t *testing.T) {
 				t.Errorf("details = %s, want %s", got, wantDetails)
 			}
 		})
+	}
+}
+
+// Freezing needs a reason; without one nothing changes or is recorded.
+func TestFreezeNeedsAReason(t *testing.T) {
+	ctx := context.Background()
+	db, tn := setup(t)
+	id := tn.ID
+	for _, reason := range []string{"", "  "} {
+		if changed, err := SetFrozen(ctx, db, admin, id, true, reason); changed || !errors.Is(err, ErrFreezeReasonRequired) {
+			t.Errorf("SetFrozen(reason %q) = %v, %v; want ErrFreezeReasonRequired", reason, changed, err)
+		}
+	}
+	if f, err := store.FreezeOf(ctx, db.Read(), id); err != nil || f.Frozen {
+		t.Fatalf("tenant frozen = %v, %v after refused freezes", f.Frozen, err)
+	}
+	if _, err := SetFrozen(ctx, db, admin, id, true, "INC-12: leaked key"); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := store.FreezeOf(ctx, db.Read(), id); err != nil || !f.Frozen || f.Reason != "INC-12: leaked key" || f.By != "principal:"+admin.ID || f.At == nil {
+		t.Errorf("FreezeOf = %+v, %v; want frozen with the reason, by %s", f, err, admin.ID)
 	}
 }

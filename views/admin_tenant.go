@@ -9,8 +9,9 @@ import (
 // TenantView is one tenant's settings page.
 type TenantView struct {
 	Tenant    store.Tenant
-	Name      string // the rename form's value
-	Retention string // the retention form's value
+	Freeze    store.Freeze // why and since when it is frozen
+	Name      string       // the rename form's value
+	Retention string       // the retention form's value
 	// DualControl and DualControlCurrency are the threshold form's values
 	// (major units, ISO code); Window the window form's, in hours.
 	DualControl         string
@@ -31,7 +32,9 @@ type ThresholdRow struct {
 // TenantFreezeView asks for confirmation before freezing or unfreezing.
 type TenantFreezeView struct {
 	Tenant store.Tenant
-	Freeze bool // true: freeze; false: unfreeze
+	Freeze bool        // true: freeze; false: unfreeze
+	Reason string      // what was typed, when the page comes back with an error
+	Errors FieldErrors // the reason's error
 }
 
 func (v TenantFreezeView) confirm() ConfirmView {
@@ -45,6 +48,7 @@ func (v TenantFreezeView) confirm() ConfirmView {
 		c.Effect = tenantFreezeEffect(t.Slug)
 		c.Action = templ.SafeURL("/tenants/" + t.Slug + "/freeze")
 		c.Submit, c.Danger = "Freeze "+t.Slug, true
+		c.Fields = reasonField("freeze-reason", "Say why, e.g. the incident: it is shown on the tenant's page and on every action the freeze stops.", v.Reason, v.Errors)
 		return c
 	}
 	c.Title = text("Unfreeze " + t.Name + "?")

@@ -3,14 +3,17 @@ package views
 import (
 	"github.com/a-h/templ"
 
+	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/agent/tools"
 )
 
 // ToolsView lists the tool catalog.
 type ToolsView struct {
-	Tools   []tools.Tool
-	CanEdit bool // the admin may change the catalog (all-tenant scope)
-	Notice  string
+	Tools []tools.Tool
+	// Switches say why a tool that is off was switched off, by name.
+	Switches map[string]catalog.SwitchState
+	CanEdit  bool // the admin may change the catalog (all-tenant scope)
+	Notice   string
 }
 
 // ToolForm is what the tool form posts, as typed.
@@ -44,7 +47,9 @@ type ToolFormView struct {
 
 // ToolSwitchView asks before switching a tool off.
 type ToolSwitchView struct {
-	Tool tools.Tool
+	Tool   tools.Tool
+	Reason string      // what was typed, when the page comes back with an error
+	Errors FieldErrors // the reason's error
 }
 
 var (
@@ -77,6 +82,7 @@ func (v ToolSwitchView) confirm() ConfirmView {
 		Submit: "Switch off " + name,
 		Danger: true,
 		Cancel: "/tools",
+		Fields: reasonField("tool-off-reason", "Say why, e.g. the incident: it is shown on the Tools page and on every action the switch stops.", v.Reason, v.Errors),
 	}
 	if !v.Tool.Enabled {
 		c.Warning = text(name + " is already off. Confirming changes nothing.")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/a-h/templ"
 
+	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
@@ -29,6 +30,9 @@ type ApprovalQueueView struct {
 	RowsURL  string // the rows partial queue.js refreshes from
 	Filtered bool
 	Now      time.Time
+	// Approved marks the rows the viewer has already approved: they wait
+	// for another approver, and are not offered again.
+	Approved map[string]bool
 }
 
 // ApprovalFilter is the queue's filter form, as typed.
@@ -58,15 +62,22 @@ type ApprovalView struct {
 	// reversal cannot be requested now (the page says why).
 	CompensationOff bool
 	RequestedBy     string // display name of the console user who asked
-	CanDecide       bool   // the forms are shown
-	Blocked         string // why this approver cannot decide, when pending
-	CanReverse      bool
-	CanTrace        bool // the user may open the journey's trace
-	CanQueue        bool // the user may open the approval queue
-	Comment         string
-	Errors          FieldErrors
-	Notice          string
-	Now             time.Time
+	// ToolSwitch is the action's tool's kill switch, Freeze its tenant's:
+	// they block execution, so approvers are warned and a blocked action
+	// says so.
+	ToolSwitch     catalog.SwitchState
+	Freeze         store.Freeze
+	ViewerApproved bool   // the viewer already approved it
+	CanRetry       bool   // "Retry execution" is offered
+	CanDecide      bool   // the forms are shown
+	Blocked        string // why this approver cannot decide, when pending
+	CanReverse     bool
+	CanTrace       bool // the user may open the journey's trace
+	CanQueue       bool // the user may open the approval queue
+	Comment        string
+	Errors         FieldErrors
+	Notice         string
+	Now            time.Time
 }
 
 // ApprovalConflictView explains a decision that could not be recorded
@@ -83,6 +94,8 @@ type ReverseConfirmView struct {
 	TenantSlug       string
 	CompensatingTool string
 	Reversal         *approvals.Action // already requested
+	Reason           string            // what was typed, when the page comes back with an error
+	Errors           FieldErrors
 }
 
 func (v ReverseConfirmView) confirm() ConfirmView {
@@ -98,6 +111,7 @@ func (v ReverseConfirmView) confirm() ConfirmView {
 		SubmitID:  "confirm-reverse",
 		Danger:    true,
 		Cancel:    back,
+		Fields:    reasonField("reverse-reason", "Say why, e.g. the customer returned the goods: the reversal's approvers read it, and it is kept in the audit trail.", v.Reason, v.Errors),
 	}
 	switch r := v.Reversal; {
 	case r != nil && approvals.Live(r.Status):

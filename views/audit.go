@@ -162,7 +162,7 @@ func eventSentence(e audit.Event, n EventNames) string {
 	case "tenant.rename":
 		return who + " renamed tenant " + tenant + " from " + strconv.Quote(d.str("from")) + " to " + strconv.Quote(d.str("to"))
 	case "tenant.freeze":
-		return who + " froze tenant " + tenant + ": its agents are refused until it is unfrozen"
+		return who + " froze tenant " + tenant + ": its agents are refused until it is unfrozen" + comment(" — reason: ", d.str("reason"))
 	case "tenant.unfreeze":
 		return who + " unfroze tenant " + tenant
 	case "tenant.retention":
@@ -279,6 +279,7 @@ func eventSentence(e audit.Event, n EventNames) string {
 		if k := d.str("approvals_required"); k != "" {
 			s += " — needs " + plural(k, "approval", "approvals")
 		}
+		s += comment(" — reason: ", d.str("reason"))
 		return s
 	case "action.approval_recorded":
 		return action("approved") + " — " + d.str("approvals") + " approvals, waiting for another approver" + comment(" — comment: ", d.str("comment"))

@@ -71,9 +71,9 @@ func TestConfirmPages(t *testing.T) {
 		{"reverse", ReverseConfirm(p, reverse),
 			"Reverse this action?", "", "", "high-impact action, reverse_refund, in tenant acme", "Request the reversal", "confirm-reverse", true, "/approvals/a1/reverse", "/approvals/a1"},
 		{"reverse while a reversal is open", ReverseConfirm(p, reverseOpen),
-			"Reverse this action?", "A reversal was already requested: Reverse it (pending).", "", "reverse_refund", "Request the reversal", "confirm-reverse", true, "/approvals/a1/reverse", "/approvals/a1"},
+			"Reverse this action?", "A reversal was already requested: Reverse it (Awaiting approval).", "", "reverse_refund", "Request the reversal", "confirm-reverse", true, "/approvals/a1/reverse", "/approvals/a1"},
 		{"reverse after a rejected reversal", ReverseConfirm(p, reverseAgain),
-			"Reverse this action?", "ended rejected without effect", "earlier-reversal", "reverse_refund", "Request the reversal", "confirm-reverse", true, "/approvals/a1/reverse", "/approvals/a1"},
+			"Reverse this action?", "ended without effect (Rejected)", "earlier-reversal", "reverse_refund", "Request the reversal", "confirm-reverse", true, "/approvals/a1/reverse", "/approvals/a1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

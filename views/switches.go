@@ -5,6 +5,7 @@ import (
 
 	"github.com/a-h/templ"
 
+	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/agent/tools"
 )
 
@@ -17,9 +18,11 @@ const (
 // SwitchesView is the Kill switches page: every tool and skill with its
 // switch, for on-call in an incident.
 type SwitchesView struct {
-	Tools  []tools.Tool
-	Skills []SkillSwitchRow
-	Notice string
+	Tools []tools.Tool
+	// ToolSwitches say why a tool that is off was switched off, by name.
+	ToolSwitches map[string]catalog.SwitchState
+	Skills       []SkillSwitchRow
+	Notice       string
 }
 
 // SkillSwitchRow is one skill and its switch.

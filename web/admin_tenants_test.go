@@ -103,7 +103,17 @@ func TestAdminTenantFreezeNeedsConfirmationAndIsIdempotent(t *testing.T) {
 		t.Fatalf("confirm form posts to %q", action)
 	}
 
+	// A reason is required: without one the confirmation comes back and
+	// nothing changes or is recorded.
+	n := auditCount(t, in.DB)
 	p := b.post(action, b.withCSRF(nil), nil)
+	if p.Status != http.StatusUnprocessableEntity || text(p, "error-reason") == "" || auditCount(t, in.DB) != n || adminTenantBySlug(t, in.DB, "acme").Frozen {
+		t.Fatalf("freeze without a reason = %d (error %q), %d events; want 422, nothing frozen or recorded", p.Status, text(p, "error-reason"), auditCount(t, in.DB)-n)
+	}
+	p = b.post(action, b.withCSRF(url.Values{"reason": {"INC-12: leaked key"}}), nil)
+	if got := text(p, "tenant-freeze-reason"); got != "Reason: INC-12: leaked key" {
+		t.Errorf("tenant page shows %q, want the freeze's reason", got)
+	}
 	if p.URL.Path != "/tenants/acme" || p.Status != http.StatusOK {
 		t.Fatalf("freeze ended at %s (%d)", p.URL, p.Status)
 	}
@@ -120,10 +130,13 @@ func TestAdminTenantFreezeNeedsConfirmationAndIsIdempotent(t *testing.T) {
 	if len(evs) != 1 || evs[0].Tenant != "acme" || evs[0].Subject.ID != acme.ID {
 		t.Fatalf("tenant.freeze events = %+v, want one for acme", evs)
 	}
+	if r, _ := evs[0].Details["reason"].(string); r != "INC-12: leaked key" {
+		t.Errorf("tenant.freeze reason = %q, want the one typed", r)
+	}
 
 	// Again: nothing changes, nothing is recorded, and the page says so.
 	before := auditCount(t, in.DB)
-	p = b.post("/tenants/acme/freeze", b.withCSRF(nil), nil)
+	p = b.post("/tenants/acme/freeze", b.withCSRF(url.Values{"reason": {"again"}}), nil)
 	if got := text(p, "notice"); !strings.Contains(got, "already frozen") {
 		t.Errorf("second freeze notice = %q, want already frozen", got)
 	}

@@ -33,7 +33,20 @@ func TestAdminToolSwitchOffAndOn(t *testing.T) {
 		t.Fatal("opening the confirmation switched the tool off")
 	}
 
+	// A reason is required: without one the confirmation comes back and
+	// nothing changes or is recorded.
+	before := auditCount(t, in.DB)
 	p := b.post("/tools/lookup_order/disable", b.withCSRF(nil), nil)
+	if p.Status != http.StatusUnprocessableEntity || text(p, "error-reason") == "" || auditCount(t, in.DB) != before {
+		t.Fatalf("switch off without a reason = %d (error %q), %d events; want 422 and nothing recorded", p.Status, text(p, "error-reason"), auditCount(t, in.DB)-before)
+	}
+	if tl, _ := catalog.Get(ctx, in.DB.Read(), "lookup_order"); !tl.Enabled {
+		t.Fatal("switching off without a reason switched the tool off")
+	}
+	p = b.post("/tools/lookup_order/disable", b.withCSRF(url.Values{"reason": {"INC-7: orders API stale"}}), nil)
+	if got := text(p, "tool-off-reason-lookup_order"); got != "INC-7: orders API stale" {
+		t.Errorf("Tools page shows reason %q, want the one typed", got)
+	}
 	if p.URL.Path != "/tools" || !strings.Contains(text(p, "tool-switch-lookup_order"), "off") {
 		t.Fatalf("after switching off at %s, switch shows %q", p.URL, text(p, "tool-switch-lookup_order"))
 	}
@@ -47,8 +60,11 @@ func TestAdminToolSwitchOffAndOn(t *testing.T) {
 	if len(evs) != 1 || evs[0].Subject.Type != "tool" || evs[0].Subject.ID != "lookup_order" || evs[0].Actor.Type != "principal" {
 		t.Fatalf("tool.disable events = %+v, want one for lookup_order by a principal", evs)
 	}
-	before := auditCount(t, in.DB)
-	p = b.post("/tools/lookup_order/disable", b.withCSRF(nil), nil)
+	if r, _ := evs[0].Details["reason"].(string); r != "INC-7: orders API stale" {
+		t.Errorf("tool.disable reason = %q, want the one typed", r)
+	}
+	before = auditCount(t, in.DB)
+	p = b.post("/tools/lookup_order/disable", b.withCSRF(url.Values{"reason": {"again"}}), nil)
 	if !strings.Contains(text(p, "notice"), "already off") || auditCount(t, in.DB) != before {
 		t.Errorf("second switch-off: notice %q, %d new events", text(p, "notice"), auditCount(t, in.DB)-before)
 	}
@@ -65,7 +81,7 @@ func TestAdminToolSwitchOffAndOn(t *testing.T) {
 	if evs := adminEvents(t, in.DB, "tool.enable"); len(evs) != 1 {
 		t.Errorf("tool.enable events = %d, want 1", len(evs))
 	}
-	if got := b.post("/tools/no_such_tool/disable", b.withCSRF(nil), nil); got.Status != http.StatusNotFound {
+	if got := b.post("/tools/no_such_tool/disable", b.withCSRF(url.Values{"reason": {"x"}}), nil); got.Status != http.StatusNotFound {
 		t.Errorf("switching an unknown tool = %d, want 404", got.Status)
 	}
 }

@@ -560,7 +560,7 @@ func TestRedactionEndToEnd(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	// Reversing it takes the refund id from the ledger's redacted receipt.
-	rev, err := in.Agent.Service.Reverse(ctx, approverAlice, actionID)
+	rev, err := in.Agent.Service.Reverse(ctx, approverAlice, actionID, "customer kept the goods")
 	if err != nil {
 		t.Fatalf("reverse: %v", err)
 	}

@@ -36,8 +36,8 @@ func TestApprovalTwoApproversExecuteOnce(t *testing.T) {
 	if got := text(p, "action-summary"); got != "Refund $2,400.00 to account ••9182 for order ORD-1004" {
 		t.Errorf("summary = %q", got)
 	}
-	if text(p, "action-approvals") != "0 of 2" || text(p, "action-status") != "pending" {
-		t.Errorf("approvals %q, status %q; want 0 of 2, pending", text(p, "action-approvals"), text(p, "action-status"))
+	if text(p, "action-approvals") != "0 of 2" || statusOf(p, "action-status") != "pending" {
+		t.Errorf("approvals %q, status %q; want 0 of 2, pending", text(p, "action-approvals"), statusOf(p, "action-status"))
 	}
 	if p.Doc.Find(`[data-testid="approve"]`).Length() != 1 || p.Doc.Find(`[data-testid="reject"]`).Length() != 1 {
 		t.Fatal("alice is not offered Approve and Reject")
@@ -51,8 +51,8 @@ func TestApprovalTwoApproversExecuteOnce(t *testing.T) {
 	if p.Status != http.StatusOK || p.URL.Path != "/approvals/"+desk.ID {
 		t.Fatalf("approve = %d at %s, want the action page", p.Status, p.URL)
 	}
-	if text(p, "action-approvals") != "1 of 2" || text(p, "action-status") != "pending" {
-		t.Errorf("after alice: approvals %q, status %q; want 1 of 2, pending", text(p, "action-approvals"), text(p, "action-status"))
+	if text(p, "action-approvals") != "1 of 2" || statusOf(p, "action-status") != "pending" {
+		t.Errorf("after alice: approvals %q, status %q; want 1 of 2, pending", text(p, "action-approvals"), statusOf(p, "action-status"))
 	}
 	if d := text(p, "decision-1"); !strings.Contains(d, "Alice Approver") || !strings.Contains(d, "approved") || !strings.Contains(d, "checked the return slip") {
 		t.Errorf("decision row = %q, want alice, approved, her comment", d)
@@ -60,9 +60,16 @@ func TestApprovalTwoApproversExecuteOnce(t *testing.T) {
 	if p.Doc.Find(`[data-testid="approve-form"]`).Length() != 0 || !strings.Contains(text(p, "decide-blocked"), "already approved") {
 		t.Errorf("alice is offered a second approval, or not told why not: %q", text(p, "decide-blocked"))
 	}
+	if n := text(p, "notice"); !strings.Contains(n, "needs 1 more approval") {
+		t.Errorf("notice after the first of two approvals = %q, want how many more are needed", n)
+	}
+	// The queue marks it for alice instead of offering it again.
+	if mark := text(alice.get("/approvals"), "you-approved-"+desk.ID); mark != "you approved · waiting for a second approver" {
+		t.Errorf("alice's queue marks the action %q, want you approved · waiting for a second approver", mark)
+	}
 	// Forcing it anyway is refused and records nothing.
-	if p := alice.post("/approvals/"+desk.ID+"/decide", alice.withCSRF(decideForm(approvals.Approve, "", form)), nil); p.Status != http.StatusConflict || text(p, "conflict-status") != "pending" {
-		t.Errorf("second approval by alice = %d (status %q), want 409", p.Status, text(p, "conflict-status"))
+	if p := alice.post("/approvals/"+desk.ID+"/decide", alice.withCSRF(decideForm(approvals.Approve, "", form)), nil); p.Status != http.StatusConflict || statusOf(p, "conflict-status") != "pending" {
+		t.Errorf("second approval by alice = %d (status %q), want 409", p.Status, statusOf(p, "conflict-status"))
 	}
 	if n := decisionCount(t, in, desk.ID); n != 1 {
 		t.Fatalf("%d decisions, want 1", n)
@@ -73,6 +80,9 @@ func TestApprovalTwoApproversExecuteOnce(t *testing.T) {
 
 	bob := newBrowser(t, in.URL)
 	bob.loginDev("bob")
+	if q := bob.get("/approvals"); q.Doc.Find(`[data-testid="you-approved-`+desk.ID+`"]`).Length() != 0 {
+		t.Error("bob's queue marks alice's approval as his")
+	}
 	p = bob.get("/approvals/" + desk.ID)
 	p = bob.post("/approvals/"+desk.ID+"/decide", bob.withCSRF(decideForm(approvals.Approve, "", digestOnPage(t, p, "approve-form"))), nil)
 	if p.Status != http.StatusOK || p.URL.Path != "/approvals/"+desk.ID {
@@ -107,7 +117,7 @@ func TestApprovalRejectNeedsReason(t *testing.T) {
 	if p.Status != http.StatusUnprocessableEntity || !strings.Contains(text(p, "reason-error"), "A rejection needs a reason") {
 		t.Errorf("reject without reason = %d, error %q; want 422 and the message", p.Status, text(p, "reason-error"))
 	}
-	if text(p, "action-status") != "pending" || p.Doc.Find(`[data-testid="reject-form"]`).Length() != 1 {
+	if statusOf(p, "action-status") != "pending" || p.Doc.Find(`[data-testid="reject-form"]`).Length() != 1 {
 		t.Error("the refused rejection does not show the pending action with its forms again")
 	}
 	if n := decisionCount(t, in, a.ID); n != 0 {
@@ -115,8 +125,8 @@ func TestApprovalRejectNeedsReason(t *testing.T) {
 	}
 
 	p = alice.post("/approvals/"+a.ID+"/decide", alice.withCSRF(decideForm(approvals.Reject, "the customer was charged once only", digest)), nil)
-	if p.Status != http.StatusOK || text(p, "action-status") != "rejected" {
-		t.Fatalf("reject with reason = %d, status %q", p.Status, text(p, "action-status"))
+	if p.Status != http.StatusOK || statusOf(p, "action-status") != "rejected" {
+		t.Fatalf("reject with reason = %d, status %q", p.Status, statusOf(p, "action-status"))
 	}
 	if d := text(p, "decision-1"); !strings.Contains(d, "rejected") || !strings.Contains(d, "charged once only") {
 		t.Errorf("decision row = %q", d)
@@ -128,8 +138,8 @@ func TestApprovalRejectNeedsReason(t *testing.T) {
 	bob := newBrowser(t, in.URL)
 	bob.loginDev("bob")
 	late := bob.post("/approvals/"+a.ID+"/decide", bob.withCSRF(decideForm(approvals.Approve, "", digest)), nil)
-	if late.Status != http.StatusConflict || text(late, "conflict-status") != "rejected" {
-		t.Errorf("late approval = %d, status shown %q; want 409 and rejected", late.Status, text(late, "conflict-status"))
+	if late.Status != http.StatusConflict || statusOf(late, "conflict-status") != "rejected" {
+		t.Errorf("late approval = %d, status shown %q; want 409 and rejected", late.Status, statusOf(late, "conflict-status"))
 	}
 	if n := decisionCount(t, in, a.ID); n != 1 {
 		t.Errorf("%d decisions, want 1", n)
@@ -172,7 +182,8 @@ func TestApprovalDecisionRefusals(t *testing.T) {
 	}
 }
 
-// An approved action that cannot run says so, as needing review.
+// An approved action that cannot run says so: blocked before anything
+// was sent, not "check the provider".
 func TestApprovalFailedNeedsReview(t *testing.T) {
 	in, alice := approvalSession(t, "alice")
 	ctx := context.Background()
@@ -186,8 +197,9 @@ func TestApprovalFailedNeedsReview(t *testing.T) {
 	}
 	alice.post("/approvals/"+a.ID+"/decide", alice.withCSRF(decideForm(approvals.Approve, "", a.PayloadDigest)), nil)
 	p := waitStatus(t, alice, a.ID, approvals.StatusFailed)
-	if f := text(p, "action-failure"); !strings.Contains(f, "needs review") || !strings.Contains(f, "switched off") {
-		t.Errorf("failure = %q, want needs review and why", f)
+	if f := text(p, "action-failure"); !strings.Contains(f, "Blocked before anything was sent") || !strings.Contains(f, "switched off") ||
+		strings.Contains(f, "Check the provider") {
+		t.Errorf("failure = %q, want blocked before anything was sent, and why", f)
 	}
 	if p.Doc.Find(`[data-testid="action-receipt"], [data-testid="reverse"]`).Length() != 0 {
 		t.Error("a failed action shows a receipt or offers Reverse")

@@ -16,6 +16,7 @@ import (
 	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/agent/seal"
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
 )
 
@@ -133,11 +134,34 @@ func waitStatus(t *testing.T, b *browser, id, want string) page {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		p := b.get("/approvals/" + id)
-		if got := text(p, "action-status"); got == want {
+		if got := statusOf(p, "action-status"); got == want {
 			return p
 		} else if time.Now().After(deadline) {
 			t.Fatalf("action %s status = %q after 10 s, want %q", id, got, want)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// lastAuditOf returns the newest event of verb about the action id.
+func lastAuditOf(t *testing.T, in *instance, verb, id string) audit.Event {
+	t.Helper()
+	evs, err := audit.List(context.Background(), in.DB.Read(), audit.Filter{Limit: 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs {
+		if e.Verb == verb && e.Subject.ID == id {
+			return e
+		}
+	}
+	t.Fatalf("no %s event for %s", verb, id)
+	return audit.Event{}
+}
+
+// statusOf is the status an action's badge stands for (its data-status;
+// the badge itself says it in words).
+func statusOf(p page, testid string) string {
+	st, _ := p.Doc.Find(`[data-testid="` + testid + `"]`).First().Attr("data-status")
+	return st
 }

@@ -38,7 +38,15 @@ func TestApprovalReverseExecutedRefund(t *testing.T) {
 		t.Errorf("reverse without CSRF token = %d, want 403", p.Status)
 	}
 
+	// A reason is required: without one the confirmation comes back (422)
+	// and nothing is requested.
+	n := auditCount(t, in.DB)
 	p = alice.post(href, alice.withCSRF(url.Values{}), nil)
+	if p.Status != http.StatusUnprocessableEntity || text(p, "error-reason") == "" || auditCount(t, in.DB) != n ||
+		countRows(t, in.DB, `SELECT COUNT(*) FROM actions WHERE compensates = ?`, orig.ID) != 0 {
+		t.Fatalf("reverse without a reason = %d (error %q); want 422 and nothing requested", p.Status, text(p, "error-reason"))
+	}
+	p = alice.post(href, alice.withCSRF(url.Values{"reason": {"customer returned the goods"}}), nil)
 	revID := strings.TrimPrefix(p.URL.Path, "/approvals/")
 	if p.Status != http.StatusOK || !strings.HasPrefix(revID, "act_") || revID == orig.ID {
 		t.Fatalf("reverse = %d at %s, want the new action's page", p.Status, p.URL)
@@ -47,6 +55,15 @@ func TestApprovalReverseExecutedRefund(t *testing.T) {
 	if rev.Tool != sim.ToolReverseRefund || rev.Status != approvals.StatusPending || rev.Compensates != orig.ID ||
 		rev.IdempotencyKey != "compensates:"+orig.IdempotencyKey || rev.Impact != "high" {
 		t.Errorf("reversal = %s %s compensates %q key %q impact %s", rev.Tool, rev.Status, rev.Compensates, rev.IdempotencyKey, rev.Impact)
+	}
+	if ev := lastAuditOf(t, in, "action.requested", revID); ev.Details["reason"] != "customer returned the goods" || ev.Actor.Type != "principal" {
+		t.Errorf("action.requested of the reversal = %+v, want alice's reason", ev)
+	}
+	if got := text(p, "action-reason"); got != "customer returned the goods" || text(p, "reason-label") != "Alice Approver's reason" {
+		t.Errorf("reversal page shows %q: %q, want Alice's reason", text(p, "reason-label"), got)
+	}
+	if p.Doc.Find(`[data-testid="action-key"]`).Length() != 0 || !strings.Contains(text(p, "action-requester"), "Alice") {
+		t.Errorf("reversal provenance names key %q / requester %q, want alice and no key", text(p, "action-key"), text(p, "action-requester"))
 	}
 	if !strings.Contains(text(p, "notice"), "Reversal requested") {
 		t.Errorf("notice = %q", text(p, "notice"))
@@ -66,7 +83,7 @@ func TestApprovalReverseExecutedRefund(t *testing.T) {
 	}
 
 	// Pressing it again opens the same reversal.
-	again := alice.post(href, alice.withCSRF(url.Values{}), nil)
+	again := alice.post(href, alice.withCSRF(url.Values{"reason": {"pressed again"}}), nil)
 	if again.URL.Path != "/approvals/"+revID {
 		t.Errorf("second reverse landed on %s, want %s", again.URL.Path, revID)
 	}
@@ -103,12 +120,12 @@ func TestApprovalReverseRefusals(t *testing.T) {
 	if p := alice.get("/approvals/" + pending.ID + "/reverse"); p.Status != http.StatusConflict {
 		t.Errorf("confirming the reversal of a pending action = %d, want 409", p.Status)
 	}
-	if p := alice.post("/approvals/"+pending.ID+"/reverse", alice.withCSRF(url.Values{}), nil); p.Status != http.StatusConflict {
+	if p := alice.post("/approvals/"+pending.ID+"/reverse", alice.withCSRF(url.Values{"reason": {"r"}}), nil); p.Status != http.StatusConflict {
 		t.Errorf("reversing a pending action = %d, want 409", p.Status)
 	}
 	dave := newBrowser(t, in.URL)
 	dave.loginDev("dave")
-	if p := dave.post("/approvals/"+pending.ID+"/reverse", dave.withCSRF(url.Values{}), nil); p.Status != http.StatusForbidden {
+	if p := dave.post("/approvals/"+pending.ID+"/reverse", dave.withCSRF(url.Values{"reason": {"r"}}), nil); p.Status != http.StatusForbidden {
 		t.Errorf("auditor reversing = %d, want 403", p.Status)
 	}
 	if n := countRows(t, in.DB, `SELECT COUNT(*) FROM actions WHERE compensates != ''`); n != 0 {

@@ -439,7 +439,7 @@ func TestAuditTrailOfExecutedRefundAndItsReversal(t *testing.T) {
 
 	// Alice asks for the reversal, Bob approves it, it runs: the
 	// original's trail shows it, in order, with its own outcome.
-	rp := alice.post("/approvals/"+orig.ID+"/reverse", alice.withCSRF(url.Values{}), nil)
+	rp := alice.post("/approvals/"+orig.ID+"/reverse", alice.withCSRF(url.Values{"reason": {"customer returned the goods"}}), nil)
 	revID := strings.TrimPrefix(rp.URL.Path, "/approvals/")
 	rev := getAction(t, in, revID)
 	bob := newBrowser(t, in.URL)

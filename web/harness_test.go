@@ -222,6 +222,7 @@ func (b *browser) do(req *http.Request) page {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
+	checkNoSlicedToken(b.t, req.Method, req.URL.String(), resp.Header.Get("Content-Type"), string(body))
 	doc, _ := goquery.NewDocumentFromReader(bytes.NewReader(body))
 	return page{Status: resp.StatusCode, URL: resp.Request.URL, Header: resp.Header, Body: string(body), Doc: doc}
 }

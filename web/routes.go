@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/agent/seal"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/handlers"
@@ -109,6 +110,9 @@ func (s *Server) consoleRoutes() []route {
 			route{http.MethodPost, "/approvals/:id/decide", h.ApprovalDecide, approver, ""},
 			route{http.MethodGet, "/approvals/:id/reverse", h.ApprovalReverseConfirm, approvals.ReverseRoles, ""},
 			route{http.MethodPost, "/approvals/:id/reverse", h.ApprovalReverse, approvals.ReverseRoles, ""},
+			// Retrying an execution that was blocked before anything was
+			// sent, once the block is lifted: on-call and admins.
+			route{http.MethodPost, "/approvals/:id/retry", h.ApprovalRetry, runtime.RetryRoles, ""},
 			// Kill switches: on-call (and admins) switch a tool or skill
 			// off in an incident, and on again.
 			route{http.MethodGet, "/switches", h.SwitchList, oncallAdmin, "Kill switches"},

@@ -195,8 +195,8 @@ func TestRunbookPurgeRunsOnAnotherPersonsApproval(t *testing.T) {
 	}
 	a := alice.get(href)
 	p = alice.post(href+"/decide", alice.withCSRF(decideForm(approvals.Approve, "", digestOnPage(t, a, "approve-form"))), nil)
-	if p.Status != http.StatusOK || text(p, "action-status") != "executed" {
-		t.Fatalf("approve = %d, status %q; want executed", p.Status, text(p, "action-status"))
+	if p.Status != http.StatusOK || statusOf(p, "action-status") != "executed" {
+		t.Fatalf("approve = %d, status %q; want executed", p.Status, statusOf(p, "action-status"))
 	}
 	if n := countRows(t, in.DB, `SELECT COUNT(*) FROM journeys WHERE id = 'j-pii-old'`); left() != 1 || n != 1 {
 		t.Errorf("journeys left %d (old kept %d); want only the last week's purged", left(), n)

@@ -210,12 +210,48 @@ func TestKillSwitchApprovedActionFailsVisibly(t *testing.T) {
 	carol.loginDev("carol")
 	a := pendingAction(t, in, "ORD-1005")
 	carol.post("/switches/tools/issue_refund/off", carol.withCSRF(url.Values{"reason": {"INC-11"}}), nil)
+	// Before approving, alice is told it cannot run now.
+	if w := text(alice.get("/approvals/"+a.ID), "approve-warning"); !strings.Contains(w, "issue_refund is switched off (reason: INC-11)") {
+		t.Errorf("approve warning = %q, want the switch and its reason", w)
+	}
 	if p := alice.post("/approvals/"+a.ID+"/decide", alice.withCSRF(decideForm(approvals.Approve, "", a.PayloadDigest)), nil); p.Status != http.StatusOK {
 		t.Fatalf("approve = %d", p.Status)
 	}
 	p := waitStatus(t, alice, a.ID, approvals.StatusFailed)
-	if got := text(p, "action-failure"); !strings.Contains(got, "tool issue_refund was switched off after approval") {
-		t.Errorf("action page failure = %q, want the reason", got)
+	story := text(p, "block-story")
+	off, approved := strings.Index(story, "was switched off (reason: INC-11)"), strings.Index(story, "Approved")
+	if off < 0 || approved < 0 || off > approved || !strings.Contains(story, "sent nothing to the provider") {
+		t.Errorf("block story = %q, want: switched off (INC-11), then approved, and nothing sent", story)
+	}
+	if strings.Contains(p.Body, "Check the provider") {
+		t.Error("a blocked execution tells people to check the provider, though nothing was sent")
+	}
+	if p.Doc.Find(`[data-testid="retry"]`).Length() != 0 {
+		t.Error("alice (approver) is offered Retry execution")
+	}
+	if c := carol.get("/approvals/" + a.ID); c.Doc.Find(`[data-testid="retry"]`).Length() != 0 {
+		t.Error("Retry execution offered while the tool is still off")
+	}
+	if r := carol.post("/approvals/"+a.ID+"/retry", carol.withCSRF(nil), nil); r.Status != http.StatusConflict {
+		t.Errorf("retry while still off = %d, want 409", r.Status)
+	}
+
+	// Once the tool is on again, on-call retries it under the same key.
+	carol.post("/switches/tools/issue_refund/on", carol.withCSRF(nil), nil)
+	c := carol.get("/approvals/" + a.ID)
+	if c.Doc.Find(`[data-testid="retry"]`).Length() != 1 {
+		t.Fatalf("Retry execution not offered to on-call once the block is lifted: %q", text(c, "action-failure"))
+	}
+	if r := alice.post("/approvals/"+a.ID+"/retry", alice.withCSRF(nil), nil); r.Status != http.StatusForbidden {
+		t.Errorf("approver retrying = %d, want 403", r.Status)
+	}
+	carol.post("/approvals/"+a.ID+"/retry", carol.withCSRF(nil), nil)
+	waitStatus(t, carol, a.ID, approvals.StatusExecuted)
+	if got := getAction(t, in, a.ID); got.IdempotencyKey != a.IdempotencyKey {
+		t.Errorf("retried under key %q, want the same %q", got.IdempotencyKey, a.IdempotencyKey)
+	}
+	if ev := lastAuditOf(t, in, "action.retried", a.ID); ev.Actor.Type != "principal" {
+		t.Errorf("action.retried actor = %+v, want carol", ev.Actor)
 	}
 }
 
@@ -235,7 +271,7 @@ func TestKillSwitchCompensatingToolOff(t *testing.T) {
 		t.Errorf("action page: reverse button %d, note %q; want no button and the note", p.Doc.Find(`[data-testid="reverse"]`).Length(), text(p, "reverse-off"))
 	}
 	before := countRows(t, in.DB, `SELECT COUNT(*) FROM actions WHERE compensates = ?`, a.ID)
-	p = alice.post("/approvals/"+a.ID+"/reverse", alice.withCSRF(url.Values{}), nil)
+	p = alice.post("/approvals/"+a.ID+"/reverse", alice.withCSRF(url.Values{"reason": {"customer returned the goods"}}), nil)
 	if p.Status != http.StatusConflict || !strings.Contains(p.Body, "reverse_refund is switched off") {
 		t.Errorf("reverse while reverse_refund is off = %d, want 409 saying why", p.Status)
 	}

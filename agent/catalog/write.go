@@ -8,11 +8,15 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 )
 
@@ -81,13 +85,27 @@ func Update(ctx context.Context, db *store.DB, actor audit.Actor, t tools.Tool) 
 	return changed, nil
 }
 
+// ErrSwitchReasonRequired refuses switching a tool off without saying why:
+// the reason goes into the audit trail, onto the pages that show the
+// switch, and onto every action whose execution it blocks.
+var ErrSwitchReasonRequired = problem.Unprocessable("reason_required", "Say why the tool is switched off: the reason goes into the audit trail and tells whoever switches it back on.")
+
+// MaxSwitchReason bounds the reason kept for a switch.
+const MaxSwitchReason = 500
+
 // Switch turns a tool on (enabled true) or off: the kill switch on-call
-// presses in an incident, perhaps twice. It reports whether anything
-// changed, and only a real change is recorded (tool.enable or
-// tool.disable), with the reason when one is given (the Kill switches
-// page requires one for switching off). An unknown tool is
-// store.ErrNotFound.
+// presses in an incident, perhaps twice. Switching off requires a reason.
+// It reports whether anything changed, and only a real change is recorded
+// (tool.enable or tool.disable, with the reason), together with who
+// switched it and when (SwitchOf). An unknown tool is store.ErrNotFound.
 func Switch(ctx context.Context, db *store.DB, actor audit.Actor, name string, enabled bool, reason string) (changed bool, err error) {
+	reason = strings.TrimSpace(reason)
+	if !enabled && reason == "" {
+		return false, ErrSwitchReasonRequired
+	}
+	if utf8.RuneCountInString(reason) > MaxSwitchReason {
+		return false, problem.Unprocessable("reason_too_long", fmt.Sprintf("Keep the reason to %d characters.", MaxSwitchReason))
+	}
 	verb := "tool.disable"
 	if enabled {
 		verb = "tool.enable"
@@ -95,6 +113,10 @@ func Switch(ctx context.Context, db *store.DB, actor audit.Actor, name string, e
 	err = db.Transact(ctx, func(tx *sql.Tx) error {
 		if changed, err = SetEnabled(ctx, tx, name, enabled); err != nil || !changed {
 			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE tools SET switch_reason = ?, switched_by = ?, switched_at = ? WHERE name = ?`,
+			reason, actor.Type+":"+actor.ID, store.Now(), name); err != nil {
+			return fmt.Errorf("switch tool %s: %w", name, err)
 		}
 		details := map[string]any{"enabled": enabled}
 		if reason != "" {

@@ -246,12 +246,13 @@ func TestSwitch(t *testing.T) {
 		wantEnabled bool // lookup_order afterwards
 		reason      string
 	}{
-		{name: "off", tool: "lookup_order", wantChanged: true, wantVerb: "tool.disable"},
+		{name: "off without a reason", tool: "lookup_order", wantErr: ErrSwitchReasonRequired, wantEnabled: true},
+		{name: "off with a blank reason", tool: "lookup_order", reason: "  ", wantErr: ErrSwitchReasonRequired, wantEnabled: true},
 		{name: "off with a reason", tool: "lookup_order", reason: "INC-7: orders API returns stale data", wantChanged: true, wantVerb: "tool.disable"},
-		{name: "off again", offFirst: true, tool: "lookup_order"},
+		{name: "off again", offFirst: true, tool: "lookup_order", reason: "again"},
 		{name: "on", offFirst: true, tool: "lookup_order", enable: true, wantChanged: true, wantVerb: "tool.enable", wantEnabled: true},
 		{name: "on already", tool: "lookup_order", enable: true, wantEnabled: true},
-		{name: "unknown tool", tool: "no_such_tool", wantErr: store.ErrNotFound, wantEnabled: true},
+		{name: "unknown tool", tool: "no_such_tool", reason: "x", wantErr: store.ErrNotFound, wantEnabled: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -277,6 +278,12 @@ func TestSwitch(t *testing.T) {
 			checkEvent(t, newEvents(t, db, before), tt.wantVerb, tt.tool, details)
 			if stored, err := Get(ctx, db.Read(), "lookup_order"); err != nil || stored.Enabled != tt.wantEnabled {
 				t.Errorf("lookup_order enabled = %v, %v; want %v", stored.Enabled, err, tt.wantEnabled)
+			}
+			if tt.wantVerb == "tool.disable" {
+				sw, err := SwitchOf(ctx, db.Read(), tt.tool)
+				if err != nil || sw.Enabled || sw.Reason != tt.reason || sw.By != "principal:"+admin.ID || sw.At == nil {
+					t.Errorf("SwitchOf(%s) = %+v, %v; want off with reason %q by %s", tt.tool, sw, err, tt.reason, admin.ID)
+				}
 			}
 		})
 	}

@@ -14,3 +14,18 @@ func TestTargetKey(t *testing.T) {
 		}
 	}
 }
+
+// TestShortMaskToken: a redacted account shows no digits; the token's hex
+// is not the account's last four.
+func TestShortMaskToken(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"GB33BUKB20201555559182", "••9182"},
+		{"[iban:d38bf348]", "••"},
+		{"[iban:12345678]", "••"},
+	}
+	for _, tt := range tests {
+		if got := shortMask(tt.in); got != tt.want {
+			t.Errorf("shortMask(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -159,14 +159,14 @@ func (s *Service) ExecuteAction(ctx context.Context, actionID string) error {
 		return err
 	}
 	if !t.Enabled {
-		return s.failBeforeCall(ctx, a, "tool "+a.Tool+" was switched off after approval")
+		return s.failBeforeCall(ctx, a, approvals.BlockedFailure(approvals.BlockToolOff, a.Tool))
 	}
 	tenant, err := store.TenantByID(ctx, s.o.DB.Read(), a.TenantID)
 	if err != nil {
 		return err
 	}
 	if tenant.Frozen {
-		return s.failBeforeCall(ctx, a, "the tenant was frozen after approval")
+		return s.failBeforeCall(ctx, a, approvals.BlockedFailure(approvals.BlockTenantFrozen, a.Tool))
 	}
 	p := s.o.Providers[t.Provider]
 	if p == nil {

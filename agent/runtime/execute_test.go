@@ -136,8 +136,8 @@ func TestExecuteActionFails(t *testing.T) {
 		failure string // part of the action's recorded failure
 		calls   int    // calls of issue_refund that reached the provider
 	}{
-		{"tool switched off after approval", func(r *rig) { r.setEnabled("issue_refund", false) }, "tool issue_refund was switched off after approval", 0},
-		{"tenant frozen after approval", func(r *rig) { r.freeze() }, "the tenant was frozen after approval", 0},
+		{"tool switched off after approval", func(r *rig) { r.setEnabled("issue_refund", false) }, "blocked before sending: tool issue_refund is switched off", 0},
+		{"tenant frozen after approval", func(r *rig) { r.freeze() }, "blocked before sending: the tenant is frozen", 0},
 		{
 			"the provider refuses the call",
 			func(r *rig) {

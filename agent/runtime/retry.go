@@ -10,6 +10,7 @@ import (
 	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/agent/jobs"
 	"github.com/wardenhq/warden/agent/ledger"
+	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
@@ -37,7 +38,6 @@ type RetryReport struct {
 // makes the job unique to it. Nothing else is retried: see RetryReport.
 func (s *Service) RetryFailed(ctx context.Context, tx *sql.Tx, tenantID, tool, batch string, actor audit.Actor, reason string) (RetryReport, error) {
 	var rep RetryReport
-	now := s.o.Now()
 	ids, err := approvals.FailedIDs(ctx, tx, tenantID, tool)
 	if err != nil || len(ids) == 0 {
 		return rep, err
@@ -56,49 +56,59 @@ func (s *Service) RetryFailed(ctx context.Context, tx *sql.Tx, tenantID, tool, b
 		if err != nil {
 			return rep, err
 		}
-		if a.External {
-			rep.Skipped = append(rep.Skipped, a.ID)
-			continue
-		}
-		e, err := ledger.Get(ctx, tx, a.IdempotencyKey)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			rep.Skipped = append(rep.Skipped, a.ID)
-			continue
-		case err != nil:
-			return rep, err
-		case e.State == ledger.Reserved || e.State == ledger.Executed || (e.State == ledger.Intended && e.Attempts > 0):
-			rep.Reconcile = append(rep.Reconcile, a.ID)
-			continue
-		case e.State != ledger.Intended:
-			rep.Skipped = append(rep.Skipped, a.ID) // failed: the provider refused it; recorded: reconciliation completes it
-			continue
-		}
-		if t.UnitCostMicros > 0 {
-			if err := budget.Reserve(ctx, tx, a.TenantID, t.UnitCostMicros, now); errors.Is(err, budget.ErrExhausted) || errors.Is(err, budget.ErrNoBudget) {
-				rep.Skipped = append(rep.Skipped, a.ID)
-				continue
-			} else if err != nil {
-				return rep, err
-			}
-			if err := approvals.Reserve(ctx, tx, a.ID, t.UnitCostMicros); err != nil {
-				return rep, err
-			}
-		}
-		ok, err := approvals.Retry(ctx, tx, a, slug, actor, reason, now)
-		if err != nil {
+		if err := s.retryOne(ctx, tx, a, t, slug, batch, actor, reason, &rep); err != nil {
 			return rep, err
 		}
-		if !ok { // it was read failed in this write transaction
-			return rep, fmt.Errorf("retry %s: it is no longer failed", a.ID)
-		}
-		if err := waitAgain(ctx, tx, a.JourneyID); err != nil {
-			return rep, err
-		}
-		if err := jobs.Enqueue(ctx, tx, JobExecuteAction, actionJob{ActionID: a.ID}, jobs.Options{UniqueKey: "exec:" + a.ID + ":retry:" + batch}); err != nil {
-			return rep, err
-		}
-		rep.Retried = append(rep.Retried, a.ID)
 	}
 	return rep, nil
+}
+
+// retryOne executes one failed action again if its effect never reached
+// the provider, and says in rep what it did (see RetryFailed).
+func (s *Service) retryOne(ctx context.Context, tx *sql.Tx, a approvals.Action, t tools.Tool, slug, batch string, actor audit.Actor, reason string, rep *RetryReport) error {
+	now := s.o.Now()
+	if a.External {
+		rep.Skipped = append(rep.Skipped, a.ID)
+		return nil
+	}
+	e, err := ledger.Get(ctx, tx, a.IdempotencyKey)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		rep.Skipped = append(rep.Skipped, a.ID)
+		return nil
+	case err != nil:
+		return err
+	case e.State == ledger.Reserved || e.State == ledger.Executed || (e.State == ledger.Intended && e.Attempts > 0):
+		rep.Reconcile = append(rep.Reconcile, a.ID)
+		return nil
+	case e.State != ledger.Intended:
+		rep.Skipped = append(rep.Skipped, a.ID) // failed: the provider refused it; recorded: reconciliation completes it
+		return nil
+	}
+	if t.UnitCostMicros > 0 {
+		if err := budget.Reserve(ctx, tx, a.TenantID, t.UnitCostMicros, now); errors.Is(err, budget.ErrExhausted) || errors.Is(err, budget.ErrNoBudget) {
+			rep.Skipped = append(rep.Skipped, a.ID)
+			return nil
+		} else if err != nil {
+			return err
+		}
+		if err := approvals.Reserve(ctx, tx, a.ID, t.UnitCostMicros); err != nil {
+			return err
+		}
+	}
+	ok, err := approvals.Retry(ctx, tx, a, slug, actor, reason, now)
+	if err != nil {
+		return err
+	}
+	if !ok { // it was read failed in this write transaction
+		return fmt.Errorf("retry %s: it is no longer failed", a.ID)
+	}
+	if err := waitAgain(ctx, tx, a.JourneyID); err != nil {
+		return err
+	}
+	if err := jobs.Enqueue(ctx, tx, JobExecuteAction, actionJob{ActionID: a.ID}, jobs.Options{UniqueKey: "exec:" + a.ID + ":retry:" + batch}); err != nil {
+		return err
+	}
+	rep.Retried = append(rep.Retried, a.ID)
+	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/agent/ledger"
@@ -20,8 +22,17 @@ import (
 // Reverse asks for the business rollback of an executed, compensatable
 // action: a new high-impact action for its compensating tool, under the
 // stable key "compensates:<original key>", which needs approval like any
-// other. Pressing it twice returns the same reversal.
-func (s *Service) Reverse(ctx context.Context, p identity.Principal, actionID string) (approvals.Action, error) {
+// other. The person must say why (ErrReverseReasonRequired): the reason
+// is the reversal's, shown to its approvers as the requester's and kept in
+// its action.requested event. Pressing it twice returns the same reversal.
+func (s *Service) Reverse(ctx context.Context, p identity.Principal, actionID, reason string) (approvals.Action, error) {
+	reason = strings.TrimSpace(reason)
+	switch {
+	case reason == "":
+		return approvals.Action{}, ErrReverseReasonRequired
+	case utf8.RuneCountInString(reason) > approvals.MaxCommentLen:
+		return approvals.Action{}, approvals.ErrCommentTooLong
+	}
 	orig, err := approvals.Get(ctx, s.o.DB.Read(), actionID)
 	if err != nil {
 		return approvals.Action{}, err
@@ -84,7 +95,7 @@ func (s *Service) Reverse(ctx context.Context, p identity.Principal, actionID st
 		TenantID: orig.TenantID, TenantSlug: slug, RequestedBy: p.ID, Tool: comp.ForApproval(),
 		Args: args, ArgsRedacted: json.RawMessage(s.redactJSON(args)),
 		Summary: "Reverse: " + orig.Summary, Targets: orig.Targets, AmountMinor: orig.AmountMinor, Currency: orig.Currency,
-		Reason:      s.o.Redactor.String(fmt.Sprintf("%s asked to reverse %s (%s)", p.DisplayName(), orig.ID, orig.Summary)),
+		Reason:      s.o.Redactor.String(reason),
 		Rule:        "compensating action of " + orig.ID + " (impact class high)",
 		Compensates: orig.ID, IdempotencyKey: key,
 	}
@@ -110,6 +121,9 @@ func (s *Service) Reverse(ctx context.Context, p identity.Principal, actionID st
 	}
 	return a, err
 }
+
+// ErrReverseReasonRequired refuses a reversal nobody said why for.
+var ErrReverseReasonRequired = problem.Unprocessable("reason_required", "Say why this action is reversed: the reason is shown to the reversal's approvers and kept in the audit trail.")
 
 // ErrCompensationOff refuses a reversal whose compensating tool is
 // switched off (409 tool_disabled); nothing is created.

@@ -47,7 +47,7 @@ func TestReverseWhoMay(t *testing.T) {
 	for _, tt := range tests {
 		a := actions[tt.action]
 		before := len(r.compensations(a.ID))
-		rev, err := r.svc.Reverse(r.ctx, tt.principal, a.ID)
+		rev, err := r.svc.Reverse(r.ctx, tt.principal, a.ID, "customer returned the goods")
 		if tt.err != nil {
 			if !errors.Is(err, tt.err) {
 				t.Errorf("%s: Reverse(%s) = %v, want %v", tt.name, tt.action, err, tt.err)
@@ -74,7 +74,7 @@ func TestReverseWhoMay(t *testing.T) {
 func TestReverseOpensACompensatingAction(t *testing.T) {
 	r := newRig(t)
 	orig := r.executed(refundRequest)
-	rev, err := r.svc.Reverse(r.ctx, approver, orig.ID)
+	rev, err := r.svc.Reverse(r.ctx, approver, orig.ID, "customer returned the goods")
 	if err != nil {
 		t.Fatalf("Reverse = %v", err)
 	}
@@ -89,6 +89,7 @@ func TestReverseOpensACompensatingAction(t *testing.T) {
 		{"callback", rev.CallbackURL, ""},
 		{"journey", rev.JourneyID, ""},
 		{"requested by", rev.RequestedBy, approver.ID},
+		{"reason", rev.Reason, "customer returned the goods"},
 		{"summary", rev.Summary, "Reverse: " + orig.Summary},
 		{"currency", rev.Currency, orig.Currency},
 		{"idempotency key", rev.IdempotencyKey, "compensates:" + orig.IdempotencyKey},
@@ -165,12 +166,12 @@ func TestReversePressedAgainReturnsTheLiveReversal(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRig(t)
 			orig := r.executed(refundRequest)
-			first, err := r.svc.Reverse(r.ctx, approver, orig.ID)
+			first, err := r.svc.Reverse(r.ctx, approver, orig.ID, "customer returned the goods")
 			if err != nil {
 				t.Fatal(err)
 			}
 			tt.then(r, first)
-			again, err := r.svc.Reverse(r.ctx, oncall, orig.ID)
+			again, err := r.svc.Reverse(r.ctx, oncall, orig.ID, "customer returned the goods")
 			if err != nil {
 				t.Fatalf("Reverse again = %v", err)
 			}
@@ -220,7 +221,7 @@ func TestReverseAfterAFinishedReversalOpensANewOne(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRig(t)
 			orig := r.executed(refundRequest)
-			first, err := r.svc.Reverse(r.ctx, approver, orig.ID)
+			first, err := r.svc.Reverse(r.ctx, approver, orig.ID, "customer returned the goods")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -228,7 +229,7 @@ func TestReverseAfterAFinishedReversalOpensANewOne(t *testing.T) {
 			if a := r.action(first.ID); a.Status != tt.status {
 				t.Fatalf("first reversal %s, want %s", a.Status, tt.status)
 			}
-			second, err := r.svc.Reverse(r.ctx, approver, orig.ID)
+			second, err := r.svc.Reverse(r.ctx, approver, orig.ID, "customer returned the goods")
 			if err != nil {
 				t.Fatalf("Reverse after a %s reversal = %v", tt.status, err)
 			}
@@ -243,10 +244,25 @@ func TestReverseAfterAFinishedReversalOpensANewOne(t *testing.T) {
 				t.Errorf("%d reversals recorded, want 2", n)
 			}
 			// And the new one is now the live one.
-			third, err := r.svc.Reverse(r.ctx, oncall, orig.ID)
+			third, err := r.svc.Reverse(r.ctx, oncall, orig.ID, "customer returned the goods")
 			if err != nil || third.ID != second.ID {
 				t.Errorf("Reverse a third time = %s, %v; want the second reversal %s", third.ID, err, second.ID)
 			}
 		})
+	}
+}
+
+// A reversal needs the person's reason; without one nothing is created.
+func TestReverseNeedsAReason(t *testing.T) {
+	r := newRig(t)
+	orig := r.executed(refundRequest)
+	for _, reason := range []string{"", "   "} {
+		if _, err := r.svc.Reverse(r.ctx, approver, orig.ID, reason); !errors.Is(err, ErrReverseReasonRequired) {
+			t.Errorf("Reverse(reason %q) = %v, want ErrReverseReasonRequired", reason, err)
+		}
+	}
+	revs, err := approvals.Compensations(r.ctx, r.db.Read(), orig.ID)
+	if err != nil || len(revs) != 0 {
+		t.Errorf("reversals after refused requests = %d, %v; want none", len(revs), err)
 	}
 }

@@ -96,7 +96,7 @@ func TestReverseRefusedWhileTheCompensatingToolIsOff(t *testing.T) {
 	r := newRig(t)
 	orig := r.executed(refundRequest)
 	r.setEnabled("reverse_refund", false)
-	_, err := r.svc.Reverse(r.ctx, approver, orig.ID)
+	_, err := r.svc.Reverse(r.ctx, approver, orig.ID, "customer returned the goods")
 	p := problemOf(t, "Reverse", err)
 	if p.Code != policy.CodeDisabled || p.Kind != problem.KindConflict || !strings.Contains(p.Message, "reverse_refund is switched off") {
 		t.Errorf("Reverse = %s %q (%v), want 409 tool_disabled naming reverse_refund", p.Code, p.Message, p.Kind)
@@ -105,7 +105,7 @@ func TestReverseRefusedWhileTheCompensatingToolIsOff(t *testing.T) {
 		t.Errorf("%d reversals created, want none", len(got))
 	}
 	r.setEnabled("reverse_refund", true)
-	rev, err := r.svc.Reverse(r.ctx, approver, orig.ID)
+	rev, err := r.svc.Reverse(r.ctx, approver, orig.ID, "customer returned the goods")
 	if err != nil || rev.Status != approvals.StatusPending || rev.Tool != "reverse_refund" {
 		t.Errorf("Reverse after switching on = %s %s, %v; want a pending reverse_refund", rev.Tool, rev.Status, err)
 	}
@@ -117,7 +117,7 @@ func TestReverseRefusedWhileTheCompensatingToolIsOff(t *testing.T) {
 func TestReversalWhoseToolIsSwitchedOffAfterApprovalFails(t *testing.T) {
 	r := newRig(t)
 	orig := r.executed(refundRequest)
-	rev, err := r.svc.Reverse(r.ctx, approver, orig.ID)
+	rev, err := r.svc.Reverse(r.ctx, approver, orig.ID, "customer returned the goods")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,8 +129,8 @@ func TestReversalWhoseToolIsSwitchedOffAfterApprovalFails(t *testing.T) {
 		t.Fatalf("ExecuteAction = %v", err)
 	}
 	a := r.action(rev.ID)
-	if a.Status != approvals.StatusFailed || a.Failure != "tool reverse_refund was switched off after approval" {
-		t.Errorf("reversal %s (%q), want failed: tool reverse_refund was switched off after approval", a.Status, a.Failure)
+	if a.Status != approvals.StatusFailed || a.Failure != "blocked before sending: tool reverse_refund is switched off" {
+		t.Errorf("reversal %s (%q), want failed: blocked before sending: tool reverse_refund is switched off", a.Status, a.Failure)
 	}
 	if n := r.effects("reverse_refund"); n != 0 || len(r.hooks.callsOf("reverse_refund")) != 0 {
 		t.Errorf("%d reversals at the provider, want none", n)

@@ -451,12 +451,14 @@ func summarizeRefund(results []StepResult) string {
 	var a struct {
 		AmountMinor int64  `json:"amount_minor"`
 		Currency    string `json:"currency"`
-		Account     string `json:"account"`
 	}
 	if json.Unmarshal(last.Args, &a) != nil {
 		return genericSummary(results)
 	}
-	what := fmt.Sprintf("of %s to account %s", FormatMoney(a.AmountMinor, a.Currency), maskAccount(a.Account))
+	what := "of " + FormatMoney(a.AmountMinor, a.Currency) + " to the order's account"
+	if shown := accountShown(results); shown != "" {
+		what = "of " + FormatMoney(a.AmountMinor, a.Currency) + " to account " + shown
+	}
 	if last.Pending {
 		return fmt.Sprintf("Refund %s is awaiting approval.", what)
 	}
@@ -466,18 +468,34 @@ func summarizeRefund(results []StepResult) string {
 	return fmt.Sprintf("Refund %s issued.", what)
 }
 
-// maskAccount shows only an account's last four characters: "••9182".
-func maskAccount(acct string) string {
-	var keep []rune
-	for _, r := range []rune(acct) {
-		if r != ' ' && r != '-' {
-			keep = append(keep, r)
+// accountShown is "••9182": the last four digits of the real account as
+// the provider reported them (account_last4 in the refund's receipt or the
+// order looked up), or "" when none did. It never slices the account
+// argument itself: in a journal that is a redaction token
+// ("[iban:d38bf348]"), and its last characters are not digits of anything.
+func accountShown(results []StepResult) string {
+	for i := len(results) - 1; i >= 0; i-- {
+		if results[i].Pending {
+			continue
+		}
+		if l4 := firstString(results[i].Output, "account_last4"); isLast4(l4) {
+			return "••" + l4
 		}
 	}
-	if len(keep) > 4 {
-		keep = keep[len(keep)-4:]
+	return ""
+}
+
+// isLast4 reports whether s is exactly four ASCII digits.
+func isLast4(s string) bool {
+	if len(s) != 4 {
+		return false
 	}
-	return "••" + string(keep)
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func planCustomerEmail(in Input) ([]Step, error) {

@@ -397,13 +397,28 @@ func TestDriveJourneys(t *testing.T) {
 	}
 }
 
-func TestMaskAccount(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{"GB33BUKB20201555559182", "••9182"}, {"1234-5678-9182", "••9182"}, {"9182", "••9182"}, {"12", "••12"},
+// TestAccountShown: the "••NNNN" of a summary comes from the provider's
+// account_last4, never from the account argument, which a journal holds
+// as a redaction token whose last characters are not digits.
+func TestAccountShown(t *testing.T) {
+	tok := json.RawMessage(`{"order_id":"ORD-1004","amount_minor":240000,"currency":"USD","account":"[iban:d38bf348]"}`)
+	tests := []struct {
+		name    string
+		results []StepResult
+		want    string
+	}{
+		{"lookup reports last4", []StepResult{{Tool: ToolLookupOrder, Output: json.RawMessage(`{"account":"[iban:d38bf348]","account_last4":"9182"}`)}, {Tool: ToolIssueRefund, Args: tok, Pending: true}},
+			"Refund of $2,400.00 to account ••9182 is awaiting approval."},
+		{"receipt reports last4", []StepResult{{Tool: ToolLookupOrder, Output: json.RawMessage(`{}`)}, {Tool: ToolIssueRefund, Args: tok, Output: json.RawMessage(`{"refund_id":"rf_1","account_last4":"1234"}`)}},
+			"Refund rf_1 of $2,400.00 to account ••1234 issued."},
+		{"no last4: no digits", []StepResult{{Tool: ToolLookupOrder, Output: json.RawMessage(`{"account":"[iban:d38bf348]"}`)}, {Tool: ToolIssueRefund, Args: tok, Output: json.RawMessage(`{"refund_id":"rf_1"}`)}},
+			"Refund rf_1 of $2,400.00 to the order's account issued."},
+		{"last4 that is a token", []StepResult{{Tool: ToolLookupOrder, Output: json.RawMessage(`{"account_last4":"[iban:1]"}`)}, {Tool: ToolIssueRefund, Args: tok, Pending: true}},
+			"Refund of $2,400.00 to the order's account is awaiting approval."},
 	}
 	for _, tt := range tests {
-		if got := maskAccount(tt.in); got != tt.want {
-			t.Errorf("maskAccount(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := summarizeRefund(tt.results); got != tt.want {
+			t.Errorf("%s: summarizeRefund = %q, want %q", tt.name, got, tt.want)
 		}
 	}
 }

@@ -36,7 +36,7 @@ func waitActionStatus(t *testing.T, ctx context.Context, p *process, want string
 		if err := chromedp.Do(ctx, chromedp.Reload(), chromedp.WaitVisible(byTestID("action-status"))); err != nil {
 			t.Fatalf("reload: %v", err)
 		}
-		got := textOf(t, ctx, byTestID("action-status"))
+		got := statusOf(t, ctx)
 		if got == want {
 			return
 		}
@@ -80,7 +80,7 @@ func TestBrowserApprovalTwoApprovers(t *testing.T) {
 	if err != nil {
 		t.Fatalf("alice approves: %v\nwarden logs:\n%s", err, p.logs)
 	}
-	if got, status := textOf(t, ctx, byTestID("action-approvals")), textOf(t, ctx, byTestID("action-status")); got != "1 of 2" || status != "pending" {
+	if got, status := textOf(t, ctx, byTestID("action-approvals")), statusOf(t, ctx); got != "1 of 2" || status != "pending" {
 		t.Errorf("after alice: %q, %q; want 1 of 2, pending", got, status)
 	}
 	if blocked := textOf(t, ctx, byTestID("decide-blocked")); !strings.Contains(blocked, "already approved") {
@@ -102,8 +102,8 @@ func TestBrowserApprovalTwoApprovers(t *testing.T) {
 		t.Fatalf("bob approves: %v\nwarden logs:\n%s", err, p.logs)
 	}
 	waitActionStatus(t, ctx, p, "executed")
-	if r := textOf(t, ctx, byTestID("action-receipt")); !strings.Contains(r, "refund_id") {
-		t.Errorf("receipt = %q, want the provider's refund id", r)
+	if r := textOf(t, ctx, byTestID("action-receipt-fields")); !strings.Contains(r, "Refund id") || !strings.Contains(r, "$2,400.00") {
+		t.Errorf("receipt = %q, want the provider's refund id and the amount as money", r)
 	}
 	if got := textOf(t, ctx, byTestID("action-approvals")); got != "2 of 2" {
 		t.Errorf("approvals after = %q, want 2 of 2", got)
@@ -129,7 +129,7 @@ func TestBrowserApprovalReject(t *testing.T) {
 	if msg := textOf(t, ctx, byTestID("reason-error")); !strings.Contains(msg, "A rejection needs a reason") {
 		t.Errorf("field error = %q", msg)
 	}
-	if status := textOf(t, ctx, byTestID("action-status")); status != "pending" {
+	if status := statusOf(t, ctx); status != "pending" {
 		t.Errorf("status after the refused rejection = %q, want pending", status)
 	}
 	screenshot(ctx, "approval-reject-needs-reason")
@@ -142,7 +142,7 @@ func TestBrowserApprovalReject(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reject with a reason: %v\nwarden logs:\n%s", err, p.logs)
 	}
-	if status := textOf(t, ctx, byTestID("action-status")); status != "rejected" {
+	if status := statusOf(t, ctx); status != "rejected" {
 		t.Errorf("status = %q, want rejected", status)
 	}
 	if d := textOf(t, ctx, byTestID("decision-1")); !strings.Contains(d, "charged once only") {
@@ -179,4 +179,15 @@ func TestBrowserApprovalQueueRefreshes(t *testing.T) {
 	}
 	screenshot(aliceCtx, "approvals-queue-refreshed")
 	p.stop(t)
+}
+
+// statusOf is the status the action page's badge stands for (its
+// data-status; the badge says it in words).
+func statusOf(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	r, err := chromedp.Run(ctx, chromedp.AttributeValue(byTestID("action-status"), "data-status", chromedp.NodeVisible))
+	if err != nil {
+		t.Fatalf("status badge: %v", err)
+	}
+	return r.Value
 }
