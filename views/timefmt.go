@@ -60,3 +60,11 @@ func Ago(t, now time.Time) string {
 
 // isoUTC is a time as a <time datetime> attribute takes it.
 func isoUTC(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// stampOr is Stamp of an optional time, or none when it is nil.
+func stampOr(t *time.Time, none string) string {
+	if t == nil {
+		return none
+	}
+	return Stamp(*t)
+}
