@@ -8,6 +8,10 @@ CREATE INDEX journeys_tenant_cost ON journeys (tenant_id, cost_micros, id);
 -- The traces page of one tenant, newest first (ids sort by time): read in
 -- order from the index instead of sorting all the tenant's journeys.
 CREATE INDEX journeys_tenant_id ON journeys (tenant_id, id);
+-- ... and filtered by status (a rare status would otherwise walk every
+-- journey of the tenant, or of all tenants, to fill a page).
+CREATE INDEX journeys_tenant_status_id ON journeys (tenant_id, status, id);
+CREATE INDEX journeys_status_id ON journeys (status, id);
 
 -- An approver's recent decisions, newest first.
 CREATE INDEX decisions_principal_created ON decisions (principal_id, created_at);
