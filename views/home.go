@@ -103,6 +103,8 @@ func statusWords(status string) string {
 		return "Approved, not yet run"
 	case "executing":
 		return "Running"
+	case "awaiting_approval":
+		return "Awaiting approval"
 	}
 	s := strings.ReplaceAll(status, "_", " ")
 	if s == "" {

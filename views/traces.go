@@ -68,3 +68,14 @@ func lastIndexRune(r []rune, c rune) int {
 	}
 	return -1
 }
+
+// ShortID shortens a long id for a narrow column, keeping its kind prefix
+// and its last characters ("jrn_…9431SP"); the full id goes in the link's
+// title and on the page it opens.
+func ShortID(id string) string {
+	prefix, rest, ok := strings.Cut(id, "_")
+	if !ok || len(rest) <= 8 {
+		return id
+	}
+	return prefix + "_…" + rest[len(rest)-6:]
+}

@@ -57,6 +57,27 @@ func checkNoSlicedTokens(t *testing.T, ctx context.Context, where string) {
 	}
 }
 
+// checkFitsWidth fails when the page scrolls sideways in the 1280 px
+// window the browser tests use: tables must keep a readable width.
+func checkFitsWidth(t *testing.T, ctx context.Context, where string) {
+	t.Helper()
+	w, err := chromedp.Run(ctx, chromedp.Evaluate[[]int](`[document.documentElement.scrollWidth, window.innerWidth,
+		...Array.from(document.querySelectorAll('.table-wrap')).map(e => e.scrollWidth - e.clientWidth)]`))
+	if err != nil {
+		t.Fatalf("measure %s: %v", where, err)
+	}
+	if w[0] > w[1] {
+		t.Errorf("%s is %d px wide in a %d px window", where, w[0], w[1])
+	}
+	for i, over := range w[2:] {
+		if over > 0 {
+			cols, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('.table-wrap th')).map(th => th.textContent.trim() + ":" + Math.round(th.getBoundingClientRect().width))`))
+			t.Logf("column widths: %v", cols)
+			t.Errorf("%s: table %d scrolls sideways by %d px in a %d px window", where, i+1, over, w[1])
+		}
+	}
+}
+
 // TestBrowserHomeApproverInbox: alice's home lists the three demo refunds
 // as waiting for her. She opens the $2,400 one from there and approves it;
 // back home it waits on others (it needs a second approver) and her
@@ -111,6 +132,7 @@ func TestBrowserHomeApproverInbox(t *testing.T) {
 		t.Errorf("recent decision = %q", got)
 	}
 	checkNoSlicedTokens(t, ctx, "alice's home after approving")
+	checkFitsWidth(t, ctx, "alice's home")
 	attachScreenshot(t, ctx, "home-alice-waiting-on-others")
 	p.stop(t)
 }
@@ -129,6 +151,7 @@ func TestBrowserAuditRowToAction(t *testing.T) {
 		t.Fatalf("dave opens the audit trail: %v\nwarden logs:\n%s", err, p.logs)
 	}
 	checkNoSlicedTokens(t, ctx, "the audit trail")
+	checkFitsWidth(t, ctx, "the audit trail")
 	attachScreenshot(t, ctx, "audit-trail-dave")
 	sel := css(`[data-testid="audit-table"] tbody tr [data-testid="subject-link"][href^="/approvals/"]`)
 	attrs, err := chromedp.Run(ctx, chromedp.Attributes(sel))
@@ -151,5 +174,24 @@ func TestBrowserAuditRowToAction(t *testing.T) {
 	}
 	checkNoSlicedTokens(t, ctx, "the action page")
 	attachScreenshot(t, ctx, "audit-row-to-action")
+
+	// From the traces, too: the journey that asked for an action links it.
+	err = chromedp.Do(ctx,
+		chromedp.Click(css(`nav.nav a[href="/traces"]`)),
+		chromedp.WaitVisible(byTestID("traces-table")),
+	)
+	if err != nil {
+		t.Fatalf("dave opens the traces: %v", err)
+	}
+	checkNoSlicedTokens(t, ctx, "the traces")
+	checkFitsWidth(t, ctx, "the traces")
+	attachScreenshot(t, ctx, "traces-dave")
+	err = chromedp.Do(ctx,
+		chromedp.Click(css(`[data-testid="traces-table"] [data-testid="trace-action-link"]`)),
+		chromedp.WaitVisible(byTestID("action-summary")),
+	)
+	if err != nil {
+		t.Fatalf("dave clicks a trace's action link: %v\nwarden logs:\n%s", err, p.logs)
+	}
 	p.stop(t)
 }
