@@ -75,7 +75,7 @@ func auditView(c echo.Context, st *store.DB) (views.AuditView, error) {
 	ctx := c.Request().Context()
 	user := CurrentPrincipal(c)
 	in := c.QueryParams()
-	v := views.AuditView{Filter: views.AuditFilter{
+	v := views.AuditView{Now: time.Now(), Filter: views.AuditFilter{
 		Tenant: in.Get("tenant"), Actor: in.Get("actor"), Verb: in.Get("verb"),
 		SubjectType: in.Get("subject_type"), SubjectID: in.Get("subject_id"),
 		From: in.Get("from"), To: in.Get("to"),

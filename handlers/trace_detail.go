@@ -3,6 +3,7 @@ package handlers
 import (
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -28,7 +29,7 @@ func (h *Console) TraceDetail(c echo.Context) error {
 	if err := requireTenant(CurrentPrincipal(c), j.TenantSlug); err != nil {
 		return err
 	}
-	v := views.TraceView{Journey: j}
+	v := views.TraceView{Journey: j, Now: time.Now()}
 	if v.PrincipalName, err = h.DB.PrincipalName(ctx, j.PrincipalID); err != nil {
 		return err
 	}

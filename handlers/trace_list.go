@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/agent/runtime"
+	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/views"
 )
@@ -57,7 +58,14 @@ func (h *Console) TraceList(c echo.Context) error {
 	}
 	v := views.TracesView{
 		Journeys: js.Rows, Tenants: scope, Filter: ff, Statuses: journeyStatuses,
-		Filtered: ff != views.TraceFilter{} || !f.Page.First(),
+		Filtered: ff != views.TraceFilter{} || !f.Page.First(), Now: time.Now(),
+	}
+	journeyIDs := make([]string, 0, len(js.Rows))
+	for _, j := range js.Rows {
+		journeyIDs = append(journeyIDs, j.ID)
+	}
+	if v.Actions, err = approvals.JourneyActions(ctx, h.DB.Read(), journeyIDs); err != nil {
+		return err
 	}
 	v.NextPage, v.PrevPage = pageLinks("/traces", c.QueryParams(), js)
 	page := PageFor(c, "Traces")

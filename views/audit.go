@@ -32,6 +32,7 @@ type AuditView struct {
 	ExportCSVManifest   string
 	ChainStatus         ChainStatus
 	Verify              *AuditVerifyResult
+	Now                 time.Time // for "how long ago"
 }
 
 // AuditFilter is the audit page's filter form, as typed.
@@ -100,17 +101,6 @@ func trailURL(e audit.Event) string {
 		return ""
 	}
 	return "/audit/actions/" + e.Subject.ID
-}
-
-func detailsText(d map[string]any) string {
-	if len(d) == 0 {
-		return ""
-	}
-	b, err := json.Marshal(d)
-	if err != nil {
-		return "(unreadable)"
-	}
-	return string(b)
 }
 
 // eventSentence says what an event records in one sentence a person can

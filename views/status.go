@@ -1,5 +1,7 @@
 package views
 
+import "time"
+
 // StatusView is the on-call status page.
 type StatusView struct {
 	Version         string
@@ -16,6 +18,9 @@ type StatusView struct {
 	// failed actions and effects whose outcome the reconciler could not
 	// learn.
 	FailedActions []ReviewItem
+	FailedTotal   int    // failed actions in the viewer's tenants, all pages
+	NextPage      string // later failed actions, empty on the last page
+	PrevPage      string // earlier ones, empty on the first page
 	ReviewEffects int
 	PendingJobs   int
 }
@@ -23,4 +28,5 @@ type StatusView struct {
 // ReviewItem is an action that needs a person.
 type ReviewItem struct {
 	ID, Summary, Tenant, Reason string
+	RequestedAt                 time.Time
 }

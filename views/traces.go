@@ -1,6 +1,9 @@
 package views
 
 import (
+	"strings"
+	"time"
+
 	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/store"
 )
@@ -14,6 +17,9 @@ type TracesView struct {
 	NextPage string // older journeys, empty on the last page
 	PrevPage string // newer journeys, empty on the first page
 	Filtered bool   // any filter is set
+	// Actions maps a journey id to the action it asked for, if any.
+	Actions map[string]string
+	Now     time.Time
 }
 
 // TraceFilter is the traces page's filter form.
@@ -28,4 +34,48 @@ type TraceView struct {
 	// ActionID is the high-impact action the journey asked for, when it
 	// asked for one: the trace links to its decision trail.
 	ActionID string
+	Now      time.Time
+}
+
+// inputSummaryLen is how many characters of a journey's input the trace
+// list shows.
+const inputSummaryLen = 80
+
+// InputSummary is the start of a journey's (already redacted) input on one
+// line, cut at a word boundary and never inside a redaction token such as
+// "[iban:d38bf348]": a token cut in half would read as data.
+func InputSummary(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) <= inputSummaryLen {
+		return s
+	}
+	cut := inputSummaryLen
+	// Inside a token: cut before it.
+	if open := lastIndexRune(r[:cut], '['); open >= 0 && lastIndexRune(r[:cut], ']') < open {
+		cut = open
+	} else if sp := lastIndexRune(r[:cut], ' '); sp > inputSummaryLen/2 {
+		cut = sp
+	}
+	return strings.TrimRight(string(r[:cut]), " ") + "…"
+}
+
+func lastIndexRune(r []rune, c rune) int {
+	for i := len(r) - 1; i >= 0; i-- {
+		if r[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// ShortID shortens a long id for a narrow column, keeping its kind prefix
+// and its last characters ("jrn_…9431SP"); the full id goes in the link's
+// title and on the page it opens.
+func ShortID(id string) string {
+	prefix, rest, ok := strings.Cut(id, "_")
+	if !ok || len(rest) <= 8 {
+		return id
+	}
+	return prefix + "_…" + rest[len(rest)-6:]
 }

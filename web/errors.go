@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/handlers"
+	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/views"
 )
@@ -70,7 +71,13 @@ func (s *Server) handleError(err error, c echo.Context) {
 		page.DevMode = s.cfg.DevMode()
 		page.RequestID = requestID(c)
 	}
-	if rerr := handlers.Render(c, status, page, views.ErrorPage(views.ErrorView{Status: status, Title: title, Message: msg})); rerr != nil {
+	v := views.ErrorView{Status: status, Title: title, Message: msg}
+	if status == http.StatusForbidden {
+		if p := handlers.CurrentPrincipal(c); p != nil {
+			v.SignedInAs, v.YourRoles = p.DisplayName(), roleWords(p.Roles)
+		}
+	}
+	if rerr := handlers.Render(c, status, page, views.ErrorPage(v)); rerr != nil {
 		s.log.ErrorContext(c.Request().Context(), "render error page", "request_id", requestID(c), "err", rerr)
 		_ = c.String(status, title)
 	}
@@ -99,4 +106,38 @@ func defaultMessage(status int) string {
 		return "Something went wrong on our side. The error has been logged; quote the request id when you report it."
 	}
 	return http.StatusText(status)
+}
+
+// roleNames are the roles as people say them.
+var roleNames = map[string]string{
+	identity.RoleApprover: "approver",
+	identity.RoleOncall:   "on-call",
+	identity.RoleAuditor:  "auditor",
+	identity.RoleAdmin:    "admin",
+}
+
+// roleWords names roles in plain words, in the order given.
+func roleWords(roles []string) []string {
+	out := make([]string, 0, len(roles))
+	for _, r := range roles {
+		if w, ok := roleNames[r]; ok {
+			out = append(out, w)
+		} else {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// needsRoles is the 403 sentence of a page open to roles: "This page
+// needs the approver, on-call, auditor or admin role."
+func needsRoles(roles []string) string {
+	w := roleWords(roles)
+	switch len(w) {
+	case 0:
+		return "You do not have access to this page."
+	case 1:
+		return "This page needs the " + w[0] + " role."
+	}
+	return "This page needs the " + strings.Join(w[:len(w)-1], ", ") + " or " + w[len(w)-1] + " role."
 }

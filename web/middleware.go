@@ -254,7 +254,7 @@ func requireRole(roles ...string) echo.MiddlewareFunc {
 		return func(c echo.Context) error {
 			p := handlers.CurrentPrincipal(c)
 			if p == nil || !p.HasAnyRole(roles...) {
-				return handlers.Forbidden("This page needs the role " + strings.Join(roles, " or ") + ".")
+				return handlers.Forbidden(needsRoles(roles))
 			}
 			return next(c)
 		}

@@ -5,11 +5,8 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/agent/jobs"
-	"github.com/wardenhq/warden/agent/ledger"
-	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/identity"
-	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -38,24 +35,14 @@ func (s *Server) status(ctx context.Context, p *identity.Principal) (views.Statu
 		return v, err
 	}
 	v.AuditEvents = n
-	return v, s.needsReview(ctx, p, &v)
+	return v, s.pendingJobs(ctx, &v)
 }
 
-// needsReview fills in what on-call must look at: failed actions in the
-// user's tenants, unconfirmed effects and the job backlog.
-func (s *Server) needsReview(ctx context.Context, p *identity.Principal, v *views.StatusView) error {
-	failed, _, err := approvals.List(ctx, s.db.Read(), approvals.Filter{Status: approvals.StatusFailed, Sort: approvals.SortAge, Page: store.Page{Size: 20}}, time.Now())
-	if err != nil {
-		return err
-	}
-	for _, r := range failed.Rows {
-		if p.InTenant(r.TenantSlug) {
-			v.FailedActions = append(v.FailedActions, views.ReviewItem{ID: r.ID, Summary: r.Summary, Tenant: r.TenantSlug, Reason: r.Failure})
-		}
-	}
-	if v.ReviewEffects, err = ledger.CountNeedsReview(ctx, s.db.Read()); err != nil {
-		return err
-	}
+// pendingJobs is the job backlog of the whole process; the failed
+// actions and unconfirmed effects of the viewer's tenants are added by the
+// status handler (handlers/oncall_work.go), scoped in their queries.
+func (s *Server) pendingJobs(ctx context.Context, v *views.StatusView) error {
+	var err error
 	v.PendingJobs, err = jobs.CountPending(ctx, s.db.Read())
 	return err
 }

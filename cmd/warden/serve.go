@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/wardenhq/warden/agent"
@@ -77,6 +78,7 @@ func serve(ctx context.Context, args []string, env func(string) (string, bool), 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		logger.Error("cannot listen", "addr", cfg.Addr, "err", err)
+		fmt.Fprintf(stderr, "warden: %s\n", listenError(cfg.Addr, err))
 		return 1
 	}
 	cfg = cfg.WithListenAddr(ln.Addr().String())
@@ -158,4 +160,14 @@ func takeCheckpoint(ctx context.Context, db *store.DB, signer *audit.Signer, log
 	case err == nil:
 		logger.DebugContext(ctx, "audit checkpoint", "seq", cp.Seq, "hash", cp.Hash)
 	}
+}
+
+// listenError says why Warden cannot listen on addr and which setting
+// chooses another address.
+func listenError(addr string, err error) string {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Sprintf("the address %s is already in use (another Warden or another program listens on it). "+
+			"Stop that program, or choose another address with WARDEN_ADDR or --addr, for example --addr 127.0.0.1:8081.", addr)
+	}
+	return fmt.Sprintf("cannot listen on %s: %v. Choose the listen address with WARDEN_ADDR or --addr.", addr, err)
 }
