@@ -2,10 +2,10 @@ package views
 
 import (
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/wardenhq/warden/alerts"
+	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/store"
 )
 
@@ -93,24 +93,19 @@ func (d HomeDecision) Decided() string {
 // Outcome says where the decided action stands now, in words.
 func (d HomeDecision) Outcome() string { return statusWords(d.Status) }
 
-// statusWords turns an action's status into words people read:
-// "awaiting_approval" becomes "Awaiting approval".
+// statusWords turns an action's or a journey's status into words people
+// read: actions' through approvals.StatusWord (one wording everywhere),
+// plus the journey statuses an action does not have.
 func statusWords(status string) string {
 	switch status {
-	case "pending":
-		return "Awaiting approval"
-	case "approved":
-		return "Approved, not yet run"
-	case "executing":
+	case "running":
 		return "Running"
 	case "awaiting_approval":
 		return "Awaiting approval"
+	case "completed":
+		return "Completed"
 	}
-	s := strings.ReplaceAll(status, "_", " ")
-	if s == "" {
-		return ""
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
+	return approvals.StatusWord(status)
 }
 
 // approvalsLeft says how many more approvals a pending action needs.
