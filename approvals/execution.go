@@ -181,3 +181,24 @@ func FailedIDs(ctx context.Context, q store.Querier, tenantID, tool string) ([]s
 	}
 	return out, nil
 }
+
+// RecordCharge records, in tx, what an action outside any journey cost
+// when it was charged to its tenant's budget (the Budgets page itemises
+// it).
+func RecordCharge(ctx context.Context, tx *sql.Tx, id string, micros int64, at time.Time) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE actions SET cost_micros = ?, charged_at = ? WHERE id = ?`, micros, store.FormatTime(at), id); err != nil {
+		return fmt.Errorf("charge of %s: %w", id, err)
+	}
+	return nil
+}
+
+// ChargedSince sums what the tenant's actions outside journeys were
+// charged since, and counts them.
+func ChargedSince(ctx context.Context, q store.Querier, tenantID string, since time.Time) (micros int64, n int, err error) {
+	err = q.QueryRowContext(ctx, `SELECT COALESCE(SUM(cost_micros), 0), COUNT(*) FROM actions
+		WHERE tenant_id = ? AND charged_at >= ?`, tenantID, store.FormatTime(since)).Scan(&micros, &n)
+	if err != nil {
+		return 0, 0, fmt.Errorf("action charges: %w", err)
+	}
+	return micros, n, nil
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wardenhq/warden/agent/budget"
 	"github.com/wardenhq/warden/agent/runtime"
+	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
@@ -65,6 +66,14 @@ func budgetCards(ctx context.Context, st *store.DB, user *identity.Principal, no
 			if card.Top, err = runtime.TopSpenders(ctx, st.Read(), t.ID, card.PeriodStart, topSpenders); err != nil {
 				return nil, err
 			}
+			sp := &card.Spend
+			if sp.Journeys, sp.JourneyCount, err = runtime.SpentSince(ctx, st.Read(), t.ID, card.PeriodStart); err != nil {
+				return nil, err
+			}
+			if sp.Actions, sp.ActionCount, err = approvals.ChargedSince(ctx, st.Read(), t.ID, card.PeriodStart); err != nil {
+				return nil, err
+			}
+			sp.Other = b.SpentMicros - sp.Journeys - sp.Actions
 		}
 		cards = append(cards, card)
 	}

@@ -20,8 +20,21 @@ type BudgetCard struct {
 	Budget      *budget.Budget // nil: none set, nothing is admitted
 	PeriodStart time.Time      // start of the current period
 	Top         []runtime.Journey
+	Spend       BudgetSpend // what the period's spend is made of
 	Form        BudgetForm
 	Errors      FieldErrors
+}
+
+// BudgetSpend itemises a period's spend so the figures add up: journeys,
+// actions charged outside any journey (proposed through /v1/actions, or
+// reversals), and what neither accounts for (spend recorded before
+// itemisation, or a journey admitted in the previous period and finished
+// in this one).
+type BudgetSpend struct {
+	Journeys, Actions int64 // micro-units
+	JourneyCount      int
+	ActionCount       int
+	Other             int64 // spent − journeys − actions; shown when not zero
 }
 
 // BudgetForm is what the budget form posts.

@@ -334,5 +334,11 @@ func settleAction(ctx context.Context, tx *sql.Tx, actionID, tenantID string, ac
 	if err != nil || reserved == 0 {
 		return err
 	}
-	return budget.Settle(ctx, tx, tenantID, reserved, actual)
+	if err := budget.Settle(ctx, tx, tenantID, reserved, actual); err != nil {
+		return err
+	}
+	if actual <= 0 {
+		return nil
+	}
+	return approvals.RecordCharge(ctx, tx, actionID, min(actual, reserved), time.Now())
 }

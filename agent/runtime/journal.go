@@ -215,6 +215,17 @@ func ListJourneys(ctx context.Context, q store.Querier, f Filter) (store.Paged[J
 	return store.Paginate(f.Page, out, func(j Journey) store.Cursor { return store.Cursor{Key: j.ID, ID: j.ID} }), nil
 }
 
+// SpentSince sums the cost of the tenant's journeys admitted since, and
+// counts those that cost anything.
+func SpentSince(ctx context.Context, q store.Querier, tenantID string, since time.Time) (micros int64, n int, err error) {
+	err = q.QueryRowContext(ctx, `SELECT COALESCE(SUM(cost_micros), 0), COUNT(*) FROM journeys
+		WHERE tenant_id = ? AND created_at >= ? AND cost_micros > 0`, tenantID, store.FormatTime(since)).Scan(&micros, &n)
+	if err != nil {
+		return 0, 0, fmt.Errorf("journey spend: %w", err)
+	}
+	return micros, n, nil
+}
+
 // TopSpenders returns the tenant's journeys that cost the most in the
 // current budget period.
 func TopSpenders(ctx context.Context, q store.Querier, tenantID string, since time.Time, n int) ([]Journey, error) {
