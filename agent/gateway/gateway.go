@@ -6,7 +6,9 @@ package gateway
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
 	"golang.org/x/time/rate"
 
 	"github.com/wardenhq/warden/agent/budget"
@@ -74,6 +77,8 @@ type Gateway struct {
 	// (DefaultTenantRate unless SetTenantRate says otherwise).
 	tenantRate int
 	tenants    map[string]*rate.Limiter
+
+	flights singleflight.Group // concurrent lookups of one key share a read
 }
 
 // DefaultTenantRate is the requests per second a tenant may make across
@@ -117,7 +122,7 @@ func (g *Gateway) Authenticate(ctx context.Context, secret string) (Caller, erro
 	if secret == "" {
 		return Caller{}, refuse(CodeUnauthorized, "Send the virtual key as Authorization: Bearer wk_...", 0, nil)
 	}
-	k, err := keys.Authenticate(ctx, g.db.Read(), secret, now)
+	k, err := g.lookupKey(ctx, secret, now)
 	if err != nil {
 		switch {
 		case errors.Is(err, keys.ErrRevoked), errors.Is(err, keys.ErrExpired):
@@ -151,6 +156,34 @@ func (g *Gateway) Authenticate(ctx context.Context, secret string) (Caller, erro
 		return Caller{}, refuse(CodeRateLimited, fmt.Sprintf("Tenant %s reached its limit of %d requests a second across its keys.", t.Slug, g.tenantRate), wait, nil)
 	}
 	return Caller{Key: k, Tenant: t}, nil
+}
+
+// lookupKey authenticates secret, coalescing concurrent lookups of the
+// same secret into one database read (singleflight). The flight is keyed
+// by the secret's hash, so only callers holding the same key share a
+// result; nothing is cached, so a revocation counts from the next lookup.
+// The shared read has its own bound (2 s); each caller still waits only
+// as long as its own context allows.
+func (g *Gateway) lookupKey(ctx context.Context, secret string, now time.Time) (keys.Key, error) {
+	sum := sha256.Sum256([]byte(secret))
+	ch := g.flights.DoChan(hex.EncodeToString(sum[:]), func() (any, error) {
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		k, err := keys.Authenticate(lctx, g.db.Read(), secret, now)
+		return keyResult{k, err}, nil
+	})
+	select {
+	case r := <-ch:
+		kr := r.Val.(keyResult)
+		return kr.k, kr.err
+	case <-ctx.Done():
+		return keys.Key{}, ctx.Err()
+	}
+}
+
+type keyResult struct {
+	k   keys.Key
+	err error
 }
 
 // allow takes one token from the key's bucket, or says how long to wait.

@@ -5,10 +5,12 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -423,5 +425,40 @@ func TestCallerCanRead(t *testing.T) {
 		if got := tt.caller.CanRead(tt.tenant, tt.keyID); got != tt.want {
 			t.Errorf("%s: CanRead(%q, %q) = %v, want %v", tt.name, tt.tenant, tt.keyID, got, tt.want)
 		}
+	}
+}
+
+// Concurrent lookups coalesce per key and never cross keys: many callers
+// of two tenants at once each get their own key; nothing is cached, so a
+// revocation counts at the next request.
+func TestConcurrentLookupsShareOnlyTheirOwnKey(t *testing.T) {
+	r := newRig(t)
+	acme, globex := r.tenant("acme", false), r.tenant("globex", false)
+	a, aSecret := r.key(acme, keys.NewSpec{RatePerMin: 600000, Burst: 10000})
+	g, gSecret := r.key(globex, keys.NewSpec{RatePerMin: 600000, Burst: 10000})
+	var wg sync.WaitGroup
+	errs := make(chan string, 200)
+	for i := range 200 {
+		wg.Go(func() {
+			secret, want := aSecret, a.ID
+			if i%2 == 1 {
+				secret, want = gSecret, g.ID
+			}
+			c, err := r.g.Authenticate(r.ctx, secret)
+			if err != nil || c.Key.ID != want {
+				errs <- fmt.Sprintf("got key %q (%v), want %s", c.Key.ID, err, want)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	if err := r.db.Transact(r.ctx, func(tx *sql.Tx) error { _, err := keys.Revoke(r.ctx, tx, a.ID); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.g.Authenticate(r.ctx, aSecret); err == nil {
+		t.Error("a revoked key authenticated: a lookup was served from a cache")
 	}
 }
