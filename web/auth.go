@@ -54,6 +54,14 @@ func (s *Server) loginStart(c echo.Context) error {
 	if err != nil {
 		return c.Redirect(http.StatusSeeOther, "/login")
 	}
+	if !s.cfg.DevMode() {
+		if err := s.auth.reachable(c.Request().Context()); err != nil {
+			s.log.WarnContext(c.Request().Context(), "sign-in refused: the identity provider does not answer", "err", err)
+			v := s.loginView(c.QueryParam("next"))
+			v.ProviderReady = false
+			return handlers.Render(c, http.StatusServiceUnavailable, handlers.PageFor(c, "Sign in"), views.Login(v))
+		}
+	}
 	now := s.now()
 	f := s.flow(c)
 	m := pendingLogins(f, now)

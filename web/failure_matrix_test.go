@@ -31,6 +31,9 @@ var matrixColumns = []string{
 
 type matrixRow struct {
 	dependency, fault string
+	// idp runs the row against an outside identity provider (the test
+	// provider) instead of the development one, so it can go down.
+	idp bool
 	// apply breaks the dependency; it returns how to mend it.
 	apply func(t *testing.T, in *instance, cb *matrixCallbacks) (mend func())
 	want  []string // one per column
@@ -72,26 +75,30 @@ func toolFault(f tools.Fault) func(t *testing.T, in *instance, _ *matrixCallback
 }
 
 var matrixRows = []matrixRow{
-	{"none", "—", func(*testing.T, *instance, *matrixCallbacks) func() { return func() {} },
+	{"none", "—", false, func(*testing.T, *instance, *matrixCallbacks) func() { return func() {} },
 		[]string{"200 completed", "202 pending", "303 approved", "executed", "200", "signed in"}},
-	{"tool provider", "down", toolFault(tools.Fault{Mode: tools.FaultDown}),
+	{"tool provider", "down", false, toolFault(tools.Fault{Mode: tools.FaultDown}),
 		[]string{"503 tool_unavailable", "202 pending", "303 approved", "approved, not executed (retried later)", "200", "signed in"}},
-	{"tool provider", "hang", toolFault(tools.Fault{Mode: tools.FaultHang}),
+	{"tool provider", "hang", false, toolFault(tools.Fault{Mode: tools.FaultHang}),
 		[]string{"503 tool_unavailable", "202 pending", "303 approved", "approved, not executed (retried later)", "200", "signed in"}},
-	{"tool provider", "flaky (30 %)", toolFault(tools.Fault{Mode: tools.FaultFlaky, Rate: 0.3}),
+	{"tool provider", "flaky (30 %)", false, toolFault(tools.Fault{Mode: tools.FaultFlaky, Rate: 0.3}),
 		[]string{"200 completed", "202 pending", "303 approved", "executed", "200", "signed in"}},
-	{"tool provider", "slow (300 ms)", toolFault(tools.Fault{Mode: tools.FaultSlow, Latency: 300 * time.Millisecond}),
+	{"tool provider", "slow (300 ms)", false, toolFault(tools.Fault{Mode: tools.FaultSlow, Latency: 300 * time.Millisecond}),
 		[]string{"200 completed", "202 pending", "303 approved", "executed", "200", "signed in"}},
-	{"storage", "writes fail", func(t *testing.T, in *instance, _ *matrixCallbacks) func() {
+	{"storage", "writes fail", false, func(t *testing.T, in *instance, _ *matrixCallbacks) func() {
 		if err := in.DB.FailWrites(context.Background(), true); err != nil {
 			t.Fatal(err)
 		}
 		return func() { in.DB.FailWrites(context.Background(), false) }
 	}, []string{"503 storage_unavailable", "503 storage_unavailable", "503 storage_unavailable", "pending (nothing decided)", "200", "503 storage_unavailable"}},
-	{"callback target", "down", func(t *testing.T, in *instance, cb *matrixCallbacks) func() {
+	{"callback target", "down", false, func(t *testing.T, in *instance, cb *matrixCallbacks) func() {
 		cb.down.Store(true)
 		return func() { cb.down.Store(false) }
 	}, []string{"200 completed", "202 pending", "303 approved", "executed; callback not delivered (retried from the outbox)", "200", "signed in"}},
+	// The identity provider's own row: the approver signed in before it
+	// went down; only a new sign-in needs it.
+	{"identity provider", "down", true, nil,
+		[]string{"200 completed", "202 pending", "303 approved", "executed", "200", "503 provider unreachable page"}},
 }
 
 func TestFailureMatrix(t *testing.T) {
@@ -121,16 +128,31 @@ func TestFailureMatrix(t *testing.T) {
 }
 
 func runMatrixRow(t *testing.T, row matrixRow) []string {
-	in := startWardenDemo(t, nil)
+	var idp *testProvider
+	var env map[string]string
+	if row.idp {
+		idp = newTestProvider(t, "RS256")
+		idp.set(func(p *testProvider) { p.groups = []string{"warden-approver", "warden-tenant-*"} })
+		env = idp.env()
+	}
+	in := startWardenDemo(t, env)
 	in.waitReady(t)
 	cb := newMatrixCallbacks(t)
 	alice := newBrowser(t, in.URL)
-	alice.loginDev("alice")
+	if row.idp {
+		alice.signIn()
+	} else {
+		alice.loginDev("alice")
+	}
 	tok := alice.csrf()
 	_, secrets := newKeyWithSecrets(t, in, "refund agent", []string{"tool:issue_refund"}, 6000, 100, nil)
 
-	mend := row.apply(t, in, cb)
-	defer mend()
+	if row.idp {
+		idp.srv.Close() // the provider goes down
+	} else {
+		mend := row.apply(t, in, cb)
+		defer mend()
+	}
 	out := make([]string, len(matrixColumns))
 
 	// Read-only journey.
@@ -138,10 +160,15 @@ func runMatrixRow(t *testing.T, row matrixRow) []string {
 	out[0] = fmt.Sprintf("%d %s", j.Status, orStr(j.code(), j.str("status")))
 
 	// Refund proposal with a callback.
-	a := propose(t, in, secrets.Key, map[string]any{
+	body := map[string]any{
 		"tool": "issue_refund", "arguments": map[string]any{"order_id": "ORD-1005", "amount_minor": 4550, "currency": "USD", "account": "FR7630004008230001234567819"},
 		"summary": "Refund $45.50 for ORD-1005", "reason": "double charge", "callback_url": cb.srv.URL,
-	}, nil)
+	}
+	if row.idp {
+		// Outside development mode callbacks may not reach loopback.
+		delete(body, "callback_url")
+	}
+	a := propose(t, in, secrets.Key, body, nil)
 	out[1] = fmt.Sprintf("%d %s", a.Status, orStr(a.code(), a.str("status")))
 
 	// Approval, by Alice in the console, of that proposal (or of a demo
@@ -169,6 +196,14 @@ func runMatrixRow(t *testing.T, row matrixRow) []string {
 	// A console page and a fresh sign-in.
 	out[4] = fmt.Sprintf("%d", alice.get("/approvals").Status)
 	bob := newBrowser(t, in.URL)
+	if row.idp {
+		lp := bob.get("/auth/login")
+		out[5] = fmt.Sprintf("%d", lp.Status)
+		if lp.Doc.Find(`[data-testid="idp-unreachable"]`).Length() > 0 {
+			out[5] += " provider unreachable page"
+		}
+		return out
+	}
 	if lp := bob.loginDev("bob"); lp.Status == http.StatusOK {
 		out[5] = "signed in"
 	} else {

@@ -45,6 +45,42 @@ type authenticator struct {
 	endSession string // the provider's end_session_endpoint, "" when it has none
 	lastErr    error
 	mismatch   *oidc.IssuerMismatchError
+
+	probeMu  sync.Mutex
+	probedAt time.Time
+	probeErr error
+}
+
+// probeEvery bounds how often reachable asks a provider that failed.
+const probeEvery = 5 * time.Second
+
+// reachable reports whether the provider answers its discovery document
+// now (within 2 s). Sign-in checks it
+// before sending the browser away, so a provider that went down after
+// discovery gets a clear page from Warden rather than the browser's
+// connection error; existing sessions never need the provider.
+func (a *authenticator) reachable(ctx context.Context) error {
+	a.probeMu.Lock()
+	defer a.probeMu.Unlock()
+	// A failure is remembered for a moment, so a down provider is not
+	// asked at every click; a success is not (sign-ins are rare).
+	if a.probeErr != nil && time.Since(a.probedAt) < probeEvery {
+		return a.probeErr
+	}
+	pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(pctx, http.MethodGet, strings.TrimSuffix(a.issuer, "/")+"/.well-known/openid-configuration", nil)
+	if err == nil {
+		var resp *http.Response
+		if resp, err = a.client.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				err = fmt.Errorf("discovery answered %d", resp.StatusCode)
+			}
+		}
+	}
+	a.probedAt, a.probeErr = time.Now(), err
+	return err
 }
 
 func (a *authenticator) ctx(ctx context.Context) context.Context {
