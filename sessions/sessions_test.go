@@ -176,3 +176,30 @@ func TestEndRevokeAndList(t *testing.T) {
 		t.Errorf("audit events added = %d, want 2 (one revoke, one revoke_all)", after-before)
 	}
 }
+
+// Purge deletes only sessions that ended (or expired, or went idle) before
+// the cut; a live session stays.
+func TestPurgeKeepsLiveSessions(t *testing.T) {
+	db := openDB(t)
+	ctx := context.Background()
+	p := Policy{Idle: 30 * time.Minute, Max: 12 * time.Hour}
+	pid := principal(t, db, "u1", "admin")
+	long := time.Now().Add(-30 * 24 * time.Hour)
+	_, old := start(t, db, pid, long, p) // idle and expired for weeks
+	_, ended := start(t, db, pid, time.Now().Add(-time.Hour), p)
+	if err := db.Transact(ctx, func(tx *sql.Tx) error { _, err := End(ctx, tx, ended, "logout", time.Now().Add(-time.Hour)); return err }); err != nil {
+		t.Fatal(err)
+	}
+	_, live := start(t, db, pid, time.Now(), p)
+	n, err := Purge(ctx, db, time.Now().Add(-7*24*time.Hour), p)
+	if err != nil || n != 1 {
+		t.Fatalf("Purge = %d, %v; want the one weeks-old session", n, err)
+	}
+	for id, want := range map[string]bool{old: false, ended: true, live: true} {
+		var c int
+		db.Read().QueryRowContext(ctx, `SELECT COUNT(*) FROM sessions WHERE id = ?`, id).Scan(&c)
+		if (c == 1) != want {
+			t.Errorf("session %s kept = %v, want %v", id, c == 1, want)
+		}
+	}
+}

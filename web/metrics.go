@@ -30,7 +30,8 @@ var (
 		{"bulkhead_rejections_total", "Calls refused at once because the bulkhead was full."},
 		{"short_circuited_total", "Calls refused at once because the breaker was open or probing."},
 	}
-	descShed = prometheus.NewDesc("warden_api_shed_total", "Agent API requests shed with 503 because too many were in flight.", nil, nil)
+	descShed    = prometheus.NewDesc("warden_api_shed_total", "Agent API requests shed with 503 because too many were in flight.", nil, nil)
+	descRefused = prometheus.NewDesc("warden_auth_refused_callbacks_total", "Sign-in callbacks refused before any audit: no state, or one matching no sign-in in progress.", nil, nil)
 )
 
 func init() {
@@ -45,6 +46,7 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByC
 
 func (c collector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(descShed, prometheus.CounterValue, float64(c.s.shed.Load()))
+	ch <- prometheus.MustNewConstMetric(descRefused, prometheus.CounterValue, float64(c.s.refusedCallbacks.Load()))
 	if c.s.runtime == nil {
 		return
 	}

@@ -230,6 +230,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		defer s.bg.Done()
 		s.summarizeLoginFailures(bgCtx)
 	}()
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		s.purgeSessions(bgCtx)
+	}()
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -266,6 +271,28 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	s.log.Info("shutdown complete")
 	return nil
+}
+
+// sessionKeep is how long ended sessions stay listed before their rows
+// are deleted.
+const sessionKeep = 7 * 24 * time.Hour
+
+// purgeSessions deletes, hourly, the rows of sessions that ended more than
+// sessionKeep ago, so the table does not grow by a row per sign-in for
+// ever.
+func (s *Server) purgeSessions(ctx context.Context) {
+	for {
+		if n, err := sessions.Purge(ctx, s.db, s.now().Add(-sessionKeep), s.policy); err != nil && ctx.Err() == nil {
+			s.log.Warn("purging ended sessions failed", "err", err)
+		} else if n > 0 {
+			s.log.Info("ended sessions purged", "sessions", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Hour):
+		}
+	}
 }
 
 // countInflight counts the requests being handled, for waitInflight.
