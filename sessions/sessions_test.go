@@ -187,7 +187,10 @@ func TestPurgeKeepsLiveSessions(t *testing.T) {
 	long := time.Now().Add(-30 * 24 * time.Hour)
 	_, old := start(t, db, pid, long, p) // idle and expired for weeks
 	_, ended := start(t, db, pid, time.Now().Add(-time.Hour), p)
-	if err := db.Transact(ctx, func(tx *sql.Tx) error { _, err := End(ctx, tx, ended, "logout", time.Now().Add(-time.Hour)); return err }); err != nil {
+	if err := db.Transact(ctx, func(tx *sql.Tx) error {
+		_, err := End(ctx, tx, ended, "logout", time.Now().Add(-time.Hour))
+		return err
+	}); err != nil {
 		t.Fatal(err)
 	}
 	_, live := start(t, db, pid, time.Now(), p)
