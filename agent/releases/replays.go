@@ -103,27 +103,19 @@ func ReplaysOf(ctx context.Context, q store.Querier, candidate string, before ti
 		query += ` AND created_at <= ?`
 		args = append(args, store.FormatTime(before))
 	}
-	rows, err := q.QueryContext(ctx, query+` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit)...)
-	if err != nil {
-		return nil, fmt.Errorf("replays of %s: %w", candidate, err)
-	}
-	defer rows.Close()
-	var out []Replay
-	for rows.Next() {
-		r, err := scanReplay(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return queryReplays(ctx, q, "replays of "+candidate, query+` ORDER BY created_at DESC, id DESC LIMIT ?`, append(args, limit)...)
 }
 
 // RecentReplays lists the newest replays for agent in env, newest first.
 func RecentReplays(ctx context.Context, q store.Querier, agent, env string, limit int) ([]Replay, error) {
-	rows, err := q.QueryContext(ctx, selectReplay+` WHERE agent = ? AND env = ? ORDER BY created_at DESC, id DESC LIMIT ?`, agent, env, limit)
+	return queryReplays(ctx, q, "replays of "+agent+"/"+env,
+		selectReplay+` WHERE agent = ? AND env = ? ORDER BY created_at DESC, id DESC LIMIT ?`, agent, env, limit)
+}
+
+func queryReplays(ctx context.Context, q store.Querier, what, query string, args ...any) ([]Replay, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("replays of %s/%s: %w", agent, env, err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer rows.Close()
 	var out []Replay
