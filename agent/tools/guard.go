@@ -47,6 +47,12 @@ type GuardOptions struct {
 	// an attempt gets min(the tool's timeout, time left − Reserve); with
 	// less than that left, nothing is sent (default 50ms).
 	Reserve time.Duration
+	// HedgeAfter, when set, hedges reads: a low-impact call that has not
+	// answered after this long gets one second attempt in parallel (the
+	// first answer wins, the other is cancelled). A hedge spends the
+	// retry budget, so hedges are capped like retries. Writes (medium and
+	// high impact) are never hedged. Off by default.
+	HedgeAfter time.Duration
 	// OnStateChange, when set, hears every breaker transition.
 	OnStateChange func(dependency, from, to string)
 }
@@ -133,8 +139,8 @@ type dependency struct {
 
 	openedAt atomic.Int64 // unix nanoseconds of the last opening
 
-	calls, failures, timeouts, retries, budgetDenied, rejected, shortCircuited atomic.Int64
-	lat                                                                        latencies
+	calls, failures, timeouts, retries, budgetDenied, rejected, shortCircuited, hedges atomic.Int64
+	lat                                                                                latencies
 }
 
 func (g *Guard) dep(name string) *dependency {
@@ -230,6 +236,9 @@ func (w *guarded) Execute(ctx context.Context, t Tool, call Call) (Result, error
 		return false
 	}, func(ctx context.Context) (Result, error) {
 		attempts++
+		if o.HedgeAfter > 0 && t.Impact == ImpactLow {
+			return w.hedged(ctx, d, t, call, attempts)
+		}
 		return w.attempt(ctx, d, t, call, attempts)
 	})
 	d.lat.add(time.Since(start))
@@ -237,6 +246,42 @@ func (w *guarded) Execute(ctx context.Context, t Tool, call Call) (Result, error
 		d.failures.Add(1)
 	}
 	return res, err
+}
+
+// hedged runs an attempt of a read and, if it has not answered after
+// HedgeAfter and the retry budget allows, a second one beside it: the
+// first answer wins and the other is cancelled.
+func (w *guarded) hedged(ctx context.Context, d *dependency, t Tool, call Call, n int) (Result, error) {
+	hctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type answer struct {
+		res Result
+		err error
+	}
+	answers := make(chan answer, 2)
+	run := func() {
+		res, err := w.attempt(hctx, d, t, call, n)
+		answers <- answer{res, err}
+	}
+	go run()
+	timer := time.NewTimer(w.g.o.HedgeAfter)
+	defer timer.Stop()
+	running := 1
+	for {
+		select {
+		case a := <-answers:
+			running--
+			if a.err == nil || running == 0 {
+				return a.res, a.err
+			}
+		case <-timer.C:
+			if d.withdraw() {
+				d.hedges.Add(1)
+				running++
+				go run()
+			}
+		}
+	}
 }
 
 // attempt runs one attempt through the breaker, bounded in time.
@@ -342,7 +387,7 @@ type DependencyHealth struct {
 	MaxConcurrent  int
 	P50, P99       time.Duration // of the last calls, retries included
 	// Totals since start.
-	Calls, Failures, Timeouts, Retries, BudgetDenied, Rejected, ShortCircuited int64
+	Calls, Failures, Timeouts, Retries, BudgetDenied, Rejected, ShortCircuited, Hedges int64
 }
 
 // Health lists every dependency the guard has seen, by name.
@@ -361,7 +406,7 @@ func (g *Guard) Health() []DependencyHealth {
 			Name: d.name, State: d.breaker.State().String(), WindowCalls: c.Requests, WindowFailures: c.TotalFailures,
 			InFlight: len(d.slots), MaxConcurrent: cap(d.slots),
 			Calls: d.calls.Load(), Failures: d.failures.Load(), Timeouts: d.timeouts.Load(), Retries: d.retries.Load(),
-			BudgetDenied: d.budgetDenied.Load(), Rejected: d.rejected.Load(), ShortCircuited: d.shortCircuited.Load(),
+			BudgetDenied: d.budgetDenied.Load(), Rejected: d.rejected.Load(), ShortCircuited: d.shortCircuited.Load(), Hedges: d.hedges.Load(),
 		}
 		if c.Requests > 0 {
 			h.ErrorRate = float64(c.TotalFailures) / float64(c.Requests)

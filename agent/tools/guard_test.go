@@ -304,3 +304,35 @@ func TestOneRetryLayer(t *testing.T) {
 		t.Errorf("guarded HTTP provider made %d requests, want 3", len(rc.requests())-1)
 	}
 }
+
+// Hedging, when configured, sends a slow read a second attempt beside the
+// first and takes the first answer; writes are never hedged.
+func TestHedgedReads(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		g := NewGuard(GuardOptions{Retry: fast, HedgeAfter: 100 * time.Millisecond})
+		p := &scripted{fn: func(ctx context.Context, n int64) (Result, error) {
+			if n == 1 { // the first attempt is stuck
+				<-ctx.Done()
+				return Result{}, &Error{Kind: Transient, Reason: "stuck", Err: ctx.Err()}
+			}
+			return Result{Output: []byte(`{"n":2}`)}, nil
+		}}
+		w := g.Wrap(p)
+		read := Tool{Name: "lookup_order", Impact: ImpactLow, Timeout: time.Minute, MaxAttempts: 1}
+		start := time.Now()
+		res, err := w.Execute(t.Context(), read, callOf("lookup_order"))
+		if err != nil || string(res.Output) != `{"n":2}` || time.Since(start) != 100*time.Millisecond {
+			t.Fatalf("hedged read = %s, %v after %v; want the second attempt's answer after 100ms", res.Output, err, time.Since(start))
+		}
+		synctest.Wait()
+		if h := g.Health()[0]; h.Hedges != 1 {
+			t.Errorf("hedges = %d, want 1", h.Hedges)
+		}
+
+		p.calls.Store(0)
+		write := Tool{Name: "issue_refund", Impact: ImpactHigh, Timeout: 300 * time.Millisecond, MaxAttempts: 1}
+		if _, err := w.Execute(t.Context(), write, callOf("issue_refund")); err == nil || p.calls.Load() != 1 {
+			t.Errorf("a write was hedged: %d attempts (err %v), want 1", p.calls.Load(), err)
+		}
+	})
+}
