@@ -4,6 +4,17 @@
 // model — so the same input under the same release always routes to the
 // same skill and builds the same arguments.
 //
+// Each skill is a SKILL.md file (skillmd.go, docs/skills.md): front matter
+// with its description, routing examples, tool allow-list, max steps and
+// optional model alias, then markdown instructions. The built-in skills
+// are embedded; a skill directory adds more or replaces one by name. Their
+// Go plans are bound by name; the file's SHA-256 is the skill's Hash,
+// which the release records (Router.Entries):
+//
+//	loaded, problems := skills.Load(dir)   // dir "" for the built-ins only
+//	for _, err := range problems { log.Warn("skill skipped", "error", err) } // named, with the reason
+//	router, err := skills.NewRouter(loaded, skills.DefaultThreshold)
+//
 // A Router picks the skill for an input by lexical similarity to each
 // skill's description and example phrasings (see router.go). Extract finds
 // the values a plan needs in the text: order ids, amounts, e-mail
