@@ -174,6 +174,9 @@ type Options struct {
 	// TenantRate bounds one tenant's API requests per second across its
 	// keys; zero means gateway.DefaultTenantRate.
 	TenantRate int
+	// SkillDir holds skills (one directory with a SKILL.md each) added to
+	// the built-in ones, or replacing one of the same name; "" for none.
+	SkillDir string
 	// Faults, in tests and drills only, makes tool providers misbehave on
 	// purpose; it sits under the guard, as a real outage would.
 	Faults *tools.Injector
@@ -203,7 +206,14 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 		return nil, err
 	}
 	ledger.SetRedactor(db, redactor)
-	router, err := skills.NewRouter(skills.Demo(), skills.DefaultThreshold)
+	// A skill that cannot be used is named with the reason; the others
+	// still load, as runbooks do.
+	loaded, problems := skills.Load(o.SkillDir)
+	for _, p := range problems {
+		log.Warn("skill skipped", "dir", o.SkillDir, "error", p.Error())
+	}
+	log.Info("skills loaded", "count", len(loaded), "dir", o.SkillDir)
+	router, err := skills.NewRouter(loaded, skills.DefaultThreshold)
 	if err != nil {
 		provider.Close()
 		return nil, errors.Join(errors.New("skills"), err)

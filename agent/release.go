@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/wardenhq/warden/agent/releases"
 	"github.com/wardenhq/warden/agent/skills"
@@ -21,10 +22,12 @@ func builtinBundle(router *skills.Router) (releases.Bundle, releases.Contents, e
 		return releases.Bundle{}, nil, fmt.Errorf("built-in release: %w", err)
 	}
 	// The routing policy and skill set are held as content: the runtime
-	// routes under the release a journey was admitted under.
+	// routes under the release a journey was admitted under. The skill
+	// set names each skill with the hash of its SKILL.md, so editing a
+	// skill file makes a new release.
 	contents, err := releases.ContentsOf(map[string]any{
 		"routing": releases.RoutingPolicy{Router: "keyword", Threshold: skills.DefaultThreshold},
-		"skills":  router.Names(),
+		"skills":  router.Entries(),
 	})
 	if err != nil {
 		return releases.Bundle{}, nil, fmt.Errorf("built-in release: %w", err)
@@ -83,14 +86,16 @@ func seedDemoReleases(ctx context.Context, db *store.DB, router *skills.Router) 
 	base.Model = "openai:gpt-4o-mini-2024-07-18"
 	by := releases.Author{Actor: audit.Actor{Type: audit.ActorSystem, ID: "demo-seed"}, Name: "demo seed"}
 	for _, r := range demoReleases {
-		names := r.skills
-		if names == nil {
-			names = router.Names()
+		var set []skills.Entry
+		for _, e := range router.Entries() {
+			if r.skills == nil || slices.Contains(r.skills, e.Name) {
+				set = append(set, e)
+			}
 		}
 		contents, err := releases.ContentsOf(map[string]any{
 			"prompt":  r.prompt,
 			"routing": releases.RoutingPolicy{Router: "keyword", Threshold: r.threshold},
-			"skills":  names,
+			"skills":  set,
 		})
 		if err != nil {
 			return fmt.Errorf("demo release: %w", err)

@@ -71,6 +71,11 @@ type Config struct {
 	// empty for the embedded ones only.
 	RunbookDir string
 
+	// SkillDir holds skills, a directory with a SKILL.md each, added to the
+	// embedded ones or replacing one by name (docs/skills.md); empty for the
+	// embedded ones only.
+	SkillDir string
+
 	// APIMaxInFlight bounds the agent API writes admitted at once (load
 	// shedding); TenantRate the requests per second of one tenant.
 	APIMaxInFlight int
@@ -174,6 +179,7 @@ var settings = []setting{
 	{"WARDEN_PRICE_INPUT_TOKEN", "price-input-token", "2", "price of one input token, in micro-units of the budget currency"},
 	{"WARDEN_PRICE_OUTPUT_TOKEN", "price-output-token", "8", "price of one output token, in micro-units of the budget currency"},
 	{"WARDEN_RUNBOOK_DIR", "runbook-dir", "", "directory of runbook documents (*.md) added to the built-in ones"},
+	{"WARDEN_SKILL_DIR", "skill-dir", "", "directory of skills (one sub-directory with a SKILL.md each) added to the built-in ones"},
 	{"WARDEN_API_MAX_INFLIGHT", "api-max-inflight", "64", "agent API writes admitted at once; more are shed with 503 (1 to 100000)"},
 	{"WARDEN_TENANT_RATE", "tenant-rate", "1000", "agent API requests per second per tenant, across its keys (1 to 1000000)"},
 	{"WARDEN_METRICS_TOKEN", "metrics-token", "", "bearer token a Prometheus scraper sends for /metrics from another host (loopback needs none)"},
@@ -377,6 +383,14 @@ func Load(args []string, env func(string) (string, bool)) (Config, error) {
 			bad("WARDEN_RUNBOOK_DIR", "%q is not a directory", rd)
 		}
 		c.RunbookDir = abs
+	}
+
+	if sd := get("WARDEN_SKILL_DIR"); sd != "" {
+		abs, err := filepath.Abs(sd)
+		if fi, serr := os.Stat(abs); err != nil || serr != nil || !fi.IsDir() {
+			bad("WARDEN_SKILL_DIR", "%q is not a directory", sd)
+		}
+		c.SkillDir = abs
 	}
 
 	dir := get("WARDEN_DATA_DIR")

@@ -102,7 +102,7 @@ func startClock(t testing.TB, env map[string]string, demo bool, clock func() tim
 		t.Fatal(err)
 	}
 	faults := tools.NewInjector(1)
-	rt, err := agent.New(context.Background(), agent.Options{DataDir: cfg.DataDir, DB: db, Log: logger, Redactor: redact.New(key), DevMode: cfg.DevMode(), Faults: faults})
+	rt, err := agent.New(context.Background(), agent.Options{DataDir: cfg.DataDir, DB: db, Log: logger, Redactor: redact.New(key), DevMode: cfg.DevMode(), Faults: faults, SkillDir: cfg.SkillDir})
 	if err != nil {
 		t.Fatal(err)
 	}

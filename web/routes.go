@@ -119,6 +119,9 @@ func (s *Server) consoleRoutes() []route {
 			route{http.MethodGet, "/switches/:kind/:name/off", h.SwitchOffConfirm, oncallAdmin, ""},
 			route{http.MethodPost, "/switches/:kind/:name/off", h.SwitchOff, oncallAdmin, ""},
 			route{http.MethodPost, "/switches/:kind/:name/on", h.SwitchOn, oncallAdmin, ""},
+			// Skills: what each SKILL.md says, where it came from, its hash.
+			route{http.MethodGet, "/skills", h.SkillList, oncallAdmin, "Skills"},
+			route{http.MethodGet, "/skills/:name", h.SkillShow, oncallAdmin, ""},
 			// Alerts: on-call (and admins) see what fires, with its
 			// runbook; admins set each skill's thresholds.
 			// Replaying a candidate release dry-runs recorded journeys

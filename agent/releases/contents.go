@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -167,10 +168,38 @@ func parseRouting(raw json.RawMessage) (RoutingPolicy, error) {
 	return p, nil
 }
 
+// SkillEntry is one skill of a release's skill set in its hashed form:
+// the skill's name and the SHA-256 (hex) of its SKILL.md, so that a change
+// to any skill file changes the skill set's identifier, and the digest.
+type SkillEntry struct {
+	Name string `json:"name"`
+	Hash string `json:"hash"`
+}
+
+var skillHashPattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// parseSkills reads a skill set, the names of the skills that may be
+// routed to. It is written either as a JSON array of names (releases
+// published before skills were files) or as an array of SkillEntry.
 func parseSkills(raw json.RawMessage) ([]string, error) {
 	var names []string
-	if err := json.Unmarshal(raw, &names); err != nil || len(names) == 0 {
-		return nil, errors.New("The skill set is a JSON array of one or more skill names.")
+	if err := json.Unmarshal(raw, &names); err != nil {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		var entries []SkillEntry
+		if dec.Decode(&entries) != nil {
+			return nil, errors.New(`The skill set is a JSON array of one or more skill names, or of {"name", "hash"} objects.`)
+		}
+		names = make([]string, 0, len(entries))
+		for _, e := range entries {
+			if !skillHashPattern.MatchString(e.Hash) {
+				return nil, fmt.Errorf("The skill set's hash of %q is not a SHA-256 in lower-case hex.", e.Name)
+			}
+			names = append(names, e.Name)
+		}
+	}
+	if len(names) == 0 {
+		return nil, errors.New(`The skill set is a JSON array of one or more skill names, or of {"name", "hash"} objects.`)
 	}
 	seen := map[string]bool{}
 	for _, n := range names {

@@ -89,3 +89,35 @@ func fieldsOf(err error) map[string]string {
 	}
 	return map[string]string{}
 }
+
+// The skill set is either the names of the skills (as releases published
+// before skills were SKILL.md files wrote it) or their names with the
+// hashes of their files; both decide which skills a release routes to.
+func TestSkillSetOfNamesOrHashedEntries(t *testing.T) {
+	h := strings.Repeat("ab", 32)
+	for name, tc := range map[string]struct {
+		raw  string
+		want []string
+		says string
+	}{
+		"names":         {raw: `["refunds","order_status"]`, want: []string{"refunds", "order_status"}},
+		"entries":       {raw: `[{"name":"refunds","hash":"` + h + `"},{"name":"order_status","hash":"` + h + `"}]`, want: []string{"refunds", "order_status"}},
+		"short hash":    {raw: `[{"name":"refunds","hash":"abc"}]`, says: "SHA-256"},
+		"no hash":       {raw: `[{"name":"refunds"}]`, says: "SHA-256"},
+		"unknown field": {raw: `[{"name":"refunds","hash":"` + h + `","x":1}]`, says: "JSON array"},
+		"entry twice":   {raw: `[{"name":"refunds","hash":"` + h + `"},{"name":"refunds","hash":"` + h + `"}]`, says: "twice"},
+		"empty entries": {raw: `[]`, says: "one or more"},
+		"neither":       {raw: `{"refunds":true}`, says: "JSON array"},
+	} {
+		got, err := parseSkills([]byte(tc.raw))
+		if tc.says != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.says) {
+				t.Errorf("%s: parseSkills = %v, %v; want an error saying %q", name, got, err, tc.says)
+			}
+			continue
+		}
+		if err != nil || strings.Join(got, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("%s: parseSkills = %v, %v; want %v", name, got, err, tc.want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package skills
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -17,127 +18,20 @@ const (
 )
 
 // Demo returns the built-in skills: order_status, order_support, refunds
-// and customer_email. Each call returns fresh values.
+// and customer_email, read from their embedded SKILL.md files (builtin/)
+// with their Go plans bound by name. Each call returns fresh values.
 //
 // Money and recipients always come from the order as lookup_order reports
 // it, never from the request text: a request can ask for a smaller refund,
 // but it cannot send money to another account or mail to another address.
 func Demo() []Skill {
-	return []Skill{
-		{
-			Name:        "order_status",
-			Version:     "1",
-			Description: "Look up an order and report its status: where the order or package is, whether it has shipped, tracking and delivery.",
-			Examples: []string{
-				"where is my order",
-				"where's my package ORD-1002",
-				"what is the status of order ORD-1003",
-				"order status for ORD-1003",
-				"track my order",
-				"tracking status for my parcel",
-				"tracking number for the shipment",
-				"has my order shipped yet",
-				"has the order been dispatched or sent out",
-				"when will my order arrive",
-				"when will the package be delivered",
-				"is my parcel on its way",
-				"check the delivery status",
-				"look up order ORD-1003",
-				"lookup order details",
-				"show me the details of the order",
-				"expected delivery date",
-				"what's happening with my order",
-				"ETA for the delivery",
-				"any update on my order",
-				"is the order still processing",
-			},
-			Tools:    []string{ToolLookupOrder},
-			MaxSteps: 1,
-			Plan:     planOrderStatus,
-			Summary:  summarizeOrderStatus,
-		},
-		{
-			Name:        "order_support",
-			Version:     "1",
-			Description: "Change an existing order: the delivery or shipping address, the shipping speed, items, size or colour.",
-			Examples: []string{
-				"change the delivery address for my order",
-				"can you change the shipping address for ORD-1001",
-				"update the shipping address",
-				"the customer moved, update the address on the order",
-				"wrong address on the order, please correct it",
-				"deliver it to a different address",
-				"switch to express shipping",
-				"upgrade shipping to next day delivery",
-				"modify my order",
-				"I'd like to make a change to my order",
-				"change the size to medium",
-				"swap the colour to blue",
-				"replace the item with a different color",
-				"add an item to the order",
-				"remove an item from the order",
-				"change the delivery date",
-				"reschedule the delivery",
-				"amend the order details",
-				"edit the order before it ships",
-			},
-			Tools:    []string{ToolLookupOrder, ToolCheckChangeWindow, ToolSubmitChangeRequest},
-			MaxSteps: 3,
-			Plan:     planOrderSupport,
-			Summary:  summarizeOrderSupport,
-		},
-		{
-			Name:        "refunds",
-			Version:     "1",
-			Description: "Refund money for an order to the customer's account: duplicate charges, overcharges, damaged or missing items, full or partial refunds.",
-			Examples: []string{
-				"refund ORD-1004",
-				"please refund order ORD-1004, the customer was charged twice",
-				"issue a refund",
-				"the customer was double charged, refund the duplicate",
-				"duplicate charge on the card",
-				"give the customer their money back",
-				"customer wants their money back",
-				"reimburse the customer",
-				"customer wants a refund for a damaged item",
-				"partial refund of $20",
-				"refund the full amount",
-				"customer was overcharged, credit back the difference",
-				"return the payment to the customer's card",
-				"the item arrived broken, refund it",
-				"the package never arrived, refund the customer",
-				"the customer cancelled and wants the payment back",
-				"billed twice for the same purchase",
-				"chargeback request",
-			},
-			Tools:    []string{ToolLookupOrder, ToolIssueRefund},
-			MaxSteps: 2,
-			Plan:     planRefund,
-			Summary:  summarizeRefund,
-		},
-		{
-			Name:        "customer_email",
-			Version:     "1",
-			Description: "Write an e-mail to the customer of an order: notify, inform or tell them something about it.",
-			Examples: []string{
-				"email the customer about their order",
-				"send the customer an email saying the order is delayed",
-				"write to the customer to let them know",
-				"notify the customer by email",
-				"let the customer know that the parcel is late",
-				"send a message to the customer",
-				"inform the customer that the item is back in stock",
-				"contact the customer by mail",
-				"drop the customer a note",
-				"reply to the customer's e-mail",
-				"tell the customer that we are looking into it",
-			},
-			Tools:    []string{ToolLookupOrder, ToolSendCustomerEmail},
-			MaxSteps: 2,
-			Plan:     planCustomerEmail,
-			Summary:  summarizeCustomerEmail,
-		},
+	out, problems := Load("")
+	if len(problems) > 0 {
+		// The embedded files are checked by the tests; a broken one is a
+		// build that must not ship.
+		panic(fmt.Sprintf("built-in skills: %v", errors.Join(problems...)))
 	}
+	return out
 }
 
 // order is what the demo skills read from lookup_order's output.

@@ -1,6 +1,9 @@
 package skills
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math"
 	"regexp"
@@ -526,4 +529,29 @@ func stem(w string) string {
 		w = w[:len(w)-1]
 	}
 	return w
+}
+
+// Entry is one skill as a release records it: its name and the hash of
+// its SKILL.md.
+type Entry struct {
+	Name string `json:"name"`
+	Hash string `json:"hash"`
+}
+
+// Entries lists the router's skills with their hashes, in the router's
+// order: the content of a release's skills surface, so that changing any
+// SKILL.md changes the release digest. A skill built in code (no SKILL.md)
+// is hashed by its Spec's JSON.
+func (r *Router) Entries() []Entry {
+	out := make([]Entry, len(r.skills))
+	for i, s := range r.skills {
+		h := s.Hash
+		if h == "" {
+			b, _ := json.Marshal(s.Spec())
+			sum := sha256.Sum256(b)
+			h = hex.EncodeToString(sum[:])
+		}
+		out[i] = Entry{Name: s.Name, Hash: h}
+	}
+	return out
 }

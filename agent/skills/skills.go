@@ -4,6 +4,17 @@
 // model — so the same input under the same release always routes to the
 // same skill and builds the same arguments.
 //
+// Each skill is a SKILL.md file (skillmd.go, docs/skills.md): front matter
+// with its description, routing examples, tool allow-list, max steps and
+// optional model alias, then markdown instructions. The built-in skills
+// are embedded; a skill directory adds more or replaces one by name. Their
+// Go plans are bound by name; the file's SHA-256 is the skill's Hash,
+// which the release records (Router.Entries):
+//
+//	loaded, problems := skills.Load(dir)   // dir "" for the built-ins only
+//	for _, err := range problems { log.Warn("skill skipped", "error", err) } // named, with the reason
+//	router, err := skills.NewRouter(loaded, skills.DefaultThreshold)
+//
 // A Router picks the skill for an input by lexical similarity to each
 // skill's description and example phrasings (see router.go). Extract finds
 // the values a plan needs in the text: order ids, amounts, e-mail
@@ -82,6 +93,16 @@ type Skill struct {
 	Examples    []string // phrasings the router learns from
 	Tools       []string // the tools the skill may call, in order of use
 	MaxSteps    int      // upper bound on tool calls in one journey
+	// Model is the alias of the model that drives the skill; empty for a
+	// skill driven by its Go plan alone.
+	Model string
+	// Instructions are the markdown body of the skill's SKILL.md.
+	Instructions string
+	// Source is where the skill was read: SourceBuiltin or a file path.
+	Source string
+	// Hash is the hex SHA-256 of the skill's SKILL.md, part of the
+	// release a journey runs under; empty for a skill built in code.
+	Hash string
 
 	// Plan turns an input into steps. It must be deterministic in Input
 	// and must not call anything: arguments that depend on earlier results
@@ -131,8 +152,12 @@ func (s Skill) Validate() error {
 	switch {
 	case s.Name == "":
 		return errors.New("skill has no name")
-	case s.Plan == nil:
+	case s.Plan == nil && s.Source == "":
 		return fmt.Errorf("skill %s has no plan", s.Name)
+	case s.Plan == nil && s.Model != "":
+		return fmt.Errorf("skill %s has no plan, so it is not runnable yet: it names model %q, and model-driven skills need the model runtime, which this Warden does not have yet", s.Name, s.Model)
+	case s.Plan == nil:
+		return fmt.Errorf("skill %s has no plan, so it is not runnable yet: it names no model, and Warden has no built-in plan called %s", s.Name, s.Name)
 	case s.MaxSteps < 1:
 		return fmt.Errorf("skill %s: max steps must be at least 1", s.Name)
 	case len(s.Tools) == 0:
@@ -177,6 +202,12 @@ type Spec struct {
 	Examples    []string `json:"examples"`
 	Tools       []string `json:"tools"`
 	MaxSteps    int      `json:"max_steps"`
+	Model       string   `json:"model,omitempty"`
+	Hash        string   `json:"hash,omitempty"` // SHA-256 of the SKILL.md
+
+	// For the console only.
+	Source       string `json:"-"`
+	Instructions string `json:"-"`
 }
 
 // Spec returns the skill's release-bundle description.
@@ -188,6 +219,11 @@ func (s Skill) Spec() Spec {
 		Examples:    slices.Clone(s.Examples),
 		Tools:       slices.Clone(s.Tools),
 		MaxSteps:    s.MaxSteps,
+		Model:       s.Model,
+		Hash:        s.Hash,
+
+		Source:       s.Source,
+		Instructions: s.Instructions,
 	}
 }
 
