@@ -19,19 +19,16 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"html"
 	"io/fs"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
 
-	"github.com/yuin/goldmark"
-	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/parser"
-	"github.com/yuin/goldmark/renderer"
-	"github.com/yuin/goldmark/util"
 	"go.abhg.dev/goldmark/frontmatter"
+
+	"github.com/wardenhq/warden/markdown"
 )
 
 //go:embed defaults/*.md
@@ -76,13 +73,9 @@ func (r Runbook) Action(id string) *Action {
 
 var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 
-// md renders runbook bodies. Raw HTML is never passed through: goldmark
-// without WithUnsafe drops it, and escapeRaw below shows it as the text it
-// was written as, so a "<script>" in a runbook reads as text.
-var md = goldmark.New(
-	goldmark.WithExtensions(&frontmatter.Extender{}),
-	goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(escapeRaw{}, 100))),
-)
+// md renders runbook bodies; raw HTML shows as text (package markdown),
+// so a "<script>" in a runbook reads as text.
+var md = markdown.New(&frontmatter.Extender{})
 
 // Parse reads one document: YAML front matter between "---" lines, then
 // markdown. The error says what is wrong, for the file name to be added.
@@ -223,38 +216,4 @@ func Load(dir fs.FS) (*Set, []error) {
 		return a.Title < b.Title
 	})
 	return s, problems
-}
-
-// escapeRaw renders raw HTML (blocks and inline) as the escaped text it
-// was written as.
-type escapeRaw struct{}
-
-func (escapeRaw) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
-	reg.Register(ast.KindHTMLBlock, func(w util.BufWriter, src []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if !entering {
-			return ast.WalkContinue, nil
-		}
-		b := n.(*ast.HTMLBlock)
-		_, _ = w.WriteString("<pre class=\"raw-html\">")
-		for i := 0; i < b.Lines().Len(); i++ {
-			seg := b.Lines().At(i)
-			_, _ = w.WriteString(html.EscapeString(string(seg.Value(src))))
-		}
-		if b.HasClosure() {
-			_, _ = w.WriteString(html.EscapeString(string(b.ClosureLine.Value(src))))
-		}
-		_, _ = w.WriteString("</pre>\n")
-		return ast.WalkContinue, nil
-	})
-	reg.Register(ast.KindRawHTML, func(w util.BufWriter, src []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if !entering {
-			return ast.WalkSkipChildren, nil
-		}
-		segs := n.(*ast.RawHTML).Segments
-		for i := 0; i < segs.Len(); i++ {
-			s := segs.At(i)
-			_, _ = w.WriteString(html.EscapeString(string(s.Value(src))))
-		}
-		return ast.WalkSkipChildren, nil
-	})
 }

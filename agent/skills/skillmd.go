@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"html"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,12 +15,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/yuin/goldmark"
-	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/parser"
-	"github.com/yuin/goldmark/renderer"
-	"github.com/yuin/goldmark/util"
 	"go.abhg.dev/goldmark/frontmatter"
+
+	"github.com/wardenhq/warden/markdown"
 )
 
 // A skill is written as a SKILL.md file (docs/skills.md): YAML front
@@ -84,15 +81,11 @@ type frontMatter struct {
 
 var frontMatterFields = []string{"name", "description", "tools", "max_steps", "model", "examples"}
 
-// md reads a SKILL.md's front matter; body renders instructions. Raw
-// HTML is never passed through: goldmark without WithUnsafe drops it, and
-// escapeRaw shows it as the text it was written as (as runbooks render).
+// md reads a SKILL.md's front matter; body renders instructions, raw
+// HTML shown as text (package markdown, as runbooks render).
 var (
-	md = goldmark.New(
-		goldmark.WithExtensions(&frontmatter.Extender{}),
-		goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(escapeRaw{}, 100))),
-	)
-	body = goldmark.New(goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(escapeRaw{}, 100))))
+	md   = markdown.New(&frontmatter.Extender{})
+	body = markdown.New()
 )
 
 // Parse reads one SKILL.md. The skill has no plan bound yet (see Load);
@@ -285,38 +278,4 @@ func RenderInstructions(markdown string) (string, error) {
 		return "", fmt.Errorf("render instructions: %w", err)
 	}
 	return out.String(), nil
-}
-
-// escapeRaw renders raw HTML (blocks and inline) as the escaped text it
-// was written as.
-type escapeRaw struct{}
-
-func (escapeRaw) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
-	reg.Register(ast.KindHTMLBlock, func(w util.BufWriter, src []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if !entering {
-			return ast.WalkContinue, nil
-		}
-		b := n.(*ast.HTMLBlock)
-		_, _ = w.WriteString("<pre class=\"raw-html\">")
-		for i := 0; i < b.Lines().Len(); i++ {
-			seg := b.Lines().At(i)
-			_, _ = w.WriteString(html.EscapeString(string(seg.Value(src))))
-		}
-		if b.HasClosure() {
-			_, _ = w.WriteString(html.EscapeString(string(b.ClosureLine.Value(src))))
-		}
-		_, _ = w.WriteString("</pre>\n")
-		return ast.WalkContinue, nil
-	})
-	reg.Register(ast.KindRawHTML, func(w util.BufWriter, src []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if !entering {
-			return ast.WalkSkipChildren, nil
-		}
-		segs := n.(*ast.RawHTML).Segments
-		for i := 0; i < segs.Len(); i++ {
-			s := segs.At(i)
-			_, _ = w.WriteString(html.EscapeString(string(s.Value(src))))
-		}
-		return ast.WalkSkipChildren, nil
-	})
 }
