@@ -181,7 +181,12 @@ func (g *Gateway) Chat(ctx context.Context, caller gateway.Caller, body []byte, 
 	}
 	// From here the reservation is settled on every path, even when the
 	// agent has gone away.
+	settled := false
 	finish := func(status string, httpStatus int) {
+		if settled {
+			return
+		}
+		settled = true
 		call.Status, call.HTTPStatus, call.Latency = status, httpStatus, g.now().Sub(start)
 		if err := settle(context.WithoutCancel(ctx), g.db, call); err != nil {
 			g.log.ErrorContext(ctx, "could not settle a model call", "call", call.ID, "err", err)
@@ -220,16 +225,14 @@ func (g *Gateway) Chat(ctx context.Context, caller gateway.Caller, body []byte, 
 			return upstreamRefusal(res.StatusCode, raw)
 		}
 		defer cancel()
+		// The call is settled and recorded before the agent sees its end
+		// (the body, or [DONE]): an agent that has its answer finds it in
+		// the budget and the trace.
 		if req.Stream {
-			g.stream(ctx, d, res, first, promptEst, &call, w, start)
+			g.stream(ctx, d, res, first, promptEst, &call, w, start, func(s string) { finish(s, http.StatusOK) })
 		} else {
-			g.whole(d, first, req.Model, promptEst, &call, w, start)
+			g.whole(d, first, req.Model, promptEst, &call, w, start, func() { finish(StatusOK, http.StatusOK) })
 		}
-		status := StatusOK
-		if call.Status == StatusCut {
-			status = StatusCut
-		}
-		finish(status, http.StatusOK)
 		return nil
 	}
 	finish(StatusFailed, problem.From(last).Status())
@@ -364,7 +367,7 @@ func readEvent(br *bufio.Reader) ([]byte, error) {
 }
 
 // whole writes a non-streamed answer, with the alias as its model.
-func (g *Gateway) whole(d Deployment, raw []byte, alias string, promptEst int64, call *Call, w Sink, start time.Time) {
+func (g *Gateway) whole(d Deployment, raw []byte, alias string, promptEst int64, call *Call, w Sink, start time.Time, settle func()) {
 	var resp map[string]json.RawMessage
 	var u struct {
 		Usage   *usage `json:"usage"`
@@ -387,16 +390,17 @@ func (g *Gateway) whole(d Deployment, raw []byte, alias string, promptEst int64,
 	if len(u.Choices) > 0 {
 		call.Completion = g.redactJSON(u.Choices[0].Message)
 	}
+	call.TTFT = g.now().Sub(start)
+	settle()
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	call.TTFT = g.now().Sub(start)
 	_, _ = w.Write(raw)
 }
 
 // stream passes the upstream's events through as they come, reading the
 // usage from the last one. A stream that ends without [DONE] (upstream
 // cut, agent gone) is charged for the text that arrived.
-func (g *Gateway) stream(ctx context.Context, d Deployment, res *http.Response, first []byte, promptEst int64, call *Call, w Sink, start time.Time) {
+func (g *Gateway) stream(ctx context.Context, d Deployment, res *http.Response, first []byte, promptEst int64, call *Call, w Sink, start time.Time, settle func(status string)) {
 	defer res.Body.Close()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -412,13 +416,22 @@ func (g *Gateway) stream(ctx context.Context, d Deployment, res *http.Response, 
 	var text strings.Builder
 	var u *usage
 	done := false
+	// account charges what the stream used: the usage it reported, or for
+	// a stream cut before its usage, the text that arrived.
+	account := func(status string) {
+		if u != nil {
+			call.InputTokens, call.OutputTokens = u.PromptTokens, u.CompletionTokens
+		} else {
+			status = StatusCut
+			call.InputTokens, call.OutputTokens = promptEst, int64(text.Len())/3+1
+		}
+		call.CostMicros = min(cost(d, call.InputTokens, call.OutputTokens), call.ReservedMicros)
+		call.Completion = g.redactText(text.String())
+		settle(status)
+	}
 	ev := first
 	for {
 		if len(ev) > 0 {
-			if _, err := w.Write(ev); err != nil {
-				break
-			}
-			w.Flush()
 			for _, line := range bytes.Split(ev, []byte("\n")) {
 				data, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data:"))
 				if !ok {
@@ -451,6 +464,13 @@ func (g *Gateway) stream(ctx context.Context, d Deployment, res *http.Response, 
 					}
 				}
 			}
+			if done {
+				account(StatusOK)
+			}
+			if _, err := w.Write(ev); err != nil {
+				break
+			}
+			w.Flush()
 		}
 		if done || ctx.Err() != nil {
 			break
@@ -461,16 +481,7 @@ func (g *Gateway) stream(ctx context.Context, d Deployment, res *http.Response, 
 			break
 		}
 	}
-	if u != nil {
-		call.InputTokens, call.OutputTokens = u.PromptTokens, u.CompletionTokens
-	} else {
-		call.InputTokens, call.OutputTokens = promptEst, int64(text.Len())/3+1
-	}
-	if !done || u == nil {
-		call.Status = StatusCut
-	}
-	call.CostMicros = min(cost(d, call.InputTokens, call.OutputTokens), call.ReservedMicros)
-	call.Completion = g.redactText(text.String())
+	account(StatusCut)
 }
 
 // maxStored bounds a stored prompt or completion.
