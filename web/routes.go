@@ -80,6 +80,13 @@ func (s *Server) consoleRoutes() []route {
 		{http.MethodPost, "/tools/:name/enable", h.ToolEnable, admin, ""},
 		{http.MethodGet, "/tools/:name/disable", h.ToolDisableConfirm, admin, ""},
 		{http.MethodPost, "/tools/:name/disable", h.ToolDisable, admin, ""},
+		// Model deployments of the chat gateway, and its calls.
+		{http.MethodGet, "/models", h.ModelList, admin, "Models"},
+		{http.MethodPost, "/models", h.ModelCreate, admin, ""},
+		{http.MethodGet, "/models/:name/edit", h.ModelEditForm, admin, ""},
+		{http.MethodPost, "/models/:name", h.ModelUpdate, admin, ""},
+		{http.MethodPost, "/models/:name/enable", h.ModelEnable, admin, ""},
+		{http.MethodPost, "/models/:name/disable", h.ModelDisable, admin, ""},
 		{http.MethodGet, "/releases", h.ReleaseList, oncallAdmin, "Releases"},
 		{http.MethodGet, "/releases/rollback", h.ReleaseRollbackConfirm, oncallAdmin, ""},
 		{http.MethodPost, "/releases/rollback", h.ReleaseRollback, oncallAdmin, ""},
