@@ -81,7 +81,7 @@ func (d Deployment) Validate() map[string]string {
 	if d.ContextWindow < 1 || d.ContextWindow > 10_000_000 {
 		errs["context_window"] = "The context window must be between 1 and 10000000 tokens."
 	}
-	if d.MaxOutputTokens < 1 || d.MaxOutputTokens > d.ContextWindow {
+	if d.MaxOutputTokens < 1 || (d.ContextWindow >= 1 && d.MaxOutputTokens > d.ContextWindow) {
 		errs["max_output_tokens"] = "The output cap must be at least 1 and within the context window."
 	}
 	if d.Timeout < 100*time.Millisecond || d.Timeout > 10*time.Minute {
