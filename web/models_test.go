@@ -384,3 +384,16 @@ func BenchmarkChatGatewayOverhead(b *testing.B) {
 	b.ReportMetric(pct(w, 0.5), "warden-p50-µs")
 	b.ReportMetric(pct(w, 0.99), "warden-p99-µs")
 }
+
+// The development demo has a model: its key reaches demo-model, a fake
+// upstream inside the process.
+func TestDemoKeyReachesDemoModel(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	c := openai.NewClient(option.WithBaseURL(in.URL+"/v1/"), option.WithAPIKey(in.DemoKey), option.WithMaxRetries(0))
+	p := userChat("hello demo")
+	p.Model = "demo-model"
+	got, err := c.Chat.Completions.New(context.Background(), p)
+	if err != nil || got.Choices[0].Message.Content != "echo: hello demo" || got.Model != "demo-model" {
+		t.Fatalf("demo model = %+v, %v", got, err)
+	}
+}
