@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wardenhq/warden/agent/gateway"
@@ -273,11 +274,12 @@ func (g *Gateway) try(ctx context.Context, d Deployment, fields map[string]json.
 	body, _ := json.Marshal(out)
 
 	cctx, cancel := context.WithCancel(ctx)
-	timer := time.AfterFunc(d.Timeout, cancel) // until the first byte
+	var timedOut atomic.Bool
+	timer := time.AfterFunc(d.Timeout, func() { timedOut.Store(true); cancel() }) // until the first byte
 	done := func() { timer.Stop(); cancel(); release() }
 	fail := func(err error) (*http.Response, context.CancelFunc, []byte, error) {
 		done()
-		if errors.Is(cctx.Err(), context.Canceled) && ctx.Err() == nil {
+		if timedOut.Load() && ctx.Err() == nil {
 			return nil, nil, nil, fmt.Errorf("timeout after %s", d.Timeout)
 		}
 		return nil, nil, nil, err

@@ -268,7 +268,7 @@ func TestChatConcurrentCallsNeverOverspend(t *testing.T) {
 }
 
 func TestChatFallsOverOnTransientFailure(t *testing.T) {
-	for _, first := range []string{"fail-500", "hang", "fail-429"} {
+	for first, why := range map[string]string{"fail-500": "upstream 500", "hang": "timeout after 300ms", "fail-429": "upstream 429"} {
 		t.Run(first, func(t *testing.T) {
 			bad := deployment("first", first, 0)
 			bad.Timeout = 300 * time.Millisecond
@@ -279,7 +279,7 @@ func TestChatFallsOverOnTransientFailure(t *testing.T) {
 			}
 			cs := r.calls(t)
 			if len(cs) != 1 || cs[0].Deployment != "second" || len(cs[0].Attempts) != 2 || cs[0].Attempts[0].Deployment != "first" ||
-				cs[0].Attempts[0].Error == "" || cs[0].Attempts[1].Deployment != "second" || cs[0].Attempts[1].Status != 200 {
+				cs[0].Attempts[0].Error != why || cs[0].Attempts[1].Deployment != "second" || cs[0].Attempts[1].Status != 200 {
 				t.Fatalf("trace = %+v", cs)
 			}
 		})
