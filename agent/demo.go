@@ -6,7 +6,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/wardenhq/warden/agent/budget"
@@ -18,6 +21,8 @@ import (
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/agent/tools/sim"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/models"
+	"github.com/wardenhq/warden/models/fakeupstream"
 	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 )
@@ -30,6 +35,7 @@ const demoKeyName = "demo key (development mode)"
 var demoScopes = []string{
 	"skill:order_status", "skill:order_support", "skill:refunds",
 	"tool:lookup_order", "tool:check_change_window", "tool:submit_change_request", "tool:issue_refund",
+	"model:" + demoModel,
 }
 
 // demoRequests are the journeys a newcomer finds in a fresh console: a few
@@ -99,6 +105,9 @@ func (rt *Runtime) SeedDemo(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if err := seedDemoModel(ctx, db, rt.Service.Sealer()); err != nil {
+		return "", err
+	}
 	if first {
 		if err := seedDemoReleases(ctx, db, rt.router); err != nil {
 			return "", err
@@ -159,4 +168,56 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// demoModel is the alias (and deployment name) of the demo's model: a fake
+// upstream inside this process (models/fakeupstream).
+const demoModel = "demo-model"
+
+// demoUpstream is the process's fake upstream, started once on a loopback
+// port and kept for the life of the process.
+var demoUpstream struct {
+	once sync.Once
+	url  string
+	err  error
+}
+
+func demoUpstreamURL() (string, error) {
+	demoUpstream.once.Do(func() {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			demoUpstream.err = fmt.Errorf("demo model upstream: %w", err)
+			return
+		}
+		srv := &http.Server{Handler: fakeupstream.New(), ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		demoUpstream.url = "http://" + ln.Addr().String() + "/v1"
+	})
+	return demoUpstream.url, demoUpstream.err
+}
+
+// seedDemoModel adds the demo-model deployment, or points it at this
+// process's fake upstream (its port changes with every start); both are
+// audited like an admin's change.
+func seedDemoModel(ctx context.Context, db *store.DB, sealer *seal.Sealer) error {
+	url, err := demoUpstreamURL()
+	if err != nil {
+		return err
+	}
+	actor := audit.Actor{Type: audit.ActorSystem, ID: "demo-seed"}
+	d, err := models.Get(ctx, db.Read(), demoModel)
+	switch {
+	case errors.Is(err, models.ErrNotFound):
+		_, err = models.Create(ctx, db, sealer, actor, models.Deployment{Name: demoModel, Alias: demoModel, BaseURL: url, UpstreamModel: "fake",
+			InputMicrosPerM: 150_000, OutputMicrosPerM: 600_000, ContextWindow: 128_000, MaxOutputTokens: 1024, Timeout: 10 * time.Second,
+			Concurrency: 64, Enabled: true}, "")
+		return err
+	case err != nil:
+		return err
+	case d.BaseURL != url:
+		d.BaseURL = url
+		_, err = models.Update(ctx, db, sealer, actor, d, "")
+		return err
+	}
+	return nil
 }

@@ -86,6 +86,7 @@ var AuditVerbs = []string{
 	"tenant.dual_control", "tenant.dual_control_removed", "tenant.dual_control_window", "tenant.frozen_refused",
 	"key.", "key.create", "key.revoke", "key.callback_secret_rotated", "key.revoked", "key.expired", "key.wrong_secret",
 	"budget.set", "tool.", "tool.create", "tool.update", "tool.enable", "tool.disable",
+	"model.", "model.create", "model.update", "model.enable", "model.disable",
 	"skill.", "skill.disabled", "skill.enabled",
 	"release.", "release.published", "release.activated", "release.rolled_back",
 	"release.canary_started", "release.canary_rolled_back", "release.promoted", "release.replayed",
@@ -238,6 +239,22 @@ func eventSentence(e audit.Event, n EventNames) string {
 		return who + " switched tool " + subject + " on"
 	case "tool.disable":
 		return who + " switched tool " + subject + " off: calls to it are refused" + comment(" — reason: ", d.str("reason"))
+	case "model.create":
+		s := who + " added model deployment " + subject + " for alias " + d.str("alias")
+		if !d.bool("enabled") {
+			s += ", switched off"
+		}
+		return s
+	case "model.update":
+		s := who + " changed model deployment " + subject
+		if ch := d.list("changed"); len(ch) > 0 {
+			s += ": " + strings.Join(ch, ", ")
+		}
+		return s
+	case "model.enable":
+		return who + " switched model deployment " + subject + " on"
+	case "model.disable":
+		return who + " switched model deployment " + subject + " off: calls to alias " + d.str("alias") + " skip it"
 	case "skill.disabled":
 		return who + " switched skill " + subject + " off: journeys for it are refused" + comment(" — reason: ", d.str("reason"))
 	case "skill.enabled":

@@ -5,11 +5,13 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/wardenhq/warden/agent/redact"
 	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/agent/seal"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/handlers"
 	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/static"
 	"github.com/wardenhq/warden/views"
 )
@@ -78,6 +80,13 @@ func (s *Server) consoleRoutes() []route {
 		{http.MethodPost, "/tools/:name/enable", h.ToolEnable, admin, ""},
 		{http.MethodGet, "/tools/:name/disable", h.ToolDisableConfirm, admin, ""},
 		{http.MethodPost, "/tools/:name/disable", h.ToolDisable, admin, ""},
+		// Model deployments of the chat gateway, and its calls.
+		{http.MethodGet, "/models", h.ModelList, admin, "Models"},
+		{http.MethodPost, "/models", h.ModelCreate, admin, ""},
+		{http.MethodGet, "/models/:name/edit", h.ModelEditForm, admin, ""},
+		{http.MethodPost, "/models/:name", h.ModelUpdate, admin, ""},
+		{http.MethodPost, "/models/:name/enable", h.ModelEnable, admin, ""},
+		{http.MethodPost, "/models/:name/disable", h.ModelDisable, admin, ""},
 		{http.MethodGet, "/releases", h.ReleaseList, oncallAdmin, "Releases"},
 		{http.MethodGet, "/releases/rollback", h.ReleaseRollbackConfirm, oncallAdmin, ""},
 		{http.MethodPost, "/releases/rollback", h.ReleaseRollback, oncallAdmin, ""},
@@ -163,6 +172,12 @@ func (s *Server) routes() {
 		e.GET("/v1/actions/:id", api.GetAction)
 		e.POST("/v1/actions/:id/result", api.Result, shed)
 		e.POST("/v1/actions/:id/cancel", api.Cancel, shed)
+		// The model gateway (OpenAI-compatible): each deployment bounds its
+		// own calls in flight, so long streams are not counted by shed.
+		rd, _ := s.redactor.(*redact.Redactor)
+		chat := &handlers.ModelAPI{Gateway: s.gateway, Models: models.NewGateway(s.db, s.sealer(), rd, s.log)}
+		e.POST("/v1/chat/completions", chat.ChatCompletions)
+		e.GET("/v1/models", chat.ListModels)
 	}
 
 	e.Use(s.loadSession(), s.csrf(), s.page(pages))

@@ -111,7 +111,8 @@ const ScopeReadTenant = "read:tenant"
 // ReadTenant is ScopeReadTenant as Allows takes it.
 func ReadTenant() (kind, name string) { return "read", "tenant" }
 
-// Allows reports whether the key's scopes allow kind ("skill" or "tool")
+// Allows reports whether the key's scopes allow kind ("skill", "tool" or
+// "model", a model alias of the chat gateway)
 // name. Deny by default: only what is listed.
 func (k Key) Allows(kind, name string) bool {
 	return slices.Contains(k.Scopes, kind+":"+name)
@@ -152,8 +153,8 @@ func (s NewSpec) Validate(now time.Time) map[string]string {
 		if sc == ScopeReadTenant {
 			continue
 		}
-		if !ok || (kind != "skill" && kind != "tool") || name == "" {
-			errs["scopes"] = fmt.Sprintf("%q is not a scope: write skill:NAME, tool:NAME or read:tenant.", sc)
+		if !ok || (kind != "skill" && kind != "tool" && kind != "model") || name == "" {
+			errs["scopes"] = fmt.Sprintf("%q is not a scope: write skill:NAME, tool:NAME, model:NAME or read:tenant.", sc)
 			break
 		}
 	}

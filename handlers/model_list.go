@@ -1,0 +1,70 @@
+package handlers
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/wardenhq/warden/models"
+	"github.com/wardenhq/warden/views"
+)
+
+const modelChange = "Changing model deployments"
+
+var modelNotices = map[string]string{
+	"created":   "Deployment added.",
+	"updated":   "Deployment saved.",
+	"unchanged": "Nothing was different; nothing changed.",
+	"enabled":   "Deployment switched on.",
+	"disabled":  "Deployment switched off: calls to its alias skip it.",
+}
+
+// ModelList shows the model deployments, the form that adds one and the
+// newest calls of the tenants in the admin's scope.
+func (h *Console) ModelList(c echo.Context) error {
+	return h.renderModels(c, http.StatusOK, views.ModelsView{Notice: doneNotice(c, modelNotices),
+		Form: views.ModelForm{Priority: "0", InputPrice: "0.15", OutputPrice: "0.60", ContextWindow: "128000", MaxOutputTokens: "4096",
+			Timeout: "30000", Concurrency: "16"}})
+}
+
+// ModelEditForm shows the page with the form filled from a deployment.
+func (h *Console) ModelEditForm(c echo.Context) error {
+	if err := requireAllTenants(CurrentPrincipal(c), modelChange); err != nil {
+		return err
+	}
+	d, err := models.Get(c.Request().Context(), h.DB.Read(), c.Param("name"))
+	if err != nil {
+		return err
+	}
+	return h.renderModels(c, http.StatusOK, views.ModelsView{Editing: true, Form: modelFormOf(d)})
+}
+
+func modelFormOf(d models.Deployment) views.ModelForm {
+	return views.ModelForm{Name: d.Name, Alias: d.Alias, Priority: strconv.Itoa(d.Priority), BaseURL: d.BaseURL, UpstreamModel: d.UpstreamModel,
+		InputPrice: views.MicrosInput(d.InputMicrosPerM), OutputPrice: views.MicrosInput(d.OutputMicrosPerM), ContextWindow: strconv.Itoa(d.ContextWindow),
+		MaxOutputTokens: strconv.Itoa(d.MaxOutputTokens), Timeout: strconv.FormatInt(d.Timeout.Milliseconds(), 10),
+		Concurrency: strconv.Itoa(d.Concurrency), HasAPIKey: d.HasAPIKey}
+}
+
+func (h *Console) renderModels(c echo.Context, status int, v views.ModelsView) error {
+	ctx := c.Request().Context()
+	user := CurrentPrincipal(c)
+	scope, ids, err := tenantScope(ctx, h.DB, user, "")
+	if err != nil {
+		return err
+	}
+	if v.Deployments, err = models.List(ctx, h.DB.Read()); err != nil {
+		return err
+	}
+	if v.Calls, err = models.Calls(ctx, h.DB.Read(), ids, 50); err != nil {
+		return err
+	}
+	v.Tenants = map[string]string{}
+	for _, t := range scope {
+		v.Tenants[t.ID] = t.Slug
+	}
+	v.CanEdit = user.AllTenantScope()
+	page := PageFor(c, "Models")
+	return Render(c, status, page, views.ModelList(page, v))
+}

@@ -1,0 +1,117 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/wardenhq/warden/models"
+	"github.com/wardenhq/warden/views"
+)
+
+// parseModelForm reads the deployment form; errs holds a message per field
+// that did not parse, followed by the domain's own validation.
+func parseModelForm(c echo.Context, name string) (views.ModelForm, models.Deployment, views.FieldErrors) {
+	f := views.ModelForm{
+		Name: name, Alias: strings.TrimSpace(c.FormValue("alias")), Priority: c.FormValue("priority"),
+		BaseURL: strings.TrimSpace(c.FormValue("base_url")), UpstreamModel: strings.TrimSpace(c.FormValue("upstream_model")),
+		InputPrice: c.FormValue("input_price"), OutputPrice: c.FormValue("output_price"), ContextWindow: c.FormValue("context_window"),
+		MaxOutputTokens: c.FormValue("max_output_tokens"), Timeout: c.FormValue("timeout"), Concurrency: c.FormValue("concurrency"),
+	}
+	d := models.Deployment{Name: name, Alias: f.Alias, BaseURL: f.BaseURL, UpstreamModel: f.UpstreamModel, Enabled: true}
+	errs := views.FieldErrors{}
+	ints := []struct {
+		raw, field string
+		dst        *int
+	}{
+		{f.Priority, "priority", &d.Priority}, {f.ContextWindow, "context_window", &d.ContextWindow},
+		{f.MaxOutputTokens, "max_output_tokens", &d.MaxOutputTokens}, {f.Concurrency, "concurrency", &d.Concurrency},
+	}
+	for _, i := range ints {
+		if n, msg := formInt(i.raw, "Enter a whole number."); msg != "" {
+			errs[i.field] = msg
+		} else {
+			*i.dst = n
+		}
+	}
+	if ms, msg := formInt(f.Timeout, "Enter the timeout as a whole number of milliseconds."); msg != "" {
+		errs["timeout"] = msg
+	} else {
+		d.Timeout = time.Duration(ms) * time.Millisecond
+	}
+	var msg string
+	if d.InputMicrosPerM, msg = parseMicros(f.InputPrice); msg != "" {
+		errs["input_price"] = msg
+	}
+	if d.OutputMicrosPerM, msg = parseMicros(f.OutputPrice); msg != "" {
+		errs["output_price"] = msg
+	}
+	d.Provider = models.ProviderOpenAI
+	for k, v := range d.Validate() {
+		if k == "prices" {
+			k = "input_price"
+		}
+		if _, ok := errs[k]; !ok {
+			errs[k] = v
+		}
+	}
+	return f, d, errs
+}
+
+// ModelCreate adds a deployment.
+func (h *Console) ModelCreate(c echo.Context) error {
+	user := CurrentPrincipal(c)
+	if err := requireAllTenants(user, modelChange); err != nil {
+		return err
+	}
+	form, d, errs := parseModelForm(c, strings.TrimSpace(c.FormValue("name")))
+	if len(errs) == 0 {
+		_, err := models.Create(c.Request().Context(), h.DB, h.Sealer, principalActor(user), d, c.FormValue("api_key"))
+		invalid, isInvalid := fieldErrors(err)
+		switch {
+		case isInvalid:
+			errs = invalid
+		case errors.Is(err, models.ErrExists):
+			errs["name"] = "There is already a deployment " + d.Name + ". Edit it from the list instead."
+		case err != nil:
+			return err
+		default:
+			return seeOther(c, "/models?done=created")
+		}
+	}
+	return h.renderModels(c, http.StatusUnprocessableEntity, views.ModelsView{Form: form, Errors: errs})
+}
+
+// ModelUpdate saves a deployment's settings; an empty API key keeps the
+// stored one.
+func (h *Console) ModelUpdate(c echo.Context) error {
+	user := CurrentPrincipal(c)
+	if err := requireAllTenants(user, modelChange); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	stored, err := models.Get(ctx, h.DB.Read(), c.Param("name"))
+	if err != nil {
+		return err
+	}
+	form, d, errs := parseModelForm(c, stored.Name)
+	form.HasAPIKey = stored.HasAPIKey
+	if len(errs) == 0 {
+		changed, err := models.Update(ctx, h.DB, h.Sealer, principalActor(user), d, c.FormValue("api_key"))
+		invalid, isInvalid := fieldErrors(err)
+		switch {
+		case isInvalid:
+			errs = invalid
+		case err != nil:
+			return err
+		case len(changed) == 0:
+			return seeOther(c, "/models?done=unchanged")
+		default:
+			return seeOther(c, "/models?done=updated")
+		}
+	}
+	return h.renderModels(c, http.StatusUnprocessableEntity, views.ModelsView{Editing: true, Form: form, Errors: errs})
+}

@@ -1,0 +1,108 @@
+package models
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/wardenhq/warden/agent/budget"
+	"github.com/wardenhq/warden/store"
+)
+
+// Call statuses.
+const (
+	StatusOK       = "ok"       // the upstream answered in full
+	StatusCut      = "cut"      // a stream ended early; what was used is charged
+	StatusRejected = "rejected" // the upstream refused the request (4xx); not retried
+	StatusFailed   = "failed"   // every deployment failed before the first byte
+)
+
+// Attempt is one try of one deployment.
+type Attempt struct {
+	Deployment string `json:"deployment"`
+	Status     int    `json:"status,omitempty"` // the upstream's HTTP status; 0 when none came
+	Error      string `json:"error,omitempty"`  // why it failed: timeout, connection, 429, 5xx
+	LatencyMS  int64  `json:"latency_ms"`
+}
+
+// Call is one call to the chat gateway, as recorded.
+type Call struct {
+	ID             string
+	TenantID       string
+	KeyID          string
+	Alias          string
+	Deployment     string // the one that answered; empty when none did
+	Attempts       []Attempt
+	Stream         bool
+	Status         string
+	HTTPStatus     int
+	Latency        time.Duration
+	TTFT           time.Duration // to the first byte sent to the agent
+	InputTokens    int64
+	OutputTokens   int64
+	ReservedMicros int64
+	CostMicros     int64
+	Prompt         string // redacted
+	Completion     string // redacted
+	CreatedAt      time.Time
+}
+
+// settle charges the call's cost against its reservation and records the
+// call, in one transaction: the budget and the trace always agree.
+func settle(ctx context.Context, db *store.DB, c Call) error {
+	att, _ := json.Marshal(c.Attempts)
+	return db.Transact(ctx, func(tx *sql.Tx) error {
+		if c.ReservedMicros > 0 {
+			if err := budget.Settle(ctx, tx, c.TenantID, c.ReservedMicros, c.CostMicros); err != nil {
+				return err
+			}
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO model_calls (id, tenant_id, key_id, alias, deployment, attempts, stream, status, http_status,
+			latency_ms, ttft_ms, input_tokens, output_tokens, reserved_micros, cost_micros, prompt, completion, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			c.ID, c.TenantID, c.KeyID, c.Alias, c.Deployment, string(att), boolInt(c.Stream), c.Status, c.HTTPStatus,
+			c.Latency.Milliseconds(), c.TTFT.Milliseconds(), c.InputTokens, c.OutputTokens, c.ReservedMicros, c.CostMicros,
+			c.Prompt, c.Completion, store.FormatTime(c.CreatedAt))
+		if err != nil {
+			return fmt.Errorf("record model call: %w", err)
+		}
+		return nil
+	})
+}
+
+// Calls returns the newest calls, newest first; tenantIDs nil means all
+// tenants.
+func Calls(ctx context.Context, q store.Querier, tenantIDs []string, limit int) ([]Call, error) {
+	rows, err := q.QueryContext(ctx, `SELECT id, tenant_id, key_id, alias, deployment, attempts, stream, status, http_status, latency_ms, ttft_ms,
+		input_tokens, output_tokens, reserved_micros, cost_micros, prompt, completion, created_at
+		FROM model_calls ORDER BY created_at DESC, id DESC LIMIT ?`, limit*4+limit)
+	if err != nil {
+		return nil, fmt.Errorf("list model calls: %w", err)
+	}
+	defer rows.Close()
+	allowed := map[string]bool{}
+	for _, id := range tenantIDs {
+		allowed[id] = true
+	}
+	var out []Call
+	for rows.Next() && len(out) < limit {
+		var c Call
+		var att, created string
+		var stream int
+		var lat, ttft int64
+		if err := rows.Scan(&c.ID, &c.TenantID, &c.KeyID, &c.Alias, &c.Deployment, &att, &stream, &c.Status, &c.HTTPStatus, &lat, &ttft,
+			&c.InputTokens, &c.OutputTokens, &c.ReservedMicros, &c.CostMicros, &c.Prompt, &c.Completion, &created); err != nil {
+			return nil, fmt.Errorf("list model calls: %w", err)
+		}
+		if tenantIDs != nil && !allowed[c.TenantID] {
+			continue
+		}
+		_ = json.Unmarshal([]byte(att), &c.Attempts)
+		c.Stream, c.Latency, c.TTFT = stream == 1, time.Duration(lat)*time.Millisecond, time.Duration(ttft)*time.Millisecond
+		c.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,219 @@
+// Package fakeupstream is an OpenAI-compatible chat completions server
+// that answers deterministically from the request, for tests and the
+// demo. The upstream model id chooses its behaviour:
+//
+//	any id        answers "echo: " + the last user message (a tool call
+//	              to the first tool offered, when tools are offered and the
+//	              last message is not a tool result)
+//	fail-500      500          fail-429   429 with Retry-After
+//	fail-400      400 (a bad request, in OpenAI's error shape)
+//	slow-MS       waits MS milliseconds, then answers
+//	hang          never answers (until the client gives up)
+//	cut           streams half the answer and ends without [DONE]
+//
+//	srv := httptest.NewServer(fakeupstream.New())
+//	// base URL: srv.URL + "/v1"
+package fakeupstream
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Server is the fake upstream; it counts the requests it served.
+type Server struct {
+	requests atomic.Int64
+}
+
+// New returns a fake upstream.
+func New() *Server { return &Server{} }
+
+// Requests is how many chat requests arrived.
+func (s *Server) Requests() int64 { return s.requests.Load() }
+
+type message struct {
+	Role       string `json:"role"`
+	Content    any    `json:"content"`
+	ToolCallID string `json:"tool_call_id,omitempty"`
+}
+
+type request struct {
+	Model         string    `json:"model"`
+	Messages      []message `json:"messages"`
+	Stream        bool      `json:"stream"`
+	StreamOptions *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	Tools []struct {
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	} `json:"tools"`
+	ResponseFormat *struct {
+		Type string `json:"type"`
+	} `json:"response_format"`
+	MaxCompletionTokens int `json:"max_completion_tokens"`
+	MaxTokens           int `json:"max_tokens"`
+}
+
+func text(c any) string {
+	switch v := c.(type) {
+	case string:
+		return v
+	case []any:
+		var b strings.Builder
+		for _, p := range v {
+			if m, ok := p.(map[string]any); ok {
+				if t, ok := m["text"].(string); ok {
+					b.WriteString(t)
+				}
+			}
+		}
+		return b.String()
+	}
+	return ""
+}
+
+func fail(w http.ResponseWriter, status int, typ, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": nil}})
+}
+
+// ServeHTTP answers POST …/chat/completions and GET …/models.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models") {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"object":"list","data":[{"id":"fake","object":"model","created":0,"owned_by":"fake"}]}`))
+		return
+	}
+	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+		fail(w, http.StatusNotFound, "invalid_request_error", "not found")
+		return
+	}
+	s.requests.Add(1)
+	var req request
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		fail(w, http.StatusBadRequest, "invalid_request_error", "body is not JSON")
+		return
+	}
+	switch {
+	case req.Model == "fail-500":
+		fail(w, http.StatusInternalServerError, "server_error", "injected failure")
+		return
+	case req.Model == "fail-429":
+		w.Header().Set("Retry-After", "1")
+		fail(w, http.StatusTooManyRequests, "rate_limit_error", "injected rate limit")
+		return
+	case req.Model == "fail-400":
+		fail(w, http.StatusBadRequest, "invalid_request_error", "injected bad request")
+		return
+	case req.Model == "hang":
+		<-r.Context().Done()
+		return
+	case strings.HasPrefix(req.Model, "slow-"):
+		ms, _ := strconv.Atoi(strings.TrimPrefix(req.Model, "slow-"))
+		select {
+		case <-time.After(time.Duration(ms) * time.Millisecond):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if len(req.Messages) == 0 {
+		fail(w, http.StatusBadRequest, "invalid_request_error", "messages is empty")
+		return
+	}
+	lastUser, promptChars := "", 0
+	for _, m := range req.Messages {
+		t := text(m.Content)
+		promptChars += len(t) + 4
+		if m.Role == "user" {
+			lastUser = t
+		}
+	}
+	last := req.Messages[len(req.Messages)-1]
+	content := "echo: " + lastUser
+	if last.Role == "tool" {
+		content = "tool said: " + text(last.Content)
+	}
+	if req.ResponseFormat != nil && req.ResponseFormat.Type != "text" {
+		b, _ := json.Marshal(map[string]string{"echo": lastUser})
+		content = string(b)
+	}
+	var toolCall map[string]any
+	if len(req.Tools) > 0 && last.Role != "tool" {
+		args, _ := json.Marshal(map[string]string{"query": lastUser})
+		toolCall = map[string]any{"id": "call_1", "type": "function", "function": map[string]any{"name": req.Tools[0].Function.Name, "arguments": string(args)}}
+	}
+	words := strings.Fields(content)
+	limit := req.MaxCompletionTokens
+	if limit == 0 {
+		limit = req.MaxTokens
+	}
+	if limit > 0 && len(words) > limit {
+		words = words[:limit]
+		content = strings.Join(words, " ")
+	}
+	prompt := promptChars/4 + 1
+	completion := len(words)
+	if toolCall != nil {
+		completion = 8
+	}
+	id := "chatcmpl-fake"
+	usage := map[string]any{"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+	if !req.Stream {
+		msg := map[string]any{"role": "assistant", "content": content}
+		finish := "stop"
+		if toolCall != nil {
+			msg = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{toolCall}}
+			finish = "tool_calls"
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"id": id, "object": "chat.completion", "created": 0, "model": req.Model,
+			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}}, "usage": usage})
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	flusher, _ := w.(http.Flusher)
+	send := func(v any) {
+		b, _ := json.Marshal(v)
+		fmt.Fprintf(w, "data: %s\n\n", b)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	chunk := func(delta map[string]any, finish any) map[string]any {
+		return map[string]any{"id": id, "object": "chat.completion.chunk", "created": 0, "model": req.Model,
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}}
+	}
+	send(chunk(map[string]any{"role": "assistant", "content": ""}, nil))
+	if toolCall != nil {
+		tc := map[string]any{"index": 0, "id": "call_1", "type": "function", "function": toolCall["function"]}
+		send(chunk(map[string]any{"tool_calls": []any{tc}}, nil))
+		send(chunk(map[string]any{}, "tool_calls"))
+	} else {
+		for i, wd := range words {
+			if req.Model == "cut" && i >= len(words)/2 {
+				return // ends without finish, usage or [DONE]
+			}
+			if i > 0 {
+				wd = " " + wd
+			}
+			send(chunk(map[string]any{"content": wd}, nil))
+		}
+		send(chunk(map[string]any{}, "stop"))
+	}
+	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
+		send(map[string]any{"id": id, "object": "chat.completion.chunk", "created": 0, "model": req.Model, "choices": []any{}, "usage": usage})
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
+	if flusher != nil {
+		flusher.Flush()
+	}
+}

@@ -1,0 +1,78 @@
+package views
+
+import (
+	"strconv"
+
+	"github.com/a-h/templ"
+
+	"github.com/wardenhq/warden/models"
+	"github.com/wardenhq/warden/money"
+)
+
+// MicrosInput is a dollar amount as a form field takes it back.
+func MicrosInput(micros int64) string { return money.MicrosInput(micros, usd) }
+
+// ModelsView is the model deployments page: the deployments, the form
+// that adds or edits one, and the newest calls through the gateway.
+type ModelsView struct {
+	Deployments []models.Deployment
+	Calls       []models.Call
+	Tenants     map[string]string // tenant id → slug, for the calls
+	CanEdit     bool              // all-tenant admins change deployments
+	Form        ModelForm
+	Editing     bool // the form edits Form.Name instead of adding
+	Errors      FieldErrors
+	Notice      string
+}
+
+// ModelForm is what the deployment form posts, as typed.
+type ModelForm struct {
+	Name, Alias, Priority, BaseURL, UpstreamModel, InputPrice, OutputPrice string
+	ContextWindow, MaxOutputTokens, Timeout, Concurrency                   string
+	HasAPIKey                                                              bool
+}
+
+func modelFormAction(v ModelsView) templ.SafeURL {
+	if v.Editing {
+		return templ.SafeURL("/models/" + v.Form.Name)
+	}
+	return "/models"
+}
+
+// PerMillion is a price per million tokens for people.
+func PerMillion(micros int64) string { return Money(micros) + " / 1M" }
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+func modelSwitchURL(name string, enabled bool) templ.SafeURL {
+	if enabled {
+		return templ.SafeURL("/models/" + name + "/disable")
+	}
+	return templ.SafeURL("/models/" + name + "/enable")
+}
+
+func apiKeyHelp(has bool) string {
+	if has {
+		return "Stored sealed; leave empty to keep it."
+	}
+	return "Stored sealed, never shown again."
+}
+
+func attemptLine(a models.Attempt) string {
+	s := a.Deployment
+	if a.Status != 0 {
+		s += " " + strconv.Itoa(a.Status)
+	}
+	if a.Error != "" {
+		s += " " + a.Error
+	}
+	return s + " (" + itoa(a.LatencyMS) + " ms)"
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}

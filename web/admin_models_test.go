@@ -1,0 +1,111 @@
+package web
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/wardenhq/warden/agent/budget"
+	"github.com/wardenhq/warden/models"
+	"github.com/wardenhq/warden/models/fakeupstream"
+)
+
+func modelFormValues(base string) url.Values {
+	return url.Values{"name": {"fake-east"}, "alias": {"chat"}, "priority": {"0"}, "base_url": {base}, "upstream_model": {"fake"},
+		"api_key": {"sk-console-secret-123"}, "input_price": {"0.15"}, "output_price": {"0.60"}, "context_window": {"8192"},
+		"max_output_tokens": {"512"}, "timeout": {"5000"}, "concurrency": {"4"}}
+}
+
+func TestAdminModelsPage(t *testing.T) {
+	in, b := adminSession(t, "erin")
+	up := httptest.NewServer(fakeupstream.New())
+	t.Cleanup(up.Close)
+	ctx := context.Background()
+
+	if p := b.get("/models"); p.Status != http.StatusOK || text(p, "models-empty") == "" {
+		t.Fatalf("GET /models = %d", p.Status)
+	}
+	// Without the CSRF token nothing is created.
+	if p := b.post("/models", modelFormValues(up.URL+"/v1"), nil); p.Status != http.StatusForbidden {
+		t.Fatalf("POST /models without CSRF = %d, want 403", p.Status)
+	}
+	bad := modelFormValues("ftp://nowhere")
+	bad.Set("input_price", "-1")
+	if p := b.post("/models", b.withCSRF(bad), nil); p.Status != http.StatusUnprocessableEntity || text(p, "error-base_url") == "" || text(p, "error-input_price") == "" {
+		t.Fatalf("invalid form = %d, errors %q %q", p.Status, text(p, "error-base_url"), text(p, "error-input_price"))
+	}
+	p := b.post("/models", b.withCSRF(modelFormValues(up.URL+"/v1")), nil)
+	if p.Status != http.StatusOK || text(p, "notice") != "Deployment added." || !strings.Contains(text(p, "model-fake-east"), "$0.15 / 1M") {
+		t.Fatalf("create = %d notice %q row %q", p.Status, text(p, "notice"), text(p, "model-fake-east"))
+	}
+	if strings.Contains(p.Body, "sk-console-secret-123") {
+		t.Fatal("the page shows the API key")
+	}
+	if evs := adminEvents(t, in.DB, "model.create"); len(evs) != 1 || evs[0].Subject.ID != "fake-east" || strings.Contains(fmt.Sprint(evs[0].Details), "sk-console") {
+		t.Fatalf("model.create events = %+v", evs)
+	}
+	d, err := models.For(ctx, in.DB.Read(), in.Agent.Service.Sealer(), "chat")
+	if err != nil || len(d) != 1 || d[0].APIKey != "sk-console-secret-123" || d[0].InputMicrosPerM != 150_000 {
+		t.Fatalf("stored = %+v, %v", d, err)
+	}
+
+	// Edit: a new priority, the key kept.
+	if e := b.get("/models/fake-east/edit"); e.Status != http.StatusOK {
+		t.Fatalf("edit form = %d", e.Status)
+	}
+	edit := modelFormValues(up.URL + "/v1")
+	edit.Set("priority", "5")
+	edit.Del("api_key")
+	if p := b.post("/models/fake-east", b.withCSRF(edit), nil); text(p, "notice") != "Deployment saved." {
+		t.Fatalf("update notice %q", text(p, "notice"))
+	}
+	if evs := adminEvents(t, in.DB, "model.update"); len(evs) != 1 || fmt.Sprint(evs[0].Details["changed"]) != "[priority]" {
+		t.Fatalf("model.update events = %+v", evs)
+	}
+
+	// A call through the gateway shows in Model calls.
+	acme := adminTenantBySlug(t, in.DB, "acme")
+	if err := in.DB.Transact(ctx, func(tx *sql.Tx) error {
+		return budget.Set(ctx, tx, budget.Spec{TenantID: acme.ID, Period: budget.Month, LimitMicros: 1_000_000, AlertPercent: 80}, time.Now())
+	}); err != nil {
+		t.Fatal(err)
+	}
+	_, key := newKeyIn(t, in, "acme", "chat-bot", []string{"model:chat"}, "test")
+	client := openai.NewClient(option.WithBaseURL(in.URL+"/v1/"), option.WithAPIKey(key), option.WithMaxRetries(0))
+	if _, err := client.Chat.Completions.New(ctx, userChat("hello")); err != nil {
+		t.Fatal(err)
+	}
+	if p := b.get("/models"); !strings.Contains(p.Doc.Find(`[data-testid="model-calls"]`).Text(), "fake-east") {
+		t.Fatalf("model calls section = %q", p.Doc.Find(`[data-testid="model-calls"]`).Text())
+	}
+
+	// Switched off, the alias has no deployment left: 404.
+	if p := b.post("/models/fake-east/disable", b.withCSRF(nil), nil); text(p, "notice") == "" || len(adminEvents(t, in.DB, "model.disable")) != 1 {
+		t.Fatalf("disable notice %q", text(p, "notice"))
+	}
+	_, err = client.Chat.Completions.New(ctx, userChat("hello"))
+	if e := apiErr(t, err); e.StatusCode != http.StatusNotFound {
+		t.Fatalf("after switching off: %d", e.StatusCode)
+	}
+}
+
+func TestModelsPageIsForAdmins(t *testing.T) {
+	in := startWarden(t, nil)
+	in.waitReady(t)
+	for user, want := range map[string]int{"alice": 403, "carol": 403, "dave": 403, "erin": 200} {
+		b := newBrowser(t, in.URL)
+		b.loginDev(user)
+		if p := b.get("/models"); p.Status != want {
+			t.Errorf("%s GET /models = %d, want %d", user, p.Status, want)
+		}
+	}
+}
