@@ -36,21 +36,33 @@ func (s *Server) secureHeaders() echo.MiddlewareFunc {
 			formAction += " " + u.Scheme + "://" + u.Host
 		}
 	}
-	csp := strings.Join([]string{
-		"default-src 'self'",
-		"script-src 'self'",
-		"style-src 'self'",
-		"img-src 'self' data:",
-		"object-src 'none'",
-		"base-uri 'none'",
-		"form-action " + formAction,
-		"frame-ancestors 'none'",
-	}, "; ")
+	policy := func(formAction string) string {
+		return strings.Join([]string{
+			"default-src 'self'",
+			"script-src 'self'",
+			"style-src 'self'",
+			"img-src 'self' data:",
+			"object-src 'none'",
+			"base-uri 'none'",
+			"form-action " + formAction,
+			"frame-ancestors 'none'",
+		}, "; ")
+	}
+	// Sign-out is a form whose answer redirects to the provider's
+	// end-session endpoint, which form-action must allow too; some
+	// providers keep it on another host than the issuer, and it is known
+	// only once discovery succeeded.
+	csp := func() string {
+		if o := s.auth.endSessionOrigin(); o != "" && !strings.Contains(" "+formAction+" ", " "+o+" ") {
+			return policy(formAction + " " + o)
+		}
+		return policy(formAction)
+	}
 	secure := s.cfg.Secure()
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			h := c.Response().Header()
-			h.Set("Content-Security-Policy", csp)
+			h.Set("Content-Security-Policy", csp())
 			h.Set("X-Content-Type-Options", "nosniff")
 			h.Set("X-Frame-Options", "DENY")
 			h.Set("Referrer-Policy", "same-origin")

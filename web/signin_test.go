@@ -508,3 +508,21 @@ func TestHealthzWithASessionCookieNeedsNoDatabase(t *testing.T) {
 		t.Errorf("healthz with a session cookie and the database closed = %d, want 200 (liveness checks no dependency)", p.Status)
 	}
 }
+
+// The sign-out form's answer redirects to the provider's end-session
+// endpoint; when a provider keeps it on another host than the issuer, the
+// Content-Security-Policy's form-action names that host too, or browsers
+// would block the logout.
+func TestFormActionAllowsTheEndSessionHost(t *testing.T) {
+	idp := newTestProvider(t, "RS256")
+	in := startWarden(t, idp.env())
+	in.waitReady(t)
+	in.Server.auth.mu.Lock()
+	in.Server.auth.endSession = "https://logout.example.net/oauth2/logout"
+	in.Server.auth.mu.Unlock()
+	p := newBrowser(t, in.URL).get("/login")
+	csp := p.Header.Get("Content-Security-Policy")
+	if !strings.Contains(csp, "form-action 'self' "+idp.srv.URL+" https://logout.example.net;") {
+		t.Errorf("CSP = %q, want form-action to allow the issuer and the end-session host", csp)
+	}
+}
