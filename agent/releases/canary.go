@@ -169,19 +169,13 @@ func StopCanary(ctx context.Context, db *store.DB, by Author, agent, env, candid
 }
 
 func stopCanary(ctx context.Context, db *store.DB, by Author, agent, env, candidate, reason string, v *Verdict) (Pointer, bool, error) {
-	reason = strings.TrimSpace(reason)
-	if err := checkTarget(agent, env); err != nil {
+	reason, err := checkMove(agent, env, reason, true)
+	if err != nil {
 		return Pointer{}, false, err
-	}
-	if reason == "" {
-		return Pointer{}, false, ErrReasonRequired
-	}
-	if len(reason) > MaxReasonLen {
-		return Pointer{}, false, &store.ValidationError{Fields: map[string]string{"reason": fmt.Sprintf("Keep the reason under %d characters.", MaxReasonLen)}}
 	}
 	var p Pointer
 	changed := false
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *sql.Tx) error {
 		cur, err := Active(ctx, tx, agent, env)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && cur.Candidate != candidate) {
 			p = cur
@@ -214,16 +208,13 @@ func stopCanary(ctx context.Context, db *store.DB, by Author, agent, env, candid
 // pointer row with its audit event "release.promoted"; promoting again
 // adds nothing (changed is false).
 func Promote(ctx context.Context, db *store.DB, by Author, agent, env, candidate, reason string) (Pointer, bool, error) {
-	reason = strings.TrimSpace(reason)
-	if err := checkTarget(agent, env); err != nil {
+	reason, err := checkMove(agent, env, reason, false)
+	if err != nil {
 		return Pointer{}, false, err
-	}
-	if len(reason) > MaxReasonLen {
-		return Pointer{}, false, &store.ValidationError{Fields: map[string]string{"reason": fmt.Sprintf("Keep the reason under %d characters.", MaxReasonLen)}}
 	}
 	var p Pointer
 	changed := false
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *sql.Tx) error {
 		cur, err := Active(ctx, tx, agent, env)
 		switch {
 		case err == nil && cur.Kind == KindPromoted && cur.Digest == candidate:

@@ -200,6 +200,23 @@ var (
 // MaxReasonLen bounds a note or a reason.
 const MaxReasonLen = 1000
 
+// checkMove checks the target of a pointer change and its reason (trimmed,
+// at most MaxReasonLen, and present when required), and returns the
+// trimmed reason.
+func checkMove(agent, env, reason string, required bool) (string, error) {
+	reason = strings.TrimSpace(reason)
+	if err := checkTarget(agent, env); err != nil {
+		return "", err
+	}
+	if required && reason == "" {
+		return "", ErrReasonRequired
+	}
+	if len(reason) > MaxReasonLen {
+		return "", &store.ValidationError{Fields: map[string]string{"reason": fmt.Sprintf("Keep the reason under %d characters.", MaxReasonLen)}}
+	}
+	return reason, nil
+}
+
 var targetPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
 
 func checkTarget(agent, env string) error {
@@ -354,20 +371,14 @@ func RollbackConfirmed(ctx context.Context, db *store.DB, by Author, m Move) (Po
 }
 
 func move(ctx context.Context, db *store.DB, by Author, m Move, kind string) (Pointer, bool, error) {
-	agent, env, digest, reason := m.Agent, m.Env, m.To, m.Reason
-	reason = strings.TrimSpace(reason)
-	if err := checkTarget(agent, env); err != nil {
+	agent, env, digest := m.Agent, m.Env, m.To
+	reason, err := checkMove(agent, env, m.Reason, kind == KindRolledBack)
+	if err != nil {
 		return Pointer{}, false, err
-	}
-	if kind == KindRolledBack && reason == "" {
-		return Pointer{}, false, ErrReasonRequired
-	}
-	if len(reason) > MaxReasonLen {
-		return Pointer{}, false, &store.ValidationError{Fields: map[string]string{"reason": fmt.Sprintf("Keep the reason under %d characters.", MaxReasonLen)}}
 	}
 	var p Pointer
 	changed := false
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *sql.Tx) error {
 		if _, err := Get(ctx, tx, digest); err != nil {
 			return err
 		}
