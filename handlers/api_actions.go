@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/agent/gateway"
+	"github.com/wardenhq/warden/agent/policy"
 	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/problem"
@@ -57,21 +58,36 @@ func (api *API) caller(c echo.Context) (caller gateway.Caller, ok bool) {
 	return caller, true
 }
 
-// decodeJSON reads one JSON object with known fields only.
-func decodeJSON(c echo.Context, v any) error {
-	raw, err := io.ReadAll(c.Request().Body)
+// decodeJSON reads the body as one JSON object with known fields only,
+// each named once, into v. A body that is not is refused with 400
+// invalid_json, the message saying the expected shape (usage) and what
+// was wrong. A member named twice (or twice apart from case) is refused
+// at the top level as in arguments (policy.UniqueMembers): JSON readers
+// disagree on which one wins.
+func decodeJSON(c echo.Context, v any, usage string) (raw []byte, err error) {
+	raw, err = io.ReadAll(c.Request().Body)
 	if err != nil {
-		return err
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, problem.New(problem.KindTooLarge, "too_large", "The request body is larger than 1 MiB.")
+		}
+		return nil, problem.Invalid("invalid_json", "The request body could not be read.")
+	}
+	invalid := func(why string) error {
+		return problem.Invalid("invalid_json", "The body must be one JSON object: "+usage+" ("+why+").")
+	}
+	if err := policy.UniqueMembers(raw); err != nil {
+		return nil, invalid(err.Error())
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return err
+		return nil, invalid(strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if dec.More() {
-		return errors.New("more than one JSON value")
+		return nil, invalid("more than one JSON value")
 	}
-	return nil
+	return raw, nil
 }
 
 type proposalRequest struct {
@@ -91,8 +107,8 @@ func (api *API) Propose(c echo.Context) error {
 		return nil
 	}
 	var req proposalRequest
-	if err := decodeJSON(c, &req); err != nil {
-		return jsonError(c, problem.Invalid("invalid_json", `The body must be one JSON object: {"tool", "arguments", "summary", "reason", "amount", "currency", "callback_url"}.`))
+	if _, err := decodeJSON(c, &req, `{"tool", "arguments", "summary", "reason", "amount", "currency", "callback_url"}`); err != nil {
+		return jsonError(c, err)
 	}
 	a, err := api.Runtime.Propose(c.Request().Context(), runtime.Proposal{
 		Caller: caller, Tool: req.Tool, Arguments: req.Arguments, Summary: req.Summary, Reason: req.Reason,
@@ -163,8 +179,8 @@ func (api *API) Result(c echo.Context) error {
 		return nil
 	}
 	var req resultRequest
-	if err := decodeJSON(c, &req); err != nil {
-		return jsonError(c, problem.Invalid("invalid_json", `The body must be one JSON object: {"status": "executed"|"failed", "receipt": {...}, "error": "..."}.`))
+	if _, err := decodeJSON(c, &req, `{"status": "executed"|"failed", "receipt": {...}, "error": "..."}`); err != nil {
+		return jsonError(c, err)
 	}
 	a, err := api.Runtime.ReportResult(c.Request().Context(), caller, c.Param("id"), runtime.Result{Status: req.Status, Receipt: req.Receipt, Error: req.Error})
 	switch {

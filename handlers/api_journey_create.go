@@ -1,11 +1,9 @@
 package handlers
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -32,19 +30,10 @@ func (api *API) CreateJourney(c echo.Context) error {
 	if err != nil {
 		return jsonError(c, err)
 	}
-	raw, err := io.ReadAll(c.Request().Body)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return problem.New(problem.KindTooLarge, "too_large", "The request body is larger than 1 MiB.")
-		}
-		return jsonError(c, problem.Invalid("invalid_json", "The request body could not be read."))
-	}
 	var req journeyRequest
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil || dec.More() {
-		return jsonError(c, problem.Invalid("invalid_json", `The body must be one JSON object: {"input": "...", "skill": "optional", "metadata": {...}}.`))
+	raw, err := decodeJSON(c, &req, `{"input": "...", "skill": "optional", "metadata": {...}}`)
+	if err != nil {
+		return jsonError(c, err)
 	}
 	if strings.TrimSpace(req.Input) == "" {
 		return jsonError(c, problem.Invalid(runtime.CodeInvalidInput, `"input" is required and must not be empty.`))
