@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -12,7 +13,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/agent/gateway"
-	"github.com/wardenhq/warden/agent/policy"
 	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/problem"
@@ -62,8 +62,9 @@ func (api *API) caller(c echo.Context) (caller gateway.Caller, ok bool) {
 // each named once, into v. A body that is not is refused with 400
 // invalid_json, the message saying the expected shape (usage) and what
 // was wrong. A member named twice (or twice apart from case) is refused
-// at the top level as in arguments (policy.UniqueMembers): JSON readers
-// disagree on which one wins.
+// at the top level as in arguments: JSON readers disagree on which one
+// wins. (Inside "arguments" policy.UniqueMembers refuses it with
+// invalid_arguments.)
 func decodeJSON(c echo.Context, v any, usage string) (raw []byte, err error) {
 	raw, err = io.ReadAll(c.Request().Body)
 	if err != nil {
@@ -76,7 +77,7 @@ func decodeJSON(c echo.Context, v any, usage string) (raw []byte, err error) {
 	invalid := func(why string) error {
 		return problem.Invalid("invalid_json", "The body must be one JSON object: "+usage+" ("+why+").")
 	}
-	if err := policy.UniqueMembers(raw); err != nil {
+	if err := uniqueTopLevel(raw); err != nil {
 		return nil, invalid(err.Error())
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -88,6 +89,36 @@ func decodeJSON(c echo.Context, v any, usage string) (raw []byte, err error) {
 		return nil, invalid("more than one JSON value")
 	}
 	return raw, nil
+}
+
+// uniqueTopLevel refuses a JSON object that names a member twice, or two
+// members that differ only in case; nested values are not looked into.
+func uniqueTopLevel(raw []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil // not an object: the decoder says so
+	}
+	seen := map[string]string{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		name, _ := t.(string)
+		key := strings.ToLower(name)
+		if prev, ok := seen[key]; ok {
+			if prev == name {
+				return fmt.Errorf("%q appears twice", name)
+			}
+			return fmt.Errorf("%q and %q differ only in case", prev, name)
+		}
+		seen[key] = name
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil
+		}
+	}
+	return nil
 }
 
 type proposalRequest struct {
