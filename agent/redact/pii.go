@@ -1,7 +1,6 @@
 package redact
 
 import (
-	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -880,16 +879,19 @@ func (p *piiScan) cued(k int) bool {
 	return true
 }
 
-// maxNER bounds the model's calls for one text, so that hostile or huge
-// text (thousands of capitalised word pairs) cannot make a log call take
-// seconds; runs past the bound are decided by cues and the gazetteer only.
-const maxNER = 16
+// maxNER bounds the model's calls for one text: 16, and one more for each
+// KB of text, so that hostile text (thousands of capitalised word pairs)
+// cannot make a log call take long, while real text, which has one
+// undecided run in tens of KB, never reaches it. Runs past the bound are
+// decided by cues and the gazetteer only.
+func maxNER(n int) int { return 16 + n/1024 }
 
 // runNER asks the named-entity model about the runs of capitalised words
 // the cheaper layers could not decide, each with a few words of context.
 func (p *piiScan) runNER() {
+	limit := maxNER(len(p.s))
 	for i, c := range p.ner {
-		if i == maxNER {
+		if i == limit {
 			return
 		}
 		from, to := c[0], c[1]
@@ -902,11 +904,12 @@ func (p *piiScan) runNER() {
 		if b+1 < len(p.w) && p.w[b+1].gap&(gNewline|gToken) == 0 {
 			b++
 		}
-		person := personWords(p.s[p.w[a].start:p.w[b].end])
 		found := false
-		for j := from; j <= to && !found; j++ {
-			found = slices.Contains(person, p.text(j))
-		}
+		personWords(p.s[p.w[a].start:p.w[b].end], func(w string) {
+			for j := from; j <= to && !found; j++ {
+				found = w == p.text(j)
+			}
+		})
 		if !found {
 			continue
 		}
