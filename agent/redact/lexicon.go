@@ -21,6 +21,8 @@ const (
 	lxMonth                       // a month name or abbreviation, any of the four languages
 	lxUSState                     // a US state code (upper case in text)
 	lxPostcue                     // a postcode cue: PLZ, CP, postcode
+	lxIDWord1                     // the first word of a two-word id cue: ID card, national ID, tax ID
+	lxIDWord2                     // the second word of one
 )
 
 var lexicon = func() map[string]uint32 {
@@ -108,7 +110,40 @@ var lexicon = func() map[string]uint32 {
 	add(lxUSState, `al ak az ar ca co ct de dc fl ga hi id il in ia ks ky la me md ma mi mn ms mo mt ne nv nh nj nm
 		ny nc nd oh ok or pa ri sc sd tn tx ut vt va wa wv wi wy`)
 	add(lxPostcue, `plz cp postcode post-code zip zipcode postleitzahl postal`)
+	add(lxIDWord1, `id national tax identification social`)
+	add(lxIDWord2, `card karte carte document documento id number security`)
 	return m
 }()
+
+// lexFilter is a pre-filter for the lexicon: for an ASCII word of up to 31
+// letters, the flags of every lexicon word of the same length, first and
+// last letter. Most words of a text are in no list, and this tells so
+// without lower-casing and hashing them.
+var lexFilter = func() *[32 * 27 * 27]uint32 {
+	var f [32 * 27 * 27]uint32
+	for w, fl := range lexicon {
+		if k, ok := lexKey(w); ok {
+			f[k] |= fl
+		}
+	}
+	return &f
+}()
+
+// lexKey returns the pre-filter slot of the ASCII word w, in any case, or
+// false when w is not one the pre-filter covers.
+func lexKey(w string) (int, bool) {
+	if len(w) == 0 || len(w) > 31 {
+		return 0, false
+	}
+	return (len(w)*27+lexLetter(w[0]))*27 + lexLetter(w[len(w)-1]), true
+}
+
+func lexLetter(c byte) int {
+	c |= 0x20
+	if 'a' <= c && c <= 'z' {
+		return int(c - 'a')
+	}
+	return 26
+}
 
 func lookup(w string) uint32 { return lexicon[w] }

@@ -38,6 +38,7 @@ type pword struct {
 	flags      uint32 // lexicon flags, once looked up
 	looked     bool   // flags is set
 	used       bool   // inside a match already
+	plain      bool   // ASCII, no hyphen: the lexicon pre-filter applies
 }
 
 // Gap bits: what lies between a word and the one before it.
@@ -155,7 +156,7 @@ func words(dst []pword, s string) []pword {
 		// A word starts at i.
 		w := pword{start: int32(i), gap: gap}
 		gap = 0
-		hasDigit, hasLetter, allDigit := false, false, true
+		hasDigit, hasLetter, allDigit, plain := false, false, true, true
 		first, allUpper, letters := true, true, 0
 		for i < len(s) {
 			c := s[i]
@@ -181,7 +182,7 @@ func words(dst []pword, s string) []pword {
 				}
 				first = false
 			case c >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsMark(r)):
-				hasLetter, allDigit = true, false
+				hasLetter, allDigit, plain = true, false, false
 				if unicode.IsMark(r) {
 					break
 				}
@@ -195,13 +196,14 @@ func words(dst []pword, s string) []pword {
 				}
 				first = false
 			case c >= utf8.RuneSelf && unicode.IsDigit(r):
-				hasDigit, allDigit = true, false
+				hasDigit, allDigit, plain = true, false, false
 			case c == '_':
 				allDigit = false
 			case (c == '\'' || c == '-') && i+1 < len(s) && isWordStart(s[i+1:]):
 				allDigit = allDigit && c == '-' && isDigit(s[i+1])
+				plain = plain && c == '\''
 			case r == '’' && i+size < len(s) && isWordStart(s[i+size:]):
-				allDigit = false
+				allDigit, plain = false, false
 			default:
 				goto end
 			}
@@ -220,6 +222,7 @@ func words(dst []pword, s string) []pword {
 		if hasLetter && allUpper && letters > 1 {
 			w.upper = 2
 		}
+		w.plain = plain
 		dst = append(dst, w)
 	}
 	return dst
@@ -278,10 +281,25 @@ func (p *piiScan) fl(k int) uint32 {
 	if !w.looked {
 		w.looked = true
 		if w.shape == wAlpha {
-			w.flags = lookupWord(p.s[w.start:w.end])
+			t := p.s[w.start:w.end]
+			if key, ok := lexKey(t); !ok || !w.plain || lexFilter[key] != 0 {
+				w.flags = lookupWord(t)
+			}
 		}
 	}
 	return w.flags
+}
+
+// has reports whether word k has one of the lexicon flags in mask,
+// without looking it up when the pre-filter tells it has none.
+func (p *piiScan) has(k int, mask uint32) bool {
+	w := &p.w[k]
+	if !w.looked && w.plain && w.shape == wAlpha {
+		if key, ok := lexKey(p.s[w.start:w.end]); ok && lexFilter[key]&mask == 0 {
+			return false
+		}
+	}
+	return p.fl(k)&mask != 0
 }
 
 func (p *piiScan) add(from, to int, kind string, start, end int) {
@@ -304,7 +322,7 @@ func (p *piiScan) run(digit bool) {
 			// birth or an identity number; otherwise it may be part of
 			// an address.
 			if c := p.cueBefore(k); c >= 0 {
-				if p.fl(c)&lxDOB != 0 {
+				if p.has(c, lxDOB) {
 					p.dob(c)
 				} else {
 					p.idNumber(c)
@@ -342,7 +360,7 @@ func (p *piiScan) next(k int, f func(j int) bool) {
 // or -1.
 func (p *piiScan) cueBefore(k int) int {
 	for j := k - 1; j >= 0 && j >= k-8 && p.w[j].end+48 >= p.w[k].start; j-- {
-		if p.fl(j)&(lxDOB|lxID) != 0 || p.idPhrase(j) {
+		if p.has(j, lxDOB|lxID) || p.idPhrase(j) {
 			return j
 		}
 		if p.w[j].gap&(gNewline|gToken) != 0 {
@@ -373,21 +391,10 @@ func (p *piiScan) dob(k int) {
 // idPhrase reports whether the words at k are a two-word cue for an
 // identity number: "ID card", "national ID", "tax ID".
 func (p *piiScan) idPhrase(k int) bool {
-	if k+1 >= len(p.w) || p.w[k].shape != wAlpha {
+	if k+1 >= len(p.w) || p.w[k].shape != wAlpha || !p.has(k, lxIDWord1) || !p.has(k+1, lxIDWord2) {
 		return false
 	}
-	a := strings.ToLower(p.text(k))
-	switch a {
-	case "id", "national", "tax", "identification", "social":
-	default:
-		return false
-	}
-	b := strings.ToLower(p.text(k + 1))
-	switch b {
-	case "card", "karte", "carte", "document", "documento", "id", "number", "security":
-		return a != "id" || b != "number"
-	}
-	return false
+	return !strings.EqualFold(p.text(k), "id") || !strings.EqualFold(p.text(k+1), "number")
 }
 
 // idNumber redacts the identity number within a few words after the cue
@@ -399,7 +406,7 @@ func (p *piiScan) idNumber(k int) {
 		}
 		w := p.w[j]
 		if w.shape == wAlpha {
-			if p.fl(j)&(lxIDFiller|lxID) != 0 || len(p.text(j)) <= 2 && w.upper == 0 {
+			if p.has(j, lxIDFiller|lxID) || len(p.text(j)) <= 2 && w.upper == 0 {
 				return true
 			}
 			// A number may start with letters written apart ("AB 123456").
@@ -473,7 +480,7 @@ func (p *piiScan) address(k int) {
 	}
 	if w.shape == wDigits && len(t) == 5 || zipPlus4(t) {
 		// US: "Springfield, IL 62704".
-		if k >= 2 && p.w[k-1].upper == 2 && p.fl(k-1)&lxUSState != 0 && p.w[k-1].gap&gComma != 0 && p.w[k].gap == gSpace {
+		if k >= 2 && p.w[k-1].upper == 2 && p.has(k-1, lxUSState) && p.w[k-1].gap&gComma != 0 && p.w[k].gap == gSpace {
 			p.add(k, k+1, KindAddress, int(w.start), int(w.end))
 			return
 		}
@@ -536,7 +543,7 @@ func (p *piiScan) streetAfter(k int) bool {
 	if j >= len(p.w) || p.w[j].gap&^(gSpace|gComma) != 0 || p.w[j].used {
 		return false
 	}
-	if p.fl(j)&lxStreetFR != 0 && p.w[j].shape == wAlpha {
+	if p.has(j, lxStreetFR) && p.w[j].shape == wAlpha {
 		// Type first: the name follows.
 		last := -1
 		for n := j + 1; n < len(p.w) && n <= j+6 && p.w[n].gap&^gSpace == 0 && !p.w[n].used; n++ {
@@ -544,7 +551,7 @@ func (p *piiScan) streetAfter(k int) bool {
 				last = n
 				continue
 			}
-			if p.fl(n)&lxParticle != 0 || p.elided(n) {
+			if p.has(n, lxParticle) || p.elided(n) {
 				continue
 			}
 			break
@@ -558,7 +565,7 @@ func (p *piiScan) streetAfter(k int) bool {
 	names := 0
 	for n := j; n < len(p.w) && n <= j+5 && (n == j || p.w[n].gap&^gSpace == 0) && !p.w[n].used; n++ {
 		w := p.w[n]
-		if p.fl(n)&lxStreetEN != 0 && w.upper == 1 && names > 0 {
+		if p.has(n, lxStreetEN) && w.upper == 1 && names > 0 {
 			last, end := n, int(w.end)
 			if end < len(p.s) && p.s[end] == '.' {
 				end++
@@ -570,7 +577,7 @@ func (p *piiScan) streetAfter(k int) bool {
 			p.add(k, last+1, KindAddress, int(p.w[k].start), end)
 			return true
 		}
-		if p.nameLike(n) || names > 0 && p.fl(n)&lxParticle != 0 {
+		if p.nameLike(n) || names > 0 && p.has(n, lxParticle) {
 			names++
 			continue
 		}
@@ -610,8 +617,8 @@ func (p *piiScan) streetBefore(k int) bool {
 	t := strings.ToLower(p.text(j))
 	if p.w[j].upper == 1 && germanStreet(t) {
 		from := j
-		if p.fl(j)&lxStreetDE != 0 { // "Berliner Straße": take the name before
-			for n := j - 1; n >= 0 && n >= j-2 && p.w[n+1].gap == gSpace && !p.w[n].used && (p.nameLike(n) || p.fl(n)&lxParticle != 0); n-- {
+		if p.has(j, lxStreetDE) { // "Berliner Straße": take the name before
+			for n := j - 1; n >= 0 && n >= j-2 && p.w[n+1].gap == gSpace && !p.w[n].used && (p.nameLike(n) || p.has(n, lxParticle)); n-- {
 				from = n
 			}
 			if from == j {
@@ -624,11 +631,11 @@ func (p *piiScan) streetBefore(k int) bool {
 	// A street type up to five words back, with only names between.
 	for n := j; n >= 0 && n >= j-5 && !p.w[n].used; n-- {
 		w := p.w[n]
-		if p.fl(n)&lxStreetFR != 0 && w.upper == 1 && n < j {
+		if p.has(n, lxStreetFR) && w.upper == 1 && n < j {
 			p.add(n, k+1, KindAddress, int(w.start), int(p.w[k].end))
 			return true
 		}
-		if !(p.nameLike(n) || p.fl(n)&lxParticle != 0 || p.elided(n)) || n < j && p.w[n+1].gap != gSpace {
+		if !(p.nameLike(n) || p.has(n, lxParticle) || p.elided(n)) || n < j && p.w[n+1].gap != gSpace {
 			return false
 		}
 	}
@@ -695,7 +702,7 @@ func isUpperASCII(c byte) bool { return 'A' <= c && c <= 'Z' }
 // postcode cue ("PLZ 10115"). The city stays.
 func (p *piiScan) euPostcode(k int) {
 	w := p.w[k]
-	if k > 0 && p.fl(k-1)&lxPostcue != 0 {
+	if k > 0 && p.has(k-1, lxPostcue) {
 		p.add(k, k+1, KindAddress, int(w.start), int(w.end))
 		return
 	}
@@ -723,7 +730,7 @@ func (p *piiScan) euPostcode(k int) {
 // cityLike reports whether word j can be a city name.
 func (p *piiScan) cityLike(j int) bool {
 	w := p.w[j]
-	return w.shape == wAlpha && w.upper == 1 && p.fl(j)&(lxStop|lxMonth|lxCompany) == 0 && !unitWord(p.text(j))
+	return w.shape == wAlpha && w.upper == 1 && !p.has(j, lxStop|lxMonth|lxCompany) && !unitWord(p.text(j))
 }
 
 // unitWord: capitalised words that follow numbers and are not places.
@@ -750,7 +757,7 @@ func (p *piiScan) isNameWord(j int) bool {
 		return true
 	}
 	if w.upper == 1 {
-		return p.fl(j)&(lxStop|lxMonth|lxCompany|lxTitle|lxCue|lxID|lxDOB|lxIDFiller) == 0
+		return !p.has(j, lxStop|lxMonth|lxCompany|lxTitle|lxCue|lxID|lxDOB|lxIDFiller)
 	}
 	if w.upper == 2 && w.end-w.start == 1 { // an initial: "John F. Kennedy"
 		return int(w.end) < len(p.s) && p.s[w.end] == '.'
@@ -781,7 +788,7 @@ func (p *piiScan) name(k int) int {
 	case w.used:
 		return k + 1
 	case w.upper == 1 && p.isNameWord(k):
-	case w.upper == 0 && (p.fl(k)&lxParticle != 0 || p.isNameWord(k)) && p.cued(k):
+	case w.upper == 0 && (p.has(k, lxParticle) || p.isNameWord(k)) && p.cued(k):
 		// A surname that starts with a particle, after an honorific or a
 		// cue: "Mr van der Berg", "Sra. dos Santos", "Mr al-Sayed".
 	default:
@@ -797,7 +804,7 @@ func (p *piiScan) name(k int) int {
 			last = j
 			continue
 		}
-		if p.fl(j)&lxParticle != 0 && p.w[j].upper == 0 && j+1 < len(p.w) && p.w[j+1].gap == gSpace {
+		if p.has(j, lxParticle) && p.w[j].upper == 0 && j+1 < len(p.w) && p.w[j+1].gap == gSpace {
 			continue
 		}
 		break
@@ -807,7 +814,7 @@ func (p *piiScan) name(k int) int {
 	}
 	next := last + 1
 	// A company word right after: "Acme Logistics", "Northwind Traders Ltd".
-	if next < len(p.w) && p.w[next].gap&^gSpace == 0 && p.fl(next)&lxCompany != 0 {
+	if next < len(p.w) && p.w[next].gap&^gSpace == 0 && p.has(next, lxCompany) {
 		return next
 	}
 	start := int(p.w[k].start)
@@ -832,7 +839,7 @@ func (p *piiScan) isInitial(j int) bool {
 // givenAt returns the first word of k..last-1 that is a given name, or -1.
 func (p *piiScan) givenAt(k, last int) int {
 	for j := k; j < last; j++ {
-		if p.fl(j)&lxGiven != 0 && p.w[j].upper == 1 {
+		if p.has(j, lxGiven) && p.w[j].upper == 1 {
 			return j
 		}
 	}
@@ -864,10 +871,10 @@ func (p *piiScan) cued(k int) bool {
 		return false
 	}
 	w := p.w[j]
-	if p.fl(j)&lxTitle != 0 {
+	if p.has(j, lxTitle) {
 		return p.w[j+1].gap&^(gSpace|gPeriod) == 0
 	}
-	if p.fl(j)&lxCue == 0 || w.shape != wAlpha {
+	if !p.has(j, lxCue) || w.shape != wAlpha {
 		return false
 	}
 	switch strings.ToLower(p.text(j)) {
