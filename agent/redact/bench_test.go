@@ -43,7 +43,7 @@ func BenchmarkString(b *testing.B) {
 	for _, ner := range []bool{true, false} {
 		b.Run(fmt.Sprintf("ner=%v", ner), func(b *testing.B) {
 			r := New(testKey, WithNER(ner))
-			r.String("load the model first: I met Kwame Mensah")
+			r.String("load the model first: I met Bartholomew Quigley")
 			calls := nerCalls.Load()
 			reportCPU(b, len(text), func() { r.String(text) })
 			b.ReportMetric(float64(nerCalls.Load()-calls)/float64(b.N), "ner-calls/op")

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"slices"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
@@ -34,9 +35,22 @@ import (
 // original.
 type folded struct {
 	s   string
-	off []int32 // off[i] is the offset in the original of the character folded byte i came from
-	n   int     // length of the original
+	seg []fseg // where each run of folded bytes came from, in order
+	n   int    // length of the original
 }
+
+// An fseg is a run of folded bytes from f on, up to the next fseg.
+type fseg struct {
+	f, o int32 // where the run starts in the folded text and in the original
+	kind uint8
+}
+
+// Kinds of fseg.
+const (
+	segSame  uint8 = iota // byte i of the run is byte i of the original run
+	segChars              // copied characters: each byte comes from the start of its character
+	segFold               // the folding of the one character at o
+)
 
 // fold returns the folded form of s, or ok false when folding would change
 // nothing (the common case: ASCII text, or text whose non-ASCII
@@ -67,29 +81,67 @@ func fold(s string) (f folded, ok bool) {
 		return folded{}, false
 	}
 	b := make([]byte, 0, len(s))
-	off := make([]int32, 0, len(s)+1)
-	b = append(b, s[:first]...)
-	for k := 0; k < first; k++ {
-		off = append(off, int32(k))
+	var seg []fseg
+	if first > 0 {
+		seg = append(seg, fseg{0, 0, segSame})
 	}
+	b = append(b, s[:first]...)
+	copying := false // the last fseg is a segChars run that ends where b does
 	for j := first; j < len(s); {
 		if s[j] < utf8.RuneSelf {
+			if !copying {
+				seg = append(seg, fseg{int32(len(b)), int32(j), segChars})
+				copying = true
+			}
 			b = append(b, s[j])
-			off = append(off, int32(j))
 			j++
 			continue
 		}
 		rep, size, changes := foldRune(s[j:])
 		if !changes {
-			rep = s[j : j+size]
+			if !copying {
+				seg = append(seg, fseg{int32(len(b)), int32(j), segChars})
+				copying = true
+			}
+			b = append(b, s[j:j+size]...)
+			j += size
+			continue
 		}
-		for k := 0; k < len(rep); k++ {
-			off = append(off, int32(j))
+		if rep != "" {
+			seg = append(seg, fseg{int32(len(b)), int32(j), segFold})
+			b = append(b, rep...)
 		}
-		b = append(b, rep...)
+		copying = false
 		j += size
 	}
-	return folded{s: string(b), off: off, n: len(s)}, true
+	return folded{s: string(b), seg: seg, n: len(s)}, true
+}
+
+// offset returns the offset in the original of the character folded byte
+// i (< len(f.s)) came from.
+func (f *folded) offset(i int) int {
+	k, found := slices.BinarySearchFunc(f.seg, int32(i), func(g fseg, i int32) int { return int(g.f - i) })
+	if !found {
+		k--
+	}
+	g := f.seg[k]
+	switch g.kind {
+	case segSame:
+		return int(g.o) + i - int(g.f)
+	case segFold:
+		return int(g.o)
+	}
+	// The start of the character byte i is in, when it is whole.
+	c := i
+	for c > int(g.f) && i-c < 3 && f.s[c]&0xC0 == 0x80 {
+		c--
+	}
+	if c < i {
+		if _, size := utf8.DecodeRuneInString(f.s[c:]); size == 1 || c+size <= i {
+			c = i
+		}
+	}
+	return int(g.o) + c - int(g.f)
 }
 
 // foldRune returns what the character at the start of s (non-ASCII)
@@ -132,25 +184,25 @@ func foldRune(s string) (rep string, size int, changes bool) {
 
 // start maps the start of a span in the folded text to the original.
 func (f *folded) start(i int) int {
-	if i >= len(f.off) {
+	if i >= len(f.s) {
 		return f.n
 	}
-	return int(f.off[i])
+	return f.offset(i)
 }
 
 // end maps the end of a span in the folded text to the original: the end
 // of the character the span's last byte came from.
 func (f *folded) end(i int) int {
-	if i >= len(f.off) {
+	if i >= len(f.s) {
 		return f.n
 	}
 	if i == 0 {
 		return 0
 	}
-	last := f.off[i-1]
-	for j := i; j < len(f.off); j++ {
-		if f.off[j] != last {
-			return int(f.off[j])
+	last := f.offset(i - 1)
+	for j := i; j < len(f.s); j++ {
+		if o := f.offset(j); o != last {
+			return o
 		}
 	}
 	return f.n

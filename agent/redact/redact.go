@@ -69,6 +69,7 @@ type Redactor struct {
 	// noPrefilter turns off the whole-text pre-filter; benchmarks use it to
 	// show what the pre-filter saves.
 	noPrefilter bool
+	noRegions   bool // passes after the first read all of a long text (tests compare)
 	noNER       bool // the named-entity layer of name detection is off (WithNER)
 }
 

@@ -14,19 +14,93 @@ func (r *Redactor) String(s string) string {
 	// that changes anything turns clear text into tokens, which are never
 	// scanned again, so the loop ends; the bound is a guard all the same,
 	// because a logger must never hang.
-	for range maxPasses {
-		out, changed := r.pass(s)
-		if !changed {
-			break
+	out, toks := r.pass(s, nil)
+	for n := 1; n < maxPasses && len(toks) > 0; n++ {
+		if len(out) < regionMin || r.noRegions {
+			out, toks = r.pass(out, toks[:0])
+		} else {
+			out, toks = r.passRegions(out, toks)
 		}
-		s = out
 	}
-	return s
+	return out
 }
 
 const maxPasses = 4
 
-func (r *Redactor) pass(s string) (string, bool) {
+// regionMin is the length from which the passes after the first read only
+// the lines around the tokens the pass before wrote (passRegions).
+const regionMin = 4096
+
+// regionPad is how far around a token a later pass reads, at least: the
+// line it is on, the line before and the line after, and this many bytes
+// either side, to whole lines. The detectors look at most a line and 48
+// bytes around a value, so text further from every new token reads as it
+// did in the pass before, which found nothing there.
+const regionPad = 128
+
+// passRegions is a pass over s that reads only the lines around toks,
+// the tokens the pass before wrote into s (in order). It returns s with
+// what it finds replaced, and where the new tokens are.
+func (r *Redactor) passRegions(s string, toks [][2]int) (string, [][2]int) {
+	var b strings.Builder
+	var out [][2]int
+	prev := 0 // s[:prev] is written
+	grown := false
+	for i := 0; i < len(toks); {
+		from := lineStart(s, lineStart(s, max(0, toks[i][0]-regionPad))-1)
+		to := lineEnd(s, lineEnd(s, min(len(s), toks[i][1]+regionPad))+1)
+		// Regions that touch are read as one.
+		i++
+		for i < len(toks) && toks[i][0]-regionPad <= to {
+			to = lineEnd(s, lineEnd(s, min(len(s), toks[i][1]+regionPad))+1)
+			i++
+		}
+		from = max(from, prev)
+		ro, rt := r.pass(s[from:to], nil)
+		if len(rt) == 0 {
+			continue
+		}
+		if !grown {
+			b.Grow(len(s) + len(rt)*(tokenHex+4))
+			grown = true
+		}
+		b.WriteString(s[prev:from])
+		base := b.Len()
+		for _, t := range rt {
+			out = append(out, [2]int{base + t[0], base + t[1]})
+		}
+		b.WriteString(ro)
+		prev = to
+	}
+	if len(out) == 0 {
+		return s, nil
+	}
+	b.WriteString(s[prev:])
+	return b.String(), out
+}
+
+// lineStart returns the start of the line s[i] is on (0 for i < 0).
+func lineStart(s string, i int) int {
+	if i <= 0 {
+		return 0
+	}
+	return strings.LastIndexByte(s[:i], '\n') + 1
+}
+
+// lineEnd returns the end of the line s[i] is on, its '\n' included.
+func lineEnd(s string, i int) int {
+	if i >= len(s) {
+		return len(s)
+	}
+	if k := strings.IndexByte(s[i:], '\n'); k >= 0 {
+		return i + k + 1
+	}
+	return len(s)
+}
+
+// pass redacts s once. It returns the result and, appended to toks, where
+// the tokens it wrote are in it; none when it found nothing.
+func (r *Redactor) pass(s string, toks [][2]int) (string, [][2]int) {
 	f, isFolded := fold(s)
 	t := s
 	if isFolded {
@@ -34,7 +108,7 @@ func (r *Redactor) pass(s string) (string, bool) {
 	}
 	ms := r.find(t)
 	if len(ms) == 0 {
-		return s, false
+		return s, toks
 	}
 	if isFolded {
 		// The detectors read the folded text; the tokens replace the
@@ -54,7 +128,7 @@ func (r *Redactor) pass(s string) (string, bool) {
 		}
 		ms = out
 	}
-	return r.replace(s, ms), true
+	return r.replace(s, ms, toks)
 }
 
 // find returns the values in s, in order and not overlapping.
@@ -113,7 +187,7 @@ func needsScan(s string) bool {
 	return false
 }
 
-func (r *Redactor) replace(s string, ms []Match) string {
+func (r *Redactor) replace(s string, ms []Match, toks [][2]int) (string, [][2]int) {
 	var b strings.Builder
 	b.Grow(len(s) + len(ms)*(tokenHex+4))
 	prev := 0
@@ -123,11 +197,13 @@ func (r *Redactor) replace(s string, ms []Match) string {
 		if norm == "" {
 			norm = normalise(m.Kind, s[m.Start:m.End])
 		}
+		start := b.Len()
 		r.appendToken(&b, m.Kind, norm)
+		toks = append(toks, [2]int{start, b.Len()})
 		prev = m.End
 	}
 	b.WriteString(s[prev:])
-	return b.String()
+	return b.String(), toks
 }
 
 // A scanner makes one pass over a text. It walks the text once, left to
