@@ -16,7 +16,7 @@ func TestRegionPasses(t *testing.T) {
 	var texts []string
 	for n := range 3 {
 		var sb strings.Builder
-		for _, i := range rng.Perm(len(corpus))[:300] {
+		for _, i := range rng.Perm(len(corpus))[:100] {
 			sb.WriteString(corpus[i].Text)
 			// Different line breaks, from none (values run into each
 			// other across what were lines) to clean lines between.
@@ -44,9 +44,13 @@ func TestRegionPasses(t *testing.T) {
 		words = append(words, strings.Fields(e.Text)...)
 	}
 	seps := []string{" ", " ", ", ", ": ", "=", "/", ""}
-	for range 4 {
+	lines := 1000
+	if raceEnabled {
+		lines = 250
+	}
+	for range 6 {
 		var sb strings.Builder
-		for range 3000 {
+		for range lines {
 			for range 3 + rng.IntN(8) {
 				sb.WriteString(words[rng.IntN(len(words))])
 				sb.WriteString(seps[rng.IntN(len(seps))])
@@ -86,7 +90,7 @@ func TestRegionPasses(t *testing.T) {
 		}
 	}
 	t.Logf("%d of %d texts need a second pass", changing, len(texts))
-	if changing < 2 {
+	if changing < 1 {
 		t.Errorf("only %d of %d texts need a second pass: the test does not test it", changing, len(texts))
 	}
 }
