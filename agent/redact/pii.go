@@ -39,6 +39,7 @@ type pword struct {
 	looked     bool   // flags is set
 	used       bool   // inside a match already
 	plain      bool   // ASCII, no hyphen: the lexicon pre-filter applies
+	cue        uint8  // 0: not known yet; 1: not a date-of-birth or id cue; 2: one
 }
 
 // Gap bits: what lies between a word and the one before it.
@@ -360,7 +361,13 @@ func (p *piiScan) next(k int, f func(j int) bool) {
 // or -1.
 func (p *piiScan) cueBefore(k int) int {
 	for j := k - 1; j >= 0 && j >= k-8 && p.w[j].end+48 >= p.w[k].start; j-- {
-		if p.has(j, lxDOB|lxID) || p.idPhrase(j) {
+		if p.w[j].cue == 0 {
+			p.w[j].cue = 1
+			if p.has(j, lxDOB|lxID) || p.idPhrase(j) {
+				p.w[j].cue = 2
+			}
+		}
+		if p.w[j].cue == 2 {
 			return j
 		}
 		if p.w[j].gap&(gNewline|gToken) != 0 {
