@@ -128,11 +128,15 @@ func load() (*Model, error) {
 	}
 	// prose keys its weights "fname-fval-label"; this model keys them
 	// "fname-fval", with the weight of each label.
+	suffix := make([]string, len(labels))
+	for i, l := range labels {
+		suffix[i] = "-" + l
+	}
 	m.featW = make(map[string][]classWeight, len(mapping)/2)
 	for key, idx := range mapping {
-		for i, l := range labels {
-			if strings.HasSuffix(key, "-"+l) {
-				fk := key[:len(key)-len(l)-1]
+		for i, l := range suffix {
+			if strings.HasSuffix(key, l) {
+				fk := key[:len(key)-len(l)]
 				if idx < 0 || idx >= len(weights) {
 					return nil, fmt.Errorf("ner: weight index %d out of range", idx)
 				}
