@@ -56,17 +56,16 @@ func BenchmarkString(b *testing.B) {
 func BenchmarkStringLines(b *testing.B) {
 	lines := strings.Split(benchText(b), "\n")
 	r := New(testKey)
+	r.String("load the model first: I met Bartholomew Quigley")
 	n := 0
 	for _, l := range lines {
 		n += len(l)
 	}
-	b.SetBytes(int64(n))
-	b.ReportAllocs()
-	for b.Loop() {
+	reportCPU(b, n, func() {
 		for _, l := range lines {
 			r.String(l)
 		}
-	}
+	})
 }
 
 // BenchmarkPrefilter shows what the pre-filter and the scanner cost on
