@@ -10,7 +10,7 @@ import (
 // entity classifier of github.com/jdkato/prose/v2, forked into
 // internal/ner so that its model is decoded once per process and shared,
 // and features are encoded without regular expressions or per-token maps
-// (about 30 µs for a window of four words, where prose takes about 1 ms).
+// (about 35 µs for a window of four words, where prose takes about 1 ms).
 // It still only sees a few words around a run of capitalised words that
 // the cheaper layers (cue phrases, the gazetteer) could not decide; see
 // pii.go.
