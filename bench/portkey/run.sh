@@ -62,8 +62,11 @@ node bench/portkey/node_modules/@portkey-ai/gateway/build/start-server.js --port
 pids+=($!)
 up "http://127.0.0.1:$PORTKEY_PORT/" "the Portkey gateway" "$work/portkey.log"
 
+# The machine's load matters as much as the gateways: it is printed too.
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "warden $(git rev-parse --short HEAD), portkey $(node -p "require('./bench/portkey/node_modules/@portkey-ai/gateway/package.json').version"), node $(node --version), $(nproc) cores"
 "$work/chatload" -rates "$RATES" -duration "$DURATION" \
   -target "fake=http://127.0.0.1:$FAKE_PORT/v1" \
   -target "warden=http://127.0.0.1:$WARDEN_PORT/v1|Authorization: Bearer $key" \
   -target "portkey=http://127.0.0.1:$PORTKEY_PORT/v1|Authorization: Bearer sk-bench|x-portkey-provider: openai|x-portkey-custom-host: http://127.0.0.1:$FAKE_PORT/v1"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
