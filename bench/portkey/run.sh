@@ -5,7 +5,9 @@
 # a virtual key, the durable budget reservation and settlement) and through
 # Portkey's open-source gateway (npm @portkey-ai/gateway, run locally with
 # x-portkey-provider: openai and x-portkey-custom-host at the fake). Prints
-# p50/p99 latency and each gateway's overhead over the fake alone.
+# p50/p99 latency, each gateway's overhead over the fake alone, and the CPU
+# time each process spent per answered call (which, unlike latency, hardly
+# depends on what else the machine is doing).
 #
 #   bash bench/portkey/run.sh                  # 500 and 1000 calls/s, 15 s each
 #   RATES=200,500 DURATION=10s bash bench/portkey/run.sh
@@ -49,6 +51,7 @@ up() {
 
 "$work/fakeupstream" -addr "127.0.0.1:$FAKE_PORT" >"$work/fake.log" 2>&1 &
 pids+=($!)
+fake_pid=$!
 up "http://127.0.0.1:$FAKE_PORT/v1/models" "the fake upstream" "$work/fake.log"
 
 # A deployment "bench" at the fake and a key for it, in a fresh data
@@ -56,16 +59,19 @@ up "http://127.0.0.1:$FAKE_PORT/v1/models" "the fake upstream" "$work/fake.log"
 key=$("$work/chatload" setup -data "$work/data" -upstream "http://127.0.0.1:$FAKE_PORT/v1")
 WARDEN_DATA_DIR="$work/data" WARDEN_ADDR="127.0.0.1:$WARDEN_PORT" "$work/warden" serve >"$work/warden.log" 2>&1 &
 pids+=($!)
+warden_pid=$!
 up "http://127.0.0.1:$WARDEN_PORT/healthz" "Warden" "$work/warden.log"
 
 node bench/portkey/node_modules/@portkey-ai/gateway/build/start-server.js --port="$PORTKEY_PORT" --headless >"$work/portkey.log" 2>&1 &
 pids+=($!)
+portkey_pid=$!
 up "http://127.0.0.1:$PORTKEY_PORT/" "the Portkey gateway" "$work/portkey.log"
 
 # The machine's load matters as much as the gateways: it is printed too.
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "warden $(git rev-parse --short HEAD), portkey $(node -p "require('./bench/portkey/node_modules/@portkey-ai/gateway/package.json').version"), node $(node --version), $(nproc) cores"
 "$work/chatload" -rates "$RATES" -duration "$DURATION" \
+  -pid "fake=$fake_pid" -pid "warden=$warden_pid" -pid "portkey=$portkey_pid" \
   -target "fake=http://127.0.0.1:$FAKE_PORT/v1" \
   -target "warden=http://127.0.0.1:$WARDEN_PORT/v1|Authorization: Bearer $key" \
   -target "portkey=http://127.0.0.1:$PORTKEY_PORT/v1|Authorization: Bearer sk-bench|x-portkey-provider: openai|x-portkey-custom-host: http://127.0.0.1:$FAKE_PORT/v1"

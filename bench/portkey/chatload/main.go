@@ -85,6 +85,8 @@ func main() {
 	warmup := flag.Duration("warmup", 2*time.Second, "load at the first rate before measuring each target, not counted")
 	model := flag.String("model", "bench", "the model field of each request")
 	inflight := flag.Int("inflight", 2000, "most requests in flight; a send beyond it is counted as dropped")
+	pids := pidFlag{}
+	flag.Var(pids, "pid", "name=PID: report the CPU time process PID (Linux) spent per answered call of target name; repeat")
 	flag.Parse()
 	if len(ts) == 0 {
 		fmt.Fprintln(os.Stderr, "chatload: at least one -target")
@@ -103,21 +105,27 @@ func main() {
 		}
 		rs = append(rs, r)
 	}
-	fmt.Printf("%-8s %7s %7s %7s %7s %7s %9s %9s %12s %12s\n", "target", "rate/s", "sent", "ok", "errors", "dropped", "p50", "p99", "overhead50", "overhead99")
+	fmt.Printf("%-8s %7s %7s %7s %7s %7s %9s %9s %12s %12s %10s\n", "target", "rate/s", "sent", "ok", "errors", "dropped", "p50", "p99", "overhead50", "overhead99", "cpu/call")
 	for _, rate := range rs {
 		var base result
 		for i, t := range ts {
 			if *warmup > 0 {
 				runRate(client, t, body, rs[0], *warmup, *inflight)
 			}
+			cpu0, cpuOK := cpuTime(pids[t.name])
 			r := runRate(client, t, body, rate, d, *inflight)
+			cpu1, _ := cpuTime(pids[t.name])
+			perCall := ""
+			if cpuOK && r.ok > 0 {
+				perCall = ms((cpu1 - cpu0) / time.Duration(r.ok))
+			}
 			over50, over99 := "", ""
 			if i == 0 {
 				base = r
 			} else {
 				over50, over99 = ms(r.p50-base.p50), ms(r.p99-base.p99)
 			}
-			fmt.Printf("%-8s %7d %7d %7d %7d %7d %9s %9s %12s %12s\n", t.name, rate, r.sent, r.ok, r.errors, r.dropped, ms(r.p50), ms(r.p99), over50, over99)
+			fmt.Printf("%-8s %7d %7d %7d %7d %7d %9s %9s %12s %12s %10s\n", t.name, rate, r.sent, r.ok, r.errors, r.dropped, ms(r.p50), ms(r.p99), over50, over99, perCall)
 			if r.firstErr != "" {
 				fmt.Printf("         first error: %s\n", r.firstErr)
 			}
@@ -126,6 +134,49 @@ func main() {
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d.Microseconds())/1000) }
+
+// pidFlag maps a target's name to the process that serves it.
+type pidFlag map[string]int
+
+func (p pidFlag) String() string { return fmt.Sprint(map[string]int(p)) }
+
+func (p pidFlag) Set(s string) error {
+	name, v, ok := strings.Cut(s, "=")
+	pid, err := strconv.Atoi(v)
+	if !ok || err != nil || pid <= 0 {
+		return fmt.Errorf("want name=PID, got %q", s)
+	}
+	p[name] = pid
+	return nil
+}
+
+// cpuTime is the user plus system CPU time process pid has used so far,
+// from /proc/PID/stat (clock ticks of 1/100 s, as on every Linux the bench
+// runs on); ok is false without a pid or without /proc. The CPU a
+// gateway spends per call does not depend on how busy the machine is, as
+// latency does.
+func cpuTime(pid int) (time.Duration, bool) {
+	if pid == 0 {
+		return 0, false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	// The command name (field 2) may hold spaces; fields after it are
+	// counted from its closing parenthesis: utime and stime are 14 and 15.
+	i := bytes.LastIndexByte(b, ')')
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, false
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(ut+st) * 10 * time.Millisecond, true
+}
 
 type result struct {
 	sent, ok, errors, dropped int
