@@ -94,7 +94,10 @@ func main() {
 	}
 	d := min(*duration, 2*time.Minute)
 	body := []byte(`{"model":` + strconv.Quote(*model) + `,"messages":[{"role":"user","content":"Where is my order ORD-1003? It was due on Monday."}],"max_tokens":32}`)
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConns: *inflight, MaxIdleConnsPerHost: *inflight, MaxConnsPerHost: *inflight, IdleConnTimeout: time.Minute}}
+	// Idle connections close after 4 s, before Node's server closes them
+	// (its keep-alive timeout is 5 s): a request sent on a connection the
+	// server is closing would fail with a reset that is not the gateway's.
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConns: *inflight, MaxIdleConnsPerHost: *inflight, MaxConnsPerHost: *inflight, IdleConnTimeout: 4 * time.Second}}
 
 	var rs []int
 	for _, f := range strings.Split(*rates, ",") {
