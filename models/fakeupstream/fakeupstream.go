@@ -10,6 +10,7 @@
 //	slow-MS       waits MS milliseconds, then answers
 //	hang          never answers (until the client gives up)
 //	cut           streams half the answer and ends without [DONE]
+//	refund-agent  looks an order up, refunds it, reports (RefundAgent)
 //
 //	srv := httptest.NewServer(fakeupstream.New())
 //	// base URL: srv.URL + "/v1"
@@ -100,6 +101,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var req request
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		fail(w, http.StatusBadRequest, "invalid_request_error", "body is not JSON")
+		return
+	}
+	if req.Model == RefundAgent && len(req.Messages) > 0 {
+		s.refundAgent(w, req)
 		return
 	}
 	switch {
