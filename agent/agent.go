@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/agent/tools/sim"
 	"github.com/wardenhq/warden/alerts"
+	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/store"
 )
 
@@ -180,6 +182,9 @@ type Options struct {
 	// Faults, in tests and drills only, makes tool providers misbehave on
 	// purpose; it sits under the guard, as a real outage would.
 	Faults *tools.Injector
+	// RouterModel is the model alias that routes journeys among the
+	// skills (WARDEN_ROUTER_MODEL); "" for the lexical router alone.
+	RouterModel string
 }
 
 // withFaults puts the injector in front of p, if there is one.
@@ -209,6 +214,15 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	// A skill that cannot be used is named with the reason; the others
 	// still load, as runbooks do.
 	loaded, problems := skills.Load(o.SkillDir)
+	if o.DevMode {
+		// The demo's model-driven skill, against the demo's fake model
+		// (SeedDemo); a skill directory's own of that name wins.
+		if demo, err := skills.ModelDemo(); err != nil {
+			problems = append(problems, err)
+		} else if !slices.ContainsFunc(loaded, func(s skills.Skill) bool { return s.Name == demo.Name }) {
+			loaded = append(loaded, demo)
+		}
+	}
 	for _, p := range problems {
 		log.Warn("skill skipped", "dir", o.SkillDir, "error", p.Error())
 	}
@@ -248,9 +262,14 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 
 		AllowPrivateCallbacks: o.DevMode,
 		Guard:                 guard,
+		// Model-driven skills and the router model call models through
+		// the chat gateway: the tenant's budget, traces in model_calls.
+		Models:      models.NewGateway(db, sealer, redactor, log),
+		RouterModel: o.RouterModel,
 	})
 	queue.Register(runtime.JobExecuteAction, svc.HandleExecute)
 	queue.Register(runtime.JobCallback, svc.HandleCallback)
+	queue.Register(runtime.JobContinueJourney, svc.HandleContinue)
 	interval := o.AlertInterval
 	if interval <= 0 {
 		interval = time.Minute

@@ -51,6 +51,7 @@ func (r *run) route(ctx context.Context, text, hint string) (skills.Skill, float
 			return skills.Skill{}, 0, err
 		}
 		if sk, ok := r.routeByModel(ctx, text, b.Allows); ok {
+			r.routedBy = "model:" + s.o.RouterModel
 			return sk, 1, nil
 		}
 	}

@@ -362,8 +362,11 @@ type run struct {
 	// charged by the gateway, not at Prices.
 	modelDriven bool
 	// precharged is the part of the journey's cost already charged to
-	// the budget: model calls, and a continued journey's earlier cost.
+	// the budget: a continued journey's cost before it paused.
 	precharged int64
+	// routedBy names the model that chose the skill; "" when the lexical
+	// router did.
+	routedBy string
 }
 
 type pendingCall struct {
@@ -395,7 +398,11 @@ func (r *run) execute(ctx context.Context) (string, error) {
 	if err := r.checkSkillOn(ctx); err != nil {
 		return "", err
 	}
-	r.record(ctx, Step{Kind: "route", Status: "ok", Result: fmt.Sprintf(`{"skill":%q,"score":%.3f}`, skill.Name, score)})
+	routed := fmt.Sprintf(`{"skill":%q,"score":%.3f}`, skill.Name, score)
+	if r.routedBy != "" {
+		routed = fmt.Sprintf(`{"skill":%q,"router":%q}`, skill.Name, r.routedBy)
+	}
+	r.record(ctx, Step{Kind: "route", Status: "ok", Result: routed})
 	if !r.req.Caller.Key.Allows("skill", skill.Name) {
 		s.auditViolation(ctx, r, "", CodeSkillNotScoped, "skill "+skill.Name+" is not in the key's scopes")
 		return "", refuse(CodeSkillNotScoped, fmt.Sprintf("The key's scopes do not include skill %q.", skill.Name), nil)
