@@ -119,6 +119,9 @@ func (r *run) drive(ctx context.Context, c *conversation) (string, error) {
 			if ctx.Err() != nil {
 				return "", stopped(ctx, s)
 			}
+			if p := problem.From(err); p.Kind == problem.KindExhausted {
+				return "", p // the budget cannot cover the model's next turn
+			}
 			return "", refuse(CodeModelUnavailable, fmt.Sprintf("Model %q could not be called: %s", skill.Model, s.o.Redactor.String(problem.From(err).Message)), err)
 		}
 		msg := resp.Message()
@@ -400,6 +403,8 @@ func (s *Service) ContinueJourney(ctx context.Context, journeyID string) error {
 		claimErr = refuse(CodeInternal, fmt.Sprintf("Skill %q is no longer model-driven in this Warden; the journey cannot continue.", j.Skill), nil)
 	case !key.Active(now):
 		claimErr = refuse(CodeToolRefused, "The journey's key was revoked or expired before it could continue.", nil)
+	case tenant.Frozen:
+		claimErr = refuse(CodeToolRefused, "The tenant was frozen before the journey could continue.", nil)
 	}
 	r.skill = skill
 	// The rest of the loop may call each allowed tool; model calls reserve
