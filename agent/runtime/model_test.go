@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"database/sql"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -9,10 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/agent/budget"
 	"github.com/wardenhq/warden/agent/jobs"
 	"github.com/wardenhq/warden/agent/skills"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/models/fakeupstream"
 )
@@ -332,4 +335,133 @@ func TestRejectedModelRefundEndsTheJourney(t *testing.T) {
 	if n := r.effects("issue_refund"); n != 0 {
 		t.Errorf("%d refunds after a rejection", n)
 	}
+}
+
+// The model's calls pass the policy of planned steps: arguments that do
+// not match the tool's schema, and a tool switched off, are refused
+// before anything runs, journaled and audited, and the model hears why.
+func TestModelCallsPassThePolicyOfPlannedSteps(t *testing.T) {
+	t.Run("schema", func(t *testing.T) {
+		r := newModelRig(t, map[string]string{"looper": "script-loop"}, `---
+name: refunder
+description: A model refunds, badly.
+tools: [issue_refund]
+max_steps: 2
+model: looper
+---
+Refund.
+`)
+		_, err := r.runSkill("refunder", "Refund ORD-1004")
+		if p := problemOf(t, "Run", err); p.Code != CodeMaxSteps {
+			t.Fatalf("Run = %s, want %s after two refused calls", p.Code, CodeMaxSteps)
+		}
+		j := r.journeys()[0]
+		j = r.journey(j.ID)
+		want := []string{"route ok", "model looper ok", "tool issue_refund refused", "model looper ok", "tool issue_refund refused", "model looper ok", "tool issue_refund refused"}
+		if got := stepsOf(j); !slices.Equal(got, want) {
+			t.Errorf("journal %q, want %q", got, want)
+		}
+		if !strings.Contains(j.Steps[2].Error, "amount_minor") {
+			t.Errorf("refusal %q does not say what the schema wants", j.Steps[2].Error)
+		}
+		if n := len(r.hooks.callsOf("issue_refund")); n != 0 {
+			t.Errorf("issue_refund reached the provider %d times", n)
+		}
+		var actions int
+		_ = r.db.Read().QueryRowContext(r.ctx, `SELECT COUNT(*) FROM actions`).Scan(&actions)
+		if actions != 0 {
+			t.Errorf("%d actions from calls the schema refused", actions)
+		}
+	})
+	t.Run("kill switch", func(t *testing.T) {
+		r := newModelRig(t, map[string]string{"refund-agent": "script-refund"}, refundAgentSkill)
+		r.setEnabled("lookup_order", false)
+		out, err := r.runSkill("model_refunds", "Refund ORD-1004")
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		j := r.journey(out.Journey.ID)
+		if got, want := stepsOf(j), []string{"route ok", "model refund-agent ok", "tool lookup_order refused", "model refund-agent ok"}; !slices.Equal(got, want) {
+			t.Errorf("journal %q, want %q", got, want)
+		}
+		if j.Status != StatusCompleted || out.Action != nil || !strings.Contains(j.Output, "did not refund") {
+			t.Errorf("journey %s, output %q, action %v; want the model's answer that it could not refund", j.Status, j.Output, out.Action)
+		}
+		if n := len(r.hooks.callsOf("lookup_order")); n != 0 {
+			t.Errorf("a switched-off tool reached the provider %d times", n)
+		}
+	})
+}
+
+// The continuation is durable and runs once: a process that starts after
+// the refund executed (the job still queued) continues the journey with
+// one model call; a journey a dead process was continuing is ended by
+// the start-up sweep, its reservation released, and never continued
+// twice.
+func TestModelJourneyContinuesOnceAcrossProcesses(t *testing.T) {
+	setup := func(t *testing.T) (*modelRig, Outcome) {
+		r := newModelRig(t, map[string]string{"refund-agent": "script-refund"}, refundAgentSkill)
+		out, err := r.runSkill("model_refunds", "Refund ORD-1005 please")
+		if err != nil || out.Action == nil {
+			t.Fatalf("Run = %v, action %v", err, out.Action)
+		}
+		for _, p := range []identity.Principal{approver, approver2}[:r.action(out.Action.ID).ApprovalsRequired] {
+			if err := r.decide(p, out.Action.ID, approvals.Approve); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := r.svc.ExecuteAction(r.ctx, out.Action.ID); err != nil {
+			t.Fatal(err)
+		}
+		return r, out
+	}
+	t.Run("restart", func(t *testing.T) {
+		r, out := setup(t)
+		// Another process, on the same database, with the job still queued.
+		next := New(r.svc.o)
+		q := jobs.New(r.db, r.svc.o.Log, 1)
+		q.Register(JobExecuteAction, next.HandleExecute)
+		q.Register(JobCallback, next.HandleCallback)
+		q.Register(JobContinueJourney, next.HandleContinue)
+		r.queue = q
+		r.drain()
+		if j := r.journey(out.Journey.ID); j.Status != StatusCompleted {
+			t.Fatalf("journey %s (%s) after the restart, want completed", j.Status, j.ErrorCode)
+		}
+		if n := len(r.fake.Seen()); n != 3 {
+			t.Errorf("the model was called %d times, want 3", n)
+		}
+		if n := r.effects("issue_refund"); n != 1 {
+			t.Errorf("%d refunds, want 1", n)
+		}
+	})
+	t.Run("crash while continuing", func(t *testing.T) {
+		r, out := setup(t)
+		// The dead process had claimed the journey and reserved for it.
+		const reserved = 20_000
+		if err := r.db.Transact(r.ctx, func(tx *sql.Tx) error {
+			if _, err := tx.ExecContext(r.ctx, `UPDATE journeys SET status = 'running', reserved_micros = ? WHERE id = ?`, reserved, out.Journey.ID); err != nil {
+				return err
+			}
+			return budget.Reserve(r.ctx, tx, r.tenant.ID, reserved, r.clock())
+		}); err != nil {
+			t.Fatal(err)
+		}
+		next := New(r.svc.o)
+		if n, err := next.SweepLeftRunning(r.ctx, time.Now().Add(time.Hour)); err != nil || n != 1 {
+			t.Fatalf("SweepLeftRunning = %d, %v; want the journey ended", n, err)
+		}
+		if err := next.ContinueJourney(r.ctx, out.Journey.ID); err != nil {
+			t.Fatal(err)
+		}
+		if j := r.journey(out.Journey.ID); j.Status != StatusFailed || j.ErrorCode != "interrupted" {
+			t.Errorf("journey %s (%s), want failed: interrupted", j.Status, j.ErrorCode)
+		}
+		if n := len(r.fake.Seen()); n != 2 {
+			t.Errorf("the model was called %d times, want 2 (nothing after the crash)", n)
+		}
+		if b := r.budget(); b.ReservedMicros != 0 {
+			t.Errorf("%d micro-units still reserved", b.ReservedMicros)
+		}
+	})
 }
