@@ -37,8 +37,12 @@ type Runtime struct {
 	DB      *store.DB
 	Queue   *jobs.Queue
 	Guard   *tools.Guard // the policy in front of every tool call: its Health is on the health page and /metrics
-	log     *slog.Logger
-	router  *skills.Router
+	// Models is the chat gateway model-driven skills and the router model
+	// call; the HTTP route can share it (one set of concurrency slots per
+	// deployment).
+	Models *models.Gateway
+	log    *slog.Logger
+	router *skills.Router
 
 	alertInterval time.Duration
 	started       time.Time // when New ran: journeys admitted before belong to an earlier process
@@ -243,6 +247,7 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 			log.Warn("circuit breaker changed state", "dependency", dep, "from", from, "to", to)
 		},
 	})
+	chat := models.NewGateway(db, sealer, redactor, log)
 	svc := runtime.New(runtime.Options{
 		DB:     db,
 		Log:    log,
@@ -264,7 +269,7 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 		Guard:                 guard,
 		// Model-driven skills and the router model call models through
 		// the chat gateway: the tenant's budget, traces in model_calls.
-		Models:      models.NewGateway(db, sealer, redactor, log),
+		Models:      chat,
 		RouterModel: o.RouterModel,
 	})
 	queue.Register(runtime.JobExecuteAction, svc.HandleExecute)
@@ -276,6 +281,6 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	}
 	gw := gateway.New(db, log)
 	gw.SetTenantRate(o.TenantRate)
-	return &Runtime{Gateway: gw, Service: svc, Sim: provider, DB: db, Queue: queue, Guard: guard, log: log, router: router,
+	return &Runtime{Gateway: gw, Models: chat, Service: svc, Sim: provider, DB: db, Queue: queue, Guard: guard, log: log, router: router,
 		alertInterval: interval, started: time.Now()}, nil
 }
