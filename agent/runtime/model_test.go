@@ -31,7 +31,7 @@ type modelRig struct {
 	queue *jobs.Queue
 }
 
-func newModelRig(t *testing.T, deployments map[string]string, skillMDs ...string) *modelRig {
+func newModelRig(t testing.TB, deployments map[string]string, skillMDs ...string) *modelRig {
 	t.Helper()
 	r := newRig(t)
 	fake := fakeupstream.New()
@@ -464,4 +464,29 @@ func TestModelJourneyContinuesOnceAcrossProcesses(t *testing.T) {
 			t.Errorf("%d micro-units still reserved", b.ReservedMicros)
 		}
 	})
+}
+
+
+// BenchmarkModelDrivenJourney: one model-driven journey end to end — three
+// model calls through the gateway to the fake upstream on loopback (each
+// reserved, settled and traced), lookup_order under policy, a refused
+// issue_refund (outside the skill), the sealed conversation saved after
+// each step.
+func BenchmarkModelDrivenJourney(b *testing.B) {
+	r := newModelRig(b, map[string]string{"refund-agent": "script-refund"}, `---
+name: lookups
+description: A model looks orders up.
+tools: [lookup_order]
+max_steps: 3
+model: refund-agent
+---
+Look the order up.
+`)
+	b.ResetTimer()
+	for range b.N {
+		out, err := r.runSkill("lookups", "Refund ORD-1004")
+		if err != nil || out.Journey.Status != StatusCompleted {
+			b.Fatalf("Run = %s, %v", out.Journey.Status, err)
+		}
+	}
 }
