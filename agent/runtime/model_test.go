@@ -466,7 +466,6 @@ func TestModelJourneyContinuesOnceAcrossProcesses(t *testing.T) {
 	})
 }
 
-
 // BenchmarkModelDrivenJourney: one model-driven journey end to end — three
 // model calls through the gateway to the fake upstream on loopback (each
 // reserved, settled and traced), lookup_order under policy, a refused
