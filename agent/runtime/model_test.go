@@ -196,6 +196,28 @@ func TestModelDrivenRefundWaitsForTwoApprovalsAndResumes(t *testing.T) {
 		}
 	}
 
+	// Nor do the traces: the model saw the order's account and e-mail
+	// address in the lookup's result, the stored prompts did not.
+	rows, err := r.db.Read().QueryContext(r.ctx, `SELECT prompt || completion FROM model_calls WHERE journey_id = ?`, j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var stored string
+		if err := rows.Scan(&stored); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(stored, "Refund ORD-1004") {
+			t.Errorf("a model call's stored prompt lacks the request: %.200s", stored)
+		}
+		for _, pii := range []string{"GB74BUKB20201555559182", "daniel.whitaker@example.com"} {
+			if strings.Contains(stored, pii) {
+				t.Errorf("a model call's stored prompt shows %q", pii)
+			}
+		}
+	}
+
 	// Running the continuation again changes nothing.
 	if err := r.svc.ContinueJourney(r.ctx, j.ID); err != nil {
 		t.Fatal(err)
