@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/agent/tools/sim"
 	"github.com/wardenhq/warden/alerts"
+	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/store"
 )
 
@@ -35,8 +37,12 @@ type Runtime struct {
 	DB      *store.DB
 	Queue   *jobs.Queue
 	Guard   *tools.Guard // the policy in front of every tool call: its Health is on the health page and /metrics
-	log     *slog.Logger
-	router  *skills.Router
+	// Models is the chat gateway model-driven skills and the router model
+	// call; the HTTP route can share it (one set of concurrency slots per
+	// deployment).
+	Models *models.Gateway
+	log    *slog.Logger
+	router *skills.Router
 
 	alertInterval time.Duration
 	started       time.Time // when New ran: journeys admitted before belong to an earlier process
@@ -180,6 +186,9 @@ type Options struct {
 	// Faults, in tests and drills only, makes tool providers misbehave on
 	// purpose; it sits under the guard, as a real outage would.
 	Faults *tools.Injector
+	// RouterModel is the model alias that routes journeys among the
+	// skills (WARDEN_ROUTER_MODEL); "" for the lexical router alone.
+	RouterModel string
 }
 
 // withFaults puts the injector in front of p, if there is one.
@@ -209,6 +218,15 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	// A skill that cannot be used is named with the reason; the others
 	// still load, as runbooks do.
 	loaded, problems := skills.Load(o.SkillDir)
+	if o.DevMode {
+		// The demo's model-driven skill, against the demo's fake model
+		// (SeedDemo); a skill directory's own of that name wins.
+		if demo, err := skills.ModelDemo(); err != nil {
+			problems = append(problems, err)
+		} else if !slices.ContainsFunc(loaded, func(s skills.Skill) bool { return s.Name == demo.Name }) {
+			loaded = append(loaded, demo)
+		}
+	}
 	for _, p := range problems {
 		log.Warn("skill skipped", "dir", o.SkillDir, "error", p.Error())
 	}
@@ -229,6 +247,7 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 			log.Warn("circuit breaker changed state", "dependency", dep, "from", from, "to", to)
 		},
 	})
+	chat := models.NewGateway(db, sealer, redactor, log)
 	svc := runtime.New(runtime.Options{
 		DB:     db,
 		Log:    log,
@@ -248,15 +267,20 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 
 		AllowPrivateCallbacks: o.DevMode,
 		Guard:                 guard,
+		// Model-driven skills and the router model call models through
+		// the chat gateway: the tenant's budget, traces in model_calls.
+		Models:      chat,
+		RouterModel: o.RouterModel,
 	})
 	queue.Register(runtime.JobExecuteAction, svc.HandleExecute)
 	queue.Register(runtime.JobCallback, svc.HandleCallback)
+	queue.Register(runtime.JobContinueJourney, svc.HandleContinue)
 	interval := o.AlertInterval
 	if interval <= 0 {
 		interval = time.Minute
 	}
 	gw := gateway.New(db, log)
 	gw.SetTenantRate(o.TenantRate)
-	return &Runtime{Gateway: gw, Service: svc, Sim: provider, DB: db, Queue: queue, Guard: guard, log: log, router: router,
+	return &Runtime{Gateway: gw, Models: chat, Service: svc, Sim: provider, DB: db, Queue: queue, Guard: guard, log: log, router: router,
 		alertInterval: interval, started: time.Now()}, nil
 }

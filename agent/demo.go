@@ -18,6 +18,7 @@ import (
 	"github.com/wardenhq/warden/agent/keys"
 	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/agent/seal"
+	"github.com/wardenhq/warden/agent/skills"
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/agent/tools/sim"
 	"github.com/wardenhq/warden/audit"
@@ -36,6 +37,7 @@ var demoScopes = []string{
 	"skill:order_status", "skill:order_support", "skill:refunds",
 	"tool:lookup_order", "tool:check_change_window", "tool:submit_change_request", "tool:issue_refund",
 	"model:" + demoModel,
+	"skill:" + skills.ModelDemoName, // driven by skills.ModelDemoAlias, a scripted fake model
 }
 
 // demoRequests are the journeys a newcomer finds in a fresh console: a few
@@ -198,17 +200,26 @@ func demoUpstreamURL() (string, error) {
 
 // seedDemoModel adds the demo-model deployment, or points it at this
 // process's fake upstream (its port changes with every start); both are
-// audited like an admin's change.
+// audited like an admin's change. It does the same for demo-agent, the
+// fake upstream's scripted refund agent (script-refund), which drives the
+// demo's model-driven skill (skills.ModelDemo).
 func seedDemoModel(ctx context.Context, db *store.DB, sealer *seal.Sealer) error {
+	if err := seedDemoDeployment(ctx, db, sealer, demoModel, "fake"); err != nil {
+		return err
+	}
+	return seedDemoDeployment(ctx, db, sealer, skills.ModelDemoAlias, "script-refund")
+}
+
+func seedDemoDeployment(ctx context.Context, db *store.DB, sealer *seal.Sealer, name, upstream string) error {
 	url, err := demoUpstreamURL()
 	if err != nil {
 		return err
 	}
 	actor := audit.Actor{Type: audit.ActorSystem, ID: "demo-seed"}
-	d, err := models.Get(ctx, db.Read(), demoModel)
+	d, err := models.Get(ctx, db.Read(), name)
 	switch {
 	case errors.Is(err, models.ErrNotFound):
-		_, err = models.Create(ctx, db, sealer, actor, models.Deployment{Name: demoModel, Alias: demoModel, BaseURL: url, UpstreamModel: "fake",
+		_, err = models.Create(ctx, db, sealer, actor, models.Deployment{Name: name, Alias: name, BaseURL: url, UpstreamModel: upstream,
 			InputMicrosPerM: 150_000, OutputMicrosPerM: 600_000, ContextWindow: 128_000, MaxOutputTokens: 1024, Timeout: 10 * time.Second,
 			Concurrency: 64, Enabled: true}, "")
 		return err

@@ -76,6 +76,11 @@ type Config struct {
 	// embedded ones only.
 	SkillDir string
 
+	// RouterModel is the model alias that routes journeys among the
+	// skills (docs/models.md); empty for the lexical router alone, which
+	// also decides whenever the model cannot.
+	RouterModel string
+
 	// APIMaxInFlight bounds the agent API writes admitted at once (load
 	// shedding); TenantRate the requests per second of one tenant.
 	APIMaxInFlight int
@@ -180,6 +185,7 @@ var settings = []setting{
 	{"WARDEN_PRICE_OUTPUT_TOKEN", "price-output-token", "8", "price of one output token, in micro-units of the budget currency"},
 	{"WARDEN_RUNBOOK_DIR", "runbook-dir", "", "directory of runbook documents (*.md) added to the built-in ones"},
 	{"WARDEN_SKILL_DIR", "skill-dir", "", "directory of skills (one sub-directory with a SKILL.md each) added to the built-in ones"},
+	{"WARDEN_ROUTER_MODEL", "router-model", "", "model alias that routes journeys among the skills; empty for the lexical router (the fallback when the model cannot answer)"},
 	{"WARDEN_API_MAX_INFLIGHT", "api-max-inflight", "64", "agent API writes admitted at once; more are shed with 503 (1 to 100000)"},
 	{"WARDEN_TENANT_RATE", "tenant-rate", "1000", "agent API requests per second per tenant, across its keys (1 to 1000000)"},
 	{"WARDEN_METRICS_TOKEN", "metrics-token", "", "bearer token a Prometheus scraper sends for /metrics from another host (loopback needs none)"},
@@ -392,6 +398,7 @@ func Load(args []string, env func(string) (string, bool)) (Config, error) {
 		}
 		c.SkillDir = abs
 	}
+	c.RouterModel = get("WARDEN_ROUTER_MODEL")
 
 	dir := get("WARDEN_DATA_DIR")
 	if dir == "" {

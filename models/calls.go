@@ -46,6 +46,7 @@ type Call struct {
 	CostMicros     int64
 	Prompt         string // redacted
 	Completion     string // redacted
+	JourneyID      string // the journey whose skill made the call; "" for an agent's own call
 	CreatedAt      time.Time
 }
 
@@ -60,11 +61,11 @@ func settle(ctx context.Context, db *store.DB, c Call) error {
 			}
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO model_calls (id, tenant_id, key_id, alias, deployment, attempts, stream, status, http_status,
-			latency_ms, ttft_ms, input_tokens, output_tokens, reserved_micros, cost_micros, prompt, completion, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			latency_ms, ttft_ms, input_tokens, output_tokens, reserved_micros, cost_micros, prompt, completion, journey_id, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			c.ID, c.TenantID, c.KeyID, c.Alias, c.Deployment, string(att), boolInt(c.Stream), c.Status, c.HTTPStatus,
 			c.Latency.Milliseconds(), c.TTFT.Milliseconds(), c.InputTokens, c.OutputTokens, c.ReservedMicros, c.CostMicros,
-			c.Prompt, c.Completion, store.FormatTime(c.CreatedAt))
+			c.Prompt, c.Completion, c.JourneyID, store.FormatTime(c.CreatedAt))
 		if err != nil {
 			return fmt.Errorf("record model call: %w", err)
 		}

@@ -170,7 +170,7 @@ func (g *Gateway) Chat(ctx context.Context, caller gateway.Caller, body []byte, 
 
 	start := g.now()
 	call := Call{ID: store.NewID(), TenantID: caller.Tenant.ID, KeyID: caller.Key.ID, Alias: req.Model, Stream: req.Stream,
-		ReservedMicros: reserve, CreatedAt: start.UTC(), Prompt: g.redactJSON(req.Messages)}
+		ReservedMicros: reserve, CreatedAt: start.UTC(), Prompt: g.redactJSON(req.Messages), JourneyID: JourneyOf(ctx)}
 	if err := g.db.Transact(ctx, func(tx *sql.Tx) error { return gateway.Reserve(ctx, tx, caller.Tenant.ID, reserve, start) }); err != nil {
 		var p *problem.Error
 		if errors.As(err, &p) && p.Kind == problem.KindExhausted {

@@ -31,7 +31,8 @@ func TestAdminKeyCreateShowsSecretOnce(t *testing.T) {
 		v, _ := s.Attr("value")
 		offered = append(offered, v)
 	})
-	want := []string{"skill:order_status", "skill:order_support", "skill:refunds", "skill:customer_email", "tool:issue_refund", "tool:lookup_order", "read:tenant"}
+	// Development mode adds the demo's model-driven skill (model_refunds).
+	want := []string{"skill:order_status", "skill:order_support", "skill:refunds", "skill:customer_email", "skill:model_refunds", "tool:issue_refund", "tool:lookup_order", "read:tenant"}
 	if strings.Join(offered, ",") != strings.Join(want, ",") {
 		t.Errorf("scope checkboxes = %v, want %v", offered, want)
 	}

@@ -17,10 +17,10 @@ import (
 	"github.com/wardenhq/warden/money"
 )
 
-// settle charges the journey's cost against its reservation and releases
-// the rest.
-func settle(ctx context.Context, tx *sql.Tx, j *Journey) error {
-	return budget.Settle(ctx, tx, j.TenantID, j.ReservedMicros, j.Cost.TotalMicros)
+// settle charges the journey's cost, less what was charged elsewhere
+// (precharged), against its reservation and releases the rest.
+func settle(ctx context.Context, tx *sql.Tx, j *Journey, precharged int64) error {
+	return budget.Settle(ctx, tx, j.TenantID, j.ReservedMicros, j.Cost.TotalMicros-precharged)
 }
 
 // callFacts are the parts of a sim tool's arguments an approver's sentence

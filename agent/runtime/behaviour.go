@@ -39,3 +39,21 @@ func (s *Service) route(ctx context.Context, digest, text, hint string) (skills.
 	}
 	return s.o.Router.RouteWith(withoutPII(text), hint, skills.Policy{Threshold: b.Threshold, Allow: b.Allows})
 }
+
+// route picks the journey's skill: the router model's choice when one is
+// configured and it names a skill the release allows (an explicit skill
+// hint always wins), the lexical router's otherwise.
+func (r *run) route(ctx context.Context, text, hint string) (skills.Skill, float64, error) {
+	s := r.s
+	if hint == "" && s.o.RouterModel != "" {
+		b, err := s.behaviour(ctx, r.j.Release)
+		if err != nil {
+			return skills.Skill{}, 0, err
+		}
+		if sk, ok := r.routeByModel(ctx, text, b.Allows); ok {
+			r.routedBy = "model:" + s.o.RouterModel
+			return sk, 1, nil
+		}
+	}
+	return s.route(ctx, r.j.Release, text, hint)
+}

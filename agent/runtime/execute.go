@@ -303,6 +303,10 @@ func (s *Service) resume(ctx context.Context, tx *sql.Tx, a approvals.Action, re
 	if err != nil {
 		return err
 	}
+	// A model-driven journey continues with its model (model.go).
+	if ok, err := s.resumeModel(ctx, tx, a, j, receipt, 1, t.UnitCostMicros); ok || err != nil {
+		return err
+	}
 	// The summary is written from the call as approved (unsealed), then
 	// redacted like every output: from the redacted copy it would quote
 	// the tail of a redaction token instead of an account's last four.

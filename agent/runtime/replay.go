@@ -27,6 +27,9 @@ const (
 	ReplayNoRoute       = "no route"               // no skill matches the input
 	ReplayIncomplete    = "incomplete"             // the plan cannot be built from the input
 	ReplayRefusedByPlan = "refused by the skill"   // the skill cannot build a step's arguments
+	// ReplayModelDriven: the candidate's skill is driven by a model, which
+	// a replay never calls (replays are free and deterministic).
+	ReplayModelDriven = "model-driven: not replayed"
 )
 
 // ReplayRow is one recorded journey and what the candidate would do with
@@ -161,6 +164,10 @@ func (s *Service) replayOne(ctx context.Context, candidate string, j Journey) Re
 	}
 	row.CandidateSkill = sk.Name
 	row.Agree = sk.Name == j.Skill
+	if sk.Model != "" && sk.Plan == nil {
+		row.CandidateOutcome = ReplayModelDriven
+		return row
+	}
 	plan, err := sk.Steps(skills.Input{Text: j.Input})
 	if err != nil {
 		row.CandidateOutcome = ReplayIncomplete

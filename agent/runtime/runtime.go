@@ -89,6 +89,13 @@ type Options struct {
 	// Guard is the policy the Providers are wrapped in (tools.Guard), for
 	// Dependencies; nil when they are not guarded.
 	Guard *tools.Guard
+	// Models is the chat gateway that model-driven skills and the router
+	// model call (model.go); nil when this Warden calls no model.
+	Models ModelClient
+	// RouterModel is the alias of the model that routes journeys among
+	// the skills (WARDEN_ROUTER_MODEL); "" routes lexically only. The
+	// lexical router decides whenever the model cannot.
+	RouterModel string
 }
 
 // Service runs journeys.
@@ -351,6 +358,15 @@ type run struct {
 	pending *pendingCall
 	action  *approvals.Action
 	refusal *policy.Decision
+	// modelDriven: a model drove the journey; its model calls were
+	// charged by the gateway, not at Prices.
+	modelDriven bool
+	// precharged is the part of the journey's cost already charged to
+	// the budget: a continued journey's cost before it paused.
+	precharged int64
+	// routedBy names the model that chose the skill; "" when the lexical
+	// router did.
+	routedBy string
 }
 
 type pendingCall struct {
@@ -368,7 +384,7 @@ func (r *run) execute(ctx context.Context) (string, error) {
 	// Routing sees the request without its personal data: a card number or
 	// an address says nothing about what the customer wants.
 	// The release the journey was admitted under decides the routing.
-	skill, score, err := s.route(ctx, r.j.Release, s.o.Redactor.String(r.req.Input), r.req.Skill)
+	skill, score, err := r.route(ctx, s.o.Redactor.String(r.req.Input), r.req.Skill)
 	if err != nil && !errors.Is(err, skills.ErrNoRoute) && !errors.Is(err, skills.ErrUnknownSkill) {
 		r.record(ctx, Step{Kind: "route", Status: "failed", Error: "the release cannot be read"})
 		return "", refuse(CodeInternal, "The release this journey runs under cannot be read.", err)
@@ -382,10 +398,17 @@ func (r *run) execute(ctx context.Context) (string, error) {
 	if err := r.checkSkillOn(ctx); err != nil {
 		return "", err
 	}
-	r.record(ctx, Step{Kind: "route", Status: "ok", Result: fmt.Sprintf(`{"skill":%q,"score":%.3f}`, skill.Name, score)})
+	routed := fmt.Sprintf(`{"skill":%q,"score":%.3f}`, skill.Name, score)
+	if r.routedBy != "" {
+		routed = fmt.Sprintf(`{"skill":%q,"router":%q}`, skill.Name, r.routedBy)
+	}
+	r.record(ctx, Step{Kind: "route", Status: "ok", Result: routed})
 	if !r.req.Caller.Key.Allows("skill", skill.Name) {
 		s.auditViolation(ctx, r, "", CodeSkillNotScoped, "skill "+skill.Name+" is not in the key's scopes")
 		return "", refuse(CodeSkillNotScoped, fmt.Sprintf("The key's scopes do not include skill %q.", skill.Name), nil)
+	}
+	if skill.Model != "" {
+		return r.drive(ctx, nil)
 	}
 	plan, err := skill.Steps(skills.Input{Text: r.req.Input, Metadata: r.req.Metadata})
 	if err != nil {
@@ -521,8 +544,10 @@ func (r *run) finish(output string, runErr error) error {
 	now := s.o.Now()
 	j.Latency = now.Sub(r.start)
 	j.Output = s.o.Redactor.String(output)
-	j.Cost.OutputTokens = tokens(output)
-	j.Cost.TotalMicros += j.Cost.InputTokens*s.o.Prices.InputTokenMicros + j.Cost.OutputTokens*s.o.Prices.OutputTokenMicros
+	if !r.modelDriven {
+		j.Cost.OutputTokens = tokens(output)
+		j.Cost.TotalMicros += j.Cost.InputTokens*s.o.Prices.InputTokenMicros + j.Cost.OutputTokens*s.o.Prices.OutputTokenMicros
+	}
 	switch {
 	case runErr != nil:
 		j.Status = StatusFailed
@@ -535,7 +560,7 @@ func (r *run) finish(output string, runErr error) error {
 		} else {
 			j.ErrorCode = CodeInternal
 		}
-		if j.Status == StatusCancelled {
+		if j.Status == StatusCancelled && !r.modelDriven {
 			// The client went away: what ran is charged (its input and the
 			// tools that answered), no output was produced.
 			j.Cost.TotalMicros -= j.Cost.OutputTokens * s.o.Prices.OutputTokenMicros
@@ -565,7 +590,7 @@ func (r *run) finish(output string, runErr error) error {
 			}
 			j.Steps = append(j.Steps, st)
 		}
-		if err := settle(ctx, tx, j); err != nil {
+		if err := settle(ctx, tx, j, r.precharged); err != nil {
 			return err
 		}
 		return finishJourney(ctx, tx, j)

@@ -93,8 +93,11 @@ func TestLoadDirectory(t *testing.T) {
 	for _, s := range got {
 		names = append(names, s.Name)
 	}
-	if !slices.Equal(names, []string{"order_status", "order_support", "refunds", "customer_email"}) {
-		t.Errorf("loaded %v, want the built-ins with refunds replaced in place", names)
+	if !slices.Equal(names, []string{"order_status", "order_support", "refunds", "customer_email", "triage"}) {
+		t.Errorf("loaded %v, want the built-ins with refunds replaced in place, then the model-driven triage", names)
+	}
+	if tr := got[4]; tr.Source != withModel || tr.Model != "small" || tr.Plan != nil {
+		t.Errorf("triage = source %q, model %q, plan %v; want the file's model-driven skill without a Go plan", tr.Source, tr.Model, tr.Plan != nil)
 	}
 	r := got[2]
 	if r.Source != over || r.Description != "Refund money for a frobnicated order." || r.Plan == nil {
@@ -106,7 +109,6 @@ func TestLoadDirectory(t *testing.T) {
 		typo:                                     `unknown field "max-steps"`,
 		wrongName:                                `differs from its directory's name "elsewhere"`,
 		noPlan:                                   "not runnable yet: it names no model, and Warden has no built-in plan called warranty",
-		withModel:                                `not runnable yet: it names model "small"`,
 		missingFields:                            "description is missing",
 		filepath.Join(dir, "nofile", "SKILL.md"): "no SKILL.md",
 	}

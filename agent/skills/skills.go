@@ -94,7 +94,9 @@ type Skill struct {
 	Tools       []string // the tools the skill may call, in order of use
 	MaxSteps    int      // upper bound on tool calls in one journey
 	// Model is the alias of the model that drives the skill; empty for a
-	// skill driven by its Go plan alone.
+	// skill driven by its Go plan alone. A skill with a model and no Go
+	// plan is model-driven (agent/runtime/model.go): Plan is nil. A
+	// built-in plan of the same name takes precedence over the model.
 	Model string
 	// Instructions are the markdown body of the skill's SKILL.md.
 	Instructions string
@@ -154,9 +156,7 @@ func (s Skill) Validate() error {
 		return errors.New("skill has no name")
 	case s.Plan == nil && s.Source == "":
 		return fmt.Errorf("skill %s has no plan", s.Name)
-	case s.Plan == nil && s.Model != "":
-		return fmt.Errorf("skill %s has no plan, so it is not runnable yet: it names model %q, and model-driven skills need the model runtime, which this Warden does not have yet", s.Name, s.Model)
-	case s.Plan == nil:
+	case s.Plan == nil && s.Model == "":
 		return fmt.Errorf("skill %s has no plan, so it is not runnable yet: it names no model, and Warden has no built-in plan called %s", s.Name, s.Name)
 	case s.MaxSteps < 1:
 		return fmt.Errorf("skill %s: max steps must be at least 1", s.Name)
@@ -174,6 +174,9 @@ func (s Skill) Validate() error {
 func (s Skill) Steps(in Input) ([]Step, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
+	}
+	if s.Plan == nil {
+		return nil, fmt.Errorf("skill %s is driven by model %s: it has no plan to step through", s.Name, s.Model)
 	}
 	steps, err := s.Plan(in)
 	if err != nil {

@@ -42,8 +42,8 @@ func serve(ctx context.Context, args []string, env func(string) (string, bool), 
 
 	rt, err := agent.New(ctx, agent.Options{
 		DataDir: cfg.DataDir, DB: db, Log: logger, Redactor: redactor, DevMode: cfg.DevMode(), AlertInterval: cfg.AlertInterval, TenantRate: cfg.TenantRate,
-		SkillDir: cfg.SkillDir,
-		Prices:   runtime.Prices{InputTokenMicros: cfg.PriceInputTokenMicros, OutputTokenMicros: cfg.PriceOutputTokenMicros},
+		SkillDir: cfg.SkillDir, RouterModel: cfg.RouterModel,
+		Prices: runtime.Prices{InputTokenMicros: cfg.PriceInputTokenMicros, OutputTokenMicros: cfg.PriceOutputTokenMicros},
 	})
 	if err != nil {
 		logger.Error("cannot start the agent runtime", "err", err)

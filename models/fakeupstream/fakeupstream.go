@@ -12,6 +12,18 @@
 //	cut           streams half the answer and ends without [DONE]
 //	refund-agent  looks an order up, refunds it, reports (RefundAgent)
 //
+// Scripted tool-calling models (script.go) play an agent's model through
+// a whole conversation, deciding from the messages so far:
+//
+//	script-refund   lookup_order, then issue_refund of the whole order
+//	                (from the lookup's result), then a text answer
+//	script-outside  asks for send_customer_email, whatever it was offered
+//	script-loop     calls the first offered tool again and again
+//	router          answers the name of the skill, from the "- name:
+//	                description" lines of the system message, that shares
+//	                most words with the user's message
+//	router-unknown  answers a skill name that was not offered
+//
 //	srv := httptest.NewServer(fakeupstream.New())
 //	// base URL: srv.URL + "/v1"
 package fakeupstream
@@ -22,6 +34,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -29,6 +42,23 @@ import (
 // Server is the fake upstream; it counts the requests it served.
 type Server struct {
 	requests atomic.Int64
+
+	mu   sync.Mutex
+	seen []Seen
+}
+
+// Seen is one chat request as the fake saw it.
+type Seen struct {
+	Model    string // the upstream model id asked for
+	Messages int    // how many messages the conversation had
+	LastRole string // the role of its last message
+}
+
+// Seen lists the chat requests that arrived, in order.
+func (s *Server) Seen() []Seen {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Seen(nil), s.seen...)
 }
 
 // New returns a fake upstream.
@@ -41,6 +71,13 @@ type message struct {
 	Role       string `json:"role"`
 	Content    any    `json:"content"`
 	ToolCallID string `json:"tool_call_id,omitempty"`
+	ToolCalls  []struct {
+		ID       string `json:"id"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls,omitempty"`
 }
 
 type request struct {
@@ -103,8 +140,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, "invalid_request_error", "body is not JSON")
 		return
 	}
+	s.mu.Lock()
+	lastRole := ""
+	if len(req.Messages) > 0 {
+		lastRole = req.Messages[len(req.Messages)-1].Role
+	}
+	s.seen = append(s.seen, Seen{Model: req.Model, Messages: len(req.Messages), LastRole: lastRole})
+	s.mu.Unlock()
 	if req.Model == RefundAgent && len(req.Messages) > 0 {
 		s.refundAgent(w, req)
+		return
+	}
+	if answer, ok := scripted(req); ok {
+		writeScripted(w, req, answer)
 		return
 	}
 	switch {
