@@ -103,12 +103,14 @@ func FuzzRedactPlanted(f *testing.F) {
 
 // extends lists, for each planted value in the order plantedValues makes
 // them, the characters that would continue it into a longer token: a card
-// followed by one more digit is a different, Luhn-invalid number, and an
+// followed by one more digit is a different, Luhn-invalid number, a card
+// glued to letters ("A4111 1111 1111 1111A") is part of an alphanumeric
+// reference, which the card detector leaves alone by design, and an
 // IBAN followed by one more character fails mod-97. The text around a
 // planted value is arbitrary, so the same digits may also occur there inside
 // such a longer token; those occurrences are not the planted value.
 var extends = []string{
-	genDigits,
+	genDigits + genUpper + genLower,
 	genDigits + genUpper + genLower,
 	genDigits + genUpper + genLower + "._%+-",
 	genURL,
@@ -156,6 +158,13 @@ func TestPlantedOracleLongerToken(t *testing.T) {
 	}
 	if !strings.Contains(out, "4111 1111 1111 11111") {
 		t.Fatalf("17-digit non-card was changed: %q", out)
+	}
+	// The fuzzer once wrote the same digits glued to letters into its own
+	// text ("0000000000A4111 1111 1111 1111A"): that is an alphanumeric
+	// reference, not the planted card, which stays redacted.
+	glued := r.String("0000000000A4111 1111 1111 1111A; 4111 1111 1111 1111; ")
+	if survives(glued, "4111 1111 1111 1111", extends[0]) {
+		t.Fatalf("planted card survived next to a glued one: %q", glued)
 	}
 	if !survives("x 4111 1111 1111 1111 y", "4111 1111 1111 1111", extends[0]) {
 		t.Fatal("oracle misses a bounded card")
