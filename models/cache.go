@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -81,6 +83,28 @@ func (c *answerCache) remove(el *list.Element) {
 	c.bytes -= len(e.body)
 }
 
+// canonNumbers writes every number of v one way: integers as written,
+// others (0.0, 1e0) as the shortest form of their float64 value.
+func canonNumbers(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = canonNumbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = canonNumbers(e)
+		}
+	case json.Number:
+		if strings.ContainsAny(string(x), ".eE") {
+			if f, err := x.Float64(); err == nil {
+				return json.Number(strconv.FormatFloat(f, 'g', -1, 64))
+			}
+		}
+	}
+	return v
+}
+
 // cacheKey is the cache key of a request: the tenant and the canonical
 // request (members sorted at every level, numbers as written), without
 // the members that do not change the answer (user, stream,
@@ -103,7 +127,7 @@ func cacheKey(tenantID string, body []byte) (key [32]byte, ok bool) {
 	delete(req, "user")
 	delete(req, "stream")
 	delete(req, "stream_options")
-	canon, err := json.Marshal(req) // map members are written sorted
+	canon, err := json.Marshal(canonNumbers(req)) // map members are written sorted
 	if err != nil {
 		return key, false
 	}
