@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/wardenhq/warden/agent/keys"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
 )
@@ -44,7 +45,8 @@ func TenantSettingsOf(ctx context.Context, q store.Querier, tenantID string) (Te
 // (model.tenant_settings), in one transaction; it reports false, and
 // records nothing, when they were already so. A content setting other
 // than redacted or none is a *store.ValidationError.
-func SetTenantSettings(ctx context.Context, db *store.DB, actor audit.Actor, tenantID string, s TenantSettings) (bool, error) {
+func SetTenantSettings(ctx context.Context, db *store.DB, actor audit.Actor, t store.Tenant, s TenantSettings) (bool, error) {
+	tenantID := t.ID
 	if s.Content != ContentRedacted && s.Content != ContentNone {
 		return false, &store.ValidationError{Fields: map[string]string{"model_content": "Choose redacted or none."}}
 	}
@@ -63,7 +65,7 @@ func SetTenantSettings(ctx context.Context, db *store.DB, actor audit.Actor, ten
 			tenantID, s.Content, boolInt(s.OutboundRedaction), store.Now()); err != nil {
 			return fmt.Errorf("set model settings of tenant %s: %w", tenantID, err)
 		}
-		_, err = audit.Append(ctx, tx, audit.Event{Actor: actor, Verb: "model.tenant_settings", Tenant: tenantID,
+		_, err = audit.Append(ctx, tx, audit.Event{Actor: actor, Verb: "model.tenant_settings", Tenant: t.Slug,
 			Subject: audit.Subject{Type: "tenant", ID: tenantID},
 			Details: map[string]any{"model_content": s.Content, "outbound_redaction": s.OutboundRedaction}})
 		return err
@@ -107,7 +109,8 @@ func KeyLimitsOf(ctx context.Context, q store.Querier, keyID string) (KeyLimits,
 
 // SetKeyLimits saves a key's model limits with their audit event
 // (model.key_limits); false, and nothing recorded, when unchanged.
-func SetKeyLimits(ctx context.Context, db *store.DB, actor audit.Actor, tenantID, keyID string, l KeyLimits) (bool, error) {
+func SetKeyLimits(ctx context.Context, db *store.DB, actor audit.Actor, k keys.Key, l KeyLimits) (bool, error) {
+	keyID := k.ID
 	if errs := l.Validate(); len(errs) > 0 {
 		return false, &store.ValidationError{Fields: errs}
 	}
@@ -123,11 +126,11 @@ func SetKeyLimits(ctx context.Context, db *store.DB, actor audit.Actor, tenantID
 		changed = true
 		if _, err := tx.ExecContext(ctx, `INSERT INTO model_key_limits (key_id, tenant_id, rpm, tpm, updated_at) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT (key_id) DO UPDATE SET rpm = excluded.rpm, tpm = excluded.tpm, updated_at = excluded.updated_at`,
-			keyID, tenantID, l.RPM, l.TPM, store.Now()); err != nil {
+			keyID, k.TenantID, l.RPM, l.TPM, store.Now()); err != nil {
 			return fmt.Errorf("set model limits of key %s: %w", keyID, err)
 		}
-		_, err = audit.Append(ctx, tx, audit.Event{Actor: actor, Verb: "model.key_limits", Tenant: tenantID,
-			Subject: audit.Subject{Type: "key", ID: keyID}, Details: map[string]any{"rpm": l.RPM, "tpm": l.TPM}})
+		_, err = audit.Append(ctx, tx, audit.Event{Actor: actor, Verb: "model.key_limits", Tenant: k.TenantSlug,
+			Subject: audit.Subject{Type: "key", ID: keyID}, Details: map[string]any{"name": k.Name, "prefix": k.Prefix, "rpm": l.RPM, "tpm": l.TPM}})
 		return err
 	})
 	return changed, err

@@ -52,7 +52,7 @@ func TestChatOutboundRedaction(t *testing.T) {
 		t.Fatalf("without outbound redaction the upstream did not get the prompt: %s", r.sent.all())
 	}
 	r.sent.bodies = nil
-	if _, err := models.SetTenantSettings(ctx, r.in.DB, testActor, r.tenant, models.TenantSettings{Content: models.ContentRedacted, OutboundRedaction: true}); err != nil {
+	if _, err := models.SetTenantSettings(ctx, r.in.DB, testActor, r.tenantRow(t), models.TenantSettings{Content: models.ContentRedacted, OutboundRedaction: true}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := r.client.Chat.Completions.New(ctx, userChat(plantedPrompt()))
@@ -77,7 +77,7 @@ func TestChatOutboundRedaction(t *testing.T) {
 func TestChatContentNoneStoresMetadataOnly(t *testing.T) {
 	r := newModelRig(t, 1_000_000, deployment("fake-a", "fake", 0))
 	ctx := context.Background()
-	changed, err := models.SetTenantSettings(ctx, r.in.DB, testActor, r.tenant, models.TenantSettings{Content: models.ContentNone})
+	changed, err := models.SetTenantSettings(ctx, r.in.DB, testActor, r.tenantRow(t), models.TenantSettings{Content: models.ContentNone})
 	if err != nil || !changed {
 		t.Fatalf("set = %v, %v", changed, err)
 	}
@@ -97,12 +97,21 @@ func TestChatContentNoneStoresMetadataOnly(t *testing.T) {
 		}
 	}
 	// A bad setting is refused, and nothing changes.
-	if _, err := models.SetTenantSettings(ctx, r.in.DB, testActor, r.tenant, models.TenantSettings{Content: "everything"}); !isValidation(err) {
+	if _, err := models.SetTenantSettings(ctx, r.in.DB, testActor, r.tenantRow(t), models.TenantSettings{Content: "everything"}); !isValidation(err) {
 		t.Fatalf("content everything: %v", err)
 	}
 	if s, _ := models.TenantSettingsOf(ctx, r.in.DB.Read(), r.tenant); s.Content != models.ContentNone {
 		t.Fatalf("settings after a refused change = %+v", s)
 	}
+}
+
+func (r *modelRig) tenantRow(t *testing.T) store.Tenant {
+	t.Helper()
+	tn, err := store.TenantBySlug(context.Background(), r.in.DB.Read(), "modelco")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tn
 }
 
 func isValidation(err error) bool {
@@ -119,7 +128,7 @@ func TestChatKeyRequestsPerMinute(t *testing.T) {
 	r := newModelRig(t, 1_000_000, deployment("fake-a", "fake", 0))
 	ctx := context.Background()
 	k, key := newKeyIn(t, r.in, "modelco", "rpm-bot", []string{"model:chat"}, "test")
-	if _, err := models.SetKeyLimits(ctx, r.in.DB, testActor, r.tenant, k.ID, models.KeyLimits{RPM: 2}); err != nil {
+	if _, err := models.SetKeyLimits(ctx, r.in.DB, testActor, k, models.KeyLimits{RPM: 2}); err != nil {
 		t.Fatal(err)
 	}
 	body := `{"model":"chat","messages":[{"role":"user","content":"hi"}]}`
@@ -160,7 +169,7 @@ func TestChatKeyTokensPerMinute(t *testing.T) {
 	r := newModelRig(t, 1_000_000, deployment("fake-a", "fake", 0))
 	ctx := context.Background()
 	k, key := newKeyIn(t, r.in, "modelco", "tpm-bot", []string{"model:chat"}, "test")
-	if _, err := models.SetKeyLimits(ctx, r.in.DB, testActor, r.tenant, k.ID, models.KeyLimits{TPM: 600}); err != nil {
+	if _, err := models.SetKeyLimits(ctx, r.in.DB, testActor, k, models.KeyLimits{TPM: 600}); err != nil {
 		t.Fatal(err)
 	}
 	small := `{"model":"chat","max_tokens":256,"messages":[{"role":"user","content":"hi"}]}`
@@ -180,7 +189,7 @@ func TestChatKeyTokensPerMinute(t *testing.T) {
 		t.Fatalf("upstream saw %d requests, want 4", r.fake.Requests())
 	}
 	// Bad limits are refused and change nothing.
-	if _, err := models.SetKeyLimits(ctx, r.in.DB, testActor, r.tenant, k.ID, models.KeyLimits{RPM: -1}); !isValidation(err) {
+	if _, err := models.SetKeyLimits(ctx, r.in.DB, testActor, k, models.KeyLimits{RPM: -1}); !isValidation(err) {
 		t.Fatalf("rpm -1: %v", err)
 	}
 	if l, _ := models.KeyLimitsOf(ctx, r.in.DB.Read(), k.ID); l != (models.KeyLimits{TPM: 600}) {
