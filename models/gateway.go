@@ -425,7 +425,7 @@ func (g *Gateway) try(ctx context.Context, d Deployment, fields map[string]json.
 	}
 	var first []byte
 	if stream {
-		br := bufio.NewReaderSize(res.Body, 64<<10)
+		br := bufio.NewReaderSize(res.Body, 16<<10)
 		first, err = readEvent(br)
 		res.Body = bufferedBody{br, res.Body}
 	} else {
