@@ -166,13 +166,7 @@ func (g *Gateway) Chat(ctx context.Context, caller gateway.Caller, body []byte, 
 	var settings TenantSettings
 	var limits KeyLimits
 	if err == nil {
-		opts, err = AliasSettingsOf(ctx, g.db.Read(), req.Model)
-	}
-	if err == nil {
-		settings, err = TenantSettingsOf(ctx, g.db.Read(), caller.Tenant.ID)
-	}
-	if err == nil {
-		limits, err = KeyLimitsOf(ctx, g.db.Read(), caller.Key.ID)
+		opts, settings, limits, err = callOptions(ctx, g.db.Read(), req.Model, caller.Tenant.ID, caller.Key.ID)
 	}
 	if err != nil {
 		return problem.Unavailable("unavailable", "The model deployments cannot be read right now.", time.Second).Wrap(err)

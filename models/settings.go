@@ -225,3 +225,25 @@ func SetAliasSettings(ctx context.Context, db *store.DB, actor audit.Actor, s Al
 	})
 	return changed, err
 }
+
+// callOptions reads, in one query, what a call needs besides its
+// deployments: the alias's options, the tenant's settings and the key's
+// limits (each its default when none is stored).
+func callOptions(ctx context.Context, q store.Querier, alias, tenantID, keyID string) (AliasSettings, TenantSettings, KeyLimits, error) {
+	var cascade, ttl, outbound, rpm, tpm sql.NullInt64
+	var content sql.NullString
+	err := q.QueryRowContext(ctx, `SELECT
+		(SELECT cascade FROM model_aliases WHERE alias = ?), (SELECT cache_ttl_s FROM model_aliases WHERE alias = ?),
+		(SELECT content FROM model_tenant_settings WHERE tenant_id = ?), (SELECT outbound_redaction FROM model_tenant_settings WHERE tenant_id = ?),
+		(SELECT rpm FROM model_key_limits WHERE key_id = ?), (SELECT tpm FROM model_key_limits WHERE key_id = ?)`,
+		alias, alias, tenantID, tenantID, keyID, keyID).Scan(&cascade, &ttl, &content, &outbound, &rpm, &tpm)
+	if err != nil {
+		return AliasSettings{}, TenantSettings{}, KeyLimits{}, fmt.Errorf("model call options: %w", err)
+	}
+	s := TenantSettings{Content: ContentRedacted, OutboundRedaction: outbound.Int64 == 1}
+	if content.Valid {
+		s.Content = content.String
+	}
+	return AliasSettings{Alias: alias, Cascade: cascade.Int64 == 1, CacheTTL: int(ttl.Int64)}, s,
+		KeyLimits{RPM: int(rpm.Int64), TPM: int(tpm.Int64)}, nil
+}
