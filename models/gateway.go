@@ -566,7 +566,9 @@ func (g *Gateway) stream(ctx context.Context, d Deployment, res *http.Response, 
 		if stalled.Load() && !done {
 			call.Attempts[len(call.Attempts)-1].Error = fmt.Sprintf("stalled: no event for %s", d.Timeout)
 		}
-		call.CostMicros += cost(d, call.InputTokens, call.OutputTokens)
+		att := &call.Attempts[len(call.Attempts)-1]
+		att.InputTokens, att.OutputTokens, att.CostMicros = call.InputTokens, call.OutputTokens, cost(d, call.InputTokens, call.OutputTokens)
+		call.CostMicros += att.CostMicros
 		if keep {
 			call.Completion = g.redactText(text.String())
 		}

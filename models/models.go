@@ -6,10 +6,16 @@
 // The upstream API key is sealed with agent/seal, bound to the
 // deployment's id, and never shown again. Agents then call
 // POST /v1/chat/completions with "model": ALIAS and a key holding the
-// scope model:ALIAS; Gateway.Chat picks the alias's enabled deployments in
-// priority order (For), reserves the worst case against the tenant's
-// budget, calls them until one answers, settles to actual usage and
-// records the call (RecordCall) with prompt and completion redacted.
+// scope model:ALIAS; Gateway.Chat admits the call under the key's model
+// limits (KeyLimits), picks the alias's enabled deployments in priority
+// order (For; weighted among equal priorities, or cheapest first when the
+// alias cascades: AliasSettings), answers from the cache when the alias
+// has one and the call is deterministic, reserves the worst case against
+// the tenant's budget, calls the deployments until one answers (and
+// passes the cascade's check), settles to actual usage and records the
+// call with prompt and completion redacted, or without them when the
+// tenant's TenantSettings say so. A tenant may also have its prompts
+// redacted before they leave Warden.
 package models
 
 import (

@@ -221,7 +221,8 @@ func TestChatStalledStreamIsCut(t *testing.T) {
 	}
 	cs := r.calls(t)
 	if len(cs) != 1 || cs[0].Status != models.StatusCut || cs[0].Deployment != "first" || len(cs[0].Attempts) != 1 ||
-		!strings.HasPrefix(cs[0].Attempts[0].Error, "stalled") || cs[0].CostMicros <= 0 || cs[0].CostMicros > cs[0].ReservedMicros {
+		!strings.HasPrefix(cs[0].Attempts[0].Error, "stalled") || cs[0].CostMicros <= 0 || cs[0].CostMicros > cs[0].ReservedMicros ||
+		cs[0].Attempts[0].CostMicros != cs[0].CostMicros {
 		t.Fatalf("trace = %+v", cs)
 	}
 	if b := r.budget(t); b.SpentMicros != cs[0].CostMicros || b.ReservedMicros != 0 {
