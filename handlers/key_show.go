@@ -26,12 +26,17 @@ func (h *Console) KeyShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	limits, err := keyModelLimitsForm(ctx, h.DB.Read(), k.ID)
+	if err != nil {
+		return err
+	}
+	limits.Notice = doneNotice(c, keyModelNotices)
 	now := time.Now()
 	noStore(c)
 	page := PageFor(c, k.Name)
 	page.Active = "/keys"
 	return Render(c, http.StatusOK, page, views.KeyShow(page, views.KeyShowView{
 		Key: k, State: keyState(k, now), CreatedBy: by,
-		CallbackSecret: secret, PreviousCallbackValid: k.PreviousCallbackValid(now),
+		CallbackSecret: secret, PreviousCallbackValid: k.PreviousCallbackValid(now), ModelLimits: limits,
 	}))
 }

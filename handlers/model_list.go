@@ -18,14 +18,18 @@ var modelNotices = map[string]string{
 	"unchanged": "Nothing was different; nothing changed.",
 	"enabled":   "Deployment switched on.",
 	"disabled":  "Deployment switched off: calls to its alias skip it.",
+	"alias":     "Alias options saved. They apply to the alias's next call.",
+}
+
+func defaultModelForm() views.ModelForm {
+	return views.ModelForm{Priority: "0", Weight: "1", InputPrice: "0.15", OutputPrice: "0.60", ContextWindow: "128000", MaxOutputTokens: "4096",
+		Timeout: "30000", Concurrency: "16"}
 }
 
 // ModelList shows the model deployments, the form that adds one and the
 // newest calls of the tenants in the admin's scope.
 func (h *Console) ModelList(c echo.Context) error {
-	return h.renderModels(c, http.StatusOK, views.ModelsView{Notice: doneNotice(c, modelNotices),
-		Form: views.ModelForm{Priority: "0", InputPrice: "0.15", OutputPrice: "0.60", ContextWindow: "128000", MaxOutputTokens: "4096",
-			Timeout: "30000", Concurrency: "16"}})
+	return h.renderModels(c, http.StatusOK, views.ModelsView{Notice: doneNotice(c, modelNotices), Form: defaultModelForm()})
 }
 
 // ModelEditForm shows the page with the form filled from a deployment.
@@ -41,7 +45,7 @@ func (h *Console) ModelEditForm(c echo.Context) error {
 }
 
 func modelFormOf(d models.Deployment) views.ModelForm {
-	return views.ModelForm{Name: d.Name, Alias: d.Alias, Priority: strconv.Itoa(d.Priority), BaseURL: d.BaseURL, UpstreamModel: d.UpstreamModel,
+	return views.ModelForm{Name: d.Name, Alias: d.Alias, Priority: strconv.Itoa(d.Priority), Weight: strconv.Itoa(d.Weight), BaseURL: d.BaseURL, UpstreamModel: d.UpstreamModel,
 		InputPrice: views.MicrosInput(d.InputMicrosPerM), OutputPrice: views.MicrosInput(d.OutputMicrosPerM), ContextWindow: strconv.Itoa(d.ContextWindow),
 		MaxOutputTokens: strconv.Itoa(d.MaxOutputTokens), Timeout: strconv.FormatInt(d.Timeout.Milliseconds(), 10),
 		Concurrency: strconv.Itoa(d.Concurrency), HasAPIKey: d.HasAPIKey}
@@ -59,6 +63,20 @@ func (h *Console) renderModels(c echo.Context, status int, v views.ModelsView) e
 	}
 	if v.Calls, err = models.Calls(ctx, h.DB.Read(), ids, 50); err != nil {
 		return err
+	}
+	opts, err := models.AllAliasSettings(ctx, h.DB.Read())
+	if err != nil {
+		return err
+	}
+	for _, d := range v.Deployments {
+		if n := len(v.Aliases); n == 0 || v.Aliases[n-1].Alias != d.Alias {
+			a := opts[d.Alias]
+			a.Alias = d.Alias
+			v.Aliases = append(v.Aliases, a)
+		}
+	}
+	if v.AliasForm.Alias == "" && v.AliasForm.CacheTTL == "" {
+		v.AliasForm.CacheTTL = "0"
 	}
 	v.Tenants = map[string]string{}
 	for _, t := range scope {

@@ -16,10 +16,13 @@ import (
 // that did not parse, followed by the domain's own validation.
 func parseModelForm(c echo.Context, name string) (views.ModelForm, models.Deployment, views.FieldErrors) {
 	f := views.ModelForm{
-		Name: name, Alias: strings.TrimSpace(c.FormValue("alias")), Priority: c.FormValue("priority"),
+		Name: name, Alias: strings.TrimSpace(c.FormValue("alias")), Priority: c.FormValue("priority"), Weight: c.FormValue("weight"),
 		BaseURL: strings.TrimSpace(c.FormValue("base_url")), UpstreamModel: strings.TrimSpace(c.FormValue("upstream_model")),
 		InputPrice: c.FormValue("input_price"), OutputPrice: c.FormValue("output_price"), ContextWindow: c.FormValue("context_window"),
 		MaxOutputTokens: c.FormValue("max_output_tokens"), Timeout: c.FormValue("timeout"), Concurrency: c.FormValue("concurrency"),
+	}
+	if strings.TrimSpace(f.Weight) == "" {
+		f.Weight = "1" // the default weight
 	}
 	d := models.Deployment{Name: name, Alias: f.Alias, BaseURL: f.BaseURL, UpstreamModel: f.UpstreamModel, Enabled: true}
 	errs := views.FieldErrors{}
@@ -27,7 +30,7 @@ func parseModelForm(c echo.Context, name string) (views.ModelForm, models.Deploy
 		raw, field string
 		dst        *int
 	}{
-		{f.Priority, "priority", &d.Priority}, {f.ContextWindow, "context_window", &d.ContextWindow},
+		{f.Priority, "priority", &d.Priority}, {f.Weight, "weight", &d.Weight}, {f.ContextWindow, "context_window", &d.ContextWindow},
 		{f.MaxOutputTokens, "max_output_tokens", &d.MaxOutputTokens}, {f.Concurrency, "concurrency", &d.Concurrency},
 	}
 	for _, i := range ints {

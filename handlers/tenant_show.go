@@ -25,6 +25,7 @@ var tenantNotices = map[string]string{
 	"dual_control":         "Dual-control threshold saved. It applies to actions requested from now on.",
 	"dual_control_removed": "Threshold removed: actions in that currency now need two approvers for any amount.",
 	"dual_control_window":  "Dual-control window saved. It applies to actions requested from now on.",
+	"model_settings":       "Model settings saved. They apply to model calls from now on.",
 }
 
 // TenantShow shows one tenant's settings: name, trace retention, freeze.
@@ -76,6 +77,9 @@ func tenantView(ctx context.Context, q store.Querier, t store.Tenant) (views.Ten
 	v := views.TenantView{Tenant: t, Name: t.Name, Retention: strconv.Itoa(t.RetentionDays),
 		DualControlCurrency: "USD", Window: strconv.Itoa(int(t.DualControlWindow / time.Hour))}
 	if v.Freeze, err = store.FreezeOf(ctx, q, t.ID); err != nil {
+		return views.TenantView{}, err
+	}
+	if v.Model, err = tenantModelForm(ctx, q, t.ID); err != nil {
 		return views.TenantView{}, err
 	}
 	for _, th := range ths {

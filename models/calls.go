@@ -25,6 +25,11 @@ type Attempt struct {
 	Status     int    `json:"status,omitempty"` // the upstream's HTTP status; 0 when none came
 	Error      string `json:"error,omitempty"`  // why it failed: timeout, connection, 429, 5xx
 	LatencyMS  int64  `json:"latency_ms"`
+	// What the attempt used and cost, when it answered (a cascade pays for
+	// every answer it asked for).
+	InputTokens  int64 `json:"input_tokens,omitempty"`
+	OutputTokens int64 `json:"output_tokens,omitempty"`
+	CostMicros   int64 `json:"cost_micros,omitempty"`
 }
 
 // Call is one call to the chat gateway, as recorded.
@@ -36,6 +41,7 @@ type Call struct {
 	Deployment     string // the one that answered; empty when none did
 	Attempts       []Attempt
 	Stream         bool
+	CacheHit       bool // answered from the cache: not sent upstream, charged nothing
 	Status         string
 	HTTPStatus     int
 	Latency        time.Duration
@@ -61,11 +67,11 @@ func settle(ctx context.Context, db *store.DB, c Call) error {
 			}
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO model_calls (id, tenant_id, key_id, alias, deployment, attempts, stream, status, http_status,
-			latency_ms, ttft_ms, input_tokens, output_tokens, reserved_micros, cost_micros, prompt, completion, journey_id, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			latency_ms, ttft_ms, input_tokens, output_tokens, reserved_micros, cost_micros, prompt, completion, journey_id, created_at, cache_hit)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			c.ID, c.TenantID, c.KeyID, c.Alias, c.Deployment, string(att), boolInt(c.Stream), c.Status, c.HTTPStatus,
 			c.Latency.Milliseconds(), c.TTFT.Milliseconds(), c.InputTokens, c.OutputTokens, c.ReservedMicros, c.CostMicros,
-			c.Prompt, c.Completion, c.JourneyID, store.FormatTime(c.CreatedAt))
+			c.Prompt, c.Completion, c.JourneyID, store.FormatTime(c.CreatedAt), boolInt(c.CacheHit))
 		if err != nil {
 			return fmt.Errorf("record model call: %w", err)
 		}
@@ -77,7 +83,7 @@ func settle(ctx context.Context, db *store.DB, c Call) error {
 // tenants.
 func Calls(ctx context.Context, q store.Querier, tenantIDs []string, limit int) ([]Call, error) {
 	rows, err := q.QueryContext(ctx, `SELECT id, tenant_id, key_id, alias, deployment, attempts, stream, status, http_status, latency_ms, ttft_ms,
-		input_tokens, output_tokens, reserved_micros, cost_micros, prompt, completion, created_at
+		input_tokens, output_tokens, reserved_micros, cost_micros, prompt, completion, created_at, cache_hit
 		FROM model_calls ORDER BY created_at DESC, id DESC LIMIT ?`, limit*4+limit)
 	if err != nil {
 		return nil, fmt.Errorf("list model calls: %w", err)
@@ -91,16 +97,17 @@ func Calls(ctx context.Context, q store.Querier, tenantIDs []string, limit int) 
 	for rows.Next() && len(out) < limit {
 		var c Call
 		var att, created string
-		var stream int
+		var stream, hit int
 		var lat, ttft int64
 		if err := rows.Scan(&c.ID, &c.TenantID, &c.KeyID, &c.Alias, &c.Deployment, &att, &stream, &c.Status, &c.HTTPStatus, &lat, &ttft,
-			&c.InputTokens, &c.OutputTokens, &c.ReservedMicros, &c.CostMicros, &c.Prompt, &c.Completion, &created); err != nil {
+			&c.InputTokens, &c.OutputTokens, &c.ReservedMicros, &c.CostMicros, &c.Prompt, &c.Completion, &created, &hit); err != nil {
 			return nil, fmt.Errorf("list model calls: %w", err)
 		}
 		if tenantIDs != nil && !allowed[c.TenantID] {
 			continue
 		}
 		_ = json.Unmarshal([]byte(att), &c.Attempts)
+		c.CacheHit = hit == 1
 		c.Stream, c.Latency, c.TTFT = stream == 1, time.Duration(lat)*time.Millisecond, time.Duration(ttft)*time.Millisecond
 		c.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
 		out = append(out, c)

@@ -42,6 +42,9 @@ type Gateway struct {
 
 	mu    sync.Mutex
 	slots map[string]chan struct{} // deployment id → its concurrency slots
+
+	limits *limiter     // keys' model limits, in this process
+	cache  *answerCache // answers of aliases with a cache, in this process
 }
 
 // NewGateway returns a gateway over db. Without a redactor no prompt or
@@ -51,6 +54,7 @@ func NewGateway(db *store.DB, sealer *seal.Sealer, redactor *redact.Redactor, lo
 		log = slog.Default()
 	}
 	return &Gateway{db: db, sealer: sealer, redactor: redactor, log: log, now: time.Now, slots: map[string]chan struct{}{},
+		limits: newLimiter(), cache: newAnswerCache(),
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: 90 * time.Second}}}
 }
 
@@ -77,6 +81,7 @@ type request struct {
 	Stream              bool            `json:"stream"`
 	MaxTokens           *int64          `json:"max_tokens"`
 	MaxCompletionTokens *int64          `json:"max_completion_tokens"`
+	ResponseFormat      json.RawMessage `json:"response_format"`
 }
 
 type usage struct {
@@ -111,13 +116,18 @@ func ceilDiv(a, b int64) int64 {
 // the answer (or the stream, cut or whole) has been written and it
 // returns nil.
 //
-// Money: the worst case (estimated prompt plus the output cap, at the
-// dearest deployment the call may reach) is reserved in one transaction
-// before any upstream call, and settled to the usage the upstream reports
-// in the transaction that records the call; a cut stream is charged for
-// what arrived. Concurrent calls can never overspend.
+// Admission: the key's model limits (requests and tokens a minute, the
+// tokens estimated here and corrected when the call is settled).
 //
-// Routing: deployments are tried in priority order; a timeout, connection
+// Money: the worst case (estimated prompt plus the output cap, at the
+// dearest deployment the call may reach; at every deployment together
+// when a cascade may try them all) is reserved in one transaction before
+// any upstream call, and settled to the usage the upstream reports in the
+// transaction that records the call; a cut stream is charged for what
+// arrived. Concurrent calls can never overspend.
+//
+// Routing: deployments are tried in priority order (weighted among equal
+// priorities, or cheapest first for a cascade); a timeout, connection
 // error, 429 or 5xx moves to the next, but only while nothing has been
 // sent to the agent. A 4xx is the agent's request at fault and is
 // returned as is, never retried.
@@ -142,13 +152,6 @@ func (g *Gateway) Chat(ctx context.Context, caller gateway.Caller, body []byte, 
 	if !caller.Key.Allows("model", req.Model) {
 		return problem.Forbidden("model_not_allowed", "This key may not use model "+req.Model+": it needs the scope model:"+req.Model+".")
 	}
-	deps, err := For(ctx, g.db.Read(), g.sealer, req.Model)
-	if err != nil {
-		return problem.Unavailable("unavailable", "The model deployments cannot be read right now.", time.Second).Wrap(err)
-	}
-	if len(deps) == 0 {
-		return problem.NotFound("model_not_found", "There is no model "+req.Model+" (or every deployment of it is switched off).")
-	}
 	asked := int64(0)
 	if req.MaxCompletionTokens != nil {
 		asked = *req.MaxCompletionTokens
@@ -158,20 +161,93 @@ func (g *Gateway) Chat(ctx context.Context, caller gateway.Caller, body []byte, 
 	if asked < 0 {
 		return invalid("max_tokens cannot be negative.")
 	}
+	deps, err := For(ctx, g.db.Read(), g.sealer, req.Model)
+	var opts AliasSettings
+	var settings TenantSettings
+	var limits KeyLimits
+	if err == nil {
+		opts, settings, limits, err = callOptions(ctx, g.db.Read(), req.Model, caller.Tenant.ID, caller.Key.ID)
+	}
+	if err != nil {
+		return problem.Unavailable("unavailable", "The model deployments cannot be read right now.", time.Second).Wrap(err)
+	}
+	if len(deps) == 0 {
+		return problem.NotFound("model_not_found", "There is no model "+req.Model+" (or every deployment of it is switched off).")
+	}
 	promptEst := EstimateTokens(req.Messages)
-	var reserve int64
+	cascade := opts.Cascade && !req.Stream && len(deps) > 1
+	if cascade {
+		deps = cheapestFirst(deps, promptEst, asked)
+	} else {
+		deps = weighted(deps)
+	}
+	var reserve, maxOut int64
 	for _, d := range deps {
-		out := int64(d.MaxOutputTokens)
-		if asked > 0 {
-			out = min(asked, out)
+		c := cost(d, promptEst, outputLimit(d, asked))
+		if cascade {
+			reserve += c // every attempt of a cascade is paid for
+		} else {
+			reserve = max(reserve, c)
 		}
-		reserve = max(reserve, cost(d, promptEst, out))
+		maxOut = max(maxOut, outputLimit(d, asked))
 	}
 
 	start := g.now()
+	tk, err := g.limits.admit(caller.Key.ID, limits, promptEst+maxOut, start)
+	if err != nil {
+		return err
+	}
+	keep := settings.Content != ContentNone
 	call := Call{ID: store.NewID(), TenantID: caller.Tenant.ID, KeyID: caller.Key.ID, Alias: req.Model, Stream: req.Stream,
-		ReservedMicros: reserve, CreatedAt: start.UTC(), Prompt: g.redactJSON(req.Messages), JourneyID: JourneyOf(ctx)}
+		ReservedMicros: reserve, CreatedAt: start.UTC(), JourneyID: JourneyOf(ctx)}
+	if keep {
+		call.Prompt = g.redactJSON(req.Messages)
+	}
+
+	// An answer kept for this tenant and request is served without an
+	// upstream call and charged nothing.
+	var ckey [32]byte
+	cacheable := false
+	if opts.CacheTTL > 0 {
+		ckey, cacheable = cacheKey(caller.Tenant.ID, body)
+	}
+	if cacheable {
+		if e, ok := g.cache.get(ckey, start); ok {
+			g.limits.settle(tk, 0)
+			call.Status, call.HTTPStatus, call.CacheHit, call.Deployment, call.ReservedMicros = StatusOK, http.StatusOK, true, e.deployment, 0
+			if keep {
+				call.Completion = g.redactJSON(messageOf(e.body))
+			}
+			call.Latency = g.now().Sub(start)
+			call.TTFT = call.Latency
+			if err := settle(context.WithoutCancel(ctx), g.db, call); err != nil {
+				g.log.ErrorContext(ctx, "could not record a model call", "call", call.ID, "err", err)
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("X-Warden-Cache", "hit")
+			w.WriteHeader(http.StatusOK)
+			_, _ = w.Write(e.body)
+			return nil
+		}
+	}
+
+	// A tenant that must not send personal data to a model provider has
+	// its prompt redacted before it leaves.
+	if settings.OutboundRedaction {
+		if g.redactor == nil {
+			g.limits.settle(tk, 0)
+			return problem.Unavailable("redaction_unavailable", "This tenant's prompts are redacted before they leave Warden, and no redactor is configured.", 0)
+		}
+		red, err := g.redactor.JSON(req.Messages)
+		if err != nil {
+			g.limits.settle(tk, 0)
+			return invalid("The messages could not be read for redaction.")
+		}
+		fields["messages"] = red
+	}
+
 	if err := g.db.Transact(ctx, func(tx *sql.Tx) error { return gateway.Reserve(ctx, tx, caller.Tenant.ID, reserve, start) }); err != nil {
+		g.limits.settle(tk, 0)
 		var p *problem.Error
 		if errors.As(err, &p) && p.Kind == problem.KindExhausted {
 			p = &problem.Error{Kind: p.Kind, Code: p.Code, Message: "The tenant's budget cannot cover this call's worst case (" +
@@ -189,13 +265,18 @@ func (g *Gateway) Chat(ctx context.Context, caller gateway.Caller, body []byte, 
 		}
 		settled = true
 		call.Status, call.HTTPStatus, call.Latency = status, httpStatus, g.now().Sub(start)
+		call.CostMicros = min(call.CostMicros, call.ReservedMicros)
+		if !keep {
+			call.Prompt, call.Completion = "", ""
+		}
+		g.limits.settle(tk, call.InputTokens+call.OutputTokens)
 		if err := settle(context.WithoutCancel(ctx), g.db, call); err != nil {
 			g.log.ErrorContext(ctx, "could not settle a model call", "call", call.ID, "err", err)
 		}
 	}
 
 	var last error = problem.Unavailable("upstream_unavailable", "No deployment of "+req.Model+" answered.", time.Second)
-	for _, d := range deps {
+	for i, d := range deps {
 		t0 := g.now()
 		res, cancel, first, err := g.try(ctx, d, fields, asked, req.Stream)
 		att := Attempt{Deployment: d.Name, LatencyMS: g.now().Sub(t0).Milliseconds()}
@@ -214,26 +295,56 @@ func (g *Gateway) Chat(ctx context.Context, caller gateway.Caller, body []byte, 
 			}
 			continue
 		}
-		call.Attempts = append(call.Attempts, att)
-		call.Deployment = d.Name
 		if res.StatusCode != http.StatusOK {
 			// A 4xx: the request itself is at fault; the agent sees the
 			// upstream's own answer, and nothing is charged.
+			call.Attempts = append(call.Attempts, att)
+			call.Deployment = d.Name
 			raw, _ := io.ReadAll(io.LimitReader(res.Body, 1<<20))
 			res.Body.Close()
 			cancel()
 			finish(StatusRejected, res.StatusCode)
 			return upstreamRefusal(res.StatusCode, raw)
 		}
-		defer cancel()
-		// The call is settled and recorded before the agent sees its end
-		// (the body, or [DONE]): an agent that has its answer finds it in
-		// the budget and the trace.
 		if req.Stream {
-			g.stream(ctx, d, res, first, promptEst, &call, w, start, func(s string) { finish(s, http.StatusOK) })
-		} else {
-			g.whole(d, first, req.Model, promptEst, &call, w, start, func() { finish(StatusOK, http.StatusOK) })
+			call.Attempts = append(call.Attempts, att)
+			call.Deployment = d.Name
+			defer cancel()
+			// The call is settled and recorded before the agent sees
+			// [DONE]: an agent that has its answer finds it in the budget
+			// and the trace.
+			g.stream(ctx, d, res, cancel, first, promptEst, &call, keep, w, start, func(s string) { finish(s, http.StatusOK) })
+			return nil
 		}
+		res.Body.Close()
+		cancel()
+		a := g.answer(first, req.Model, promptEst)
+		att.InputTokens, att.OutputTokens, att.CostMicros = a.in, a.out, cost(d, a.in, a.out)
+		call.InputTokens += a.in
+		call.OutputTokens += a.out
+		call.CostMicros += att.CostMicros
+		if cascade && i < len(deps)-1 {
+			if why := checkAnswer(a.raw, req.ResponseFormat); why != "" {
+				// Escalate: this answer is paid for, and the next
+				// deployment is asked.
+				att.Error = "check failed: " + why
+				call.Attempts = append(call.Attempts, att)
+				continue
+			}
+		}
+		call.Attempts = append(call.Attempts, att)
+		call.Deployment = d.Name
+		if keep {
+			call.Completion = g.redactJSON(a.message)
+		}
+		call.TTFT = g.now().Sub(start)
+		finish(StatusOK, http.StatusOK)
+		if cacheable {
+			g.cache.put(ckey, a.raw, d.Name, time.Duration(opts.CacheTTL)*time.Second, g.now())
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(a.raw)
 		return nil
 	}
 	finish(StatusFailed, problem.From(last).Status())
@@ -276,7 +387,8 @@ func (g *Gateway) try(ctx context.Context, d Deployment, fields map[string]json.
 	cctx, cancel := context.WithCancel(ctx)
 	var timedOut atomic.Bool
 	timer := time.AfterFunc(d.Timeout, func() { timedOut.Store(true); cancel() }) // until the first byte
-	done := func() { timer.Stop(); cancel(); release() }
+	var once sync.Once
+	done := func() { once.Do(func() { timer.Stop(); cancel(); release() }) }
 	fail := func(err error) (*http.Response, context.CancelFunc, []byte, error) {
 		done()
 		if timedOut.Load() && ctx.Err() == nil {
@@ -307,12 +419,9 @@ func (g *Gateway) try(ctx context.Context, d Deployment, fields map[string]json.
 	}
 	var first []byte
 	if stream {
-		br := bufio.NewReaderSize(res.Body, 64<<10)
+		br := bufio.NewReaderSize(res.Body, 16<<10)
 		first, err = readEvent(br)
-		res.Body = struct {
-			io.Reader
-			io.Closer
-		}{br, res.Body}
+		res.Body = bufferedBody{br, res.Body}
 	} else {
 		first, err = io.ReadAll(io.LimitReader(res.Body, 32<<20))
 	}
@@ -322,6 +431,13 @@ func (g *Gateway) try(ctx context.Context, d Deployment, fields map[string]json.
 	}
 	timer.Stop()
 	return res, done, first, nil
+}
+
+// bufferedBody is a response body read through the buffer its first event
+// was read with.
+type bufferedBody struct {
+	*bufio.Reader
+	io.Closer
 }
 
 // errorClass names a transport error without its addresses or payload.
@@ -368,41 +484,54 @@ func readEvent(br *bufio.Reader) ([]byte, error) {
 	}
 }
 
-// whole writes a non-streamed answer, with the alias as its model.
-func (g *Gateway) whole(d Deployment, raw []byte, alias string, promptEst int64, call *Call, w Sink, start time.Time, settle func()) {
+// parsedAnswer is a non-streamed answer as the agent receives it (with
+// the alias as its model) and what it used.
+type parsedAnswer struct {
+	raw     []byte
+	message json.RawMessage // the first choice's message
+	in, out int64
+}
+
+// answer reads a non-streamed answer. Without a reported usage, the
+// estimate is charged (capped later by the reservation).
+func (g *Gateway) answer(raw []byte, alias string, promptEst int64) parsedAnswer {
 	var resp map[string]json.RawMessage
-	var u struct {
-		Usage   *usage `json:"usage"`
-		Choices []struct {
-			Message json.RawMessage `json:"message"`
-		} `json:"choices"`
-	}
 	if json.Unmarshal(raw, &resp) == nil {
 		resp["model"], _ = json.Marshal(alias)
 		raw, _ = json.Marshal(resp)
 	}
+	var u struct {
+		Usage *usage `json:"usage"`
+	}
 	_ = json.Unmarshal(raw, &u)
+	a := parsedAnswer{raw: raw, message: messageOf(raw)}
 	if u.Usage != nil {
-		call.InputTokens, call.OutputTokens = u.Usage.PromptTokens, u.Usage.CompletionTokens
+		a.in, a.out = u.Usage.PromptTokens, u.Usage.CompletionTokens
 	} else {
-		// No usage reported: charge the estimate, capped by the reservation.
-		call.InputTokens, call.OutputTokens = promptEst, EstimateTokens(raw)
+		a.in, a.out = promptEst, EstimateTokens(raw)
 	}
-	call.CostMicros = min(cost(d, call.InputTokens, call.OutputTokens), call.ReservedMicros)
-	if len(u.Choices) > 0 {
-		call.Completion = g.redactJSON(u.Choices[0].Message)
+	return a
+}
+
+// messageOf is the first choice's message of a chat completion.
+func messageOf(raw []byte) json.RawMessage {
+	var u struct {
+		Choices []struct {
+			Message json.RawMessage `json:"message"`
+		} `json:"choices"`
 	}
-	call.TTFT = g.now().Sub(start)
-	settle()
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(raw)
+	if json.Unmarshal(raw, &u) != nil || len(u.Choices) == 0 {
+		return nil
+	}
+	return u.Choices[0].Message
 }
 
 // stream passes the upstream's events through as they come, reading the
 // usage from the last one. A stream that ends without [DONE] (upstream
-// cut, agent gone) is charged for the text that arrived.
-func (g *Gateway) stream(ctx context.Context, d Deployment, res *http.Response, first []byte, promptEst int64, call *Call, w Sink, start time.Time, settle func(status string)) {
+// cut, agent gone, or no event for the deployment's timeout: stalled) is
+// charged for the text that arrived. Only the first maxStored bytes of
+// the text are kept (for the trace); the rest is counted, never held.
+func (g *Gateway) stream(ctx context.Context, d Deployment, res *http.Response, cancel context.CancelFunc, first []byte, promptEst int64, call *Call, keep bool, w Sink, start time.Time, settle func(status string)) {
 	defer res.Body.Close()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -410,12 +539,19 @@ func (g *Gateway) stream(ctx context.Context, d Deployment, res *http.Response, 
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
 	call.TTFT = g.now().Sub(start)
-	br := res.Body.(interface {
-		io.Reader
-		io.Closer
-	})
-	reader := bufio.NewReader(br)
+	var br *bufio.Reader
+	if bb, ok := res.Body.(bufferedBody); ok {
+		br = bb.Reader
+	} else {
+		br = bufio.NewReader(res.Body)
+	}
+	// A stream that stalls after its first byte is cut after the
+	// deployment's timeout without an event.
+	var stalled atomic.Bool
+	idle := time.AfterFunc(d.Timeout, func() { stalled.Store(true); cancel() })
+	defer idle.Stop()
 	var text strings.Builder
+	var textLen int64
 	var u *usage
 	done := false
 	// account charges what the stream used: the usage it reported, or for
@@ -425,11 +561,24 @@ func (g *Gateway) stream(ctx context.Context, d Deployment, res *http.Response, 
 			call.InputTokens, call.OutputTokens = u.PromptTokens, u.CompletionTokens
 		} else {
 			status = StatusCut
-			call.InputTokens, call.OutputTokens = promptEst, int64(text.Len())/3+1
+			call.InputTokens, call.OutputTokens = promptEst, textLen/3+1
 		}
-		call.CostMicros = min(cost(d, call.InputTokens, call.OutputTokens), call.ReservedMicros)
-		call.Completion = g.redactText(text.String())
+		if stalled.Load() && !done {
+			call.Attempts[len(call.Attempts)-1].Error = fmt.Sprintf("stalled: no event for %s", d.Timeout)
+		}
+		att := &call.Attempts[len(call.Attempts)-1]
+		att.InputTokens, att.OutputTokens, att.CostMicros = call.InputTokens, call.OutputTokens, cost(d, call.InputTokens, call.OutputTokens)
+		call.CostMicros += att.CostMicros
+		if keep {
+			call.Completion = g.redactText(text.String())
+		}
 		settle(status)
+	}
+	collect := func(p []byte) {
+		textLen += int64(len(p))
+		if keep && text.Len() <= maxStored {
+			text.Write(p[:min(len(p), maxStored+1-text.Len())])
+		}
 	}
 	ev := first
 	for {
@@ -460,13 +609,14 @@ func (g *Gateway) stream(ctx context.Context, d Deployment, res *http.Response, 
 					u = chunk.Usage
 				}
 				for _, c := range chunk.Choices {
-					text.WriteString(c.Delta.Content)
+					collect([]byte(c.Delta.Content))
 					if len(c.Delta.ToolCalls) > 0 {
-						text.Write(c.Delta.ToolCalls)
+						collect(c.Delta.ToolCalls)
 					}
 				}
 			}
 			if done {
+				idle.Stop()
 				account(StatusOK)
 			}
 			if _, err := w.Write(ev); err != nil {
@@ -477,9 +627,13 @@ func (g *Gateway) stream(ctx context.Context, d Deployment, res *http.Response, 
 		if done || ctx.Err() != nil {
 			break
 		}
+		idle.Reset(d.Timeout)
 		var err error
-		ev, err = readEvent(reader)
+		ev, err = readEvent(br)
 		if err != nil && len(ev) == 0 {
+			break
+		}
+		if stalled.Load() {
 			break
 		}
 	}

@@ -6,10 +6,16 @@
 // The upstream API key is sealed with agent/seal, bound to the
 // deployment's id, and never shown again. Agents then call
 // POST /v1/chat/completions with "model": ALIAS and a key holding the
-// scope model:ALIAS; Gateway.Chat picks the alias's enabled deployments in
-// priority order (For), reserves the worst case against the tenant's
-// budget, calls them until one answers, settles to actual usage and
-// records the call (RecordCall) with prompt and completion redacted.
+// scope model:ALIAS; Gateway.Chat admits the call under the key's model
+// limits (KeyLimits), picks the alias's enabled deployments in priority
+// order (For; weighted among equal priorities, or cheapest first when the
+// alias cascades: AliasSettings), answers from the cache when the alias
+// has one and the call is deterministic, reserves the worst case against
+// the tenant's budget, calls the deployments until one answers (and
+// passes the cascade's check), settles to actual usage and records the
+// call with prompt and completion redacted, or without them when the
+// tenant's TenantSettings say so. A tenant may also have its prompts
+// redacted before they leave Warden.
 package models
 
 import (
@@ -34,10 +40,13 @@ const ProviderOpenAI = "openai-compatible"
 
 // Deployment is one upstream model Warden may call for an alias.
 type Deployment struct {
-	ID            string
-	Name          string // unique; names the deployment on pages and in traces
-	Alias         string // what agents ask for ("model": ALIAS)
-	Priority      int    // lower is tried first among one alias's deployments
+	ID       string
+	Name     string // unique; names the deployment on pages and in traces
+	Alias    string // what agents ask for ("model": ALIAS)
+	Priority int    // lower is tried first among one alias's deployments
+	// Weight spreads calls among deployments of equal priority: each is
+	// tried first in proportion to its weight (1 to 1000).
+	Weight        int
 	Provider      string
 	BaseURL       string // such as https://api.openai.com/v1
 	APIKey        string // in the clear only when loaded by For; never listed
@@ -90,6 +99,9 @@ func (d Deployment) Validate() map[string]string {
 	if d.Concurrency < 1 || d.Concurrency > 10000 {
 		errs["concurrency"] = "The concurrency limit must be between 1 and 10000."
 	}
+	if d.Weight < 1 || d.Weight > 1000 {
+		errs["weight"] = "The weight must be between 1 and 1000."
+	}
 	if d.Priority < 0 || d.Priority > 1000 {
 		errs["priority"] = "The priority must be between 0 and 1000."
 	}
@@ -103,7 +115,7 @@ var ErrExists = problem.Conflict("model_exists", "There is already a deployment 
 var ErrNotFound = problem.NotFound("model_not_found", "There is no such model deployment.")
 
 const columns = `id, name, alias, priority, provider, base_url, api_key_sealed, upstream_model, input_micros_per_m, output_micros_per_m,
-	context_window, max_output_tokens, timeout_ms, concurrency, enabled, created_at, updated_at`
+	context_window, max_output_tokens, timeout_ms, concurrency, enabled, created_at, updated_at, weight`
 
 func scan(row interface{ Scan(...any) error }) (Deployment, string, error) {
 	var d Deployment
@@ -111,7 +123,7 @@ func scan(row interface{ Scan(...any) error }) (Deployment, string, error) {
 	var timeoutMS int64
 	var enabled int
 	err := row.Scan(&d.ID, &d.Name, &d.Alias, &d.Priority, &d.Provider, &d.BaseURL, &sealed, &d.UpstreamModel, &d.InputMicrosPerM,
-		&d.OutputMicrosPerM, &d.ContextWindow, &d.MaxOutputTokens, &timeoutMS, &d.Concurrency, &enabled, &created, &updated)
+		&d.OutputMicrosPerM, &d.ContextWindow, &d.MaxOutputTokens, &timeoutMS, &d.Concurrency, &enabled, &created, &updated, &d.Weight)
 	if err != nil {
 		return Deployment{}, "", err
 	}
@@ -200,7 +212,7 @@ func details(d Deployment) map[string]any {
 		"alias": d.Alias, "priority": d.Priority, "base_url": d.BaseURL, "upstream_model": d.UpstreamModel,
 		"input_micros_per_m": d.InputMicrosPerM, "output_micros_per_m": d.OutputMicrosPerM,
 		"context_window": d.ContextWindow, "max_output_tokens": d.MaxOutputTokens,
-		"timeout_ms": d.Timeout.Milliseconds(), "concurrency": d.Concurrency, "enabled": d.Enabled,
+		"timeout_ms": d.Timeout.Milliseconds(), "concurrency": d.Concurrency, "enabled": d.Enabled, "weight": d.Weight,
 	}
 }
 
@@ -216,6 +228,9 @@ func validated(d Deployment) error {
 // share its write lock. An invalid deployment is a *store.ValidationError.
 func Create(ctx context.Context, db *store.DB, sealer *seal.Sealer, actor audit.Actor, d Deployment, apiKey string) (Deployment, error) {
 	d.Provider = ProviderOpenAI
+	if d.Weight == 0 {
+		d.Weight = 1 // unset: the default weight
+	}
 	if err := validated(d); err != nil {
 		return Deployment{}, err
 	}
@@ -234,10 +249,10 @@ func Create(ctx context.Context, db *store.DB, sealer *seal.Sealer, actor audit.
 		} else if !errors.Is(err, ErrNotFound) {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO model_deployments (`+columns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		if _, err := tx.ExecContext(ctx, `INSERT INTO model_deployments (`+columns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			d.ID, d.Name, d.Alias, d.Priority, d.Provider, d.BaseURL, sealed, d.UpstreamModel, d.InputMicrosPerM, d.OutputMicrosPerM,
 			d.ContextWindow, d.MaxOutputTokens, d.Timeout.Milliseconds(), d.Concurrency, boolInt(d.Enabled),
-			store.FormatTime(now), store.FormatTime(now)); err != nil {
+			store.FormatTime(now), store.FormatTime(now), d.Weight); err != nil {
 			return fmt.Errorf("create model deployment: %w", err)
 		}
 		det := details(d)
@@ -253,6 +268,9 @@ func Create(ctx context.Context, db *store.DB, sealer *seal.Sealer, actor audit.
 // one keeps it. Saving the same settings changes and records nothing.
 func Update(ctx context.Context, db *store.DB, sealer *seal.Sealer, actor audit.Actor, d Deployment, apiKey string) (changed []string, err error) {
 	d.Provider = ProviderOpenAI
+	if d.Weight == 0 {
+		d.Weight = 1
+	}
 	err = db.Transact(ctx, func(tx *sql.Tx) error {
 		old, err := Get(ctx, tx, d.Name)
 		if err != nil {
@@ -264,7 +282,7 @@ func Update(ctx context.Context, db *store.DB, sealer *seal.Sealer, actor audit.
 		}
 		was, now := details(old), details(d)
 		for _, f := range []string{"alias", "priority", "base_url", "upstream_model", "input_micros_per_m", "output_micros_per_m",
-			"context_window", "max_output_tokens", "timeout_ms", "concurrency"} {
+			"context_window", "max_output_tokens", "timeout_ms", "concurrency", "weight"} {
 			if fmt.Sprint(was[f]) != fmt.Sprint(now[f]) {
 				changed = append(changed, f)
 			}
@@ -282,9 +300,9 @@ func Update(ctx context.Context, db *store.DB, sealer *seal.Sealer, actor audit.
 			return nil
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE model_deployments SET alias = ?, priority = ?, base_url = ?, upstream_model = ?,
-			input_micros_per_m = ?, output_micros_per_m = ?, context_window = ?, max_output_tokens = ?, timeout_ms = ?, concurrency = ?, updated_at = ?
+			input_micros_per_m = ?, output_micros_per_m = ?, context_window = ?, max_output_tokens = ?, timeout_ms = ?, concurrency = ?, weight = ?, updated_at = ?
 			WHERE id = ?`, d.Alias, d.Priority, d.BaseURL, d.UpstreamModel, d.InputMicrosPerM, d.OutputMicrosPerM, d.ContextWindow,
-			d.MaxOutputTokens, d.Timeout.Milliseconds(), d.Concurrency, store.Now(), d.ID); err != nil {
+			d.MaxOutputTokens, d.Timeout.Milliseconds(), d.Concurrency, d.Weight, store.Now(), d.ID); err != nil {
 			return fmt.Errorf("update model deployment: %w", err)
 		}
 		now["changed"] = changed

@@ -7,7 +7,7 @@ import (
 
 func valid() Deployment {
 	return Deployment{Name: "gpt-east", Alias: "chat", Provider: ProviderOpenAI, BaseURL: "https://api.example.com/v1", UpstreamModel: "gpt-4o-mini",
-		InputMicrosPerM: 150_000, OutputMicrosPerM: 600_000, ContextWindow: 128000, MaxOutputTokens: 4096, Timeout: 30 * time.Second, Concurrency: 16}
+		InputMicrosPerM: 150_000, OutputMicrosPerM: 600_000, ContextWindow: 128000, MaxOutputTokens: 4096, Timeout: 30 * time.Second, Concurrency: 16, Weight: 1}
 }
 
 func TestValidate(t *testing.T) {
@@ -28,6 +28,8 @@ func TestValidate(t *testing.T) {
 		{"timeout too short", func(d *Deployment) { d.Timeout = time.Millisecond }, "timeout"},
 		{"no concurrency", func(d *Deployment) { d.Concurrency = 0 }, "concurrency"},
 		{"negative priority", func(d *Deployment) { d.Priority = -1 }, "priority"},
+		{"no weight", func(d *Deployment) { d.Weight = 0 }, "weight"},
+		{"weight too high", func(d *Deployment) { d.Weight = 1001 }, "weight"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

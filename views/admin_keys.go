@@ -71,6 +71,8 @@ type KeyShowView struct {
 	// PreviousCallbackValid: the secret the last rotation replaced still
 	// signs, until Key.PreviousCallbackUntil.
 	PreviousCallbackValid bool
+	// ModelLimits is the key's model limits form (models.KeyLimits).
+	ModelLimits KeyModelLimitsForm
 }
 
 // KeyCallbackRotateView asks before rotating a key's callback secret.

@@ -18,6 +18,7 @@ type TenantView struct {
 	DualControlCurrency string
 	Window              string
 	Thresholds          []ThresholdRow
+	Model               TenantModelForm // the model settings form (models.TenantSettings)
 	Errors              FieldErrors
 	Notice              string
 }

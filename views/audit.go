@@ -86,7 +86,7 @@ var AuditVerbs = []string{
 	"tenant.dual_control", "tenant.dual_control_removed", "tenant.dual_control_window", "tenant.frozen_refused",
 	"key.", "key.create", "key.revoke", "key.callback_secret_rotated", "key.revoked", "key.expired", "key.wrong_secret",
 	"budget.set", "tool.", "tool.create", "tool.update", "tool.enable", "tool.disable",
-	"model.", "model.create", "model.update", "model.enable", "model.disable",
+	"model.", "model.create", "model.update", "model.enable", "model.disable", "model.alias", "model.tenant_settings", "model.key_limits",
 	"skill.", "skill.disabled", "skill.enabled",
 	"release.", "release.published", "release.activated", "release.rolled_back",
 	"release.canary_started", "release.canary_rolled_back", "release.promoted", "release.replayed",
@@ -255,6 +255,30 @@ func eventSentence(e audit.Event, n EventNames) string {
 		return who + " switched model deployment " + subject + " on"
 	case "model.disable":
 		return who + " switched model deployment " + subject + " off: calls to alias " + d.str("alias") + " skip it"
+	case "model.alias":
+		s := who + " set model alias " + subject + ": cascade "
+		if d.bool("cascade") {
+			s += "on"
+		} else {
+			s += "off"
+		}
+		if ttl := d.str("cache_ttl_s"); ttl != "" && ttl != "0" {
+			return s + ", cache " + ttl + " s"
+		}
+		return s + ", cache off"
+	case "model.tenant_settings":
+		s := who + " set tenant " + tenant + "'s model call traces to keep "
+		if d.str("model_content") == "none" {
+			s += "metadata only"
+		} else {
+			s += "redacted content"
+		}
+		if d.bool("outbound_redaction") {
+			return s + ", and its prompts are redacted before they leave Warden"
+		}
+		return s + ", and its prompts leave Warden as written"
+	case "model.key_limits":
+		return who + " set agent key " + keyLabel(d) + "'s model limits to " + perMinute(d.str("rpm"), "requests") + " and " + perMinute(d.str("tpm"), "tokens")
 	case "skill.disabled":
 		return who + " switched skill " + subject + " off: journeys for it are refused" + comment(" — reason: ", d.str("reason"))
 	case "skill.enabled":
@@ -381,6 +405,15 @@ func tenantsLabel(ts []string) string {
 		}
 	}
 	return strings.Join(ts, ", ")
+}
+
+// perMinute is a model limit for people: "60 requests a minute", or "no
+// limit on requests" for 0.
+func perMinute(n, what string) string {
+	if n == "" || n == "0" {
+		return "no limit on " + what
+	}
+	return n + " " + what + " a minute"
 }
 
 func keyLabel(d eventDetails) string {

@@ -23,13 +23,18 @@ type ModelsView struct {
 	Editing     bool // the form edits Form.Name instead of adding
 	Errors      FieldErrors
 	Notice      string
+	// Aliases are the aliases' options (cascade, cache), one per alias
+	// with a deployment; AliasForm is the options form as typed.
+	Aliases     []models.AliasSettings
+	AliasForm   AliasForm
+	AliasErrors FieldErrors
 }
 
 // ModelForm is what the deployment form posts, as typed.
 type ModelForm struct {
-	Name, Alias, Priority, BaseURL, UpstreamModel, InputPrice, OutputPrice string
-	ContextWindow, MaxOutputTokens, Timeout, Concurrency                   string
-	HasAPIKey                                                              bool
+	Name, Alias, Priority, Weight, BaseURL, UpstreamModel, InputPrice, OutputPrice string
+	ContextWindow, MaxOutputTokens, Timeout, Concurrency                           string
+	HasAPIKey                                                                      bool
 }
 
 func modelFormAction(v ModelsView) templ.SafeURL {
@@ -66,7 +71,26 @@ func attemptLine(a models.Attempt) string {
 	if a.Error != "" {
 		s += " " + a.Error
 	}
-	return s + " (" + itoa(a.LatencyMS) + " ms)"
+	s += " (" + itoa(a.LatencyMS) + " ms"
+	if a.CostMicros > 0 {
+		s += ", " + Money(a.CostMicros)
+	}
+	return s + ")"
+}
+
+// callStatus is a call's status, with a cache hit said so.
+func callStatus(c models.Call) string {
+	if c.CacheHit {
+		return c.Status + " (cache hit)"
+	}
+	return c.Status
+}
+
+func cacheTTLText(s int) string {
+	if s == 0 {
+		return "off"
+	}
+	return itoa(int64(s)) + " s"
 }
 
 func clip(s string, n int) string {

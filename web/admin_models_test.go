@@ -109,3 +109,102 @@ func TestModelsPageIsForAdmins(t *testing.T) {
 		}
 	}
 }
+
+// The tenant's model settings, a key's model limits and an alias's
+// options are set in the console: admins only, with CSRF, audited, and a
+// bad value is a 422 that changes nothing.
+func TestAdminModelSettingsControls(t *testing.T) {
+	in, b := adminSession(t, "erin")
+	up := httptest.NewServer(fakeupstream.New())
+	t.Cleanup(up.Close)
+	ctx := context.Background()
+	acme := adminTenantBySlug(t, in.DB, "acme")
+
+	// Tenant: what traces keep, and outbound redaction.
+	if p := b.get("/tenants/acme"); p.Status != http.StatusOK || p.Doc.Find(`#model_content option[selected]`).AttrOr("value", "") != "redacted" {
+		t.Fatalf("tenant page = %d, content %q", p.Status, p.Doc.Find(`#model_content option[selected]`).AttrOr("value", ""))
+	}
+	good := url.Values{"model_content": {"none"}, "model_outbound_redaction": {"on"}}
+	if p := b.post("/tenants/acme/model-settings", good, nil); p.Status != http.StatusForbidden {
+		t.Fatalf("without CSRF = %d, want 403", p.Status)
+	}
+	if p := b.post("/tenants/acme/model-settings", b.withCSRF(url.Values{"model_content": {"everything"}}), nil); p.Status != http.StatusUnprocessableEntity || text(p, "error-model_content") == "" {
+		t.Fatalf("bad content = %d, error %q", p.Status, text(p, "error-model_content"))
+	}
+	if s, _ := models.TenantSettingsOf(ctx, in.DB.Read(), acme.ID); s != (models.TenantSettings{Content: models.ContentRedacted}) || len(adminEvents(t, in.DB, "model.tenant_settings")) != 0 {
+		t.Fatalf("a refused change changed %+v", s)
+	}
+	if p := b.post("/tenants/acme/model-settings", b.withCSRF(good), nil); text(p, "notice") == "" || p.Doc.Find(`[data-testid="model-outbound"]`).AttrOr("checked", "no") == "no" {
+		t.Fatalf("save = %d notice %q", p.Status, text(p, "notice"))
+	}
+	if s, _ := models.TenantSettingsOf(ctx, in.DB.Read(), acme.ID); s != (models.TenantSettings{Content: models.ContentNone, OutboundRedaction: true}) {
+		t.Fatalf("stored = %+v", s)
+	}
+	if evs := adminEvents(t, in.DB, "model.tenant_settings"); len(evs) != 1 || evs[0].Tenant != "acme" {
+		t.Fatalf("events = %+v", evs)
+	}
+
+	// Key: model requests and tokens a minute.
+	k, _ := newKeyIn(t, in, "acme", "limited-bot", []string{"model:chat"}, "test")
+	if p := b.get("/keys/" + k.ID); p.Status != http.StatusOK || p.Doc.Find("#model_rpm").AttrOr("value", "") != "0" {
+		t.Fatalf("key page = %d rpm %q", p.Status, p.Doc.Find("#model_rpm").AttrOr("value", ""))
+	}
+	if p := b.post("/keys/"+k.ID+"/model-limits", b.withCSRF(url.Values{"model_rpm": {"lots"}, "model_tpm": {"-3"}}), nil); p.Status != http.StatusUnprocessableEntity ||
+		text(p, "error-model_rpm") == "" || p.Doc.Find("#model_rpm").AttrOr("value", "") != "lots" {
+		t.Fatalf("bad limits = %d, error %q", p.Status, text(p, "error-model_rpm"))
+	}
+	if p := b.post("/keys/"+k.ID+"/model-limits", b.withCSRF(url.Values{"model_rpm": {"10"}, "model_tpm": {"-3"}}), nil); p.Status != http.StatusUnprocessableEntity || text(p, "error-model_tpm") == "" {
+		t.Fatalf("negative tpm = %d, error %q", p.Status, text(p, "error-model_tpm"))
+	}
+	if p := b.post("/keys/"+k.ID+"/model-limits", b.withCSRF(url.Values{"model_rpm": {"10"}, "model_tpm": {"5000"}}), nil); text(p, "notice") == "" {
+		t.Fatalf("save limits = %d", p.Status)
+	}
+	if l, _ := models.KeyLimitsOf(ctx, in.DB.Read(), k.ID); l != (models.KeyLimits{RPM: 10, TPM: 5000}) || len(adminEvents(t, in.DB, "model.key_limits")) != 1 {
+		t.Fatalf("stored limits = %+v", l)
+	}
+
+	// Deployment weight and alias options on /models.
+	bad := modelFormValues(up.URL + "/v1")
+	bad.Set("weight", "0")
+	if p := b.post("/models", b.withCSRF(bad), nil); p.Status != http.StatusUnprocessableEntity || text(p, "error-weight") == "" {
+		t.Fatalf("weight 0 = %d, error %q", p.Status, text(p, "error-weight"))
+	}
+	withWeight := modelFormValues(up.URL + "/v1")
+	withWeight.Set("weight", "3")
+	if p := b.post("/models", b.withCSRF(withWeight), nil); text(p, "notice") != "Deployment added." || !strings.Contains(text(p, "model-fake-east"), "3") {
+		t.Fatalf("create with weight = %d %q", p.Status, text(p, "notice"))
+	}
+	if p := b.post("/model-aliases", b.withCSRF(url.Values{"alias": {"chat"}, "cache_ttl": {"-5"}, "cascade": {"on"}}), nil); p.Status != http.StatusUnprocessableEntity || text(p, "error-cache_ttl") == "" {
+		t.Fatalf("bad ttl = %d, error %q", p.Status, text(p, "error-cache_ttl"))
+	}
+	if p := b.post("/model-aliases", b.withCSRF(url.Values{"alias": {"nope"}, "cache_ttl": {"60"}}), nil); p.Status != http.StatusUnprocessableEntity || text(p, "error-alias") == "" {
+		t.Fatalf("unknown alias = %d, error %q", p.Status, text(p, "error-alias"))
+	}
+	if s, _ := models.AliasSettingsOf(ctx, in.DB.Read(), "chat"); s.Cascade || s.CacheTTL != 0 {
+		t.Fatalf("a refused change changed %+v", s)
+	}
+	if p := b.post("/model-aliases", b.withCSRF(url.Values{"alias": {"chat"}, "cache_ttl": {"60"}, "cascade": {"on"}}), nil); text(p, "notice") == "" ||
+		!strings.Contains(text(p, "alias-chat"), "60 s") {
+		t.Fatalf("alias save = %d notice %q row %q", p.Status, text(p, "notice"), text(p, "alias-chat"))
+	}
+	if s, _ := models.AliasSettingsOf(ctx, in.DB.Read(), "chat"); !s.Cascade || s.CacheTTL != 60 || len(adminEvents(t, in.DB, "model.alias")) != 1 {
+		t.Fatalf("stored alias options = %+v", s)
+	}
+
+	// Not an admin: refused, nothing changes.
+	other := newBrowser(t, in.URL)
+	other.loginDev("alice")
+	other.get("/")
+	for path, form := range map[string]url.Values{
+		"/tenants/acme/model-settings":    {"model_content": {"redacted"}},
+		"/keys/" + k.ID + "/model-limits": {"model_rpm": {"0"}, "model_tpm": {"0"}},
+		"/model-aliases":                  {"alias": {"chat"}, "cache_ttl": {"0"}},
+	} {
+		if p := other.post(path, other.withCSRF(form), nil); p.Status != http.StatusForbidden {
+			t.Errorf("alice POST %s = %d, want 403", path, p.Status)
+		}
+	}
+	if s, _ := models.TenantSettingsOf(ctx, in.DB.Read(), acme.ID); s.Content != models.ContentNone {
+		t.Fatalf("a refused change changed %+v", s)
+	}
+}

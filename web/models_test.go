@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -32,6 +33,29 @@ type modelRig struct {
 	key    string
 	client openai.Client
 	tenant string
+	sent   *bodyRecorder // what reached the fake upstream
+}
+
+// bodyRecorder keeps every request body that reaches the fake upstream.
+type bodyRecorder struct {
+	next   http.Handler
+	mu     sync.Mutex
+	bodies [][]byte
+}
+
+func (b *bodyRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	raw, _ := io.ReadAll(r.Body)
+	b.mu.Lock()
+	b.bodies = append(b.bodies, raw)
+	b.mu.Unlock()
+	r.Body = io.NopCloser(bytes.NewReader(raw))
+	b.next.ServeHTTP(w, r)
+}
+
+func (b *bodyRecorder) all() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return bytes.Join(b.bodies, []byte("\n"))
 }
 
 // deployment is a deployment of alias "chat" at the fake upstream whose
@@ -46,7 +70,8 @@ func newModelRig(t testing.TB, limitMicros int64, deps ...models.Deployment) *mo
 	t.Helper()
 	in := startWardenDemo(t, nil)
 	fake := fakeupstream.New()
-	up := httptest.NewServer(fake)
+	sent := &bodyRecorder{next: fake}
+	up := httptest.NewServer(sent)
 	t.Cleanup(up.Close)
 	ctx := context.Background()
 	for _, d := range deps {
@@ -67,7 +92,7 @@ func newModelRig(t testing.TB, limitMicros int64, deps ...models.Deployment) *mo
 		t.Fatal(err)
 	}
 	_, key := newKeyIn(t, in, "modelco", "chat-bot", []string{"model:chat"}, "test")
-	return &modelRig{in: in, fake: fake, key: key, tenant: tenant.ID,
+	return &modelRig{in: in, fake: fake, key: key, tenant: tenant.ID, sent: sent,
 		client: openai.NewClient(option.WithBaseURL(in.URL+"/v1/"), option.WithAPIKey(key), option.WithMaxRetries(0))}
 }
 

@@ -57,6 +57,7 @@ func (s *Server) consoleRoutes() []route {
 		{http.MethodPost, "/tenants/:slug/dual-control", h.TenantDualControl, admin, ""},
 		{http.MethodPost, "/tenants/:slug/dual-control/remove", h.TenantDualControlRemove, admin, ""},
 		{http.MethodPost, "/tenants/:slug/dual-control-window", h.TenantDualControlWindow, admin, ""},
+		{http.MethodPost, "/tenants/:slug/model-settings", h.TenantModelSettings, admin, ""},
 		{http.MethodGet, "/tenants/:slug/freeze", h.TenantFreezeConfirm, admin, ""},
 		{http.MethodPost, "/tenants/:slug/freeze", h.TenantFreeze, admin, ""},
 		{http.MethodGet, "/tenants/:slug/unfreeze", h.TenantUnfreezeConfirm, admin, ""},
@@ -70,6 +71,7 @@ func (s *Server) consoleRoutes() []route {
 		{http.MethodPost, "/keys/:id/callback-secret/rotate", h.KeyCallbackRotate, admin, ""},
 		{http.MethodGet, "/keys/:id/revoke", h.KeyRevokeConfirm, admin, ""},
 		{http.MethodPost, "/keys/:id/revoke", h.KeyRevoke, admin, ""},
+		{http.MethodPost, "/keys/:id/model-limits", h.KeyModelLimits, admin, ""},
 		{http.MethodGet, "/budgets", h.BudgetList, admin, "Budgets"},
 		{http.MethodPost, "/budgets/:tenant", h.BudgetEdit, admin, ""},
 		{http.MethodGet, "/tools", h.ToolList, admin, "Tools"},
@@ -83,6 +85,7 @@ func (s *Server) consoleRoutes() []route {
 		// Model deployments of the chat gateway, and its calls.
 		{http.MethodGet, "/models", h.ModelList, admin, "Models"},
 		{http.MethodPost, "/models", h.ModelCreate, admin, ""},
+		{http.MethodPost, "/model-aliases", h.ModelAliasSave, admin, ""},
 		{http.MethodGet, "/models/:name/edit", h.ModelEditForm, admin, ""},
 		{http.MethodPost, "/models/:name", h.ModelUpdate, admin, ""},
 		{http.MethodPost, "/models/:name/enable", h.ModelEnable, admin, ""},
@@ -174,8 +177,12 @@ func (s *Server) routes() {
 		e.POST("/v1/actions/:id/cancel", api.Cancel, shed)
 		// The model gateway (OpenAI-compatible): each deployment bounds its
 		// own calls in flight, so long streams are not counted by shed.
-		rd, _ := s.redactor.(*redact.Redactor)
-		chat := &handlers.ModelAPI{Gateway: s.gateway, Models: models.NewGateway(s.db, s.sealer(), rd, s.log)}
+		mg := s.models
+		if mg == nil {
+			rd, _ := s.redactor.(*redact.Redactor)
+			mg = models.NewGateway(s.db, s.sealer(), rd, s.log)
+		}
+		chat := &handlers.ModelAPI{Gateway: s.gateway, Models: mg}
 		e.POST("/v1/chat/completions", chat.ChatCompletions)
 		e.GET("/v1/models", chat.ListModels)
 	}

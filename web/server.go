@@ -24,6 +24,7 @@ import (
 	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/runbooks"
 	"github.com/wardenhq/warden/sessions"
 	"github.com/wardenhq/warden/signin"
@@ -62,6 +63,7 @@ type Server struct {
 	started  time.Time
 	gateway  *gateway.Gateway
 	runtime  *runtime.Service
+	models   *models.Gateway
 	runbooks *runbooks.Set
 	version  string
 
@@ -84,6 +86,10 @@ type Options struct {
 	// the API answers 503.
 	Gateway *gateway.Gateway
 	Runtime *runtime.Service
+	// Models is the chat gateway, shared with the runtime's model-driven
+	// skills so each deployment's concurrency limit, the key limits and the
+	// answer cache are counted once. Nil builds one for the HTTP route.
+	Models *models.Gateway
 	// HTTPClient is used to reach the identity provider (tests inject one).
 	HTTPClient *http.Client
 	// Clock is the sessions' clock: idle timeouts, lifetimes, sign-ins in
@@ -125,7 +131,7 @@ func New(o Options) (*Server, error) {
 	}
 	s.drainDelay = cfg.DrainDelay
 	s.version = o.Version
-	s.gateway, s.runtime = o.Gateway, o.Runtime
+	s.gateway, s.runtime, s.models = o.Gateway, o.Runtime, o.Models
 	s.runbooks = loadRunbooks(cfg.RunbookDir, s.log)
 	if s.runtime != nil {
 		// An approved runbook request (purge_traces) runs in its decision.

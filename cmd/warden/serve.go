@@ -92,6 +92,7 @@ func serve(ctx context.Context, args []string, env func(string) (string, bool), 
 		Version:  version,
 		Gateway:  rt.Gateway,
 		Runtime:  rt.Service,
+		Models:   rt.Models,
 	})
 	if err != nil {
 		ln.Close()

@@ -10,6 +10,12 @@
 //	slow-MS       waits MS milliseconds, then answers
 //	hang          never answers (until the client gives up)
 //	cut           streams half the answer and ends without [DONE]
+//	stall         streams half the answer, then sends nothing more (until
+//	              the client gives up)
+//	empty         answers with empty content
+//	refuse        answers with a refusal and no content
+//	off-schema    answers {"unexpected":true}, whatever the format asked
+//	long-N        streams N words, a millisecond apart
 //	refund-agent  looks an order up, refunds it, reports (RefundAgent)
 //
 // Scripted tool-calling models (script.go) play an agent's model through
@@ -169,6 +175,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case req.Model == "hang":
 		<-r.Context().Done()
 		return
+	case req.Model == "empty" || req.Model == "refuse" || req.Model == "off-schema":
+		s.oddAnswer(w, req)
+		return
+	case strings.HasPrefix(req.Model, "long-") && req.Stream:
+		n, _ := strconv.Atoi(strings.TrimPrefix(req.Model, "long-"))
+		s.long(w, r, req, n)
+		return
 	case strings.HasPrefix(req.Model, "slow-"):
 		ms, _ := strconv.Atoi(strings.TrimPrefix(req.Model, "slow-"))
 		select {
@@ -255,6 +268,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if req.Model == "cut" && i >= len(words)/2 {
 				return // ends without finish, usage or [DONE]
 			}
+			if req.Model == "stall" && i >= len(words)/2 {
+				<-r.Context().Done() // says nothing more
+				return
+			}
 			if i > 0 {
 				wd = " " + wd
 			}
@@ -266,6 +283,42 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		send(map[string]any{"id": id, "object": "chat.completion.chunk", "created": 0, "model": req.Model, "choices": []any{}, "usage": usage})
 	}
 	fmt.Fprint(w, "data: [DONE]\n\n")
+	if flusher != nil {
+		flusher.Flush()
+	}
+}
+
+// oddAnswer answers the empty, refuse and off-schema models.
+func (s *Server) oddAnswer(w http.ResponseWriter, req request) {
+	msg := map[string]any{"role": "assistant", "content": ""}
+	switch req.Model {
+	case "refuse":
+		msg = map[string]any{"role": "assistant", "content": nil, "refusal": "I can't help with that."}
+	case "off-schema":
+		msg["content"] = `{"unexpected":true}`
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": req.Model,
+		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": "stop"}},
+		"usage":   map[string]any{"prompt_tokens": 10, "completion_tokens": 4, "total_tokens": 14}})
+}
+
+// long streams n words a millisecond apart, then its usage and [DONE].
+func (s *Server) long(w http.ResponseWriter, r *http.Request, req request, n int) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	flusher, _ := w.(http.Flusher)
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(w, "data: {\"id\":\"chatcmpl-fake\",\"object\":\"chat.completion.chunk\",\"created\":0,\"model\":%q,\"choices\":[{\"index\":0,\"delta\":{\"content\":\" word\"},\"finish_reason\":null}]}\n\n", req.Model)
+		if flusher != nil {
+			flusher.Flush()
+		}
+		select {
+		case <-time.After(time.Millisecond):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	fmt.Fprintf(w, "data: {\"id\":\"chatcmpl-fake\",\"object\":\"chat.completion.chunk\",\"created\":0,\"model\":%q,\"choices\":[],\"usage\":{\"prompt_tokens\":10,\"completion_tokens\":%d,\"total_tokens\":%d}}\n\ndata: [DONE]\n\n", req.Model, n, n+10)
 	if flusher != nil {
 		flusher.Flush()
 	}

@@ -1,0 +1,136 @@
+package handlers
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/wardenhq/warden/models"
+	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/views"
+)
+
+// tenantModelForm fills the tenant page's model settings form.
+func tenantModelForm(ctx context.Context, q store.Querier, tenantID string) (views.TenantModelForm, error) {
+	s, err := models.TenantSettingsOf(ctx, q, tenantID)
+	if err != nil {
+		return views.TenantModelForm{}, err
+	}
+	return views.TenantModelForm{Content: s.Content, Outbound: s.OutboundRedaction}, nil
+}
+
+// TenantModelSettings saves what a tenant's model call traces keep and
+// whether its prompts are redacted before they leave Warden.
+func (h *Console) TenantModelSettings(c echo.Context) error {
+	ctx := c.Request().Context()
+	user := CurrentPrincipal(c)
+	t, err := tenantInScope(ctx, h.DB.Read(), user, c.Param("slug"))
+	if err != nil {
+		return err
+	}
+	s := models.TenantSettings{Content: c.FormValue("model_content"), OutboundRedaction: c.FormValue("model_outbound_redaction") == "on"}
+	changed, err := models.SetTenantSettings(ctx, h.DB, principalActor(user), t, s)
+	if errs, ok := fieldErrors(err); ok {
+		v, err := tenantView(ctx, h.DB.Read(), t)
+		if err != nil {
+			return err
+		}
+		v.Model = views.TenantModelForm{Content: s.Content, Outbound: s.OutboundRedaction, Errors: errs}
+		return renderTenantShow(c, http.StatusUnprocessableEntity, v)
+	}
+	if err != nil {
+		return err
+	}
+	return tenantSaved(c, t, changed, "model_settings")
+}
+
+var keyModelNotices = map[string]string{
+	"model_limits": "Model limits saved. They apply to this key's next model call.",
+	"unchanged":    "Those are the current limits; nothing changed.",
+}
+
+// keyModelLimitsForm fills the key page's model limits form.
+func keyModelLimitsForm(ctx context.Context, q store.Querier, keyID string) (views.KeyModelLimitsForm, error) {
+	l, err := models.KeyLimitsOf(ctx, q, keyID)
+	if err != nil {
+		return views.KeyModelLimitsForm{}, err
+	}
+	return views.KeyModelLimitsForm{RPM: strconv.Itoa(l.RPM), TPM: strconv.Itoa(l.TPM)}, nil
+}
+
+// KeyModelLimits saves a key's limits on model calls.
+func (h *Console) KeyModelLimits(c echo.Context) error {
+	ctx := c.Request().Context()
+	user := CurrentPrincipal(c)
+	k, err := keyInScope(ctx, h.DB.Read(), user, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	form := views.KeyModelLimitsForm{RPM: strings.TrimSpace(c.FormValue("model_rpm")), TPM: strings.TrimSpace(c.FormValue("model_tpm")), Errors: views.FieldErrors{}}
+	var l models.KeyLimits
+	var msg string
+	if l.RPM, msg = formInt(form.RPM, "Enter 0 (no limit) or a whole number of requests a minute."); msg != "" {
+		form.Errors["model_rpm"] = msg
+	}
+	if l.TPM, msg = formInt(form.TPM, "Enter 0 (no limit) or a whole number of tokens a minute."); msg != "" {
+		form.Errors["model_tpm"] = msg
+	}
+	if len(form.Errors) == 0 {
+		changed, err := models.SetKeyLimits(ctx, h.DB, principalActor(user), k, l)
+		errs, invalid := fieldErrors(err)
+		switch {
+		case invalid:
+			form.Errors = errs
+		case err != nil:
+			return err
+		default:
+			done := "model_limits"
+			if !changed {
+				done = "unchanged"
+			}
+			return seeOther(c, "/keys/"+k.ID+"?done="+done)
+		}
+	}
+	by, err := h.DB.PrincipalName(ctx, k.CreatedBy)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	noStore(c)
+	page := PageFor(c, k.Name)
+	page.Active = "/keys"
+	return Render(c, http.StatusUnprocessableEntity, page, views.KeyShow(page, views.KeyShowView{
+		Key: k, State: keyState(k, now), CreatedBy: by, PreviousCallbackValid: k.PreviousCallbackValid(now), ModelLimits: form}))
+}
+
+// ModelAliasSave sets an alias's cascade and cache options.
+func (h *Console) ModelAliasSave(c echo.Context) error {
+	user := CurrentPrincipal(c)
+	if err := requireAllTenants(user, modelChange); err != nil {
+		return err
+	}
+	form := views.AliasForm{Alias: strings.TrimSpace(c.FormValue("alias")), CacheTTL: strings.TrimSpace(c.FormValue("cache_ttl")), Cascade: c.FormValue("cascade") == "on"}
+	errs := views.FieldErrors{}
+	ttl, msg := formInt(form.CacheTTL, "Enter 0 (off) or a whole number of seconds.")
+	if msg != "" {
+		errs["cache_ttl"] = msg
+	} else {
+		changed, err := models.SetAliasSettings(c.Request().Context(), h.DB, principalActor(user), models.AliasSettings{Alias: form.Alias, Cascade: form.Cascade, CacheTTL: ttl})
+		invalid, isInvalid := fieldErrors(err)
+		switch {
+		case isInvalid:
+			errs = invalid
+		case err != nil:
+			return err
+		case !changed:
+			return seeOther(c, "/models?done=unchanged")
+		default:
+			return seeOther(c, "/models?done=alias")
+		}
+	}
+	return h.renderModels(c, http.StatusUnprocessableEntity, views.ModelsView{Form: defaultModelForm(), AliasForm: form, AliasErrors: errs})
+}

@@ -1,0 +1,114 @@
+package models
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/wardenhq/warden/problem"
+)
+
+// limiter enforces keys' model limits (KeyLimits) in this process: a
+// token bucket of requests and one of tokens per key, each holding a
+// minute's worth and refilled continuously. With several replicas each
+// enforces the limits on the calls it serves.
+type limiter struct {
+	mu   sync.Mutex
+	keys map[string]*keyBuckets
+}
+
+type keyBuckets struct {
+	limits   KeyLimits
+	req, tok bucket
+}
+
+type bucket struct {
+	capacity, level float64
+	at              time.Time
+}
+
+// refill brings b to now; a capacity of 0 is no limit.
+func (b *bucket) refill(now time.Time) {
+	if b.capacity == 0 {
+		return
+	}
+	b.level = math.Min(b.capacity, b.level+now.Sub(b.at).Seconds()*b.capacity/60)
+	b.at = now
+}
+
+// wait is how long until b holds n.
+func (b *bucket) wait(n float64) time.Duration {
+	if b.capacity == 0 || b.level >= n {
+		return 0
+	}
+	return time.Duration((n - b.level) / (b.capacity / 60) * float64(time.Second))
+}
+
+func newLimiter() *limiter { return &limiter{keys: map[string]*keyBuckets{}} }
+
+// ticket is an admitted call's share of its key's token bucket, corrected
+// when the call is settled.
+type ticket struct {
+	keyID  string
+	tokens int64
+}
+
+// admit takes one request and tokens (the call's estimate) from the key's
+// buckets, or refuses with 429 and how long to wait. A call estimated
+// above the whole minute's tokens waits for a full bucket.
+func (l *limiter) admit(keyID string, lim KeyLimits, tokens int64, now time.Time) (ticket, error) {
+	if lim.RPM == 0 && lim.TPM == 0 {
+		return ticket{}, nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	kb := l.keys[keyID]
+	if kb == nil || kb.limits != lim {
+		kb = &keyBuckets{limits: lim, req: bucket{capacity: float64(lim.RPM), level: float64(lim.RPM), at: now},
+			tok: bucket{capacity: float64(lim.TPM), level: float64(lim.TPM), at: now}}
+		l.keys[keyID] = kb
+	}
+	kb.req.refill(now)
+	kb.tok.refill(now)
+	need := float64(tokens)
+	if lim.TPM > 0 {
+		need = math.Min(need, float64(lim.TPM))
+	}
+	if w := kb.req.wait(1); w > 0 {
+		return ticket{}, rateLimited(fmt.Sprintf("This key's limit of %d model requests a minute is reached.", lim.RPM), w)
+	}
+	if w := kb.tok.wait(need); w > 0 {
+		return ticket{}, rateLimited(fmt.Sprintf("This key's limit of %d model tokens a minute is reached (this call may use %d).", lim.TPM, tokens), w)
+	}
+	if lim.RPM > 0 {
+		kb.req.level--
+	}
+	if lim.TPM > 0 {
+		kb.tok.level -= need
+		return ticket{keyID: keyID, tokens: int64(need)}, nil
+	}
+	return ticket{}, nil
+}
+
+// settle corrects the key's token bucket from the estimate to the tokens
+// the call used: unused tokens go back, extra ones are taken (the bucket
+// may go below empty; later calls wait).
+func (l *limiter) settle(t ticket, used int64) {
+	if t.keyID == "" {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	kb := l.keys[t.keyID]
+	if kb == nil {
+		return
+	}
+	kb.tok.level = math.Min(kb.tok.capacity, kb.tok.level+float64(t.tokens-used))
+}
+
+func rateLimited(msg string, wait time.Duration) error {
+	// Whole seconds, rounded up: a client that waits Retry-After is admitted.
+	secs := max(1, int64(math.Ceil(wait.Seconds())))
+	return &problem.Error{Kind: problem.KindRateLimited, Code: "rate_limited", Message: msg, RetryAfter: time.Duration(secs) * time.Second}
+}

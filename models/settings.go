@@ -1,0 +1,249 @@
+package models
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/wardenhq/warden/agent/keys"
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/store"
+)
+
+// What of a call's content a tenant's trace keeps.
+const (
+	ContentRedacted = "redacted" // prompt and completion, after the redactor
+	ContentNone     = "none"     // metadata only: no prompt, no completion
+)
+
+// TenantSettings are a tenant's model settings.
+type TenantSettings struct {
+	Content string // ContentRedacted (the default) or ContentNone
+	// OutboundRedaction replaces PII in the prompt's messages with keyed
+	// tokens before the request leaves Warden.
+	OutboundRedaction bool
+}
+
+// TenantSettingsOf returns a tenant's model settings (the defaults when it
+// has none stored).
+func TenantSettingsOf(ctx context.Context, q store.Querier, tenantID string) (TenantSettings, error) {
+	s := TenantSettings{Content: ContentRedacted}
+	var out int
+	err := q.QueryRowContext(ctx, `SELECT content, outbound_redaction FROM model_tenant_settings WHERE tenant_id = ?`, tenantID).Scan(&s.Content, &out)
+	if errors.Is(err, sql.ErrNoRows) {
+		return TenantSettings{Content: ContentRedacted}, nil
+	}
+	if err != nil {
+		return TenantSettings{}, fmt.Errorf("model settings of tenant %s: %w", tenantID, err)
+	}
+	s.OutboundRedaction = out == 1
+	return s, nil
+}
+
+// SetTenantSettings saves a tenant's model settings with their audit event
+// (model.tenant_settings), in one transaction; it reports false, and
+// records nothing, when they were already so. A content setting other
+// than redacted or none is a *store.ValidationError.
+func SetTenantSettings(ctx context.Context, db *store.DB, actor audit.Actor, t store.Tenant, s TenantSettings) (bool, error) {
+	tenantID := t.ID
+	if s.Content != ContentRedacted && s.Content != ContentNone {
+		return false, &store.ValidationError{Fields: map[string]string{"model_content": "Choose redacted or none."}}
+	}
+	changed := false
+	err := db.Transact(ctx, func(tx *sql.Tx) error {
+		old, err := TenantSettingsOf(ctx, tx, tenantID)
+		if err != nil {
+			return err
+		}
+		if old == s {
+			return nil
+		}
+		changed = true
+		if _, err := tx.ExecContext(ctx, `INSERT INTO model_tenant_settings (tenant_id, content, outbound_redaction, updated_at) VALUES (?, ?, ?, ?)
+			ON CONFLICT (tenant_id) DO UPDATE SET content = excluded.content, outbound_redaction = excluded.outbound_redaction, updated_at = excluded.updated_at`,
+			tenantID, s.Content, boolInt(s.OutboundRedaction), store.Now()); err != nil {
+			return fmt.Errorf("set model settings of tenant %s: %w", tenantID, err)
+		}
+		_, err = audit.Append(ctx, tx, audit.Event{Actor: actor, Verb: "model.tenant_settings", Tenant: t.Slug,
+			Subject: audit.Subject{Type: "tenant", ID: tenantID},
+			Details: map[string]any{"model_content": s.Content, "outbound_redaction": s.OutboundRedaction}})
+		return err
+	})
+	return changed, err
+}
+
+// KeyLimits are a virtual key's limits on model calls; 0 is no limit.
+type KeyLimits struct {
+	RPM int // requests a minute
+	TPM int // tokens a minute: estimated at admission, corrected when settled
+}
+
+// MaxPerMinute bounds both limits.
+const MaxPerMinute = 100_000_000
+
+// Validate returns a message per bad field.
+func (l KeyLimits) Validate() map[string]string {
+	errs := map[string]string{}
+	if l.RPM < 0 || l.RPM > MaxPerMinute {
+		errs["model_rpm"] = "Enter 0 (no limit) or a whole number of requests a minute, up to 100000000."
+	}
+	if l.TPM < 0 || l.TPM > MaxPerMinute {
+		errs["model_tpm"] = "Enter 0 (no limit) or a whole number of tokens a minute, up to 100000000."
+	}
+	return errs
+}
+
+// KeyLimitsOf returns a key's model limits (none when it has none stored).
+func KeyLimitsOf(ctx context.Context, q store.Querier, keyID string) (KeyLimits, error) {
+	var l KeyLimits
+	err := q.QueryRowContext(ctx, `SELECT rpm, tpm FROM model_key_limits WHERE key_id = ?`, keyID).Scan(&l.RPM, &l.TPM)
+	if errors.Is(err, sql.ErrNoRows) {
+		return KeyLimits{}, nil
+	}
+	if err != nil {
+		return KeyLimits{}, fmt.Errorf("model limits of key %s: %w", keyID, err)
+	}
+	return l, nil
+}
+
+// SetKeyLimits saves a key's model limits with their audit event
+// (model.key_limits); false, and nothing recorded, when unchanged.
+func SetKeyLimits(ctx context.Context, db *store.DB, actor audit.Actor, k keys.Key, l KeyLimits) (bool, error) {
+	keyID := k.ID
+	if errs := l.Validate(); len(errs) > 0 {
+		return false, &store.ValidationError{Fields: errs}
+	}
+	changed := false
+	err := db.Transact(ctx, func(tx *sql.Tx) error {
+		old, err := KeyLimitsOf(ctx, tx, keyID)
+		if err != nil {
+			return err
+		}
+		if old == l {
+			return nil
+		}
+		changed = true
+		if _, err := tx.ExecContext(ctx, `INSERT INTO model_key_limits (key_id, tenant_id, rpm, tpm, updated_at) VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (key_id) DO UPDATE SET rpm = excluded.rpm, tpm = excluded.tpm, updated_at = excluded.updated_at`,
+			keyID, k.TenantID, l.RPM, l.TPM, store.Now()); err != nil {
+			return fmt.Errorf("set model limits of key %s: %w", keyID, err)
+		}
+		_, err = audit.Append(ctx, tx, audit.Event{Actor: actor, Verb: "model.key_limits", Tenant: k.TenantSlug,
+			Subject: audit.Subject{Type: "key", ID: keyID}, Details: map[string]any{"name": k.Name, "prefix": k.Prefix, "rpm": l.RPM, "tpm": l.TPM}})
+		return err
+	})
+	return changed, err
+}
+
+// AliasSettings are an alias's routing options.
+type AliasSettings struct {
+	Alias string
+	// Cascade tries the alias's cheapest deployment first and escalates to
+	// the next dearer one when the answer fails the call's check (the JSON
+	// schema of response_format; otherwise an empty or refused answer).
+	// Streams are never cascaded.
+	Cascade bool
+	// CacheTTL (seconds; 0 is off) keeps answers to deterministic calls
+	// (temperature 0, not streamed), per tenant.
+	CacheTTL int
+}
+
+// MaxCacheTTL bounds an alias's cache TTL (seconds): a day.
+const MaxCacheTTL = 86400
+
+// AliasSettingsOf returns an alias's options (off when none are stored).
+func AliasSettingsOf(ctx context.Context, q store.Querier, alias string) (AliasSettings, error) {
+	s := AliasSettings{Alias: alias}
+	var cascade int
+	err := q.QueryRowContext(ctx, `SELECT cascade, cache_ttl_s FROM model_aliases WHERE alias = ?`, alias).Scan(&cascade, &s.CacheTTL)
+	if errors.Is(err, sql.ErrNoRows) {
+		return AliasSettings{Alias: alias}, nil
+	}
+	if err != nil {
+		return AliasSettings{}, fmt.Errorf("settings of alias %s: %w", alias, err)
+	}
+	s.Cascade = cascade == 1
+	return s, nil
+}
+
+// AllAliasSettings returns the stored options of every alias by name.
+func AllAliasSettings(ctx context.Context, q store.Querier) (map[string]AliasSettings, error) {
+	rows, err := q.QueryContext(ctx, `SELECT alias, cascade, cache_ttl_s FROM model_aliases`)
+	if err != nil {
+		return nil, fmt.Errorf("alias settings: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]AliasSettings{}
+	for rows.Next() {
+		var s AliasSettings
+		var cascade int
+		if err := rows.Scan(&s.Alias, &cascade, &s.CacheTTL); err != nil {
+			return nil, fmt.Errorf("alias settings: %w", err)
+		}
+		s.Cascade = cascade == 1
+		out[s.Alias] = s
+	}
+	return out, rows.Err()
+}
+
+// SetAliasSettings saves an alias's options with their audit event
+// (model.alias); false, and nothing recorded, when unchanged. The alias
+// must have a deployment.
+func SetAliasSettings(ctx context.Context, db *store.DB, actor audit.Actor, s AliasSettings) (bool, error) {
+	if !nameRe.MatchString(s.Alias) {
+		return false, &store.ValidationError{Fields: map[string]string{"alias": "Choose an alias."}}
+	}
+	if s.CacheTTL < 0 || s.CacheTTL > MaxCacheTTL {
+		return false, &store.ValidationError{Fields: map[string]string{"cache_ttl": "Enter 0 (off) or a whole number of seconds up to 86400 (a day)."}}
+	}
+	changed := false
+	err := db.Transact(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM model_deployments WHERE alias = ?`, s.Alias).Scan(&n); err != nil {
+			return fmt.Errorf("set alias settings: %w", err)
+		}
+		if n == 0 {
+			return &store.ValidationError{Fields: map[string]string{"alias": "No deployment has the alias " + s.Alias + "."}}
+		}
+		old, err := AliasSettingsOf(ctx, tx, s.Alias)
+		if err != nil {
+			return err
+		}
+		if old == s {
+			return nil
+		}
+		changed = true
+		if _, err := tx.ExecContext(ctx, `INSERT INTO model_aliases (alias, cascade, cache_ttl_s, updated_at) VALUES (?, ?, ?, ?)
+			ON CONFLICT (alias) DO UPDATE SET cascade = excluded.cascade, cache_ttl_s = excluded.cache_ttl_s, updated_at = excluded.updated_at`,
+			s.Alias, boolInt(s.Cascade), s.CacheTTL, store.Now()); err != nil {
+			return fmt.Errorf("set alias settings: %w", err)
+		}
+		_, err = audit.Append(ctx, tx, audit.Event{Actor: actor, Verb: "model.alias", Subject: audit.Subject{Type: "model_alias", ID: s.Alias},
+			Details: map[string]any{"cascade": s.Cascade, "cache_ttl_s": s.CacheTTL}})
+		return err
+	})
+	return changed, err
+}
+
+// callOptions reads, in one query, what a call needs besides its
+// deployments: the alias's options, the tenant's settings and the key's
+// limits (each its default when none is stored).
+func callOptions(ctx context.Context, q store.Querier, alias, tenantID, keyID string) (AliasSettings, TenantSettings, KeyLimits, error) {
+	var cascade, ttl, outbound, rpm, tpm sql.NullInt64
+	var content sql.NullString
+	err := q.QueryRowContext(ctx, `SELECT
+		(SELECT cascade FROM model_aliases WHERE alias = ?), (SELECT cache_ttl_s FROM model_aliases WHERE alias = ?),
+		(SELECT content FROM model_tenant_settings WHERE tenant_id = ?), (SELECT outbound_redaction FROM model_tenant_settings WHERE tenant_id = ?),
+		(SELECT rpm FROM model_key_limits WHERE key_id = ?), (SELECT tpm FROM model_key_limits WHERE key_id = ?)`,
+		alias, alias, tenantID, tenantID, keyID, keyID).Scan(&cascade, &ttl, &content, &outbound, &rpm, &tpm)
+	if err != nil {
+		return AliasSettings{}, TenantSettings{}, KeyLimits{}, fmt.Errorf("model call options: %w", err)
+	}
+	s := TenantSettings{Content: ContentRedacted, OutboundRedaction: outbound.Int64 == 1}
+	if content.Valid {
+		s.Content = content.String
+	}
+	return AliasSettings{Alias: alias, Cascade: cascade.Int64 == 1, CacheTTL: int(ttl.Int64)}, s,
+		KeyLimits{RPM: int(rpm.Int64), TPM: int(tpm.Int64)}, nil
+}
