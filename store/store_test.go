@@ -31,7 +31,7 @@ func TestMigrationsApplyToEmptyDatabaseAndAreIdempotent(t *testing.T) {
 	if err := db.Read().QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
-	if want := latestVersion(); n != want || want == 0 {
+	if want := latestVersion(SQLite); n != want || want == 0 {
 		t.Fatalf("schema_migrations has %d rows, want %d", n, want)
 	}
 	if _, err := CreateTenantTx(ctx, db, "acme", "Acme"); err != nil {
@@ -48,8 +48,8 @@ func TestMigrationsApplyToEmptyDatabaseAndAreIdempotent(t *testing.T) {
 	if err := db2.Read().QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
-	if n != latestVersion() {
-		t.Fatalf("after restart schema_migrations has %d rows, want %d", n, latestVersion())
+	if n != latestVersion(SQLite) {
+		t.Fatalf("after restart schema_migrations has %d rows, want %d", n, latestVersion(SQLite))
 	}
 	if c, _ := db2.CountTenants(ctx, nil); c != 1 {
 		t.Fatalf("after restart CountTenants = %d, want 1", c)
@@ -191,8 +191,8 @@ func TestOpenReadOnly(t *testing.T) {
 		t.Fatalf("OpenReadOnly: %v", err)
 	}
 	defer ro.Close()
-	if v, err := ro.SchemaVersion(ctx); err != nil || v != latestVersion() {
-		t.Errorf("SchemaVersion = %d, %v; want %d", v, err, latestVersion())
+	if v, err := ro.SchemaVersion(ctx); err != nil || v != latestVersion(SQLite) {
+		t.Errorf("SchemaVersion = %d, %v; want %d", v, err, latestVersion(SQLite))
 	}
 	if n, err := ro.CountTenants(ctx, nil); err != nil || n != 1 {
 		t.Errorf("CountTenants = %d, %v; want 1", n, err)

@@ -1,0 +1,113 @@
+package store_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/store/storetest"
+)
+
+// Two replicas starting together on a fresh database both open it, and
+// every migration is applied once.
+func TestConcurrentOpensMigrateOnce(t *testing.T) {
+	ctx := context.Background()
+	u := storetest.URL(t)
+	dir := t.TempDir()
+	const n = 4
+	dbs := make([]*store.DB, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dbs[i], errs[i] = store.OpenURL(ctx, u, store.Options{DataDir: dir})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("open %d: %v", i, err)
+		}
+		defer dbs[i].Close()
+	}
+	db := dbs[0]
+	if err := db.Ready(ctx); err != nil {
+		t.Fatalf("Ready: %v", err)
+	}
+	var rows, distinct, top int
+	if err := db.Read().QueryRowContext(ctx,
+		`SELECT COUNT(*), COUNT(DISTINCT version), MAX(version) FROM schema_migrations`).Scan(&rows, &distinct, &top); err != nil {
+		t.Fatal(err)
+	}
+	v, err := db.SchemaVersion(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows != distinct || rows != top || top != v || v < 20 {
+		t.Fatalf("schema_migrations: %d rows, %d versions, newest %d (SchemaVersion %d); want each version once", rows, distinct, top, v)
+	}
+}
+
+// The append-only triggers hold on both engines.
+func TestAuditEventsAreAppendOnly(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.Open(t)
+	err := db.Transact(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO audit_events (seq, time, actor_type, actor_id, verb, prev_hash, hash)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, 1, store.Now(), "system", "t", "test.event", "p", "h")
+		return err
+	})
+	if err != nil {
+		t.Fatalf("insert: %v", err)
+	}
+	for _, q := range []string{`UPDATE audit_events SET verb = 'x'`, `DELETE FROM audit_events`} {
+		err := db.Transact(ctx, func(tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, q)
+			return err
+		})
+		if err == nil {
+			t.Errorf("%s succeeded, want it refused", q)
+		}
+	}
+}
+
+// A write on storage that refuses writes is ErrStorageUnavailable, and
+// /readyz's Ready says so until writes work again.
+func TestFailWritesIsStorageUnavailableOnBothEngines(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.Open(t)
+	if err := db.FailWrites(ctx, true); err != nil {
+		t.Fatal(err)
+	}
+	_, err := storeTenant(ctx, db, "acme")
+	if !errors.Is(err, store.ErrStorageUnavailable) {
+		t.Fatalf("write with writes failing: %v, want ErrStorageUnavailable", err)
+	}
+	if err := db.Ready(ctx); err == nil {
+		t.Fatal("Ready with writes failing = nil, want an error")
+	}
+	if err := db.FailWrites(ctx, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Ready(ctx); err != nil {
+		t.Fatalf("Ready after writes recover: %v", err)
+	}
+	if _, err := storeTenant(ctx, db, "acme"); err != nil {
+		t.Fatalf("write after recovery: %v", err)
+	}
+}
+
+func storeTenant(ctx context.Context, db *store.DB, slug string) (store.Tenant, error) {
+	var tn store.Tenant
+	err := db.Transact(ctx, func(tx *sql.Tx) error {
+		var err error
+		tn, err = store.CreateTenant(ctx, tx, slug, "Acme")
+		return err
+	})
+	return tn, err
+}
