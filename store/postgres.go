@@ -160,8 +160,8 @@ func pgStorageFailure(err error) bool {
 	if errors.As(err, &pe) {
 		switch {
 		case strings.HasPrefix(pe.Code, "08"), // connection exception
-			strings.HasPrefix(pe.Code, "53"), // insufficient resources: disk full, out of memory, too many connections
-			strings.HasPrefix(pe.Code, "58"), // system error: I/O
+			strings.HasPrefix(pe.Code, "53"),                           // insufficient resources: disk full, out of memory, too many connections
+			strings.HasPrefix(pe.Code, "58"),                           // system error: I/O
 			pe.Code == "57P01", pe.Code == "57P02", pe.Code == "57P03", // shutting down, cannot connect now
 			pe.Code == "25006", // read-only transaction
 			pe.Code == "55P03", // lock not available
