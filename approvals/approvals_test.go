@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -17,6 +16,7 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/store/storetest"
 )
 
 var (
@@ -69,7 +69,7 @@ type fixture struct {
 func setup(t *testing.T) fixture {
 	t.Helper()
 	dir := t.TempDir()
-	db, err := store.Open(context.Background(), filepath.Join(dir, "warden.db"))
+	db, err := store.OpenURL(context.Background(), storetest.URL(t), store.Options{DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
