@@ -6,6 +6,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/store/storetest"
@@ -110,4 +111,55 @@ func storeTenant(ctx context.Context, db *store.DB, slug string) (store.Tenant, 
 		return err
 	})
 	return tn, err
+}
+
+// A connection PostgreSQL drops mid-transaction is a storage failure:
+// ErrStorageUnavailable (503 with Retry-After), not a bad request; and the
+// pool recovers with a new connection for the next write.
+func TestLostPostgresConnectionIsStorageUnavailable(t *testing.T) {
+	if !storetest.Postgres() {
+		t.Skip("PostgreSQL only: set " + storetest.EnvPostgres)
+	}
+	ctx := context.Background()
+	db := storetest.Open(t)
+	err := db.Transact(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `SELECT pg_terminate_backend(pg_backend_pid())`)
+		return err
+	})
+	if !errors.Is(err, store.ErrStorageUnavailable) {
+		t.Fatalf("transaction on a terminated connection: %v, want ErrStorageUnavailable", err)
+	}
+	if err := db.Ready(ctx); err != nil {
+		t.Fatalf("Ready after the pool reconnects: %v", err)
+	}
+	if _, err := storeTenant(ctx, db, "acme"); err != nil {
+		t.Fatalf("write after reconnecting: %v", err)
+	}
+}
+
+// The pool size and statement timeout settings reach the pool and the
+// server's sessions.
+func TestPostgresSettingsApply(t *testing.T) {
+	if !storetest.Postgres() {
+		t.Skip("PostgreSQL only: set " + storetest.EnvPostgres)
+	}
+	ctx := context.Background()
+	db, err := store.OpenURL(ctx, storetest.URL(t), store.Options{DataDir: t.TempDir(), MaxConns: 7, StatementTimeout: 1500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if got := db.Read().Stats().MaxOpenConnections; got != 7 {
+		t.Errorf("pool size %d, want 7", got)
+	}
+	var timeout, app string
+	if err := db.Read().QueryRowContext(ctx, `SELECT current_setting('statement_timeout'), current_setting('application_name')`).Scan(&timeout, &app); err != nil {
+		t.Fatal(err)
+	}
+	if timeout != "1500ms" || app != "warden" {
+		t.Errorf("statement_timeout %q, application_name %q; want 1500ms and warden", timeout, app)
+	}
+	if db.Dialect() != store.Postgres {
+		t.Errorf("Dialect = %v, want postgres", db.Dialect())
+	}
 }
