@@ -114,6 +114,9 @@ func postgresDSN(rawURL string, o Options) (dsn, name string, err error) {
 	if name == "" {
 		name = u.User.Username()
 	}
+	if sp := q.Get("search_path"); sp != "" {
+		name += "." + sp
+	}
 	return u.String(), name, nil
 }
 
