@@ -89,6 +89,12 @@ func TestFailWritesIsStorageUnavailableOnBothEngines(t *testing.T) {
 	if !errors.Is(err, store.ErrStorageUnavailable) {
 		t.Fatalf("write with writes failing: %v, want ErrStorageUnavailable", err)
 	}
+	// The transaction fails before its function runs, so a caller that
+	// turns its own errors into problems cannot hide the storage failure.
+	ran := false
+	if err := db.Transact(ctx, func(*sql.Tx) error { ran = true; return nil }); !errors.Is(err, store.ErrStorageUnavailable) || ran {
+		t.Fatalf("Transact with writes failing = %v (function ran: %v), want ErrStorageUnavailable before it runs", err, ran)
+	}
 	if err := db.Ready(ctx); err == nil {
 		t.Fatal("Ready with writes failing = nil, want an error")
 	}

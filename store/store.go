@@ -228,7 +228,12 @@ func (db *DB) transact(ctx context.Context, fn func(tx *sql.Tx) error) (err erro
 		}
 	}()
 	if db.dialect == Postgres && db.failWrites.Load() {
+		// As SQLite's query_only refuses BEGIN IMMEDIATE, the server
+		// refuses the transaction's first write, before fn runs.
 		if _, err = tx.ExecContext(ctx, `SET TRANSACTION READ ONLY`); err != nil {
+			return err
+		}
+		if _, err = tx.ExecContext(ctx, `DELETE FROM write_probes`); err != nil {
 			return err
 		}
 	}
