@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -17,6 +16,7 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/store/storetest"
 )
 
 var (
@@ -64,12 +64,15 @@ type fixture struct {
 	db     *store.DB
 	sealer *seal.Sealer
 	tenant store.Tenant
+	url    string // the database, for a second handle (replica)
+	dir    string
 }
 
 func setup(t *testing.T) fixture {
 	t.Helper()
 	dir := t.TempDir()
-	db, err := store.Open(context.Background(), filepath.Join(dir, "warden.db"))
+	u := storetest.URL(t)
+	db, err := store.OpenURL(context.Background(), u, store.Options{DataDir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +84,7 @@ func setup(t *testing.T) fixture {
 		tenant, err = store.CreateTenant(context.Background(), tx, "acme", "Acme")
 		return err
 	})
-	return fixture{db: db, sealer: s, tenant: tenant}
+	return fixture{db: db, sealer: s, tenant: tenant, url: u, dir: dir}
 }
 
 var refundTool = Tool{Name: "issue_refund", Impact: ImpactHigh, Reversibility: Compensatable, ApprovalTTL: time.Hour}

@@ -104,17 +104,22 @@ const maxVerbBytes = 128
 // as stored, with Seq, Time, PrevHash and Hash filled in and Details in
 // canonical form. Seq, PrevHash and Hash given by the caller are ignored.
 //
-// tx must be a write transaction that already holds the write lock, as
-// store.DB.Transact's BEGIN IMMEDIATE does: Append reads the newest event
-// and inserts after it, and two transactions doing that concurrently would
-// fork the chain. (If one got through anyway, the seq primary key would
-// refuse the second insert.)
+// tx must be a write transaction from store.DB.Transact: Append reads the
+// newest event and inserts after it, and two transactions doing that
+// concurrently would fork the chain. On SQLite, BEGIN IMMEDIATE already
+// admits one writer; on PostgreSQL, store.Serialize takes the chain's
+// advisory lock until tx ends, so appends from every replica queue and
+// seq stays gap-free. (If one got through anyway, the seq primary key
+// would refuse the second insert.)
 func Append(ctx context.Context, tx *sql.Tx, ev Event) (Event, error) {
 	if err := validate(ev); err != nil {
 		return Event{}, fmt.Errorf("append audit event %q: %w", ev.Verb, err)
 	}
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
+	}
+	if err := store.Serialize(ctx, tx, "audit_chain"); err != nil {
+		return Event{}, fmt.Errorf("append audit event %q: %w", ev.Verb, err)
 	}
 	head := Head{Seq: 0, Hash: GenesisHash}
 	var headTime string

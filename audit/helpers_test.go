@@ -7,12 +7,12 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"path/filepath"
 	"strconv"
 	"testing"
 
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/store/storetest"
 
 	_ "modernc.org/sqlite" // the raw connection a tamperer uses
 )
@@ -20,12 +20,7 @@ import (
 // openDB opens a fresh database in a temporary directory.
 func openDB(t testing.TB) *store.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "warden.db"))
-	if err != nil {
-		t.Fatalf("store.Open: %v", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return storetest.Open(t)
 }
 
 // sampleEvent is the i-th event of a test chain; the fields vary with i so
@@ -65,6 +60,9 @@ func appendEvents(t testing.TB, db *store.DB, n int) []audit.Event {
 // access to the file can.
 func tamperer(t testing.TB, db *store.DB) *sql.DB {
 	t.Helper()
+	if storetest.Postgres() {
+		t.Skip("tampering opens the SQLite file directly")
+	}
 	raw, err := sql.Open("sqlite", "file:"+db.Path()+"?_pragma=busy_timeout(10000)")
 	if err != nil {
 		t.Fatalf("open raw connection: %v", err)

@@ -121,7 +121,7 @@ func (q Query) Where() (string, []any) {
 	}
 	if q.Tenants != nil {
 		if len(q.Tenants) == 0 {
-			where = append(where, "0")
+			where = append(where, "1 = 0")
 		} else {
 			where = append(where, "tenant IN (?"+strings.Repeat(", ?", len(q.Tenants)-1)+")")
 			for _, t := range q.Tenants {

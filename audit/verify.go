@@ -280,16 +280,16 @@ var eventColumns = []string{"time", "actor_type", "actor_id", "tenant", "verb",
 	"subject_type", "subject_id", "details", "prev_hash", "hash"}
 
 // textColumns selects columns as text ("" for NULL), then the mask of those
-// not stored as TEXT. (SQLite gives << and | the same precedence, hence
-// the parentheses.)
+// not stored as TEXT. (PostgreSQL's schema defines typeof for its TEXT
+// columns, so the query reads both engines.)
 func textColumns(columns []string) string {
 	values := make([]string, len(columns))
 	mask := make([]string, len(columns))
 	for i, c := range columns {
-		values[i] = fmt.Sprintf("ifnull(%s, '')", c)
-		mask[i] = fmt.Sprintf("((typeof(%s) <> 'text') << %d)", c, i)
+		values[i] = fmt.Sprintf("COALESCE(%s, '')", c)
+		mask[i] = fmt.Sprintf("(CASE WHEN typeof(%s) <> 'text' THEN %d ELSE 0 END)", c, 1<<i)
 	}
-	return strings.Join(values, ", ") + ", " + strings.Join(mask, " | ")
+	return strings.Join(values, ", ") + ", " + strings.Join(mask, " + ")
 }
 
 func scanVerifyRecord(rows *sql.Rows) (record, error) {

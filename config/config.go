@@ -25,6 +25,14 @@ type Config struct {
 	DataDir   string // absolute data directory
 	PublicURL *url.URL
 
+	// DatabaseURL is empty for SQLite in DataDir (the default), or a
+	// postgres:// URL; the DB settings apply to PostgreSQL only
+	// (docs/deploy.md).
+	DatabaseURL        string
+	DBMaxConns         int
+	DBStatementTimeout time.Duration // 0: the server's own
+	DBConnectTimeout   time.Duration
+
 	// OIDC. An empty issuer selects development mode: Warden serves its own
 	// identity provider under /dev-idp and binds to loopback only.
 	OIDCIssuer       string
@@ -163,6 +171,10 @@ type setting struct {
 var settings = []setting{
 	{"WARDEN_ADDR", "addr", "127.0.0.1:8080", "listen address (host:port)"},
 	{"WARDEN_DATA_DIR", "data-dir", "./warden-data", "data directory (created 0700)"},
+	{"WARDEN_DATABASE_URL", "database-url", "", "postgres://… to keep the data in PostgreSQL (default: SQLite in the data directory)"},
+	{"WARDEN_DB_MAX_CONNS", "db-max-conns", "20", "PostgreSQL connections this process opens at most (1 to 1000)"},
+	{"WARDEN_DB_STATEMENT_TIMEOUT", "db-statement-timeout", "30s", "PostgreSQL cancels a statement that runs longer (0 for the server's setting)"},
+	{"WARDEN_DB_CONNECT_TIMEOUT", "db-connect-timeout", "10s", "how long connecting to PostgreSQL may take (1s or more)"},
 	{"WARDEN_PUBLIC_URL", "public-url", "", "URL users reach Warden at (default http://ADDR)"},
 	{"WARDEN_OIDC_ISSUER", "oidc-issuer", "", "OIDC issuer URL; empty runs the development identity provider"},
 	{"WARDEN_OIDC_CLIENT_ID", "oidc-client-id", "", "OIDC client id"},
@@ -333,6 +345,19 @@ func Load(args []string, env func(string) (string, bool)) (Config, error) {
 		bad("WARDEN_SHUTDOWN_GRACE", "%q is not a positive duration such as 15s", get("WARDEN_SHUTDOWN_GRACE"))
 	}
 
+	c.DatabaseURL = get("WARDEN_DATABASE_URL")
+	if u := c.DatabaseURL; u != "" && !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
+		bad("WARDEN_DATABASE_URL", "is not a postgres:// URL; leave it unset for SQLite in the data directory")
+	}
+	c.DBStatementTimeout, err = time.ParseDuration(get("WARDEN_DB_STATEMENT_TIMEOUT"))
+	if err != nil || c.DBStatementTimeout < 0 {
+		bad("WARDEN_DB_STATEMENT_TIMEOUT", "%q is not a duration such as 30s (0 for none)", get("WARDEN_DB_STATEMENT_TIMEOUT"))
+	}
+	c.DBConnectTimeout, err = time.ParseDuration(get("WARDEN_DB_CONNECT_TIMEOUT"))
+	if err != nil || c.DBConnectTimeout < time.Second {
+		bad("WARDEN_DB_CONNECT_TIMEOUT", "%q is not a duration of 1s or more, such as 10s", get("WARDEN_DB_CONNECT_TIMEOUT"))
+	}
+
 	c.DrainDelay, err = time.ParseDuration(get("WARDEN_DRAIN_DELAY"))
 	if err != nil || c.DrainDelay < 0 {
 		bad("WARDEN_DRAIN_DELAY", "%q is not a duration such as 1s", get("WARDEN_DRAIN_DELAY"))
@@ -370,6 +395,7 @@ func Load(args []string, env func(string) (string, bool)) (Config, error) {
 	}{
 		{"WARDEN_API_MAX_INFLIGHT", &c.APIMaxInFlight, 1, 100000},
 		{"WARDEN_TENANT_RATE", &c.TenantRate, 1, 1000000},
+		{"WARDEN_DB_MAX_CONNS", &c.DBMaxConns, 1, 1000},
 	} {
 		v, err := strconv.Atoi(get(n.name))
 		if err != nil || v < n.min || v > n.max {

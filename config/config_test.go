@@ -163,6 +163,10 @@ func TestLoadRefusesBadSettings(t *testing.T) {
 		text    string // and this must appear
 	}{
 		{"address not host:port", map[string]string{"WARDEN_ADDR": "8080"}, "WARDEN_ADDR", "host:port"},
+		{"database URL not postgres", map[string]string{"WARDEN_DATABASE_URL": "mysql://db/warden"}, "WARDEN_DATABASE_URL", "postgres://"},
+		{"database pool of none", map[string]string{"WARDEN_DB_MAX_CONNS": "0"}, "WARDEN_DB_MAX_CONNS", "1 to 1000"},
+		{"statement timeout negative", map[string]string{"WARDEN_DB_STATEMENT_TIMEOUT": "-1s"}, "WARDEN_DB_STATEMENT_TIMEOUT", "duration"},
+		{"connect timeout too short", map[string]string{"WARDEN_DB_CONNECT_TIMEOUT": "10ms"}, "WARDEN_DB_CONNECT_TIMEOUT", "1s or more"},
 		{"address bad port", map[string]string{"WARDEN_ADDR": "127.0.0.1:99999"}, "WARDEN_ADDR", "port"},
 		{"dev mode on all interfaces", map[string]string{"WARDEN_ADDR": "0.0.0.0:8080"}, "WARDEN_ADDR", "loopback"},
 		{"dev mode on a LAN address", map[string]string{"WARDEN_ADDR": "192.0.2.10:8080"}, "WARDEN_ADDR", "loopback"},

@@ -19,7 +19,7 @@ type pageRow struct {
 // the pages together are the list, in order, each row once.
 func TestKeysetPagesWalkTheWholeList(t *testing.T) {
 	ctx := context.Background()
-	db, _ := openTemp(t)
+	db, _ := openAny(t)
 	err := db.Transact(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.Exec(`CREATE TABLE page_rows (id TEXT PRIMARY KEY, k INTEGER NOT NULL)`); err != nil {
 			return err

@@ -1,5 +1,7 @@
-// Package store owns Warden's SQLite database: connection setup, embedded
-// migrations and the transaction helper every writer uses.
+// Package store owns Warden's database: connection setup, embedded
+// migrations and the transaction helper every writer uses. SQLite is the
+// default; OpenURL with a postgres:// URL opens PostgreSQL instead
+// (postgres.go, pgdriver.go), behind the same functions.
 //
 // There are two pools over one file. The write pool holds a single
 // connection and starts every transaction with BEGIN IMMEDIATE, so a
@@ -32,6 +34,9 @@ type DB struct {
 	// writeFailing is set when a write failed for storage reasons and
 	// cleared by the next write that commits (classify, Writable).
 	writeFailing atomic.Bool
+	dialect      Dialect
+	// failWrites makes every PostgreSQL transaction read-only (FailWrites).
+	failWrites atomic.Bool
 }
 
 // ErrReadOnly is returned by Transact on a database opened with
@@ -173,9 +178,17 @@ func (db *DB) Close() error {
 	return errors.Join(db.read.Close(), db.write.Close())
 }
 
-// Transact runs fn in one write transaction (BEGIN IMMEDIATE). It commits
-// when fn returns nil and rolls back when fn returns an error or panics; a
-// panic is re-raised after the rollback.
+// Transact runs fn in one write transaction (BEGIN IMMEDIATE on SQLite).
+// It commits when fn returns nil and rolls back when fn returns an error
+// or panics; a panic is re-raised after the rollback.
+//
+// On PostgreSQL the transaction is READ COMMITTED, not single-writer: the
+// domain's writes that race are written to be exact there too (a
+// conditional UPDATE for budgets, a compare-and-set on status for
+// approvals, unique keys with ON CONFLICT for idempotency and the ledger,
+// Serialize for the audit chain). A transaction PostgreSQL aborts as a
+// deadlock or serialization failure is run again, up to three times, so fn
+// must not act outside the transaction.
 func (db *DB) Transact(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
 	if db.write == nil {
 		return ErrReadOnly
@@ -184,9 +197,26 @@ func (db *DB) Transact(ctx context.Context, fn func(tx *sql.Tx) error) (err erro
 	// becomes ErrStorageUnavailable, whatever the caller wrapped around
 	// it: every write path answers 503 with Retry-After.
 	defer func() { err = db.classify(err) }()
-	tx, err := db.write.BeginTx(ctx, nil)
+	for attempt := 1; ; attempt++ {
+		err = db.transact(ctx, fn)
+		if db.dialect != Postgres || attempt == 3 || !retryable(err) || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+func (db *DB) transact(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
+	var opts *sql.TxOptions
+	if db.dialect == Postgres {
+		opts = &sql.TxOptions{Isolation: sql.LevelReadCommitted}
+	}
+	tx, err := db.write.BeginTx(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
+	}
+	if db.dialect == Postgres {
+		pgTxs.Store(tx, struct{}{})
+		defer pgTxs.Delete(tx)
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -197,6 +227,16 @@ func (db *DB) Transact(ctx context.Context, fn func(tx *sql.Tx) error) (err erro
 			_ = tx.Rollback()
 		}
 	}()
+	if db.dialect == Postgres && db.failWrites.Load() {
+		// As SQLite's query_only refuses BEGIN IMMEDIATE, the server
+		// refuses the transaction's first write, before fn runs.
+		if _, err = tx.ExecContext(ctx, `SET TRANSACTION READ ONLY`); err != nil {
+			return err
+		}
+		if _, err = tx.ExecContext(ctx, `DELETE FROM write_probes`); err != nil {
+			return err
+		}
+	}
 	if err = fn(tx); err != nil {
 		return err
 	}
@@ -213,7 +253,7 @@ func (db *DB) Ready(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("database not reachable: %w", err)
 	}
-	if want := latestVersion(); applied < want {
+	if want := latestVersion(db.dialect); applied < want {
 		return fmt.Errorf("migrations pending: at %d, want %d", applied, want)
 	}
 	return db.Writable(ctx)

@@ -49,7 +49,7 @@ func (db *DB) classify(err error) error {
 		return nil
 	}
 	var p *problem.Error
-	if storageFailure(err) && !errors.As(err, &p) {
+	if (storageFailure(err) || pgStorageFailure(err)) && !errors.As(err, &p) {
 		db.writeFailing.Store(true)
 		return ErrStorageUnavailable.Wrap(err)
 	}
@@ -83,10 +83,16 @@ func (db *DB) Writable(ctx context.Context) error {
 // (SQLite's own SQLITE_READONLY, from the real engine), or ends that. It
 // is a fault injector for tests and drills (docs/failure-modes.md): the
 // write pool has one connection, and the setting is made on it outside
-// any transaction, so it holds for every Transact until lifted.
+// any transaction, so it holds for every Transact until lifted. On
+// PostgreSQL every transaction starts READ ONLY instead, and the server
+// refuses its writes (SQLSTATE 25006).
 func (db *DB) FailWrites(ctx context.Context, on bool) error {
 	if db.write == nil {
 		return ErrReadOnly
+	}
+	if db.dialect == Postgres {
+		db.failWrites.Store(on)
+		return nil
 	}
 	v := "0"
 	if on {

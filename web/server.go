@@ -344,6 +344,7 @@ func (s *Server) readyz(c echo.Context) error {
 	details := map[string]any{
 		"identity_provider": st.State,
 		"refused_callbacks": s.refusedCallbacks.Load(),
+		"database":          s.db.Dialect().String(),
 	}
 	if st.State == providerIssuerMismatch {
 		details["identity_provider_issuer_configured"] = s.auth.issuer

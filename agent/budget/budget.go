@@ -235,8 +235,9 @@ const periodStartSQL = `(CASE period WHEN 'day' THEN :day WHEN 'month' THEN :mon
 func Settle(ctx context.Context, tx *sql.Tx, tenantID string, reserved, actual int64) error {
 	charge := min(max(actual, 0), reserved)
 	_, err := tx.ExecContext(ctx, `
-		UPDATE budgets SET reserved_micros = MAX(0, reserved_micros - ?), spent_micros = spent_micros + ?
-		WHERE tenant_id = ?`, reserved, charge, tenantID)
+		UPDATE budgets SET reserved_micros = CASE WHEN reserved_micros > ? THEN reserved_micros - ? ELSE 0 END,
+			spent_micros = spent_micros + ?
+		WHERE tenant_id = ?`, reserved, reserved, charge, tenantID)
 	if err != nil {
 		return fmt.Errorf("settle budget: %w", err)
 	}

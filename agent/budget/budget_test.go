@@ -11,18 +11,15 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/store/storetest"
 )
 
 func setup(t *testing.T, period string, limit int64) (*store.DB, string) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "warden.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	var tenant store.Tenant
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *sql.Tx) error {
 		var err error
 		if tenant, err = store.CreateTenant(ctx, tx, "acme", "Acme"); err != nil {
 			return err

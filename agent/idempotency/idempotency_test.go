@@ -3,22 +3,17 @@ package idempotency
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/store/storetest"
 )
 
 func openDB(t *testing.T) *store.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "warden.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return storetest.Open(t)
 }
 
 // TestKeyIsStoredHashed: an Idempotency-Key may be personal data (here an

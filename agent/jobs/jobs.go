@@ -194,6 +194,7 @@ func (q *Queue) claim(ctx context.Context) (Job, bool, error) {
 		err := tx.QueryRowContext(ctx, `
 			UPDATE jobs SET state = 'running', attempts = attempts + 1, locked_until = ?, updated_at = ?
 			WHERE id = (SELECT id FROM jobs WHERE state = 'available' AND run_at <= ? ORDER BY run_at, id LIMIT 1)
+			  AND state = 'available' -- rechecked: on PostgreSQL another replica may have claimed it meanwhile
 			RETURNING id, kind, payload, attempts, max_attempts`,
 			store.FormatTime(now.Add(q.lease)), store.FormatTime(now), store.FormatTime(now)).
 			Scan(&j.ID, &j.Kind, &payload, &j.Attempts, &j.MaxAttempts)

@@ -16,6 +16,7 @@ import (
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/agent/tools/sim"
 	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/store/storetest"
 )
 
 // What can happen to the process and the provider between approval and
@@ -51,6 +52,9 @@ const maxCrashes = 5
 // database — so the next step starts from what is on disk, as a new
 // process would. The provider is another system and keeps running.
 func TestCrashWindow(t *testing.T) {
+	if storetest.Postgres() {
+		t.Skip("crashes are simulated by copying SQLite files")
+	}
 	root := t.TempDir()
 	ctx := context.Background()
 	steps := []step{stepExecute, stepReconcile, stepCrashAtCommit, stepCrashAfterReply, stepCrashAfterFound,

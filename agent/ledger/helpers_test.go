@@ -15,6 +15,7 @@ import (
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/agent/tools/sim"
 	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/store/storetest"
 )
 
 const (
@@ -114,7 +115,8 @@ func (s *spy) otherKeys(want string) []string {
 type fixture struct {
 	t    testing.TB
 	ctx  context.Context
-	path string
+	path string // the database's URL (a file path on SQLite)
+	dir  string
 	db   *store.DB
 	sim  *sim.Provider
 	spy  *spy
@@ -124,9 +126,9 @@ type fixture struct {
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	dir := t.TempDir()
-	f := &fixture{t: t, ctx: context.Background(), path: filepath.Join(dir, "warden.db")}
+	f := &fixture{t: t, ctx: context.Background(), path: storetest.URL(t), dir: dir}
 	var err error
-	if f.db, err = store.Open(f.ctx, f.path); err != nil {
+	if f.db, err = store.OpenURL(f.ctx, f.path, store.Options{DataDir: dir}); err != nil {
 		t.Fatalf("store.Open: %v", err)
 	}
 	if f.sim, err = sim.Open(f.ctx, filepath.Join(dir, "sim.db")); err != nil {
@@ -149,7 +151,7 @@ func newFixture(t testing.TB) *fixture {
 func (f *fixture) restart() {
 	f.t.Helper()
 	f.db.Close()
-	db, err := store.Open(f.ctx, f.path)
+	db, err := store.OpenURL(f.ctx, f.path, store.Options{DataDir: f.dir})
 	if err != nil {
 		f.t.Fatalf("reopen store: %v", err)
 	}

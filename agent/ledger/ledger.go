@@ -448,8 +448,8 @@ func setNote(ctx context.Context, db *store.DB, key, why string, review bool) (E
 			flag = 1
 		}
 		now := time.Now()
-		_, err := tx.ExecContext(ctx, `UPDATE effects SET error = ?, needs_review = max(needs_review, ?), updated_at = ?
-			WHERE idempotency_key = ?`, why, flag, store.FormatTime(now), key)
+		_, err := tx.ExecContext(ctx, `UPDATE effects SET error = ?, needs_review = CASE WHEN needs_review > ? THEN needs_review ELSE ? END, updated_at = ?
+			WHERE idempotency_key = ?`, why, flag, flag, store.FormatTime(now), key)
 		// A record flagged for review the first time is an event of the
 		// trail; a note on one already flagged is not.
 		if err == nil && review && !e.NeedsReview {

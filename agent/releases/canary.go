@@ -307,7 +307,7 @@ func evaluate(ctx context.Context, q store.Querier, p Pointer) (Verdict, error) 
 	v := Verdict{Pointer: p}
 	since := store.FormatTime(p.CreatedAt)
 	var succ sql.NullInt64
-	err := q.QueryRowContext(ctx, `SELECT COUNT(*), SUM(status = 'completed') FROM journeys
+	err := q.QueryRowContext(ctx, `SELECT COUNT(*), SUM(CASE WHEN status = 'completed' THEN 1 ELSE 0 END) FROM journeys
 		WHERE release_digest = ? AND created_at >= ? AND status NOT IN ('running', 'awaiting_approval')`,
 		p.Candidate, since).Scan(&v.Trials, &succ)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/agent/tools/sim"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/web"
 )
@@ -33,7 +34,7 @@ func serve(ctx context.Context, args []string, env func(string) (string, bool), 
 		return 1
 	}
 
-	db, err := store.Open(ctx, filepath.Join(cfg.DataDir, "warden.db"))
+	db, err := openDatabase(ctx, cfg)
 	if err != nil {
 		logger.Error("cannot open database", "err", err)
 		return 1
@@ -172,4 +173,18 @@ func listenError(addr string, err error) string {
 			"Stop that program, or choose another address with WARDEN_ADDR or --addr, for example --addr 127.0.0.1:8081.", addr)
 	}
 	return fmt.Sprintf("cannot listen on %s: %v. Choose the listen address with WARDEN_ADDR or --addr.", addr, err)
+}
+
+// openDatabase opens PostgreSQL when WARDEN_DATABASE_URL names one, and
+// otherwise the SQLite file in the data directory.
+func openDatabase(ctx context.Context, cfg config.Config) (*store.DB, error) {
+	if cfg.DatabaseURL == "" {
+		return store.Open(ctx, filepath.Join(cfg.DataDir, "warden.db"))
+	}
+	return store.OpenURL(ctx, cfg.DatabaseURL, store.Options{
+		DataDir:          cfg.DataDir,
+		MaxConns:         cfg.DBMaxConns,
+		StatementTimeout: cfg.DBStatementTimeout,
+		ConnectTimeout:   cfg.DBConnectTimeout,
+	})
 }

@@ -1,0 +1,4 @@
+-- PostgreSQL translation of ../0004_action_budget.sql (same number, same tables).
+-- An approved action Warden executes reserves its cost on the tenant's
+-- budget in the approval's transaction; execution settles it.
+ALTER TABLE actions ADD COLUMN reserved_micros BIGINT NOT NULL DEFAULT 0;
