@@ -133,10 +133,17 @@ func TestAdminTraceDetail(t *testing.T) {
 		t.Fatalf("steps = %d, want 3", n)
 	}
 	step3 := p.Doc.Find(`[data-testid="step-3"]`).Text()
-	for _, want := range []string{"issue_refund", `"amount":2400`, "refused", "tool_disabled"} {
+	for _, want := range []string{"issue_refund", `"amount":2400`, "Refused", "tool_disabled"} {
 		if !strings.Contains(step3, want) {
 			t.Errorf("step 3 %q lacks %q", step3, want)
 		}
+	}
+	// Statuses read as words; the raw value stays for machines.
+	if st, _ := p.Doc.Find(`[data-testid="step-3"] [data-status]`).Attr("data-status"); st != "refused" {
+		t.Errorf("step 3 data-status = %q, want refused", st)
+	}
+	if strings.Contains(step3, "refused") {
+		t.Errorf("step 3 %q shows the raw status", step3)
 	}
 	if got := b.get("/traces/01JNOSUCHJOURNEY0000000000"); got.Status != http.StatusNotFound {
 		t.Errorf("unknown journey = %d, want 404", got.Status)

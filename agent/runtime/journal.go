@@ -62,7 +62,10 @@ type Step struct {
 	Tool      string
 	Arguments string // redacted JSON
 	Result    string // redacted JSON or text
-	Status    string // "ok", "failed", "refused", "awaiting_approval"
+	// Status is "ok", "failed", "refused" or "awaiting_approval"; an
+	// approval step whose action was rejected, expired or cancelled ends
+	// with that status, and one whose action failed reads "failed".
+	Status    string
 	Error     string
 	Units     int64
 	Latency   time.Duration
