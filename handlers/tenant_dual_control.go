@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -93,10 +92,10 @@ func (h *Console) TenantDualControlWindow(c echo.Context) error {
 		return err
 	}
 	typed := strings.TrimSpace(c.FormValue("window_hours"))
-	hours, err := strconv.Atoi(typed)
-	if err != nil {
-		// Not a whole number: 0 hours is refused in the same words as
-		// any number out of range.
+	hours, msg := formInt(typed, "not a number")
+	if msg != "" {
+		// Not a whole number ("+24" and "24.5" included): 0 hours is
+		// refused in the same words as any number out of range.
 		hours = 0
 	}
 	changed, err := tenants.SetDualControlWindow(ctx, h.DB, principalActor(user), t.ID, hours)

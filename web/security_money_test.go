@@ -345,6 +345,9 @@ func TestCurrenciesHaveTheirOwnDecimalsAndThresholds(t *testing.T) {
 	for _, bad := range []url.Values{
 		{"currency": {"KWD"}, "dual_control": {"5.0005"}},
 		{"currency": {"ZZZ"}, "dual_control": {"5"}},
+		{"currency": {"KWD"}, "dual_control": {"+5"}},
+		{"currency": {"USD"}, "dual_control": {"$1000"}},
+		{"currency": {"KWD"}, "dual_control": {"5 KWD"}},
 	} {
 		if p := erin.post("/tenants/acme/dual-control", erin.withCSRF(bad), nil); p.Status != http.StatusUnprocessableEntity {
 			t.Errorf("threshold %v = %d, want 422", bad, p.Status)
@@ -371,7 +374,7 @@ func TestCurrenciesHaveTheirOwnDecimalsAndThresholds(t *testing.T) {
 	}
 	// A window so large it would overflow a duration is refused, not
 	// stored as something else.
-	for _, bad := range []string{"5124097", "0", "2161", "twelve"} {
+	for _, bad := range []string{"5124097", "0", "2161", "twelve", "+24", "24.0", " 1e2"} {
 		if p := erin.post("/tenants/acme/dual-control-window", erin.withCSRF(url.Values{"window_hours": {bad}}), nil); p.Status != http.StatusUnprocessableEntity {
 			t.Errorf("window %q = %d, want 422", bad, p.Status)
 		}
