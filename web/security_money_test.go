@@ -113,6 +113,11 @@ func TestAmountSpellingsThatAreNotWholeNumbersAreRefused(t *testing.T) {
 		if r.Status != http.StatusBadRequest || r.code() != "invalid_arguments" {
 			t.Errorf("amount_minor %s = %d %s, want 400 invalid_arguments", amount, r.Status, r.Raw)
 		}
+		// The message states the rule of the tool's schema (minimum 1),
+		// never "from 0".
+		if strings.Contains(string(r.Raw), "from 0") {
+			t.Errorf("amount_minor %s: the refusal says \"from 0\", but the schema's minimum is 1: %s", amount, r.Raw)
+		}
 		// The agent's top-level amount is parsed the same way.
 		top := `{"tool":"issue_refund","summary":"Refund","amount":` + amount + `,"currency":"USD","arguments":{"order_id":"ORD-1004",` +
 			`"amount_minor":500000,"currency":"USD","account":"GB74BUKB20201555559182"}}`
