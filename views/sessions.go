@@ -2,6 +2,7 @@ package views
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/a-h/templ"
 
@@ -18,6 +19,7 @@ type SessionsView struct {
 	PrevPage      string
 	NextPage      string
 	Notice        string
+	Now           time.Time // for "how long ago"
 }
 
 // SessionRevokeView asks before revoking one session.

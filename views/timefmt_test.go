@@ -1,16 +1,21 @@
 package views
 
 import (
+	"bytes"
+	"context"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+	"github.com/a-h/templ"
 
 	"github.com/wardenhq/warden/agent/catalog"
+	"github.com/wardenhq/warden/agent/keys"
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/sessions"
 )
 
 func TestWhenAndAgo(t *testing.T) {
@@ -113,6 +118,31 @@ func TestAuditDetailText(t *testing.T) {
 	} {
 		if got := detailText(tt.k, tt.v); got != tt.want {
 			t.Errorf("detailText(%q, %v) = %q, want %q", tt.k, tt.v, got, tt.want)
+		}
+	}
+}
+
+// Lists say how long ago a key was last used and a session last seen,
+// next to the time itself.
+func TestListsSayHowLongAgo(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	used := now.Add(-5 * time.Minute)
+	for name, c := range map[string]templ.Component{
+		"keys": KeyList(Page{CSRF: "token"}, KeysView{Now: now, Total: 1, Rows: []KeyRow{{
+			Key: keys.Key{ID: "key_1", Name: "agent", CreatedAt: now.Add(-72 * time.Hour), LastUsedAt: &used}, State: KeyActive}}}),
+		"sessions": SessionList(Page{CSRF: "token"}, SessionsView{Now: now, Total: 1, Rows: []sessions.Row{{
+			ID: "s1", Name: "Alice", CreatedAt: now.Add(-time.Hour), LastSeenAt: used}}}),
+	} {
+		var b bytes.Buffer
+		if err := c.Render(context.Background(), &b); err != nil {
+			t.Fatal(err)
+		}
+		doc, err := goquery.NewDocumentFromReader(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if text := doc.Find("tbody").Text(); !strings.Contains(text, "2026-03-01 11:55:00 UTC") || !strings.Contains(text, "5 min ago") {
+			t.Errorf("%s list row = %q, want the time and how long ago", name, strings.Join(strings.Fields(text), " "))
 		}
 	}
 }
