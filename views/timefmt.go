@@ -20,14 +20,6 @@ func When(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04:05 UTC")
 }
 
-// WhenOpt is When of an optional time, or none when it is nil.
-func WhenOpt(t *time.Time, none string) string {
-	if t == nil {
-		return none
-	}
-	return When(*t)
-}
-
 // Ago says how long before now t was, in the largest unit that fits:
 // "just now", "5 min ago", "3 h ago", "2 days ago"; a time after now reads
 // "in 5 min". Past a month it is empty: the date says it better.

@@ -26,8 +26,6 @@ func TestWhenAndAgo(t *testing.T) {
 	}{
 		{"When converts to UTC and names it", When(now.In(paris)), "2026-03-09 12:05:07 UTC"},
 		{"When zero", When(time.Time{}), "—"},
-		{"WhenOpt nil", WhenOpt(nil, "never"), "never"},
-		{"WhenOpt set", WhenOpt(&now, "never"), "2026-03-09 12:05:07 UTC"},
 		{"Day", Day(time.Date(2026, 3, 9, 23, 30, 0, 0, time.FixedZone("CEST", 2*3600))), "2026-03-09"},
 		{"Day zero", Day(time.Time{}), ""},
 		{"storedTime", When(storedTime("2026-03-09T12:05:07.123456789Z")), "2026-03-09 12:05:07 UTC"},
