@@ -20,6 +20,11 @@ func When(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04:05 UTC")
 }
 
+// whenDate and whenClock are When's two halves, "2026-03-09" and
+// "12:05:07 UTC", so a narrow column breaks between them.
+func whenDate(t time.Time) string  { return t.UTC().Format("2006-01-02") }
+func whenClock(t time.Time) string { return t.UTC().Format("15:04:05 UTC") }
+
 // Ago says how long before now t was, in the largest unit that fits:
 // "just now", "5 min ago", "3 h ago", "2 days ago"; a time after now reads
 // "in 5 min". Past a month it is empty: the date says it better.

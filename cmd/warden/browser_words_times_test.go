@@ -81,7 +81,8 @@ func checkWordsAndTimes(t *testing.T, ctx context.Context, where string) pageRea
 // TestBrowserWordsAndTimes clicks through the console as an approver, an
 // on-call engineer, an auditor and an admin, after a refund was approved
 // and executed and another rejected, and checks that no page shows a
-// status in snake_case or a time in a second format.
+// status in snake_case or a time in a second format, and that the longer
+// times still fit a 1280 px window.
 func TestBrowserWordsAndTimes(t *testing.T) {
 	p := startProcess(t, "")
 
@@ -130,6 +131,7 @@ func TestBrowserWordsAndTimes(t *testing.T) {
 						t.Fatalf("open %s: %v", path, err)
 					}
 					r := checkWordsAndTimes(t, ctx, user+" on "+path)
+					checkFitsWidth(t, ctx, user+" on "+path)
 					for _, l := range r.Links {
 						if u, err := url.Parse(l); err == nil && u.Host == "" && strings.HasPrefix(u.Path, "/") && worthVisiting(u) && !visited[u.Path] {
 							next = append(next, onePerKind(next, u.Path)...)
