@@ -122,8 +122,9 @@ func seeOther(c echo.Context, url string) error {
 // "250.00", "0.0015") as integer micro-units, exactly: no floating point.
 // It returns a message for the user when the text is not such an amount.
 func parseMicros(raw string) (int64, string) {
+	// Strict: a currency sign is refused, not stripped ("$100" is a
+	// currency's amount typed into a field that has none).
 	s := strings.TrimSpace(raw)
-	s = strings.TrimPrefix(s, "$")
 	if s == "" {
 		return 0, "Enter an amount, such as 250.00."
 	}
@@ -160,9 +161,15 @@ func allDigits(s string) bool {
 	return true
 }
 
-// formInt reads a whole number typed into a form, or returns msg.
+// formInt reads a whole number typed into a form, or returns msg. It is
+// strict: digits, with a minus for a negative number (which the field's
+// own range then refuses in its words); "+24", "24.0" and "1e3" are msg.
 func formInt(raw, msg string) (int, string) {
-	n, err := strconv.Atoi(strings.TrimSpace(raw))
+	s := strings.TrimSpace(raw)
+	if !allDigits(strings.TrimPrefix(s, "-")) || strings.TrimPrefix(s, "-") == "" {
+		return 0, msg
+	}
+	n, err := strconv.Atoi(s)
 	if err != nil {
 		return 0, msg
 	}

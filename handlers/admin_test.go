@@ -25,7 +25,8 @@ func TestParseMicros(t *testing.T) {
 		{"250.00", 250_000_000, ""},
 		{"250", 250_000_000, ""},
 		{" 250.5 ", 250_500_000, ""},
-		{"$12.34", 12_340_000, ""},
+		{"$12.34", 0, digitsMsg}, // strict: a currency sign is refused, not stripped
+		{"12.34 USD", 0, digitsMsg},
 		{"0", 0, ""},
 		{"0.000001", 1, ""},
 		{"1.123456", 1_123_456, ""},
@@ -165,6 +166,9 @@ func TestFormInt(t *testing.T) {
 		{"", 0, "bad"},
 		{"1.5", 0, "bad"},
 		{"ten", 0, "bad"},
+		{"+24", 0, "bad"}, // strict: no plus sign
+		{"-", 0, "bad"},
+		{"1e3", 0, "bad"},
 		{strconv.Itoa(math.MaxInt), math.MaxInt, ""},
 	}
 	for _, tt := range tests {

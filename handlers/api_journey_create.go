@@ -17,6 +17,9 @@ import (
 	"github.com/wardenhq/warden/store"
 )
 
+// maxCorrelationID is the longest X-Correlation-Id kept on a journey.
+const maxCorrelationID = 128
+
 type journeyRequest struct {
 	Input    string            `json:"input"`
 	Skill    string            `json:"skill"`
@@ -42,6 +45,11 @@ func (api *API) CreateJourney(c echo.Context) error {
 	idemKey := strings.TrimSpace(c.Request().Header.Get("Idempotency-Key"))
 	if len(idemKey) > 200 {
 		return jsonError(c, problem.Invalid(runtime.CodeInvalidInput, "The Idempotency-Key header is longer than 200 characters."))
+	}
+	// A correlation id too long to keep is refused, not replaced: the
+	// client would otherwise search its logs for an id Warden never kept.
+	if corr := strings.TrimSpace(c.Request().Header.Get("X-Correlation-Id")); len(corr) > maxCorrelationID {
+		return jsonError(c, problem.Invalid(runtime.CodeInvalidInput, "The X-Correlation-Id header is longer than 128 characters."))
 	}
 	if idemKey != "" {
 		stored, err := idempotency.Begin(ctx, api.DB, caller.Key.ID, idemKey, idempotency.Hash(raw), 30*time.Second)
@@ -96,7 +104,7 @@ func hasJourney(body any) bool {
 
 func (api *API) run(c echo.Context, caller gateway.Caller, req journeyRequest) (int, any) {
 	corr := strings.TrimSpace(c.Request().Header.Get("X-Correlation-Id"))
-	if corr == "" || len(corr) > 128 {
+	if corr == "" {
 		corr = "cor_" + store.NewID()
 	}
 	out, err := api.Runtime.Run(c.Request().Context(), runtime.Request{

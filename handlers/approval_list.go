@@ -134,7 +134,8 @@ func amountBound(raw string) (*int64, string) {
 	if raw == "" {
 		return nil, ""
 	}
-	micros, msg := parseMicros(raw)
+	// A filter, not a saved value: "$54" finds what it says.
+	micros, msg := parseMicros(strings.TrimPrefix(strings.TrimSpace(raw), "$"))
 	if msg != "" {
 		return nil, msg
 	}

@@ -71,7 +71,7 @@ func (h *Console) ApprovalReverse(c echo.Context) error {
 // notReversible is the 409 for an action that has nothing to reverse, or
 // no compensating tool to do it.
 func notReversible(a approvals.Action) error {
-	msg := "Only an executed action can be reversed; this one is " + a.Status + "."
+	msg := "Only an executed action can be reversed; this one is " + strings.ToLower(approvals.StatusWord(a.Status)) + "."
 	switch {
 	case a.Reversibility == tools.Irreversible:
 		msg = a.Tool + " is irreversible: it cannot be undone."

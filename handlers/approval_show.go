@@ -52,11 +52,13 @@ func renderApproval(c echo.Context, status int, v views.ApprovalView) error {
 }
 
 // actionInScope loads an action and its tenant's slug: 404 when unknown,
-// 403 when the tenant is outside the principal's scope.
+// and the same 404 when its tenant is outside the principal's scope, so
+// that the answer does not tell which ids exist in other tenants.
 func actionInScope(ctx context.Context, q store.Querier, p *identity.Principal, id string) (approvals.Action, string, error) {
+	notFound := problem.NotFound("not_found", "There is no action with this id.")
 	a, err := approvals.Get(ctx, q, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return approvals.Action{}, "", problem.NotFound("not_found", "There is no action with this id.")
+		return approvals.Action{}, "", notFound
 	}
 	if err != nil {
 		return approvals.Action{}, "", err
@@ -65,8 +67,8 @@ func actionInScope(ctx context.Context, q store.Querier, p *identity.Principal, 
 	if err != nil {
 		return approvals.Action{}, "", err
 	}
-	if err := requireTenant(p, t.Slug); err != nil {
-		return approvals.Action{}, "", err
+	if p == nil || !p.InTenant(t.Slug) {
+		return approvals.Action{}, "", notFound
 	}
 	return a, t.Slug, nil
 }

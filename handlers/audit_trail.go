@@ -299,9 +299,9 @@ func ledgerReconciliation(a approvals.Action, e *ledger.Entry) (string, bool) {
 	case e.State == ledger.Reserved:
 		return fmt.Sprintf("A provider call is in flight or will be retried with the same key (%s so far).", attempts(e.Attempts)), false
 	case e.State == ledger.Recorded:
-		return "The ledger recorded the effect but the action is " + a.Status + ": Warden is completing it.", false
+		return "The ledger recorded the effect but the action is " + strings.ToLower(approvals.StatusWord(a.Status)) + ": Warden is completing it.", false
 	}
-	return "The ledger says " + string(e.State) + " while the action is " + a.Status + ".", false
+	return "The ledger says " + strings.ReplaceAll(string(e.State), "_", " ") + " while the action is " + strings.ToLower(approvals.StatusWord(a.Status)) + ".", false
 }
 
 // trailWarnings are disagreements between the action's records: every

@@ -41,6 +41,7 @@ func TestLedgerReconciliation(t *testing.T) {
 		{"needs review", approvals.StatusExecuting, false, entry(ledger.Reserved, 1, true), "The outcome is unknown", false},
 		{"recorded, not yet completed", approvals.StatusExecuting, false, entry(ledger.Recorded, 1, false), "The ledger recorded the effect but the action is executing", false},
 		{"disagreement", approvals.StatusExecuted, false, entry(ledger.Failed, 1, false), "The ledger says failed while the action is executed", false},
+		{"pending, in words", approvals.StatusPending, false, entry(ledger.Failed, 1, false), "The ledger says failed while the action is awaiting approval", false},
 	}
 	for _, tt := range tests {
 		a := approvals.Action{Status: tt.status, External: tt.external}

@@ -48,7 +48,7 @@ func (h *Console) KeyList(c echo.Context) error {
 		return err
 	}
 	now := time.Now()
-	v := views.KeysView{Tenants: scope, Tenant: filter, Total: total, Notice: doneNotice(c, keyListNotices)}
+	v := views.KeysView{Tenants: scope, Tenant: filter, Total: total, Notice: doneNotice(c, keyListNotices), Now: now}
 	for _, k := range shown {
 		v.Rows = append(v.Rows, views.KeyRow{Key: k, State: keyState(k, now), CreatedBy: names.Of(k.CreatedBy)})
 	}

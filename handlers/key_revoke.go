@@ -45,18 +45,20 @@ func (h *Console) KeyRevoke(c echo.Context) error {
 	return seeOther(c, "/keys?done="+done)
 }
 
-// keyInScope loads a key: 404 when unknown, 403 when its tenant is outside
-// the principal's scope.
+// keyInScope loads a key: 404 when unknown, and the same 404 when its
+// tenant is outside the principal's scope (like actions and journeys: an
+// id's existence in another tenant is not told).
 func keyInScope(ctx context.Context, q store.Querier, p *identity.Principal, id string) (keys.Key, error) {
+	notFound := problem.NotFound("not_found", "There is no such key.")
 	k, err := keys.ByID(ctx, q, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return keys.Key{}, problem.NotFound("not_found", "There is no such key.")
+		return keys.Key{}, notFound
 	}
 	if err != nil {
 		return keys.Key{}, err
 	}
-	if err := requireTenant(p, k.TenantSlug); err != nil {
-		return keys.Key{}, err
+	if p == nil || !p.InTenant(k.TenantSlug) {
+		return keys.Key{}, notFound
 	}
 	return k, nil
 }

@@ -83,6 +83,11 @@ func (h *Console) renderModels(c echo.Context, status int, v views.ModelsView) e
 		v.Tenants[t.ID] = t.Slug
 	}
 	v.CanEdit = user.AllTenantScope()
-	page := PageFor(c, "Models")
+	title := "Models"
+	if v.Editing {
+		title = "Edit model " + v.Form.Name + " · Models"
+	}
+	page := PageFor(c, title)
+	page.Active = "/models"
 	return Render(c, status, page, views.ModelList(page, v))
 }

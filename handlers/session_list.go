@@ -3,6 +3,7 @@ package handlers
 import (
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -36,7 +37,7 @@ func (h *Console) SessionList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	v := views.SessionsView{Rows: paged.Rows, Total: total, Principal: principal, Notice: doneNotice(c, sessionListNotices), Self: currentSessionID(c)}
+	v := views.SessionsView{Rows: paged.Rows, Total: total, Principal: principal, Notice: doneNotice(c, sessionListNotices), Self: currentSessionID(c), Now: time.Now()}
 	if principal != "" {
 		if v.PrincipalName, err = h.DB.PrincipalName(ctx, principal); err != nil {
 			return err

@@ -49,7 +49,7 @@ func (h *Console) SwitchOff(c echo.Context) error {
 	v.Reason = strings.TrimSpace(c.FormValue("reason"))
 	if msg := checkSwitchReason(v.Reason); msg != "" {
 		v.Errors = views.FieldErrors{"reason": msg}
-		return renderSwitchOff(c, http.StatusBadRequest, v)
+		return renderSwitchOff(c, http.StatusUnprocessableEntity, v)
 	}
 	changed, err := h.pressSwitch(ctx, user, v.Kind, v.Name, false, v.Reason)
 	if err != nil {

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -15,7 +14,10 @@ import (
 // TenantDualControl sets the amount from which a tenant's actions in one
 // currency need two distinct approvers. The form takes the currency's
 // major units ("1000.00", "1000.000" for KWD); 0 turns dual control off
-// for that currency.
+// for that currency (one approver for any amount), which is the one
+// surprising loosening, so it needs the form's confirm_off box ticked.
+// Actions already requested keep the approver count they were created
+// with; the notice says so.
 func (h *Console) TenantDualControl(c echo.Context) error {
 	ctx := c.Request().Context()
 	user := CurrentPrincipal(c)
@@ -39,6 +41,8 @@ func (h *Console) TenantDualControl(c echo.Context) error {
 	if len(errs) == 0 {
 		if minor, err = money.ParseDecimal(typed, cur); err != nil {
 			errs["dual_control"] = refusalSentence(err)
+		} else if minor == 0 && c.FormValue("confirm_off") != "yes" {
+			errs["confirm_off"] = "0 switches dual control off for " + cur.Code + ": one approver will be enough for any amount. Tick this box to confirm, or enter the amount from which two approvers decide."
 		}
 	}
 	if len(errs) > 0 {
@@ -51,7 +55,11 @@ func (h *Console) TenantDualControl(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return tenantSaved(c, t, changed, "dual_control")
+	done := "dual_control"
+	if minor == 0 {
+		done = "dual_control_off"
+	}
+	return tenantSaved(c, t, changed, done)
 }
 
 // dualControlInvalid re-renders the tenant page with the threshold form as
@@ -93,10 +101,10 @@ func (h *Console) TenantDualControlWindow(c echo.Context) error {
 		return err
 	}
 	typed := strings.TrimSpace(c.FormValue("window_hours"))
-	hours, err := strconv.Atoi(typed)
-	if err != nil {
-		// Not a whole number: 0 hours is refused in the same words as
-		// any number out of range.
+	hours, msg := formInt(typed, "not a number")
+	if msg != "" {
+		// Not a whole number ("+24" and "24.5" included): 0 hours is
+		// refused in the same words as any number out of range.
 		hours = 0
 	}
 	changed, err := tenants.SetDualControlWindow(ctx, h.DB, principalActor(user), t.ID, hours)

@@ -22,9 +22,10 @@ var tenantNotices = map[string]string{
 	"already_frozen":       "The tenant was already frozen; nothing changed.",
 	"already_unfrozen":     "The tenant was not frozen; nothing changed.",
 	"unchanged":            "That is the current value; nothing changed.",
-	"dual_control":         "Dual-control threshold saved. It applies to actions requested from now on.",
+	"dual_control":         "Dual-control threshold saved. It applies to actions requested from now on; actions already waiting keep the number of approvers they were created with.",
+	"dual_control_off":     "Dual control switched off for that currency: one approver is enough for any amount requested from now on. Actions already waiting keep the number of approvers they were created with.",
 	"dual_control_removed": "Threshold removed: actions in that currency now need two approvers for any amount.",
-	"dual_control_window":  "Dual-control window saved. It applies to actions requested from now on.",
+	"dual_control_window":  "Dual-control window saved. It applies to actions requested from now on; actions already waiting keep the number of approvers they were created with.",
 	"model_settings":       "Model settings saved. They apply to model calls from now on.",
 }
 

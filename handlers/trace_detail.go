@@ -15,19 +15,21 @@ import (
 )
 
 // TraceDetail shows one journey: who asked, under which release, what it
-// cost, and each step of its journal. 404 when unknown, 403 when its
-// tenant is outside the user's scope.
+// cost, and each step of its journal. 404 when unknown, and the same 404
+// when its tenant is outside the user's scope (which ids exist in other
+// tenants is not theirs to learn).
 func (h *Console) TraceDetail(c echo.Context) error {
 	ctx := c.Request().Context()
+	notFound := problem.NotFound("not_found", "There is no journey with this id.")
 	j, err := runtime.GetJourney(ctx, h.DB.Read(), c.Param("id"))
 	if errors.Is(err, store.ErrNotFound) {
-		return problem.NotFound("not_found", "There is no journey with this id.")
+		return notFound
 	}
 	if err != nil {
 		return err
 	}
-	if err := requireTenant(CurrentPrincipal(c), j.TenantSlug); err != nil {
-		return err
+	if p := CurrentPrincipal(c); p == nil || !p.InTenant(j.TenantSlug) {
+		return notFound
 	}
 	v := views.TraceView{Journey: j, Now: time.Now()}
 	if v.PrincipalName, err = h.DB.PrincipalName(ctx, j.PrincipalID); err != nil {

@@ -33,6 +33,7 @@ type KeysView struct {
 	PrevPage string
 	NextPage string
 	Notice   string
+	Now      time.Time // for "how long ago"
 }
 
 // KeyForm is what the create form posts.

@@ -173,9 +173,6 @@ func span(d time.Duration) string {
 	}
 }
 
-// isoTime is a machine-readable UTC time for <time datetime>.
-func isoTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
-
 // PrettyJSON indents JSON for reading; anything else is shown as it is.
 func PrettyJSON(raw []byte) string {
 	if len(raw) == 0 {

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/wardenhq/warden/audit"
 )
@@ -106,9 +107,23 @@ func detailFields(d map[string]any) []Field {
 	sort.Strings(keys)
 	out := make([]Field, 0, len(keys))
 	for _, k := range keys {
-		out = append(out, Field{Label: strings.ReplaceAll(k, "_", " "), Value: detailValue(d[k])})
+		out = append(out, Field{Label: strings.ReplaceAll(k, "_", " "), Value: detailText(k, d[k])})
 	}
 	return out
+}
+
+// detailText is a detail's value as people read it: a status in words, a
+// time in the one format pages use, anything else as detailValue has it.
+func detailText(k string, v any) string {
+	if x, ok := v.(string); ok && x != "" {
+		if k == "status" || strings.HasSuffix(k, "_status") {
+			return statusWords(x)
+		}
+		if t, err := time.Parse(time.RFC3339Nano, x); err == nil {
+			return When(t)
+		}
+	}
+	return detailValue(v)
 }
 
 func detailValue(v any) string {

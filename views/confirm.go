@@ -18,6 +18,7 @@ type ConfirmView struct {
 	BackLabel string          // …and its text
 	Title     templ.Component // the question; text(s) when it is plain text
 	Summary   string          // optional: what is being changed, under the question
+	Facts     templ.Component // optional: a summary that holds times (shown with @at)
 	Warning   templ.Component // optional: why confirming now does nothing, or more than usual
 	WarningID string          // the warning's data-testid, when it needs one
 	Effect    templ.Component // what confirming does, in one paragraph

@@ -102,7 +102,7 @@ func fieldValue(k string, v any, currency string) string {
 			return approvals.StatusWord(x)
 		}
 		if t, err := time.Parse(time.RFC3339Nano, x); err == nil {
-			return When(t) + " UTC"
+			return When(t)
 		}
 		return x
 	}

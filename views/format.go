@@ -21,22 +21,6 @@ func Money(micros int64) string { return money.FormatMicros(micros, usd) }
 // back: "250.00", no currency sign or separators.
 func MoneyInput(micros int64) string { return money.MicrosInput(micros, usd) }
 
-// When formats a time for tables: UTC, to the second. The zero time is "—".
-func When(t time.Time) string {
-	if t.IsZero() {
-		return "—"
-	}
-	return t.UTC().Format("2006-01-02 15:04:05")
-}
-
-// WhenOpt formats an optional time, or none when it is nil.
-func WhenOpt(t *time.Time, none string) string {
-	if t == nil {
-		return none
-	}
-	return When(*t)
-}
-
 // Day formats a time as its UTC date, as a date input takes it.
 func Day(t time.Time) string {
 	if t.IsZero() {

@@ -49,26 +49,6 @@ func TestMoneyInput(t *testing.T) {
 	}
 }
 
-func TestTimes(t *testing.T) {
-	berlin := time.FixedZone("CEST", 2*3600)
-	at := time.Date(2026, 3, 9, 14, 5, 7, 999, berlin)
-	tests := []struct {
-		name, got, want string
-	}{
-		{"When converts to UTC", When(at), "2026-03-09 12:05:07"},
-		{"When zero", When(time.Time{}), "—"},
-		{"WhenOpt nil", WhenOpt(nil, "never"), "never"},
-		{"WhenOpt set", WhenOpt(&at, "never"), "2026-03-09 12:05:07"},
-		{"Day", Day(time.Date(2026, 3, 9, 23, 30, 0, 0, berlin)), "2026-03-09"},
-		{"Day zero", Day(time.Time{}), ""},
-	}
-	for _, tt := range tests {
-		if tt.got != tt.want {
-			t.Errorf("%s = %q, want %q", tt.name, tt.got, tt.want)
-		}
-	}
-}
-
 func TestLatency(t *testing.T) {
 	tests := []struct {
 		d    time.Duration

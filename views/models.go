@@ -81,9 +81,9 @@ func attemptLine(a models.Attempt) string {
 // callStatus is a call's status, with a cache hit said so.
 func callStatus(c models.Call) string {
 	if c.CacheHit {
-		return c.Status + " (cache hit)"
+		return stepWord(c.Status) + " (cache hit)"
 	}
-	return c.Status
+	return stepWord(c.Status)
 }
 
 func cacheTTLText(s int) string {

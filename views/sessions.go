@@ -2,6 +2,7 @@ package views
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/a-h/templ"
 
@@ -18,6 +19,7 @@ type SessionsView struct {
 	PrevPage      string
 	NextPage      string
 	Notice        string
+	Now           time.Time // for "how long ago"
 }
 
 // SessionRevokeView asks before revoking one session.
@@ -32,7 +34,7 @@ func (v SessionRevokeView) confirm() ConfirmView {
 		Back:      "/sessions",
 		BackLabel: "← Sessions",
 		Title:     text("Revoke this session of " + v.Session.Name + "?"),
-		Summary:   "Signed in " + When(v.Session.CreatedAt) + " from " + orDash(v.Session.ClientAddr) + "; last seen " + When(v.Session.LastSeenAt) + ".",
+		Facts:     sessionFacts(v.Session),
 		Effect:    text("The session ends at once: its next request, from wherever its cookie is, lands on the sign-in page. The user's other sessions go on. The revocation is recorded in the audit trail."),
 		Action:    templ.SafeURL("/sessions/" + v.Session.ID + "/revoke"),
 		Submit:    "Revoke session",

@@ -5,27 +5,25 @@ import (
 	"time"
 )
 
-// Times on the pages: one readable format that names its zone, and how
-// long ago it was where that helps ("2026-03-09 12:05 UTC · 3 min ago").
-// Warden keeps and shows time in UTC, so every page reads the same.
+// Times on the pages: one readable format that names its zone,
+// "2026-03-09 12:05:07 UTC", in a <time datetime> element so the machine
+// value is there too, plus how long ago it was where that helps (lists and
+// home: "· 3 min ago"). Warden keeps and shows time in UTC, so every page
+// reads the same.
 
-// Stamp formats a time to the minute in UTC, naming the zone: "2026-03-09
-// 12:05 UTC". The zero time is "—".
-func Stamp(t time.Time) string {
-	if t.IsZero() {
-		return "—"
-	}
-	return t.UTC().Format("2006-01-02 15:04 UTC")
-}
-
-// StampSeconds is Stamp to the second, for the audit trail where the order
-// within a minute matters: "2026-03-09 12:05:07 UTC".
-func StampSeconds(t time.Time) string {
+// When formats a time the one way pages show it: UTC, to the second,
+// naming the zone: "2026-03-09 12:05:07 UTC". The zero time is "—".
+func When(t time.Time) string {
 	if t.IsZero() {
 		return "—"
 	}
 	return t.UTC().Format("2006-01-02 15:04:05 UTC")
 }
+
+// whenDate and whenClock are When's two halves, "2026-03-09" and
+// "12:05:07 UTC", so a narrow column breaks between them.
+func whenDate(t time.Time) string  { return t.UTC().Format("2006-01-02") }
+func whenClock(t time.Time) string { return t.UTC().Format("15:04:05 UTC") }
 
 // Ago says how long before now t was, in the largest unit that fits:
 // "just now", "5 min ago", "3 h ago", "2 days ago"; a time after now reads
@@ -61,10 +59,19 @@ func Ago(t, now time.Time) string {
 // isoUTC is a time as a <time datetime> attribute takes it.
 func isoUTC(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-// stampOr is Stamp of an optional time, or none when it is nil.
-func stampOr(t *time.Time, none string) string {
-	if t == nil {
-		return none
+// storedTime reads a time kept as text (RFC 3339, as the store writes
+// it); text that is not one is the zero time, shown as "—".
+func storedTime(s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}
 	}
-	return Stamp(*t)
+	return t
+}
+
+// shownTime reads back a value When wrote, so that a labelled field
+// holding a time is shown in <time datetime> too.
+func shownTime(s string) (time.Time, bool) {
+	t, err := time.Parse("2006-01-02 15:04:05 UTC", s)
+	return t, err == nil
 }

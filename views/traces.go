@@ -79,3 +79,26 @@ func ShortID(id string) string {
 	}
 	return prefix + "_…" + rest[len(rest)-6:]
 }
+
+// stepWord is a journal step's status in words ("Awaiting approval",
+// "Refused"): the status vocabulary of steps ("ok", "failed", "refused",
+// "awaiting_approval", and the rejected, expired or cancelled end of an
+// approval step) read like every other status on the pages.
+func stepWord(status string) string {
+	if status == "ok" {
+		return "OK"
+	}
+	return statusWords(status)
+}
+
+// stepKindWord is a journal step's kind in words: "Route", "Tool call",
+// "Approval".
+func stepKindWord(kind string) string {
+	switch kind {
+	case "tool":
+		return "Tool call"
+	case "":
+		return "—"
+	}
+	return statusWords(kind)
+}

@@ -30,3 +30,20 @@ func TestInputSummary(t *testing.T) {
 		}
 	}
 }
+
+// Journal steps' statuses and kinds read as words, never snake_case.
+func TestStepWords(t *testing.T) {
+	for status, want := range map[string]string{
+		"ok": "OK", "failed": "Failed", "refused": "Refused", "awaiting_approval": "Awaiting approval",
+		"rejected": "Rejected", "expired": "Expired", "cancelled": "Cancelled",
+	} {
+		if got := stepWord(status); got != want {
+			t.Errorf("stepWord(%q) = %q, want %q", status, got, want)
+		}
+	}
+	for kind, want := range map[string]string{"route": "Route", "tool": "Tool call", "approval": "Approval"} {
+		if got := stepKindWord(kind); got != want {
+			t.Errorf("stepKindWord(%q) = %q, want %q", kind, got, want)
+		}
+	}
+}

@@ -61,6 +61,8 @@ func TestAdminModelsPage(t *testing.T) {
 	// Edit: a new priority, the key kept.
 	if e := b.get("/models/fake-east/edit"); e.Status != http.StatusOK {
 		t.Fatalf("edit form = %d", e.Status)
+	} else if title := e.Doc.Find("title").Text(); !strings.HasPrefix(title, "Edit model fake-east") {
+		t.Errorf("edit page title = %q, want it to name the model being edited", title)
 	}
 	edit := modelFormValues(up.URL + "/v1")
 	edit.Set("priority", "5")

@@ -268,3 +268,56 @@ func TestAdminTenantDualControlDecidesApprovalsRequired(t *testing.T) {
 		t.Errorf("action = %v, want 2 approvals required under the new threshold", action)
 	}
 }
+
+// A threshold of 0 switches dual control off, the one surprising
+// loosening: without the confirmation box it is refused with a 422 that
+// says what 0 means, and nothing is saved; ticked, it is saved, and the
+// notice says actions already waiting keep their approvers — which they
+// do.
+func TestAdminTenantDualControlOffNeedsConfirmation(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	in.waitReady(t)
+	b := newBrowser(t, in.URL)
+	b.loginDev("erin")
+	b.post("/tenants/acme/dual-control", b.withCSRF(url.Values{"dual_control": {"40.00"}}), nil)
+	waiting := journey(t, in, in.DemoKey, "The customer was charged twice for ORD-1005, refund $45.50 please", nil)
+	waitingAction, _ := waiting.Body["action"].(map[string]any)
+	if waitingAction == nil || waitingAction["approvals_required"] != float64(2) {
+		t.Fatalf("action = %v, want 2 approvals required over a $40 threshold", waitingAction)
+	}
+	before := auditCount(t, in.DB)
+
+	form := b.get("/tenants/acme")
+	if help := text(form, "tenant-dual-control-form"); !strings.Contains(help, "0 switches dual control off") || form.Doc.Find(`[data-testid="dual-control-confirm-off"]`).Length() != 1 {
+		t.Errorf("the threshold form does not say what 0 means or has no confirmation box: %q", help)
+	}
+	p := b.post("/tenants/acme/dual-control", b.withCSRF(url.Values{"dual_control": {"0"}}), nil)
+	if p.Status != http.StatusUnprocessableEntity || !strings.Contains(text(p, "error-confirm_off"), "one approver will be enough for any amount") {
+		t.Errorf("0 without confirmation = %d (error %q), want 422 saying what 0 does", p.Status, text(p, "error-confirm_off"))
+	}
+	if got := text(p, "tenant-dual-control"); got != "$40.00" || auditCount(t, in.DB) != before {
+		t.Errorf("after a refused 0: threshold %q, %d new events; want $40.00 kept, none", got, auditCount(t, in.DB)-before)
+	}
+
+	p = b.post("/tenants/acme/dual-control", b.withCSRF(url.Values{"dual_control": {"0"}, "confirm_off": {"yes"}}), nil)
+	if n := text(p, "notice"); !strings.Contains(n, "one approver is enough") || !strings.Contains(n, "keep the number of approvers they were created with") {
+		t.Errorf("notice = %q, want it to say dual control is off and waiting actions keep their approvers", n)
+	}
+	if got := text(p, "threshold-USD"); !strings.Contains(got, "never") {
+		t.Errorf("USD threshold row = %q, want never (one approver)", got)
+	}
+	// What the notice says: the waiting action still needs two; a new one
+	// needs one.
+	if a := approvalsRequired(t, in, waitingAction["id"].(string)); a != 2 {
+		t.Errorf("the waiting action now needs %d approvers, want still 2", a)
+	}
+	r := journey(t, in, in.DemoKey, "The customer was charged twice for ORD-1004, refund $45.50 please", nil)
+	if action, _ := r.Body["action"].(map[string]any); action == nil || action["approvals_required"] != float64(1) {
+		t.Errorf("new action = %v, want 1 approval required with dual control off", action)
+	}
+}
+
+func approvalsRequired(t *testing.T, in *instance, id string) int {
+	t.Helper()
+	return countRows(t, in.DB, `SELECT approvals_required FROM actions WHERE id = ?`, id)
+}

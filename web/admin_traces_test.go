@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -8,6 +9,10 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
+
+	"github.com/wardenhq/warden/handlers"
+	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/problem"
 )
 
 func traceIDs(p page) []string {
@@ -133,12 +138,46 @@ func TestAdminTraceDetail(t *testing.T) {
 		t.Fatalf("steps = %d, want 3", n)
 	}
 	step3 := p.Doc.Find(`[data-testid="step-3"]`).Text()
-	for _, want := range []string{"issue_refund", `"amount":2400`, "refused", "tool_disabled"} {
+	for _, want := range []string{"issue_refund", `"amount":2400`, "Refused", "tool_disabled"} {
 		if !strings.Contains(step3, want) {
 			t.Errorf("step 3 %q lacks %q", step3, want)
 		}
 	}
+	// Statuses read as words; the raw value stays for machines.
+	if st, _ := p.Doc.Find(`[data-testid="step-3"] [data-status]`).Attr("data-status"); st != "refused" {
+		t.Errorf("step 3 data-status = %q, want refused", st)
+	}
+	if strings.Contains(step3, "refused") {
+		t.Errorf("step 3 %q shows the raw status", step3)
+	}
 	if got := b.get("/traces/01JNOSUCHJOURNEY0000000000"); got.Status != http.StatusNotFound {
 		t.Errorf("unknown journey = %d, want 404", got.Status)
+	}
+}
+
+// Another tenant's journey answers as an unknown id does, 404 with the
+// same words, so a scoped reader learns nothing of which ids exist.
+func TestTraceOutsideScopeIsNotFound(t *testing.T) {
+	in, _ := adminSession(t, "carol")
+	globex := adminTenant(t, in.DB, "globex", "Globex")
+	adminInsertJourneys(t, in.DB, adminJourney{ID: "01JTRACESCOPE0000000000001", TenantID: globex.ID, Skill: "refunds", Status: "completed", Created: time.Now()})
+	h := &handlers.Console{DB: in.DB}
+	acmeOncall := &identity.Principal{ID: "p-acme", Name: "Acme On-call", Roles: []string{identity.RoleOncall}, Tenants: []string{"acme"}}
+	message := func(id string) (int, string) {
+		_, err := callAs(t, h.TraceDetail, acmeOncall, http.MethodGet, "/traces/"+id, nil, "id", id)
+		var p *problem.Error
+		if !errors.As(err, &p) {
+			return httpStatus(err), ""
+		}
+		return p.Status(), p.Message
+	}
+	status, msg := message("01JTRACESCOPE0000000000001")
+	unknownStatus, unknownMsg := message("01JTRACESCOPE0000000000999")
+	if status != http.StatusNotFound || status != unknownStatus || msg != unknownMsg {
+		t.Errorf("globex's journey = %d %q, unknown = %d %q; want the same 404", status, msg, unknownStatus, unknownMsg)
+	}
+	all := &identity.Principal{ID: "p-all", Name: "All", Roles: []string{identity.RoleOncall}, Tenants: []string{"*"}}
+	if _, err := callAs(t, h.TraceDetail, all, http.MethodGet, "/traces/01JTRACESCOPE0000000000001", nil, "id", "01JTRACESCOPE0000000000001"); err != nil {
+		t.Errorf("a reader of every tenant = %v, want the page", err)
 	}
 }

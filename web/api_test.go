@@ -692,3 +692,22 @@ func findPlanted(t *testing.T, db *sql.DB, forms map[string][]string) []string {
 	}
 	return hits
 }
+
+// A correlation id too long to keep is refused with a 400 naming the
+// header, and nothing runs; 128 characters are kept as sent.
+func TestJourneyRefusesALongCorrelationID(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	before := countRows(t, in.DB, `SELECT COUNT(*) FROM journeys`)
+	r := journey(t, in, in.DemoKey, "Where is my order ORD-1003?", map[string]string{"X-Correlation-Id": strings.Repeat("c", 129)})
+	if r.Status != http.StatusBadRequest || r.code() != "invalid_input" || !strings.Contains(string(r.Raw), "X-Correlation-Id") {
+		t.Errorf("129-character correlation id = %d %s, want 400 invalid_input naming X-Correlation-Id", r.Status, r.Raw)
+	}
+	if n := countRows(t, in.DB, `SELECT COUNT(*) FROM journeys`); n != before {
+		t.Errorf("journeys %d → %d, want none run", before, n)
+	}
+	long := strings.Repeat("c", 128)
+	ok := journey(t, in, in.DemoKey, "Where is my order ORD-1003?", map[string]string{"X-Correlation-Id": long})
+	if ok.Status != http.StatusOK || ok.str("correlation_id") != long {
+		t.Errorf("128-character correlation id = %d, correlation_id %q; want 200 and kept", ok.Status, ok.str("correlation_id"))
+	}
+}

@@ -115,13 +115,17 @@ func TestApprovalQueueTenantScope(t *testing.T) {
 	if p := alice.get("/approvals?tenant=globex"); p.Status != http.StatusForbidden {
 		t.Errorf("filter on globex = %d, want 403", p.Status)
 	}
-	if p := alice.get("/approvals/" + other.ID); p.Status != http.StatusForbidden {
-		t.Errorf("globex's action page = %d, want 403", p.Status)
+	// Another tenant's action answers exactly as an unknown id does: the
+	// answer does not tell alice it exists.
+	unknown := alice.get("/approvals/act_01JNOSUCHACTION00000000000")
+	if p := alice.get("/approvals/" + other.ID); p.Status != http.StatusNotFound || text(p, "error-message") != text(unknown, "error-message") || strings.Contains(p.Body, "globex") {
+		t.Errorf("globex's action page = %d %q, want 404 like an unknown id (%d %q), not naming globex", p.Status, text(p, "error-message"), unknown.Status, text(unknown, "error-message"))
 	}
 	form := alice.withCSRF(decideForm(approvals.Approve, "", other.PayloadDigest))
-	if p := alice.post("/approvals/"+other.ID+"/decide", form, nil); p.Status != http.StatusForbidden {
-		t.Errorf("deciding globex's action = %d, want 403", p.Status)
+	if p := alice.post("/approvals/"+other.ID+"/decide", form, nil); p.Status != http.StatusNotFound {
+		t.Errorf("deciding globex's action = %d, want 404", p.Status)
 	}
+
 	if n := decisionCount(t, in, other.ID); n != 0 {
 		t.Errorf("%d decisions recorded on an out-of-scope action", n)
 	}

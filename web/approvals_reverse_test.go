@@ -117,8 +117,8 @@ func TestApprovalReverseRefusals(t *testing.T) {
 	if p := alice.get("/approvals/" + pending.ID); p.Doc.Find(`[data-testid="reverse"]`).Length() != 0 {
 		t.Error("a pending action offers Reverse")
 	}
-	if p := alice.get("/approvals/" + pending.ID + "/reverse"); p.Status != http.StatusConflict {
-		t.Errorf("confirming the reversal of a pending action = %d, want 409", p.Status)
+	if p := alice.get("/approvals/" + pending.ID + "/reverse"); p.Status != http.StatusConflict || !strings.Contains(p.Body, "this one is awaiting approval") {
+		t.Errorf("confirming the reversal of a pending action = %d, want 409 saying it is awaiting approval (in words):\n%s", p.Status, p.Body)
 	}
 	if p := alice.post("/approvals/"+pending.ID+"/reverse", alice.withCSRF(url.Values{"reason": {"r"}}), nil); p.Status != http.StatusConflict {
 		t.Errorf("reversing a pending action = %d, want 409", p.Status)

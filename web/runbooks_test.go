@@ -134,7 +134,7 @@ func TestRunbookDoubleSubmitRunsOnce(t *testing.T) {
 	}
 	res := b.get(loc)
 	runID := loc[strings.LastIndex(loc, "/")+1:]
-	if text(res, "run-status") != "done" || !strings.Contains(text(res, "run-outcome"), "Switched the tool issue_refund off") {
+	if text(res, "run-status") != "Done" || statusOf(res, "run-status") != "done" || !strings.Contains(text(res, "run-outcome"), "Switched the tool issue_refund off") {
 		t.Errorf("result page: %q %q", text(res, "run-status"), text(res, "run-outcome"))
 	}
 	if href, _ := res.Doc.Find(`[data-testid="run-audit"]`).Attr("href"); href != "/audit?subject_id="+runID+"&subject_type=runbook" {
@@ -187,7 +187,7 @@ func TestRunbookPurgeRunsOnAnotherPersonsApproval(t *testing.T) {
 	tok := confirmToken(t, carol, path)
 	p := carol.post(path, carol.withCSRF(url.Values{"reason": {"card numbers in refund traces"}, "token": {tok}}), nil)
 	href, _ := p.Doc.Find(`[data-testid="run-approval"]`).Attr("href")
-	if p.Status != http.StatusOK || text(p, "run-status") != "awaiting_approval" || !strings.HasPrefix(href, "/approvals/act_") {
+	if p.Status != http.StatusOK || text(p, "run-status") != "Awaiting approval" || statusOf(p, "run-status") != "awaiting_approval" || !strings.HasPrefix(href, "/approvals/act_") {
 		t.Fatalf("press = %d, status %q, approval link %q; want awaiting approval with its link:\n%s", p.Status, text(p, "run-status"), href, p.Body)
 	}
 	if left() != 2 {

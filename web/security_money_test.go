@@ -113,6 +113,11 @@ func TestAmountSpellingsThatAreNotWholeNumbersAreRefused(t *testing.T) {
 		if r.Status != http.StatusBadRequest || r.code() != "invalid_arguments" {
 			t.Errorf("amount_minor %s = %d %s, want 400 invalid_arguments", amount, r.Status, r.Raw)
 		}
+		// The message states the rule of the tool's schema (minimum 1),
+		// never "from 0".
+		if strings.Contains(string(r.Raw), "from 0") {
+			t.Errorf("amount_minor %s: the refusal says \"from 0\", but the schema's minimum is 1: %s", amount, r.Raw)
+		}
 		// The agent's top-level amount is parsed the same way.
 		top := `{"tool":"issue_refund","summary":"Refund","amount":` + amount + `,"currency":"USD","arguments":{"order_id":"ORD-1004",` +
 			`"amount_minor":500000,"currency":"USD","account":"GB74BUKB20201555559182"}}`
@@ -345,6 +350,9 @@ func TestCurrenciesHaveTheirOwnDecimalsAndThresholds(t *testing.T) {
 	for _, bad := range []url.Values{
 		{"currency": {"KWD"}, "dual_control": {"5.0005"}},
 		{"currency": {"ZZZ"}, "dual_control": {"5"}},
+		{"currency": {"KWD"}, "dual_control": {"+5"}},
+		{"currency": {"USD"}, "dual_control": {"$1000"}},
+		{"currency": {"KWD"}, "dual_control": {"5 KWD"}},
 	} {
 		if p := erin.post("/tenants/acme/dual-control", erin.withCSRF(bad), nil); p.Status != http.StatusUnprocessableEntity {
 			t.Errorf("threshold %v = %d, want 422", bad, p.Status)
@@ -371,7 +379,7 @@ func TestCurrenciesHaveTheirOwnDecimalsAndThresholds(t *testing.T) {
 	}
 	// A window so large it would overflow a duration is refused, not
 	// stored as something else.
-	for _, bad := range []string{"5124097", "0", "2161", "twelve"} {
+	for _, bad := range []string{"5124097", "0", "2161", "twelve", "+24", "24.0", " 1e2"} {
 		if p := erin.post("/tenants/acme/dual-control-window", erin.withCSRF(url.Values{"window_hours": {bad}}), nil); p.Status != http.StatusUnprocessableEntity {
 			t.Errorf("window %q = %d, want 422", bad, p.Status)
 		}

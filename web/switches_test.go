@@ -99,8 +99,11 @@ func TestKillSwitchToolOffAndOn(t *testing.T) {
 		t.Errorf("switch off without CSRF = %d, want 403", p.Status)
 	}
 	p := carol.post("/switches/tools/issue_refund/off", carol.withCSRF(url.Values{"reason": {"  "}}), nil)
-	if p.Status != http.StatusBadRequest || text(p, "error-reason") == "" {
-		t.Errorf("switch off without a reason = %d (error %q), want 400 with the field's error", p.Status, text(p, "error-reason"))
+	if p.Status != http.StatusUnprocessableEntity || text(p, "error-reason") == "" {
+		t.Errorf("switch off without a reason = %d (error %q), want 422 with the field's error, like every other form", p.Status, text(p, "error-reason"))
+	}
+	if p.Doc.Find(`form textarea[name="reason"][required]`).Length() != 1 {
+		t.Error("the refused press does not show the form again")
 	}
 	if auditCount(t, in.DB) != before || switchState(carol.get("/switches"), "tool", "issue_refund") != "on" {
 		t.Fatal("a refused press changed or recorded something")

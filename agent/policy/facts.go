@@ -36,8 +36,10 @@ func ReadFacts(t tools.Tool, args json.RawMessage) (Facts, error) {
 			return Facts{}, fmt.Errorf("%q is required: it is the amount of this call", t.AmountArg)
 		}
 		minor, err := money.ParseMinor(raw)
-		if err != nil {
-			return Facts{}, fmt.Errorf("%q %v", t.AmountArg, err)
+		// The message states the rule as the tool's schema writes it: a
+		// schema with "minimum": 1 is told "from 1", not "from 0".
+		if low := amountMinimum(t.ArgsSchema, t.AmountArg); err != nil || minor < low {
+			return Facts{}, fmt.Errorf("%q must be a whole number of minor units written as a JSON integer (no fraction, exponent or quotes), from %d to %d", t.AmountArg, low, money.MaxMinor)
 		}
 		code, err := stringArg(m, t.CurrencyArg)
 		if err != nil {
@@ -139,4 +141,26 @@ func stringArg(m map[string]json.RawMessage, name string) (string, error) {
 		return "", fmt.Errorf("%q must be a non-empty string", name)
 	}
 	return s, nil
+}
+
+// amountMinimum is the least amount a tool's schema allows for its amount
+// argument: its "minimum" when that is a whole number above 0, else 0.
+func amountMinimum(schema json.RawMessage, arg string) int64 {
+	var s struct {
+		Properties map[string]struct {
+			Minimum *json.Number `json:"minimum"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return 0
+	}
+	p, ok := s.Properties[arg]
+	if !ok || p.Minimum == nil {
+		return 0
+	}
+	n, err := p.Minimum.Int64()
+	if err != nil || n < 0 || n > money.MaxMinor {
+		return 0
+	}
+	return n
 }

@@ -11,6 +11,8 @@ import (
 func TestReadFacts(t *testing.T) {
 	refund := tools.Tool{Name: "issue_refund", AmountArg: "amount_minor", CurrencyArg: "currency", TargetArg: "order_id"}
 	email := tools.Tool{Name: "send_customer_email", TargetArg: "order_id"}
+	withMinimum := refund
+	withMinimum.ArgsSchema = json.RawMessage(`{"type":"object","properties":{"amount_minor":{"type":"integer","minimum":1}}}`)
 	tests := []struct {
 		name       string
 		tool       tools.Tool
@@ -35,6 +37,12 @@ func TestReadFacts(t *testing.T) {
 		{"target neither string nor number", email, `{"order_id":{"id":1}}`, 0, "", "", `"order_id" must be a non-empty string`},
 		{"no amount declared", email, `{"order_id":"ORD-1","amount_minor":1.5}`, -1, "", "ORD-1", ""},
 		{"nothing declared", tools.Tool{Name: "x"}, `{"amount":1.5}`, -1, "", "", ""},
+		// The message states the schema's own minimum, and that minimum
+		// holds here too.
+		{"no schema minimum", refund, `{"order_id":"O","amount_minor":1.0,"currency":"USD"}`, 0, "", "", `from 0 to 9007199254740991`},
+		{"schema minimum 1", withMinimum, `{"order_id":"O","amount_minor":1.0,"currency":"USD"}`, 0, "", "", `from 1 to 9007199254740991`},
+		{"below the schema minimum", withMinimum, `{"order_id":"O","amount_minor":0,"currency":"USD"}`, 0, "", "", `from 1 to 9007199254740991`},
+		{"at the schema minimum", withMinimum, `{"order_id":"O","amount_minor":1,"currency":"USD"}`, 1, "USD", "O", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

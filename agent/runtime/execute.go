@@ -237,7 +237,7 @@ func (s *Service) fail(ctx context.Context, a approvals.Action, reason string) e
 		if err := settleAction(ctx, tx, a.ID, a.TenantID, 0); err != nil {
 			return err
 		}
-		if err := failJourney(ctx, tx, a.JourneyID, "action_failed", now); err != nil {
+		if err := failJourney(ctx, tx, a.JourneyID, a.StepN, "action_failed", reason, now); err != nil {
 			return err
 		}
 		return s.enqueueCallback(ctx, tx, a, approvals.StatusFailed)

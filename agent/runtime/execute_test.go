@@ -166,6 +166,11 @@ func TestExecuteActionFails(t *testing.T) {
 			if j.Status != StatusFailed || j.ErrorCode != "action_failed" || j.FinishedAt == nil {
 				t.Errorf("journey %s (error %q, finished %v), want failed (action_failed), finished", j.Status, j.ErrorCode, j.FinishedAt)
 			}
+			// The trace tells the truth: its approval step failed, it no
+			// longer awaits approval.
+			if last := j.Steps[len(j.Steps)-1]; last.Kind != "approval" || last.Status != StatusFailed || !strings.Contains(last.Error, tt.failure) {
+				t.Errorf("approval step = %s %s (%q), want approval failed saying %q", last.Kind, last.Status, last.Error, tt.failure)
+			}
 			if b := r.budget(); b.ReservedMicros != 0 || b.SpentMicros != spentBefore {
 				t.Errorf("budget reserved %d spent %d, want the approval's reservation released: reserved 0 spent %d", b.ReservedMicros, b.SpentMicros, spentBefore)
 			}

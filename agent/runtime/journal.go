@@ -62,7 +62,10 @@ type Step struct {
 	Tool      string
 	Arguments string // redacted JSON
 	Result    string // redacted JSON or text
-	Status    string // "ok", "failed", "refused", "awaiting_approval"
+	// Status is "ok", "failed", "refused" or "awaiting_approval"; an
+	// approval step whose action was rejected, expired or cancelled ends
+	// with that status, and one whose action failed reads "failed".
+	Status    string
 	Error     string
 	Units     int64
 	Latency   time.Duration
@@ -294,10 +297,16 @@ func DeleteRange(ctx context.Context, tx *sql.Tx, tenantID string, from, to time
 	return res.RowsAffected()
 }
 
-// failJourney ends the journey that waited for a failed action.
-func failJourney(ctx context.Context, tx *sql.Tx, id, code string, now time.Time) error {
+// failJourney ends the journey that waited for a failed action, and
+// marks its approval step failed with the (redacted) reason, so the trace
+// does not keep saying the step awaits approval.
+func failJourney(ctx context.Context, tx *sql.Tx, id string, step int, code, reason string, now time.Time) error {
 	if id == "" {
 		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE journey_steps SET status = 'failed', error = ? WHERE journey_id = ? AND n = ? AND status = ?`,
+		reason, id, step, StatusAwaitingApproval); err != nil {
+		return err
 	}
 	_, err := tx.ExecContext(ctx, `UPDATE journeys SET status = 'failed', error_code = ?, finished_at = ? WHERE id = ?`, code, store.FormatTime(now), id)
 	return err
@@ -334,11 +343,20 @@ func endAfterAction(ctx context.Context, tx *sql.Tx, id string, step int, status
 // waitAgain reopens the journey that a failed action ended, when the
 // action is retried: it waits for the action again, and the action's
 // completion resumes it.
-func waitAgain(ctx context.Context, tx *sql.Tx, id string) error {
+func waitAgain(ctx context.Context, tx *sql.Tx, id string, step int) error {
 	if id == "" {
 		return nil
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE journeys SET status = ?, error_code = '', finished_at = NULL
+	res, err := tx.ExecContext(ctx, `UPDATE journeys SET status = ?, error_code = '', finished_at = NULL
 		WHERE id = ? AND status = 'failed' AND error_code = 'action_failed'`, StatusAwaitingApproval, id)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return err
+	}
+	// Its approval step waits again too.
+	_, err = tx.ExecContext(ctx, `UPDATE journey_steps SET status = ?, error = '' WHERE journey_id = ? AND n = ? AND status = 'failed'`,
+		StatusAwaitingApproval, id, step)
 	return err
 }

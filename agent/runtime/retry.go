@@ -103,7 +103,7 @@ func (s *Service) retryOne(ctx context.Context, tx *sql.Tx, a approvals.Action, 
 	if !ok { // it was read failed in this write transaction
 		return fmt.Errorf("retry %s: it is no longer failed", a.ID)
 	}
-	if err := waitAgain(ctx, tx, a.JourneyID); err != nil {
+	if err := waitAgain(ctx, tx, a.JourneyID, a.StepN); err != nil {
 		return err
 	}
 	if err := jobs.Enqueue(ctx, tx, JobExecuteAction, actionJob{ActionID: a.ID}, jobs.Options{UniqueKey: "exec:" + a.ID + ":retry:" + batch}); err != nil {

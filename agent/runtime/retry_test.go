@@ -58,6 +58,8 @@ func TestRetryFailedReusesTheKeyAndSparesReservedEffects(t *testing.T) {
 	}
 	if j := r.journey(never.Journey.ID); j.Status != StatusAwaitingApproval {
 		t.Errorf("journey = %s, want awaiting approval again", j.Status)
+	} else if last := j.Steps[len(j.Steps)-1]; last.Status != StatusAwaitingApproval || last.Error != "" {
+		t.Errorf("approval step = %s (%q), want awaiting approval again, no error", last.Status, last.Error)
 	}
 	if b := r.budget(); b.ReservedMicros == 0 {
 		t.Error("the retried action's cost is not reserved again")
@@ -73,6 +75,11 @@ func TestRetryFailedReusesTheKeyAndSparesReservedEffects(t *testing.T) {
 	}
 	if j := r.journey(never.Journey.ID); j.Status != StatusCompleted {
 		t.Errorf("journey = %s, want completed", j.Status)
+	} else if last := j.Steps[len(j.Steps)-1]; last.Status != "ok" {
+		t.Errorf("approval step = %s, want ok", last.Status)
+	}
+	if m := r.journey(maybe.Journey.ID); m.Steps[len(m.Steps)-1].Status != StatusFailed {
+		t.Errorf("the maybe-reached action's approval step = %s, want failed", m.Steps[len(m.Steps)-1].Status)
 	}
 	if m := r.action(maybe.Action.ID); m.Status != approvals.StatusFailed {
 		t.Errorf("the maybe-reached action = %s, want still failed (reconciliation decides)", m.Status)

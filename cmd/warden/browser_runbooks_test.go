@@ -54,7 +54,7 @@ func TestBrowserRunbookRollback(t *testing.T) {
 	if err != nil {
 		t.Fatalf("confirm: %v\nwarden logs:\n%s", err, p.logs)
 	}
-	if got := textOf(t, ctx, byTestID("run-status")); got != "done" {
+	if got := textOf(t, ctx, byTestID("run-status")); got != "Done" {
 		t.Errorf("run status = %q (%s), want done", got, textOf(t, ctx, byTestID("run-outcome")))
 	}
 	auditLink, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('[data-testid="run-audit"]').getAttribute('href')`))
