@@ -37,6 +37,7 @@ var demoScopes = []string{
 	"skill:order_status", "skill:order_support", "skill:refunds",
 	"tool:lookup_order", "tool:check_change_window", "tool:submit_change_request", "tool:issue_refund",
 	"model:" + demoModel,
+	"model:" + demoRefundAgent,      // examples/openai-agents-refund drives it
 	"skill:" + skills.ModelDemoName, // driven by skills.ModelDemoAlias, a scripted fake model
 }
 
@@ -176,6 +177,11 @@ func boolInt(b bool) int {
 // upstream inside this process (models/fakeupstream).
 const demoModel = "demo-model"
 
+// demoRefundAgent is the alias of the fake upstream's scripted refund
+// agent (model id refund-agent), which the example agent on the OpenAI
+// Agents SDK (examples/openai-agents-refund) uses with the demo key.
+const demoRefundAgent = "refund-agent"
+
 // demoUpstream is the process's fake upstream, started once on a loopback
 // port and kept for the life of the process.
 var demoUpstream struct {
@@ -200,11 +206,15 @@ func demoUpstreamURL() (string, error) {
 
 // seedDemoModel adds the demo-model deployment, or points it at this
 // process's fake upstream (its port changes with every start); both are
-// audited like an admin's change. It does the same for demo-agent, the
+// audited like an admin's change. It does the same for refund-agent (the
+// example agent's model) and for demo-agent, the
 // fake upstream's scripted refund agent (script-refund), which drives the
 // demo's model-driven skill (skills.ModelDemo).
 func seedDemoModel(ctx context.Context, db *store.DB, sealer *seal.Sealer) error {
 	if err := seedDemoDeployment(ctx, db, sealer, demoModel, "fake"); err != nil {
+		return err
+	}
+	if err := seedDemoDeployment(ctx, db, sealer, demoRefundAgent, "refund-agent"); err != nil {
 		return err
 	}
 	return seedDemoDeployment(ctx, db, sealer, skills.ModelDemoAlias, "script-refund")
