@@ -57,10 +57,14 @@ func TestOpenAIAgentsExampleRefundsAfterTwoApprovals(t *testing.T) {
 	fake := fakeupstream.New()
 	up := httptest.NewServer(fake)
 	t.Cleanup(up.Close)
-	if _, err := models.Create(ctx, in.DB, in.Agent.Service.Sealer(), audit.Actor{Type: audit.ActorSystem, ID: "test"}, models.Deployment{
-		Name: "refund-agent", Alias: "refund-agent", BaseURL: up.URL + "/v1", UpstreamModel: fakeupstream.RefundAgent,
-		InputMicrosPerM: 150_000, OutputMicrosPerM: 600_000, ContextWindow: 128_000, MaxOutputTokens: 1024,
-		Timeout: 10 * time.Second, Concurrency: 8, Enabled: true}, "sk-upstream-secret"); err != nil {
+	// The dev demo serves refund-agent from its own fake upstream; point
+	// it at this test's, whose requests the test can see.
+	d, err := models.Get(ctx, in.DB.Read(), "refund-agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.BaseURL = up.URL + "/v1"
+	if _, err := models.Update(ctx, in.DB, in.Agent.Service.Sealer(), audit.Actor{Type: audit.ActorSystem, ID: "test"}, d, ""); err != nil {
 		t.Fatal(err)
 	}
 	k, key := newKeyIn(t, in, "acme", "openai agents example", []string{"model:refund-agent", "tool:issue_refund"}, "test")
