@@ -345,18 +345,7 @@ func Load(args []string, env func(string) (string, bool)) (Config, error) {
 		bad("WARDEN_SHUTDOWN_GRACE", "%q is not a positive duration such as 15s", get("WARDEN_SHUTDOWN_GRACE"))
 	}
 
-	c.DatabaseURL = get("WARDEN_DATABASE_URL")
-	if u := c.DatabaseURL; u != "" && !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
-		bad("WARDEN_DATABASE_URL", "is not a postgres:// URL; leave it unset for SQLite in the data directory")
-	}
-	c.DBStatementTimeout, err = time.ParseDuration(get("WARDEN_DB_STATEMENT_TIMEOUT"))
-	if err != nil || c.DBStatementTimeout < 0 {
-		bad("WARDEN_DB_STATEMENT_TIMEOUT", "%q is not a duration such as 30s (0 for none)", get("WARDEN_DB_STATEMENT_TIMEOUT"))
-	}
-	c.DBConnectTimeout, err = time.ParseDuration(get("WARDEN_DB_CONNECT_TIMEOUT"))
-	if err != nil || c.DBConnectTimeout < time.Second {
-		bad("WARDEN_DB_CONNECT_TIMEOUT", "%q is not a duration of 1s or more, such as 10s", get("WARDEN_DB_CONNECT_TIMEOUT"))
-	}
+	parseDatabase(&c, get, bad)
 
 	c.DrainDelay, err = time.ParseDuration(get("WARDEN_DRAIN_DELAY"))
 	if err != nil || c.DrainDelay < 0 {
@@ -395,7 +384,6 @@ func Load(args []string, env func(string) (string, bool)) (Config, error) {
 	}{
 		{"WARDEN_API_MAX_INFLIGHT", &c.APIMaxInFlight, 1, 100000},
 		{"WARDEN_TENANT_RATE", &c.TenantRate, 1, 1000000},
-		{"WARDEN_DB_MAX_CONNS", &c.DBMaxConns, 1, 1000},
 	} {
 		v, err := strconv.Atoi(get(n.name))
 		if err != nil || v < n.min || v > n.max {
@@ -580,4 +568,50 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// parseDatabase reads the database settings into c.
+func parseDatabase(c *Config, get func(string) string, bad func(name, format string, a ...any)) {
+	var err error
+	c.DatabaseURL = get("WARDEN_DATABASE_URL")
+	if u := c.DatabaseURL; u != "" && !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
+		bad("WARDEN_DATABASE_URL", "is not a postgres:// URL; leave it unset for SQLite in the data directory")
+	}
+	c.DBStatementTimeout, err = time.ParseDuration(get("WARDEN_DB_STATEMENT_TIMEOUT"))
+	if err != nil || c.DBStatementTimeout < 0 {
+		bad("WARDEN_DB_STATEMENT_TIMEOUT", "%q is not a duration such as 30s (0 for none)", get("WARDEN_DB_STATEMENT_TIMEOUT"))
+	}
+	c.DBConnectTimeout, err = time.ParseDuration(get("WARDEN_DB_CONNECT_TIMEOUT"))
+	if err != nil || c.DBConnectTimeout < time.Second {
+		bad("WARDEN_DB_CONNECT_TIMEOUT", "%q is not a duration of 1s or more, such as 10s", get("WARDEN_DB_CONNECT_TIMEOUT"))
+	}
+	c.DBMaxConns, err = strconv.Atoi(get("WARDEN_DB_MAX_CONNS"))
+	if err != nil || c.DBMaxConns < 1 || c.DBMaxConns > 1000 {
+		bad("WARDEN_DB_MAX_CONNS", "%q is not a whole number from %d to %d", get("WARDEN_DB_MAX_CONNS"), 1, 1000)
+	}
+}
+
+// LoadDatabase reads only the database settings (WARDEN_DATABASE_URL and
+// WARDEN_DB_*) from env, for the operator commands that open the store
+// without serving: the returned Config has those fields set and no
+// others, and nothing on disk is touched.
+func LoadDatabase(env func(string) (string, bool)) (Config, error) {
+	var errs []error
+	get := func(name string) string {
+		for _, s := range settings {
+			if s.env == name {
+				if v, ok := env(name); ok {
+					return strings.TrimSpace(v)
+				}
+				return s.def
+			}
+		}
+		return ""
+	}
+	bad := func(name, format string, a ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", name, fmt.Sprintf(format, a...)))
+	}
+	var c Config
+	parseDatabase(&c, get, bad)
+	return c, errors.Join(errs...)
 }

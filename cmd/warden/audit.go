@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/store"
 )
 
 // Exit codes of warden audit verify. "Could not read" is kept apart from
@@ -142,11 +140,7 @@ func auditVerify(ctx context.Context, args []string, env func(string) (string, b
 		return cannot("%v", err)
 	}
 
-	path := filepath.Join(f.dir, "warden.db")
-	if _, err := os.Stat(path); err != nil {
-		return cannot("no database at %s (WARDEN_DATA_DIR, --data-dir): %v", path, err)
-	}
-	db, err := store.OpenReadOnly(ctx, path)
+	db, err := openCommandStore(ctx, f.dir, env, true)
 	if err != nil {
 		return cannot("%v", err)
 	}
