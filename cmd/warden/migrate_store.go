@@ -68,8 +68,12 @@ func migrateStoreCmd(ctx context.Context, args []string, env func(string) (strin
 		if key, err = audit.ParsePublicKey(*pubkey); err != nil {
 			return refuse("--pubkey: %v", err)
 		}
-	} else if key, err = audit.LoadPublicKey(dataDir); err != nil && !errors.Is(err, os.ErrNotExist) {
+	} else if key, err = configuredPublicKey(env); err != nil {
 		return refuse("%v", err)
+	} else if key == nil {
+		if key, err = audit.LoadPublicKey(dataDir); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return refuse("%v", err)
+		}
 	}
 
 	dbCfg, err := loadDatabaseSettings(env)
@@ -175,7 +179,7 @@ func loadDatabaseSettings(env func(string) (string, bool)) (cfg struct {
 	DBMaxConns       int
 	DBConnectTimeout time.Duration
 }, err error) {
-	c, err := config.LoadDatabase(env)
+	c, err := config.LoadCommand(env)
 	cfg.DBMaxConns, cfg.DBConnectTimeout = c.DBMaxConns, c.DBConnectTimeout
 	return cfg, err
 }

@@ -27,6 +27,10 @@ func serve(ctx context.Context, args []string, env func(string) (string, bool), 
 	if !ok {
 		return 2
 	}
+	if err := installKeys(cfg.DataDir, cfg); err != nil {
+		fmt.Fprintf(stderr, "warden: %v\n", err)
+		return 1
+	}
 	logger, redactor, err := newLogger(cfg.DataDir, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "warden: %v\n", err)

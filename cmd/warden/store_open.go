@@ -46,9 +46,14 @@ func openStore(ctx context.Context, dataDir string, cfg config.Config, mustExist
 // openCommandStore is openStore for an operator command: it reads the
 // database settings from env and opens the existing store in dataDir.
 func openCommandStore(ctx context.Context, dataDir string, env func(string) (string, bool), readOnly bool) (*store.DB, error) {
-	cfg, err := config.LoadDatabase(env)
+	cfg, err := config.LoadCommand(env)
 	if err != nil {
 		return nil, fmt.Errorf("invalid configuration: %w", err)
+	}
+	if !readOnly {
+		if err := installKeys(dataDir, cfg); err != nil {
+			return nil, err
+		}
 	}
 	return openStore(ctx, dataDir, cfg, true, readOnly)
 }
