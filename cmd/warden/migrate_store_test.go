@@ -276,4 +276,31 @@ func TestMigrateStoreRefusals(t *testing.T) {
 	if n != 1 {
 		t.Errorf("target tenants = %d after the refusal, want the 1 it had", n)
 	}
+
+	// A source at another schema version than the binary's: refused, and
+	// the empty target is not even migrated.
+	raw, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := raw.Exec(`DELETE FROM schema_migrations WHERE version = (SELECT MAX(version) FROM schema_migrations)`); err != nil {
+		t.Fatal(err)
+	}
+	raw.Close()
+	empty := storetest.URL(t)
+	var out, errb bytes.Buffer
+	code := run(ctx, []string{"migrate-store", "--from", "sqlite:" + path, "--to", empty}, envMap(nil), &out, &errb)
+	if want := fmt.Sprintf("schema is at version %d and this binary's at %d", store.LatestVersion(store.SQLite)-1, store.LatestVersion(store.SQLite)); code != 2 || !strings.Contains(errb.String(), want) {
+		t.Errorf("older source: migrate-store = %d, %q; want 2 and %q", code, errb.String(), want)
+	}
+	edb, err := store.OpenURL(ctx, empty, store.Options{DataDir: dir, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer edb.Close()
+	var tables int
+	edb.Read().QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema()`).Scan(&tables)
+	if tables != 0 {
+		t.Errorf("the refused migrate-store created %d tables on the target", tables)
+	}
 }
