@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -59,6 +60,13 @@ type Config struct {
 	// encryption, 32 bytes). Empty means generate and keep in DataDir.
 	SessionHashKey  []byte
 	SessionBlockKey []byte
+
+	// Installation keys given as settings, for replicas that must share
+	// them (docs/deploy.md); nil means the file in DataDir, generated on
+	// first start.
+	SealingKey      []byte // seals stored secrets (agent/seal), 32 bytes
+	RedactionKey    []byte // keys redaction tokens (agent/redact), 32 bytes
+	AuditSigningKey []byte // Ed25519 seed that signs checkpoints and exports, 32 bytes
 
 	ShutdownGrace time.Duration
 	DrainDelay    time.Duration // readiness is 503 this long before the listener closes
@@ -189,6 +197,14 @@ var settings = []setting{
 	{"WARDEN_SESSION_MAX", "session-max", "12h", "a console session ends this long after sign-in, used or not (at most 720h)"},
 	{"WARDEN_SESSION_HASH_KEY", "session-hash-key", "", "hex server key, 32 or 64 bytes: signs the sign-in cookie and derives CSRF tokens (default generated)"},
 	{"WARDEN_SESSION_BLOCK_KEY", "session-block-key", "", "hex session encryption key, 32 bytes (default generated)"},
+	{"WARDEN_SESSION_HASH_KEY_FILE", "session-hash-key-file", "", "file holding WARDEN_SESSION_HASH_KEY (hex), such as a mounted secret"},
+	{"WARDEN_SESSION_BLOCK_KEY_FILE", "session-block-key-file", "", "file holding WARDEN_SESSION_BLOCK_KEY (hex)"},
+	{"WARDEN_SEALING_KEY", "sealing-key", "", "hex key, 32 bytes, that seals stored secrets such as pending actions' arguments (default DATA_DIR/sealing.key, generated)"},
+	{"WARDEN_SEALING_KEY_FILE", "sealing-key-file", "", "file holding WARDEN_SEALING_KEY (hex)"},
+	{"WARDEN_REDACTION_KEY", "redaction-key", "", "hex key, 32 bytes, behind redaction tokens (default DATA_DIR/redaction.key, generated)"},
+	{"WARDEN_REDACTION_KEY_FILE", "redaction-key-file", "", "file holding WARDEN_REDACTION_KEY (hex)"},
+	{"WARDEN_AUDIT_SIGNING_KEY", "audit-signing-key", "", "hex Ed25519 seed, 32 bytes, that signs audit checkpoints and exports (default DATA_DIR/audit-signing.key, generated)"},
+	{"WARDEN_AUDIT_SIGNING_KEY_FILE", "audit-signing-key-file", "", "file holding WARDEN_AUDIT_SIGNING_KEY (hex)"},
 	{"WARDEN_SHUTDOWN_GRACE", "shutdown-grace", "15s", "how long in-flight requests may take to finish on shutdown"},
 	{"WARDEN_DRAIN_DELAY", "drain-delay", "1s", "how long readiness reports 503 before the listener closes on shutdown"},
 	{"WARDEN_AUDIT_CHECKPOINT_INTERVAL", "audit-checkpoint-interval", "1h", "how often the audit chain's head is signed and stored as a checkpoint (1s to 24h)"},
@@ -322,20 +338,9 @@ func Load(args []string, env func(string) (string, bool)) (Config, error) {
 		bad("WARDEN_SESSION_IDLE", "%v is longer than WARDEN_SESSION_MAX (%v)", c.SessionIdle, c.SessionMax)
 	}
 
-	if v := get("WARDEN_SESSION_HASH_KEY"); v != "" {
-		k, err := hex.DecodeString(v)
-		if err != nil || (len(k) != 32 && len(k) != 64) {
-			bad("WARDEN_SESSION_HASH_KEY", "must be 32 or 64 bytes written as hex")
-		}
-		c.SessionHashKey = k
-	}
-	if v := get("WARDEN_SESSION_BLOCK_KEY"); v != "" {
-		k, err := hex.DecodeString(v)
-		if err != nil || len(k) != 32 {
-			bad("WARDEN_SESSION_BLOCK_KEY", "must be 32 bytes written as hex")
-		}
-		c.SessionBlockKey = k
-	}
+	c.SessionHashKey = hexKey(get, bad, "WARDEN_SESSION_HASH_KEY", 32, 64)
+	c.SessionBlockKey = hexKey(get, bad, "WARDEN_SESSION_BLOCK_KEY", 32)
+	parseKeys(&c, get, bad)
 	if (c.SessionHashKey == nil) != (c.SessionBlockKey == nil) {
 		bad("WARDEN_SESSION_HASH_KEY", "set both WARDEN_SESSION_HASH_KEY and WARDEN_SESSION_BLOCK_KEY, or neither")
 	}
@@ -345,18 +350,7 @@ func Load(args []string, env func(string) (string, bool)) (Config, error) {
 		bad("WARDEN_SHUTDOWN_GRACE", "%q is not a positive duration such as 15s", get("WARDEN_SHUTDOWN_GRACE"))
 	}
 
-	c.DatabaseURL = get("WARDEN_DATABASE_URL")
-	if u := c.DatabaseURL; u != "" && !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
-		bad("WARDEN_DATABASE_URL", "is not a postgres:// URL; leave it unset for SQLite in the data directory")
-	}
-	c.DBStatementTimeout, err = time.ParseDuration(get("WARDEN_DB_STATEMENT_TIMEOUT"))
-	if err != nil || c.DBStatementTimeout < 0 {
-		bad("WARDEN_DB_STATEMENT_TIMEOUT", "%q is not a duration such as 30s (0 for none)", get("WARDEN_DB_STATEMENT_TIMEOUT"))
-	}
-	c.DBConnectTimeout, err = time.ParseDuration(get("WARDEN_DB_CONNECT_TIMEOUT"))
-	if err != nil || c.DBConnectTimeout < time.Second {
-		bad("WARDEN_DB_CONNECT_TIMEOUT", "%q is not a duration of 1s or more, such as 10s", get("WARDEN_DB_CONNECT_TIMEOUT"))
-	}
+	parseDatabase(&c, get, bad)
 
 	c.DrainDelay, err = time.ParseDuration(get("WARDEN_DRAIN_DELAY"))
 	if err != nil || c.DrainDelay < 0 {
@@ -395,7 +389,6 @@ func Load(args []string, env func(string) (string, bool)) (Config, error) {
 	}{
 		{"WARDEN_API_MAX_INFLIGHT", &c.APIMaxInFlight, 1, 100000},
 		{"WARDEN_TENANT_RATE", &c.TenantRate, 1, 1000000},
-		{"WARDEN_DB_MAX_CONNS", &c.DBMaxConns, 1, 1000},
 	} {
 		v, err := strconv.Atoi(get(n.name))
 		if err != nil || v < n.min || v > n.max {
@@ -580,4 +573,95 @@ func unwrapPath(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// parseDatabase reads the database settings into c.
+func parseDatabase(c *Config, get func(string) string, bad func(name, format string, a ...any)) {
+	var err error
+	c.DatabaseURL = get("WARDEN_DATABASE_URL")
+	if u := c.DatabaseURL; u != "" && !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
+		bad("WARDEN_DATABASE_URL", "is not a postgres:// URL; leave it unset for SQLite in the data directory")
+	}
+	c.DBStatementTimeout, err = time.ParseDuration(get("WARDEN_DB_STATEMENT_TIMEOUT"))
+	if err != nil || c.DBStatementTimeout < 0 {
+		bad("WARDEN_DB_STATEMENT_TIMEOUT", "%q is not a duration such as 30s (0 for none)", get("WARDEN_DB_STATEMENT_TIMEOUT"))
+	}
+	c.DBConnectTimeout, err = time.ParseDuration(get("WARDEN_DB_CONNECT_TIMEOUT"))
+	if err != nil || c.DBConnectTimeout < time.Second {
+		bad("WARDEN_DB_CONNECT_TIMEOUT", "%q is not a duration of 1s or more, such as 10s", get("WARDEN_DB_CONNECT_TIMEOUT"))
+	}
+	c.DBMaxConns, err = strconv.Atoi(get("WARDEN_DB_MAX_CONNS"))
+	if err != nil || c.DBMaxConns < 1 || c.DBMaxConns > 1000 {
+		bad("WARDEN_DB_MAX_CONNS", "%q is not a whole number from %d to %d", get("WARDEN_DB_MAX_CONNS"), 1, 1000)
+	}
+}
+
+// LoadCommand reads only the database settings (WARDEN_DATABASE_URL and
+// WARDEN_DB_*) and the installation keys (sealing, redaction, audit
+// signing) from env, for the operator commands that open the store
+// without serving: the returned Config has those fields set and no
+// others, and nothing on disk is touched.
+func LoadCommand(env func(string) (string, bool)) (Config, error) {
+	var errs []error
+	get := func(name string) string {
+		for _, s := range settings {
+			if s.env == name {
+				if v, ok := env(name); ok {
+					return strings.TrimSpace(v)
+				}
+				return s.def
+			}
+		}
+		return ""
+	}
+	bad := func(name, format string, a ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", name, fmt.Sprintf(format, a...)))
+	}
+	var c Config
+	parseDatabase(&c, get, bad)
+	parseKeys(&c, get, bad)
+	return c, errors.Join(errs...)
+}
+
+// parseKeys reads the installation keys into c.
+func parseKeys(c *Config, get func(string) string, bad func(name, format string, a ...any)) {
+	c.SealingKey = hexKey(get, bad, "WARDEN_SEALING_KEY", 32)
+	c.RedactionKey = hexKey(get, bad, "WARDEN_REDACTION_KEY", 32)
+	c.AuditSigningKey = hexKey(get, bad, "WARDEN_AUDIT_SIGNING_KEY", 32)
+}
+
+// hexKey reads a key written as hex in setting name, or in the file that
+// name+"_FILE" names (a mounted secret; surrounding white space is
+// ignored). It is nil when neither is set.
+func hexKey(get func(string) string, bad func(name, format string, a ...any), name string, sizes ...int) []byte {
+	v := get(name)
+	if file := get(name + "_FILE"); file != "" {
+		if v != "" {
+			bad(name, "set %s or %s_FILE, not both", name, name)
+			return nil
+		}
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			bad(name+"_FILE", "%v", err)
+			return nil
+		}
+		if v = strings.TrimSpace(string(raw)); v == "" {
+			bad(name+"_FILE", "%s is empty", file)
+			return nil
+		}
+		name += "_FILE"
+	}
+	if v == "" {
+		return nil
+	}
+	k, err := hex.DecodeString(v)
+	if err != nil || !slices.Contains(sizes, len(k)) {
+		want := make([]string, len(sizes))
+		for i, n := range sizes {
+			want[i] = strconv.Itoa(n)
+		}
+		bad(name, "must be %s bytes written as hex", strings.Join(want, " or "))
+		return []byte{} // set, though bad: no second complaint that it is missing
+	}
+	return k
 }

@@ -272,3 +272,29 @@ func merge(a, b map[string]string) map[string]string {
 	}
 	return out
 }
+
+// The installation keys come from a setting or from the file its _FILE
+// setting names, never both, and must be 32 bytes of hex.
+func TestInstallationKeySettings(t *testing.T) {
+	key := strings.Repeat("ab", 32)
+	file := filepath.Join(t.TempDir(), "signing")
+	os.WriteFile(file, []byte("  "+strings.Repeat("cd", 32)+"\n"), 0o600)
+	c, err := LoadCommand(envOf(map[string]string{"WARDEN_SEALING_KEY": key, "WARDEN_AUDIT_SIGNING_KEY_FILE": file}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.SealingKey) != 32 || c.SealingKey[0] != 0xab || len(c.AuditSigningKey) != 32 || c.AuditSigningKey[0] != 0xcd || c.RedactionKey != nil {
+		t.Errorf("keys = %x %x %x; want the sealing key, the file's signing key and no redaction key", c.SealingKey, c.AuditSigningKey, c.RedactionKey)
+	}
+	for name, env := range map[string]map[string]string{
+		"WARDEN_REDACTION_KEY: must be 32":              {"WARDEN_REDACTION_KEY": "abcd"},
+		"WARDEN_SEALING_KEY: set WARDEN_SEALING_KEY or": {"WARDEN_SEALING_KEY": key, "WARDEN_SEALING_KEY_FILE": file},
+		"WARDEN_AUDIT_SIGNING_KEY_FILE: open":           {"WARDEN_AUDIT_SIGNING_KEY_FILE": file + ".missing"},
+		"WARDEN_AUDIT_SIGNING_KEY: must be 32 bytes":    {"WARDEN_AUDIT_SIGNING_KEY": "zz"},
+	} {
+		env["WARDEN_DATA_DIR"] = t.TempDir()
+		if _, err := Load(nil, envOf(env)); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("Load(%v) = %v; want %q", env, err, name)
+		}
+	}
+}

@@ -191,3 +191,6 @@ func (db *DB) migratePostgres(ctx context.Context) (err error) {
 	}
 	return nil
 }
+
+// LatestVersion is the newest migration this binary embeds for d.
+func LatestVersion(d Dialect) int { return latestVersion(d) }

@@ -44,6 +44,11 @@ type Options struct {
 	StatementTimeout time.Duration
 	// ConnectTimeout bounds establishing one connection (default 10 s).
 	ConnectTimeout time.Duration
+	// ReadOnly opens for reading only, for tools that inspect a database
+	// without serving it (warden audit verify): no migration is applied,
+	// Transact refuses, and on PostgreSQL every session is read-only
+	// (default_transaction_read_only); SQLite opens as OpenReadOnly does.
+	ReadOnly bool
 }
 
 // DefaultMaxConns is the PostgreSQL pool size when Options.MaxConns is 0.
@@ -59,6 +64,9 @@ func IsPostgresURL(u string) bool {
 // SQLite file as Open does. It applies every pending migration.
 func OpenURL(ctx context.Context, rawURL string, o Options) (*DB, error) {
 	if !IsPostgresURL(rawURL) {
+		if o.ReadOnly {
+			return OpenReadOnly(ctx, strings.TrimPrefix(rawURL, "sqlite:"))
+		}
 		return Open(ctx, strings.TrimPrefix(rawURL, "sqlite:"))
 	}
 	dsn, name, err := postgresDSN(rawURL, o)
@@ -80,6 +88,10 @@ func OpenURL(ctx context.Context, rawURL string, o Options) (*DB, error) {
 	if err := pool.PingContext(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("connect to postgres database %s: %w", name, err)
+	}
+	if o.ReadOnly {
+		db.write = nil
+		return db, nil
 	}
 	if err := db.migrate(ctx); err != nil {
 		pool.Close()
@@ -105,6 +117,9 @@ func postgresDSN(rawURL string, o Options) (dsn, name string, err error) {
 	}
 	if o.StatementTimeout > 0 && q.Get("statement_timeout") == "" {
 		q.Set("statement_timeout", strconv.FormatInt(o.StatementTimeout.Milliseconds(), 10))
+	}
+	if o.ReadOnly {
+		q.Set("default_transaction_read_only", "on")
 	}
 	if q.Get("application_name") == "" {
 		q.Set("application_name", "warden")

@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/store"
 )
 
 // Exit codes of warden audit verify. "Could not read" is kept apart from
@@ -138,15 +136,15 @@ func auditVerify(ctx context.Context, args []string, env func(string) (string, b
 		if key, err = audit.ParsePublicKey(f.pubkey); err != nil {
 			return cannot("--pubkey: %v", err)
 		}
-	} else if key, err = audit.LoadPublicKey(f.dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+	} else if key, err = configuredPublicKey(env); err != nil {
 		return cannot("%v", err)
+	} else if key == nil {
+		if key, err = audit.LoadPublicKey(f.dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return cannot("%v", err)
+		}
 	}
 
-	path := filepath.Join(f.dir, "warden.db")
-	if _, err := os.Stat(path); err != nil {
-		return cannot("no database at %s (WARDEN_DATA_DIR, --data-dir): %v", path, err)
-	}
-	db, err := store.OpenReadOnly(ctx, path)
+	db, err := openCommandStore(ctx, f.dir, env, true)
 	if err != nil {
 		return cannot("%v", err)
 	}
@@ -193,7 +191,10 @@ func auditPubkey(args []string, env func(string) (string, bool), stdout, stderr 
 		fmt.Fprintf(stderr, "%v\n\n%s", err, auditUsage)
 		return exitCannotRead
 	}
-	key, err := audit.LoadPublicKey(f.dir)
+	key, err := configuredPublicKey(env)
+	if key == nil && err == nil {
+		key, err = audit.LoadPublicKey(f.dir)
+	}
 	if errors.Is(err, os.ErrNotExist) {
 		fmt.Fprintf(stderr, "warden audit pubkey: no audit signing key in %s (warden serve creates it on its first start)\n", f.dir)
 		return exitCannotRead

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/ed25519"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,7 +13,6 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/store"
 )
 
 const (
@@ -85,12 +85,11 @@ func auditExport(ctx context.Context, args []string, env func(string) (string, b
 		return 2
 	}
 
-	path := filepath.Join(dir, "warden.db")
-	if _, err := os.Stat(path); err != nil {
-		fmt.Fprintf(stderr, "warden audit export: no database at %s (WARDEN_DATA_DIR)\n", path)
+	db, err := openCommandStore(ctx, dir, env, false)
+	if errors.Is(err, errNoDatabase) {
+		fmt.Fprintf(stderr, "warden audit export: %v\n", err)
 		return 2
 	}
-	db, err := store.Open(ctx, path)
 	if err != nil {
 		fmt.Fprintf(stderr, "warden audit export: %v\n", err)
 		return 1

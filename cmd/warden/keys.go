@@ -7,8 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -44,12 +42,11 @@ func keysCmd(ctx context.Context, args []string, env func(string) (string, bool)
 	if err := fs.Parse(args[1:]); err != nil {
 		return 2
 	}
-	path := filepath.Join(dir, "warden.db")
-	if _, err := os.Stat(path); err != nil {
-		fmt.Fprintf(stderr, "warden keys create: no database at %s (WARDEN_DATA_DIR); start warden once first\n", path)
+	db, err := openCommandStore(ctx, dir, env, false)
+	if errors.Is(err, errNoDatabase) {
+		fmt.Fprintf(stderr, "warden keys create: %v; start warden once first\n", err)
 		return 2
 	}
-	db, err := store.Open(ctx, path)
 	if err != nil {
 		fmt.Fprintf(stderr, "warden keys create: %v\n", err)
 		return 1

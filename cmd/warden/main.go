@@ -7,6 +7,7 @@
 //	warden audit pubkey      print the installation's public key
 //	warden keys create       create a virtual key and print it and its callback secret once
 //	warden release publish   publish a release bundle (and --activate it); print its digest
+//	warden migrate-store     copy a SQLite installation into an empty PostgreSQL database
 //	warden version           print the version
 package main
 
@@ -46,6 +47,8 @@ func run(ctx context.Context, args []string, env func(string) (string, bool), st
 		return keysCmd(ctx, args, env, stdout, stderr)
 	case "release":
 		return releaseCmd(ctx, args, env, stdout, stderr)
+	case "migrate-store":
+		return migrateStoreCmd(ctx, args, env, stdout, stderr)
 	case "version":
 		fmt.Fprintf(stdout, "warden %s\n", version)
 		return 0
@@ -70,6 +73,9 @@ func usage(w io.Writer) {
   warden keys create       create a virtual key and print it and its callback secret once
   warden release publish FILE [--agent A] [--env E] [--activate] [--note N]
                            publish a release bundle (JSON) and print its digest
+  warden migrate-store --from sqlite:PATH --to postgres://…
+                           copy an installation into an empty PostgreSQL database,
+                           then verify its audit chain and row counts there
   warden version           print the version
 
 `)

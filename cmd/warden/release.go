@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 
 	"github.com/wardenhq/warden/agent/releases"
@@ -67,12 +66,11 @@ func releaseCmd(ctx context.Context, args []string, env func(string) (string, bo
 		printReleaseError(stderr, err)
 		return 2
 	}
-	path := filepath.Join(dir, "warden.db")
-	if _, err := os.Stat(path); err != nil {
-		fmt.Fprintf(stderr, "warden release publish: no database at %s (WARDEN_DATA_DIR); start warden once first\n", path)
+	db, err := openCommandStore(ctx, dir, env, false)
+	if errors.Is(err, errNoDatabase) {
+		fmt.Fprintf(stderr, "warden release publish: %v; start warden once first\n", err)
 		return 2
 	}
-	db, err := store.Open(ctx, path)
 	if err != nil {
 		fmt.Fprintf(stderr, "warden release publish: %v\n", err)
 		return 1

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -27,6 +26,10 @@ func serve(ctx context.Context, args []string, env func(string) (string, bool), 
 	cfg, ok := loadConfig(args, env, stderr)
 	if !ok {
 		return 2
+	}
+	if err := installKeys(cfg.DataDir, cfg); err != nil {
+		fmt.Fprintf(stderr, "warden: %v\n", err)
+		return 1
 	}
 	logger, redactor, err := newLogger(cfg.DataDir, stderr)
 	if err != nil {
@@ -178,13 +181,5 @@ func listenError(addr string, err error) string {
 // openDatabase opens PostgreSQL when WARDEN_DATABASE_URL names one, and
 // otherwise the SQLite file in the data directory.
 func openDatabase(ctx context.Context, cfg config.Config) (*store.DB, error) {
-	if cfg.DatabaseURL == "" {
-		return store.Open(ctx, filepath.Join(cfg.DataDir, "warden.db"))
-	}
-	return store.OpenURL(ctx, cfg.DatabaseURL, store.Options{
-		DataDir:          cfg.DataDir,
-		MaxConns:         cfg.DBMaxConns,
-		StatementTimeout: cfg.DBStatementTimeout,
-		ConnectTimeout:   cfg.DBConnectTimeout,
-	})
+	return openStore(ctx, cfg.DataDir, cfg, false, false)
 }
