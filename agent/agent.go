@@ -299,6 +299,7 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	gw := gateway.New(db, log)
 	gw.SetTenantRate(o.TenantRate)
 	gw.SetReplicas(replica.Live)
+	chat.SetReplicas(replica.Live)
 	return &Runtime{Gateway: gw, Models: chat, Service: svc, Sim: provider, DB: db, Queue: queue, Guard: guard, log: log, router: router,
 		alertInterval: interval, started: started, Replica: replica}, nil
 }
