@@ -306,15 +306,28 @@ func TestReplicasAppendOneAuditChain(t *testing.T) {
 	}
 }
 
-// TestReplicasRefuseARevokedKeyAtOnce: a key revoked, or a tenant frozen,
-// on replica A is refused on replica B. Neither replica caches keys or
-// tenants (every Authenticate reads the database), so B refuses from the
-// first request after A's transaction commits: the bound is 0, well
-// within the one second promised.
+// TestReplicasRefuseARevokedKeyAtOnce: a skill switched off, a key
+// revoked, or a tenant frozen on replica A is refused on replica B.
+// Neither replica caches keys, tenants or switches (every request reads
+// them from the database), so B refuses from the first request after A's
+// transaction commits: the bound is 0, well within the one second
+// promised.
 func TestReplicasRefuseARevokedKeyAtOnce(t *testing.T) {
 	r := startReplicas(t)
 	ctx := r.ctx
 	a, b := r.rts[0], r.rts[1]
+	// A skill switched off on A: B refuses the next journey routed to it.
+	const refund = "The customer was charged twice for ORD-1005, refund $1.00 please"
+	onB := r.caller(t, 1)
+	if _, err := a.Service.SwitchSkill(ctx, audit.Actor{Type: audit.ActorSystem, ID: "test"}, "refunds", false, "replica test"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := b.Service.Run(ctx, runtime.Request{Caller: onB, Input: refund, RequestID: "switched-off"})
+	var p *problem.Error
+	if !errors.As(err, &p) || p.Code != runtime.CodeSkillDisabled {
+		t.Errorf("replica B right after refunds was switched off on A: %v, want %s", err, runtime.CodeSkillDisabled)
+	}
+
 	if _, err := b.Gateway.Authenticate(ctx, r.secret); err != nil {
 		t.Fatalf("replica B before the revocation: %v", err)
 	}
@@ -326,7 +339,6 @@ func TestReplicasRefuseARevokedKeyAtOnce(t *testing.T) {
 	for {
 		polls++
 		_, err := b.Gateway.Authenticate(ctx, r.secret)
-		var p *problem.Error
 		if errors.As(err, &p) && p.Code == gateway.CodeUnauthorized {
 			break
 		}
@@ -360,8 +372,7 @@ func TestReplicasRefuseARevokedKeyAtOnce(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := b.Gateway.Authenticate(ctx, fresh)
-	var p *problem.Error
+	_, err = b.Gateway.Authenticate(ctx, fresh)
 	if !errors.As(err, &p) || p.Code != gateway.CodeTenantFrozen {
 		t.Errorf("replica B right after the freeze on A: %v, want %s", err, gateway.CodeTenantFrozen)
 	}
