@@ -7,6 +7,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"path/filepath"
@@ -46,6 +47,10 @@ type Runtime struct {
 
 	alertInterval time.Duration
 	started       time.Time // when New ran: journeys admitted before belong to an earlier process
+	// Replica is this process's entry in the replicas table: it
+	// heartbeats while Run runs, journeys record it, and the key and
+	// tenant rate limits divide by the replicas alive.
+	Replica *store.Replica
 }
 
 // Run does the runtime's background work until ctx ends: the job workers
@@ -65,6 +70,11 @@ func (rt *Runtime) Run(ctx context.Context) {
 	}
 	var wg sync.WaitGroup
 	for _, f := range []func(context.Context){
+		func(ctx context.Context) {
+			rt.Replica.Run(ctx, func(err error) {
+				rt.log.ErrorContext(ctx, "replica heartbeat failed", "replica", rt.Replica.ID, "err", err)
+			})
+		},
 		rt.Queue.Run,
 		func(ctx context.Context) { every(ctx, 30*time.Second, rt.reconcile) },
 		func(ctx context.Context) { every(ctx, 5*time.Second, rt.expire) },
@@ -241,6 +251,12 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 		provider.Close()
 		return nil, err
 	}
+	started := time.Now()
+	replica, err := store.RegisterReplica(ctx, db, started)
+	if err != nil {
+		provider.Close()
+		return nil, fmt.Errorf("register replica: %w", err)
+	}
 	queue := jobs.New(db, log, 2)
 	guard := tools.NewGuard(tools.GuardOptions{
 		OnStateChange: func(dep, from, to string) {
@@ -271,6 +287,7 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 		// the chat gateway: the tenant's budget, traces in model_calls.
 		Models:      chat,
 		RouterModel: o.RouterModel,
+		ReplicaID:   replica.ID,
 	})
 	queue.Register(runtime.JobExecuteAction, svc.HandleExecute)
 	queue.Register(runtime.JobCallback, svc.HandleCallback)
@@ -281,6 +298,8 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	}
 	gw := gateway.New(db, log)
 	gw.SetTenantRate(o.TenantRate)
+	gw.SetReplicas(replica.Live)
+	chat.SetReplicas(replica.Live)
 	return &Runtime{Gateway: gw, Models: chat, Service: svc, Sim: provider, DB: db, Queue: queue, Guard: guard, log: log, router: router,
-		alertInterval: interval, started: time.Now()}, nil
+		alertInterval: interval, started: started, Replica: replica}, nil
 }

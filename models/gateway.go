@@ -58,6 +58,15 @@ func NewGateway(db *store.DB, sealer *seal.Sealer, redactor *redact.Redactor, lo
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: 90 * time.Second}}}
 }
 
+// SetReplicas sets how the gateway learns the number of Warden replicas
+// alive (store.Replica.Live): each keeps 1/N of every key's requests and
+// tokens a minute. Without it N is 1.
+func (g *Gateway) SetReplicas(live func() int) {
+	g.limits.mu.Lock()
+	defer g.limits.mu.Unlock()
+	g.limits.replicas = live
+}
+
 // Models lists the aliases the caller may use (GET /v1/models).
 func (g *Gateway) Models(ctx context.Context, caller gateway.Caller) ([]string, error) {
 	all, err := Aliases(ctx, g.db.Read())

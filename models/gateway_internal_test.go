@@ -80,6 +80,40 @@ func TestLimiterCorrectsTokensAtSettlement(t *testing.T) {
 	}
 }
 
+// TestLimiterSharesLimitsAmongReplicas: two replicas each keep half of a
+// key's requests and tokens a minute, so together they admit the limit.
+func TestLimiterSharesLimitsAmongReplicas(t *testing.T) {
+	now := time.Now()
+	two := func() int { return 2 }
+	a, b := newLimiter(), newLimiter()
+	a.replicas, b.replicas = two, two
+	lim := KeyLimits{RPM: 10, TPM: 1000}
+	admitted, tokens := 0, int64(0)
+	for i := 0; i < 20; i++ {
+		for _, l := range []*limiter{a, b} {
+			if _, err := l.admit("k", lim, 50, now); err == nil {
+				admitted++
+				tokens += 50
+			}
+		}
+	}
+	if admitted != 10 || tokens > 1000 {
+		t.Errorf("two replicas admitted %d requests (%d tokens) of a key limited to 10 a minute, want 10", admitted, tokens)
+	}
+	tpm := KeyLimits{TPM: 1000}
+	admitted = 0
+	for i := 0; i < 20; i++ {
+		for _, l := range []*limiter{a, b} {
+			if _, err := l.admit("t", tpm, 200, now); err == nil {
+				admitted++
+			}
+		}
+	}
+	if admitted != 4 {
+		t.Errorf("two replicas admitted %d calls of 200 tokens on a key of 1000 tokens a minute, want 4 (2 each of 500)", admitted)
+	}
+}
+
 func TestCheckAnswer(t *testing.T) {
 	rf := json.RawMessage(`{"type":"json_schema","json_schema":{"name":"x","schema":{"type":"object","required":["a"]}}}`)
 	answer := func(msg string) []byte { return []byte(`{"choices":[{"finish_reason":"stop","message":` + msg + `}]}`) }

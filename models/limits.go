@@ -12,15 +12,28 @@ import (
 // limiter enforces keys' model limits (KeyLimits) in this process: a
 // token bucket of requests and one of tokens per key, each holding a
 // minute's worth and refilled continuously. With several replicas each
-// enforces the limits on the calls it serves.
+// keeps a share: buckets of 1/N of the limits, N being the replicas alive
+// (replicas; store.Replica.Live), so that together they admit the limit.
 type limiter struct {
-	mu   sync.Mutex
-	keys map[string]*keyBuckets
+	mu       sync.Mutex
+	keys     map[string]*keyBuckets
+	replicas func() int // nil: one replica
 }
 
 type keyBuckets struct {
 	limits   KeyLimits
+	n        int // the replicas the buckets were cut for
 	req, tok bucket
+}
+
+// share is one replica's part of a limit per minute: limit/n, but a
+// request bucket holds at least one request.
+func share(limit int, n int, atLeastOne bool) float64 {
+	v := float64(limit) / float64(n)
+	if atLeastOne && limit > 0 {
+		v = math.Max(v, 1)
+	}
+	return v
 }
 
 type bucket struct {
@@ -63,17 +76,22 @@ func (l *limiter) admit(keyID string, lim KeyLimits, tokens int64, now time.Time
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	n := 1
+	if l.replicas != nil {
+		n = max(1, l.replicas())
+	}
 	kb := l.keys[keyID]
-	if kb == nil || kb.limits != lim {
-		kb = &keyBuckets{limits: lim, req: bucket{capacity: float64(lim.RPM), level: float64(lim.RPM), at: now},
-			tok: bucket{capacity: float64(lim.TPM), level: float64(lim.TPM), at: now}}
+	if kb == nil || kb.limits != lim || kb.n != n {
+		rpm, tpm := share(lim.RPM, n, true), share(lim.TPM, n, false)
+		kb = &keyBuckets{limits: lim, n: n, req: bucket{capacity: rpm, level: rpm, at: now},
+			tok: bucket{capacity: tpm, level: tpm, at: now}}
 		l.keys[keyID] = kb
 	}
 	kb.req.refill(now)
 	kb.tok.refill(now)
 	need := float64(tokens)
 	if lim.TPM > 0 {
-		need = math.Min(need, float64(lim.TPM))
+		need = math.Min(need, kb.tok.capacity)
 	}
 	if w := kb.req.wait(1); w > 0 {
 		return ticket{}, rateLimited(fmt.Sprintf("This key's limit of %d model requests a minute is reached.", lim.RPM), w)

@@ -76,9 +76,31 @@ type Gateway struct {
 	// tenantRate bounds one tenant's requests per second across its keys
 	// (DefaultTenantRate unless SetTenantRate says otherwise).
 	tenantRate int
-	tenants    map[string]*rate.Limiter
+	tenants    map[string]*limiter
 
 	flights singleflight.Group // concurrent lookups of one key share a read
+
+	// replicas is the number of Warden replicas sharing the database
+	// (store.Replica.Live); each keeps 1/replicas of every rate limit.
+	replicas func() int
+}
+
+// SetReplicas sets how the gateway learns the number of replicas alive
+// (store.Replica.Live). The key and tenant rate limits are per-replica
+// buckets at limit/N: their sum across replicas is the configured limit.
+// Call it before serving; without it N is 1.
+func (g *Gateway) SetReplicas(live func() int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.replicas = live
+}
+
+// replicaCount is N, at least 1; call with g.mu held.
+func (g *Gateway) replicaCount() int {
+	if g.replicas == nil {
+		return 1
+	}
+	return max(g.replicas(), 1)
 }
 
 // DefaultTenantRate is the requests per second a tenant may make across
@@ -92,7 +114,7 @@ func (g *Gateway) SetTenantRate(perSec int) {
 	defer g.mu.Unlock()
 	if perSec > 0 {
 		g.tenantRate = perSec
-		g.tenants = map[string]*rate.Limiter{}
+		g.tenants = map[string]*limiter{}
 	}
 }
 
@@ -106,13 +128,21 @@ type limiter struct {
 	lim        *rate.Limiter
 	perMin     int
 	burst      int
+	replicas   int // the N this bucket's share was cut for
 	lastAccess time.Time
+}
+
+// newShare is one replica's bucket of a limit of perSec and burst shared
+// by n replicas: perSec/n, and burst/n but at least 1 (so a burst below n
+// lets up to n requests through at once across the replicas).
+func newShare(perSec float64, burst, n int) *rate.Limiter {
+	return rate.NewLimiter(rate.Limit(perSec/float64(n)), max(1, burst/n))
 }
 
 // New returns a gateway over db.
 func New(db *store.DB, log *slog.Logger) *Gateway {
 	return &Gateway{db: db, log: log, now: time.Now, limiters: map[string]*limiter{}, audited: map[string]time.Time{},
-		tenantRate: DefaultTenantRate, tenants: map[string]*rate.Limiter{}}
+		tenantRate: DefaultTenantRate, tenants: map[string]*limiter{}}
 }
 
 // Authenticate checks the presented key, the tenant and the key's rate
@@ -189,9 +219,10 @@ type keyResult struct {
 // allow takes one token from the key's bucket, or says how long to wait.
 func (g *Gateway) allow(k keys.Key, now time.Time) time.Duration {
 	g.mu.Lock()
+	n := g.replicaCount()
 	l := g.limiters[k.ID]
-	if l == nil || l.perMin != k.RatePerMin || l.burst != k.Burst {
-		l = &limiter{lim: rate.NewLimiter(rate.Limit(float64(k.RatePerMin)/60), k.Burst), perMin: k.RatePerMin, burst: k.Burst}
+	if l == nil || l.perMin != k.RatePerMin || l.burst != k.Burst || l.replicas != n {
+		l = &limiter{lim: newShare(float64(k.RatePerMin)/60, k.Burst, n), perMin: k.RatePerMin, burst: k.Burst, replicas: n}
 		g.limiters[k.ID] = l
 	}
 	l.lastAccess = now
@@ -211,13 +242,14 @@ func (g *Gateway) allow(k keys.Key, now time.Time) time.Duration {
 // to wait (at least a second, as Retry-After counts).
 func (g *Gateway) allowTenant(tenantID string, now time.Time) time.Duration {
 	g.mu.Lock()
+	n := g.replicaCount()
 	l := g.tenants[tenantID]
-	if l == nil {
-		l = rate.NewLimiter(rate.Limit(g.tenantRate), 2*g.tenantRate)
+	if l == nil || l.replicas != n {
+		l = &limiter{lim: newShare(float64(g.tenantRate), 2*g.tenantRate, n), replicas: n}
 		g.tenants[tenantID] = l
 	}
 	g.mu.Unlock()
-	r := l.ReserveN(now, 1)
+	r := l.lim.ReserveN(now, 1)
 	if !r.OK() {
 		return time.Second
 	}

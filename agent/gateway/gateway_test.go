@@ -462,3 +462,60 @@ func TestConcurrentLookupsShareOnlyTheirOwnKey(t *testing.T) {
 		t.Error("a revoked key authenticated: a lookup was served from a cache")
 	}
 }
+
+// TestRateLimitsHoldAcrossReplicas: two replicas (two gateways) each keep
+// a share of the key's and the tenant's limit, so together they admit
+// what one would, not twice that.
+func TestRateLimitsHoldAcrossReplicas(t *testing.T) {
+	r := newRig(t)
+	acme := r.tenant("acme", false)
+	_, secret := r.key(acme, keys.NewSpec{RatePerMin: 60, Burst: 4})
+	other := New(r.db, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	other.now = r.g.now
+	two := func() int { return 2 }
+	r.g.SetReplicas(two)
+	other.SetReplicas(two)
+
+	admitted := 0
+	for i := 0; i < 10; i++ {
+		for _, g := range []*Gateway{r.g, other} {
+			if _, err := g.Authenticate(r.ctx, secret); err == nil {
+				admitted++
+			} else if p := asProblem(t, "Authenticate", err); p.Code != CodeRateLimited {
+				t.Fatalf("Authenticate = %s, want admitted or %s", p.Code, CodeRateLimited)
+			}
+		}
+	}
+	if admitted != 4 {
+		t.Errorf("two replicas admitted %d requests of a key with a burst of 4, want 4", admitted)
+	}
+	// A minute on, both buckets have refilled 60/2 each, capped at 2.
+	r.now = r.now.Add(time.Minute)
+	admitted = 0
+	for i := 0; i < 10; i++ {
+		for _, g := range []*Gateway{r.g, other} {
+			if _, err := g.Authenticate(r.ctx, secret); err == nil {
+				admitted++
+			}
+		}
+	}
+	if admitted != 4 {
+		t.Errorf("after a minute two replicas admitted %d, want the burst of 4 again", admitted)
+	}
+
+	// The tenant's limit is shared the same way.
+	r.g.SetTenantRate(3)
+	other.SetTenantRate(3)
+	_, roomy := r.key(acme, keys.NewSpec{RatePerMin: 6000, Burst: 1000})
+	admitted = 0
+	for i := 0; i < 10; i++ {
+		for _, g := range []*Gateway{r.g, other} {
+			if _, err := g.Authenticate(r.ctx, roomy); err == nil {
+				admitted++
+			}
+		}
+	}
+	if admitted != 6 {
+		t.Errorf("two replicas admitted %d requests of a tenant with a burst of 6, want 6", admitted)
+	}
+}

@@ -280,7 +280,7 @@ func Execute(ctx context.Context, db *store.DB, p tools.Provider, t tools.Tool, 
 	if call.IdempotencyKey == "" {
 		return Entry{}, errors.New("execute effect: the call has no idempotency key")
 	}
-	unlock, err := inflight.lock(ctx, lockKey(db, call.IdempotencyKey))
+	unlock, err := lockEffect(ctx, db, call.IdempotencyKey)
 	if err != nil {
 		return Entry{}, fmt.Errorf("execute effect %s: %w", call.IdempotencyKey, err)
 	}

@@ -147,7 +147,10 @@ func listStuck(ctx context.Context, db *store.DB, before time.Time, limit int) (
 // reconcileOne settles one stuck record. It returns an error only when the
 // database fails.
 func reconcileOne(ctx context.Context, db *store.DB, resolve Resolver, listed Entry) (outcome, error) {
-	unlock, ok := inflight.tryLock(lockKey(db, listed.Key))
+	unlock, ok, err := tryLockEffect(ctx, db, listed.Key)
+	if err != nil {
+		return settledElsewhere, err
+	}
 	if !ok {
 		return outBusy, nil
 	}

@@ -72,13 +72,15 @@ type Step struct {
 	StartedAt time.Time
 }
 
-func insertJourney(ctx context.Context, tx *sql.Tx, j *Journey) error {
+// insertJourney records j as admitted by replica (the sweeps leave the
+// journeys of live replicas alone).
+func insertJourney(ctx context.Context, tx *sql.Tx, j *Journey, replica string) error {
 	_, err := tx.ExecContext(ctx, `
 		INSERT INTO journeys (id, tenant_id, key_id, principal_id, request_id, correlation_id, skill, release_digest,
-			status, input, input_tokens, reserved_micros, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			status, input, input_tokens, reserved_micros, created_at, replica_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		j.ID, j.TenantID, j.KeyID, j.PrincipalID, j.RequestID, j.CorrelationID, j.Skill, j.Release,
-		j.Status, j.Input, j.Cost.InputTokens, j.ReservedMicros, store.FormatTime(j.CreatedAt))
+		j.Status, j.Input, j.Cost.InputTokens, j.ReservedMicros, store.FormatTime(j.CreatedAt), replica)
 	if err != nil {
 		return fmt.Errorf("insert journey: %w", err)
 	}

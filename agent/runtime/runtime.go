@@ -96,6 +96,11 @@ type Options struct {
 	// the skills (WARDEN_ROUTER_MODEL); "" routes lexically only. The
 	// lexical router decides whenever the model cannot.
 	RouterModel string
+	// ReplicaID is this process's entry in the replicas table
+	// (store.RegisterReplica): journeys it admits record it, and the
+	// sweeps end only journeys of replicas whose heartbeat stopped. ""
+	// (tests, tools) means one process serves the database.
+	ReplicaID string
 }
 
 // Service runs journeys.
@@ -287,7 +292,7 @@ func (s *Service) Run(ctx context.Context, req Request) (Outcome, error) {
 			return err
 		}
 		j.Release = release
-		if err := insertJourney(ctx, tx, j); err != nil {
+		if err := insertJourney(ctx, tx, j, s.o.ReplicaID); err != nil {
 			return err
 		}
 		return keys.Touch(ctx, tx, j.KeyID, now)

@@ -13,23 +13,44 @@ import (
 // than olderThan and not running here, they are marked failed
 // ("interrupted") and their budget reservations are released, so a crash
 // neither shrinks a budget for good nor leaves a journey running forever.
+//
+// With several replicas on one PostgreSQL database (Options.ReplicaID
+// set), a journey another replica admitted is ended only once that
+// replica's heartbeat is older than store.ReplicaStaleAfter, whatever the
+// journey's age; one that a live replica admitted is that replica's to
+// sweep.
 func (s *Service) SweepInterrupted(ctx context.Context, olderThan time.Duration) (int, error) {
 	return s.sweepBefore(ctx, s.o.Now().Add(-olderThan))
 }
 
 // SweepLeftRunning ends, at start-up, every journey a previous process
-// left running: those admitted before this process started (started)
-// cannot be running anywhere, since one Warden process serves its SQLite
-// file. Without it a kill -9 would hold the journeys' budget reservations
-// until the periodic sweep, and the tenant would get 402 with nothing
-// spent.
+// left running: those admitted before this process started (started).
+// On SQLite none can be running anywhere, since one Warden process serves
+// its file. On PostgreSQL with replicas, only the journeys of replicas
+// whose heartbeat stopped (and those admitted before replicas were
+// recorded) are ended: another replica's live journeys go on. Without it
+// a kill -9 would hold the journeys' budget reservations until the
+// periodic sweep, and the tenant would get 402 with nothing spent.
 func (s *Service) SweepLeftRunning(ctx context.Context, started time.Time) (int, error) {
 	return s.sweepBefore(ctx, started)
 }
 
+// multiReplica reports whether other replicas may be running journeys on
+// this database.
+func (s *Service) multiReplica() bool {
+	return s.o.ReplicaID != "" && s.o.DB.Dialect() == store.Postgres
+}
+
 func (s *Service) sweepBefore(ctx context.Context, before time.Time) (int, error) {
 	cutoff := store.FormatTime(before)
-	rows, err := s.o.DB.Read().QueryContext(ctx, `SELECT id, tenant_id, reserved_micros FROM journeys WHERE status = 'running' AND created_at < ?`, cutoff)
+	query, args := `SELECT id, tenant_id, reserved_micros FROM journeys WHERE status = 'running' AND created_at < ?`, []any{cutoff}
+	if s.multiReplica() {
+		query = `SELECT id, tenant_id, reserved_micros FROM journeys WHERE status = 'running' AND (
+			(created_at < ? AND replica_id IN ('', ?))
+			OR (replica_id NOT IN ('', ?) AND replica_id NOT IN (SELECT id FROM replicas WHERE last_seen >= ?)))`
+		args = []any{cutoff, s.o.ReplicaID, s.o.ReplicaID, store.LiveReplicaCutoff(s.o.Now())}
+	}
+	rows, err := s.o.DB.Read().QueryContext(ctx, query, args...)
 	if err != nil {
 		return 0, err
 	}

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wardenhq/warden/store/storetest"
+)
+
+// TestReplicaDiesMidExecution: two real warden processes serve one
+// PostgreSQL database. Replica A dies abruptly (the test fault exits the
+// process the moment the payments provider has committed a refund and
+// before Warden recorded it: no deferred cleanup, its connections are
+// closed by the kernel, as with kill -9) while approved refunds are being
+// executed. Replica B, the survivor, executes every other approved refund
+// and reconciles the one A left in the crash window: each refund is
+// executed exactly once at the provider.
+//
+// The simulated payments provider keeps its state in a SQLite file in the
+// data directory (agent/tools/sim); both replicas are given the same data
+// directory, so they call one provider, as two replicas would call one
+// real payments API. (They share the sealing, redaction and audit signing
+// keys that way too, as replicas must.)
+func TestReplicaDiesMidExecution(t *testing.T) {
+	if !storetest.Postgres() {
+		t.Skip("PostgreSQL only: set " + storetest.EnvPostgres)
+	}
+	dir := filepath.Join(t.TempDir(), "data")
+	dbURL := storetest.URL(t)
+	env := []string{"WARDEN_DATABASE_URL=" + dbURL, "WARDEN_DB_MAX_CONNS=8"}
+	a := startProcess(t, dir, append(env, "WARDEN_TEST_CRASH_AFTER_COMMIT=issue_refund")...)
+	waitReady(t, a)
+	a.demoKey(t)
+	b := startProcess(t, dir, env...)
+	waitReady(t, b)
+	// Each development-mode start rotates the demo key: B's is the one.
+	key := b.demoKey(t)
+
+	db, err := sql.Open("pgx", dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+
+	// Refunds awaiting approval, asked of both replicas.
+	client := &http.Client{Timeout: 20 * time.Second}
+	for n := range 12 {
+		p := a
+		if n%2 == 1 {
+			p = b
+		}
+		req, _ := http.NewRequest(http.MethodPost, p.URL+"/v1/journeys",
+			strings.NewReader(`{"input": "The customer was charged twice for ORD-1005, refund $1.00 please"}`))
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var j struct{ Status string }
+		json.NewDecoder(resp.Body).Decode(&j)
+		resp.Body.Close()
+		if j.Status != "awaiting_approval" {
+			t.Fatalf("refund journey on replica %s: %d %s, want awaiting_approval", p.URL, resp.StatusCode, j.Status)
+		}
+	}
+	var pending []string
+	rows, err := db.Query(`SELECT id FROM actions WHERE status = 'pending' AND approvals_required = 1 AND tool = 'issue_refund' AND summary LIKE '%$1.00%' ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id string
+		rows.Scan(&id)
+		pending = append(pending, id)
+	}
+	rows.Close()
+	if len(pending) < 12 {
+		t.Fatalf("%d refunds pending, want at least 12", len(pending))
+	}
+	status := func(id string) string {
+		var s string
+		db.QueryRow(`SELECT status FROM actions WHERE id = $1`, id).Scan(&s)
+		return s
+	}
+
+	// Approve on A, one at a time, until one of A's job workers executes a
+	// refund and A dies; the job workers of both replicas compete, so B
+	// executes some of them before that.
+	onA := signInHTTP(t, a.URL, "alice")
+	var approved []string
+	died := false
+	for _, id := range pending {
+		if died {
+			break
+		}
+		onA.approve(id)
+		approved = append(approved, id)
+		deadline := time.Now().Add(30 * time.Second)
+		for !died {
+			select {
+			case err := <-a.done:
+				var ee *exec.ExitError
+				if !errors.As(err, &ee) || ee.ExitCode() != 3 {
+					t.Fatalf("replica A exited with %v, want the test fault's exit code 3\n%s", err, a.logs)
+				}
+				died = true
+				continue
+			case <-time.After(20 * time.Millisecond):
+			}
+			if s := status(id); s == "executed" {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("action %s is %s 30 s after its approval", id, status(id))
+			}
+		}
+	}
+	if !died {
+		t.Fatalf("replica A executed none of %d refunds (B took them all); the test proves nothing", len(approved))
+	}
+	// The rest are approved on the survivor.
+	onB := signInHTTP(t, b.URL, "alice")
+	for _, id := range pending[len(approved):] {
+		onB.approve(id)
+		approved = append(approved, id)
+	}
+
+	// B executes all of them, and reconciles the one A left reserved (the
+	// ledger's grace and the reconciler's period: about a minute).
+	start := time.Now()
+	for _, id := range approved {
+		for status(id) != "executed" {
+			if s := status(id); s == "failed" || time.Since(start) > 3*time.Minute {
+				var why string
+				db.QueryRow(`SELECT failure FROM actions WHERE id = $1`, id).Scan(&why)
+				t.Fatalf("action %s is %s (%s) %v after replica A died\nB's log:\n%s", id, s, why, time.Since(start), b.logs)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	t.Logf("%d approved refunds all executed; the last %v after replica A died", len(approved), time.Since(start).Round(time.Second))
+
+	sim := openRO(t, filepath.Join(dir, "simprovider.db"))
+	for _, id := range approved {
+		var n int
+		if err := sim.QueryRow(`SELECT COUNT(*) FROM effects WHERE tool = 'issue_refund' AND idempotency_key IN (SELECT ?)`, effectKey(t, db, id)).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 1 {
+			t.Errorf("action %s: %d refunds at the provider, want exactly 1", id, n)
+		}
+	}
+	var refunds, want int
+	sim.QueryRow(`SELECT COUNT(*) FROM refunds`).Scan(&refunds)
+	db.QueryRow(`SELECT COUNT(*) FROM actions WHERE tool = 'issue_refund' AND status = 'executed'`).Scan(&want)
+	if refunds != want {
+		t.Errorf("%d refunds at the provider, %d refund actions executed; want one each", refunds, want)
+	}
+	var reconciled int
+	db.QueryRow(`SELECT COUNT(*) FROM audit_events WHERE verb = 'effect.reconciled'`).Scan(&reconciled)
+	if reconciled == 0 {
+		t.Errorf("no effect.reconciled event: the refund A left in the crash window was not settled by B's reconciler")
+	}
+	b.stop(t)
+}
+
+// effectKey is the idempotency key of an action's effect.
+func effectKey(t *testing.T, db *sql.DB, actionID string) string {
+	t.Helper()
+	var k string
+	if err := db.QueryRow(`SELECT idempotency_key FROM effects WHERE action_id = $1`, actionID).Scan(&k); err != nil {
+		t.Fatalf("effect of %s: %v", actionID, err)
+	}
+	return k
+}
+
+func waitReady(t *testing.T, p *process) {
+	t.Helper()
+	client := &http.Client{Timeout: 5 * time.Second}
+	waitFor(t, "readiness", func() bool {
+		resp, err := client.Get(p.URL + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+}
