@@ -189,7 +189,9 @@ func (db *DB) migratePostgres(ctx context.Context) (err error) {
 			return fmt.Errorf("apply migration %04d_%s: %w", m.version, m.name, err)
 		}
 	}
-	return nil
+	// River's tables (the durable job queue on PostgreSQL) follow, under
+	// the same lock.
+	return migrateRiver(ctx, conn)
 }
 
 // LatestVersion is the newest migration this binary embeds for d.

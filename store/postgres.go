@@ -84,7 +84,7 @@ func OpenURL(ctx context.Context, rawURL string, o Options) (*DB, error) {
 	pool.SetMaxOpenConns(n)
 	pool.SetMaxIdleConns(n)
 	pool.SetConnMaxIdleTime(5 * time.Minute)
-	db := &DB{path: filepath.Join(o.DataDir, "postgres:"+name), write: pool, read: pool, dialect: Postgres}
+	db := &DB{path: filepath.Join(o.DataDir, "postgres:"+name), write: pool, read: pool, dialect: Postgres, dsn: dsn}
 	if err := pool.PingContext(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("connect to postgres database %s: %w", name, err)
@@ -137,6 +137,11 @@ func postgresDSN(rawURL string, o Options) (dsn, name string, err error) {
 
 // Dialect is the engine behind db.
 func (db *DB) Dialect() Dialect { return db.dialect }
+
+// PostgresDSN is the connection string of a PostgreSQL database, settings
+// included, for a pool of its own (River's job workers, agent/jobs); it
+// is empty on SQLite.
+func (db *DB) PostgresDSN() string { return db.dsn }
 
 // pgTxs holds the PostgreSQL transactions Transact has open, so that
 // helpers given only a *sql.Tx know which engine they talk to.

@@ -35,6 +35,8 @@ type DB struct {
 	// cleared by the next write that commits (classify, Writable).
 	writeFailing atomic.Bool
 	dialect      Dialect
+	// dsn is the PostgreSQL connection string (PostgresDSN).
+	dsn string
 	// failWrites makes every PostgreSQL transaction read-only (FailWrites).
 	failWrites atomic.Bool
 }

@@ -43,6 +43,6 @@ func (s *Server) status(ctx context.Context, p *identity.Principal) (views.Statu
 // status handler (handlers/oncall_work.go), scoped in their queries.
 func (s *Server) pendingJobs(ctx context.Context, v *views.StatusView) error {
 	var err error
-	v.PendingJobs, err = jobs.CountPending(ctx, s.db.Read())
+	v.PendingJobs, err = jobs.CountPending(ctx, s.db)
 	return err
 }

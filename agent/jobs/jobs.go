@@ -1,14 +1,17 @@
-// Package jobs is Warden's durable job queue: a transactional outbox in
-// the SQLite database. A job is enqueued inside the same transaction as the
-// decision that needs it, so both exist or neither does; workers claim jobs
-// with a lease, retry failures with jittered exponential backoff, and a job
-// whose worker died is rescued when its lease runs out (or at start-up).
+// Package jobs is Warden's durable job queue. A job is enqueued inside the
+// same transaction as the decision that needs it, so both exist or neither
+// does; it runs at least once, retried with jittered exponential backoff
+// until it succeeds, fails permanently or runs out of attempts; a job
+// whose worker died runs again. Callers see one API (Enqueue, Queue) and
+// do not know which engine runs it:
 //
-// River's SQLite driver was the first choice; it is marked early testing
-// and wants a one-connection pool, which here is the request path's write
-// connection. This queue is small, uses the store's own transactions, and
-// is tested for the properties that matter: enqueue with the decision,
-// at-least-once execution, rescue after a crash.
+//   - On SQLite, a transactional outbox in the jobs table: workers claim
+//     jobs with a lease, and a job whose worker died is rescued when its
+//     lease runs out (or at start-up). River's SQLite driver was the first
+//     choice; it is marked early testing and wants a one-connection pool,
+//     which here is the request path's write connection.
+//   - On PostgreSQL, River (river.go): inserted on the caller's *sql.Tx,
+//     worked by River's client across every replica.
 package jobs
 
 import (
@@ -54,7 +57,9 @@ type Options struct {
 	RunAt       time.Time
 }
 
-// Enqueue adds a job inside the caller's transaction.
+// Enqueue adds a job inside the caller's transaction (one that
+// store.DB.Transact began): to the outbox on SQLite, to River on
+// PostgreSQL.
 func Enqueue(ctx context.Context, tx *sql.Tx, kind string, payload any, o Options) error {
 	raw, err := json.Marshal(payload)
 	if err != nil {
@@ -62,6 +67,9 @@ func Enqueue(ctx context.Context, tx *sql.Tx, kind string, payload any, o Option
 	}
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = 25
+	}
+	if store.TxDialect(tx) == store.Postgres {
+		return enqueueRiver(ctx, tx, kind, raw, o)
 	}
 	if o.RunAt.IsZero() {
 		o.RunAt = time.Now()
@@ -112,7 +120,9 @@ func Backoff(attempt int) time.Duration {
 // Register sets the handler of a kind. Call before Run.
 func (q *Queue) Register(kind string, h Handler) { q.handlers[kind] = h }
 
-// Notify wakes an idle worker; call it after committing an enqueue.
+// Notify wakes an idle worker; call it after committing an enqueue. On
+// PostgreSQL River finds the job at its next poll (FetchPollInterval, a
+// second) or sooner through LISTEN/NOTIFY.
 func (q *Queue) Notify() {
 	select {
 	case q.wake <- struct{}{}:
@@ -121,8 +131,13 @@ func (q *Queue) Notify() {
 }
 
 // Run rescues jobs orphaned by a previous process, then works until ctx
-// ends; it returns after the jobs in progress finish.
+// ends; it returns after the jobs in progress finish. On PostgreSQL it
+// runs River's client instead, which rescues jobs itself.
 func (q *Queue) Run(ctx context.Context) {
+	if q.db.Dialect() == store.Postgres {
+		q.runRiver(ctx)
+		return
+	}
 	if n, err := q.rescue(context.WithoutCancel(ctx), true); err != nil {
 		q.log.Error("rescue orphaned jobs", "err", err)
 	} else if n > 0 {
@@ -161,7 +176,11 @@ func (q *Queue) work(ctx context.Context) {
 
 // RunOne claims one due job and runs it; it reports whether there was one.
 // The job runs to completion even if ctx ends meanwhile (shutdown drains).
+// It is the outbox's: on PostgreSQL, River's client works jobs (Run).
 func (q *Queue) RunOne(ctx context.Context) (bool, error) {
+	if q.db.Dialect() == store.Postgres {
+		return false, errors.New("jobs: RunOne is the SQLite outbox's; on PostgreSQL, Run works jobs with River")
+	}
 	j, ok, err := q.claim(ctx)
 	if err != nil || !ok {
 		return false, err
@@ -261,8 +280,13 @@ func truncate(s string) string {
 	return s
 }
 
-// CountPending is how many jobs wait to run or are running.
-func CountPending(ctx context.Context, q store.Querier) (int, error) {
+// CountPending is how many jobs wait to run or are running (or, on
+// PostgreSQL, are scheduled or wait to be retried).
+func CountPending(ctx context.Context, db *store.DB) (int, error) {
+	q := db.Read()
+	if db.Dialect() == store.Postgres {
+		return countRiver(ctx, q)
+	}
 	var n int
 	err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM jobs WHERE state IN ('available', 'running')`).Scan(&n)
 	return n, err

@@ -90,15 +90,20 @@ func (r *rig) clock() time.Time { r.mu.Lock(); defer r.mu.Unlock(); return r.now
 // advance moves the rig's clock on.
 func (r *rig) advance(d time.Duration) { r.mu.Lock(); defer r.mu.Unlock(); r.now = r.now.Add(d) }
 
-func newRig(t testing.TB) *rig {
+func newRig(t testing.TB) *rig { t.Helper(); return newRigOn(t, nil) }
+
+// newRigOn builds the rig on db, or on a new SQLite file when db is nil.
+func newRigOn(t testing.TB, db *store.DB) *rig {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	db, err := store.Open(ctx, filepath.Join(dir, "warden.db"))
-	if err != nil {
-		t.Fatal(err)
+	if db == nil {
+		var err error
+		if db, err = store.Open(ctx, filepath.Join(dir, "warden.db")); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
 	}
-	t.Cleanup(func() { db.Close() })
 	redactor := redact.New(bytes.Repeat([]byte{7}, 32))
 	provider, err := sim.Open(ctx, filepath.Join(dir, "simprovider.db"), sim.WithRedactor(redactor))
 	if err != nil {
