@@ -57,13 +57,15 @@ func TestOpenAIAgentsExampleRefundsAfterTwoApprovals(t *testing.T) {
 	fake := fakeupstream.New()
 	up := httptest.NewServer(fake)
 	t.Cleanup(up.Close)
+	// The dev demo serves its own refund-agent; this test's alias has an
+	// upstream of its own, so it can count what reached it.
 	if _, err := models.Create(ctx, in.DB, in.Agent.Service.Sealer(), audit.Actor{Type: audit.ActorSystem, ID: "test"}, models.Deployment{
-		Name: "refund-agent", Alias: "refund-agent", BaseURL: up.URL + "/v1", UpstreamModel: fakeupstream.RefundAgent,
+		Name: "example-refund-agent", Alias: "example-refund-agent", BaseURL: up.URL + "/v1", UpstreamModel: fakeupstream.RefundAgent,
 		InputMicrosPerM: 150_000, OutputMicrosPerM: 600_000, ContextWindow: 128_000, MaxOutputTokens: 1024,
 		Timeout: 10 * time.Second, Concurrency: 8, Enabled: true}, "sk-upstream-secret"); err != nil {
 		t.Fatal(err)
 	}
-	k, key := newKeyIn(t, in, "acme", "openai agents example", []string{"model:refund-agent", "tool:issue_refund"}, "test")
+	k, key := newKeyIn(t, in, "acme", "openai agents example", []string{"model:example-refund-agent", "tool:issue_refund"}, "test")
 	refundsBefore, err := in.Agent.Sim.EffectCount(ctx, sim.ToolIssueRefund)
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +75,7 @@ func TestOpenAIAgentsExampleRefundsAfterTwoApprovals(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(run, node, "--import", "tsx", "agent.ts", "Refund order ORD-1008: the laptop arrived with a cracked screen.")
 	cmd.Dir = exampleDir
-	cmd.Env = append(os.Environ(), "WARDEN_URL="+in.URL, "WARDEN_KEY="+key, "WARDEN_MODEL=refund-agent", "WARDEN_APPROVAL_TIMEOUT=150")
+	cmd.Env = append(os.Environ(), "WARDEN_URL="+in.URL, "WARDEN_KEY="+key, "WARDEN_MODEL=example-refund-agent", "WARDEN_APPROVAL_TIMEOUT=150")
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
@@ -171,8 +173,8 @@ func TestOpenAIAgentsExampleRefundsAfterTwoApprovals(t *testing.T) {
 		t.Fatalf("model calls under the key = %d (upstream served %d), want 3", len(mine), fake.Requests())
 	}
 	for _, c := range mine {
-		if c.Status != models.StatusOK || c.Alias != "refund-agent" || c.Deployment != "refund-agent" || c.CostMicros <= 0 {
-			t.Errorf("model call %+v, want ok on refund-agent with a cost", c)
+		if c.Status != models.StatusOK || c.Alias != "example-refund-agent" || c.Deployment != "example-refund-agent" || c.CostMicros <= 0 {
+			t.Errorf("model call %+v, want ok on example-refund-agent with a cost", c)
 		}
 	}
 }
