@@ -67,3 +67,28 @@ func (api *ModelAPI) ChatCompletions(c echo.Context) error {
 	}
 	return nil
 }
+
+// IsOpenAIRoute reports whether path is one of the routes that answer in
+// OpenAI's error shape, so errors raised before their handler runs (a
+// body over the limit, a wrong method) keep that shape too.
+func IsOpenAIRoute(path string) bool {
+	return path == "/v1/chat/completions" || path == "/v1/models"
+}
+
+// OpenAIErrorType is the OpenAI error "type" for an HTTP status, for
+// errors that carry no problem kind.
+func OpenAIErrorType(status int) string {
+	switch {
+	case status == http.StatusUnauthorized:
+		return "authentication_error"
+	case status == http.StatusForbidden:
+		return "permission_error"
+	case status == http.StatusPaymentRequired:
+		return "insufficient_quota"
+	case status == http.StatusTooManyRequests:
+		return "rate_limit_error"
+	case status >= 500:
+		return "server_error"
+	}
+	return "invalid_request_error"
+}

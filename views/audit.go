@@ -248,7 +248,11 @@ func eventSentence(e audit.Event, n EventNames) string {
 	case "model.update":
 		s := who + " changed model deployment " + subject
 		if ch := d.list("changed"); len(ch) > 0 {
-			s += ": " + strings.Join(ch, ", ")
+			words := make([]string, len(ch))
+			for i, f := range ch {
+				words[i] = modelFieldWord(f)
+			}
+			s += ": " + strings.Join(words, ", ")
 		}
 		return s
 	case "model.enable":
@@ -549,4 +553,28 @@ func (d eventDetails) day(k string) string {
 		return d.str(k)
 	}
 	return Day(t)
+}
+
+// modelFieldWord names a model deployment's setting as its form labels it
+// ("base URL", "output price"), for the audit sentence of a change.
+func modelFieldWord(f string) string {
+	switch f {
+	case "base_url":
+		return "base URL"
+	case "upstream_model":
+		return "upstream model"
+	case "input_micros_per_m":
+		return "input price"
+	case "output_micros_per_m":
+		return "output price"
+	case "context_window":
+		return "context window"
+	case "max_output_tokens":
+		return "output cap"
+	case "timeout_ms":
+		return "timeout"
+	case "api_key":
+		return "API key"
+	}
+	return strings.ReplaceAll(f, "_", " ")
 }

@@ -102,3 +102,56 @@ func stepKindWord(kind string) string {
 	}
 	return statusWords(kind)
 }
+
+// journeyErrorWords says in a sentence why a journey ended without
+// completing; the code itself stays on the page for machines and
+// searches. A code this list does not know reads as its words.
+func journeyErrorWords(code string) string {
+	switch code {
+	case "max_steps_exceeded":
+		return "Stopped: the model asked for more tool calls than the skill's max_steps allows."
+	case "model_unavailable":
+		return "The skill's model could not be called."
+	case "tool_not_in_skill":
+		return "The model asked for a tool outside the skill's allow-list."
+	case "no_route":
+		return "No skill matches the request."
+	case "skill_disabled":
+		return "The skill is switched off."
+	case "skill_not_in_scope":
+		return "The key may not use this skill."
+	case "tool_disabled":
+		return "A tool it needed is switched off."
+	case "tool_not_in_scope":
+		return "The key may not use a tool it needed."
+	case "tool_unknown":
+		return "It asked for a tool that is not in the catalog."
+	case "tool_refused":
+		return "A tool provider refused the call for good."
+	case "tool_unavailable":
+		return "A tool provider failed after every retry."
+	case "dependency_unavailable":
+		return "A dependency was unavailable."
+	case "budget_exhausted":
+		return "The tenant's budget could not cover it."
+	case "tenant_frozen":
+		return "The tenant is frozen."
+	case "incomplete_request":
+		return "The request lacks an order id."
+	case "invalid_arguments":
+		return "A tool's arguments did not match its schema."
+	case "journey_timeout":
+		return "It ran out of time."
+	case "cancelled":
+		return "The caller went away; it was cancelled."
+	case "interrupted":
+		return "Warden stopped while it ran; it was ended at start-up."
+	case "internal":
+		return "Warden failed internally."
+	}
+	w := strings.ReplaceAll(code, "_", " ")
+	if w == "" {
+		return ""
+	}
+	return strings.ToUpper(w[:1]) + w[1:] + "."
+}

@@ -47,3 +47,18 @@ func TestStepWords(t *testing.T) {
 		}
 	}
 }
+
+// A failed journey says why in words; every code the runtime ends a
+// journey with reads as a sentence, not snake_case.
+func TestJourneyErrorWords(t *testing.T) {
+	for _, code := range []string{"max_steps_exceeded", "model_unavailable", "no_route", "skill_disabled", "skill_not_in_scope",
+		"tool_disabled", "tool_refused", "tool_unavailable", "budget_exhausted", "tenant_frozen", "journey_timeout", "interrupted", "some_new_code"} {
+		got := journeyErrorWords(code)
+		if got == "" || strings.Contains(strings.ReplaceAll(got, "max_steps", ""), "_") || got == code {
+			t.Errorf("journeyErrorWords(%q) = %q, want a sentence", code, got)
+		}
+	}
+	if got := journeyErrorWords("max_steps_exceeded"); !strings.Contains(got, "more tool calls than") {
+		t.Errorf("max_steps_exceeded reads %q", got)
+	}
+}

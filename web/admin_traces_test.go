@@ -181,3 +181,29 @@ func TestTraceOutsideScopeIsNotFound(t *testing.T) {
 		t.Errorf("a reader of every tenant = %v, want the page", err)
 	}
 }
+
+// A model-driven journey stopped by max_steps says so in words on its
+// trace and in the list, with the code beside it.
+func TestAdminTraceErrorInWords(t *testing.T) {
+	in, b := adminSession(t, "erin")
+	acme := adminTenantBySlug(t, in.DB, "acme")
+	adminInsertJourneys(t, in.DB, adminJourney{
+		ID: "01JMAXSTEPS000000000000001", TenantID: acme.ID, Skill: "model_refunds", Status: "failed",
+		ErrorCode: "max_steps_exceeded", Input: "Refund order ORD-1006",
+		Steps: []adminStep{{Kind: "route", Status: "ok", Result: `{"skill":"model_refunds"}`}},
+	})
+	p := b.get("/traces/01JMAXSTEPS000000000000001")
+	if p.Status != http.StatusOK {
+		t.Fatalf("detail = %d", p.Status)
+	}
+	if got := text(p, "trace-error-words"); !strings.Contains(got, "more tool calls than the skill's max_steps allows") {
+		t.Errorf("trace-error-words = %q, want the reason in words", got)
+	}
+	if got := text(p, "trace-error"); got != "max_steps_exceeded" {
+		t.Errorf("trace-error = %q, want the code", got)
+	}
+	list := b.get("/traces")
+	if got := list.Doc.Find(`[data-testid="trace-01JMAXSTEPS000000000000001"] [data-testid="trace-row-error"]`).Text(); !strings.Contains(got, "more tool calls") {
+		t.Errorf("list row error = %q, want the reason in words", got)
+	}
+}

@@ -62,6 +62,12 @@ func (s *Server) handleError(err error, c echo.Context) {
 		_ = c.NoContent(status)
 		return
 	}
+	if handlers.IsOpenAIRoute(c.Request().URL.Path) {
+		// OpenAI's SDKs read {"error": {"message", "type", "code"}} on these
+		// routes, also when the request was refused before the handler.
+		_ = c.JSON(status, map[string]any{"error": map[string]string{"message": msg, "type": handlers.OpenAIErrorType(status), "code": code}})
+		return
+	}
 	if wantsJSON(c) {
 		_ = c.JSON(status, map[string]any{"error": map[string]string{"code": code, "message": msg}})
 		return

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -101,6 +102,10 @@ func TestAdminRotatesCallbackSecretAndSeesItOnce(t *testing.T) {
 	if show.Status != http.StatusOK || !strings.Contains(text(show, "callback-secret-state"), "signed with its callback secret") || strings.Contains(show.Body, old) {
 		t.Fatalf("key page = %d, callback state %q", show.Status, text(show, "callback-secret-state"))
 	}
+	// The sentence reads "…, set 2026-12-01 01:52:03 UTC." with its space and full stop.
+	if got := text(show, "callback-secret-state"); !regexp.MustCompile(`, set \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\.$`).MatchString(got) {
+		t.Errorf("callback state reads %q, want \", set YYYY-MM-DD HH:MM:SS UTC.\"", got)
+	}
 	link, _ := show.Doc.Find(`[data-testid="callback-secret-rotate"]`).Attr("href")
 	confirm := b.get(link)
 	if got := text(confirm, "confirm-effect"); confirm.Status != http.StatusOK || !strings.Contains(got, "wk_"+k.Prefix) || !strings.Contains(got, "24 hours") {
@@ -139,7 +144,7 @@ func TestAdminRotatesCallbackSecretAndSeesItOnce(t *testing.T) {
 	if again.Status != http.StatusOK || strings.Contains(again.Body, fresh) || text(again, "new-callback-secret") != "" {
 		t.Error("a second visit to the key page shows the new secret again")
 	}
-	if !strings.Contains(text(again, "callback-secret-state"), "replaced also signs them until") {
+	if !regexp.MustCompile(`replaced also signs them until \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\.`).MatchString(text(again, "callback-secret-state")) {
 		t.Errorf("key page says %q, want the previous secret's grace", text(again, "callback-secret-state"))
 	}
 	if got, _ := keys.CallbackSecrets(ctx, in.DB.Read(), sealer, k.ID, time.Now()); !slices.Equal(got, []string{fresh, old}) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -420,5 +421,41 @@ func TestDemoKeyReachesDemoModel(t *testing.T) {
 	got, err := c.Chat.Completions.New(context.Background(), p)
 	if err != nil || got.Choices[0].Message.Content != "echo: hello demo" || got.Model != "demo-model" {
 		t.Fatalf("demo model = %+v, %v", got, err)
+	}
+}
+
+// Errors raised before the chat handler runs (a body over 1 MiB, a wrong
+// method) are in OpenAI's shape too, with a type OpenAI's SDKs read.
+func TestChatEarlyErrorsInOpenAIShape(t *testing.T) {
+	r := newModelRig(t, 1_000_000, deployment("fake-a", "fake", 0))
+	big := `{"model":"chat","messages":[{"role":"user","content":"` + strings.Repeat("a", 2<<20) + `"}]}`
+	for _, tt := range []struct {
+		name, method, path, body string
+		status                   int
+		typ                      string
+	}{
+		{"too large", http.MethodPost, "/v1/chat/completions", big, http.StatusRequestEntityTooLarge, "invalid_request_error"},
+		{"wrong method", http.MethodGet, "/v1/chat/completions", "", http.StatusMethodNotAllowed, "invalid_request_error"},
+		{"wrong method on models", http.MethodPost, "/v1/models", "{}", http.StatusMethodNotAllowed, "invalid_request_error"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest(tt.method, r.in.URL+tt.path, strings.NewReader(tt.body))
+			req.Header.Set("Authorization", "Bearer "+r.key)
+			req.Header.Set("Content-Type", "application/json")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			var body struct {
+				Error struct{ Message, Type, Code string } `json:"error"`
+			}
+			if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
+				t.Fatal(err)
+			}
+			if res.StatusCode != tt.status || body.Error.Type != tt.typ || body.Error.Code == "" || body.Error.Message == "" {
+				t.Fatalf("%s %s = %d %+v, want %d with type %q", tt.method, tt.path, res.StatusCode, body.Error, tt.status, tt.typ)
+			}
+		})
 	}
 }
