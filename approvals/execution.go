@@ -193,10 +193,13 @@ func RecordCharge(ctx context.Context, tx *sql.Tx, id string, micros int64, at t
 }
 
 // ChargedSince sums what the tenant's actions outside journeys were
-// charged since, and counts them.
+// charged since, and counts them. An action a journey proposed is left
+// out: its cost is part of its journey's (a model-driven journey's
+// approved call is charged on its own reservation and added to the
+// journey's cost), so counting it here would count it twice.
 func ChargedSince(ctx context.Context, q store.Querier, tenantID string, since time.Time) (micros int64, n int, err error) {
 	err = q.QueryRowContext(ctx, `SELECT COALESCE(SUM(cost_micros), 0), COUNT(*) FROM actions
-		WHERE tenant_id = ? AND charged_at >= ?`, tenantID, store.FormatTime(since)).Scan(&micros, &n)
+		WHERE tenant_id = ? AND charged_at >= ? AND journey_id = ''`, tenantID, store.FormatTime(since)).Scan(&micros, &n)
 	if err != nil {
 		return 0, 0, fmt.Errorf("action charges: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
@@ -73,7 +74,10 @@ func budgetCards(ctx context.Context, st *store.DB, user *identity.Principal, no
 			if sp.Actions, sp.ActionCount, err = approvals.ChargedSince(ctx, st.Read(), t.ID, card.PeriodStart); err != nil {
 				return nil, err
 			}
-			sp.Other = b.SpentMicros - sp.Journeys - sp.Actions
+			if sp.Models, sp.ModelCount, err = models.SpentSince(ctx, st.Read(), t.ID, card.PeriodStart); err != nil {
+				return nil, err
+			}
+			sp.Other = b.SpentMicros - sp.Journeys - sp.Actions - sp.Models
 		}
 		cards = append(cards, card)
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/wardenhq/warden/agent/budget"
@@ -79,32 +80,38 @@ func settle(ctx context.Context, db *store.DB, c Call) error {
 	})
 }
 
-// Calls returns the newest calls, newest first; tenantIDs nil means all
-// tenants.
+// Calls returns the newest calls of the given tenants, newest first;
+// tenantIDs nil means all tenants, empty means none. The scope is part of
+// the query, so a viewer scoped to some tenants sees their newest calls
+// however busy the others are.
 func Calls(ctx context.Context, q store.Querier, tenantIDs []string, limit int) ([]Call, error) {
+	if tenantIDs != nil && len(tenantIDs) == 0 {
+		return nil, nil
+	}
+	where, args := "", []any{}
+	if tenantIDs != nil {
+		where = "WHERE tenant_id IN (?" + strings.Repeat(",?", len(tenantIDs)-1) + ")"
+		for _, id := range tenantIDs {
+			args = append(args, id)
+		}
+	}
+	args = append(args, limit)
 	rows, err := q.QueryContext(ctx, `SELECT id, tenant_id, key_id, alias, deployment, attempts, stream, status, http_status, latency_ms, ttft_ms,
-		input_tokens, output_tokens, reserved_micros, cost_micros, prompt, completion, created_at, cache_hit
-		FROM model_calls ORDER BY created_at DESC, id DESC LIMIT ?`, limit*4+limit)
+		input_tokens, output_tokens, reserved_micros, cost_micros, prompt, completion, created_at, cache_hit, journey_id
+		FROM model_calls `+where+` ORDER BY created_at DESC, id DESC LIMIT ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list model calls: %w", err)
 	}
 	defer rows.Close()
-	allowed := map[string]bool{}
-	for _, id := range tenantIDs {
-		allowed[id] = true
-	}
 	var out []Call
-	for rows.Next() && len(out) < limit {
+	for rows.Next() {
 		var c Call
 		var att, created string
 		var stream, hit int
 		var lat, ttft int64
 		if err := rows.Scan(&c.ID, &c.TenantID, &c.KeyID, &c.Alias, &c.Deployment, &att, &stream, &c.Status, &c.HTTPStatus, &lat, &ttft,
-			&c.InputTokens, &c.OutputTokens, &c.ReservedMicros, &c.CostMicros, &c.Prompt, &c.Completion, &created, &hit); err != nil {
+			&c.InputTokens, &c.OutputTokens, &c.ReservedMicros, &c.CostMicros, &c.Prompt, &c.Completion, &created, &hit, &c.JourneyID); err != nil {
 			return nil, fmt.Errorf("list model calls: %w", err)
-		}
-		if tenantIDs != nil && !allowed[c.TenantID] {
-			continue
 		}
 		_ = json.Unmarshal([]byte(att), &c.Attempts)
 		c.CacheHit = hit == 1
@@ -113,4 +120,16 @@ func Calls(ctx context.Context, q store.Querier, tenantIDs []string, limit int) 
 		out = append(out, c)
 	}
 	return out, rows.Err()
+}
+
+// SpentSince sums what the tenant's model calls cost since, and counts
+// them (the Budgets page itemises them: model calls are charged on their
+// own reservations, whether an agent or a model-driven journey made them).
+func SpentSince(ctx context.Context, q store.Querier, tenantID string, since time.Time) (micros int64, n int, err error) {
+	err = q.QueryRowContext(ctx, `SELECT COALESCE(SUM(cost_micros), 0), COUNT(*) FROM model_calls
+		WHERE tenant_id = ? AND created_at >= ?`, tenantID, store.FormatTime(since)).Scan(&micros, &n)
+	if err != nil {
+		return 0, 0, fmt.Errorf("model call spend: %w", err)
+	}
+	return micros, n, nil
 }

@@ -27,14 +27,16 @@ type BudgetCard struct {
 
 // BudgetSpend itemises a period's spend so the figures add up: journeys,
 // actions charged outside any journey (proposed through /v1/actions, or
-// reversals), and what neither accounts for (spend recorded before
+// reversals), model calls (the chat gateway's and model-driven
+// journeys'), and what none accounts for (spend recorded before
 // itemisation, or a journey admitted in the previous period and finished
 // in this one).
 type BudgetSpend struct {
-	Journeys, Actions int64 // micro-units
-	JourneyCount      int
-	ActionCount       int
-	Other             int64 // spent − journeys − actions; shown when not zero
+	Journeys, Actions, Models int64 // micro-units
+	JourneyCount              int
+	ActionCount               int
+	ModelCount                int
+	Other                     int64 // spent − journeys − actions − model calls; shown when not zero
 }
 
 // BudgetForm is what the budget form posts.

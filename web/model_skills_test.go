@@ -12,6 +12,7 @@ import (
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/models"
+	"github.com/wardenhq/warden/views"
 )
 
 // The development demo's model-driven skill, over the real API: the demo
@@ -53,9 +54,24 @@ func TestDemoModelDrivenJourney(t *testing.T) {
 	if err != nil || len(calls) != 3 {
 		t.Fatalf("model calls of the journey = %+v (%v), want 3 (lookup, refund, answer)", calls, err)
 	}
+	var modelCost int64
 	for _, c := range calls {
 		if c.Alias != "demo-agent" || c.Status != models.StatusOK || c.CostMicros <= 0 {
 			t.Errorf("model call %+v, want demo-agent, ok, charged", c)
 		}
+		modelCost += c.CostMicros
+	}
+
+	// The Budgets page adds up: the approved refund is counted once (in
+	// its journey), the model calls have their own line, and nothing is
+	// left unexplained (a review found a negative "not itemised" line).
+	erin := newBrowser(t, in.URL)
+	erin.loginDev("erin")
+	p := erin.get("/budgets")
+	if got := text(p, "budget-spend-other-acme"); got != "" {
+		t.Errorf("not itemised line = %q, want none", got)
+	}
+	if got := text(p, "budget-spend-models-acme"); got != views.Money(modelCost) {
+		t.Errorf("model calls line = %q, want %s", got, views.Money(modelCost))
 	}
 }

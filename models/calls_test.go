@@ -1,0 +1,51 @@
+package models_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/wardenhq/warden/models"
+	"github.com/wardenhq/warden/store"
+)
+
+// A viewer scoped to one tenant sees that tenant's newest calls even when
+// another tenant made many more calls since (the list used to read the
+// newest calls of all tenants and filter afterwards, finding none).
+func TestCallsAreScopedInTheQuery(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "warden.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	t0 := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	insert := func(id, tenant string, at time.Time) {
+		t.Helper()
+		if _, err := db.Read().ExecContext(ctx, `INSERT INTO model_calls (id, tenant_id, key_id, alias, status, journey_id, created_at)
+			VALUES (?, ?, 'key', 'demo-model', 'ok', ?, ?)`, id, tenant, "jrn_"+id, store.FormatTime(at)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 3 {
+		insert(fmt.Sprintf("a%d", i), "tenant-a", t0.Add(time.Duration(i)*time.Second))
+	}
+	for i := range 100 {
+		insert(fmt.Sprintf("b%03d", i), "tenant-b", t0.Add(time.Hour+time.Duration(i)*time.Second))
+	}
+	got, err := models.Calls(ctx, db.Read(), []string{"tenant-a"}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].ID != "a2" || got[1].ID != "a1" || got[0].JourneyID != "jrn_a2" {
+		t.Fatalf("tenant-a's calls = %+v, want a2 then a1 with their journeys", got)
+	}
+	if none, err := models.Calls(ctx, db.Read(), []string{}, 5); err != nil || len(none) != 0 {
+		t.Fatalf("no tenants in scope = %d calls, %v; want none", len(none), err)
+	}
+	if all, err := models.Calls(ctx, db.Read(), nil, 5); err != nil || len(all) != 5 || all[0].TenantID != "tenant-b" {
+		t.Fatalf("all tenants = %+v, %v", all, err)
+	}
+}
