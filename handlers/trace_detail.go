@@ -9,6 +9,7 @@ import (
 
 	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
@@ -39,6 +40,9 @@ func (h *Console) TraceDetail(c echo.Context) error {
 	case err == nil:
 		v.ActionID = a.ID
 	case !errors.Is(err, store.ErrNotFound):
+		return err
+	}
+	if v.ModelCalls, err = models.CallsOfJourney(ctx, h.DB.Read(), j.ID); err != nil {
 		return err
 	}
 	page := PageFor(c, "Journey "+j.ID)

@@ -158,6 +158,9 @@ func (g *Gateway) Chat(ctx context.Context, caller gateway.Caller, body []byte, 
 	if len(req.Messages) == 0 || req.Messages[0] != '[' {
 		return invalid("Send the conversation as \"messages\": [...].")
 	}
+	if len(bytes.TrimSpace(req.Messages[1:])) > 0 && bytes.TrimSpace(req.Messages[1:])[0] == ']' {
+		return invalid("\"messages\" is empty: send at least one message.")
+	}
 	if !caller.Key.Allows("model", req.Model) {
 		return problem.Forbidden("model_not_allowed", "This key may not use model "+req.Model+": it needs the scope model:"+req.Model+".")
 	}

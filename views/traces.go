@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/agent/runtime"
+	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/store"
 )
 
@@ -34,7 +35,20 @@ type TraceView struct {
 	// ActionID is the high-impact action the journey asked for, when it
 	// asked for one: the trace links to its decision trail.
 	ActionID string
-	Now      time.Time
+	// ModelCalls are the model calls a model-driven journey made, oldest
+	// first; each was charged on its own reservation, apart from the
+	// journey's cost.
+	ModelCalls []models.JourneyCall
+	Now        time.Time
+}
+
+// ModelCost is what the journey's model calls cost together.
+func (v TraceView) ModelCost() int64 {
+	var sum int64
+	for _, c := range v.ModelCalls {
+		sum += c.CostMicros
+	}
+	return sum
 }
 
 // inputSummaryLen is how many characters of a journey's input the trace

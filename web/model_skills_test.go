@@ -74,4 +74,13 @@ func TestDemoModelDrivenJourney(t *testing.T) {
 	if got := text(p, "budget-spend-models-acme"); got != views.Money(modelCost) {
 		t.Errorf("model calls line = %q, want %s", got, views.Money(modelCost))
 	}
+
+	// The trace lists the journey's model calls and what they cost.
+	tr := erin.get("/traces/" + r.str("id"))
+	if rows := tr.Doc.Find(`[data-testid="trace-model-calls"] tbody tr`).Length(); rows != len(calls) {
+		t.Errorf("trace lists %d model calls, want %d", rows, len(calls))
+	}
+	if got := text(tr, "trace-model-cost"); got != views.Money(modelCost) {
+		t.Errorf("trace model cost = %q, want %s", got, views.Money(modelCost))
+	}
 }

@@ -437,6 +437,9 @@ func TestChatEarlyErrorsInOpenAIShape(t *testing.T) {
 		{"too large", http.MethodPost, "/v1/chat/completions", big, http.StatusRequestEntityTooLarge, "invalid_request_error"},
 		{"wrong method", http.MethodGet, "/v1/chat/completions", "", http.StatusMethodNotAllowed, "invalid_request_error"},
 		{"wrong method on models", http.MethodPost, "/v1/models", "{}", http.StatusMethodNotAllowed, "invalid_request_error"},
+		// An empty conversation is Warden's to refuse, not the upstream's
+		// (it came back as 502-ish upstream_rejected).
+		{"no messages", http.MethodPost, "/v1/chat/completions", `{"model":"chat","messages":[ ]}`, http.StatusBadRequest, "invalid_request_error"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			req, _ := http.NewRequest(tt.method, r.in.URL+tt.path, strings.NewReader(tt.body))
@@ -452,6 +455,9 @@ func TestChatEarlyErrorsInOpenAIShape(t *testing.T) {
 			}
 			if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
 				t.Fatal(err)
+			}
+			if tt.name == "no messages" && body.Error.Code != "invalid_request" {
+				t.Errorf("no messages: code %q, want invalid_request", body.Error.Code)
 			}
 			if res.StatusCode != tt.status || body.Error.Type != tt.typ || body.Error.Code == "" || body.Error.Message == "" {
 				t.Fatalf("%s %s = %d %+v, want %d with type %q", tt.method, tt.path, res.StatusCode, body.Error, tt.status, tt.typ)

@@ -80,9 +80,16 @@ func Summary(tool string, args json.RawMessage, amount *money.Amount) string {
 // approvers read it in a sentence: "••9182". A value holding a redaction
 // token ("[iban:d38bf348]") has no account digits to show: the token's hex
 // would read as some, so it is masked whole.
+//
+// An agent that knows only the account's last four digits may send just
+// those ("9182"): they are shown as they are, since they are what the mask
+// would show of the whole number.
 func shortMask(account string) string {
 	if strings.ContainsAny(account, "[]") {
 		return "••"
+	}
+	if len(account) == 4 && strings.Trim(account, "0123456789") == "" {
+		return "••" + account
 	}
 	return strings.Replace(redact.MaskLast4(account), "••••", "••", 1)
 }

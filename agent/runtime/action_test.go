@@ -22,6 +22,11 @@ func TestShortMaskToken(t *testing.T) {
 		{"GB33BUKB20201555559182", "••9182"},
 		{"[iban:d38bf348]", "••"},
 		{"[iban:12345678]", "••"},
+		// An agent that sends only the last four digits (the OpenAI
+		// Agents SDK example does) showed approvers "to account ••".
+		{"9182", "••9182"},
+		{"918", "••"},
+		{"91a2", "••"},
 	}
 	for _, tt := range tests {
 		if got := shortMask(tt.in); got != tt.want {
