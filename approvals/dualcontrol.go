@@ -133,3 +133,28 @@ func windowText(d time.Duration) string {
 	}
 	return fmt.Sprintf("%d h", d/time.Hour)
 }
+
+// OthersOnTarget lists, newest first and at most limit, the tenant's other
+// actions of the same tool on the same target as a that are pending,
+// approved, executing or executed, whenever they were created: what an
+// approver should see before approving ("ORD-1002 was already refunded
+// $54.00"). An action without a target has none.
+func OthersOnTarget(ctx context.Context, q store.Querier, a Action, limit int) ([]Action, error) {
+	rows, err := q.QueryContext(ctx, selectAction+` WHERE tenant_id = ? AND tool = ? AND id != ? AND target_key != ''
+		AND target_key = (SELECT target_key FROM actions WHERE id = ?)
+		AND status IN (?, ?, ?, ?) ORDER BY created_at DESC, id DESC LIMIT ?`,
+		a.TenantID, a.Tool, a.ID, a.ID, StatusPending, StatusApproved, StatusExecuting, StatusExecuted, limit)
+	if err != nil {
+		return nil, fmt.Errorf("other actions on the target of %s: %w", a.ID, err)
+	}
+	defer rows.Close()
+	var out []Action
+	for rows.Next() {
+		o, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("other actions on the target of %s: %w", a.ID, err)
+		}
+		out = append(out, o)
+	}
+	return out, rows.Err()
+}

@@ -104,6 +104,11 @@ func loadApproval(ctx context.Context, st *store.DB, user *identity.Principal, i
 			return views.ApprovalView{}, err
 		}
 	}
+	if a.Status == approvals.StatusPending {
+		if v.OnTarget, err = approvals.OthersOnTarget(ctx, q, a, 5); err != nil {
+			return views.ApprovalView{}, err
+		}
+	}
 	r, err := approvals.ReversalOf(ctx, q, a.ID)
 	switch {
 	case err == nil:

@@ -65,8 +65,12 @@ type ApprovalView struct {
 	// ToolSwitch is the action's tool's kill switch, Freeze its tenant's:
 	// they block execution, so approvers are warned and a blocked action
 	// says so.
-	ToolSwitch     catalog.SwitchState
-	Freeze         store.Freeze
+	ToolSwitch catalog.SwitchState
+	Freeze     store.Freeze
+	// OnTarget are the tenant's other live or executed actions of the same
+	// tool on the same target, shown to approvers of a pending action
+	// ("ORD-1002 was already refunded").
+	OnTarget       []approvals.Action
 	ViewerApproved bool   // the viewer already approved it
 	CanRetry       bool   // "Retry execution" is offered
 	CanDecide      bool   // the forms are shown

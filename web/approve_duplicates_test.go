@@ -1,0 +1,55 @@
+package web
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wardenhq/warden/approvals"
+)
+
+// An approver about to approve a refund sees the refunds of the same order
+// that were already executed or are waiting (a review found a second
+// $54.00 refund of ORD-1002 offered for approval with no word of the first).
+func TestApproverSeesOtherActionsOnTheSameOrder(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	in.waitReady(t)
+	_, secrets := newKeyWithSecrets(t, in, "refund agent", []string{"tool:issue_refund"}, 600, 60, nil)
+	refund := func() string {
+		t.Helper()
+		r := propose(t, in, secrets.Key, map[string]any{
+			"tool": "issue_refund", "arguments": map[string]any{"order_id": "ORD-1005", "amount_minor": 4550, "currency": "USD", "account": "FR7630004008230001234567819"},
+			"summary": "Refund $45.50 for ORD-1005", "reason": "double charge",
+		}, nil)
+		if r.Status != http.StatusAccepted {
+			t.Fatalf("propose = %d %s", r.Status, r.Raw)
+		}
+		return r.str("id")
+	}
+	first := refund()
+	decide(t, in, first, approvals.Approve, "")
+	deadline := time.Now().Add(10 * time.Second)
+	for getAction(t, in, first).Status != approvals.StatusExecuted {
+		if time.Now().After(deadline) {
+			t.Fatalf("the first refund did not execute: %s", getAction(t, in, first).Status)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	second := refund()
+
+	bob := newBrowser(t, in.URL)
+	bob.loginDev("bob")
+	p := bob.get("/approvals/" + second)
+	others := text(p, "approve-others")
+	if !strings.Contains(others, first) || !strings.Contains(others, "Executed") || !strings.Contains(others, "ORD-1005") {
+		t.Fatalf("the second refund's page says %q about others on ORD-1005; want the executed first refund %s", others, first)
+	}
+	if strings.Contains(others, second) {
+		t.Errorf("the action lists itself among the others: %q", others)
+	}
+	// The first, already executed, offers no decision and no such list.
+	if got := text(bob.get("/approvals/"+first), "approve-others"); got != "" {
+		t.Errorf("an executed action lists others: %q", got)
+	}
+}
