@@ -631,6 +631,11 @@ func (g *Gateway) stream(ctx context.Context, d Deployment, res *http.Response, 
 				idle.Stop()
 				account(StatusOK)
 			}
+			// Each chunk names the alias the agent asked for, as a whole
+			// answer does, not the upstream's model id. A JSON string
+			// cannot hold an unescaped quote, so the member is found as
+			// written and never inside content.
+			ev = renameModel(ev, d.UpstreamModel, call.Alias)
 			if _, err := w.Write(ev); err != nil {
 				break
 			}
@@ -698,4 +703,22 @@ func upstreamRefusal(status int, raw []byte) error {
 		}
 	}
 	return &problem.Error{Kind: problem.KindOf(status), Code: code, Message: msg}
+}
+
+// renameModel replaces the upstream's model id in a stream event's chunks
+// ("model":"gpt-4o-mini", with or without a space after the colon) with
+// the alias.
+func renameModel(ev []byte, upstream, alias string) []byte {
+	if upstream == alias || !bytes.Contains(ev, []byte(`"model"`)) {
+		return ev
+	}
+	up, _ := json.Marshal(upstream)
+	al, _ := json.Marshal(alias)
+	for _, sep := range []string{":", ": "} {
+		from := append([]byte(`"model"`+sep), up...)
+		if bytes.Contains(ev, from) {
+			ev = bytes.ReplaceAll(ev, from, append([]byte(`"model"`+sep), al...))
+		}
+	}
+	return ev
 }

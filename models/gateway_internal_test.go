@@ -136,3 +136,19 @@ func TestCheckAnswer(t *testing.T) {
 		}
 	}
 }
+
+func TestRenameModelInStreamEvents(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{`data: {"id":"c1","model":"gpt-x","choices":[]}` + "\n\n", `data: {"id":"c1","model":"small","choices":[]}` + "\n\n"},
+		{`data: {"model": "gpt-x"}`, `data: {"model": "small"}`},
+		// Content that quotes the member is escaped, so it is left alone.
+		{`data: {"model":"gpt-x","choices":[{"delta":{"content":"say \"model\":\"gpt-x\""}}]}`,
+			`data: {"model":"small","choices":[{"delta":{"content":"say \"model\":\"gpt-x\""}}]}`},
+		{`data: [DONE]`, `data: [DONE]`},
+		{`data: {"model":"gpt-x-2"}`, `data: {"model":"gpt-x-2"}`},
+	} {
+		if got := string(renameModel([]byte(tt.in), "gpt-x", "small")); got != tt.want {
+			t.Errorf("renameModel(%s) = %s, want %s", tt.in, got, tt.want)
+		}
+	}
+}

@@ -150,6 +150,11 @@ func TestChatStreamThroughOpenAISDK(t *testing.T) {
 	acc := openai.ChatCompletionAccumulator{}
 	chunks := 0
 	for stream.Next() {
+		// Every chunk names the alias asked for, as a whole answer does,
+		// not the upstream's model id ("fake").
+		if m := stream.Current().Model; m != "chat" {
+			t.Errorf("chunk %d names model %q, want the alias chat", chunks, m)
+		}
 		acc.AddChunk(stream.Current())
 		chunks++
 	}
