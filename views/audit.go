@@ -417,7 +417,29 @@ func perMinute(n, what string) string {
 	if n == "" || n == "0" {
 		return "no limit on " + what
 	}
+	if v, err := strconv.ParseInt(n, 10, 64); err == nil {
+		n = groupThousands(v)
+	}
 	return n + " " + what + " a minute"
+}
+
+// groupThousands writes n with commas between groups of three digits
+// ("50,000"), the way the console writes counts.
+func groupThousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
 }
 
 func keyLabel(d eventDetails) string {

@@ -148,6 +148,8 @@ func TestEventSentence(t *testing.T) {
 			"Alice Approver set tenant acme's model call traces to keep redacted content, and its prompts leave Warden as written"},
 		{"model key limits", alice, "acme", "model.key_limits", key, `{"name":"refund-bot","prefix":"wk_ab12","rpm":60,"tpm":0}`,
 			`Alice Approver set agent key "refund-bot" (wk_ab12…)'s model limits to 60 requests a minute and no limit on tokens`},
+		{"model key limits in thousands", alice, "acme", "model.key_limits", key, `{"name":"refund-bot","prefix":"wk_ab12","rpm":1200,"tpm":50000}`,
+			`Alice Approver set agent key "refund-bot" (wk_ab12…)'s model limits to 1,200 requests a minute and 50,000 tokens a minute`},
 		{"model off", alice, "", "model.disable", audit.Subject{Type: "model", ID: "gpt-east"}, `{"alias":"chat","enabled":false}`,
 			"Alice Approver switched model deployment gpt-east off: calls to alias chat skip it"},
 		{"tool update", alice, "", "tool.update", tool, `{"changed":["timeout","max_attempts"]}`,
