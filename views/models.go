@@ -98,5 +98,11 @@ func clip(s string, n int) string {
 	if len(r) <= n {
 		return s
 	}
-	return string(r[:n]) + "…"
+	cut := n
+	// Never inside a redaction token ("[name:3f9a1c2b]"): half a token
+	// reads as data.
+	if open := lastIndexRune(r[:cut], '['); open >= 0 && lastIndexRune(r[:cut], ']') < open {
+		cut = open
+	}
+	return string(r[:cut]) + "…"
 }

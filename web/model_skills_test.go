@@ -75,6 +75,12 @@ func TestDemoModelDrivenJourney(t *testing.T) {
 		t.Errorf("model calls line = %q, want %s", got, views.Money(modelCost))
 	}
 
+	// The Models page links each of the journey's calls to its trace.
+	mp := erin.get("/models")
+	if n := mp.Doc.Find(`a[href="/traces/` + r.str("id") + `"]`).Length(); n != len(calls) {
+		t.Errorf("Model calls links the journey %d times, want %d", n, len(calls))
+	}
+
 	// The trace lists the journey's model calls and what they cost.
 	tr := erin.get("/traces/" + r.str("id"))
 	if rows := tr.Doc.Find(`[data-testid="trace-model-calls"] tbody tr`).Length(); rows != len(calls) {
