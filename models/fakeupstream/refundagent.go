@@ -88,7 +88,7 @@ func (s *Server) refundAgent(w http.ResponseWriter, req request) {
 
 // answerScripted answers with content, or with one call of tool (when tool
 // is not empty), as a completion or as a stream, with usage.
-func answerScripted(w http.ResponseWriter, req request, content, tool, callID string, args map[string]any) {
+func answerScripted(w http.ResponseWriter, req request, content, tool, callID string, args any) {
 	promptChars := 0
 	for _, m := range req.Messages {
 		promptChars += len(text(m.Content)) + 4

@@ -128,24 +128,8 @@ func notWord(r rune) bool {
 	return !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-')
 }
 
-// writeScripted writes a scripted turn (scripted models do not stream).
+// writeScripted writes a scripted turn, as a completion or a stream
+// (answerScripted).
 func writeScripted(w http.ResponseWriter, req request, a answer) {
-	msg := map[string]any{"role": "assistant", "content": a.text}
-	finish := "stop"
-	completion := len(strings.Fields(a.text))
-	if a.toolName != "" {
-		args, _ := json.Marshal(a.toolArgs)
-		call := map[string]any{"id": "call_" + strconv.Itoa(len(req.Messages)), "type": "function",
-			"function": map[string]any{"name": a.toolName, "arguments": string(args)}}
-		msg = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{call}}
-		finish, completion = "tool_calls", 8
-	}
-	prompt := 1
-	for _, m := range req.Messages {
-		prompt += (len(text(m.Content)) + 4) / 4
-	}
-	usage := map[string]any{"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"id": "chatcmpl-script", "object": "chat.completion", "created": 0, "model": req.Model,
-		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}}, "usage": usage})
+	answerScripted(w, req, a.text, a.toolName, "call_"+strconv.Itoa(len(req.Messages)), a.toolArgs)
 }
