@@ -26,6 +26,7 @@ import (
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/agent/tools/sim"
 	"github.com/wardenhq/warden/alerts"
+	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/store"
 )
@@ -53,12 +54,11 @@ type Runtime struct {
 	Replica *store.Replica
 }
 
-// Run does the runtime's background work until ctx ends: the job workers
-// (execution of approved actions, callbacks), the reconciler (at start-up
-// and every 30 s), expiry of pending actions (every 5 s), the sweep of
-// journeys a crash left running (every minute), the evaluation of alert
-// rules (every Options.AlertInterval), the canary gate (every 15 s) and
-// trace retention (hourly). It returns once the jobs in progress have finished.
+// Run does the runtime's background work until ctx ends: the replica's
+// heartbeat and the job queue, which executes approved actions, sends
+// callbacks, expires each pending action at its expiry and runs the
+// periodic jobs (periodicJobs) once per interval across all replicas. It
+// returns once the jobs in progress have finished.
 func (rt *Runtime) Run(ctx context.Context) {
 	// What a previous process left running (a kill -9, a shutdown whose
 	// grace ran out) ends at once, and its budget reservations come back;
@@ -69,83 +69,96 @@ func (rt *Runtime) Run(ctx context.Context) {
 		rt.log.WarnContext(ctx, "journeys left running by a previous process were ended and their reservations released", "journeys", n)
 	}
 	var wg sync.WaitGroup
-	for _, f := range []func(context.Context){
-		func(ctx context.Context) {
-			rt.Replica.Run(ctx, func(err error) {
-				rt.log.ErrorContext(ctx, "replica heartbeat failed", "replica", rt.Replica.ID, "err", err)
-			})
-		},
-		rt.Queue.Run,
-		func(ctx context.Context) { every(ctx, 30*time.Second, rt.reconcile) },
-		func(ctx context.Context) { every(ctx, 5*time.Second, rt.expire) },
-		func(ctx context.Context) { every(ctx, time.Minute, rt.sweep) },
-		func(ctx context.Context) { every(ctx, rt.alertInterval, rt.evaluateAlerts) },
-		func(ctx context.Context) { every(ctx, 15*time.Second, rt.checkCanary) },
-		func(ctx context.Context) { rt.RunRetention(ctx, time.Hour) },
-	} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(ctx)
-		}()
-	}
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		rt.Replica.Run(ctx, func(err error) {
+			rt.log.ErrorContext(ctx, "replica heartbeat failed", "replica", rt.Replica.ID, "err", err)
+		})
+	}()
+	go func() {
+		defer wg.Done()
+		rt.Queue.Run(ctx)
+	}()
 	wg.Wait()
 }
 
-// every runs f now and then every interval until ctx ends.
-func every(ctx context.Context, interval time.Duration, f func(context.Context)) {
-	for {
-		f(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(interval):
-		}
+// Periodic job kinds.
+const (
+	JobReconcile = "reconcile"      // the effect ledger against the providers
+	JobExpire    = "expire_overdue" // pending actions whose own expiry job is late or missing
+	JobSweep     = "sweep"          // journeys a dead replica left running
+	JobAlerts    = "evaluate_alerts"
+	JobCanary    = "check_canary"
+	JobRetention = "trace_retention"
+)
+
+// periodicJobs registers the runtime's periodic work with the queue: the
+// reconciler every 30 s, the expiry backstop every minute (each pending
+// action has its own expiry job, runtime.JobExpireAction), the sweep of
+// journeys a crash left running every minute, the alert rules every
+// alertInterval, the canary gate every 15 s and trace retention hourly.
+func (rt *Runtime) periodicJobs(q *jobs.Queue) {
+	for _, p := range []struct {
+		kind  string
+		every time.Duration
+		run   func(context.Context) error
+	}{
+		{JobReconcile, 30 * time.Second, rt.reconcile},
+		{JobExpire, time.Minute, rt.expire},
+		{JobSweep, time.Minute, rt.sweep},
+		{JobAlerts, rt.alertInterval, rt.evaluateAlerts},
+		{JobCanary, 15 * time.Second, rt.checkCanary},
+		{JobRetention, time.Hour, rt.retention},
+	} {
+		q.Periodic(p.kind, p.every, func(ctx context.Context, _ jobs.Job) error { return p.run(ctx) })
 	}
 }
 
-func (rt *Runtime) expire(ctx context.Context) {
-	if n, err := rt.Service.ExpireActions(ctx); err != nil && ctx.Err() == nil {
-		rt.log.ErrorContext(ctx, "expiring actions failed", "err", err)
-	} else if n > 0 {
+func (rt *Runtime) expire(ctx context.Context) error {
+	n, err := rt.Service.ExpireActions(ctx)
+	if n > 0 {
 		rt.log.InfoContext(ctx, "pending actions expired", "actions", n)
 	}
+	if err != nil {
+		return fmt.Errorf("expiring actions: %w", err)
+	}
+	return nil
 }
 
 // sweep ends journeys a dead process left running (their reservations go
 // back to the budget).
-func (rt *Runtime) sweep(ctx context.Context) {
-	if n, err := rt.Service.SweepInterrupted(ctx, 15*time.Minute); err != nil && ctx.Err() == nil {
-		rt.log.ErrorContext(ctx, "sweeping interrupted journeys failed", "err", err)
-	} else if n > 0 {
+func (rt *Runtime) sweep(ctx context.Context) error {
+	n, err := rt.Service.SweepInterrupted(ctx, 15*time.Minute)
+	if n > 0 {
 		rt.log.WarnContext(ctx, "journeys interrupted by a crash were ended and their reservations released", "journeys", n)
 	}
+	if err != nil {
+		return fmt.Errorf("sweeping interrupted journeys: %w", err)
+	}
+	return nil
 }
 
 // checkCanary rolls a running canary back as soon as one of its journeys
 // failed critically; promotion is left to a person.
-func (rt *Runtime) checkCanary(ctx context.Context) {
+func (rt *Runtime) checkCanary(ctx context.Context) error {
 	v, rolledBack, err := rt.Service.CheckCanary(ctx)
 	switch {
 	case errors.Is(err, releases.ErrNoCanary):
 	case err != nil:
-		if ctx.Err() == nil {
-			rt.log.ErrorContext(ctx, "evaluating the canary failed", "err", err)
-		}
+		return fmt.Errorf("evaluating the canary: %w", err)
 	case rolledBack:
 		rt.log.WarnContext(ctx, "canary rolled back after a critical failure", "candidate", v.Pointer.Candidate,
 			"critical_failures", v.CriticalFailures, "trials", v.Trials)
 	}
+	return nil
 }
 
 // evaluateAlerts fires and resolves alerts (package alerts).
-func (rt *Runtime) evaluateAlerts(ctx context.Context) {
+func (rt *Runtime) evaluateAlerts(ctx context.Context) error {
 	rep, err := alerts.Evaluate(ctx, rt.DB, time.Now())
 	if err != nil {
-		if ctx.Err() == nil {
-			rt.log.ErrorContext(ctx, "evaluating alerts failed", "err", err)
-		}
-		return
+		return fmt.Errorf("evaluating alerts: %w", err)
 	}
 	for _, a := range rep.Fired {
 		rt.log.WarnContext(ctx, "alert fired", "alert", a.ID, "kind", a.Kind, "subject", a.Subject,
@@ -154,17 +167,19 @@ func (rt *Runtime) evaluateAlerts(ctx context.Context) {
 	for _, a := range rep.Resolved {
 		rt.log.InfoContext(ctx, "alert resolved", "alert", a.ID, "kind", a.Kind, "subject", a.Subject)
 	}
+	return nil
 }
 
-func (rt *Runtime) reconcile(ctx context.Context) {
+func (rt *Runtime) reconcile(ctx context.Context) error {
 	rep, err := rt.Service.Reconcile(ctx)
-	if err != nil && ctx.Err() == nil {
-		rt.log.ErrorContext(ctx, "reconciling the effect ledger failed", "err", err)
-	}
 	if n := len(rep.Recorded) + len(rep.Reexecuted) + len(rep.Review) + len(rep.Failed); n > 0 {
 		rt.log.InfoContext(ctx, "reconciled effects", "recorded", len(rep.Recorded), "reexecuted", len(rep.Reexecuted),
 			"failed", len(rep.Failed), "review", len(rep.Review), "retry", len(rep.Retry))
 	}
+	if err != nil {
+		return fmt.Errorf("reconciling the effect ledger: %w", err)
+	}
+	return nil
 }
 
 // Close closes what the runtime opened (the simulator's database).
@@ -292,6 +307,7 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	queue.Register(runtime.JobExecuteAction, svc.HandleExecute)
 	queue.Register(runtime.JobCallback, svc.HandleCallback)
 	queue.Register(runtime.JobContinueJourney, svc.HandleContinue)
+	queue.Register(approvals.JobExpire, svc.HandleExpire)
 	interval := o.AlertInterval
 	if interval <= 0 {
 		interval = time.Minute
@@ -300,6 +316,8 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	gw.SetTenantRate(o.TenantRate)
 	gw.SetReplicas(replica.Live)
 	chat.SetReplicas(replica.Live)
-	return &Runtime{Gateway: gw, Models: chat, Service: svc, Sim: provider, DB: db, Queue: queue, Guard: guard, log: log, router: router,
-		alertInterval: interval, started: started, Replica: replica}, nil
+	rt := &Runtime{Gateway: gw, Models: chat, Service: svc, Sim: provider, DB: db, Queue: queue, Guard: guard, log: log, router: router,
+		alertInterval: interval, started: started, Replica: replica}
+	rt.periodicJobs(queue)
+	return rt, nil
 }

@@ -41,6 +41,7 @@ var replicaScopes = []string{
 type replicas struct {
 	ctx    context.Context
 	rts    [2]*Runtime
+	stop   [2]func() // stops replica i's background work (Run), as a replica shutting down
 	tenant store.Tenant
 	secret string
 	keyID  string
@@ -74,11 +75,12 @@ func startReplicas(t *testing.T) *replicas {
 	if _, err := r.rts[0].SeedDemo(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for _, rt := range r.rts {
+	for i, rt := range r.rts {
 		runCtx, stop := context.WithCancel(ctx)
 		done := make(chan struct{})
 		go func() { rt.Run(runCtx); close(done) }()
-		t.Cleanup(func() { stop(); <-done })
+		r.stop[i] = sync.OnceFunc(func() { stop(); <-done })
+		t.Cleanup(r.stop[i])
 	}
 	if r.tenant, err = store.TenantBySlug(ctx, r.rts[0].DB.Read(), "acme"); err != nil {
 		t.Fatal(err)
@@ -375,5 +377,66 @@ func TestReplicasRefuseARevokedKeyAtOnce(t *testing.T) {
 	_, err = b.Gateway.Authenticate(ctx, fresh)
 	if !errors.As(err, &p) || p.Code != gateway.CodeTenantFrozen {
 		t.Errorf("replica B right after the freeze on A: %v, want %s", err, gateway.CodeTenantFrozen)
+	}
+}
+
+// TestReplicasExpireAnActionOnTheSurvivor: a pending action's expiry is
+// a River job enqueued with it; the replica that created it goes away,
+// and the other one expires the action at its time, long before the
+// once-a-minute backstop would.
+func TestReplicasExpireAnActionOnTheSurvivor(t *testing.T) {
+	r := startReplicas(t)
+	ctx, db := r.ctx, r.rts[0].DB
+	var a approvals.Action
+	err := db.Transact(ctx, func(tx *sql.Tx) (err error) {
+		a, err = approvals.Create(ctx, tx, r.rts[0].Service.Sealer(), approvals.Spec{
+			TenantID: r.tenant.ID, TenantSlug: r.tenant.Slug, RequestedBy: "test",
+			Tool: approvals.Tool{Name: "issue_refund", Impact: approvals.ImpactHigh, ApprovalTTL: 3 * time.Second},
+			Args: []byte(`{"order_id":"ORD-1005","amount":1}`), ArgsRedacted: []byte(`{}`), Summary: "refund", Rule: "test", ApprovalsRequired: 1,
+		}, time.Now())
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.stop[0]()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got, err := approvals.Get(ctx, r.rts[1].DB.Read(), a.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status == approvals.StatusExpired {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("action %s is %s 30 s after creation; its expiry was 3 s", a.ID, got.Status)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	// River marks the job completed just after the expiry commits.
+	var state string
+	for range 100 {
+		if err := r.rts[1].DB.Read().QueryRowContext(ctx, `SELECT state::text FROM river_job WHERE kind = ? AND args->>'key' = ?`,
+			approvals.JobExpire, "expire:"+a.ID).Scan(&state); err != nil || state == "completed" {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if state != "completed" {
+		t.Fatalf("the action's expiry job is %q; want completed (it expired the action)", state)
+	}
+	events, err := audit.List(ctx, r.rts[1].DB.Read(), audit.Filter{Tenant: r.tenant.Slug, Limit: audit.MaxLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expired := 0
+	for _, e := range events {
+		if e.Verb == "action.expired" && e.Subject.ID == a.ID {
+			expired++
+		}
+	}
+	if expired != 1 {
+		t.Fatalf("%d action.expired events, want 1", expired)
 	}
 }

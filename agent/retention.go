@@ -57,18 +57,14 @@ func (rt *Runtime) PurgeTraces(ctx context.Context, now time.Time) (int64, error
 	return total, nil
 }
 
-// RunRetention purges traces now and then every interval until ctx ends.
-func (rt *Runtime) RunRetention(ctx context.Context, interval time.Duration) {
-	for {
-		if n, err := rt.PurgeTraces(ctx, time.Now()); err != nil {
-			rt.log.ErrorContext(ctx, "trace retention failed", "err", err)
-		} else if n > 0 {
-			rt.log.InfoContext(ctx, "trace retention purged old journeys", "journeys", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(interval):
-		}
+// retention purges traces past their tenants' retention (a periodic job).
+func (rt *Runtime) retention(ctx context.Context) error {
+	n, err := rt.PurgeTraces(ctx, time.Now())
+	if n > 0 {
+		rt.log.InfoContext(ctx, "trace retention purged old journeys", "journeys", n)
 	}
+	if err != nil {
+		return fmt.Errorf("trace retention: %w", err)
+	}
+	return nil
 }

@@ -26,6 +26,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/wardenhq/warden/agent/jobs"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/money"
 	"github.com/wardenhq/warden/store"
@@ -166,6 +167,15 @@ func idempotencyKey(s Spec, digest string) string {
 	return "wdn_" + hex.EncodeToString(sum[:16])
 }
 
+// JobExpire is the kind of the job that expires a pending action at its
+// expiry (the runtime handles it: an expiry ends the journey that waited).
+const JobExpire = "expire_action"
+
+// ExpireJob is JobExpire's payload.
+type ExpireJob struct {
+	ActionID string `json:"action_id"`
+}
+
 // Create records a pending action inside tx, with its audit event.
 func Create(ctx context.Context, tx *sql.Tx, sealer Sealer, s Spec, now time.Time) (Action, error) {
 	digest, err := PayloadDigest(s.Tool.Name, s.Args)
@@ -216,6 +226,12 @@ func Create(ctx context.Context, tx *sql.Tx, sealer Sealer, s Spec, now time.Tim
 		a.Compensates, a.CallbackURL, a.External, s.Target.Key, a.TargetLabel, a.ApprovalBasis, a.KeyOwner, sealedCallback)
 	if err != nil {
 		return Action{}, fmt.Errorf("create action: %w", err)
+	}
+	// The job that expires it, in the same transaction: at its expiry
+	// whichever worker (on PostgreSQL, whichever replica) is free runs
+	// it, and a decision before then makes it a no-op.
+	if err := jobs.Enqueue(ctx, tx, JobExpire, ExpireJob{ActionID: a.ID}, jobs.Options{UniqueKey: "expire:" + a.ID, RunAt: a.ExpiresAt}); err != nil {
+		return Action{}, err
 	}
 	details := map[string]any{"tool": a.Tool, "summary": a.Summary, "payload_digest": a.PayloadDigest,
 		"approvals_required": a.ApprovalsRequired, "rule": a.PolicyRule, "journey": a.JourneyID}

@@ -183,6 +183,29 @@ func Expire(ctx context.Context, db *store.DB, onExpired OnDecided, now time.Tim
 	return n, err
 }
 
+// ErrNotDue is ExpireDue's answer for an action still pending whose
+// expiry has not come yet (a clock behind another replica's).
+var ErrNotDue = errors.New("the action's expiry has not come yet")
+
+// ExpireDue expires one action at its expiry, as Expire would: it
+// reports false, changing nothing, when the action is no longer pending,
+// and ErrNotDue when its expiry is still ahead of now.
+func ExpireDue(ctx context.Context, db *store.DB, id string, onExpired OnDecided, now time.Time) (bool, error) {
+	var n int
+	err := db.Transact(ctx, func(tx *sql.Tx) error {
+		due, err := pendingWhere(ctx, tx, `id = ?`, id)
+		if err != nil || len(due) == 0 {
+			return err
+		}
+		if due[0].ExpiresAt.After(now) {
+			return fmt.Errorf("%w: %s expires at %s", ErrNotDue, id, store.FormatTime(due[0].ExpiresAt))
+		}
+		n, err = expire(ctx, tx, due, audit.Actor{Type: audit.ActorSystem, ID: "expiry"}, "", onExpired, now)
+		return err
+	})
+	return n > 0, err
+}
+
 // ExpireNow expires the given actions that are still pending, now, in one
 // transaction: each with its action.expired event (by actor, with the
 // reason) and onExpired, so the journeys that waited for them end. Ids

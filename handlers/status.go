@@ -28,6 +28,7 @@ func (h *Console) Status(c echo.Context) error {
 	}
 	v.FailedActions, v.FailedTotal, v.ReviewEffects = reviewItems(r.Failed.Rows), r.FailedTotal, r.Effects
 	v.NextPage, v.PrevPage = pageLinks("/status", nil, r.Failed)
+	v.Notice = doneNotice(c, statusNotices)
 	page := PageFor(c, "Status")
 	return Render(c, http.StatusOK, page, views.Status(page, v))
 }

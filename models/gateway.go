@@ -60,7 +60,8 @@ func NewGateway(db *store.DB, sealer *seal.Sealer, redactor *redact.Redactor, lo
 
 // SetReplicas sets how the gateway learns the number of Warden replicas
 // alive (store.Replica.Live): each keeps 1/N of every key's requests and
-// tokens a minute. Without it N is 1.
+// tokens a minute and of every deployment's concurrency. Without it N is
+// 1.
 func (g *Gateway) SetReplicas(live func() int) {
 	g.limits.mu.Lock()
 	defer g.limits.mu.Unlock()
@@ -464,12 +465,18 @@ func errorClass(err error) string {
 	}
 }
 
-// acquire takes one of d's concurrency slots without waiting.
+// acquire takes one of d's concurrency slots without waiting. With N
+// replicas alive each holds ceil(Concurrency/N) slots, so together they
+// hold at most Concurrency + N - 1 (docs/deploy.md).
 func (g *Gateway) acquire(d Deployment) (func(), bool) {
+	n := g.limits.replicaCount()
 	g.mu.Lock()
+	slots := max(1, (d.Concurrency+n-1)/n)
 	ch := g.slots[d.ID]
-	if ch == nil || cap(ch) != d.Concurrency {
-		ch = make(chan struct{}, d.Concurrency)
+	if ch == nil || cap(ch) != slots {
+		// Calls holding the old slots release them there; a change of N
+		// lets at most the old share run on beside the new one, once.
+		ch = make(chan struct{}, slots)
 		g.slots[d.ID] = ch
 	}
 	g.mu.Unlock()

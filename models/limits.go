@@ -58,6 +58,21 @@ func (b *bucket) wait(n float64) time.Duration {
 	return time.Duration((n - b.level) / (b.capacity / 60) * float64(time.Second))
 }
 
+// count is the number of replicas alive, at least 1; l.mu is held.
+func (l *limiter) count() int {
+	if l.replicas == nil {
+		return 1
+	}
+	return max(1, l.replicas())
+}
+
+// replicaCount is count for callers that do not hold l.mu.
+func (l *limiter) replicaCount() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.count()
+}
+
 func newLimiter() *limiter { return &limiter{keys: map[string]*keyBuckets{}} }
 
 // ticket is an admitted call's share of its key's token bucket, corrected
@@ -76,10 +91,7 @@ func (l *limiter) admit(keyID string, lim KeyLimits, tokens int64, now time.Time
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	n := 1
-	if l.replicas != nil {
-		n = max(1, l.replicas())
-	}
+	n := l.count()
 	kb := l.keys[keyID]
 	if kb == nil || kb.limits != lim || kb.n != n {
 		rpm, tpm := share(lim.RPM, n, true), share(lim.TPM, n, false)

@@ -93,6 +93,7 @@ var AuditVerbs = []string{
 	"runbook.", "runbook.action",
 	"alert.", "alert.fired", "alert.resolved", "alert.rule_set",
 	"policy.violation", "traces.purged", "traces.purged_range", "audit.", "audit.verify_ok", "audit.verify_failed", "audit.export", "effect.reconciled",
+	"job.", "job.retried",
 }
 
 // trailURL is the decision trail of the action an event is about, or ""
@@ -170,6 +171,8 @@ func eventSentence(e audit.Event, n EventNames) string {
 		return who + " changed tenant " + tenant + "'s dual-control window from " + d.str("from_hours") + " to " + d.str("to_hours") + " hours"
 	case "tenant.frozen_refused":
 		return who + " was refused: tenant " + tenant + " is frozen"
+	case "job.retried":
+		return who + " retried job " + subject + " (" + JobKind(d.str("kind")) + "), which had failed for good"
 	case "traces.purged":
 		return who + " purged " + d.str("journeys") + " journeys of tenant " + tenant + " older than " + d.day("older_than") + " (kept " + d.str("retention_days") + " days)"
 

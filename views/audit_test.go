@@ -100,6 +100,8 @@ func TestEventSentence(t *testing.T) {
 			"Alice Approver changed tenant acme's dual-control window from 24 to 48 hours"},
 		{"frozen refused", bot, "acme", "tenant.frozen_refused", key, `{"prefix":"wk_ab12"}`,
 			`Agent key "refund-bot" was refused: tenant acme is frozen`},
+		{"job retried", alice, "", "job.retried", audit.Subject{Type: "job", ID: "42"}, `{"kind":"execute_action"}`,
+			"Alice Approver retried job 42 (Execute an approved action), which had failed for good"},
 		{"traces purged", audit.Actor{Type: audit.ActorSystem, ID: "retention"}, "acme", "traces.purged", tenant, `{"journeys":12,"older_than":"2026-02-01T00:00:00Z","retention_days":30}`,
 			"Warden's retention job purged 12 journeys of tenant acme older than 2026-02-01 (kept 30 days)"},
 		{"traces purged by a runbook", alice, "acme", "traces.purged_range", tenant, `{"journeys":3,"from":"2026-11-01T00:00:00Z","to":"2026-11-02T00:00:00Z","run":"run1","approval":"act_1"}`,

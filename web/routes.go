@@ -40,6 +40,7 @@ func (s *Server) consoleRoutes() []route {
 		{http.MethodGet, "/approvals/rows", h.ApprovalQueueRows, approver, ""},
 		{http.MethodGet, "/approvals/:id", h.ApprovalShow, all, ""},
 		{http.MethodGet, "/status", h.Status, oncallAdmin, "Status"},
+		{http.MethodPost, "/status/jobs/:id/retry", h.JobRetry, oncallAdmin, ""},
 		{http.MethodGet, "/audit", h.AuditList, []string{identity.RoleAuditor, identity.RoleAdmin}, "Audit trail"},
 		{http.MethodPost, "/audit/verify", h.AuditVerify, []string{identity.RoleAuditor, identity.RoleAdmin}, ""},
 		// An action's decision trail has the readers of its journey's trace:

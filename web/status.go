@@ -35,7 +35,36 @@ func (s *Server) status(ctx context.Context, p *identity.Principal) (views.Statu
 		return v, err
 	}
 	v.AuditEvents = n
+	if err := s.failedJobs(ctx, p, &v); err != nil {
+		return v, err
+	}
 	return v, s.pendingJobs(ctx, &v)
+}
+
+// failedJobsShown is how many failed jobs the status page lists.
+const failedJobsShown = 20
+
+// failedJobs lists the jobs that failed for good, with their errors
+// redacted, for a viewer of every tenant: a job may concern any tenant,
+// and the periodic ones the whole installation.
+func (s *Server) failedJobs(ctx context.Context, p *identity.Principal, v *views.StatusView) error {
+	if p == nil || !p.AllTenantScope() {
+		return nil
+	}
+	failed, total, err := jobs.ListFailed(ctx, s.db, failedJobsShown)
+	if err != nil {
+		return err
+	}
+	v.FailedJobsShown, v.FailedJobsTotal = true, total
+	for _, f := range failed {
+		msg := f.Error
+		if s.redactor != nil {
+			msg, _ = s.redactor.Value(f.Error).(string)
+		}
+		v.FailedJobs = append(v.FailedJobs, views.FailedJob{ID: f.ID, Kind: views.JobKind(f.Kind), Permanent: f.Permanent,
+			Attempts: f.Attempts, Error: msg, At: f.At, ActionID: f.ActionID, JourneyID: f.JourneyID})
+	}
+	return nil
 }
 
 // pendingJobs is the job backlog of the whole process; the failed

@@ -96,6 +96,7 @@ type Queue struct {
 	lease    time.Duration
 	poll     time.Duration
 	handlers map[string]Handler
+	periodic []periodic
 	wake     chan struct{}
 	now      func() time.Time
 	backoff  func(attempt int) time.Duration
@@ -120,6 +121,39 @@ func Backoff(attempt int) time.Duration {
 // Register sets the handler of a kind. Call before Run.
 func (q *Queue) Register(kind string, h Handler) { q.handlers[kind] = h }
 
+// periodic is a kind that runs every interval.
+type periodic struct {
+	kind  string
+	every time.Duration
+}
+
+// Periodic makes h run when Run starts and then every interval, once per
+// interval for the whole installation. On SQLite, one process, Run calls
+// it on a timer. On PostgreSQL it is a River periodic job: River's
+// elected leader enqueues it, so it runs once per interval across all
+// replicas, on whichever replica's worker is free, and another replica
+// takes over when the leader dies. A run that fails is logged and not
+// retried: the next interval is the retry. Call before Run.
+func (q *Queue) Periodic(kind string, every time.Duration, h Handler) {
+	q.handlers[kind] = h
+	q.periodic = append(q.periodic, periodic{kind: kind, every: every})
+}
+
+// runPeriodic calls p's handler now and then every interval until ctx
+// ends (the outbox's way: on SQLite there is one process).
+func (q *Queue) runPeriodic(ctx context.Context, p periodic) {
+	for {
+		if err := safeRun(ctx, q.handlers[p.kind], Job{Kind: p.kind, Payload: json.RawMessage("{}"), Attempts: 1, MaxAttempts: 1}); err != nil && ctx.Err() == nil {
+			q.log.Error("periodic job failed", "kind", p.kind, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(p.every):
+		}
+	}
+}
+
 // Notify wakes an idle worker; call it after committing an enqueue. On
 // PostgreSQL River finds the job at its next poll (FetchPollInterval, a
 // second) or sooner through LISTEN/NOTIFY.
@@ -131,7 +165,8 @@ func (q *Queue) Notify() {
 }
 
 // Run rescues jobs orphaned by a previous process, then works until ctx
-// ends; it returns after the jobs in progress finish. On PostgreSQL it
+// ends, periodic jobs included; it returns after the jobs in progress
+// finish. On PostgreSQL it
 // runs River's client instead, which rescues jobs itself.
 func (q *Queue) Run(ctx context.Context) {
 	if q.db.Dialect() == store.Postgres {
@@ -149,6 +184,13 @@ func (q *Queue) Run(ctx context.Context) {
 		go func() {
 			defer wg.Done()
 			q.work(ctx)
+		}()
+	}
+	for _, p := range q.periodic {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			q.runPeriodic(ctx, p)
 		}()
 	}
 	wg.Wait()
@@ -280,14 +322,16 @@ func truncate(s string) string {
 	return s
 }
 
-// CountPending is how many jobs wait to run or are running (or, on
-// PostgreSQL, are scheduled or wait to be retried).
+// CountPending is how many jobs are due or running, including those
+// waiting for a retry; jobs scheduled for later (a pending action's
+// expiry) are not counted.
 func CountPending(ctx context.Context, db *store.DB) (int, error) {
 	q := db.Read()
 	if db.Dialect() == store.Postgres {
 		return countRiver(ctx, q)
 	}
 	var n int
-	err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM jobs WHERE state IN ('available', 'running')`).Scan(&n)
+	err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM jobs
+		WHERE state = 'running' OR (state = 'available' AND (run_at <= ? OR attempts > 0))`, store.Now()).Scan(&n)
 	return n, err
 }

@@ -133,7 +133,19 @@ func (q *Queue) startRiver(ctx context.Context) (*river.Client[pgx.Tx], *pgxpool
 	for kind, h := range q.handlers {
 		river.AddWorkerArgs(workers, riverArgs{kind: kind}, &riverWorker{kind: kind, h: h, log: q.log})
 	}
+	var periodic []*river.PeriodicJob
+	for _, p := range q.periodic {
+		periodic = append(periodic, river.NewPeriodicJob(river.PeriodicInterval(p.every),
+			func() (river.JobArgs, *river.InsertOpts) {
+				// Unique by period: a new leader enqueueing again within
+				// the interval adds nothing.
+				return riverArgs{kind: p.kind, Payload: json.RawMessage("{}")},
+					&river.InsertOpts{MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByPeriod: p.every}}
+			},
+			&river.PeriodicJobOpts{ID: p.kind, RunOnStart: true}))
+	}
 	c, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
+		PeriodicJobs:         periodic,
 		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: q.workers}},
 		Workers:              workers,
 		JobTimeout:           JobTimeout,
@@ -178,9 +190,10 @@ func (q *Queue) runRiver(ctx context.Context) {
 	}
 }
 
-// countRiver is how many River jobs wait to run or are running.
+// countRiver is how many River jobs are due, running or waiting for a
+// retry (not those scheduled for later).
 func countRiver(ctx context.Context, q store.Querier) (int, error) {
 	var n int
-	err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM river_job WHERE state IN ('available', 'pending', 'retryable', 'running', 'scheduled')`).Scan(&n)
+	err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM river_job WHERE state IN ('available', 'pending', 'retryable', 'running')`).Scan(&n)
 	return n, err
 }

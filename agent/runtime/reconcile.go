@@ -2,11 +2,13 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/wardenhq/warden/agent/catalog"
+	"github.com/wardenhq/warden/agent/jobs"
 	"github.com/wardenhq/warden/agent/ledger"
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
@@ -66,13 +68,30 @@ func (s *Service) resolve(ctx context.Context, e ledger.Entry) (ledger.Resolved,
 		Call: tools.Call{Tool: t.Name, Args: args, IdempotencyKey: a.IdempotencyKey, Tenant: e.Tenant}}, nil
 }
 
-// ExpireActions expires pending actions past their expiry.
+// ExpireActions expires pending actions past their expiry whose own
+// expiry job has not run (late, or the action is older than the job).
 func (s *Service) ExpireActions(ctx context.Context) (int, error) {
 	n, err := approvals.Expire(ctx, s.o.DB, s.onDecided, s.o.Now())
 	if n > 0 {
 		s.notify()
 	}
 	return n, err
+}
+
+// HandleExpire runs approvals.JobExpire, the job each pending action
+// gets at its creation: the action expires if it is still
+// pending (an approver's decision in the meantime makes it a no-op). A
+// job that runs before the expiry on this replica's clock retries.
+func (s *Service) HandleExpire(ctx context.Context, j jobs.Job) error {
+	var p approvals.ExpireJob
+	if err := json.Unmarshal(j.Payload, &p); err != nil {
+		return &jobs.Permanent{Err: err}
+	}
+	expired, err := approvals.ExpireDue(ctx, s.o.DB, p.ActionID, s.onDecided, s.o.Now())
+	if expired {
+		s.notify()
+	}
+	return err
 }
 
 // ExpirePending expires the given pending actions now, for a person (a

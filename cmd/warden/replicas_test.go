@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -15,13 +16,13 @@ import (
 )
 
 // TestReplicaDiesMidExecution: two real warden processes serve one
-// PostgreSQL database. Replica A dies abruptly (the test fault exits the
-// process the moment the payments provider has committed a refund and
-// before Warden recorded it: no deferred cleanup, its connections are
-// closed by the kernel, as with kill -9) while approved refunds are being
-// executed. Replica B, the survivor, executes every other approved refund
-// and reconciles the one A left in the crash window: each refund is
-// executed exactly once at the provider.
+// PostgreSQL database. While approved refunds are being executed, replica
+// A is killed with SIGKILL (kill -9) from outside, at the worst moment:
+// the payments provider has committed a refund and A has not recorded it
+// (a test fault holds A's execution there until the kill). Replica B, the
+// survivor, executes every other approved refund and reconciles the one A
+// left in the crash window: each refund is executed exactly once at the
+// provider.
 //
 // The simulated payments provider keeps its state in a SQLite file in the
 // data directory (agent/tools/sim); both replicas are given the same data
@@ -35,7 +36,7 @@ func TestReplicaDiesMidExecution(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "data")
 	dbURL := storetest.URL(t)
 	env := []string{"WARDEN_DATABASE_URL=" + dbURL, "WARDEN_DB_MAX_CONNS=8"}
-	a := startProcess(t, dir, append(env, "WARDEN_TEST_CRASH_AFTER_COMMIT=issue_refund")...)
+	a := startProcess(t, dir, append(env, "WARDEN_TEST_HANG_AFTER_COMMIT=issue_refund")...)
 	waitReady(t, a)
 	a.demoKey(t)
 	b := startProcess(t, dir, env...)
@@ -90,9 +91,10 @@ func TestReplicaDiesMidExecution(t *testing.T) {
 		return s
 	}
 
-	// Approve on A, one at a time, until one of A's job workers executes a
-	// refund and A dies; the job workers of both replicas compete, so B
-	// executes some of them before that.
+	// Approve on A, one at a time, until one of A's job workers has a
+	// refund committed at the provider and hangs there; then kill -9 A.
+	// The job workers of both replicas compete, so B executes some of
+	// them before that.
 	onA := signInHTTP(t, a.URL, "alice")
 	var approved []string
 	died := false
@@ -103,23 +105,23 @@ func TestReplicaDiesMidExecution(t *testing.T) {
 		onA.approve(id)
 		approved = append(approved, id)
 		deadline := time.Now().Add(30 * time.Second)
-		for !died {
-			select {
-			case err := <-a.done:
+		for !died && status(id) != "executed" {
+			if strings.Contains(a.logs.String(), "TEST FAULT: hanging after the provider committed") {
+				if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+					t.Fatal(err)
+				}
+				err := <-a.done
 				var ee *exec.ExitError
-				if !errors.As(err, &ee) || ee.ExitCode() != 3 {
-					t.Fatalf("replica A exited with %v, want the test fault's exit code 3\n%s", err, a.logs)
+				if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+					t.Fatalf("replica A ended with %v, want killed by SIGKILL\n%s", err, a.logs)
 				}
 				died = true
-				continue
-			case <-time.After(20 * time.Millisecond):
-			}
-			if s := status(id); s == "executed" {
 				break
 			}
 			if time.Now().After(deadline) {
 				t.Fatalf("action %s is %s 30 s after its approval", id, status(id))
 			}
+			time.Sleep(20 * time.Millisecond)
 		}
 	}
 	if !died {

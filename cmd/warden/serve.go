@@ -65,6 +65,19 @@ func serve(ctx context.Context, args []string, env func(string) (string, bool), 
 			}
 		}})
 	}
+	if tool, ok := env("WARDEN_TEST_HANG_AFTER_COMMIT"); ok && tool != "" {
+		// Test-only fault: the execution that has just committed an
+		// effect of this tool at the simulated provider never returns,
+		// holding the process in the window between the provider's commit
+		// and Warden's record of it until a test kills it (kill -9).
+		logger.Warn("TEST FAULT ARMED: an execution hangs after the provider commits", "tool", tool)
+		rt.Sim.SetFaults(sim.Faults{AfterCommit: func(t, _ string) {
+			if t == tool {
+				logger.Warn("TEST FAULT: hanging after the provider committed", "tool", tool)
+				select {}
+			}
+		}})
+	}
 
 	signer, err := audit.LoadOrCreateSigner(cfg.DataDir)
 	if err != nil {
