@@ -4,13 +4,13 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/wardenhq/warden/agent/redact"
 	"github.com/wardenhq/warden/agent/releases"
 	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/store/storetest"
 )
 
 // The demo agent has an earlier release and an active one that differ in
@@ -18,11 +18,7 @@ import (
 func TestSeedDemoReleases(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	db, err := store.Open(ctx, filepath.Join(dir, "warden.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t)
 	key, _ := redact.LoadOrCreateKey(dir)
 	rt, err := New(ctx, Options{DataDir: dir, DB: db, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Redactor: redact.New(key)})
 	if err != nil {
@@ -62,11 +58,7 @@ func TestSeedDemoReleases(t *testing.T) {
 func TestBuiltinReleaseAtStart(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	db, err := store.Open(ctx, filepath.Join(dir, "warden.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t)
 	key, _ := redact.LoadOrCreateKey(dir)
 	rt, err := New(ctx, Options{DataDir: dir, DB: db, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Redactor: redact.New(key)})
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/store/storetest"
 )
 
 // BenchmarkApprovalToEffect measures the time from an action's final
@@ -25,11 +25,7 @@ import (
 func BenchmarkApprovalToEffect(b *testing.B) {
 	ctx := context.Background()
 	dir := b.TempDir()
-	db, err := store.Open(ctx, filepath.Join(dir, "warden.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(b)
 	key, _ := redact.LoadOrCreateKey(dir)
 	rt, err := New(ctx, Options{DataDir: dir, DB: db, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Redactor: redact.New(key)})
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -15,7 +14,7 @@ import (
 	"github.com/wardenhq/warden/agent/redact"
 	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/agent/tools"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/store/storetest"
 )
 
 // BenchmarkReadJourneyIsolation measures a read-only journey
@@ -35,11 +34,7 @@ func BenchmarkReadJourneyIsolation(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			ctx := context.Background()
 			dir := b.TempDir()
-			db, err := store.Open(ctx, filepath.Join(dir, "warden.db"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer db.Close()
+			db := storetest.Open(b)
 			key, _ := redact.LoadOrCreateKey(dir)
 			faults := tools.NewInjector(1)
 			rt, err := New(ctx, Options{DataDir: dir, DB: db, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Redactor: redact.New(key), Faults: faults})

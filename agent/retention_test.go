@@ -3,9 +3,9 @@ package agent
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -14,16 +14,13 @@ import (
 	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/store/storetest"
 )
 
 func TestRetentionDeletesOnlyOldTraces(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	db, err := store.Open(ctx, filepath.Join(dir, "warden.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t)
 	key, _ := redact.LoadOrCreateKey(dir)
 	rt, err := New(ctx, Options{DataDir: dir, DB: db, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Redactor: redact.New(key)})
 	if err != nil {
@@ -32,23 +29,40 @@ func TestRetentionDeletesOnlyOldTraces(t *testing.T) {
 	defer rt.Close()
 	now := time.Now().UTC()
 	day := 24 * time.Hour
-	db.Transact(ctx, func(tx *sql.Tx) error {
-		a, _ := store.CreateTenant(ctx, tx, "acme", "Acme")     // default 30 days
-		g, _ := store.CreateTenant(ctx, tx, "globex", "Globex") // 7 days
-		tx.Exec(`UPDATE tenants SET trace_retention_days = 7 WHERE id = ?`, g.ID)
+	err = db.Transact(ctx, func(tx *sql.Tx) error {
+		var errs []error
+		exec := func(q string, args ...any) {
+			_, err := tx.Exec(q, args...)
+			errs = append(errs, err)
+		}
+		a, err := store.CreateTenant(ctx, tx, "acme", "Acme") // default 30 days
+		if err != nil {
+			return err
+		}
+		g, err := store.CreateTenant(ctx, tx, "globex", "Globex") // 7 days
+		if err != nil {
+			return err
+		}
+		exec(`UPDATE tenants SET trace_retention_days = 7 WHERE id = ?`, g.ID)
 		ins := func(id, tenant, status string, age time.Duration) {
-			tx.Exec(`INSERT INTO journeys (id, tenant_id, request_id, correlation_id, release_digest, status, created_at) VALUES (?, ?, 'r', 'c', 'x', ?, ?)`,
+			exec(`INSERT INTO journeys (id, tenant_id, request_id, correlation_id, release_digest, status, created_at) VALUES (?, ?, 'r', 'c', 'x', ?, ?)`,
 				id, tenant, status, store.FormatTime(now.Add(-age)))
-			tx.Exec(`INSERT INTO journey_steps (journey_id, n, kind, status, started_at) VALUES (?, 1, 'route', 'ok', ?)`, id, store.FormatTime(now))
+			exec(`INSERT INTO journey_steps (journey_id, n, kind, status, started_at) VALUES (?, 1, 'route', 'ok', ?)`, id, store.FormatTime(now))
 		}
 		ins("acme-old", a.ID, "completed", 31*day)
 		ins("acme-new", a.ID, "completed", 29*day)
 		ins("acme-waiting", a.ID, "awaiting_approval", 40*day)
 		ins("globex-old", g.ID, "failed", 8*day)
 		ins("globex-new", g.ID, "completed", 6*day)
-		_, err := audit.Append(ctx, tx, audit.Event{Actor: audit.Actor{Type: "system", ID: "t"}, Verb: "test.old", Time: now.Add(-400 * day)})
+		if err := errors.Join(errs...); err != nil {
+			return err
+		}
+		_, err = audit.Append(ctx, tx, audit.Event{Actor: audit.Actor{Type: "system", ID: "t"}, Verb: "test.old", Time: now.Add(-400 * day)})
 		return err
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	n, err := rt.PurgeTraces(ctx, now)
 	if err != nil {
 		t.Fatal(err)
@@ -86,11 +100,7 @@ func TestRetentionDeletesOnlyOldTraces(t *testing.T) {
 func TestSweepEndsInterruptedJourneysAndReleasesReservations(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	db, err := store.Open(ctx, filepath.Join(dir, "warden.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t)
 	key, _ := redact.LoadOrCreateKey(dir)
 	rt, err := New(ctx, Options{DataDir: dir, DB: db, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Redactor: redact.New(key)})
 	if err != nil {
@@ -98,18 +108,23 @@ func TestSweepEndsInterruptedJourneysAndReleasesReservations(t *testing.T) {
 	}
 	defer rt.Close()
 	now := time.Now().UTC()
-	db.Transact(ctx, func(tx *sql.Tx) error {
-		a, _ := store.CreateTenant(ctx, tx, "acme", "Acme")
-		tx.Exec(`INSERT INTO budgets (tenant_id, period, limit_micros, reserved_micros, period_start, updated_at) VALUES (?, 'total', 1000000, 700, ?, ?)`,
-			a.ID, store.FormatTime(time.Unix(0, 0)), store.Now())
-		ins := func(id string, age time.Duration, reserved int) {
-			tx.Exec(`INSERT INTO journeys (id, tenant_id, request_id, correlation_id, release_digest, status, reserved_micros, created_at) VALUES (?, ?, 'r', 'c', 'x', 'running', ?, ?)`,
-				id, a.ID, reserved, store.FormatTime(now.Add(-age)))
+	err = db.Transact(ctx, func(tx *sql.Tx) error {
+		a, err := store.CreateTenant(ctx, tx, "acme", "Acme")
+		if err != nil {
+			return err
 		}
-		ins("crashed", time.Hour, 500)
-		ins("recent", time.Minute, 200)
-		return nil
+		_, err1 := tx.Exec(`INSERT INTO budgets (tenant_id, period, limit_micros, reserved_micros, period_start, updated_at) VALUES (?, 'total', 1000000, 700, ?, ?)`,
+			a.ID, store.FormatTime(time.Unix(0, 0)), store.Now())
+		ins := func(id string, age time.Duration, reserved int) error {
+			_, err := tx.Exec(`INSERT INTO journeys (id, tenant_id, request_id, correlation_id, release_digest, status, reserved_micros, created_at) VALUES (?, ?, 'r', 'c', 'x', 'running', ?, ?)`,
+				id, a.ID, reserved, store.FormatTime(now.Add(-age)))
+			return err
+		}
+		return errors.Join(err1, ins("crashed", time.Hour, 500), ins("recent", time.Minute, 200))
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	n, err := rt.Service.SweepInterrupted(ctx, 15*time.Minute)
 	if err != nil || n != 1 {
 		t.Fatalf("SweepInterrupted = %d, %v; want 1", n, err)
@@ -128,14 +143,10 @@ func TestSweepEndsInterruptedJourneysAndReleasesReservations(t *testing.T) {
 // audit trail as it was.
 func TestDeleteRangeRemovesOnlyTheRange(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "warden.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t)
 	base := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	var acme store.Tenant
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *sql.Tx) error {
 		acme, _ = store.CreateTenant(ctx, tx, "acme", "Acme")
 		g, _ := store.CreateTenant(ctx, tx, "globex", "Globex")
 		ins := func(id, tenant, status string, at time.Time) {
@@ -190,21 +201,23 @@ func TestDeleteRangeRemovesOnlyTheRange(t *testing.T) {
 func TestStartupSweepEndsWhatAPreviousProcessLeftRunning(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	db, err := store.Open(ctx, filepath.Join(dir, "warden.db"))
+	db := storetest.Open(t)
+	var tenant string
+	err := db.Transact(ctx, func(tx *sql.Tx) error {
+		a, err := store.CreateTenant(ctx, tx, "acme", "Acme")
+		if err != nil {
+			return err
+		}
+		tenant = a.ID
+		_, err1 := tx.Exec(`INSERT INTO budgets (tenant_id, period, limit_micros, reserved_micros, period_start, updated_at) VALUES (?, 'total', 1000000, 500, ?, ?)`,
+			a.ID, store.FormatTime(time.Unix(0, 0)), store.Now())
+		_, err2 := tx.Exec(`INSERT INTO journeys (id, tenant_id, request_id, correlation_id, release_digest, status, reserved_micros, created_at) VALUES ('killed', ?, 'r', 'c', 'x', 'running', 500, ?)`,
+			a.ID, store.FormatTime(time.Now().Add(-time.Minute)))
+		return errors.Join(err1, err2)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	var tenant string
-	db.Transact(ctx, func(tx *sql.Tx) error {
-		a, _ := store.CreateTenant(ctx, tx, "acme", "Acme")
-		tenant = a.ID
-		tx.Exec(`INSERT INTO budgets (tenant_id, period, limit_micros, reserved_micros, period_start, updated_at) VALUES (?, 'total', 1000000, 500, ?, ?)`,
-			a.ID, store.FormatTime(time.Unix(0, 0)), store.Now())
-		tx.Exec(`INSERT INTO journeys (id, tenant_id, request_id, correlation_id, release_digest, status, reserved_micros, created_at) VALUES ('killed', ?, 'r', 'c', 'x', 'running', 500, ?)`,
-			a.ID, store.FormatTime(time.Now().Add(-time.Minute)))
-		return nil
-	})
 	key, _ := redact.LoadOrCreateKey(dir)
 	rt, err := New(ctx, Options{DataDir: dir, DB: db, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Redactor: redact.New(key)})
 	if err != nil {

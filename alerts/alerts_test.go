@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/store/storetest"
 )
 
 // clock is the fixed "now" of every evaluation here.
@@ -29,13 +29,9 @@ type rig struct {
 func newRig(t *testing.T) *rig {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "warden.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	r := &rig{db: db}
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *sql.Tx) (err error) {
 		r.tenant, err = store.CreateTenant(ctx, tx, "acme", "Acme")
 		return err
 	})

@@ -3,12 +3,12 @@ package models_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/store/storetest"
 )
 
 // A viewer scoped to one tenant sees that tenant's newest calls even when
@@ -16,11 +16,7 @@ import (
 // newest calls of all tenants and filter afterwards, finding none).
 func TestCallsAreScopedInTheQuery(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "warden.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t)
 	t0 := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 	insert := func(id, tenant string, at time.Time) {
 		t.Helper()

@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -19,17 +18,14 @@ import (
 	"github.com/wardenhq/warden/models/fakeupstream"
 	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/store/storetest"
 )
 
 // A tenant whose prompts must be redacted before they leave Warden is
 // refused, not sent in the clear, by a gateway without a redactor.
 func TestOutboundRedactionFailsClosedWithoutARedactor(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "warden.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	sealer, err := seal.New(bytes.Repeat([]byte{7}, 32))
 	if err != nil {
 		t.Fatal(err)

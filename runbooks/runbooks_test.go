@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/store/storetest"
 )
 
 const valid = `---
@@ -136,11 +136,7 @@ var carol = &identity.Principal{ID: "p-carol", Name: "Carol", Roles: []string{id
 func setup(t *testing.T) (Deps, context.Context) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "warden.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	refund := tools.Tool{Name: "issue_refund", Description: "Refund", Impact: tools.ImpactLow, Reversibility: tools.Reversible,
 		Provider: tools.ProviderBuiltin, Timeout: 2 * time.Second, MaxAttempts: 3, ApprovalTTL: time.Hour,
 		ArgsSchema: json.RawMessage(`{"type":"object"}`), Enabled: true}

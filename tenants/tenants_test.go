@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/store/storetest"
 )
 
 var admin = audit.Actor{Type: audit.ActorPrincipal, ID: "admin-1"}
@@ -23,13 +23,9 @@ var admin = audit.Actor{Type: audit.ActorPrincipal, ID: "admin-1"}
 func setup(t *testing.T) (*store.DB, store.Tenant) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "warden.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	var tn store.Tenant
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *sql.Tx) error {
 		var err error
 		tn, err = store.CreateTenant(ctx, tx, "acme", "Acme")
 		return err

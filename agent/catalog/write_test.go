@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/store/storetest"
 )
 
 var admin = audit.Actor{Type: audit.ActorPrincipal, ID: "admin-1"}
@@ -28,11 +28,7 @@ var lookup = tools.Tool{Name: "lookup_order", Description: "Find an order", Impa
 func setup(t *testing.T) *store.DB {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "warden.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	if err := db.Transact(ctx, func(tx *sql.Tx) error { return Upsert(ctx, tx, lookup) }); err != nil {
 		t.Fatal(err)
 	}

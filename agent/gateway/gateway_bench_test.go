@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -14,20 +13,17 @@ import (
 	"github.com/wardenhq/warden/agent/keys"
 	"github.com/wardenhq/warden/agent/seal"
 	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/store/storetest"
 )
 
 // BenchmarkAdmission measures admission alone: key authentication, the
 // rate limit and the durable budget reservation, on a real database file.
 func BenchmarkAdmission(b *testing.B) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(b.TempDir(), "warden.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(b)
 	var secret string
 	var tenant store.Tenant
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *sql.Tx) error {
 		var err error
 		if tenant, err = store.CreateTenant(ctx, tx, "acme", "Acme"); err != nil {
 			return err

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +19,7 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/store/storetest"
 )
 
 // rig is a gateway over a real database file, on a clock the test sets.
@@ -35,11 +35,7 @@ type rig struct {
 func newRig(t *testing.T) *rig {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "warden.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	sealer, err := seal.New(bytes.Repeat([]byte{3}, 32))
 	if err != nil {
 		t.Fatal(err)
@@ -375,12 +371,19 @@ func TestReserveFailsClosedWhenTheBudgetCannotBeWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ro, err := sql.Open("sqlite", "file:"+r.db.Path()+"?mode=ro&_pragma=busy_timeout(5000)")
-	if err != nil {
-		t.Fatal(err)
+	// A transaction that cannot write: on SQLite one on a connection
+	// opened read-only, on PostgreSQL a READ ONLY transaction.
+	var tx *sql.Tx
+	if storetest.Postgres() {
+		tx, err = r.db.Read().BeginTx(r.ctx, &sql.TxOptions{ReadOnly: true})
+	} else {
+		ro, oerr := sql.Open("sqlite", "file:"+r.db.Path()+"?mode=ro&_pragma=busy_timeout(5000)")
+		if oerr != nil {
+			t.Fatal(oerr)
+		}
+		defer ro.Close()
+		tx, err = ro.BeginTx(r.ctx, nil)
 	}
-	defer ro.Close()
-	tx, err := ro.BeginTx(r.ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

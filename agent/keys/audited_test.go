@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/store/storetest"
 )
 
 var admin = audit.Actor{Type: audit.ActorPrincipal, ID: "admin-1"}
@@ -21,13 +21,9 @@ var admin = audit.Actor{Type: audit.ActorPrincipal, ID: "admin-1"}
 func auditedFixture(t *testing.T) (*store.DB, store.Tenant) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "warden.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	var tenant store.Tenant
-	err = db.Transact(ctx, func(tx *sql.Tx) (err error) {
+	err := db.Transact(ctx, func(tx *sql.Tx) (err error) {
 		tenant, err = store.CreateTenant(ctx, tx, "acme", "Acme")
 		return err
 	})

@@ -6,8 +6,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -17,6 +17,7 @@ import (
 	"github.com/wardenhq/warden/agent/seal"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/store/storetest"
 )
 
 func testSealer(t *testing.T) *seal.Sealer {
@@ -29,18 +30,13 @@ func testSealer(t *testing.T) *seal.Sealer {
 }
 
 // callbackFixture is a database with tenant acme and one key.
-func callbackFixture(t *testing.T, sealer *seal.Sealer) (*store.DB, string, Key, Secrets) {
+func callbackFixture(t *testing.T, sealer *seal.Sealer) (*store.DB, Key, Secrets) {
 	t.Helper()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "warden.db")
-	db, err := store.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	var k Key
 	var secrets Secrets
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *sql.Tx) error {
 		tenant, err := store.CreateTenant(ctx, tx, "acme", "Acme")
 		if err != nil {
 			return err
@@ -51,13 +47,13 @@ func callbackFixture(t *testing.T, sealer *seal.Sealer) (*store.DB, string, Key,
 	if err != nil {
 		t.Fatal(err)
 	}
-	return db, path, k, secrets
+	return db, k, secrets
 }
 
 func TestCreateGivesASealedCallbackSecret(t *testing.T) {
 	ctx := context.Background()
 	sealer := testSealer(t)
-	db, path, k, secrets := callbackFixture(t, sealer)
+	db, k, secrets := callbackFixture(t, sealer)
 
 	if !regexp.MustCompile(`^whsec_[a-km-np-z2-9]{40}$`).MatchString(secrets.Callback) {
 		t.Fatalf("callback secret = %q, want whsec_ and 40 characters", secrets.Callback)
@@ -83,19 +79,9 @@ func TestCreateGivesASealedCallbackSecret(t *testing.T) {
 		t.Errorf("CallbackSecrets(unknown key) = %v, want ErrNotFound", err)
 	}
 
-	// The database file holds neither secret in the clear. The key's name
-	// is found, so the search reads the right bytes.
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	var raw []byte
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		b, err := os.ReadFile(path + suffix)
-		if err != nil && !os.IsNotExist(err) {
-			t.Fatal(err)
-		}
-		raw = append(raw, b...)
-	}
+	// The database holds neither secret in the clear. The key's name is
+	// found, so the search reads the right bytes.
+	raw := databaseBytes(t, db)
 	if !bytes.Contains(raw, []byte("refund-bot-7f3a")) {
 		t.Fatal("the key's name is not in the database file: the search reads the wrong bytes")
 	}
@@ -107,10 +93,81 @@ func TestCreateGivesASealedCallbackSecret(t *testing.T) {
 	}
 }
 
+// databaseBytes is everything db holds: on SQLite the bytes of its files
+// (closing it), on PostgreSQL every value of every table in its schema.
+func databaseBytes(t *testing.T, db *store.DB) []byte {
+	t.Helper()
+	var raw []byte
+	if !storetest.Postgres() {
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			b, err := os.ReadFile(db.Path() + suffix)
+			if err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+			raw = append(raw, b...)
+		}
+		return raw
+	}
+	ctx := context.Background()
+	rows, err := db.Read().QueryContext(ctx, `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			t.Fatal(err)
+		}
+		tables = append(tables, name)
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(tables) == 0 {
+		t.Fatal("no tables in the test's schema")
+	}
+	for _, table := range tables {
+		rows, err := db.Read().QueryContext(ctx, `SELECT * FROM "`+table+`"`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, err := rows.Columns()
+		if err != nil {
+			t.Fatal(err)
+		}
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range vals {
+				if b, ok := v.([]byte); ok {
+					raw = append(raw, b...)
+				} else {
+					raw = fmt.Appendf(raw, "%v", v)
+				}
+				raw = append(raw, 0)
+			}
+		}
+		if err := rows.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return raw
+}
+
 func TestRotateCallbackSecretKeepsThePreviousForTheGracePeriod(t *testing.T) {
 	ctx := context.Background()
 	sealer := testSealer(t)
-	db, _, k, secrets := callbackFixture(t, sealer)
+	db, k, secrets := callbackFixture(t, sealer)
 	actor := audit.Actor{Type: audit.ActorPrincipal, ID: "p-erin"}
 	t0 := time.Date(2031, 3, 4, 10, 0, 0, 0, time.UTC)
 
@@ -181,7 +238,7 @@ func TestRotateCallbackSecretKeepsThePreviousForTheGracePeriod(t *testing.T) {
 func TestKeyWithoutCallbackSecret(t *testing.T) {
 	ctx := context.Background()
 	sealer := testSealer(t)
-	db, _, k, _ := callbackFixture(t, sealer)
+	db, k, _ := callbackFixture(t, sealer)
 	if _, err := db.Read().Exec(`UPDATE virtual_keys SET callback_secret_sealed = NULL, callback_secret_set_at = NULL WHERE id = ?`, k.ID); err != nil {
 		t.Fatal(err)
 	}

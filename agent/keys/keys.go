@@ -443,7 +443,7 @@ func Authenticate(ctx context.Context, q store.Querier, secret string, now time.
 
 // List returns the keys of the given tenants (nil for all), newest first.
 func List(ctx context.Context, q store.Querier, tenantIDs []string) ([]Key, error) {
-	rows, err := q.QueryContext(ctx, selectKey+` ORDER BY k.created_at DESC`)
+	rows, err := q.QueryContext(ctx, selectKey+` ORDER BY k.created_at DESC, k.id DESC`)
 	if err != nil {
 		return nil, fmt.Errorf("list keys: %w", err)
 	}

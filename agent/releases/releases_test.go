@@ -5,13 +5,13 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/store/storetest"
 )
 
 var sample = Bundle{
@@ -96,12 +96,7 @@ func TestParseRefuses(t *testing.T) {
 
 func openDB(t *testing.T) *store.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "warden.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return storetest.Open(t)
 }
 
 func verbs(t *testing.T, db *store.DB) []string {
@@ -204,11 +199,7 @@ func TestBundlesAndPointersCannotBeEdited(t *testing.T) {
 // BenchmarkActive is the read admission makes: the newest pointer row.
 func BenchmarkActive(b *testing.B) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(b.TempDir(), "warden.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(b)
 	for i := range 200 {
 		d, _, _ := Publish(ctx, db, carol, withSurface("prompt", fmt.Sprintf("p%d", i)), nil, "")
 		if _, _, err := Activate(ctx, db, carol, DefaultAgent, DefaultEnv, d, ""); err != nil {
