@@ -204,3 +204,19 @@ func retryable(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && (pe.Code == "40001" || pe.Code == "40P01")
 }
+
+// IsUniqueViolation reports whether err is an insert or update refused by
+// the unique (or primary key) constraint on table's column, on either
+// engine: SQLite says "UNIQUE constraint failed: table.column",
+// PostgreSQL answers SQLSTATE 23505 naming the table and, in its detail,
+// the key's column.
+func IsUniqueViolation(err error, table, column string) bool {
+	if err == nil {
+		return false
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "23505" && pe.TableName == table && strings.HasPrefix(pe.Detail, "Key ("+column+")=")
+	}
+	return strings.Contains(err.Error(), "UNIQUE constraint failed: "+table+"."+column)
+}

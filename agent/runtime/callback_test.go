@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,6 +25,7 @@ import (
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/store/storetest"
 )
 
 // verifyCallback checks a callback the way docs/api.md tells an agent to:
@@ -105,11 +105,7 @@ func (r *callbackRig) set(t time.Time)  { r.mu.Lock(); defer r.mu.Unlock(); r.no
 func newCallbackRig(t *testing.T) *callbackRig {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "warden.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := storetest.Open(t)
 	sealer, err := seal.New(bytes.Repeat([]byte{5}, 32))
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"database/sql"
 	"io"
 	"log/slog"
@@ -18,6 +19,7 @@ import (
 	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/models/fakeupstream"
+	"github.com/wardenhq/warden/store"
 )
 
 // modelRig is the runtime rig with a model: the chat gateway over the
@@ -77,9 +79,16 @@ func (r *modelRig) runSkill(skill, input string) (Outcome, error) {
 	return r.svc.Run(r.ctx, Request{Caller: r.caller, Input: input, Skill: skill, RequestID: "req-m"})
 }
 
-// drain runs the queued jobs until none is left.
+// drain runs the queued jobs until none is left. On PostgreSQL jobs are
+// River's, worked only by a running client (RunOne is the SQLite
+// outbox's): it runs the queue until no job is due or running, then stops
+// it, which lets the jobs in progress finish.
 func (r *modelRig) drain() {
 	r.t.Helper()
+	if r.db.Dialect() == store.Postgres {
+		r.drainRiver()
+		return
+	}
 	for range 20 {
 		ran, err := r.queue.RunOne(r.ctx)
 		if err != nil {
@@ -90,6 +99,37 @@ func (r *modelRig) drain() {
 		}
 	}
 	r.t.Fatal("jobs kept coming")
+}
+
+func (r *modelRig) drainRiver() {
+	r.t.Helper()
+	if r.dueRiverJobs() == 0 {
+		return
+	}
+	ctx, cancel := context.WithCancel(r.ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); r.queue.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	deadline := time.Now().Add(30 * time.Second)
+	for r.dueRiverJobs() > 0 {
+		if time.Now().After(deadline) {
+			r.t.Fatal("jobs kept coming")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// dueRiverJobs counts River's jobs that are running or due to run, as
+// RunOne would claim them on SQLite: a retry waiting out its backoff is
+// not due.
+func (r *modelRig) dueRiverJobs() int {
+	r.t.Helper()
+	var n int
+	if err := r.db.Read().QueryRowContext(r.ctx, `SELECT COUNT(*) FROM river_job
+		WHERE state IN ('available', 'running') OR (state IN ('scheduled', 'retryable') AND scheduled_at <= now())`).Scan(&n); err != nil {
+		r.t.Fatal(err)
+	}
+	return n
 }
 
 const refundAgentSkill = `---

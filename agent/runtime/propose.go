@@ -209,7 +209,7 @@ func proposedAmount(p Proposal, f policy.Facts) (*money.Amount, error) {
 
 // isDuplicateKey reports a lost race on an action's unique idempotency key.
 func isDuplicateKey(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "UNIQUE constraint failed: actions.idempotency_key")
+	return store.IsUniqueViolation(err, "actions", "idempotency_key")
 }
 
 func (s *Service) auditProposalViolation(ctx context.Context, p Proposal, d policy.Decision) {

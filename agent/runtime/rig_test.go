@@ -31,6 +31,7 @@ import (
 	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/store/storetest"
 )
 
 // The rig's tenant budget and the demo requests the tests send.
@@ -92,17 +93,16 @@ func (r *rig) advance(d time.Duration) { r.mu.Lock(); defer r.mu.Unlock(); r.now
 
 func newRig(t testing.TB) *rig { t.Helper(); return newRigOn(t, nil) }
 
-// newRigOn builds the rig on db, or on a new SQLite file when db is nil.
+// newRigOn builds the rig on db, or on a new database of the engine the
+// environment chooses (storetest.Open) when db is nil. The simulated
+// provider keeps its own SQLite file either way: it stands for the
+// external payments provider, not for warden's store.
 func newRigOn(t testing.TB, db *store.DB) *rig {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	if db == nil {
-		var err error
-		if db, err = store.Open(ctx, filepath.Join(dir, "warden.db")); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
+		db = storetest.Open(t)
 	}
 	redactor := redact.New(bytes.Repeat([]byte{7}, 32))
 	provider, err := sim.Open(ctx, filepath.Join(dir, "simprovider.db"), sim.WithRedactor(redactor))
@@ -320,6 +320,35 @@ func (r *rig) executed(input string) approvals.Action {
 		r.t.Fatalf("action %s is %s after execution (%s), want executed", a.ID, a.Status, a.Failure)
 	}
 	return a
+}
+
+// jobKeys lists the unique keys of the jobs enqueued so far ("" for a job
+// without one), sorted, from the engine's queue: the outbox's jobs table
+// on SQLite, River's river_job on PostgreSQL.
+func (r *rig) jobKeys() []string {
+	r.t.Helper()
+	query := `SELECT COALESCE(unique_key, '') FROM jobs`
+	if r.db.Dialect() == store.Postgres {
+		query = `SELECT COALESCE(args->>'key', '') FROM river_job`
+	}
+	rows, err := r.db.Read().QueryContext(r.ctx, query)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	defer rows.Close()
+	var keys []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			r.t.Fatal(err)
+		}
+		keys = append(keys, k)
+	}
+	if err := rows.Err(); err != nil {
+		r.t.Fatal(err)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // stepsOf lists a journey's journal as "kind tool status" ("route ok"

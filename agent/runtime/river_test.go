@@ -20,7 +20,7 @@ func TestApprovedRefundExecutesOnceOnRiver(t *testing.T) {
 	if !storetest.Postgres() {
 		t.Skip("River runs on PostgreSQL: set " + storetest.EnvPostgres)
 	}
-	r := newRigOn(t, storetest.Open(t))
+	r := newRig(t)
 	var runs atomic.Int32
 	for range 2 {
 		q := jobs.New(r.db, slog.New(slog.NewTextHandler(io.Discard, nil)), 2)

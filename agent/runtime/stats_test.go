@@ -4,11 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/store/storetest"
 )
 
 func TestPercentile(t *testing.T) {
@@ -37,11 +37,7 @@ func TestPercentile(t *testing.T) {
 
 func TestSkillStats(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "warden.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := storetest.Open(t)
 	now := time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 	since := now.Add(-15 * time.Minute)
 	rows := []struct {
@@ -58,7 +54,7 @@ func TestSkillStats(t *testing.T) {
 		{"orders", StatusCompleted, 40, now},
 		{"", StatusFailed, 10, now}, // never routed
 	}
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *sql.Tx) error {
 		tenant, err := store.CreateTenant(ctx, tx, "acme", "Acme")
 		if err != nil {
 			return err
