@@ -331,7 +331,11 @@ func TestBudgetExhaustedAndFailClosed(t *testing.T) {
 		if err := budget.Set(ctx, tx, budget.Spec{TenantID: tenant.ID, Period: budget.Total, LimitMicros: 1 << 50, AlertPercent: 80}, time.Now()); err != nil {
 			return err
 		}
-		_, err := tx.Exec(`CREATE TRIGGER budgets_broken BEFORE UPDATE ON budgets BEGIN SELECT RAISE(ABORT, 'disk on fire'); END`)
+		trigger := `CREATE TRIGGER budgets_broken BEFORE UPDATE ON budgets BEGIN SELECT RAISE(ABORT, 'disk on fire'); END`
+		if in.DB.Dialect() == store.Postgres {
+			trigger = `CREATE TRIGGER budgets_broken BEFORE UPDATE ON budgets FOR EACH ROW EXECUTE FUNCTION warden_refuse('disk on fire')`
+		}
+		_, err := tx.Exec(trigger)
 		return err
 	})
 	before := countRows(t, in.DB, `SELECT COUNT(*) FROM journeys`)
@@ -645,7 +649,13 @@ func TestRedactionEndToEnd(t *testing.T) {
 func findPlanted(t *testing.T, db *sql.DB, forms map[string][]string) []string {
 	t.Helper()
 	var tables []string
+	// SQLite lists its tables in sqlite_master; on PostgreSQL they are
+	// the base tables of the schema the connection works in.
 	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
+	if err != nil {
+		rows, err = db.Query(`SELECT table_name FROM information_schema.tables
+			WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name`)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -665,7 +675,7 @@ func findPlanted(t *testing.T, db *sql.DB, forms map[string][]string) []string {
 			t.Fatalf("scan %s: %v", table, err)
 		}
 		cols, _ := rows.Columns()
-		cells := make([]sql.RawBytes, len(cols))
+		cells := make([]any, len(cols))
 		ptrs := make([]any, len(cols))
 		for i := range cells {
 			ptrs[i] = &cells[i]
@@ -675,7 +685,7 @@ func findPlanted(t *testing.T, db *sql.DB, forms map[string][]string) []string {
 				t.Fatalf("scan %s: %v", table, err)
 			}
 			for i, cell := range cells {
-				text := strings.ToLower(string(cell))
+				text := strings.ToLower(cellText(cell))
 				for kind, fs := range forms {
 					for _, f := range fs {
 						if strings.Contains(text, strings.ToLower(f)) {
@@ -691,6 +701,21 @@ func findPlanted(t *testing.T, db *sql.DB, forms map[string][]string) []string {
 		rows.Close()
 	}
 	return hits
+}
+
+// cellText is a scanned cell as text (PostgreSQL hands some columns over
+// as times, numbers or JSON values rather than bytes).
+func cellText(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case []byte:
+		return string(v)
+	case string:
+		return v
+	default:
+		return fmt.Sprint(v)
+	}
 }
 
 // A correlation id too long to keep is refused with a 400 naming the

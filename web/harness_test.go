@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +24,7 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/store/storetest"
 )
 
 // syncBuffer collects log output from concurrent goroutines.
@@ -58,8 +60,48 @@ type instance struct {
 	done   chan error
 }
 
-// startWarden runs a real server: real config validation, a real SQLite
-// file, real HTTP on a random loopback port. env adds settings.
+// testEnv is env with a fresh data directory and, when the tests run on
+// PostgreSQL (storetest), WARDEN_DATABASE_URL naming a fresh database of
+// the test's own: the settings a real process reads.
+func testEnv(t testing.TB, env map[string]string) map[string]string {
+	t.Helper()
+	vals := map[string]string{"WARDEN_DATA_DIR": t.TempDir()}
+	if storetest.Postgres() {
+		vals["WARDEN_DATABASE_URL"] = storetest.URL(t)
+	}
+	for k, v := range env {
+		vals[k] = v
+	}
+	return vals
+}
+
+// openStore opens the store cfg names, as warden serve does: PostgreSQL
+// when WARDEN_DATABASE_URL is set (with the WARDEN_DB_* settings),
+// otherwise warden.db in the data directory. The caller closes it.
+func openStore(t testing.TB, cfg config.Config) *store.DB {
+	t.Helper()
+	ctx := context.Background()
+	var db *store.DB
+	var err error
+	if cfg.DatabaseURL == "" {
+		db, err = store.Open(ctx, filepath.Join(cfg.DataDir, "warden.db"))
+	} else {
+		db, err = store.OpenURL(ctx, cfg.DatabaseURL, store.Options{
+			DataDir:          cfg.DataDir,
+			MaxConns:         cfg.DBMaxConns,
+			StatementTimeout: cfg.DBStatementTimeout,
+			ConnectTimeout:   cfg.DBConnectTimeout,
+		})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// startWarden runs a real server: real config validation, a real database
+// (SQLite in the data directory, or PostgreSQL under storetest), real HTTP
+// on a random loopback port. env adds settings.
 func startWarden(t *testing.T, env map[string]string) *instance {
 	t.Helper()
 	return start(t, env, false)
@@ -83,7 +125,7 @@ func start(t testing.TB, env map[string]string, demo bool) *instance {
 // the real one).
 func startClock(t testing.TB, env map[string]string, demo bool, clock func() time.Time) *instance {
 	t.Helper()
-	vals := map[string]string{"WARDEN_DATA_DIR": t.TempDir(), "WARDEN_ADDR": "127.0.0.1:0", "WARDEN_DRAIN_DELAY": "0s"}
+	vals := testEnv(t, map[string]string{"WARDEN_ADDR": "127.0.0.1:0", "WARDEN_DRAIN_DELAY": "0s"})
 	for k, v := range env {
 		vals[k] = v
 	}
@@ -91,10 +133,7 @@ func startClock(t testing.TB, env map[string]string, demo bool, clock func() tim
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
-	db, err := store.Open(context.Background(), cfg.DataDir+"/warden.db")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openStore(t, cfg)
 	logs := &syncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	key, err := redact.LoadOrCreateKey(cfg.DataDir)

@@ -12,7 +12,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/config"
-	"github.com/wardenhq/warden/store"
 )
 
 func TestSecurityHeaders(t *testing.T) {
@@ -63,22 +62,18 @@ func TestSecurityHeaders(t *testing.T) {
 }
 
 func TestHTTPSPublicURLMakesCookiesSecureAndSendsHSTS(t *testing.T) {
-	vals := map[string]string{
-		"WARDEN_DATA_DIR":           t.TempDir(),
+	vals := testEnv(t, map[string]string{
 		"WARDEN_ADDR":               "127.0.0.1:0",
 		"WARDEN_PUBLIC_URL":         "https://warden.example.com",
 		"WARDEN_OIDC_ISSUER":        "https://idp.example.com",
 		"WARDEN_OIDC_CLIENT_ID":     "warden",
 		"WARDEN_OIDC_CLIENT_SECRET": "x",
-	}
+	})
 	cfg, err := config.Load(nil, func(k string) (string, bool) { v, ok := vals[k]; return v, ok })
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := store.Open(t.Context(), cfg.DataDir+"/warden.db")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openStore(t, cfg)
 	defer db.Close()
 	srv, err := New(Options{Config: cfg, DB: db, Logger: slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil))})
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/wardenhq/warden/store"
 )
 
 func TestDevLoginShowsWhoYouAre(t *testing.T) {
@@ -196,7 +198,11 @@ func TestAuditPageVerifiesChain(t *testing.T) {
 
 	// Tamper with the stored chain behind Warden's back.
 	raw := in.DB.Read()
-	if _, err := raw.Exec(`DROP TRIGGER audit_events_no_update`); err != nil {
+	drop := `DROP TRIGGER audit_events_no_update`
+	if in.DB.Dialect() == store.Postgres {
+		drop += ` ON audit_events`
+	}
+	if _, err := raw.Exec(drop); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := raw.Exec(`UPDATE audit_events SET verb = 'auth.logout' WHERE seq = 1`); err != nil {

@@ -22,16 +22,16 @@ func copyActionAs(t testing.TB, db *store.DB, likeSummary, id, tenantID, status 
 	t.Helper()
 	ctx := context.Background()
 	err := db.Transact(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT name FROM pragma_table_info('actions')`)
+		rows, err := tx.QueryContext(ctx, `SELECT * FROM actions LIMIT 0`)
+		if err != nil {
+			return err
+		}
+		names, err := rows.Columns()
 		if err != nil {
 			return err
 		}
 		var cols, sel []string
-		for rows.Next() {
-			var c string
-			if err := rows.Scan(&c); err != nil {
-				return err
-			}
+		for _, c := range names {
 			cols = append(cols, c)
 			switch c {
 			case "id", "tenant_id", "status", "idempotency_key", "created_at", "journey_id":
