@@ -23,9 +23,10 @@ func TestStatusListsFailedJobsAndRetriesThem(t *testing.T) {
 	in := startWardenDemo(t, nil)
 	in.waitReady(t)
 	ctx := context.Background()
-	// No handler knows this kind: its first run fails for good.
+	// An execution job for an action that does not exist: its first run
+	// fails for good (a permanent error), on either engine.
 	if err := in.DB.Transact(ctx, func(tx *sql.Tx) error {
-		return jobs.Enqueue(ctx, tx, "no_such_job", map[string]string{"action_id": "act_gone"}, jobs.Options{})
+		return jobs.Enqueue(ctx, tx, "execute_action", map[string]string{"action_id": "act_gone"}, jobs.Options{})
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func TestStatusListsFailedJobsAndRetriesThem(t *testing.T) {
 		}
 	}
 	got := text(p, "failed-jobs")
-	for _, want := range []string{"No such job", "A permanent error", `no handler for job kind "no_such_job"`, "1 job(s) stopped retrying"} {
+	for _, want := range []string{"Execute an approved action", "A permanent error", "not found", "1 job(s) stopped retrying"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("failed jobs section lacks %q: %q", want, got)
 		}
@@ -64,7 +65,7 @@ func TestStatusListsFailedJobsAndRetriesThem(t *testing.T) {
 	}
 	retried := false
 	for _, e := range events {
-		retried = retried || (e.Verb == "job.retried" && e.Actor.ID != "" && e.Details["kind"] == "no_such_job")
+		retried = retried || (e.Verb == "job.retried" && e.Actor.ID != "" && e.Details["kind"] == "execute_action")
 	}
 	if !retried {
 		t.Error("the retry is not in the audit trail")
