@@ -104,10 +104,15 @@ type Queue struct {
 
 // New returns a queue over db with the given number of workers.
 func New(db *store.DB, log *slog.Logger, workers int) *Queue {
-	return &Queue{
+	q := &Queue{
 		db: db, log: log, workers: max(1, workers), lease: 5 * time.Minute, poll: time.Second,
 		handlers: map[string]Handler{}, wake: make(chan struct{}, 1), now: time.Now, backoff: Backoff,
 	}
+	q.handlers[cleanupKind] = func(ctx context.Context, _ Job) error {
+		_, err := Cleanup(ctx, q.db, q.now())
+		return err
+	}
+	return q
 }
 
 // Backoff is the wait before retry number attempt: exponential from 1 s,
@@ -137,6 +142,31 @@ type periodic struct {
 func (q *Queue) Periodic(kind string, every time.Duration, h Handler) {
 	q.handlers[kind] = h
 	q.periodic = append(q.periodic, periodic{kind: kind, every: every})
+}
+
+// Kept as River keeps them: done jobs a day, failed ones a week.
+const (
+	KeepDone   = 24 * time.Hour
+	KeepFailed = 7 * 24 * time.Hour
+	// cleanupKind is the outbox's own periodic job, deleting what is
+	// kept no longer (River's cleaner does it on PostgreSQL).
+	cleanupKind = "jobs_cleanup"
+)
+
+// Cleanup deletes the outbox's done jobs older than KeepDone and its
+// failed ones older than KeepFailed, as of now; it returns how many.
+func Cleanup(ctx context.Context, db *store.DB, now time.Time) (int64, error) {
+	var n int64
+	err := db.Transact(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM jobs WHERE (state = 'done' AND updated_at < ?) OR (state = 'discarded' AND updated_at < ?)`,
+			store.FormatTime(now.Add(-KeepDone)), store.FormatTime(now.Add(-KeepFailed)))
+		if err != nil {
+			return fmt.Errorf("clean up jobs: %w", err)
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
 }
 
 // runPeriodic calls p's handler now and then every interval until ctx
@@ -186,7 +216,7 @@ func (q *Queue) Run(ctx context.Context) {
 			q.work(ctx)
 		}()
 	}
-	for _, p := range q.periodic {
+	for _, p := range append(q.periodic, periodic{kind: cleanupKind, every: time.Hour}) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
