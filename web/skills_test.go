@@ -68,6 +68,11 @@ func TestSkillPages(t *testing.T) {
 			t.Errorf("refunds row %q lacks %q", refunds, want)
 		}
 	}
+	// The development demo's model-driven skill is embedded but not one
+	// of the built-in skills a production Warden has.
+	if row := idx.Doc.Find(`[data-testid="skill-model_refunds"]`).Text(); !strings.Contains(row, "development demo") || strings.Contains(row, "built-in") {
+		t.Errorf("model_refunds row %q, want it labelled development demo", row)
+	}
 	if row := idx.Doc.Find(`[data-testid="skill-customer_email"]`).Text(); !strings.Contains(row, path) {
 		t.Errorf("customer_email row %q does not name its file %s", row, path)
 	}

@@ -29,7 +29,7 @@ func ModelDemo() (Skill, error) {
 	if err != nil {
 		return Skill{}, fmt.Errorf("skill %s (embedded %s): %w", ModelDemoName, path, err)
 	}
-	s.Source = SourceBuiltin
+	s.Source = SourceDevDemo
 	bind(&s)
 	if err := s.Validate(); err != nil {
 		return Skill{}, fmt.Errorf("skill %s (embedded %s): %w", ModelDemoName, path, err)

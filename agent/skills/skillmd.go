@@ -46,6 +46,10 @@ var builtinFiles embed.FS
 // SourceBuiltin is the Source of a skill embedded in the binary.
 const SourceBuiltin = "built-in"
 
+// SourceDevDemo is the Source of the development demo's model-driven
+// skill: embedded, but loaded in development mode only.
+const SourceDevDemo = "development demo"
+
 // boundPlan is a skill's deterministic Go code, bound to a SKILL.md by
 // the skill's name.
 type boundPlan struct {

@@ -100,7 +100,8 @@ type Skill struct {
 	Model string
 	// Instructions are the markdown body of the skill's SKILL.md.
 	Instructions string
-	// Source is where the skill was read: SourceBuiltin or a file path.
+	// Source is where the skill was read: SourceBuiltin, SourceDevDemo or
+	// a file path.
 	Source string
 	// Hash is the hex SHA-256 of the skill's SKILL.md, part of the
 	// release a journey runs under; empty for a skill built in code.
