@@ -1,7 +1,10 @@
 package views
 
 import (
+	"encoding/json"
+	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/a-h/templ"
 
@@ -105,4 +108,45 @@ func clip(s string, n int) string {
 		cut = open
 	}
 	return string(r[:cut]) + "…"
+}
+
+// promptText is a chat call's stored prompt (the redacted JSON of its
+// messages) as a person reads it in a table: how many messages, and what
+// the last one said, with its role. A prompt that is not such a list is
+// shown as it is.
+func promptText(prompt string) string {
+	var msgs []struct {
+		Role    string          `json:"role"`
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal([]byte(prompt), &msgs) != nil || len(msgs) == 0 {
+		return prompt
+	}
+	last := msgs[len(msgs)-1]
+	var text string
+	if json.Unmarshal(last.Content, &text) != nil {
+		// Content parts: the text ones, joined.
+		var parts []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(last.Content, &parts) != nil {
+			return prompt
+		}
+		var texts []string
+		for _, p := range parts {
+			if p.Type == "text" {
+				texts = append(texts, p.Text)
+			}
+		}
+		text = strings.Join(texts, " ")
+	}
+	role := last.Role
+	if role == "" {
+		role = "message"
+	}
+	if len(msgs) == 1 {
+		return role + ": " + text
+	}
+	return fmt.Sprintf("%d messages; last, %s: %s", len(msgs), role, text)
 }

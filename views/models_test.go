@@ -20,3 +20,17 @@ func TestClipNeverCutsAToken(t *testing.T) {
 		t.Fatalf("a short prompt changed: %q", clip(short, 160))
 	}
 }
+
+func TestPromptTextReadsTheMessages(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`[{"role":"user","content":"Where is [email:1a2b3c4d]'s order?"}]`, "user: Where is [email:1a2b3c4d]'s order?"},
+		{`[{"role":"system","content":"Be brief."},{"role":"user","content":"Refund ORD-1005"}]`, "2 messages; last, user: Refund ORD-1005"},
+		{`[{"role":"user","content":[{"type":"text","text":"Look"},{"type":"image_url","image_url":{"url":"x"}},{"type":"text","text":"here"}]}]`, "user: Look here"},
+		{`not json`, "not json"},
+		{`[]`, "[]"},
+	} {
+		if got := promptText(c.in); got != c.want {
+			t.Errorf("promptText(%s) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
