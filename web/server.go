@@ -216,6 +216,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:       120 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
+	// Connections that never sent a byte (a client's spare dial, a load
+	// balancer's pre-opened pool) are closed when shutdown begins:
+	// http.Server.Shutdown counts them as busy for their first 5 s.
+	fresh := newFreshConns()
+	srv.ConnState = fresh.track
 	// Requests run under reqCtx: when the shutdown grace runs out it is
 	// cancelled, so the handlers still running (a journey waiting on a
 	// hanging provider, a long poll) stop and release what they hold —
@@ -259,7 +264,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	stopBG()
 	shutCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownGrace)
 	defer cancel()
-	err := srv.Shutdown(shutCtx)
+	shutdownErr := make(chan error, 1)
+	go func() { shutdownErr <- srv.Shutdown(shutCtx) }()
+	fresh.closeAll()
+	err := <-shutdownErr
 	if err != nil {
 		// The grace ran out: cancel what is still running and give the
 		// handlers a moment to record their ends.
@@ -396,4 +404,41 @@ func loadRunbooks(dir string, log *slog.Logger) *runbooks.Set {
 	}
 	log.Info("runbooks loaded", "count", len(set.All()), "dir", dir)
 	return set
+}
+
+// freshConns holds the connections that have not read a byte of a
+// request yet (http.StateNew).
+type freshConns struct {
+	mu    sync.Mutex
+	conns map[net.Conn]struct{}
+	shut  bool
+}
+
+func newFreshConns() *freshConns { return &freshConns{conns: map[net.Conn]struct{}{}} }
+
+func (f *freshConns) track(c net.Conn, st http.ConnState) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if st != http.StateNew {
+		delete(f.conns, c)
+		return
+	}
+	if f.shut {
+		// Accepted as shutdown began: nothing was read from it.
+		c.Close()
+		return
+	}
+	f.conns[c] = struct{}{}
+}
+
+// closeAll closes every connection still waiting for its first request,
+// and any accepted from now on before it sends one.
+func (f *freshConns) closeAll() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.shut = true
+	for c := range f.conns {
+		c.Close()
+		delete(f.conns, c)
+	}
 }

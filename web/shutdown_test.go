@@ -164,3 +164,38 @@ func running(t *testing.T, in *instance) int {
 	}
 	return n
 }
+
+// A connection that never sent a request (a client's spare dial, a load
+// balancer's pool) does not hold shutdown up: http.Server.Shutdown alone
+// waits 5 s for it, longer than this grace.
+func TestShutdownDoesNotWaitForUnusedConnections(t *testing.T) {
+	in := startWarden(t, map[string]string{"WARDEN_SHUTDOWN_GRACE": "2s"})
+	unused, err := net.Dial("tcp", strings.TrimPrefix(in.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unused.Close()
+	// Connections are accepted in order: once a later one is answered,
+	// the unused one has been accepted too.
+	probe := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := probe.Get(in.URL + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+
+	in.stop()
+	select {
+	case err := <-in.done:
+		if err != nil {
+			t.Fatalf("Serve = %v, want a clean shutdown within the grace", err)
+		}
+		in.done <- nil
+	case <-time.After(20 * time.Second):
+		t.Fatal("server did not stop")
+	}
+	unused.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := unused.Read(make([]byte, 1)); err == nil {
+		t.Error("the unused connection is still open after shutdown")
+	}
+}
