@@ -136,7 +136,7 @@ func (h *Console) auditExportManifest(c echo.Context, format string) error {
 	}
 	c.Response().Header().Set(echo.HeaderContentDisposition, `attachment; filename="`+exportFileName(q, format)+`.manifest.json"`)
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return c.Blob(http.StatusOK, echo.MIMEApplicationJSONCharsetUTF8, buf.Bytes())
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, buf.Bytes())
 }
 
 // exportRequest reads an export's query. When the query's range does not

@@ -191,7 +191,7 @@ func (db *DB) migratePostgres(ctx context.Context) (err error) {
 	}
 	// River's tables (the durable job queue on PostgreSQL) follow, under
 	// the same lock.
-	return migrateRiver(ctx, conn)
+	return migrateRiver(ctx, db.dsn)
 }
 
 // LatestVersion is the newest migration this binary embeds for d.

@@ -175,3 +175,23 @@ func TestPostgresSettingsApply(t *testing.T) {
 		t.Errorf("Dialect = %v, want postgres", db.Dialect())
 	}
 }
+
+// A pool of one connection still migrates a fresh database, River's
+// tables included: the migration lock's connection and River's migration
+// do not wait on each other.
+func TestPostgresPoolOfOneMigrates(t *testing.T) {
+	if !storetest.Postgres() {
+		t.Skip("PostgreSQL only: set " + storetest.EnvPostgres)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	db, err := store.OpenURL(ctx, storetest.URL(t), store.Options{DataDir: t.TempDir(), MaxConns: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.Read().QueryRowContext(ctx, `SELECT count(*) FROM river_migration`).Scan(&n); err != nil || n == 0 {
+		t.Errorf("river_migration rows = %d, %v; want River's versions applied", n, err)
+	}
+}

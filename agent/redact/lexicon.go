@@ -145,5 +145,3 @@ func lexLetter(c byte) int {
 	}
 	return 26
 }
-
-func lookup(w string) uint32 { return lexicon[w] }

@@ -16,7 +16,7 @@ import (
 func TestInCanaryIsDeterministicAndHonoursTheShare(t *testing.T) {
 	for i := range 100 {
 		id := fmt.Sprintf("j-%d", i)
-		if InCanary(id, 37) != InCanary(id, 37) {
+		if first := InCanary(id, 37); InCanary(id, 37) != first {
 			t.Fatalf("InCanary(%q, 37) changed between calls", id)
 		}
 		if InCanary(id, 0) {

@@ -222,12 +222,12 @@ func firstAmount(text, lower string) (int64, string, bool) {
 	}
 	for _, m := range amountRe.FindAllStringSubmatchIndex(text, -1) {
 		var sym, num string
-		var numStart, numEnd int
+		var numEnd int
 		if m[2] >= 0 { // symbol or code first
-			sym, num, numStart, numEnd = text[m[2]:m[3]], text[m[4]:m[5]], m[4], m[5]
+			sym, num, numEnd = text[m[2]:m[3]], text[m[4]:m[5]], m[5]
 		} else {
-			num, sym, numStart, numEnd = text[m[6]:m[7]], text[m[8]:m[9]], m[6], m[7]
-			if numberPreceded(text, numStart) {
+			num, sym, numEnd = text[m[6]:m[7]], text[m[8]:m[9]], m[7]
+			if numberPreceded(text, m[6]) {
 				continue
 			}
 		}
