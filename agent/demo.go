@@ -66,7 +66,8 @@ func (rt *Runtime) SeedDemo(ctx context.Context) (string, error) {
 	first := n == 0
 	if first {
 		err := db.Transact(ctx, func(tx *sql.Tx) error {
-			t, err := store.CreateTenant(ctx, tx, "acme", "Acme Corporation")
+			// The simulated shop's demo orders are this tenant's.
+			t, err := store.CreateTenant(ctx, tx, sim.DemoTenant, "Acme Corporation")
 			if err != nil {
 				return fmt.Errorf("demo tenant: %w", err)
 			}
@@ -97,7 +98,7 @@ func (rt *Runtime) SeedDemo(ctx context.Context) (string, error) {
 			return "", err
 		}
 	}
-	tenant, err := store.TenantBySlug(ctx, db.Read(), "acme")
+	tenant, err := store.TenantBySlug(ctx, db.Read(), sim.DemoTenant)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", nil // the demo tenant was removed: no demo key
 	}

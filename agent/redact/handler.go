@@ -111,7 +111,7 @@ func (h *handler) num(kind, s string, v slog.Value) slog.Value {
 	if kind != "" {
 		return slog.StringValue(h.r.Token(kind, s))
 	}
-	if red := h.r.number(s); red != s {
+	if red := h.r.number(s, nil); red != s {
 		return slog.StringValue(red)
 	}
 	return v

@@ -21,18 +21,24 @@ import (
 // kept. Every other string is redacted as free text, and a string holding
 // a JSON object or array (a tool call's arguments) is redacted as JSON.
 // Object keys are redacted as free text too.
+//
+// The free text of one document is redacted up to MaxText bytes in all,
+// which bounds the work of one call: a string that no longer fits is
+// replaced whole by a token of kind "omitted" (KindOmitted), and the
+// document stays valid JSON.
 func (r *Redactor) JSON(b []byte) ([]byte, error) {
-	return r.json(b, "")
+	budget := MaxText
+	return r.json(b, "", &budget)
 }
 
 // json redacts a JSON document that sits under a field of the given kind
-// ("" for none).
-func (r *Redactor) json(b []byte, kind string) ([]byte, error) {
+// ("" for none), its free text within budget.
+func (r *Redactor) json(b []byte, kind string, budget *int) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var out bytes.Buffer
 	out.Grow(len(b))
-	if err := r.jsonValue(dec, &out, kind); err != nil {
+	if err := r.jsonValue(dec, &out, kind, budget); err != nil {
 		return nil, fmt.Errorf("redact json: %w", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
@@ -41,7 +47,7 @@ func (r *Redactor) json(b []byte, kind string) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-func (r *Redactor) jsonValue(dec *json.Decoder, out *bytes.Buffer, kind string) error {
+func (r *Redactor) jsonValue(dec *json.Decoder, out *bytes.Buffer, kind string, budget *int) error {
 	tok, err := dec.Token()
 	if err != nil {
 		if err == io.EOF {
@@ -63,13 +69,13 @@ func (r *Redactor) jsonValue(dec *json.Decoder, out *bytes.Buffer, kind string) 
 				if !first {
 					out.WriteByte(',')
 				}
-				appendJSONString(out, r.String(key))
+				appendJSONString(out, r.text(key, budget))
 				out.WriteByte(':')
 				k := kind
 				if fk := r.fieldKind(key); fk != "" {
 					k = fk
 				}
-				if err := r.jsonValue(dec, out, k); err != nil {
+				if err := r.jsonValue(dec, out, k, budget); err != nil {
 					return err
 				}
 			}
@@ -80,7 +86,7 @@ func (r *Redactor) jsonValue(dec *json.Decoder, out *bytes.Buffer, kind string) 
 				if !first {
 					out.WriteByte(',')
 				}
-				if err := r.jsonValue(dec, out, kind); err != nil {
+				if err := r.jsonValue(dec, out, kind, budget); err != nil {
 					return err
 				}
 			}
@@ -90,11 +96,11 @@ func (r *Redactor) jsonValue(dec *json.Decoder, out *bytes.Buffer, kind string) 
 			return err
 		}
 	case string:
-		appendJSONString(out, r.leaf(kind, t))
+		appendJSONString(out, r.leafIn(kind, t, budget))
 	case json.Number:
 		if s := string(t); kind != "" {
 			appendJSONString(out, r.Token(kind, s))
-		} else if red := r.number(s); red != s {
+		} else if red := r.number(s, budget); red != s {
 			appendJSONString(out, red)
 		} else {
 			out.WriteString(s)
@@ -109,7 +115,11 @@ func (r *Redactor) jsonValue(dec *json.Decoder, out *bytes.Buffer, kind string) 
 
 // leaf redacts one string value: whole under a sensitive name, otherwise
 // as free text or, when it holds one, as a JSON document.
-func (r *Redactor) leaf(kind, s string) string {
+func (r *Redactor) leaf(kind, s string) string { return r.leafIn(kind, s, nil) }
+
+// leafIn is leaf with the free text redacted within budget (nil: each
+// string within MaxText, as String does).
+func (r *Redactor) leafIn(kind, s string, budget *int) string {
 	if kind != "" {
 		if s == "" || isToken(s) {
 			return s
@@ -117,7 +127,11 @@ func (r *Redactor) leaf(kind, s string) string {
 		return r.Token(kind, s)
 	}
 	if n := len(s); n >= 2 && (s[0] == '{' && s[n-1] == '}' || s[0] == '[' && s[n-1] == ']') && json.Valid([]byte(s)) {
-		red, err := r.JSON([]byte(s))
+		if budget == nil {
+			b := MaxText
+			budget = &b
+		}
+		red, err := r.json([]byte(s), "", budget)
 		if err == nil {
 			var compact bytes.Buffer
 			if json.Compact(&compact, []byte(s)) == nil && bytes.Equal(compact.Bytes(), red) {
@@ -126,16 +140,31 @@ func (r *Redactor) leaf(kind, s string) string {
 			return string(red)
 		}
 	}
+	return r.text(s, budget)
+}
+
+// text redacts s as free text within what is left of budget (nil: none
+// beyond String's own). A string that does not fit is replaced whole by a
+// token of kind omitted: masked, never left in the clear. A token costs
+// nothing.
+func (r *Redactor) text(s string, budget *int) string {
+	if budget == nil || isToken(s) {
+		return r.String(s)
+	}
+	if len(s) > *budget {
+		return r.omitted(s)
+	}
+	*budget -= len(s)
 	return r.String(s)
 }
 
 // number redacts a number written as digits, such as a card number stored
 // as a JSON number; numbers too short to be anything come back as they are.
-func (r *Redactor) number(s string) string {
+func (r *Redactor) number(s string, budget *int) string {
 	if len(s) < 9 {
 		return s
 	}
-	return r.String(s)
+	return r.text(s, budget)
 }
 
 // appendJSONString writes s as a JSON string. Unlike encoding/json it does

@@ -924,6 +924,7 @@ func (p *piiScan) runNER() {
 			// entity only at a token after it, so give it one.
 			window += " ."
 		}
+		meter.add(len(window))
 		found := false
 		personWords(window, func(w string) {
 			for j := from; j <= to && !found; j++ {

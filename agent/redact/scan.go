@@ -5,9 +5,80 @@ import (
 	"strings"
 )
 
+// MaxText is the longest text String redacts whole. Redaction costs time
+// in proportion to the text (about 10 MB a CPU second for the densest,
+// docs/redaction.md), so a longer text is cut to bound the work of one
+// call: String redacts it up to the last line break in its first MaxText
+// bytes and replaces the rest with one token of kind "omitted", or the
+// whole text when no line break comes in the last 64 KiB before MaxText.
+// A value never continues across a line break, so the cut leaves no part
+// of one readable.
+const MaxText = 1 << 20
+
+// KindOmitted names the token that replaces what a text longer than the
+// bound had after it (MaxText; JSON has a bound of its own).
+const KindOmitted = "omitted"
+
+// maxCutBack is how far before MaxText String looks for a line break to
+// cut a long text at.
+const maxCutBack = 64 << 10
+
 // String returns s with every sensitive value it finds replaced by a
-// token. Text without any returns unchanged and without allocating.
+// token. Text without any returns unchanged and without allocating. Text
+// longer than MaxText is cut (see MaxText).
 func (r *Redactor) String(s string) string {
+	if len(s) > MaxText {
+		return r.long(s)
+	}
+	return r.whole(s)
+}
+
+// long redacts a text longer than MaxText: the part before a line break
+// near MaxText as usual, the rest as one token keyed on the whole text.
+func (r *Redactor) long(s string) string {
+	tok := r.omitted(s)
+	head := ""
+	if c := cutAt(s, MaxText); c > 0 {
+		head = r.whole(s[:c])
+	}
+	// Tokens may be longer than what they replace. The result is itself
+	// at most MaxText long, so redacting it again gives it back.
+	if len(head)+len(tok) > MaxText {
+		if c := cutAt(head, MaxText-len(tok)); c > 0 {
+			head = head[:c]
+		} else {
+			head = ""
+		}
+	}
+	return head + tok
+}
+
+// omitted is the token that replaces s whole, keyed on s as it is: what
+// normalising would do to a long text costs more than it is worth.
+func (r *Redactor) omitted(s string) string {
+	var b strings.Builder
+	b.Grow(len(KindOmitted) + tokenHex + 3)
+	r.appendToken(&b, KindOmitted, s)
+	return b.String()
+}
+
+// cutAt returns the end of the last line break in s[:limit] that is at
+// most maxCutBack before limit, or -1. A line break is a '\n', or the
+// "\n" escape of JSON text, which the detectors also take for one.
+func cutAt(s string, limit int) int {
+	for i := limit - 1; i >= 0 && i >= limit-maxCutBack; i-- {
+		switch {
+		case s[i] == '\n':
+			return i + 1
+		case s[i] == 'n' && i > 0 && s[i-1] == '\\':
+			return i + 1
+		}
+	}
+	return -1
+}
+
+// whole redacts all of s.
+func (r *Redactor) whole(s string) string {
 	// One pass almost always reaches the fixed point. Another is run
 	// only when one changed something, to make redaction idempotent even
 	// where a replacement changes what a neighbour looks like. Each pass
@@ -44,15 +115,20 @@ const regionPad = 128
 func (r *Redactor) passRegions(s string, toks [][2]int) (string, [][2]int) {
 	var b strings.Builder
 	var out [][2]int
+	// Line boundaries come from one index of the text's line breaks, not
+	// from a search per token: on a text of few, long lines (a JSON
+	// document, where line breaks are escaped) a search from each token to
+	// the end of its line made the pass quadratic.
+	ls := newLines(s)
 	prev := 0 // s[:prev] is written
 	grown := false
 	for i := 0; i < len(toks); {
-		from := lineStart(s, lineStart(s, max(0, toks[i][0]-regionPad))-1)
-		to := lineEnd(s, lineEnd(s, min(len(s), toks[i][1]+regionPad))+1)
+		from := ls.start(ls.start(max(0, toks[i][0]-regionPad)) - 1)
+		to := ls.end(ls.end(min(len(s), toks[i][1]+regionPad)) + 1)
 		// Regions that touch are read as one.
 		i++
 		for i < len(toks) && toks[i][0]-regionPad <= to {
-			to = lineEnd(s, lineEnd(s, min(len(s), toks[i][1]+regionPad))+1)
+			to = ls.end(ls.end(min(len(s), toks[i][1]+regionPad)) + 1)
 			i++
 		}
 		from = max(from, prev)
@@ -79,28 +155,56 @@ func (r *Redactor) passRegions(s string, toks [][2]int) (string, [][2]int) {
 	return b.String(), out
 }
 
-// lineStart returns the start of the line s[i] is on (0 for i < 0).
-func lineStart(s string, i int) int {
+// lines is where a text's line breaks are, in order.
+type lines struct {
+	n  int     // the text's length
+	nl []int32 // offsets of its '\n's
+}
+
+func newLines(s string) lines {
+	l := lines{n: len(s)}
+	for i := 0; i < len(s); {
+		k := strings.IndexByte(s[i:], '\n')
+		if k < 0 {
+			break
+		}
+		l.nl = append(l.nl, int32(i+k))
+		i += k + 1
+	}
+	meter.add(len(s))
+	return l
+}
+
+// start returns the start of the line offset i is on (0 for i <= 0).
+func (l lines) start(i int) int {
 	if i <= 0 {
 		return 0
 	}
-	return strings.LastIndexByte(s[:i], '\n') + 1
+	// The last line break before i.
+	k, _ := slices.BinarySearch(l.nl, int32(i))
+	if k == 0 {
+		return 0
+	}
+	return int(l.nl[k-1]) + 1
 }
 
-// lineEnd returns the end of the line s[i] is on, its '\n' included.
-func lineEnd(s string, i int) int {
-	if i >= len(s) {
-		return len(s)
+// end returns the end of the line offset i is on, its '\n' included.
+func (l lines) end(i int) int {
+	if i >= l.n {
+		return l.n
 	}
-	if k := strings.IndexByte(s[i:], '\n'); k >= 0 {
-		return i + k + 1
+	// The first line break at or after i.
+	k, _ := slices.BinarySearch(l.nl, int32(i))
+	if k == len(l.nl) {
+		return l.n
 	}
-	return len(s)
+	return int(l.nl[k]) + 1
 }
 
 // pass redacts s once. It returns the result and, appended to toks, where
 // the tokens it wrote are in it; none when it found nothing.
 func (r *Redactor) pass(s string, toks [][2]int) (string, [][2]int) {
+	meter.add(len(s))
 	f, isFolded := fold(s)
 	t := s
 	if isFolded {
@@ -148,32 +252,56 @@ func (r *Redactor) find(s string) []Match {
 // overlap a match of the byte-level or plugged-in ones, or each other: a
 // plugged-in national identifier is more specific than an "[id:…]" found
 // by its cue.
+//
+// It merges the two sorted lists in one walk: inserting each match in
+// place cost a copy of the matches after it, quadratic in a text whose
+// word-level and byte-level matches alternate.
 func (sc *scanner) addPII(pm []Match) {
 	if len(pm) == 0 {
 		return
 	}
 	slices.SortFunc(pm, func(a, b Match) int { return a.Start - b.Start })
 	ms := sc.m
+	out := make([]Match, 0, len(ms)+len(pm))
+	j := 0 // ms[j:] is not yet in out
 	for _, m := range pm {
 		if cutsToken(sc.s, m.Start, m.End) {
 			continue
 		}
-		at, _ := slices.BinarySearchFunc(ms, m.Start, func(x Match, start int) int { return x.Start - start })
-		if at > 0 && ms[at-1].End > m.Start {
+		for j < len(ms) && ms[j].Start < m.Start {
+			out = append(out, ms[j])
+			j++
+		}
+		// Matches added before with the same start come after m in
+		// start order: m may cover them.
+		at := len(out)
+		for at > 0 && out[at-1].Start >= m.Start {
+			at--
+		}
+		if at > 0 && out[at-1].End > m.Start {
 			continue
 		}
 		// Matches it covers whole give way ("DOB: 2 August 1992", where
 		// the key's value ends at the space, is one date of birth).
-		to := at
+		t := at
+		for t < len(out) && out[t].End <= m.End && !out[t].plugged {
+			t++
+		}
+		if t < len(out) {
+			continue // out[t] starts where m does and is not covered
+		}
+		to := j
 		for to < len(ms) && ms[to].End <= m.End && !ms[to].plugged {
 			to++
 		}
 		if to < len(ms) && ms[to].Start < m.End {
 			continue
 		}
-		ms = slices.Replace(ms, at, to, m)
+		out = append(out[:at], m)
+		j = to
 	}
-	sc.m = ms
+	meter.add(len(ms) + len(pm))
+	sc.m = append(out, ms[j:]...)
 }
 
 // needsScan is the pre-filter: text without a digit, '@', ':' or '=' has
@@ -285,7 +413,9 @@ func (sc *scanner) add(start, end int, kind, value string) {
 // all of it; replacing it would leave text that is no longer a token and
 // would be redacted again and again.
 func cutsToken(s string, start, end int) bool {
-	for q := max(0, start-(maxKind+tokenHex+3)); q < end; q++ {
+	from := max(0, start-(maxKind+tokenHex+3))
+	meter.add(end - from)
+	for q := from; q < end; q++ {
 		if s[q] != '[' {
 			continue
 		}
@@ -297,35 +427,54 @@ func cutsToken(s string, start, end int) bool {
 }
 
 // runDetectors adds the matches of the registered detectors that do not
-// overlap a built-in match or a token already in the text.
+// overlap a built-in match or a token already in the text, merging each
+// detector's sorted matches into the list in one walk.
 func (sc *scanner) runDetectors() []Match {
 	ms := sc.m
 	var buf []Match
 	for _, d := range sc.r.detectors {
 		buf = d.Detect(buf[:0], sc.s)
+		if len(buf) == 0 {
+			continue
+		}
+		// The contract asks for increasing order; a detector that breaks
+		// it is sorted rather than trusted.
+		if !slices.IsSortedFunc(buf, func(a, b Match) int { return a.Start - b.Start }) {
+			slices.SortStableFunc(buf, func(a, b Match) int { return a.Start - b.Start })
+		}
+		out := make([]Match, 0, len(ms)+len(buf))
+		j := 0
 		for _, m := range buf {
 			if m.Start < 0 || m.End > len(sc.s) || m.Start >= m.End || sc.inToken(m.Start, m.End) {
 				continue
 			}
-			at, _ := slices.BinarySearchFunc(ms, m.Start, func(x Match, start int) int { return x.Start - start })
-			if at > 0 && ms[at-1].End > m.Start || at < len(ms) && ms[at].Start < m.End {
+			for j < len(ms) && ms[j].Start < m.Start {
+				out = append(out, ms[j])
+				j++
+			}
+			if len(out) > 0 && out[len(out)-1].End > m.Start || j < len(ms) && ms[j].Start < m.End {
 				continue
 			}
 			m.Kind = sanitiseKind(m.Kind)
 			m.plugged = true
-			ms = slices.Insert(ms, at, m)
+			out = append(out, m)
 		}
+		meter.add(len(ms) + len(buf))
+		ms = append(out, ms[j:]...)
 	}
 	return ms
 }
 
+// inToken reports whether s[start:end] overlaps a token already in the
+// text; the tokens are in order and do not overlap.
 func (sc *scanner) inToken(start, end int) bool {
-	for _, p := range sc.prot {
-		if p[0] < end && start < p[1] {
-			return true
+	k, _ := slices.BinarySearchFunc(sc.prot, start, func(p [2]int, start int) int {
+		if p[1] <= start {
+			return -1
 		}
-	}
-	return false
+		return 1
+	})
+	return k < len(sc.prot) && sc.prot[k][0] < end
 }
 
 // word handles the word starting at s[i] and returns where to go on.

@@ -201,7 +201,7 @@ func (r *Redactor) numeric(kind, s string, v reflect.Value) any {
 	if kind != "" {
 		return r.Token(kind, s)
 	}
-	if red := r.number(s); red != s {
+	if red := r.number(s, nil); red != s {
 		return red
 	}
 	return v.Interface()
@@ -210,7 +210,8 @@ func (r *Redactor) numeric(kind, s string, v reflect.Value) any {
 // jsonAny redacts JSON a value marshalled itself to and decodes it into
 // generic values.
 func (r *Redactor) jsonAny(b []byte, kind string) any {
-	red, err := r.json(b, kind)
+	budget := MaxText
+	red, err := r.json(b, kind, &budget)
 	if err != nil {
 		return r.leaf(kind, strings.ToValidUTF8(string(b), "\uFFFD"))
 	}

@@ -88,6 +88,9 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 	if err != nil {
 		return approvals.Action{}, err
 	}
+	if err := s.checkCall(ctx, t, p.Arguments, p.Caller.Tenant.Slug); err != nil {
+		return approvals.Action{}, err
+	}
 	summary := s.o.Redactor.String(p.Summary)
 	if known := Summary(t.Name, p.Arguments, amount); !strings.HasPrefix(known, "Call ") {
 		summary = known
@@ -148,6 +151,28 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 		return approvals.Action{}, refuse(CodeInternal, "The proposal could not be recorded.", err)
 	}
 	return a, nil
+}
+
+// checkCall asks the tool's provider, before approvers are asked, whether
+// the call can run for the tenant at all: the simulator knows each
+// tenant's orders, and another tenant's order is unknown (422
+// tool_refused), so no approver is asked about it and no dual-control
+// total counts it. A provider that cannot tell (a webhook, an agent that
+// executes its own tools) has no objection; Execute decides for good.
+func (s *Service) checkCall(ctx context.Context, t tools.Tool, args json.RawMessage, tenant string) error {
+	p := s.o.Providers[t.Provider]
+	if p == nil {
+		return nil
+	}
+	err := tools.Check(ctx, p, t, tools.Call{Tool: t.Name, Args: args, Tenant: tenant})
+	if err == nil {
+		return nil
+	}
+	var te *tools.Error
+	if errors.As(err, &te) && te.Kind == tools.Terminal {
+		return refuse(CodeToolRefused, fmt.Sprintf("Tool %q refused the call: %s.", t.Name, s.o.Redactor.String(te.Reason)), err)
+	}
+	return refuse(CodeToolUnavailable, fmt.Sprintf("Tool %q cannot check the call right now; try again.", t.Name), err)
 }
 
 // redactURL keeps a URL's scheme, host and path, and redacts its query

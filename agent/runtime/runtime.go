@@ -474,6 +474,15 @@ func (r *run) call(ctx context.Context, st skills.Step, args json.RawMessage) (j
 		return nil, p
 	}
 	if d.NeedsApproval {
+		if err := s.checkCall(ctx, t, args, r.j.TenantSlug); err != nil {
+			var pe *problem.Error
+			errors.As(err, &pe)
+			r.record(ctx, Step{Kind: "tool", Tool: t.Name, Arguments: s.redactJSON(args), Status: "failed", Error: pe.Message, StartedAt: started})
+			if ctx.Err() != nil {
+				return nil, stopped(ctx, s)
+			}
+			return nil, err
+		}
 		r.steps++
 		r.pending = &pendingCall{tool: t, args: args, reason: st.Reason, rule: d.Rule, n: r.steps, facts: d.Facts}
 		return nil, nil

@@ -120,6 +120,12 @@ func (f *faulty) Execute(ctx context.Context, t Tool, call Call) (Result, error)
 	return f.p.Execute(ctx, t, call)
 }
 
+// Check passes to the provider: faults are injected into the calls that
+// run, not into a proposal's check.
+func (f *faulty) Check(ctx context.Context, t Tool, call Call) error {
+	return Check(ctx, f.p, t, call)
+}
+
 type faultyLooker struct {
 	*faulty
 	l Looker

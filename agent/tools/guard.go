@@ -120,6 +120,7 @@ func WithRetry(p Provider, o RetryOptions) Provider {
 //
 // When p is a Looker, so is the result; Lookup is bounded by the tool's
 // Timeout and passes the bulkhead, not the breaker, and is not retried.
+// The result is always a Checker, asking p when p is one.
 func (g *Guard) Wrap(p Provider) Provider {
 	w := &guarded{g: g, p: p}
 	if l, ok := p.(Looker); ok {
@@ -328,6 +329,16 @@ func (w *guarded) attempt(ctx context.Context, d *dependency, t Tool, call Call,
 		return res, pe
 	}
 	return res, err
+}
+
+// Check asks the provider under the guard, within the tool's Timeout.
+// It passes neither the bulkhead nor the breaker: it is a read made once
+// per proposal, and a provider that cannot answer it refuses the
+// proposal rather than the calls that are running.
+func (w *guarded) Check(ctx context.Context, t Tool, call Call) error {
+	actx, cancel := attemptContext(ctx, t.Timeout)
+	defer cancel()
+	return Check(actx, w.p, t, call)
 }
 
 type guardedLooker struct {

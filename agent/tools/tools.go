@@ -92,6 +92,25 @@ type Looker interface {
 	Lookup(ctx context.Context, t Tool, idempotencyKey string) (Result, LookupStatus, error)
 }
 
+// Checker is implemented by providers that can tell, before a call is
+// put to approvers, that it cannot run for the caller's tenant: its
+// arguments are refused or its target (an order, a refund) is unknown to
+// the provider for that tenant. Check records nothing and answers nil
+// when the call may be proposed; the call is checked again, for good, by
+// Execute once approved.
+type Checker interface {
+	Check(ctx context.Context, t Tool, call Call) error
+}
+
+// Check asks p, when it is a Checker, whether call may be proposed; a
+// provider that cannot tell (an HTTP webhook) has no objection.
+func Check(ctx context.Context, p Provider, t Tool, call Call) error {
+	if c, ok := p.(Checker); ok {
+		return c.Check(ctx, t, call)
+	}
+	return nil
+}
+
 // LookupStatus is a provider's answer about an idempotency key.
 type LookupStatus string
 

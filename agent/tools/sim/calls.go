@@ -133,22 +133,23 @@ type validator interface{ validate() error }
 // current state, or a write, run inside the effect's transaction.
 type op struct {
 	newArgs func() validator
-	read    func(ctx context.Context, db *sql.DB, args validator) (any, error)
+	// Both act for tenant, and see its orders only.
+	read func(ctx context.Context, db *sql.DB, tenant string, args validator) (any, error)
 	// write gets the redactor for the free text it stores.
-	write func(ctx context.Context, tx *sql.Tx, r *redact.Redactor, args validator) (any, error)
+	write func(ctx context.Context, tx *sql.Tx, r *redact.Redactor, tenant string, args validator) (any, error)
 }
 
 var ops = map[string]op{
 	ToolLookupOrder: {
 		newArgs: func() validator { return &LookupOrderArgs{} },
-		read: func(ctx context.Context, db *sql.DB, a validator) (any, error) {
-			return loadOrder(ctx, db, a.(*LookupOrderArgs).OrderID)
+		read: func(ctx context.Context, db *sql.DB, tenant string, a validator) (any, error) {
+			return loadOrder(ctx, db, tenant, a.(*LookupOrderArgs).OrderID)
 		},
 	},
 	ToolCheckChangeWindow: {
 		newArgs: func() validator { return &CheckChangeWindowArgs{} },
-		read: func(ctx context.Context, db *sql.DB, a validator) (any, error) {
-			o, err := loadOrder(ctx, db, a.(*CheckChangeWindowArgs).OrderID)
+		read: func(ctx context.Context, db *sql.DB, tenant string, a validator) (any, error) {
+			o, err := loadOrder(ctx, db, tenant, a.(*CheckChangeWindowArgs).OrderID)
 			if err != nil {
 				return nil, err
 			}
@@ -236,7 +237,28 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-func loadOrder(ctx context.Context, q querier, id string) (Order, error) {
+// checkTarget refuses a call whose order or refund tenant does not have.
+func checkTarget(ctx context.Context, q querier, tenant string, args validator) error {
+	switch a := args.(type) {
+	case interface{ order() string }:
+		_, err := loadOrder(ctx, q, tenant, a.order())
+		return err
+	case *ReverseRefundArgs:
+		_, err := loadRefund(ctx, q, tenant, a.RefundID)
+		return err
+	}
+	return nil
+}
+
+func (a *LookupOrderArgs) order() string         { return a.OrderID }
+func (a *CheckChangeWindowArgs) order() string   { return a.OrderID }
+func (a *SubmitChangeRequestArgs) order() string { return a.OrderID }
+func (a *IssueRefundArgs) order() string         { return a.OrderID }
+func (a *SendCustomerEmailArgs) order() string   { return a.OrderID }
+
+// loadOrder is tenant's order id; another tenant's is as unknown as one
+// that does not exist, with the same sentence.
+func loadOrder(ctx context.Context, q querier, tenant, id string) (Order, error) {
 	var (
 		o             Order
 		items, placed string
@@ -244,8 +266,9 @@ func loadOrder(ctx context.Context, q querier, id string) (Order, error) {
 	err := q.QueryRowContext(ctx,
 		`SELECT o.id, o.status, o.amount_minor, o.currency, o.customer_name, o.customer_email, o.account,
 		        o.address, o.items, o.placed_at,
-		        (SELECT coalesce(sum(r.amount_minor), 0) FROM refunds r WHERE r.order_id = o.id AND r.reversal_id IS NULL)
-		 FROM orders o WHERE o.id = ?`, id).
+		        (SELECT coalesce(sum(r.amount_minor), 0) FROM refunds r
+		         WHERE r.tenant = o.tenant AND r.order_id = o.id AND r.reversal_id IS NULL)
+		 FROM orders o WHERE o.tenant = ? AND o.id = ?`, tenant, id).
 		Scan(&o.ID, &o.Status, &o.AmountMinor, &o.Currency, &o.CustomerName, &o.CustomerEmail, &o.Account,
 			&o.Address, &items, &placed, &o.RefundedMinor)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -268,9 +291,9 @@ func windowOf(o Order) ChangeWindow {
 	return ChangeWindow{OrderID: o.ID, Open: changeOpen(o.Status), ClosesAt: o.PlacedAt.Add(changeWindow)}
 }
 
-func submitChangeRequest(ctx context.Context, tx *sql.Tx, r *redact.Redactor, a validator) (any, error) {
+func submitChangeRequest(ctx context.Context, tx *sql.Tx, r *redact.Redactor, tenant string, a validator) (any, error) {
 	args := a.(*SubmitChangeRequestArgs)
-	o, err := loadOrder(ctx, tx, args.OrderID)
+	o, err := loadOrder(ctx, tx, tenant, args.OrderID)
 	if err != nil {
 		return nil, err
 	}
@@ -279,16 +302,16 @@ func submitChangeRequest(ctx context.Context, tx *sql.Tx, r *redact.Redactor, a 
 	}
 	id := newID("chg_")
 	if _, err := tx.ExecContext(ctx,
-		`INSERT INTO change_requests (id, order_id, change, created_at) VALUES (?, ?, ?, ?)`,
-		id, o.ID, r.String(args.Change), now()); err != nil {
+		`INSERT INTO change_requests (id, tenant, order_id, change, created_at) VALUES (?, ?, ?, ?, ?)`,
+		id, tenant, o.ID, r.String(args.Change), now()); err != nil {
 		return nil, fmt.Errorf("record change request: %w", err)
 	}
 	return ChangeReceipt{ChangeID: id, OrderID: o.ID, Status: "submitted"}, nil
 }
 
-func issueRefund(ctx context.Context, tx *sql.Tx, _ *redact.Redactor, a validator) (any, error) {
+func issueRefund(ctx context.Context, tx *sql.Tx, _ *redact.Redactor, tenant string, a validator) (any, error) {
 	args := a.(*IssueRefundArgs)
-	o, err := loadOrder(ctx, tx, args.OrderID)
+	o, err := loadOrder(ctx, tx, tenant, args.OrderID)
 	if err != nil {
 		return nil, err
 	}
@@ -309,8 +332,8 @@ func issueRefund(ctx context.Context, tx *sql.Tx, _ *redact.Redactor, a validato
 	}
 	id := newID("rf_")
 	if _, err := tx.ExecContext(ctx,
-		`INSERT INTO refunds (id, order_id, amount_minor, currency, account, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		id, o.ID, args.AmountMinor, o.Currency, o.Account, now()); err != nil {
+		`INSERT INTO refunds (id, tenant, order_id, amount_minor, currency, account, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		id, tenant, o.ID, args.AmountMinor, o.Currency, o.Account, now()); err != nil {
 		return nil, fmt.Errorf("record refund: %w", err)
 	}
 	return RefundReceipt{
@@ -319,35 +342,47 @@ func issueRefund(ctx context.Context, tx *sql.Tx, _ *redact.Redactor, a validato
 	}, nil
 }
 
-func reverseRefund(ctx context.Context, tx *sql.Tx, _ *redact.Redactor, a validator) (any, error) {
-	args := a.(*ReverseRefundArgs)
-	var (
-		amount   int64
-		currency string
-		reversal sql.NullString
-	)
-	err := tx.QueryRowContext(ctx,
-		`SELECT amount_minor, currency, reversal_id FROM refunds WHERE id = ?`, args.RefundID).
-		Scan(&amount, &currency, &reversal)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, terminal("unknown refund %s", args.RefundID)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load refund %s: %w", args.RefundID, err)
-	}
-	if reversal.Valid {
-		return nil, terminal("refund %s was already reversed by %s", args.RefundID, reversal.String)
-	}
-	id := newID("rv_")
-	if _, err := tx.ExecContext(ctx, `UPDATE refunds SET reversal_id = ? WHERE id = ?`, id, args.RefundID); err != nil {
-		return nil, fmt.Errorf("reverse refund %s: %w", args.RefundID, err)
-	}
-	return ReversalReceipt{ReversalID: id, RefundID: args.RefundID, Status: "reversed", AmountMinor: amount, Currency: currency}, nil
+// refund is a refund as reverse_refund needs it.
+type refund struct {
+	amount   int64
+	currency string
+	reversal sql.NullString
 }
 
-func sendCustomerEmail(ctx context.Context, tx *sql.Tx, r *redact.Redactor, a validator) (any, error) {
+// loadRefund is tenant's refund id; another tenant's is unknown.
+func loadRefund(ctx context.Context, q querier, tenant, id string) (refund, error) {
+	var rf refund
+	err := q.QueryRowContext(ctx,
+		`SELECT amount_minor, currency, reversal_id FROM refunds WHERE tenant = ? AND id = ?`, tenant, id).
+		Scan(&rf.amount, &rf.currency, &rf.reversal)
+	if errors.Is(err, sql.ErrNoRows) {
+		return refund{}, terminal("unknown refund %s", id)
+	}
+	if err != nil {
+		return refund{}, fmt.Errorf("load refund %s: %w", id, err)
+	}
+	return rf, nil
+}
+
+func reverseRefund(ctx context.Context, tx *sql.Tx, _ *redact.Redactor, tenant string, a validator) (any, error) {
+	args := a.(*ReverseRefundArgs)
+	rf, err := loadRefund(ctx, tx, tenant, args.RefundID)
+	if err != nil {
+		return nil, err
+	}
+	if rf.reversal.Valid {
+		return nil, terminal("refund %s was already reversed by %s", args.RefundID, rf.reversal.String)
+	}
+	id := newID("rv_")
+	if _, err := tx.ExecContext(ctx, `UPDATE refunds SET reversal_id = ? WHERE tenant = ? AND id = ?`, id, tenant, args.RefundID); err != nil {
+		return nil, fmt.Errorf("reverse refund %s: %w", args.RefundID, err)
+	}
+	return ReversalReceipt{ReversalID: id, RefundID: args.RefundID, Status: "reversed", AmountMinor: rf.amount, Currency: rf.currency}, nil
+}
+
+func sendCustomerEmail(ctx context.Context, tx *sql.Tx, r *redact.Redactor, tenant string, a validator) (any, error) {
 	args := a.(*SendCustomerEmailArgs)
-	o, err := loadOrder(ctx, tx, args.OrderID)
+	o, err := loadOrder(ctx, tx, tenant, args.OrderID)
 	if err != nil {
 		return nil, err
 	}
@@ -356,8 +391,8 @@ func sendCustomerEmail(ctx context.Context, tx *sql.Tx, r *redact.Redactor, a va
 	}
 	id := newID("msg_")
 	if _, err := tx.ExecContext(ctx,
-		`INSERT INTO emails (id, order_id, to_addr, subject, body, sent_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		id, o.ID, o.CustomerEmail, r.String(args.Subject), r.String(args.Body), now()); err != nil {
+		`INSERT INTO emails (id, tenant, order_id, to_addr, subject, body, sent_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		id, tenant, o.ID, o.CustomerEmail, r.String(args.Subject), r.String(args.Body), now()); err != nil {
 		return nil, fmt.Errorf("record email: %w", err)
 	}
 	return EmailReceipt{MessageID: id, OrderID: o.ID, Status: "sent"}, nil

@@ -45,7 +45,13 @@ const changeWindow = 48 * time.Hour
 // account 9182": delivered, USD 2,400.00, paid from an account ending 9182.
 const RefundDemoOrder = "ORD-1004"
 
-// DemoOrders returns the orders a new simulator database is seeded with.
+// DemoTenant is the tenant the demo orders belong to: the development
+// demo's tenant (agent.SeedDemo creates it). Any other tenant starts with
+// no orders.
+const DemoTenant = "acme"
+
+// DemoOrders returns the orders a new simulator database is seeded with,
+// as DemoTenant's.
 // The slice is the caller's own. Names, addresses and accounts are
 // invented; every account is an IBAN with valid check digits (so redaction
 // recognises it) and every email address is at example.com.

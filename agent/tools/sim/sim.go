@@ -48,12 +48,19 @@ import (
 
 // schemaVersion is the simulator's database layout, kept in user_version.
 // Version 2 stores change requests and e-mails redacted; opening a
-// version 1 file redacts the rows it already holds.
-const schemaVersion = 2
+// version 1 file redacts the rows it already holds. Version 3 gives every
+// order, refund, change request and e-mail a tenant (a Warden tenant's
+// slug); opening an older file gives the rows it holds to DemoTenant,
+// whose demo data they are.
+const schemaVersion = 3
 
 const schemaSQL = `
+-- An order belongs to one tenant: every read and write names the tenant,
+-- and another tenant's order is unknown, as at a real provider where each
+-- merchant has an account of its own.
 CREATE TABLE IF NOT EXISTS orders (
-	id             TEXT PRIMARY KEY,
+	tenant         TEXT NOT NULL,
+	id             TEXT NOT NULL,
 	status         TEXT NOT NULL,
 	amount_minor   INTEGER NOT NULL,
 	currency       TEXT NOT NULL,
@@ -62,7 +69,8 @@ CREATE TABLE IF NOT EXISTS orders (
 	account        TEXT NOT NULL,
 	address        TEXT NOT NULL,
 	items          TEXT NOT NULL, -- JSON array of Item
-	placed_at      TEXT NOT NULL
+	placed_at      TEXT NOT NULL,
+	PRIMARY KEY (tenant, id)
 );
 -- One row per effect, keyed by the caller's idempotency key: the receipt
 -- a repeated key gets back, and the digest that tells a retry from a
@@ -78,32 +86,47 @@ CREATE TABLE IF NOT EXISTS effects (
 );
 CREATE TABLE IF NOT EXISTS refunds (
 	id           TEXT PRIMARY KEY,
-	order_id     TEXT NOT NULL REFERENCES orders(id),
+	tenant       TEXT NOT NULL,
+	order_id     TEXT NOT NULL,
 	amount_minor INTEGER NOT NULL,
 	currency     TEXT NOT NULL,
 	account      TEXT NOT NULL,
 	created_at   TEXT NOT NULL,
-	reversal_id  TEXT -- set when reverse_refund took it back
+	reversal_id  TEXT, -- set when reverse_refund took it back
+	FOREIGN KEY (tenant, order_id) REFERENCES orders(tenant, id)
 );
-CREATE INDEX IF NOT EXISTS refunds_order ON refunds(order_id);
+CREATE INDEX IF NOT EXISTS refunds_tenant_order ON refunds(tenant, order_id);
 CREATE TABLE IF NOT EXISTS change_requests (
 	id         TEXT PRIMARY KEY,
-	order_id   TEXT NOT NULL REFERENCES orders(id),
+	tenant     TEXT NOT NULL,
+	order_id   TEXT NOT NULL,
 	change     TEXT NOT NULL,
-	created_at TEXT NOT NULL
+	created_at TEXT NOT NULL,
+	FOREIGN KEY (tenant, order_id) REFERENCES orders(tenant, id)
 );
 CREATE TABLE IF NOT EXISTS emails (
 	id       TEXT PRIMARY KEY,
-	order_id TEXT NOT NULL REFERENCES orders(id),
+	tenant   TEXT NOT NULL,
+	order_id TEXT NOT NULL,
 	to_addr  TEXT NOT NULL,
 	subject  TEXT NOT NULL,
 	body     TEXT NOT NULL,
-	sent_at  TEXT NOT NULL
+	sent_at  TEXT NOT NULL,
+	FOREIGN KEY (tenant, order_id) REFERENCES orders(tenant, id)
 );
 `
 
-// Provider is the simulator. It implements tools.Provider and
-// tools.Looker and is safe for concurrent use.
+// tenantTables are the tables version 3 gave a tenant column, children
+// before their parent, and the columns they had before.
+var tenantTables = []struct{ name, columns string }{
+	{"emails", "id, order_id, to_addr, subject, body, sent_at"},
+	{"change_requests", "id, order_id, change, created_at"},
+	{"refunds", "id, order_id, amount_minor, currency, account, created_at, reversal_id"},
+	{"orders", "id, status, amount_minor, currency, customer_name, customer_email, account, address, items, placed_at"},
+}
+
+// Provider is the simulator. It implements tools.Provider, tools.Looker
+// and tools.Checker and is safe for concurrent use.
 type Provider struct {
 	path     string
 	write    *sql.DB // one connection, BEGIN IMMEDIATE: effects serialise here
@@ -117,6 +140,7 @@ type Provider struct {
 var (
 	_ tools.Provider = (*Provider)(nil)
 	_ tools.Looker   = (*Provider)(nil)
+	_ tools.Checker  = (*Provider)(nil)
 )
 
 func dsn(path, txlock string) string {
@@ -195,7 +219,16 @@ func (p *Provider) init(ctx context.Context) error {
 		if version > schemaVersion {
 			return fmt.Errorf("schema version %d is newer than this program's %d", version, schemaVersion)
 		}
-		if _, err := tx.ExecContext(ctx, schemaSQL); err != nil {
+		var older int
+		if err := tx.QueryRowContext(ctx,
+			`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'orders'`).Scan(&older); err != nil {
+			return err
+		}
+		if older > 0 && version < 3 {
+			if err := giveToDemoTenant(ctx, tx); err != nil {
+				return fmt.Errorf("give stored orders a tenant: %w", err)
+			}
+		} else if _, err := tx.ExecContext(ctx, schemaSQL); err != nil {
 			return fmt.Errorf("create schema: %w", err)
 		}
 		if version < 2 {
@@ -213,21 +246,68 @@ func (p *Provider) init(ctx context.Context) error {
 		if count > 0 {
 			return nil
 		}
-		for _, o := range DemoOrders() {
-			items, err := json.Marshal(o.Items)
-			if err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx,
-				`INSERT INTO orders (id, status, amount_minor, currency, customer_name, customer_email, account, address, items, placed_at)
-				 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				o.ID, o.Status, o.AmountMinor, o.Currency, o.CustomerName, o.CustomerEmail,
-				o.Account, o.Address, string(items), formatTime(o.PlacedAt)); err != nil {
-				return fmt.Errorf("seed order %s: %w", o.ID, err)
-			}
-		}
-		return nil
+		return insertOrders(ctx, tx, DemoTenant, DemoOrders())
 	})
+}
+
+// giveToDemoTenant rebuilds the tables of a file older than version 3
+// with a tenant column, giving every row to DemoTenant: before version 3
+// the only orders were the demo's. SQLite cannot change a primary key in
+// place, so the old tables are renamed aside, copied and dropped.
+func giveToDemoTenant(ctx context.Context, tx *sql.Tx) error {
+	for _, t := range tenantTables {
+		if _, err := tx.ExecContext(ctx, `ALTER TABLE `+t.name+` RENAME TO `+t.name+`_v2`); err != nil {
+			return fmt.Errorf("set %s aside: %w", t.name, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, schemaSQL); err != nil {
+		return fmt.Errorf("create schema: %w", err)
+	}
+	// Parents first when copying, children first when dropping.
+	for i := len(tenantTables) - 1; i >= 0; i-- {
+		t := tenantTables[i]
+		if _, err := tx.ExecContext(ctx, `INSERT INTO `+t.name+` (tenant, `+t.columns+`) SELECT ?, `+t.columns+` FROM `+t.name+`_v2`,
+			DemoTenant); err != nil {
+			return fmt.Errorf("copy %s: %w", t.name, err)
+		}
+	}
+	for _, t := range tenantTables {
+		if _, err := tx.ExecContext(ctx, `DROP TABLE `+t.name+`_v2`); err != nil {
+			return fmt.Errorf("drop the old %s: %w", t.name, err)
+		}
+	}
+	return nil
+}
+
+// insertOrders adds orders to tenant's.
+func insertOrders(ctx context.Context, tx *sql.Tx, tenant string, orders []Order) error {
+	for _, o := range orders {
+		items, err := json.Marshal(o.Items)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx,
+			`INSERT INTO orders (tenant, id, status, amount_minor, currency, customer_name, customer_email, account, address, items, placed_at)
+			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			tenant, o.ID, o.Status, o.AmountMinor, o.Currency, o.CustomerName, o.CustomerEmail,
+			o.Account, o.Address, string(items), formatTime(o.PlacedAt)); err != nil {
+			return fmt.Errorf("seed order %s: %w", o.ID, err)
+		}
+	}
+	return nil
+}
+
+// AddOrders adds orders to tenant's, as a shop taking orders would; a
+// tenant's order ID is unique within the tenant. Tests use it to give a
+// second tenant orders of its own.
+func (p *Provider) AddOrders(ctx context.Context, tenant string, orders ...Order) error {
+	if tenant == "" {
+		return errors.New("add orders: no tenant")
+	}
+	if err := p.transact(ctx, func(tx *sql.Tx) error { return insertOrders(ctx, tx, tenant, orders) }); err != nil {
+		return fmt.Errorf("add orders of %s: %w", tenant, err)
+	}
+	return nil
 }
 
 // redactStored redacts the change requests and e-mails a version 1 file
@@ -304,16 +384,17 @@ func (p *Provider) transact(ctx context.Context, fn func(tx *sql.Tx) error) (err
 // cancellation is Transient, since nothing was committed and the same key
 // can be tried again. Each call consumes one tool unit.
 //
+// Every call acts for call.Tenant and sees only that tenant's orders and
+// refunds: another tenant's order is an unknown order, the same answer
+// as for one that does not exist, so a tenant learns nothing of
+// another's. A call that names no tenant is refused (Terminal).
+//
 // Idempotency keys are global, not per tenant (Lookup has no tenant), so
 // the tenant is part of what a repeated key must match.
 func (p *Provider) Execute(ctx context.Context, t tools.Tool, call tools.Call) (tools.Result, error) {
-	name, err := tools.CallName(t, call)
+	name, op, err := opOf(t, call)
 	if err != nil {
 		return tools.Result{}, err
-	}
-	op, ok := ops[name]
-	if !ok {
-		return tools.Result{}, terminal("the simulator has no tool %q", name)
 	}
 	if err := p.injectFault(ctx); err != nil {
 		return tools.Result{}, err
@@ -323,7 +404,7 @@ func (p *Provider) Execute(ctx context.Context, t tools.Tool, call tools.Call) (
 		return tools.Result{}, err
 	}
 	if op.read != nil {
-		out, err := op.read(ctx, p.read, args)
+		out, err := op.read(ctx, p.read, call.Tenant, args)
 		if err != nil {
 			return tools.Result{}, classify(err)
 		}
@@ -356,7 +437,7 @@ func (p *Provider) Execute(ctx context.Context, t tools.Tool, call tools.Call) (
 		case !errors.Is(err, sql.ErrNoRows):
 			return err
 		}
-		out, err := op.write(ctx, tx, p.redactor, args)
+		out, err := op.write(ctx, tx, p.redactor, call.Tenant, args)
 		if err != nil {
 			return err
 		}
@@ -379,6 +460,45 @@ func (p *Provider) Execute(ctx context.Context, t tools.Tool, call tools.Call) (
 		}
 	}
 	return tools.Result{Output: json.RawMessage(receipt), Units: 1}, nil
+}
+
+// opOf is the simulator's tool the call names, for a call that names its
+// tenant.
+func opOf(t tools.Tool, call tools.Call) (string, op, error) {
+	name, err := tools.CallName(t, call)
+	if err != nil {
+		return "", op{}, err
+	}
+	o, ok := ops[name]
+	if !ok {
+		return "", op{}, terminal("the simulator has no tool %q", name)
+	}
+	if call.Tenant == "" {
+		return "", op{}, terminal("a call of %s must name its tenant", name)
+	}
+	return name, o, nil
+}
+
+// Check implements tools.Checker: before a call is proposed for
+// approval, it refuses (Terminal) arguments the call would be refused
+// for and a target the tenant does not have — an unknown order or
+// refund, another tenant's included — so that approvers are never asked
+// about a call that cannot run for this tenant. What can change until
+// the call runs (the amount left to refund, a change window) is left to
+// Execute. Check records nothing.
+func (p *Provider) Check(ctx context.Context, t tools.Tool, call tools.Call) error {
+	name, op, err := opOf(t, call)
+	if err != nil {
+		return err
+	}
+	args, _, err := decodeArgs(name, op.newArgs, call.Args)
+	if err != nil {
+		return err
+	}
+	if err := checkTarget(ctx, p.read, call.Tenant, args); err != nil {
+		return classify(err)
+	}
+	return nil
 }
 
 // Lookup implements tools.Looker: committed with the first receipt when a

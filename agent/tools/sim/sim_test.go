@@ -408,21 +408,12 @@ func TestStoredTextIsRedacted(t *testing.T) {
 // requests and e-mails in the clear; opening it redacts them once.
 func TestOpenRedactsWhatAnOlderVersionStored(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sim.db")
-	p, err := Open(context.Background(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const email = "mia.wong@example.net"
-	_, err = p.write.Exec(`INSERT INTO change_requests (id, order_id, change, created_at) VALUES ('chg_old', 'ORD-1001', 'write to ` + email + `', '2026-03-01T00:00:00Z');
-		INSERT INTO emails (id, order_id, to_addr, subject, body, sent_at) VALUES ('msg_old', 'ORD-1004', 'daniel.whitaker@example.com', 'for ` + email + `', 'to ` + email + `', '2026-03-01T00:00:00Z');
-		PRAGMA user_version = 1`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Close()
+	writeOldFile(t, path, 1, `INSERT INTO change_requests (id, order_id, change, created_at) VALUES ('chg_old', 'ORD-1001', 'write to `+email+`', '2026-03-01T00:00:00Z');
+		INSERT INTO emails (id, order_id, to_addr, subject, body, sent_at) VALUES ('msg_old', 'ORD-1004', 'daniel.whitaker@example.com', 'for `+email+`', 'to `+email+`', '2026-03-01T00:00:00Z')`)
 
 	r := redact.New(bytes.Repeat([]byte{2}, 32))
-	p, err = Open(context.Background(), path, WithRedactor(r))
+	p, err := Open(context.Background(), path, WithRedactor(r))
 	if err != nil {
 		t.Fatal(err)
 	}
