@@ -54,7 +54,12 @@ type Action struct {
 	RequestedBy       string
 	Tool              string
 	ArgumentsRedacted json.RawMessage // for display; the real ones are sealed
-	Summary           string
+	// Summary is the headline approvers read: Warden's sentence about the
+	// call, never the agent's words (AgentSummary).
+	Summary string
+	// AgentSummary is what the agent said about its call (redacted), shown
+	// attributed to it; "" when it said nothing (a journey's action).
+	AgentSummary      string
 	Targets           []string
 	AmountMinor       *int64
 	Currency          string
@@ -109,7 +114,8 @@ type Spec struct {
 	Tool              Tool
 	Args              json.RawMessage
 	ArgsRedacted      json.RawMessage
-	Summary           string
+	Summary           string // Warden's headline
+	AgentSummary      string // the agent's own words about the call, redacted
 	Targets           []string
 	AmountMinor       *int64
 	Currency          string
@@ -192,7 +198,7 @@ func Create(ctx context.Context, tx *sql.Tx, sealer Sealer, s Spec, now time.Tim
 	a := Action{
 		ID: "act_" + store.NewID(), TenantID: s.TenantID, JourneyID: s.JourneyID, StepN: s.StepN, KeyID: s.KeyID,
 		RequestedBy: s.RequestedBy, Tool: s.Tool.Name, ArgumentsRedacted: s.ArgsRedacted, Summary: s.Summary,
-		Targets: s.Targets, AmountMinor: s.AmountMinor, Currency: s.Currency, Reason: s.Reason,
+		AgentSummary: s.AgentSummary, Targets: s.Targets, AmountMinor: s.AmountMinor, Currency: s.Currency, Reason: s.Reason,
 		Impact: s.Tool.Impact, Reversibility: s.Tool.Reversibility, PolicyRule: s.Rule,
 		ApprovalsRequired: s.ApprovalsRequired, PayloadDigest: digest, IdempotencyKey: idempotencyKey(s, digest),
 		Status: StatusPending, ExpiresAt: now.Add(ttl).UTC(), CreatedAt: now.UTC(),
@@ -217,13 +223,15 @@ func Create(ctx context.Context, tx *sql.Tx, sealer Sealer, s Spec, now time.Tim
 		INSERT INTO actions (id, tenant_id, journey_id, step_n, key_id, requested_by, tool, arguments_sealed,
 			arguments_redacted, summary, targets, amount_minor, currency, reason, impact, reversibility, policy_rule,
 			approvals_required, payload_digest, idempotency_key, status, expires_at, created_at, updated_at,
-			compensates, callback_url, external, target_key, target_label, approval_basis, key_owner, callback_url_sealed)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			compensates, callback_url, external, target_key, target_label, approval_basis, key_owner, callback_url_sealed,
+			agent_summary)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		a.ID, a.TenantID, a.JourneyID, a.StepN, a.KeyID, a.RequestedBy, a.Tool, sealer.Seal(s.Args, a.ID),
 		string(a.ArgumentsRedacted), a.Summary, string(targets), a.AmountMinor, a.Currency, a.Reason,
 		string(a.Impact), string(a.Reversibility), a.PolicyRule, a.ApprovalsRequired, a.PayloadDigest,
 		a.IdempotencyKey, a.Status, store.FormatTime(a.ExpiresAt), store.FormatTime(now), store.FormatTime(now),
-		a.Compensates, a.CallbackURL, a.External, s.Target.Key, a.TargetLabel, a.ApprovalBasis, a.KeyOwner, sealedCallback)
+		a.Compensates, a.CallbackURL, a.External, s.Target.Key, a.TargetLabel, a.ApprovalBasis, a.KeyOwner, sealedCallback,
+		a.AgentSummary)
 	if err != nil {
 		return Action{}, fmt.Errorf("create action: %w", err)
 	}
@@ -245,6 +253,9 @@ func Create(ctx context.Context, tx *sql.Tx, sealer Sealer, s Spec, now time.Tim
 	if a.ApprovalBasis != "" {
 		details["approval_basis"] = a.ApprovalBasis
 	}
+	if a.AgentSummary != "" {
+		details["agent_summary"] = a.AgentSummary
+	}
 	if s.RequestedBy != "" && a.Reason != "" {
 		details["reason"] = a.Reason // a person's reason (a reversal's): evidence of why they asked
 	}
@@ -265,7 +276,7 @@ func Create(ctx context.Context, tx *sql.Tx, sealer Sealer, s Spec, now time.Tim
 const actionColumns = `id, tenant_id, journey_id, step_n, key_id, requested_by, tool, arguments_redacted, summary,
 	targets, amount_minor, currency, reason, impact, reversibility, policy_rule, approvals_required, payload_digest,
 	idempotency_key, status, expires_at, created_at, approvals_given, receipt, failure, compensates, callback_url,
-	external, decided_at, executed_at, target_label, approval_basis, key_owner`
+	external, decided_at, executed_at, target_label, approval_basis, key_owner, agent_summary`
 
 const selectAction = `SELECT ` + actionColumns + ` FROM actions`
 
@@ -297,7 +308,7 @@ func scan(s scanner) (Action, error) {
 	err := s.Scan(&a.ID, &a.TenantID, &a.JourneyID, &a.StepN, &a.KeyID, &a.RequestedBy, &a.Tool, &args, &a.Summary,
 		&targets, &amount, &a.Currency, &a.Reason, &impact, &rev, &a.PolicyRule, &a.ApprovalsRequired,
 		&a.PayloadDigest, &a.IdempotencyKey, &a.Status, &expires, &created, &a.ApprovalsGiven, &receipt, &a.Failure,
-		&a.Compensates, &a.CallbackURL, &a.External, &decided, &executed, &a.TargetLabel, &a.ApprovalBasis, &a.KeyOwner)
+		&a.Compensates, &a.CallbackURL, &a.External, &decided, &executed, &a.TargetLabel, &a.ApprovalBasis, &a.KeyOwner, &a.AgentSummary)
 	if err != nil {
 		return Action{}, err
 	}

@@ -67,11 +67,17 @@ type Result struct {
 	Final bool
 }
 
-// Decide records a decision in one transaction with its audit event. The
-// status change is a compare-and-set on the pending status: of two racing
-// approvers exactly one outcome is recorded, and the loser gets
-// ErrAlreadyDecided (or ErrAlreadyApproved). On the final decision
-// (approval or rejection), onDecided runs in the same transaction.
+// Decide records a decision in one transaction with its audit event.
+// Decisions on one action take turns: the action's row is locked before it
+// is read (lockForDecision), so each decision sees the ones before it. Of
+// two approvers racing on a one-approver action exactly one outcome is
+// recorded and the other gets ErrAlreadyDecided; two different approvers
+// racing on a two-approver action both count; the same approver sending
+// one approval twice at once counts once (the second gets
+// ErrAlreadyApproved, or ErrAlreadyDecided if the first was final). The
+// status change stays a compare-and-set on the pending status. On the
+// final decision (approval or rejection), onDecided runs in the same
+// transaction.
 func Decide(ctx context.Context, db *store.DB, req Request, onDecided OnDecided, now time.Time) (Result, error) {
 	req.Comment = strings.TrimSpace(req.Comment)
 	if req.Decision != Approve && req.Decision != Reject {
@@ -85,7 +91,7 @@ func Decide(ctx context.Context, db *store.DB, req Request, onDecided OnDecided,
 	}
 	var res Result
 	err := db.Transact(ctx, func(tx *sql.Tx) error {
-		a, err := Get(ctx, tx, req.ActionID)
+		a, err := lockForDecision(ctx, tx, req.ActionID)
 		if err != nil {
 			return err
 		}
@@ -147,6 +153,32 @@ func Decide(ctx context.Context, db *store.DB, req Request, onDecided OnDecided,
 		return nil
 	})
 	return res, err
+}
+
+// lockForDecision loads an action for a decision and, on PostgreSQL,
+// locks its row until tx ends, so that concurrent decisions on it take
+// turns. Without it, READ COMMITTED lets two decisions read the same
+// state: the same approval sent six times at once reached the decisions
+// insert six times (a unique violation, answered 500), and a second
+// approver racing the first on a two-approver action lost the
+// compare-and-set although both approvals should count. FOR NO KEY UPDATE
+// is the lock the status update takes anyway (the action row comes first
+// in the lock order: action → budget → audit), and it does not block the
+// inserts that reference the action. On SQLite BEGIN IMMEDIATE already
+// admits one writer.
+func lockForDecision(ctx context.Context, tx *sql.Tx, id string) (Action, error) {
+	q := selectAction + ` WHERE id = ?`
+	if store.TxDialect(tx) == store.Postgres {
+		q += ` FOR NO KEY UPDATE`
+	}
+	a, err := scan(tx.QueryRowContext(ctx, q, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Action{}, store.ErrNotFound
+	}
+	if err != nil {
+		return Action{}, fmt.Errorf("lock action %s: %w", id, err)
+	}
+	return a, nil
 }
 
 // casStatus moves a pending action on, only if nobody else did first.

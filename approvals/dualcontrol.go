@@ -28,8 +28,17 @@ type Requirement struct {
 }
 
 // Required applies a tenant's dual-control rule to a new action of amount
-// on target, before it is created (inside the creating transaction, so
-// that two actions created at once are counted one after the other).
+// on target, before it is created, inside the creating transaction tx:
+// it is a read of the target's running total followed by the caller's
+// insert, so two actions on one target created at once must be counted
+// one after the other. On SQLite BEGIN IMMEDIATE already admits one
+// writer at a time; on PostgreSQL, READ COMMITTED lets two transactions
+// read the same total and both insert under the threshold (three $416
+// refunds of a $1,249 order each getting one approver), so Required first
+// takes the target's lock (lockTarget), held until tx ends. Call it before
+// anything else in tx that locks: the project's lock order is target →
+// action row → budget row → audit chain, and a target lock taken after
+// one of the others could deadlock.
 //
 // The rule: thresholds are per currency, since minor units of one currency
 // say nothing about another's. An action needs two approvers when
@@ -43,11 +52,16 @@ type Requirement struct {
 //     three of $800 needs two approvers from the second on.
 //
 // A threshold of 0 switches dual control off for its currency.
-func Required(ctx context.Context, q store.Querier, tenantID string, amount *money.Amount, target Target, now time.Time) (Requirement, error) {
+func Required(ctx context.Context, tx *sql.Tx, tenantID string, amount *money.Amount, target Target, now time.Time) (Requirement, error) {
 	if amount == nil {
 		return Requirement{Approvals: 1}, nil
 	}
-	threshold, err := store.ThresholdFor(ctx, q, tenantID, amount.Currency.Code)
+	if target.Key != "" {
+		if err := lockTarget(ctx, tx, tenantID, target.Key); err != nil {
+			return Requirement{}, err
+		}
+	}
+	threshold, err := store.ThresholdFor(ctx, tx, tenantID, amount.Currency.Code)
 	if errors.Is(err, store.ErrNotFound) {
 		return Requirement{Approvals: 2, Basis: fmt.Sprintf("No dual-control threshold is set for %s, so two approvers decide every amount in it.", amount.Currency.Code)}, nil
 	}
@@ -64,12 +78,12 @@ func Required(ctx context.Context, q store.Querier, tenantID string, amount *mon
 	if target.Key == "" {
 		return Requirement{Approvals: 1}, nil
 	}
-	t, err := store.TenantByID(ctx, q, tenantID)
+	t, err := store.TenantByID(ctx, tx, tenantID)
 	if err != nil {
 		return Requirement{}, err
 	}
 	since := now.Add(-t.DualControlWindow)
-	other, err := otherCurrencyOnTarget(ctx, q, tenantID, target.Key, amount.Currency.Code, since)
+	other, err := otherCurrencyOnTarget(ctx, tx, tenantID, target.Key, amount.Currency.Code, since)
 	if err != nil {
 		return Requirement{}, err
 	}
@@ -79,7 +93,7 @@ func Required(ctx context.Context, q store.Querier, tenantID string, amount *mon
 		return Requirement{Approvals: 2, Basis: fmt.Sprintf("%s already has live actions in %s within %s, and this one is in %s: amounts in different currencies on one target need two approvers.",
 			target.Label, other, windowText(t.DualControlWindow), amount.Currency.Code)}, nil
 	}
-	earlier, err := liveAmountOnTarget(ctx, q, tenantID, target.Key, amount.Currency.Code, since)
+	earlier, err := liveAmountOnTarget(ctx, tx, tenantID, target.Key, amount.Currency.Code, since)
 	if err != nil {
 		return Requirement{}, err
 	}
@@ -90,6 +104,17 @@ func Required(ctx context.Context, q store.Querier, tenantID string, amount *mon
 			money.Format(money.Amount{Minor: earlier, Currency: amount.Currency}), money.Format(limit))}, nil
 	}
 	return Requirement{Approvals: 1}, nil
+}
+
+// lockTarget serialises the creation of a tenant's actions on one target
+// across every replica until tx ends (a transaction-scoped advisory lock
+// on PostgreSQL; nothing to do on SQLite, whose writers are serial). An
+// action without an amount is not counted and takes no lock.
+func lockTarget(ctx context.Context, tx *sql.Tx, tenantID, targetKey string) error {
+	if err := store.SerializeKey(ctx, tx, "dual_control", tenantID+"|"+targetKey); err != nil {
+		return fmt.Errorf("dual control: %w", err)
+	}
+	return nil
 }
 
 // liveAmountOnTarget adds up the amounts of a tenant's live actions on one

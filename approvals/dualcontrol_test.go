@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -38,6 +39,18 @@ func (f fixture) onTarget(t *testing.T, amount *money.Amount, target Target, sta
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// required runs Required in a transaction of its own, as its callers do.
+func (f fixture) required(t *testing.T, amount *money.Amount, target Target, now time.Time) (Requirement, error) {
+	t.Helper()
+	var req Requirement
+	err := f.db.Transact(context.Background(), func(tx *sql.Tx) error {
+		var err error
+		req, err = Required(context.Background(), tx, f.tenant.ID, amount, target, now)
+		return err
+	})
+	return req, err
 }
 
 func TestRequired(t *testing.T) {
@@ -99,7 +112,7 @@ func TestRequired(t *testing.T) {
 			for _, add := range tt.earlier {
 				add(t, f)
 			}
-			got, err := Required(context.Background(), f.db.Read(), f.tenant.ID, tt.amount, tt.target, now)
+			got, err := f.required(t, tt.amount, tt.target, now)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,12 +139,84 @@ func TestRequiredThresholdOffAndWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := Required(ctx, f.db.Read(), f.tenant.ID, usd(80_000), order, now)
+	got, err := f.required(t, usd(80_000), order, now)
 	if err != nil || got.Approvals != 2 || !strings.Contains(got.Basis, "over 2 days") {
 		t.Errorf("with a 48 h window Required = %+v, %v; want 2 approvers over 2 days", got, err)
 	}
 	eur := &money.Amount{Minor: 99_000_000, Currency: money.MustCurrency("EUR")}
-	if got, err := Required(ctx, f.db.Read(), f.tenant.ID, eur, order, now); err != nil || got.Approvals != 1 {
+	if got, err := f.required(t, eur, order, now); err != nil || got.Approvals != 1 {
 		t.Errorf("EUR threshold 0 (off): Required = %+v, %v; want 1", got, err)
+	}
+}
+
+// Split refunds proposed at the same moment, through two handles on one
+// database as on two replicas, are counted one after the other: exactly
+// the ones the sequential rule lets through get one approver. On
+// PostgreSQL (WARDEN_TEST_POSTGRES) each transaction once read the
+// target's total before the others inserted, and all of them got one.
+func TestSplitActionsCreatedAtOnceAreCountedInTurn(t *testing.T) {
+	f := setup(t)
+	ctx := context.Background()
+	other, err := store.OpenURL(ctx, f.url, store.Options{DataDir: f.dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	tests := []struct {
+		name    string
+		amount  int64 // of each of n, against the default threshold of $1,000.00
+		n       int
+		wantOne int // how many need one approver when counted in turn
+	}{
+		{"three $416 of a $1,249 order", 41_600, 3, 2},
+		{"three $800", 80_000, 3, 1},
+		{"six $300", 30_000, 6, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for round := range 4 {
+				target := Target{Key: fmt.Sprintf("k-split-%d", targetSeq.Add(1)), Label: "ORD-1249"}
+				start := make(chan struct{})
+				var wg sync.WaitGroup
+				got := make([]Action, tt.n)
+				for i := range tt.n {
+					db := []*store.DB{f.db, other}[i%2]
+					wg.Go(func() {
+						<-start
+						err := db.Transact(ctx, func(tx *sql.Tx) error {
+							req, err := Required(ctx, tx, f.tenant.ID, usd(tt.amount), target, time.Now())
+							if err != nil {
+								return err
+							}
+							got[i], err = Create(ctx, tx, f.sealer, Spec{
+								TenantID: f.tenant.ID, TenantSlug: "acme", JourneyID: fmt.Sprint("j-", targetSeq.Add(1)), KeyID: "k1", Tool: refundTool,
+								Args: json.RawMessage(fmt.Sprintf(`{"n":%d}`, i)), ArgsRedacted: json.RawMessage(`{}`), Summary: "Refund",
+								AmountMinor: &tt.amount, Currency: "USD", Rule: "high", Target: target,
+								ApprovalsRequired: req.Approvals, ApprovalBasis: req.Basis,
+							}, time.Now())
+							return err
+						})
+						if err != nil {
+							t.Error(err)
+						}
+					})
+				}
+				close(start)
+				wg.Wait()
+				one := 0
+				for _, a := range got {
+					switch {
+					case a.ApprovalsRequired == 1:
+						one++
+					case !strings.Contains(a.ApprovalBasis, "Cumulative"):
+						t.Errorf("round %d: %s needs %d approvers because %q, want the cumulative rule", round, a.ID, a.ApprovalsRequired, a.ApprovalBasis)
+					}
+				}
+				if one != tt.wantOne {
+					t.Fatalf("round %d: %d of %d actions of %s on one target need one approver, want %d (the sequential rule)",
+						round, one, tt.n, money.Format(*usd(tt.amount)), tt.wantOne)
+				}
+			}
+		})
 	}
 }

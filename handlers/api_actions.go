@@ -23,7 +23,8 @@ import (
 type actionJSON struct {
 	ID                string          `json:"id"`
 	Status            string          `json:"status"`
-	Summary           string          `json:"summary"`
+	Summary           string          `json:"summary"`                 // Warden's headline, what approvers read
+	AgentSummary      string          `json:"agent_summary,omitempty"` // the agent's own summary, redacted
 	Tool              string          `json:"tool"`
 	AmountMinor       *int64          `json:"amount,omitempty"`
 	Currency          string          `json:"currency,omitempty"`
@@ -42,7 +43,7 @@ func toActionJSON(a approvals.Action) actionJSON {
 	if a.External {
 		by = "agent"
 	}
-	return actionJSON{ID: a.ID, Status: a.Status, Summary: a.Summary, Tool: a.Tool, AmountMinor: a.AmountMinor, Currency: a.Currency,
+	return actionJSON{ID: a.ID, Status: a.Status, Summary: a.Summary, AgentSummary: a.AgentSummary, Tool: a.Tool, AmountMinor: a.AmountMinor, Currency: a.Currency,
 		ApprovalsRequired: a.ApprovalsRequired, ApprovalsGiven: a.ApprovalsGiven, PayloadDigest: a.PayloadDigest, ExecutedBy: by,
 		ExpiresAt: a.ExpiresAt.UTC(), CreatedAt: a.CreatedAt.UTC(), Receipt: a.Receipt, Failure: a.Failure}
 }

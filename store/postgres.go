@@ -171,6 +171,21 @@ func Serialize(ctx context.Context, tx *sql.Tx, name string) error {
 	return nil
 }
 
+// SerializeKey is Serialize for one key of many in a space (one target
+// among a tenant's, say): transactions on the same space and name queue,
+// others pass. The lock is PostgreSQL's two-key advisory lock, the key
+// space of LockKey, so a key never meets Serialize's single-key locks
+// (the audit chain's) however its name hashes.
+func SerializeKey(ctx context.Context, tx *sql.Tx, space, name string) error {
+	if TxDialect(tx) != Postgres {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext(?), hashtext(?))`, space, name); err != nil {
+		return fmt.Errorf("lock %s: %w", space, err)
+	}
+	return nil
+}
+
 // pgStorageFailure reports whether err is PostgreSQL (or the way to it)
 // failing rather than the statement: a lost or refused connection, the
 // server shutting down or out of disk or memory, a read-only transaction

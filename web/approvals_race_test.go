@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -80,5 +82,47 @@ func TestRacingApproversExecuteOnce(t *testing.T) {
 	after, _ := in.Agent.Sim.EffectCount(ctx, "issue_refund")
 	if after-before != 100 {
 		t.Errorf("refunds at the provider = %d, want exactly 100 (one per approved action)", after-before)
+	}
+}
+
+// Issue 21, finding 9: the same approval sent six times at once (a
+// double click, a browser retrying) answered 500 on PostgreSQL, a unique
+// violation on decisions. One is recorded and redirects to the action;
+// the other five are 409 "already decided", and nothing else is recorded.
+func TestSameDecisionSentSixTimesAtOnce(t *testing.T) {
+	in, alice := approvalSession(t, "alice")
+	a := pendingAction(t, in, "ORD-1005")
+	if a.ApprovalsRequired != 1 {
+		t.Fatalf("the ORD-1005 demo action needs %d approvers, want 1", a.ApprovalsRequired)
+	}
+	form := alice.withCSRF(decideForm(approvals.Approve, "", digestOnPage(t, alice.get("/approvals/"+a.ID), "approve-form")))
+	once := alice.noRedirect()
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	pages := make([]page, 6)
+	for i := range pages {
+		wg.Go(func() {
+			<-start
+			pages[i] = once.post("/approvals/"+a.ID+"/decide", form, nil)
+		})
+	}
+	close(start)
+	wg.Wait()
+	recorded, refused := 0, 0
+	for _, p := range pages {
+		switch {
+		case p.Status == http.StatusSeeOther:
+			recorded++
+		case p.Status == http.StatusConflict && strings.Contains(p.Body, "already decided") && strings.Contains(p.Body, "Your decision was not recorded"):
+			refused++
+		default:
+			t.Errorf("a copy of the decision = %d: %.300s", p.Status, p.Body)
+		}
+	}
+	if recorded != 1 || refused != 5 {
+		t.Errorf("six identical approvals at once: %d recorded, %d refused as already decided; want 1 and 5", recorded, refused)
+	}
+	if n := decisionCount(t, in, a.ID); n != 1 {
+		t.Errorf("%d decisions recorded, want 1", n)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/big"
 	"net/http"
@@ -23,6 +24,7 @@ import (
 	"github.com/wardenhq/warden/agent/keys"
 	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/money"
 	"github.com/wardenhq/warden/store"
 )
 
@@ -289,6 +291,64 @@ func TestSplitRefundsOnOneTargetNeedDualControl(t *testing.T) {
 	}
 	if r := refund(); r.Body["approvals_required"] != float64(1) {
 		t.Errorf("after rejections approvals required = %v, want 1", r.Body["approvals_required"])
+	}
+}
+
+// Issue 21, finding 2: split refunds of one order proposed at the same
+// moment were each counted against the order's total before any of the
+// others was recorded, so on PostgreSQL all of them needed one approver
+// ($1,248 of a $1,249 order moved on one approval). Proposed at once, as
+// one after the other, exactly the ones the sequential rule lets through
+// need one approver.
+func TestSplitRefundsProposedAtOnceNeedDualControl(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	in.waitReady(t)
+	for _, tt := range []struct {
+		order   string
+		amount  int64
+		wantOne int
+	}{
+		{"ORD-1008", 41_600, 2}, // $416 × 3 of a $1,249 order: the third reaches $1,000
+		{"ORD-1010", 80_000, 1}, // $800 × 3: the second reaches $1,000
+	} {
+		body := fmt.Sprintf(`{"tool":"issue_refund","summary":"Refund part","arguments":{"order_id":%q,`+
+			`"amount_minor":%d,"currency":"USD","account":"BE66068210986343"}}`, tt.order, tt.amount)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		required := make([]any, 3)
+		for i := range required {
+			wg.Go(func() {
+				<-start
+				req, _ := http.NewRequest(http.MethodPost, in.URL+"/v1/actions", strings.NewReader(body))
+				req.Header.Set("Authorization", "Bearer "+in.DemoKey)
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				defer resp.Body.Close()
+				var out map[string]any
+				raw, _ := io.ReadAll(resp.Body)
+				if resp.StatusCode != http.StatusAccepted || json.Unmarshal(raw, &out) != nil {
+					t.Errorf("refund on %s = %d %s", tt.order, resp.StatusCode, raw)
+					return
+				}
+				required[i] = out["approvals_required"]
+			})
+		}
+		close(start)
+		wg.Wait()
+		one := 0
+		for _, r := range required {
+			if r == float64(1) {
+				one++
+			}
+		}
+		if one != tt.wantOne {
+			t.Errorf("three refunds of %s on %s proposed at once need %v approvers; want %d of them to need one",
+				money.Format(money.Amount{Minor: tt.amount, Currency: money.MustCurrency("USD")}), tt.order, required, tt.wantOne)
+		}
 	}
 }
 

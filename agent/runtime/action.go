@@ -34,10 +34,14 @@ type callFacts struct {
 	Subject  string `json:"subject"`
 }
 
-// Summary is the sentence an approver reads: what will happen, to whom.
-// amount is the call's declared amount (nil when it has none). Account
-// numbers show their last four digits only.
-func Summary(tool string, args json.RawMessage, amount *money.Amount) string {
+// Summary is the headline an approver reads: what will happen, to whom,
+// always written by Warden from the call, never by the agent. amount is
+// the call's declared amount (nil when it has none), target the label of
+// its declared target ("" when none). The three built-in tools that need
+// approval have sentences of their own; any other tool reads "Call TOOL
+// on TARGET for AMOUNT", without the parts it lacks. Account numbers show
+// their last four digits only.
+func Summary(tool string, args json.RawMessage, amount *money.Amount, target string) string {
 	var f callFacts
 	_ = json.Unmarshal(args, &f)
 	shown := ""
@@ -67,11 +71,11 @@ func Summary(tool string, args json.RawMessage, amount *money.Amount) string {
 		return s
 	}
 	s := "Call " + tool
-	if f.OrderID != "" {
-		s += " for order " + f.OrderID
+	if target != "" {
+		s += " on " + target
 	}
 	if shown != "" {
-		s += " (" + shown + ")"
+		s += " for " + shown
 	}
 	return s
 }
@@ -133,6 +137,8 @@ func targetKey(value string) string {
 func (s *Service) createAction(ctx context.Context, tx *sql.Tx, r *run, now time.Time) (approvals.Action, error) {
 	p := r.pending
 	target := s.target(p.facts.Target)
+	// Dual control first: it takes the target's lock, the first of the
+	// transaction's locks (approvals.Required).
 	req, err := approvals.Required(ctx, tx, r.j.TenantID, p.facts.Amount, target, now)
 	if err != nil {
 		return approvals.Action{}, err
@@ -140,7 +146,7 @@ func (s *Service) createAction(ctx context.Context, tx *sql.Tx, r *run, now time
 	spec := approvals.Spec{
 		TenantID: r.j.TenantID, TenantSlug: r.j.TenantSlug, JourneyID: r.j.ID, StepN: p.n, KeyID: r.j.KeyID,
 		KeyOwner: keyOwner(r.req.Caller.Key.CreatedBy), Tool: p.tool.ForApproval(), Args: p.args,
-		ArgsRedacted: json.RawMessage(s.redactJSON(p.args)), Summary: Summary(p.tool.Name, p.args, p.facts.Amount),
+		ArgsRedacted: json.RawMessage(s.redactJSON(p.args)), Summary: Summary(p.tool.Name, p.args, p.facts.Amount, target.Label),
 		Targets: targets(p.args), Reason: s.o.Redactor.String(p.reason), Rule: p.rule,
 		ApprovalsRequired: req.Approvals, ApprovalBasis: req.Basis, Target: target,
 	}

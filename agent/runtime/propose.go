@@ -82,8 +82,10 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 	}
 	// What approvers decide on comes from the call itself, not from what
 	// the agent says about it: the amount the tool declares is the amount
-	// (parsed once, strictly, by policy), and a tool Warden knows gets
-	// Warden's own summary sentence.
+	// (parsed once, strictly, by policy), and the headline is Warden's
+	// sentence about the call for every tool. The agent's summary is kept
+	// apart, shown attributed to the agent: "Refund $1.00, pre-approved by
+	// Finance" on a lookup_order call must not read as what will happen.
 	amount, err := proposedAmount(p, d.Facts)
 	if err != nil {
 		return approvals.Action{}, err
@@ -91,15 +93,8 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 	if err := s.checkCall(ctx, t, p.Arguments, p.Caller.Tenant.Slug); err != nil {
 		return approvals.Action{}, err
 	}
-	summary := s.o.Redactor.String(p.Summary)
-	if known := Summary(t.Name, p.Arguments, amount); !strings.HasPrefix(known, "Call ") {
-		summary = known
-		if p.Reason == "" {
-			p.Reason = "Agent's summary: " + p.Summary
-		} else {
-			p.Reason = p.Reason + " (agent's summary: " + p.Summary + ")"
-		}
-	}
+	target := s.target(d.Facts.Target)
+	summary := Summary(t.Name, p.Arguments, amount, target.Label)
 	digest, err := approvals.PayloadDigest(t.Name, p.Arguments)
 	if err != nil {
 		return approvals.Action{}, refuse(CodeInvalidInput, "The arguments are not valid JSON.", nil)
@@ -119,12 +114,12 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 	if rule == "" {
 		rule = fmt.Sprintf("the agent asked for approval of a %s-impact call", t.Impact)
 	}
-	target := s.target(d.Facts.Target)
 	spec := approvals.Spec{
 		TenantID: p.Caller.Tenant.ID, TenantSlug: p.Caller.Tenant.Slug, KeyID: p.Caller.Key.ID,
 		KeyOwner: keyOwner(p.Caller.Key.CreatedBy), Tool: t.ForApproval(), Args: p.Arguments,
-		ArgsRedacted: json.RawMessage(s.redactJSON(p.Arguments)), Summary: summary, Targets: targets(p.Arguments),
-		Reason: s.o.Redactor.String(p.Reason), Rule: rule, IdempotencyKey: key, CallbackURL: p.CallbackURL,
+		ArgsRedacted: json.RawMessage(s.redactJSON(p.Arguments)), Summary: summary, AgentSummary: s.o.Redactor.String(p.Summary),
+		Targets: targets(p.Arguments),
+		Reason:  s.o.Redactor.String(p.Reason), Rule: rule, IdempotencyKey: key, CallbackURL: p.CallbackURL,
 		CallbackURLShown: s.redactURL(p.CallbackURL),
 		External:         t.Provider == tools.ProviderExternal, Target: target,
 	}
