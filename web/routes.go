@@ -87,6 +87,7 @@ func (s *Server) consoleRoutes() []route {
 		{http.MethodGet, "/models", h.ModelList, admin, "Models"},
 		{http.MethodPost, "/models", h.ModelCreate, admin, ""},
 		{http.MethodPost, "/model-aliases", h.ModelAliasSave, admin, ""},
+		{http.MethodPost, "/model-allowed-hosts", h.ModelAllowedHosts, admin, ""},
 		{http.MethodGet, "/models/:name/edit", h.ModelEditForm, admin, ""},
 		{http.MethodPost, "/models/:name", h.ModelUpdate, admin, ""},
 		{http.MethodPost, "/models/:name/enable", h.ModelEnable, admin, ""},
