@@ -22,3 +22,23 @@ CREATE TABLE model_gateway_settings (
     allowed_hosts TEXT NOT NULL DEFAULT '',
     updated_at    TEXT NOT NULL
 );
+
+-- A fourth kind of alert, model_overrun: subject is the deployment whose
+-- calls cost more than their reservations, value the number of such
+-- calls in the window. SQLite cannot change a CHECK, so the table is
+-- rebuilt.
+CREATE TABLE alerts_new (
+	id          TEXT PRIMARY KEY,
+	kind        TEXT NOT NULL CHECK (kind IN ('failure_rate', 'p99_latency', 'budget_burn', 'model_overrun')),
+	subject     TEXT NOT NULL,
+	value       INTEGER NOT NULL,
+	threshold   INTEGER NOT NULL,
+	fired_at    TEXT NOT NULL,
+	resolved_at TEXT
+);
+INSERT INTO alerts_new (id, kind, subject, value, threshold, fired_at, resolved_at)
+	SELECT id, kind, subject, value, threshold, fired_at, resolved_at FROM alerts;
+DROP TABLE alerts;
+ALTER TABLE alerts_new RENAME TO alerts;
+CREATE UNIQUE INDEX alerts_firing ON alerts (kind, subject) WHERE resolved_at IS NULL;
+CREATE INDEX alerts_resolved ON alerts (resolved_at);

@@ -23,3 +23,10 @@ CREATE TABLE model_gateway_settings (
     allowed_hosts TEXT NOT NULL DEFAULT '',
     updated_at    TEXT NOT NULL
 );
+
+-- A fourth kind of alert, model_overrun: subject is the deployment whose
+-- calls cost more than their reservations, value the number of such
+-- calls in the window. (SQLite rebuilds the table; here the CHECK is
+-- replaced.)
+ALTER TABLE alerts DROP CONSTRAINT alerts_kind_check;
+ALTER TABLE alerts ADD CONSTRAINT alerts_kind_check CHECK (kind IN ('failure_rate', 'p99_latency', 'budget_burn', 'model_overrun'));
