@@ -485,3 +485,27 @@ func TestChatHugePromptIsCutBeforeRedaction(t *testing.T) {
 		t.Errorf("the redactor was handed %d bytes at once of a %d-byte prompt, want at most the %d stored", n, len(body), stored)
 	}
 }
+
+// Hosts added at the same moment all stay listed (on PostgreSQL the
+// read-then-write is serialised).
+func TestAllowHostsAtOnceKeepsEveryHost(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.Open(t)
+	const n = 8
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			_, err := models.AllowHosts(ctx, db, testActor, "llm-"+string(rune('a'+i))+".corp")
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	hosts, err := models.AllowedHosts(ctx, db.Read())
+	if err != nil || len(hosts) != n {
+		t.Fatalf("allowed hosts = %v, %v; want all %d", hosts, err, n)
+	}
+}
