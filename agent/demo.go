@@ -191,9 +191,12 @@ var demoUpstream struct {
 	err  error
 }
 
+// demoUpstreamHost is where the demo's fake upstream listens.
+const demoUpstreamHost = "127.0.0.1"
+
 func demoUpstreamURL() (string, error) {
 	demoUpstream.once.Do(func() {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		ln, err := net.Listen("tcp", demoUpstreamHost+":0")
 		if err != nil {
 			demoUpstream.err = fmt.Errorf("demo model upstream: %w", err)
 			return
@@ -211,7 +214,15 @@ func demoUpstreamURL() (string, error) {
 // example agent's model) and for demo-agent, the
 // fake upstream's scripted refund agent (script-refund), which drives the
 // demo's model-driven skill (skills.ModelDemo).
+//
+// The fake upstream listens on loopback, which the gateway refuses unless
+// its host is among the allowed hosts: the demo lists 127.0.0.1 there, as
+// an admin would for an on-premises model server, audited and shown on
+// the Models page.
 func seedDemoModel(ctx context.Context, db *store.DB, sealer *seal.Sealer) error {
+	if _, err := models.AllowHosts(ctx, db, audit.Actor{Type: audit.ActorSystem, ID: "demo-seed"}, demoUpstreamHost); err != nil {
+		return fmt.Errorf("demo model upstream: %w", err)
+	}
 	if err := seedDemoDeployment(ctx, db, sealer, demoModel, "fake"); err != nil {
 		return err
 	}

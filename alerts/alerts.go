@@ -19,9 +19,14 @@
 //   - p99 latency: the 99th percentile of those journeys' latency is
 //     P99Latency or more, with the same minimum;
 //
-// and per tenant: budget burn, when spent plus reserved reaches the
+// per tenant: budget burn, when spent plus reserved reaches the
 // budget's own alert percentage (80% unless set on the Budgets page) of
-// the period's limit.
+// the period's limit; and per model deployment: model overrun, when a
+// call it answered in the last OverrunWindow cost more than its
+// reservation (the upstream reported more usage than the request could
+// bill: a lying or buggy upstream, or a context window or output cap set
+// too low). The call was charged what was reported; the alert resolves
+// once OverrunWindow has passed without another.
 package alerts
 
 import (
@@ -30,10 +35,15 @@ import (
 
 // Kinds of alert.
 const (
-	FailureRate = "failure_rate"
-	P99Latency  = "p99_latency"
-	BudgetBurn  = "budget_burn"
+	FailureRate  = "failure_rate"
+	P99Latency   = "p99_latency"
+	BudgetBurn   = "budget_burn"
+	ModelOverrun = "model_overrun"
 )
+
+// OverrunWindow is how long one model call that cost more than its
+// reservation keeps its deployment's model_overrun alert firing.
+const OverrunWindow = 24 * time.Hour
 
 // Runbook is the id of the runbook that handles an alert of kind (its
 // page is /runbooks/<id>).
@@ -41,7 +51,7 @@ func Runbook(kind string) string {
 	switch kind {
 	case FailureRate, P99Latency:
 		return "tool-provider-outage"
-	case BudgetBurn:
+	case BudgetBurn, ModelOverrun:
 		return "runaway-spend"
 	}
 	return ""
@@ -78,14 +88,19 @@ func (a Alert) What() string {
 			t = a.Subject
 		}
 		return "Budget of tenant " + t
+	case ModelOverrun:
+		return "Model deployment " + a.Subject + " billed beyond its reservations"
 	}
 	return a.Kind + " " + a.Subject
 }
 
-// Unit is how Value and Threshold read: "%" or " ms".
+// Unit is how Value and Threshold read: "%", " ms" or " calls".
 func (a Alert) Unit() string {
-	if a.Kind == P99Latency {
+	switch a.Kind {
+	case P99Latency:
 		return " ms"
+	case ModelOverrun:
+		return " calls"
 	}
 	return "%"
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/wardenhq/warden/agent/budget"
 	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/store"
 )
 
@@ -81,7 +82,8 @@ func Evaluate(ctx context.Context, db *store.DB, now time.Time) (Report, error) 
 }
 
 // conditions returns what holds now: per skill, its failure rate and p99
-// against its rule; per tenant, its budget's burn.
+// against its rule; per tenant, its budget's burn; per model deployment,
+// its calls that cost more than their reservations.
 func conditions(ctx context.Context, q store.Querier, now time.Time) (map[key]condition, error) {
 	rules, err := Rules(ctx, q)
 	if err != nil {
@@ -133,6 +135,17 @@ func conditions(ctx context.Context, q store.Querier, now time.Time) (map[key]co
 			}
 			out[key{BudgetBurn, b.TenantID}] = condition{value: int64(b.UsedPercent()), threshold: int64(b.AlertPercent), tenant: slug}
 		}
+	}
+	overruns, err := models.Overruns(ctx, q, now.Add(-OverrunWindow))
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range overruns {
+		subject := o.Deployment
+		if subject == "" {
+			subject = "(alias " + o.Alias + ")"
+		}
+		out[key{ModelOverrun, subject}] = condition{value: int64(o.Calls), threshold: 1}
 	}
 	return out, nil
 }

@@ -40,7 +40,7 @@ func openAIFail(c echo.Context, err error) error {
 		typ = "insufficient_quota"
 	case problem.KindRateLimited:
 		typ = "rate_limit_error"
-	case problem.KindUnavailable, problem.KindInternal:
+	case problem.KindUnavailable, problem.KindInternal, problem.KindBadGateway:
 		typ = "server_error"
 	}
 	return c.JSON(p.Status(), map[string]any{"error": map[string]any{"message": p.Message, "type": typ, "code": p.Code}})

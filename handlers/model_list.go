@@ -3,6 +3,7 @@ package handlers
 import (
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -19,6 +20,7 @@ var modelNotices = map[string]string{
 	"enabled":   "Deployment switched on.",
 	"disabled":  "Deployment switched off: calls to its alias skip it.",
 	"alias":     "Alias options saved. They apply to the alias's next call.",
+	"hosts":     "Allowed hosts saved. They apply to every deployment's next call.",
 }
 
 func defaultModelForm() views.ModelForm {
@@ -67,6 +69,12 @@ func (h *Console) renderModels(c echo.Context, status int, v views.ModelsView) e
 	opts, err := models.AllAliasSettings(ctx, h.DB.Read())
 	if err != nil {
 		return err
+	}
+	if v.AllowedHosts, err = models.AllowedHosts(ctx, h.DB.Read()); err != nil {
+		return err
+	}
+	if !v.HostsTyped {
+		v.HostsForm = strings.Join(v.AllowedHosts, "\n")
 	}
 	for _, d := range v.Deployments {
 		if n := len(v.Aliases); n == 0 || v.Aliases[n-1].Alias != d.Alias {

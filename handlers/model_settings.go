@@ -134,3 +134,31 @@ func (h *Console) ModelAliasSave(c echo.Context) error {
 	}
 	return h.renderModels(c, http.StatusUnprocessableEntity, views.ModelsView{Form: defaultModelForm(), AliasForm: form, AliasErrors: errs})
 }
+
+// ModelAllowedHosts saves the hosts model deployments may reach although
+// their addresses are internal (on-premises model servers): all-tenant
+// admins, audited (model.allowed_hosts). A bad host is a 422 that changes
+// nothing.
+func (h *Console) ModelAllowedHosts(c echo.Context) error {
+	user := CurrentPrincipal(c)
+	if err := requireAllTenants(user, modelChange); err != nil {
+		return err
+	}
+	text := c.FormValue("allowed_hosts")
+	hosts, err := models.ParseHosts(text)
+	if err == nil {
+		var changed bool
+		changed, err = models.SetAllowedHosts(c.Request().Context(), h.DB, principalActor(user), hosts)
+		switch {
+		case err == nil && !changed:
+			return seeOther(c, "/models?done=unchanged")
+		case err == nil:
+			return seeOther(c, "/models?done=hosts")
+		}
+	}
+	errs, ok := fieldErrors(err)
+	if !ok {
+		return err
+	}
+	return h.renderModels(c, http.StatusUnprocessableEntity, views.ModelsView{Form: defaultModelForm(), HostsForm: text, HostsErrors: errs, HostsTyped: true})
+}

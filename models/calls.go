@@ -28,9 +28,10 @@ type Attempt struct {
 	LatencyMS  int64  `json:"latency_ms"`
 	// What the attempt used and cost, when it answered (a cascade pays for
 	// every answer it asked for).
-	InputTokens  int64 `json:"input_tokens,omitempty"`
-	OutputTokens int64 `json:"output_tokens,omitempty"`
-	CostMicros   int64 `json:"cost_micros,omitempty"`
+	InputTokens  int64  `json:"input_tokens,omitempty"`
+	OutputTokens int64  `json:"output_tokens,omitempty"`
+	CostMicros   int64  `json:"cost_micros,omitempty"`
+	Usage        string `json:"usage,omitempty"` // where the tokens came from: UsageReported, UsageEstimated, UsageInvalid
 }
 
 // Call is one call to the chat gateway, as recorded.
@@ -49,8 +50,10 @@ type Call struct {
 	TTFT           time.Duration // to the first byte sent to the agent
 	InputTokens    int64
 	OutputTokens   int64
-	ReservedMicros int64
-	CostMicros     int64
+	Usage          string // where the tokens came from: UsageReported, UsageEstimated, UsageInvalid; "" when nothing was used
+	ReservedMicros int64  // the call's worst case, reserved before any upstream call
+	CostMicros     int64  // what was charged: the usage at the deployment's prices, even above the reservation
+	OverrunMicros  int64  // the cost above the reservation; above 0 the model_overrun alert fires
 	Prompt         string // redacted
 	Completion     string // redacted
 	JourneyID      string // the journey whose skill made the call; "" for an agent's own call
@@ -58,21 +61,26 @@ type Call struct {
 }
 
 // settle charges the call's cost against its reservation and records the
-// call, in one transaction: the budget and the trace always agree.
+// call, in one transaction: the budget and the trace always agree. The
+// cost is charged whole, even above the reservation (budget.Charge): an
+// upstream that billed more has the money, and the budget must say so.
+// It only writes, so running it again after a retried transaction
+// charges once.
 func settle(ctx context.Context, db *store.DB, c Call) error {
 	att, _ := json.Marshal(c.Attempts)
 	return db.Transact(ctx, func(tx *sql.Tx) error {
-		if c.ReservedMicros > 0 {
-			if err := budget.Settle(ctx, tx, c.TenantID, c.ReservedMicros, c.CostMicros); err != nil {
+		if c.ReservedMicros > 0 || c.CostMicros > 0 {
+			if err := budget.Charge(ctx, tx, c.TenantID, c.ReservedMicros, c.CostMicros); err != nil {
 				return err
 			}
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO model_calls (id, tenant_id, key_id, alias, deployment, attempts, stream, status, http_status,
-			latency_ms, ttft_ms, input_tokens, output_tokens, reserved_micros, cost_micros, prompt, completion, journey_id, created_at, cache_hit)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			latency_ms, ttft_ms, input_tokens, output_tokens, reserved_micros, cost_micros, prompt, completion, journey_id, created_at, cache_hit,
+			overrun_micros, usage_source)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			c.ID, c.TenantID, c.KeyID, c.Alias, c.Deployment, string(att), boolInt(c.Stream), c.Status, c.HTTPStatus,
 			c.Latency.Milliseconds(), c.TTFT.Milliseconds(), c.InputTokens, c.OutputTokens, c.ReservedMicros, c.CostMicros,
-			c.Prompt, c.Completion, c.JourneyID, store.FormatTime(c.CreatedAt), boolInt(c.CacheHit))
+			c.Prompt, c.Completion, c.JourneyID, store.FormatTime(c.CreatedAt), boolInt(c.CacheHit), c.OverrunMicros, c.Usage)
 		if err != nil {
 			return fmt.Errorf("record model call: %w", err)
 		}
@@ -97,7 +105,7 @@ func Calls(ctx context.Context, q store.Querier, tenantIDs []string, limit int) 
 	}
 	args = append(args, limit)
 	rows, err := q.QueryContext(ctx, `SELECT id, tenant_id, key_id, alias, deployment, attempts, stream, status, http_status, latency_ms, ttft_ms,
-		input_tokens, output_tokens, reserved_micros, cost_micros, prompt, completion, created_at, cache_hit, journey_id
+		input_tokens, output_tokens, reserved_micros, cost_micros, prompt, completion, created_at, cache_hit, journey_id, overrun_micros, usage_source
 		FROM model_calls `+where+` ORDER BY created_at DESC, id DESC LIMIT ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list model calls: %w", err)
@@ -110,7 +118,7 @@ func Calls(ctx context.Context, q store.Querier, tenantIDs []string, limit int) 
 		var stream, hit int
 		var lat, ttft int64
 		if err := rows.Scan(&c.ID, &c.TenantID, &c.KeyID, &c.Alias, &c.Deployment, &att, &stream, &c.Status, &c.HTTPStatus, &lat, &ttft,
-			&c.InputTokens, &c.OutputTokens, &c.ReservedMicros, &c.CostMicros, &c.Prompt, &c.Completion, &created, &hit, &c.JourneyID); err != nil {
+			&c.InputTokens, &c.OutputTokens, &c.ReservedMicros, &c.CostMicros, &c.Prompt, &c.Completion, &created, &hit, &c.JourneyID, &c.OverrunMicros, &c.Usage); err != nil {
 			return nil, fmt.Errorf("list model calls: %w", err)
 		}
 		_ = json.Unmarshal([]byte(att), &c.Attempts)
@@ -132,4 +140,33 @@ func SpentSince(ctx context.Context, q store.Querier, tenantID string, since tim
 		return 0, 0, fmt.Errorf("model call spend: %w", err)
 	}
 	return micros, n, nil
+}
+
+// Overrun is the calls of one deployment that cost more than their
+// reservations (OverrunMicros above 0) in a window.
+type Overrun struct {
+	Deployment string // the deployment that answered ("" when none did; then Alias names the call)
+	Alias      string
+	Calls      int
+	Micros     int64 // the overruns together
+}
+
+// Overruns lists, per deployment, the calls since then that cost more
+// than their reservations, by deployment (the model_overrun alert).
+func Overruns(ctx context.Context, q store.Querier, since time.Time) ([]Overrun, error) {
+	rows, err := q.QueryContext(ctx, `SELECT deployment, MIN(alias), COUNT(*), SUM(overrun_micros) FROM model_calls
+		WHERE overrun_micros > 0 AND created_at >= ? GROUP BY deployment ORDER BY deployment`, store.FormatTime(since))
+	if err != nil {
+		return nil, fmt.Errorf("model call overruns: %w", err)
+	}
+	defer rows.Close()
+	var out []Overrun
+	for rows.Next() {
+		var o Overrun
+		if err := rows.Scan(&o.Deployment, &o.Alias, &o.Calls, &o.Micros); err != nil {
+			return nil, fmt.Errorf("model call overruns: %w", err)
+		}
+		out = append(out, o)
+	}
+	return out, rows.Err()
 }

@@ -11,14 +11,17 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/wardenhq/warden/agent/gateway"
 	"github.com/wardenhq/warden/agent/redact"
 	"github.com/wardenhq/warden/agent/seal"
+	"github.com/wardenhq/warden/egress"
 	"github.com/wardenhq/warden/problem"
 	"github.com/wardenhq/warden/store"
 )
@@ -36,7 +39,6 @@ type Gateway struct {
 	db       *store.DB
 	sealer   *seal.Sealer
 	redactor *redact.Redactor // nil: prompts and completions are not stored at all
-	client   *http.Client
 	log      *slog.Logger
 	now      func() time.Time
 
@@ -45,6 +47,18 @@ type Gateway struct {
 
 	limits *limiter     // keys' model limits, in this process
 	cache  *answerCache // answers of aliases with a cache, in this process
+
+	egressMu sync.Mutex
+	egress   *upstreamClient // the client for the allowed hosts last read
+}
+
+// upstreamClient is the HTTP client for one list of allowed hosts. A
+// connection it dialled was checked against that list, so when the list
+// changes a new client (with its own connections) replaces it: a host
+// taken off the list is never reached again through a kept connection.
+type upstreamClient struct {
+	hosts  string // as stored (AllowedHosts)
+	client *http.Client
 }
 
 // NewGateway returns a gateway over db. Without a redactor no prompt or
@@ -54,8 +68,33 @@ func NewGateway(db *store.DB, sealer *seal.Sealer, redactor *redact.Redactor, lo
 		log = slog.Default()
 	}
 	return &Gateway{db: db, sealer: sealer, redactor: redactor, log: log, now: time.Now, slots: map[string]chan struct{}{},
-		limits: newLimiter(), cache: newAnswerCache(),
-		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: 90 * time.Second}}}
+		limits: newLimiter(), cache: newAnswerCache()}
+}
+
+// clientFor returns the upstream client for the allowed hosts (one per
+// line, as stored): the egress policy of package egress, the same as
+// callbacks', so a deployment cannot reach loopback, private, link-local
+// or other internal addresses unless its host is listed; no redirect is
+// followed, and no proxy is used.
+func (g *Gateway) clientFor(hosts string) *http.Client {
+	g.egressMu.Lock()
+	defer g.egressMu.Unlock()
+	if g.egress != nil && g.egress.hosts == hosts {
+		return g.egress.client
+	}
+	listed := map[string]bool{}
+	for _, h := range strings.Fields(hosts) {
+		listed[h] = true
+	}
+	t := egress.Policy{AllowHost: func(h string) bool { return listed[h] }}.Transport()
+	t.MaxIdleConnsPerHost = 256
+	if old := g.egress; old != nil {
+		// Idle connections of the old list close now; those in use close
+		// when idle, never reused by the new client.
+		defer old.client.CloseIdleConnections()
+	}
+	g.egress = &upstreamClient{hosts: hosts, client: &http.Client{Transport: t, CheckRedirect: egress.NoRedirects}}
+	return g.egress.client
 }
 
 // SetReplicas sets how the gateway learns the number of Warden replicas
@@ -83,8 +122,8 @@ func (g *Gateway) Models(ctx context.Context, caller gateway.Caller) ([]string, 
 	return out, nil
 }
 
-// request is the part of an OpenAI chat request the gateway reads; the
-// rest passes through as sent.
+// request is the part of an OpenAI chat request the gateway reads
+// (parseChat checks the rest).
 type request struct {
 	Model               string          `json:"model"`
 	Messages            json.RawMessage `json:"messages"`
@@ -104,21 +143,10 @@ const maxBody = 4 << 20
 
 func invalid(msg string) error { return problem.Invalid("invalid_request", msg) }
 
-// EstimateTokens is a deliberately high estimate of the tokens in a
-// prompt: a byte of JSON per token would overcount, a token per three
-// bytes plus a margin stays above what tokenizers count for text.
-func EstimateTokens(messages []byte) int64 { return int64(len(messages))/3 + 16 }
-
-// cost is tokens at a deployment's prices, rounded up to a micro-unit.
+// cost is tokens at a deployment's prices, each rounded up to a
+// micro-unit.
 func cost(d Deployment, in, out int64) int64 {
-	return ceilDiv(in*d.InputMicrosPerM, 1_000_000) + ceilDiv(out*d.OutputMicrosPerM, 1_000_000)
-}
-
-func ceilDiv(a, b int64) int64 {
-	if a <= 0 {
-		return 0
-	}
-	return (a + b - 1) / b
+	return min(maxCost, tokensCost(in, d.InputMicrosPerM)+tokensCost(out, d.OutputMicrosPerM))
 }
 
 // Chat serves one chat completion for caller. Before the first byte is
@@ -126,42 +154,37 @@ func ceilDiv(a, b int64) int64 {
 // the answer (or the stream, cut or whole) has been written and it
 // returns nil.
 //
-// Admission: the key's model limits (requests and tokens a minute, the
-// tokens estimated here and corrected when the call is settled).
+// Admission: the request's members are checked (parseChat: what Warden
+// cannot bound is refused), then the key's model limits (requests and
+// tokens a minute, the tokens bounded here and corrected when the call is
+// settled).
 //
-// Money: the worst case (estimated prompt plus the output cap, at the
-// dearest deployment the call may reach; at every deployment together
-// when a cascade may try them all) is reserved in one transaction before
-// any upstream call, and settled to the usage the upstream reports in the
-// transaction that records the call; a cut stream is charged for what
-// arrived. Concurrent calls can never overspend.
+// Money: the worst case — the prompt bound of the body as forwarded (a
+// token a byte, at most the context window) plus n times the output cap,
+// at the dearest deployment the call may reach; at every deployment
+// together when a cascade may try them all — is reserved in one
+// transaction before any upstream call, and settled to the usage the
+// upstream reports in the transaction that records the call; a cut stream
+// is charged for what arrived. Concurrent calls can never overspend what
+// the upstreams can bill. An upstream that reports more than that is
+// charged as reported, and the excess is recorded on the call
+// (OverrunMicros) for the model_overrun alert.
 //
 // Routing: deployments are tried in priority order (weighted among equal
 // priorities, or cheapest first for a cascade); a timeout, connection
-// error, 429 or 5xx moves to the next, but only while nothing has been
-// sent to the agent. A 4xx is the agent's request at fault and is
-// returned as is, never retried.
+// error, refused address, redirect, 429, 5xx or an answer that is not the
+// protocol's moves to the next, but only while nothing has been sent to
+// the agent. A 4xx is the agent's request at fault and is returned as is,
+// never retried.
 func (g *Gateway) Chat(ctx context.Context, caller gateway.Caller, body []byte, w Sink) error {
 	if len(body) > maxBody {
 		return invalid("The request is larger than 4 MiB.")
 	}
-	var req request
-	if err := json.Unmarshal(body, &req); err != nil {
-		return invalid("The body is not a JSON chat completion request.")
+	cr, err := parseChat(body)
+	if err != nil {
+		return err
 	}
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(body, &fields); err != nil {
-		return invalid("The body is not a JSON object.")
-	}
-	if req.Model == "" {
-		return invalid("Name the model: \"model\": ALIAS.")
-	}
-	if len(req.Messages) == 0 || req.Messages[0] != '[' {
-		return invalid("Send the conversation as \"messages\": [...].")
-	}
-	if len(bytes.TrimSpace(req.Messages[1:])) > 0 && bytes.TrimSpace(req.Messages[1:])[0] == ']' {
-		return invalid("\"messages\" is empty: send at least one message.")
-	}
+	req, fields := cr.request, cr.fields
 	if !caller.Key.Allows("model", req.Model) {
 		return problem.Forbidden("model_not_allowed", "This key may not use model "+req.Model+": it needs the scope model:"+req.Model+".")
 	}
@@ -178,8 +201,9 @@ func (g *Gateway) Chat(ctx context.Context, caller gateway.Caller, body []byte, 
 	var opts AliasSettings
 	var settings TenantSettings
 	var limits KeyLimits
+	var allowedHosts string
 	if err == nil {
-		opts, settings, limits, err = callOptions(ctx, g.db.Read(), req.Model, caller.Tenant.ID, caller.Key.ID)
+		opts, settings, limits, allowedHosts, err = callOptions(ctx, g.db.Read(), req.Model, caller.Tenant.ID, caller.Key.ID)
 	}
 	if err != nil {
 		return problem.Unavailable("unavailable", "The model deployments cannot be read right now.", time.Second).Wrap(err)
@@ -187,34 +211,39 @@ func (g *Gateway) Chat(ctx context.Context, caller gateway.Caller, body []byte, 
 	if len(deps) == 0 {
 		return problem.NotFound("model_not_found", "There is no model "+req.Model+" (or every deployment of it is switched off).")
 	}
-	promptEst := EstimateTokens(req.Messages)
+	// worst is the reservation for a forwarded body of bodyBytes and the
+	// tokens it may use at most (for the key's tokens a minute).
+	worst := func(bodyBytes int) (reserve, tokens int64) {
+		for _, d := range deps {
+			in, out := bound(d, bodyBytes, asked, cr.n)
+			if c := cost(d, in, out); opts.Cascade && !req.Stream && len(deps) > 1 {
+				reserve = min(maxCost, reserve+c) // every attempt of a cascade is paid for
+			} else {
+				reserve = max(reserve, c)
+			}
+			tokens = max(tokens, in+out)
+		}
+		return reserve, tokens
+	}
+	bodyBytes := forwardedSize(fields)
 	cascade := opts.Cascade && !req.Stream && len(deps) > 1
 	if cascade {
-		deps = cheapestFirst(deps, promptEst, asked)
+		deps = cheapestFirst(deps, func(d Deployment) int64 { in, out := bound(d, bodyBytes, asked, cr.n); return cost(d, in, out) })
 	} else {
 		deps = weighted(deps)
 	}
-	var reserve, maxOut int64
-	for _, d := range deps {
-		c := cost(d, promptEst, outputLimit(d, asked))
-		if cascade {
-			reserve += c // every attempt of a cascade is paid for
-		} else {
-			reserve = max(reserve, c)
-		}
-		maxOut = max(maxOut, outputLimit(d, asked))
-	}
+	_, tokens := worst(bodyBytes)
 
 	start := g.now()
-	tk, err := g.limits.admit(caller.Key.ID, limits, promptEst+maxOut, start)
+	tk, err := g.limits.admit(caller.Key.ID, limits, tokens, start)
 	if err != nil {
 		return err
 	}
 	keep := settings.Content != ContentNone
 	call := Call{ID: store.NewID(), TenantID: caller.Tenant.ID, KeyID: caller.Key.ID, Alias: req.Model, Stream: req.Stream,
-		ReservedMicros: reserve, CreatedAt: start.UTC(), JourneyID: JourneyOf(ctx)}
+		CreatedAt: start.UTC(), JourneyID: JourneyOf(ctx)}
 	if keep {
-		call.Prompt = g.redactJSON(req.Messages)
+		call.Prompt = g.storedJSON(req.Messages)
 	}
 
 	// An answer kept for this tenant and request is served without an
@@ -227,9 +256,9 @@ func (g *Gateway) Chat(ctx context.Context, caller gateway.Caller, body []byte, 
 	if cacheable {
 		if e, ok := g.cache.get(ckey, start); ok {
 			g.limits.settle(tk, 0)
-			call.Status, call.HTTPStatus, call.CacheHit, call.Deployment, call.ReservedMicros = StatusOK, http.StatusOK, true, e.deployment, 0
+			call.Status, call.HTTPStatus, call.CacheHit, call.Deployment = StatusOK, http.StatusOK, true, e.deployment
 			if keep {
-				call.Completion = g.redactJSON(messageOf(e.body))
+				call.Completion = g.storedJSON(messageOf(e.body))
 			}
 			call.Latency = g.now().Sub(start)
 			call.TTFT = call.Latency
@@ -257,7 +286,12 @@ func (g *Gateway) Chat(ctx context.Context, caller gateway.Caller, body []byte, 
 			return invalid("The messages could not be read for redaction.")
 		}
 		fields["messages"] = red
+		// Tokens may be longer than what they replace: the bound is of
+		// the body that leaves.
+		bodyBytes = forwardedSize(fields)
 	}
+	reserve, _ := worst(bodyBytes)
+	call.ReservedMicros = reserve
 
 	if err := g.db.Transact(ctx, func(tx *sql.Tx) error { return gateway.Reserve(ctx, tx, caller.Tenant.ID, reserve, start) }); err != nil {
 		g.limits.settle(tk, 0)
@@ -278,7 +312,9 @@ func (g *Gateway) Chat(ctx context.Context, caller gateway.Caller, body []byte, 
 		}
 		settled = true
 		call.Status, call.HTTPStatus, call.Latency = status, httpStatus, g.now().Sub(start)
-		call.CostMicros = min(call.CostMicros, call.ReservedMicros)
+		// What was reported is charged, even beyond the reservation: the
+		// upstream has billed it. The excess is the call's overrun.
+		call.OverrunMicros = max(0, call.CostMicros-call.ReservedMicros)
 		if !keep {
 			call.Prompt, call.Completion = "", ""
 		}
@@ -286,12 +322,18 @@ func (g *Gateway) Chat(ctx context.Context, caller gateway.Caller, body []byte, 
 		if err := settle(context.WithoutCancel(ctx), g.db, call); err != nil {
 			g.log.ErrorContext(ctx, "could not settle a model call", "call", call.ID, "err", err)
 		}
+		if call.OverrunMicros > 0 {
+			g.log.WarnContext(ctx, "a model call cost more than its reservation", "call", call.ID, "deployment", call.Deployment,
+				"reserved_micros", call.ReservedMicros, "cost_micros", call.CostMicros, "overrun_micros", call.OverrunMicros)
+		}
 	}
 
+	client := g.clientFor(allowedHosts)
 	var last error = problem.Unavailable("upstream_unavailable", "No deployment of "+req.Model+" answered.", time.Second)
 	for i, d := range deps {
+		inBound, outBound := bound(d, bodyBytes, asked, cr.n)
 		t0 := g.now()
-		res, cancel, first, err := g.try(ctx, d, fields, asked, req.Stream)
+		res, cancel, first, err := g.try(ctx, client, d, fields, asked, cr.n, req.Stream)
 		att := Attempt{Deployment: d.Name, LatencyMS: g.now().Sub(t0).Milliseconds()}
 		if res != nil {
 			att.Status = res.StatusCode
@@ -303,8 +345,14 @@ func (g *Gateway) Chat(ctx context.Context, caller gateway.Caller, body []byte, 
 				finish(StatusFailed, 499)
 				return problem.Unavailable("cancelled", "The request was cancelled.", 0)
 			}
-			if errors.Is(err, errBusy) {
+			var bad invalidAnswer
+			switch {
+			case errors.Is(err, errBusy):
 				last = &problem.Error{Kind: problem.KindRateLimited, Code: "rate_limited", Message: "Every deployment of " + req.Model + " is at its concurrency limit.", RetryAfter: time.Second}
+			case errors.As(err, &bad):
+				last = problem.New(problem.KindBadGateway, "upstream_invalid", "The model's answer was not an OpenAI chat completion; nothing of it was passed on.")
+			default:
+				last = problem.Unavailable("upstream_unavailable", "No deployment of "+req.Model+" answered.", time.Second)
 			}
 			continue
 		}
@@ -326,16 +374,19 @@ func (g *Gateway) Chat(ctx context.Context, caller gateway.Caller, body []byte, 
 			// The call is settled and recorded before the agent sees
 			// [DONE]: an agent that has its answer finds it in the budget
 			// and the trace.
-			g.stream(ctx, d, res, cancel, first, promptEst, &call, keep, w, start, func(s string) { finish(s, http.StatusOK) })
+			g.stream(ctx, d, res, cancel, first, streamBounds{in: inBound, out: outBound, inEst: estimateText(int64(bodyBytes)) + 16},
+				&call, keep, w, start, func(s string) { finish(s, http.StatusOK) })
 			return nil
 		}
 		res.Body.Close()
 		cancel()
-		a := g.answer(first, req.Model, promptEst)
-		att.InputTokens, att.OutputTokens, att.CostMicros = a.in, a.out, cost(d, a.in, a.out)
-		call.InputTokens += a.in
-		call.OutputTokens += a.out
-		call.CostMicros += att.CostMicros
+		a := g.answer(first, req.Model)
+		att.InputTokens, att.OutputTokens, att.Usage = charged(a.usage, inBound, outBound, estimateText(int64(bodyBytes))+16, a.textBytes)
+		att.CostMicros = cost(d, att.InputTokens, att.OutputTokens)
+		call.InputTokens += att.InputTokens
+		call.OutputTokens += att.OutputTokens
+		call.CostMicros = min(maxCost, call.CostMicros+att.CostMicros)
+		call.Usage = worseUsage(call.Usage, att.Usage)
 		if cascade && i < len(deps)-1 {
 			if why := checkAnswer(a.raw, req.ResponseFormat); why != "" {
 				// Escalate: this answer is paid for, and the next
@@ -348,7 +399,7 @@ func (g *Gateway) Chat(ctx context.Context, caller gateway.Caller, body []byte, 
 		call.Attempts = append(call.Attempts, att)
 		call.Deployment = d.Name
 		if keep {
-			call.Completion = g.redactJSON(a.message)
+			call.Completion = g.storedJSON(a.message)
 		}
 		call.TTFT = g.now().Sub(start)
 		finish(StatusOK, http.StatusOK)
@@ -364,6 +415,47 @@ func (g *Gateway) Chat(ctx context.Context, caller gateway.Caller, body []byte, 
 	return last
 }
 
+// forwardedSize is the size of the body the members make, as sent: the
+// model id and output cap Warden adds are covered by the bound's margin.
+func forwardedSize(fields map[string]json.RawMessage) int {
+	n := 2
+	for k, v := range fields {
+		n += len(k) + 4 + len(v)
+	}
+	return n
+}
+
+// Where a call's tokens came from (Call.Usage, Attempt.Usage).
+const (
+	UsageReported  = "reported"  // the upstream's own count
+	UsageEstimated = "estimated" // no usage came (a cut stream, an upstream that reports none): Warden's high estimate, at most the bound
+	UsageInvalid   = "invalid"   // the upstream reported a negative or impossible count: the bound is charged
+)
+
+// charged is what one answer is charged for: the usage the upstream
+// reported when it is believable (even above the bound: the upstream
+// billed it); without usage, an estimate from the prompt and the text
+// that arrived, at most the bound; for an unbelievable usage, the bound.
+func charged(u *usage, inBound, outBound, inEst, textBytes int64) (in, out int64, source string) {
+	switch {
+	case u == nil:
+		return min(inEst, inBound), min(estimateText(textBytes), outBound), UsageEstimated
+	case !u.valid():
+		return inBound, outBound, UsageInvalid
+	}
+	return u.PromptTokens, u.CompletionTokens, UsageReported
+}
+
+// worseUsage is the less trustworthy of two usage sources, for a call of
+// several attempts.
+func worseUsage(a, b string) string {
+	rank := map[string]int{"": 0, UsageReported: 1, UsageEstimated: 2, UsageInvalid: 3}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
 var errBusy = errors.New("at its concurrency limit")
 
 // transient reports an upstream status worth trying the next deployment
@@ -372,27 +464,27 @@ func transient(status int) bool { return status == http.StatusTooManyRequests ||
 
 // try calls one deployment. It returns the response once its first byte
 // (a whole body when not streaming, the first event when streaming) is in
-// hand, so a failure up to then can still fall over; a transient status is
-// an error, a 4xx a response.
-func (g *Gateway) try(ctx context.Context, d Deployment, fields map[string]json.RawMessage, asked int64, stream bool) (*http.Response, context.CancelFunc, []byte, error) {
+// hand, so a failure up to then can still fall over; a transient status,
+// a redirect or an answer that is not the protocol's is an error, a 4xx a
+// response.
+func (g *Gateway) try(ctx context.Context, client *http.Client, d Deployment, fields map[string]json.RawMessage, asked, n int64, stream bool) (*http.Response, context.CancelFunc, []byte, error) {
 	release, ok := g.acquire(d)
 	if !ok {
 		return nil, nil, nil, errBusy
 	}
-	out := make(map[string]json.RawMessage, len(fields)+1)
+	out := make(map[string]json.RawMessage, len(fields)+4)
 	for k, v := range fields {
 		out[k] = v
 	}
 	out["model"], _ = json.Marshal(d.UpstreamModel)
-	limit := int64(d.MaxOutputTokens)
-	if asked > 0 {
-		limit = min(asked, limit)
-	}
 	// The output cap is always sent, so the upstream cannot bill more than
 	// was reserved.
-	delete(out, "max_tokens")
-	out["max_completion_tokens"], _ = json.Marshal(limit)
+	out["max_completion_tokens"], _ = json.Marshal(outputLimit(d, asked))
+	if n > 1 {
+		out["n"], _ = json.Marshal(n)
+	}
 	if stream {
+		out["stream"] = json.RawMessage(`true`)
 		out["stream_options"] = json.RawMessage(`{"include_usage":true}`)
 	}
 	body, _ := json.Marshal(out)
@@ -417,23 +509,28 @@ func (g *Gateway) try(ctx context.Context, d Deployment, fields map[string]json.
 	if d.APIKey != "" {
 		hreq.Header.Set("Authorization", "Bearer "+d.APIKey)
 	}
-	res, err := g.client.Do(hreq)
+	res, err := client.Do(hreq)
 	if err != nil {
 		return fail(errors.New("connection: " + errorClass(err)))
 	}
-	if transient(res.StatusCode) {
+	switch {
+	case transient(res.StatusCode):
 		io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
 		res.Body.Close()
 		return fail(fmt.Errorf("upstream %d", res.StatusCode))
-	}
-	if res.StatusCode != http.StatusOK {
+	case res.StatusCode >= 300 && res.StatusCode < 400:
+		// Never followed: the request and its key would go where the
+		// deployment never named, and the answer is not the protocol's.
+		res.Body.Close()
+		return fail(invalidAnswer{fmt.Sprintf("upstream %d: redirects are not followed", res.StatusCode)})
+	case res.StatusCode != http.StatusOK:
 		timer.Stop()
 		return res, done, nil, nil
 	}
 	var first []byte
 	if stream {
 		br := bufio.NewReaderSize(res.Body, 16<<10)
-		first, err = readEvent(br)
+		first, err = firstEvent(br)
 		res.Body = bufferedBody{br, res.Body}
 	} else {
 		first, err = io.ReadAll(io.LimitReader(res.Body, 32<<20))
@@ -442,9 +539,91 @@ func (g *Gateway) try(ctx context.Context, d Deployment, fields map[string]json.
 		res.Body.Close()
 		return fail(errors.New("connection: " + errorClass(err)))
 	}
+	// Only the protocol's answer is passed on: a body that is not a chat
+	// completion (or a stream that is not its events) is some other
+	// server's, and may be anything.
+	if stream && !chunkEvent(first) || !stream && !isCompletion(first) {
+		res.Body.Close()
+		what := "not a chat completion"
+		if stream {
+			what = "not a stream of chat completion chunks"
+		}
+		return fail(invalidAnswer{what})
+	}
 	timer.Stop()
 	return res, done, first, nil
 }
+
+// invalidAnswer is an upstream answer that is not OpenAI's chat protocol
+// (a redirect, a body that is not a completion): never passed on.
+type invalidAnswer struct{ why string }
+
+func (e invalidAnswer) Error() string { return "invalid answer: " + e.why }
+
+// isCompletion reports whether raw is a chat completion: a JSON object
+// with a list of choices.
+func isCompletion(raw []byte) bool {
+	var c struct {
+		Choices []json.RawMessage `json:"choices"`
+	}
+	return json.Valid(raw) && bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) && json.Unmarshal(raw, &c) == nil && c.Choices != nil
+}
+
+// maxLeadingEvents bounds the events without data (comments, such as a
+// provider's keep-alives) read before a stream's first chunk.
+const maxLeadingEvents = 32
+
+// firstEvent reads a stream up to and with its first event that carries
+// data; comment-only events before it are kept, to be passed on with it.
+func firstEvent(br *bufio.Reader) ([]byte, error) {
+	var all []byte
+	for i := 0; i < maxLeadingEvents && len(all) < 64<<10; i++ {
+		ev, err := readEvent(br)
+		all = append(all, ev...)
+		if err != nil || hasData(ev) {
+			return all, err
+		}
+	}
+	return all, nil
+}
+
+func hasData(ev []byte) bool {
+	for _, line := range bytes.Split(ev, []byte("\n")) {
+		if bytes.HasPrefix(bytes.TrimSpace(line), []byte("data:")) {
+			return true
+		}
+	}
+	return false
+}
+
+// chunkEvent reports whether ev (a stream's first events) is
+// server-sent events whose first data is a chat completion chunk (a JSON
+// object with choices) or the end of the stream.
+func chunkEvent(ev []byte) bool {
+	for _, line := range bytes.Split(ev, []byte("\n")) {
+		line = bytes.TrimSpace(line)
+		switch {
+		case len(line) == 0, line[0] == ':', bytes.HasPrefix(line, []byte("event:")), bytes.HasPrefix(line, []byte("id:")), bytes.HasPrefix(line, []byte("retry:")):
+			continue
+		case bytes.HasPrefix(line, []byte("data:")):
+			data := bytes.TrimSpace(line[len("data:"):])
+			if string(data) == "[DONE]" {
+				return true
+			}
+			var c struct {
+				Choices []json.RawMessage `json:"choices"`
+			}
+			return bytes.HasPrefix(data, []byte("{")) && json.Unmarshal(data, &c) == nil && c.Choices != nil
+		default:
+			return false // not an SSE field
+		}
+	}
+	return false
+}
+
+// streamBounds are a stream's bounds at its deployment (bound) and the
+// estimate of its prompt, for a stream that ends without its usage.
+type streamBounds struct{ in, out, inEst int64 }
 
 // bufferedBody is a response body read through the buffer its first event
 // was read with.
@@ -456,6 +635,8 @@ type bufferedBody struct {
 // errorClass names a transport error without its addresses or payload.
 func errorClass(err error) string {
 	switch {
+	case errors.Is(err, egress.ErrInternal):
+		return "refused: the deployment's address is internal and its host is not in the allowed hosts"
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return "cancelled"
 	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
@@ -504,30 +685,31 @@ func readEvent(br *bufio.Reader) ([]byte, error) {
 }
 
 // parsedAnswer is a non-streamed answer as the agent receives it (with
-// the alias as its model) and what it used.
+// the alias as its model), and what the upstream said it used.
 type parsedAnswer struct {
-	raw     []byte
-	message json.RawMessage // the first choice's message
-	in, out int64
+	raw       []byte
+	message   json.RawMessage // the first choice's message
+	usage     *usage          // nil: none reported
+	textBytes int64           // the bytes of every choice's message, for an estimate
 }
 
-// answer reads a non-streamed answer. Without a reported usage, the
-// estimate is charged (capped later by the reservation).
-func (g *Gateway) answer(raw []byte, alias string, promptEst int64) parsedAnswer {
+// answer reads a non-streamed answer (a chat completion: try checked).
+func (g *Gateway) answer(raw []byte, alias string) parsedAnswer {
 	var resp map[string]json.RawMessage
 	if json.Unmarshal(raw, &resp) == nil {
 		resp["model"], _ = json.Marshal(alias)
 		raw, _ = json.Marshal(resp)
 	}
 	var u struct {
-		Usage *usage `json:"usage"`
+		Usage   *usage `json:"usage"`
+		Choices []struct {
+			Message json.RawMessage `json:"message"`
+		} `json:"choices"`
 	}
 	_ = json.Unmarshal(raw, &u)
-	a := parsedAnswer{raw: raw, message: messageOf(raw)}
-	if u.Usage != nil {
-		a.in, a.out = u.Usage.PromptTokens, u.Usage.CompletionTokens
-	} else {
-		a.in, a.out = promptEst, EstimateTokens(raw)
+	a := parsedAnswer{raw: raw, message: messageOf(raw), usage: u.Usage}
+	for _, c := range u.Choices {
+		a.textBytes += int64(len(c.Message))
 	}
 	return a
 }
@@ -550,7 +732,7 @@ func messageOf(raw []byte) json.RawMessage {
 // cut, agent gone, or no event for the deployment's timeout: stalled) is
 // charged for the text that arrived. Only the first maxStored bytes of
 // the text are kept (for the trace); the rest is counted, never held.
-func (g *Gateway) stream(ctx context.Context, d Deployment, res *http.Response, cancel context.CancelFunc, first []byte, promptEst int64, call *Call, keep bool, w Sink, start time.Time, settle func(status string)) {
+func (g *Gateway) stream(ctx context.Context, d Deployment, res *http.Response, cancel context.CancelFunc, first []byte, b streamBounds, call *Call, keep bool, w Sink, start time.Time, settle func(status string)) {
 	defer res.Body.Close()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -576,18 +758,17 @@ func (g *Gateway) stream(ctx context.Context, d Deployment, res *http.Response, 
 	// account charges what the stream used: the usage it reported, or for
 	// a stream cut before its usage, the text that arrived.
 	account := func(status string) {
-		if u != nil {
-			call.InputTokens, call.OutputTokens = u.PromptTokens, u.CompletionTokens
-		} else {
+		if u == nil {
 			status = StatusCut
-			call.InputTokens, call.OutputTokens = promptEst, textLen/3+1
-		}
-		if stalled.Load() && !done {
-			call.Attempts[len(call.Attempts)-1].Error = fmt.Sprintf("stalled: no event for %s", d.Timeout)
 		}
 		att := &call.Attempts[len(call.Attempts)-1]
-		att.InputTokens, att.OutputTokens, att.CostMicros = call.InputTokens, call.OutputTokens, cost(d, call.InputTokens, call.OutputTokens)
-		call.CostMicros += att.CostMicros
+		if stalled.Load() && !done {
+			att.Error = fmt.Sprintf("stalled: no event for %s", d.Timeout)
+		}
+		att.InputTokens, att.OutputTokens, att.Usage = charged(u, b.in, b.out, b.inEst, textLen)
+		att.CostMicros = cost(d, att.InputTokens, att.OutputTokens)
+		call.InputTokens, call.OutputTokens, call.Usage = att.InputTokens, att.OutputTokens, att.Usage
+		call.CostMicros = min(maxCost, call.CostMicros+att.CostMicros)
 		if keep {
 			call.Completion = g.redactText(text.String())
 		}
@@ -667,22 +848,29 @@ func (g *Gateway) stream(ctx context.Context, d Deployment, res *http.Response, 
 // maxStored bounds a stored prompt or completion.
 const maxStored = 8 << 10
 
-func (g *Gateway) redactJSON(raw []byte) string {
+// storedJSON is what is kept of a prompt's messages or a completion's
+// message: cut to maxStored first, then redacted. The redactor reads no
+// more than is stored, however large the request (a 4 MiB prompt costs
+// the redactor what 8 KiB does).
+func (g *Gateway) storedJSON(raw []byte) string {
 	if g.redactor == nil || len(raw) == 0 {
 		return ""
 	}
-	out, err := g.redactor.JSON(raw)
+	out, err := g.redactor.JSON(clipJSON(raw, maxStored))
 	if err != nil {
 		return ""
 	}
-	return truncate(string(out))
+	// A token may be longer than the value it replaced.
+	return string(clipJSON(out, maxStored))
 }
 
+// redactText is what is kept of a stream's text (which stream keeps to
+// maxStored bytes and one more, to show it was cut).
 func (g *Gateway) redactText(s string) string {
 	if g.redactor == nil || s == "" {
 		return ""
 	}
-	return truncate(g.redactor.String(s))
+	return truncate(g.redactor.String(s[:min(len(s), maxStored+1)]))
 }
 
 func truncate(s string) string {
@@ -690,6 +878,107 @@ func truncate(s string) string {
 		return s
 	}
 	return s[:maxStored] + "…"
+}
+
+// clipJSON returns raw (a JSON document) when it is at most limit bytes,
+// else a valid JSON document of about limit bytes made from its start:
+// the string being read when the limit is reached is cut (marked with
+// "…"), and every array and object still open is closed without the
+// rest. A document that is not valid JSON is returned cut at the limit.
+func clipJSON(raw []byte, limit int) []byte {
+	if len(raw) <= limit {
+		return raw
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	type frame struct {
+		obj     bool
+		n       int  // members or elements written
+		wantKey bool // in an object: the next token is a key
+	}
+	var stack []frame
+	var out bytes.Buffer
+	out.Grow(limit + 64)
+	closeAll := func() []byte {
+		for i := len(stack) - 1; i >= 0; i-- {
+			if stack[i].obj {
+				out.WriteByte('}')
+			} else {
+				out.WriteByte(']')
+			}
+		}
+		return out.Bytes()
+	}
+	// room is what a string may still take: the limit less what is
+	// written, its quotes and the closers still to come.
+	room := func() int { return limit - out.Len() - 2 - len(stack) }
+	valueDone := func() {
+		if len(stack) > 0 {
+			top := &stack[len(stack)-1]
+			top.n++
+			top.wantKey = top.obj
+		}
+	}
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			if len(stack) == 0 && out.Len() > 0 {
+				return out.Bytes()
+			}
+			return raw[:limit]
+		}
+		if d, ok := tok.(json.Delim); ok && (d == ']' || d == '}') {
+			out.WriteByte(byte(d))
+			stack = stack[:len(stack)-1]
+			valueDone()
+			continue
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = &stack[len(stack)-1]
+		}
+		inValue := top != nil && top.obj && !top.wantKey // after a key: a value must follow
+		if !inValue && room() <= 0 {
+			return closeAll()
+		}
+		if top != nil && !inValue && top.n > 0 {
+			out.WriteByte(',')
+		}
+		if top != nil && top.obj && top.wantKey {
+			k, _ := tok.(string)
+			b, _ := json.Marshal(k)
+			out.Write(b)
+			out.WriteByte(':')
+			top.wantKey = false
+			continue
+		}
+		switch t := tok.(type) {
+		case json.Delim: // '[' or '{'
+			out.WriteByte(byte(t))
+			stack = append(stack, frame{obj: t == '{', wantKey: t == '{'})
+			continue
+		case string:
+			if r := room(); len(t) > r {
+				cut := max(0, r-len("…"))
+				for cut > 0 && !utf8.RuneStart(t[cut]) {
+					cut--
+				}
+				b, _ := json.Marshal(t[:cut] + "…")
+				out.Write(b)
+				valueDone()
+				return closeAll()
+			}
+			b, _ := json.Marshal(t)
+			out.Write(b)
+		case json.Number:
+			out.WriteString(t.String())
+		case bool:
+			out.WriteString(strconv.FormatBool(t))
+		case nil:
+			out.WriteString("null")
+		}
+		valueDone()
+	}
 }
 
 // upstreamRefusal is a 4xx from the upstream as the agent's error, with

@@ -123,11 +123,13 @@ func (l *limiter) admit(keyID string, lim KeyLimits, tokens int64, now time.Time
 
 // settle corrects the key's token bucket from the estimate to the tokens
 // the call used: unused tokens go back, extra ones are taken (the bucket
-// may go below empty; later calls wait).
+// may go below empty; later calls wait). A count below zero is no usage:
+// it never gives back more than the call took.
 func (l *limiter) settle(t ticket, used int64) {
 	if t.keyID == "" {
 		return
 	}
+	used = min(max(used, 0), maxUsage)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	kb := l.keys[t.keyID]

@@ -59,9 +59,13 @@ func TestCostRoundsUpAndEstimateCoversText(t *testing.T) {
 			t.Errorf("cost(%d, %d) = %d, want %d", tt.in, tt.out, got, tt.want)
 		}
 	}
-	// A token per three bytes plus a margin stays above a tokenizer's
-	// count of ordinary text (about four bytes a token).
-	if got := EstimateTokens([]byte(`[{"role":"user","content":"hello there, how are you"}]`)); got < 14 {
-		t.Errorf("EstimateTokens = %d, want at least 14", got)
+	// A token a byte is above any tokenizer's count: every token covers a
+	// byte at least.
+	if got := promptBound(len(`[{"role":"user","content":"1,1,1,1,1,1"}]`)); got < 11 {
+		t.Errorf("promptBound = %d, want at least 11 (one token a byte of the text)", got)
+	}
+	// Absurd counts and prices cannot overflow the budget's arithmetic.
+	if got := cost(Deployment{InputMicrosPerM: 1 << 62, OutputMicrosPerM: 1 << 62}, maxUsage, maxUsage); got != maxCost {
+		t.Errorf("cost of absurd counts = %d, want the cap %d", got, maxCost)
 	}
 }

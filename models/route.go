@@ -39,12 +39,12 @@ func weighted(deps []Deployment) []Deployment {
 	return out
 }
 
-// cheapestFirst orders deployments for a cascade: by the worst-case cost
-// of this call at each one's prices, priority breaking ties.
-func cheapestFirst(deps []Deployment, promptEst, asked int64) []Deployment {
+// cheapestFirst orders deployments for a cascade: by worst, this call's
+// worst-case cost at each one's prices, priority breaking ties.
+func cheapestFirst(deps []Deployment, worst func(Deployment) int64) []Deployment {
 	out := slices.Clone(deps)
 	slices.SortStableFunc(out, func(a, b Deployment) int {
-		ca, cb := cost(a, promptEst, outputLimit(a, asked)), cost(b, promptEst, outputLimit(b, asked))
+		ca, cb := worst(a), worst(b)
 		switch {
 		case ca < cb:
 			return -1

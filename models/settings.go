@@ -5,9 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/netip"
+	"regexp"
+	"slices"
+	"strings"
 
 	"github.com/wardenhq/warden/agent/keys"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/egress"
 	"github.com/wardenhq/warden/store"
 )
 
@@ -227,23 +232,139 @@ func SetAliasSettings(ctx context.Context, db *store.DB, actor audit.Actor, s Al
 }
 
 // callOptions reads, in one query, what a call needs besides its
-// deployments: the alias's options, the tenant's settings and the key's
-// limits (each its default when none is stored).
-func callOptions(ctx context.Context, q store.Querier, alias, tenantID, keyID string) (AliasSettings, TenantSettings, KeyLimits, error) {
+// deployments: the alias's options, the tenant's settings, the key's
+// limits (each its default when none is stored) and the allowed hosts
+// (one per line).
+func callOptions(ctx context.Context, q store.Querier, alias, tenantID, keyID string) (AliasSettings, TenantSettings, KeyLimits, string, error) {
 	var cascade, ttl, outbound, rpm, tpm sql.NullInt64
-	var content sql.NullString
+	var content, hosts sql.NullString
 	err := q.QueryRowContext(ctx, `SELECT
 		(SELECT cascade FROM model_aliases WHERE alias = ?), (SELECT cache_ttl_s FROM model_aliases WHERE alias = ?),
 		(SELECT content FROM model_tenant_settings WHERE tenant_id = ?), (SELECT outbound_redaction FROM model_tenant_settings WHERE tenant_id = ?),
-		(SELECT rpm FROM model_key_limits WHERE key_id = ?), (SELECT tpm FROM model_key_limits WHERE key_id = ?)`,
-		alias, alias, tenantID, tenantID, keyID, keyID).Scan(&cascade, &ttl, &content, &outbound, &rpm, &tpm)
+		(SELECT rpm FROM model_key_limits WHERE key_id = ?), (SELECT tpm FROM model_key_limits WHERE key_id = ?),
+		(SELECT allowed_hosts FROM model_gateway_settings WHERE id = 1)`,
+		alias, alias, tenantID, tenantID, keyID, keyID).Scan(&cascade, &ttl, &content, &outbound, &rpm, &tpm, &hosts)
 	if err != nil {
-		return AliasSettings{}, TenantSettings{}, KeyLimits{}, fmt.Errorf("model call options: %w", err)
+		return AliasSettings{}, TenantSettings{}, KeyLimits{}, "", fmt.Errorf("model call options: %w", err)
 	}
 	s := TenantSettings{Content: ContentRedacted, OutboundRedaction: outbound.Int64 == 1}
 	if content.Valid {
 		s.Content = content.String
 	}
 	return AliasSettings{Alias: alias, Cascade: cascade.Int64 == 1, CacheTTL: int(ttl.Int64)}, s,
-		KeyLimits{RPM: int(rpm.Int64), TPM: int(tpm.Int64)}, nil
+		KeyLimits{RPM: int(rpm.Int64), TPM: int(tpm.Int64)}, hosts.String, nil
+}
+
+// MaxAllowedHosts bounds the allowed hosts list.
+const MaxAllowedHosts = 100
+
+var hostRe = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$`)
+
+// AllowedHosts returns the hosts model deployments may reach although
+// they are, or resolve to, loopback, private, link-local or other
+// internal addresses (on-premises model servers), sorted. Every other
+// host is refused at connect time when its address is internal (package
+// egress).
+func AllowedHosts(ctx context.Context, q store.Querier) ([]string, error) {
+	var hosts string
+	err := q.QueryRowContext(ctx, `SELECT allowed_hosts FROM model_gateway_settings WHERE id = 1`).Scan(&hosts)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("allowed model hosts: %w", err)
+	}
+	return strings.Fields(hosts), nil
+}
+
+// ParseHosts reads a list of hosts (separated by spaces, commas or lines)
+// as SetAllowedHosts stores them: lower-case, without brackets or a
+// trailing dot, sorted, each once. A host with a scheme, port, path or
+// wildcard, or that is no DNS name or IP address, is a
+// *store.ValidationError naming it.
+func ParseHosts(text string) ([]string, error) {
+	seen := map[string]bool{}
+	var out []string
+	for _, f := range strings.FieldsFunc(text, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' || r == '\t' }) {
+		h := egress.NormalHost(f)
+		if _, err := netip.ParseAddr(h); err != nil && (len(h) > 253 || !hostRe.MatchString(h)) {
+			shown := f
+			if len(shown) > 80 {
+				shown = shown[:80] + "…"
+			}
+			return nil, &store.ValidationError{Fields: map[string]string{"allowed_hosts": fmt.Sprintf("%q is not a host: enter names such as llm.corp.internal or addresses such as 10.0.0.5, without scheme, port or path.", shown)}}
+		}
+		if !seen[h] {
+			seen[h] = true
+			out = append(out, h)
+		}
+	}
+	if len(out) > MaxAllowedHosts {
+		return nil, &store.ValidationError{Fields: map[string]string{"allowed_hosts": fmt.Sprintf("List at most %d hosts.", MaxAllowedHosts)}}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// SetAllowedHosts replaces the allowed hosts (AllowedHosts) with hosts,
+// with its audit event (model.allowed_hosts: the list, and what was added
+// and removed), in one transaction; false, and nothing recorded, when the
+// list is unchanged. A bad host is a *store.ValidationError and changes
+// nothing. Every replica's gateway uses the new list from its next call.
+func SetAllowedHosts(ctx context.Context, db *store.DB, actor audit.Actor, hosts []string) (bool, error) {
+	return changeAllowedHosts(ctx, db, actor, func([]string) []string { return hosts })
+}
+
+// AllowHosts adds hosts to the allowed hosts, as SetAllowedHosts does.
+func AllowHosts(ctx context.Context, db *store.DB, actor audit.Actor, hosts ...string) (bool, error) {
+	return changeAllowedHosts(ctx, db, actor, func(old []string) []string { return append(slices.Clone(old), hosts...) })
+}
+
+// changeAllowedHosts stores next(the list as stored) in one transaction,
+// so that changes made at once all count.
+func changeAllowedHosts(ctx context.Context, db *store.DB, actor audit.Actor, next func(old []string) []string) (bool, error) {
+	if _, err := ParseHosts(strings.Join(next(nil), "\n")); err != nil {
+		return false, err
+	}
+	changed := false
+	err := db.Transact(ctx, func(tx *sql.Tx) error {
+		changed = false
+		// One change at a time on PostgreSQL too: two added at once both
+		// stay.
+		if err := store.Serialize(ctx, tx, "model_gateway_settings"); err != nil {
+			return err
+		}
+		old, err := AllowedHosts(ctx, tx)
+		if err != nil {
+			return err
+		}
+		list, err := ParseHosts(strings.Join(next(old), "\n"))
+		if err != nil {
+			return err
+		}
+		if slices.Equal(old, list) {
+			return nil
+		}
+		changed = true
+		if _, err := tx.ExecContext(ctx, `INSERT INTO model_gateway_settings (id, allowed_hosts, updated_at) VALUES (1, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET allowed_hosts = excluded.allowed_hosts, updated_at = excluded.updated_at`,
+			strings.Join(list, "\n"), store.Now()); err != nil {
+			return fmt.Errorf("set allowed model hosts: %w", err)
+		}
+		var added, removed []string
+		for _, h := range list {
+			if !slices.Contains(old, h) {
+				added = append(added, h)
+			}
+		}
+		for _, h := range old {
+			if !slices.Contains(list, h) {
+				removed = append(removed, h)
+			}
+		}
+		_, err = audit.Append(ctx, tx, audit.Event{Actor: actor, Verb: "model.allowed_hosts", Subject: audit.Subject{Type: "model_gateway", ID: "allowed_hosts"},
+			Details: map[string]any{"hosts": list, "added": added, "removed": removed}})
+		return err
+	})
+	return changed, err
 }

@@ -35,6 +35,7 @@ const (
 	KindUnprocessable               // well-formed, but cannot be done as asked: 422
 	KindRateLimited                 // too many requests: 429
 	KindUnavailable                 // a dependency is down or busy: 503
+	KindBadGateway                  // an upstream answered outside its protocol: 502
 )
 
 var statuses = map[Kind]int{
@@ -43,6 +44,7 @@ var statuses = map[Kind]int{
 	KindForbidden: http.StatusForbidden, KindNotFound: http.StatusNotFound, KindConflict: http.StatusConflict,
 	KindTooLarge: http.StatusRequestEntityTooLarge, KindUnprocessable: http.StatusUnprocessableEntity,
 	KindRateLimited: http.StatusTooManyRequests, KindUnavailable: http.StatusServiceUnavailable,
+	KindBadGateway: http.StatusBadGateway,
 }
 
 // Status is the HTTP status of a kind.

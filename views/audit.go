@@ -87,6 +87,7 @@ var AuditVerbs = []string{
 	"key.", "key.create", "key.revoke", "key.callback_secret_rotated", "key.revoked", "key.expired", "key.wrong_secret",
 	"budget.set", "tool.", "tool.create", "tool.update", "tool.enable", "tool.disable",
 	"model.", "model.create", "model.update", "model.enable", "model.disable", "model.alias", "model.tenant_settings", "model.key_limits",
+	"model.allowed_hosts",
 	"skill.", "skill.disabled", "skill.enabled",
 	"release.", "release.published", "release.activated", "release.rolled_back",
 	"release.canary_started", "release.canary_rolled_back", "release.promoted", "release.replayed",
@@ -273,6 +274,12 @@ func eventSentence(e audit.Event, n EventNames) string {
 			return s + ", cache " + ttl + " s"
 		}
 		return s + ", cache off"
+	case "model.allowed_hosts":
+		hosts := d.list("hosts")
+		if len(hosts) == 0 {
+			return who + " cleared the model gateway's allowed internal hosts: deployments must be on public addresses"
+		}
+		return who + " set the model gateway's allowed internal hosts to " + strings.Join(hosts, ", ")
 	case "model.tenant_settings":
 		s := who + " set tenant " + tenant + "'s model call traces to keep "
 		if d.str("model_content") == "none" {

@@ -31,6 +31,13 @@ type ModelsView struct {
 	Aliases     []models.AliasSettings
 	AliasForm   AliasForm
 	AliasErrors FieldErrors
+	// AllowedHosts are the hosts deployments may reach although their
+	// addresses are internal; HostsForm is the form's text (as typed when
+	// HostsTyped, after a refusal).
+	AllowedHosts []string
+	HostsForm    string
+	HostsTyped   bool
+	HostsErrors  FieldErrors
 }
 
 // ModelForm is what the deployment form posts, as typed.
@@ -149,4 +156,19 @@ func promptText(prompt string) string {
 		return role + ": " + text
 	}
 	return fmt.Sprintf("%d messages; last, %s: %s", len(msgs), role, text)
+}
+
+// usageText is a call's reported (or estimated) usage for people.
+func usageText(c models.Call) string {
+	if c.Usage == "" {
+		return "—"
+	}
+	s := itoa(c.InputTokens) + " in / " + itoa(c.OutputTokens) + " out"
+	switch c.Usage {
+	case models.UsageEstimated:
+		s += " (estimated: none reported)"
+	case models.UsageInvalid:
+		s += " (invalid usage reported: the reservation is charged)"
+	}
+	return s
 }

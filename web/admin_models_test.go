@@ -83,11 +83,50 @@ func TestAdminModelsPage(t *testing.T) {
 	}
 	_, key := newKeyIn(t, in, "acme", "chat-bot", []string{"model:chat"}, "test")
 	client := openai.NewClient(option.WithBaseURL(in.URL+"/v1/"), option.WithAPIKey(key), option.WithMaxRetries(0))
+	// The fake upstream is on loopback: refused until an admin lists its
+	// host on the Models page.
+	if _, err := client.Chat.Completions.New(ctx, userChat("hello")); apiErr(t, err).StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("a loopback deployment, not listed: %v", err)
+	}
+	if p := b.get("/models"); text(p, "model-allowed-hosts-empty") == "" {
+		t.Fatalf("allowed hosts section = %q", text(p, "model-allowed-hosts"))
+	}
+	if p := b.post("/model-allowed-hosts", b.withCSRF(url.Values{"allowed_hosts": {"127.0.0.1\nhttp://bad.example:80/x"}}), nil); p.Status != http.StatusUnprocessableEntity ||
+		text(p, "error-allowed_hosts") == "" || p.Doc.Find("#allowed_hosts").Text() != "127.0.0.1\nhttp://bad.example:80/x" {
+		t.Fatalf("a bad host = %d, error %q, form %q", p.Status, text(p, "error-allowed_hosts"), p.Doc.Find("#allowed_hosts").Text())
+	}
+	if hs, _ := models.AllowedHosts(ctx, in.DB.Read()); len(hs) != 0 || len(adminEvents(t, in.DB, "model.allowed_hosts")) != 0 {
+		t.Fatalf("a refused list changed the hosts to %v", hs)
+	}
+	other := newBrowser(t, in.URL)
+	other.loginDev("alice")
+	other.get("/")
+	if p := other.post("/model-allowed-hosts", other.withCSRF(url.Values{"allowed_hosts": {"127.0.0.1"}}), nil); p.Status != http.StatusForbidden {
+		t.Fatalf("alice POST /model-allowed-hosts = %d, want 403", p.Status)
+	}
+	if p := b.post("/model-allowed-hosts", b.withCSRF(url.Values{"allowed_hosts": {"127.0.0.1"}}), nil); text(p, "notice") == "" ||
+		!strings.Contains(text(p, "model-allowed-hosts-list"), "127.0.0.1") {
+		t.Fatalf("allowed hosts saved = %d notice %q list %q", p.Status, text(p, "notice"), text(p, "model-allowed-hosts-list"))
+	}
+	if evs := adminEvents(t, in.DB, "model.allowed_hosts"); len(evs) != 1 || fmt.Sprint(evs[0].Details["added"]) != "[127.0.0.1]" || evs[0].Actor.ID == "" {
+		t.Fatalf("model.allowed_hosts events = %+v", evs)
+	}
 	if _, err := client.Chat.Completions.New(ctx, userChat("hello")); err != nil {
 		t.Fatal(err)
 	}
-	if p := b.get("/models"); !strings.Contains(p.Doc.Find(`[data-testid="model-calls"]`).Text(), "fake-east") {
+	p = b.get("/models")
+	if !strings.Contains(p.Doc.Find(`[data-testid="model-calls"]`).Text(), "fake-east") {
 		t.Fatalf("model calls section = %q", p.Doc.Find(`[data-testid="model-calls"]`).Text())
+	}
+	// Each call shows its reservation, the usage reported and the charge
+	// side by side.
+	calls, err := models.Calls(ctx, in.DB.Read(), nil, 1)
+	if err != nil || len(calls) != 1 {
+		t.Fatalf("calls = %+v, %v", calls, err)
+	}
+	c := calls[0]
+	if text(p, "model-call-reserved-"+c.ID) == "" || !strings.Contains(text(p, "model-call-usage-"+c.ID), " in / ") || text(p, "model-call-charged-"+c.ID) == "" {
+		t.Fatalf("call row: reserved %q, usage %q, charged %q", text(p, "model-call-reserved-"+c.ID), text(p, "model-call-usage-"+c.ID), text(p, "model-call-charged-"+c.ID))
 	}
 
 	// Switched off, the alias has no deployment left: 404.

@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -358,5 +359,48 @@ func TestChatCache(t *testing.T) {
 		if res := rawChat(t, r, r.key, body); res.Status != 200 || res.Header.Get("X-Warden-Cache") == "hit" || r.fake.Requests() != int64(3+i) {
 			t.Fatalf("%s = %d %q after %d upstream requests", body, res.Status, res.Header.Get("X-Warden-Cache"), r.fake.Requests())
 		}
+	}
+}
+
+// An upstream answer that is not OpenAI's chat protocol (an HTML page, as
+// a metadata service or a login wall would send) is never passed on: the
+// agent gets 502 upstream_invalid in OpenAI's error shape, whole or
+// streamed, and is charged nothing.
+func TestChatNonProtocolAnswerIs502(t *testing.T) {
+	r := newModelRig(t, 1_000_000, deployment("html", "not-json", 0))
+	for _, body := range []string{
+		`{"model":"chat","messages":[{"role":"user","content":"hi"}]}`,
+		`{"model":"chat","stream":true,"messages":[{"role":"user","content":"hi"}]}`,
+	} {
+		res := rawChat(t, r, r.key, body)
+		if res.Status != http.StatusBadGateway || !bytes.Contains(res.Raw, []byte(`"code":"upstream_invalid"`)) || !bytes.Contains(res.Raw, []byte(`"type":"server_error"`)) ||
+			bytes.Contains(res.Raw, []byte("secret-token")) {
+			t.Errorf("%s = %d %s, want 502 upstream_invalid in OpenAI's shape", body, res.Status, res.Raw)
+		}
+	}
+	_, err := r.client.Chat.Completions.New(context.Background(), userChat("hi"))
+	if e := apiErr(t, err); e.StatusCode != http.StatusBadGateway || e.Code != "upstream_invalid" {
+		t.Errorf("through the SDK: %d %q", e.StatusCode, e.Code)
+	}
+	if b := r.budget(t); b.SpentMicros != 0 || b.ReservedMicros != 0 {
+		t.Errorf("budget after invalid answers: spent %d reserved %d", b.SpentMicros, b.ReservedMicros)
+	}
+}
+
+// A prompt of nearly 1 MB (the API's body limit) of addresses through
+// /v1/chat/completions: the
+// call completes and what is stored is cut to 8 KiB (the redactor is
+// handed no more; models.TestChatHugePromptIsCutBeforeRedaction counts
+// what it reads).
+func TestChatHugePromptIsStoredBounded(t *testing.T) {
+	r := newModelRig(t, 1_000_000_000, deployment("fake-a", "fake", 0))
+	prompt := strings.Repeat("14 Harbour Road, Bristol BS1 4QA. ", 990_000/34)
+	body, _ := json.Marshal(map[string]any{"model": "chat", "max_tokens": 8, "messages": []any{map[string]string{"role": "user", "content": prompt}}})
+	if res := rawChat(t, r, r.key, string(body)); res.Status != http.StatusOK {
+		t.Fatalf("a %d-byte prompt = %d %.300s", len(body), res.Status, res.Raw)
+	}
+	cs := r.calls(t)
+	if len(cs) != 1 || len(cs[0].Prompt) > 8<<10+64 || len(cs[0].Prompt) == 0 || strings.Contains(cs[0].Prompt, "Harbour Road") {
+		t.Fatalf("stored prompt: %d bytes, %+v", len(cs[0].Prompt), cs)
 	}
 }

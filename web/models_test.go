@@ -69,7 +69,15 @@ func deployment(name, upstream string, priority int) models.Deployment {
 
 func newModelRig(t testing.TB, limitMicros int64, deps ...models.Deployment) *modelRig {
 	t.Helper()
-	in := startWardenDemo(t, nil)
+	return newModelRigEnv(t, nil, limitMicros, deps...)
+}
+
+// newModelRigEnv is newModelRig with settings. The fake upstream listens
+// on loopback, as the demo's does: the demo lists 127.0.0.1 in the
+// allowed hosts.
+func newModelRigEnv(t testing.TB, env map[string]string, limitMicros int64, deps ...models.Deployment) *modelRig {
+	t.Helper()
+	in := startWardenDemo(t, env)
 	fake := fakeupstream.New()
 	sent := &bodyRecorder{next: fake}
 	up := httptest.NewServer(sent)
@@ -255,7 +263,9 @@ func TestChatRateLimitedAndUnavailable(t *testing.T) {
 // is never exceeded.
 func TestChatConcurrentCallsNeverOverspend(t *testing.T) {
 	const limit = 1_500
-	r := newModelRig(t, limit, deployment("fake-a", "fake", 0))
+	// All 200 are admitted to the gateway: the API's load shedding (which
+	// counts chat calls) is not what this test is about.
+	r := newModelRigEnv(t, map[string]string{"WARDEN_API_MAX_INFLIGHT": "1000"}, limit, deployment("fake-a", "fake", 0))
 	var mu sync.Mutex
 	statuses := map[int]int{}
 	var wg sync.WaitGroup

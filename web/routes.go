@@ -87,6 +87,7 @@ func (s *Server) consoleRoutes() []route {
 		{http.MethodGet, "/models", h.ModelList, admin, "Models"},
 		{http.MethodPost, "/models", h.ModelCreate, admin, ""},
 		{http.MethodPost, "/model-aliases", h.ModelAliasSave, admin, ""},
+		{http.MethodPost, "/model-allowed-hosts", h.ModelAllowedHosts, admin, ""},
 		{http.MethodGet, "/models/:name/edit", h.ModelEditForm, admin, ""},
 		{http.MethodPost, "/models/:name", h.ModelUpdate, admin, ""},
 		{http.MethodPost, "/models/:name/enable", h.ModelEnable, admin, ""},
@@ -169,22 +170,23 @@ func (s *Server) routes() {
 		// Work is admitted up to a global limit and shed beyond it (503,
 		// Retry-After) before latency collapses; reads and long polls are
 		// not counted, and the console is never shed.
-		shed := s.shedAPI()
+		shed, shedChat := s.shedAPI()
 		e.POST("/v1/journeys", api.CreateJourney, shed)
 		e.GET("/v1/journeys/:id", api.GetJourney)
 		e.POST("/v1/actions", api.Propose, shed)
 		e.GET("/v1/actions/:id", api.GetAction)
 		e.POST("/v1/actions/:id/result", api.Result, shed)
 		e.POST("/v1/actions/:id/cancel", api.Cancel, shed)
-		// The model gateway (OpenAI-compatible): each deployment bounds its
-		// own calls in flight, so long streams are not counted by shed.
+		// The model gateway (OpenAI-compatible): a call is counted until
+		// its answer starts; each deployment bounds its own calls in
+		// flight, so a long stream is not counted once it flows.
 		mg := s.models
 		if mg == nil {
 			rd, _ := s.redactor.(*redact.Redactor)
 			mg = models.NewGateway(s.db, s.sealer(), rd, s.log)
 		}
 		chat := &handlers.ModelAPI{Gateway: s.gateway, Models: mg}
-		e.POST("/v1/chat/completions", chat.ChatCompletions)
+		e.POST("/v1/chat/completions", chat.ChatCompletions, shedChat)
 		e.GET("/v1/models", chat.ListModels)
 	}
 

@@ -2,8 +2,11 @@ package web
 
 import (
 	"net/http"
+	"sync"
 
 	"github.com/labstack/echo/v4"
+
+	"github.com/wardenhq/warden/handlers"
 )
 
 // shedAPI admits at most WARDEN_API_MAX_INFLIGHT agent API writes at once
@@ -11,21 +14,50 @@ import (
 // counted in /metrics (warden_api_shed_total). Under overload the
 // requests admitted keep their latency instead of everyone's collapsing;
 // the console does not pass here and stays usable.
-func (s *Server) shedAPI() echo.MiddlewareFunc {
+//
+// It returns two middlewares over the same slots: writes holds a slot
+// until the request is answered; chat (POST /v1/chat/completions) holds
+// one until the answer starts — Warden's own work on a call (reading and
+// checking it, redacting, reserving) and the wait for the upstream's first
+// byte — so that a stream, once it flows, is bounded by its deployment's
+// concurrency instead of starving journeys.
+func (s *Server) shedAPI() (writes, chat echo.MiddlewareFunc) {
 	slots := make(chan struct{}, s.cfg.APIMaxInFlight)
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
+	shed := func(c echo.Context) error {
+		s.shed.Add(1)
+		c.Response().Header().Set("Retry-After", "1")
+		msg := "Warden is at its limit of requests in flight; try again in a second."
+		if handlers.IsOpenAIRoute(c.Path()) {
+			return c.JSON(http.StatusServiceUnavailable, map[string]any{"error": map[string]string{
+				"code": "overloaded", "type": handlers.OpenAIErrorType(http.StatusServiceUnavailable), "message": msg,
+			}})
+		}
+		return c.JSON(http.StatusServiceUnavailable, map[string]any{"error": map[string]string{"code": "overloaded", "message": msg}})
+	}
+	writes = func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			select {
 			case slots <- struct{}{}:
 				defer func() { <-slots }()
 				return next(c)
 			default:
-				s.shed.Add(1)
-				c.Response().Header().Set("Retry-After", "1")
-				return c.JSON(http.StatusServiceUnavailable, map[string]any{"error": map[string]string{
-					"code": "overloaded", "message": "Warden is at its limit of requests in flight; try again in a second.",
-				}})
+				return shed(c)
 			}
 		}
 	}
+	chat = func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			select {
+			case slots <- struct{}{}:
+				var once sync.Once
+				release := func() { once.Do(func() { <-slots }) }
+				c.Response().Before(release) // the answer starts: its status is written
+				defer release()
+				return next(c)
+			default:
+				return shed(c)
+			}
+		}
+	}
+	return writes, chat
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"strings"
@@ -118,5 +119,76 @@ func TestMetricsListDependencies(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("/metrics lacks %s:\n%.800s", want, b.String())
 		}
+	}
+}
+
+// Chat completions are counted by the shedder while Warden works on them
+// and waits for the answer to start: beyond WARDEN_API_MAX_INFLIGHT, a
+// call is shed at once (503 overloaded, in OpenAI's shape) instead of
+// redacting and reserving under overload. A stream that flows no longer
+// holds its slot (its deployment's concurrency bounds it).
+func TestAPIShedsChatCompletions(t *testing.T) {
+	hang := deployment("slow", "hang", 0)
+	hang.Timeout = time.Minute
+	r := newModelRigEnv(t, map[string]string{"WARDEN_API_MAX_INFLIGHT": "2"}, 1_000_000, hang)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, r.in.URL+"/v1/chat/completions", strings.NewReader(`{"model":"chat","messages":[{"role":"user","content":"hi"}]}`))
+			req.Header.Set("Authorization", "Bearer "+r.key)
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		})
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for r.fake.Requests() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("the two hanging calls never reached the upstream")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The bound only keeps an unshed call from hanging the test.
+	third, stop := context.WithTimeout(context.Background(), 20*time.Second)
+	defer stop()
+	res := callAPI(t, third, http.MethodPost, r.in.URL+"/v1/chat/completions", r.key, []byte(`{"model":"chat","messages":[{"role":"user","content":"hi"}]}`), nil)
+	if res.Status != http.StatusServiceUnavailable || !bytes.Contains(res.Raw, []byte(`"code":"overloaded"`)) || !bytes.Contains(res.Raw, []byte(`"type":"server_error"`)) ||
+		res.Header.Get("Retry-After") == "" {
+		t.Errorf("a third chat call = %d %s, want 503 overloaded in OpenAI's shape with Retry-After", res.Status, res.Raw)
+	}
+	if j := journey(t, r.in, r.in.DemoKey, "Where is my order ORD-1003?", nil); j.Status != http.StatusServiceUnavailable || j.code() != "overloaded" {
+		t.Errorf("a journey while two chat calls hold the slots = %d %s, want 503 overloaded", j.Status, j.Raw)
+	}
+	if r.fake.Requests() != 2 {
+		t.Errorf("the upstream saw %d requests, want the 2 admitted", r.fake.Requests())
+	}
+	cancel()
+	wg.Wait()
+}
+
+// Two streams that flow do not hold the shedder's slots.
+func TestAPIShedderLetsFlowingStreamsGo(t *testing.T) {
+	stall := deployment("stall", "stall", 0)
+	stall.Timeout = time.Minute
+	r := newModelRigEnv(t, map[string]string{"WARDEN_API_MAX_INFLIGHT": "2"}, 1_000_000, stall)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for range 2 {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, r.in.URL+"/v1/chat/completions",
+			strings.NewReader(`{"model":"chat","stream":true,"messages":[{"role":"user","content":"a b c d e f"}]}`))
+		req.Header.Set("Authorization", "Bearer "+r.key)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("stream = %v, %v", resp, err)
+		}
+		defer resp.Body.Close()
+		// The stream's first bytes have arrived; it now stalls.
+		if _, err := resp.Body.Read(make([]byte, 64)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if j := journey(t, r.in, r.in.DemoKey, "Where is my order ORD-1003?", nil); j.Status != http.StatusOK {
+		t.Errorf("a journey beside two flowing streams = %d %s, want 200", j.Status, j.Raw)
 	}
 }

@@ -244,6 +244,23 @@ func Settle(ctx context.Context, tx *sql.Tx, tenantID string, reserved, actual i
 	return nil
 }
 
+// Charge is Settle without the cap: it charges actual micro-units even
+// above the reservation. It is for money an outside party has already
+// taken, such as a model call whose upstream reported more usage than was
+// reserved for it: the budget must show what was spent, even past its
+// limit, rather than a smaller number that was never true. A negative
+// actual charges nothing.
+func Charge(ctx context.Context, tx *sql.Tx, tenantID string, reserved, actual int64) error {
+	_, err := tx.ExecContext(ctx, `
+		UPDATE budgets SET reserved_micros = CASE WHEN reserved_micros > ? THEN reserved_micros - ? ELSE 0 END,
+			spent_micros = spent_micros + ?
+		WHERE tenant_id = ?`, reserved, reserved, max(actual, 0), tenantID)
+	if err != nil {
+		return fmt.Errorf("charge budget: %w", err)
+	}
+	return nil
+}
+
 // Release gives a whole reservation back (a journey that was cancelled or
 // failed before it used anything).
 func Release(ctx context.Context, tx *sql.Tx, tenantID string, reserved int64) error {

@@ -40,6 +40,11 @@ func newModelRig(t testing.TB, deployments map[string]string, skillMDs ...string
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	// The fake upstream listens on loopback, which the gateway refuses
+	// unless an admin lists it.
+	if _, err := models.AllowHosts(r.ctx, r.db, audit.Actor{Type: audit.ActorSystem, ID: "test"}, "127.0.0.1"); err != nil {
+		t.Fatal(err)
+	}
 	for alias, upstream := range deployments {
 		_, err := models.Create(r.ctx, r.db, r.sealer, audit.Actor{Type: audit.ActorSystem, ID: "test"}, models.Deployment{
 			Name: alias, Alias: alias, BaseURL: srv.URL + "/v1", UpstreamModel: upstream,

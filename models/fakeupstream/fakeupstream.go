@@ -16,7 +16,18 @@
 //	refuse        answers with a refusal and no content
 //	off-schema    answers {"unexpected":true}, whatever the format asked
 //	long-N        streams N words, a millisecond apart
+//	verbose       answers as many words as the output cap allows (16
+//	              without one), in each of the n choices
+//	usage:P:C     answers as "any id" does, reporting P prompt and C
+//	              completion tokens whatever it used (a lying or buggy
+//	              upstream; P and C may be negative)
+//	not-json      answers 200 with an HTML page (a server that is no model)
 //	refund-agent  looks an order up, refunds it, reports (RefundAgent)
+//
+// Usage is counted as a real upstream counts it: the prompt from the
+// messages' text and every other member it reads (tools, tool_choice,
+// response_format), a token per four bytes; the completion per word, in
+// each of the n choices asked for.
 //
 // Scripted tool-calling models (script.go) play an agent's model through
 // a whole conversation, deciding from the messages so far:
@@ -37,6 +48,7 @@ package fakeupstream
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -103,6 +115,18 @@ type request struct {
 	} `json:"response_format"`
 	MaxCompletionTokens int `json:"max_completion_tokens"`
 	MaxTokens           int `json:"max_tokens"`
+	N                   int `json:"n"`
+
+	// What else the prompt is made of, as sent: the bytes of tools,
+	// tool_choice and response_format.
+	promptExtra int
+}
+
+// extra is what request reads of the prompt's other members, as sent.
+type extra struct {
+	Tools          json.RawMessage `json:"tools"`
+	ToolChoice     json.RawMessage `json:"tool_choice"`
+	ResponseFormat json.RawMessage `json:"response_format"`
 }
 
 func text(c any) string {
@@ -142,10 +166,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.requests.Add(1)
 	var req request
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+	var ex extra
+	raw, err := io.ReadAll(r.Body)
+	if err == nil {
+		err = json.Unmarshal(raw, &req)
+	}
+	if err != nil || json.Unmarshal(raw, &ex) != nil {
 		fail(w, http.StatusBadRequest, "invalid_request_error", "body is not JSON")
 		return
 	}
+	req.promptExtra = len(ex.Tools) + len(ex.ToolChoice) + len(ex.ResponseFormat)
 	s.mu.Lock()
 	lastRole := ""
 	if len(req.Messages) > 0 {
@@ -175,6 +205,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case req.Model == "hang":
 		<-r.Context().Done()
 		return
+	case req.Model == "not-json":
+		w.Header().Set("Content-Type", "text/html")
+		_, _ = w.Write([]byte("<html><body>instance metadata: secret-token-from-elsewhere</body></html>"))
+		return
 	case req.Model == "empty" || req.Model == "refuse" || req.Model == "off-schema":
 		s.oddAnswer(w, req)
 		return
@@ -194,7 +228,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusBadRequest, "invalid_request_error", "messages is empty")
 		return
 	}
-	lastUser, promptChars := "", 0
+	lastUser, promptChars := "", req.promptExtra
 	for _, m := range req.Messages {
 		t := text(m.Content)
 		promptChars += len(t) + 4
@@ -216,19 +250,28 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		args, _ := json.Marshal(map[string]string{"query": lastUser})
 		toolCall = map[string]any{"id": "call_1", "type": "function", "function": map[string]any{"name": req.Tools[0].Function.Name, "arguments": string(args)}}
 	}
-	words := strings.Fields(content)
 	limit := req.MaxCompletionTokens
 	if limit == 0 {
 		limit = req.MaxTokens
 	}
+	if req.Model == "verbose" {
+		toolCall = nil
+		content = strings.TrimSpace(strings.Repeat("word ", max(limit, 16)))
+	}
+	words := strings.Fields(content)
 	if limit > 0 && len(words) > limit {
 		words = words[:limit]
 		content = strings.Join(words, " ")
 	}
+	choices := max(req.N, 1)
 	prompt := promptChars/4 + 1
 	completion := len(words)
 	if toolCall != nil {
 		completion = 8
+	}
+	completion *= choices
+	if p, c, ok := liar(req.Model); ok {
+		prompt, completion = p, c
 	}
 	id := "chatcmpl-fake"
 	usage := map[string]any{"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
@@ -239,9 +282,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			msg = map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{toolCall}}
 			finish = "tool_calls"
 		}
+		all := make([]any, choices)
+		for i := range all {
+			all[i] = map[string]any{"index": i, "message": msg, "finish_reason": finish}
+		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"id": id, "object": "chat.completion", "created": 0, "model": req.Model,
-			"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}}, "usage": usage})
+			"choices": all, "usage": usage})
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -286,6 +333,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if flusher != nil {
 		flusher.Flush()
 	}
+}
+
+// liar reads a usage:P:C model id: the usage it reports.
+func liar(model string) (prompt, completion int, ok bool) {
+	rest, ok := strings.CutPrefix(model, "usage:")
+	if !ok {
+		return 0, 0, false
+	}
+	p, c, ok := strings.Cut(rest, ":")
+	if !ok {
+		return 0, 0, false
+	}
+	pi, err1 := strconv.Atoi(p)
+	ci, err2 := strconv.Atoi(c)
+	return pi, ci, err1 == nil && err2 == nil
 }
 
 // oddAnswer answers the empty, refuse and off-schema models.

@@ -288,6 +288,13 @@ func setup(args []string) {
 		fail(err)
 	}
 	actor := audit.Actor{Type: audit.ActorSystem, ID: "bench-setup"}
+	// The fake upstream usually listens on loopback, which the gateway
+	// refuses unless its host is listed.
+	if u, err := url.Parse(*upstream); err == nil {
+		if _, err := models.AllowHosts(ctx, db, actor, u.Hostname()); err != nil {
+			fail(err)
+		}
+	}
 	if _, err := models.Create(ctx, db, sealer, actor, models.Deployment{Name: "bench", Alias: "bench", BaseURL: *upstream, UpstreamModel: "fake",
 		InputMicrosPerM: 150_000, OutputMicrosPerM: 600_000, ContextWindow: 128_000, MaxOutputTokens: 64, Timeout: 10 * time.Second,
 		Concurrency: 10000, Enabled: true}, "sk-bench"); err != nil {
