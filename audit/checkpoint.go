@@ -128,7 +128,7 @@ func Checkpoint(ctx context.Context, db *store.DB, signer *Signer, now time.Time
 		if err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, selectCheckpoints+` WHERE seq = ?`, sh.Seq)
+		rows, err := tx.QueryContext(ctx, selectCheckpoints(tx)+` WHERE seq = ?`, sh.Seq)
 		if err != nil {
 			return err
 		}
@@ -160,7 +160,7 @@ func Checkpoint(ctx context.Context, db *store.DB, signer *Signer, now time.Time
 // fromTime) and returns the head they reach.
 func verifySince(ctx context.Context, q Querier, from Head, fromTime string) (Head, error) {
 	c := newChain(from, fromTime, nil)
-	rows, err := q.QueryContext(ctx, verifyEvents+` WHERE seq > ? ORDER BY seq`, from.Seq)
+	rows, err := q.QueryContext(ctx, verifyEvents(q)+` WHERE seq > ? ORDER BY seq`, from.Seq)
 	if err != nil {
 		return Head{}, err
 	}
@@ -197,7 +197,7 @@ func Checkpoints(ctx context.Context, q Querier) ([]SignedHead, error) {
 // LatestCheckpoint returns the checkpoint of the highest seq, or an error
 // wrapping store.ErrNotFound when there is none.
 func LatestCheckpoint(ctx context.Context, q Querier) (SignedHead, error) {
-	rows, err := q.QueryContext(ctx, selectCheckpoints+` ORDER BY seq DESC LIMIT 1`)
+	rows, err := q.QueryContext(ctx, selectCheckpoints(q)+` ORDER BY seq DESC LIMIT 1`)
 	if err != nil {
 		return SignedHead{}, fmt.Errorf("read the newest audit checkpoint: %w", err)
 	}
@@ -256,7 +256,9 @@ type checkpointRow struct {
 }
 
 // selectCheckpoints reads rows the way verifyEvents does.
-var selectCheckpoints = `SELECT seq, ` + textColumns(checkpointColumns) + ` FROM audit_checkpoints`
+func selectCheckpoints(q Querier) string {
+	return `SELECT seq, ` + textColumns(store.DialectOf(q), checkpointColumns) + ` FROM audit_checkpoints`
+}
 
 var checkpointColumns = []string{"hash", "time", "signature", "key"}
 
@@ -271,13 +273,10 @@ func scanCheckpoint(rows *sql.Rows) (checkpointRow, error) {
 // checkpointRows reads every stored checkpoint, by seq. A database from
 // before checkpoints (no audit_checkpoints table) has none.
 func checkpointRows(ctx context.Context, q Querier) ([]checkpointRow, error) {
-	var n int
-	err := q.QueryRowContext(ctx,
-		`SELECT COUNT(*) FROM sqlite_schema WHERE type = 'table' AND name = 'audit_checkpoints'`).Scan(&n)
-	if err != nil || n == 0 {
+	if ok, err := store.TableExists(ctx, q, "audit_checkpoints"); err != nil || !ok {
 		return nil, err
 	}
-	rows, err := q.QueryContext(ctx, selectCheckpoints+` ORDER BY seq`)
+	rows, err := q.QueryContext(ctx, selectCheckpoints(q)+` ORDER BY seq`)
 	if err != nil {
 		return nil, err
 	}

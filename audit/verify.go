@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/wardenhq/warden/store"
 )
 
 // ChainError says where a chain stops being intact. Seq is the first seq at
@@ -74,7 +76,7 @@ func Verify(ctx context.Context, q Querier, trust *Trust) (Head, error) {
 	if err := c.start(); err != nil {
 		return c.head, err
 	}
-	rows, err := q.QueryContext(ctx, verifyEvents+` ORDER BY seq`)
+	rows, err := q.QueryContext(ctx, verifyEvents(q)+` ORDER BY seq`)
 	if err != nil {
 		return Head{}, fmt.Errorf("verify audit chain: %w", err)
 	}
@@ -271,23 +273,32 @@ func scanRecord(rows *sql.Rows) (record, error) {
 	return r, err
 }
 
-// verifyEvents reads rows as a verifier must: a NULL reads as "" and a BLOB
-// as its bytes, and a last column is the bit mask of the columns that are
-// not stored as TEXT, bit i for eventColumns[i].
-var verifyEvents = `SELECT seq, ` + textColumns(eventColumns) + ` FROM audit_events`
+// verifyEvents is the query that reads rows as a verifier must, on the
+// engine q talks to: a NULL reads as "" and a BLOB as its bytes, and a
+// last column is the bit mask of the columns that are not stored as
+// TEXT, bit i for eventColumns[i].
+func verifyEvents(q Querier) string {
+	return `SELECT seq, ` + textColumns(store.DialectOf(q), eventColumns) + ` FROM audit_events`
+}
 
 var eventColumns = []string{"time", "actor_type", "actor_id", "tenant", "verb",
 	"subject_type", "subject_id", "details", "prev_hash", "hash"}
 
 // textColumns selects columns as text ("" for NULL), then the mask of those
-// not stored as TEXT. (PostgreSQL's schema defines typeof for its TEXT
-// columns, so the query reads both engines.)
-func textColumns(columns []string) string {
+// not stored as TEXT. On SQLite that is the storage class of each value
+// (typeof): a TEXT column takes a BLOB, or NULL, as it is. On PostgreSQL a
+// column's values all have its type, so the mask catches a NULL, or a
+// column whose type was changed from text (pg_typeof).
+func textColumns(d store.Dialect, columns []string) string {
 	values := make([]string, len(columns))
 	mask := make([]string, len(columns))
 	for i, c := range columns {
 		values[i] = fmt.Sprintf("COALESCE(%s, '')", c)
-		mask[i] = fmt.Sprintf("(CASE WHEN typeof(%s) <> 'text' THEN %d ELSE 0 END)", c, 1<<i)
+		notText := fmt.Sprintf("typeof(%s) <> 'text'", c)
+		if d == store.Postgres {
+			notText = fmt.Sprintf("%s IS NULL OR pg_typeof(%s) <> 'text'::regtype", c, c)
+		}
+		mask[i] = fmt.Sprintf("(CASE WHEN %s THEN %d ELSE 0 END)", notText, 1<<i)
 	}
 	return strings.Join(values, ", ") + ", " + strings.Join(mask, " + ")
 }

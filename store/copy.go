@@ -27,11 +27,11 @@ func (db *DB) Tables(ctx context.Context) ([]string, error) {
 	if db.dialect != SQLite {
 		return nil, errors.New("tables: the source of a copy is a SQLite database")
 	}
-	names, err := Strings(ctx, db.read, `SELECT name FROM sqlite_schema WHERE type = 'table'
-		AND name NOT LIKE 'sqlite_%' AND name <> 'schema_migrations' ORDER BY name`)
+	all, err := TableNames(ctx, db.read)
 	if err != nil {
-		return nil, fmt.Errorf("list tables: %w", err)
+		return nil, err
 	}
+	names := slices.DeleteFunc(all, func(n string) bool { return n == "schema_migrations" })
 	deps := make(map[string][]string, len(names))
 	for _, n := range names {
 		refs, err := Strings(ctx, db.read, `SELECT DISTINCT "table" FROM pragma_foreign_key_list(?)`, n)
@@ -77,14 +77,15 @@ func CheckEmptyTarget(ctx context.Context, db *DB) error {
 	if db.dialect != Postgres {
 		return errors.New("the target of a copy is a PostgreSQL database")
 	}
-	tables, err := Strings(ctx, db.read, `SELECT table_name FROM information_schema.tables
-		WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' AND table_name <> 'schema_migrations'
-		ORDER BY table_name`)
+	tables, err := TableNames(ctx, db.read)
 	if err != nil {
-		return fmt.Errorf("list the target's tables: %w", err)
+		return fmt.Errorf("the target: %w", err)
 	}
 	var full []string
 	for _, t := range tables {
+		if t == "schema_migrations" {
+			continue
+		}
 		var any bool
 		if err := db.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM `+quoteIdent(t)+`)`).Scan(&any); err != nil {
 			return fmt.Errorf("read %s on the target: %w", t, err)

@@ -17,6 +17,8 @@ import (
 // SQLite's migrations are migrations/*.sql; PostgreSQL's are
 // migrations/postgres/*.sql, the same numbers translated (times stay TEXT
 // in FormatTime's form, so domain code reads and compares them alike).
+// TestMigrationsBuildTheSameSchemaOnBothEngines compares what the two
+// sets build.
 //
 //go:embed migrations/*.sql migrations/postgres/*.sql
 var migrationFiles embed.FS

@@ -648,23 +648,10 @@ func TestRedactionEndToEnd(t *testing.T) {
 // text, and reports each cell holding one of the forms (case ignored).
 func findPlanted(t *testing.T, db *sql.DB, forms map[string][]string) []string {
 	t.Helper()
-	var tables []string
-	// SQLite lists its tables in sqlite_master; on PostgreSQL they are
-	// the base tables of the schema the connection works in.
-	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
-	if err != nil {
-		rows, err = db.Query(`SELECT table_name FROM information_schema.tables
-			WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' ORDER BY table_name`)
-	}
+	tables, err := store.TableNames(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for rows.Next() {
-		var name string
-		rows.Scan(&name)
-		tables = append(tables, name)
-	}
-	rows.Close()
 	if len(tables) == 0 {
 		t.Fatal("no tables to scan")
 	}
