@@ -140,4 +140,3 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
-
