@@ -193,9 +193,9 @@ func (rt *Runtime) evaluateAlerts(ctx context.Context) error {
 
 func (rt *Runtime) reconcile(ctx context.Context) error {
 	rep, err := rt.Service.Reconcile(ctx)
-	if n := len(rep.Recorded) + len(rep.Reexecuted) + len(rep.Review) + len(rep.Failed); n > 0 {
+	if n := len(rep.Recorded) + len(rep.Reexecuted) + len(rep.Review) + len(rep.Failed) + len(rep.Completed); n > 0 {
 		rt.log.InfoContext(ctx, "reconciled effects", "recorded", len(rep.Recorded), "reexecuted", len(rep.Reexecuted),
-			"failed", len(rep.Failed), "review", len(rep.Review), "retry", len(rep.Retry))
+			"failed", len(rep.Failed), "review", len(rep.Review), "retry", len(rep.Retry), "completed", len(rep.Completed))
 	}
 	if err != nil {
 		return fmt.Errorf("reconciling the effect ledger: %w", err)

@@ -55,6 +55,11 @@ type Options struct {
 	UniqueKey   string
 	MaxAttempts int
 	RunAt       time.Time
+	// Timeout, on PostgreSQL, is how long River lets the job run before
+	// its context ends, and how long a job left running by a dead replica
+	// waits before River runs it again; 0 is JobTimeout. The SQLite
+	// outbox, one process's, does not end a job's context.
+	Timeout time.Duration
 }
 
 // Enqueue adds a job inside the caller's transaction (one that

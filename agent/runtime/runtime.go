@@ -114,7 +114,16 @@ type Service struct {
 	operational atomic.Pointer[approvals.OnDecided]
 	// behaviours caches each release digest's releases.Behaviour.
 	behaviours sync.Map
+	// afterRecord is a test fault (SetAfterRecordFault); nil in
+	// production.
+	afterRecord atomic.Pointer[func(tool string)]
 }
+
+// SetAfterRecordFault makes fn run when an execution has recorded its
+// effect's receipt in the ledger, before the action is marked executed:
+// the window a replica that dies leaves an action executing although it
+// was paid. Test faults only (WARDEN_TEST_HANG_AFTER_RECORD).
+func (s *Service) SetAfterRecordFault(fn func(tool string)) { s.afterRecord.Store(&fn) }
 
 // New returns a service with defaults filled in.
 func New(o Options) *Service {
