@@ -58,7 +58,10 @@ type Runtime struct {
 // heartbeat and the job queue, which executes approved actions, sends
 // callbacks, expires each pending action at its expiry and runs the
 // periodic jobs (periodicJobs) once per interval across all replicas. It
-// returns once the jobs in progress have finished.
+// returns once the jobs in progress have finished and the journeys this
+// replica still had running have ended, their reservations released
+// (runtime.Service.Shutdown): its caller stops serving requests first
+// (serve.go: the HTTP server's shutdown, then ctx).
 func (rt *Runtime) Run(ctx context.Context) {
 	// What a previous process left running (a kill -9, a shutdown whose
 	// grace ran out) ends at once, and its budget reservations come back;
@@ -81,7 +84,25 @@ func (rt *Runtime) Run(ctx context.Context) {
 		rt.Queue.Run(ctx)
 	}()
 	wg.Wait()
+	// A clean shutdown leaves nothing running for the next start to
+	// sweep: no budget stays reserved by a replica that has stopped.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	n, err := rt.Service.Shutdown(sctx, journeyStopWait)
+	if err != nil {
+		rt.log.ErrorContext(sctx, "ending this replica's running journeys at shutdown failed; the next start's sweep ends them", "err", err)
+	}
+	if n > 0 {
+		rt.log.WarnContext(sctx, "journeys still running at shutdown were ended and their reservations released", "journeys", n)
+	}
 }
+
+// At shutdown, the journeys still running get journeyStopWait to end
+// themselves once stopped; shutdownTimeout bounds the whole.
+const (
+	journeyStopWait = 5 * time.Second
+	shutdownTimeout = 15 * time.Second
+)
 
 // Periodic job kinds.
 const (
@@ -172,9 +193,9 @@ func (rt *Runtime) evaluateAlerts(ctx context.Context) error {
 
 func (rt *Runtime) reconcile(ctx context.Context) error {
 	rep, err := rt.Service.Reconcile(ctx)
-	if n := len(rep.Recorded) + len(rep.Reexecuted) + len(rep.Review) + len(rep.Failed); n > 0 {
+	if n := len(rep.Recorded) + len(rep.Reexecuted) + len(rep.Review) + len(rep.Failed) + len(rep.Completed); n > 0 {
 		rt.log.InfoContext(ctx, "reconciled effects", "recorded", len(rep.Recorded), "reexecuted", len(rep.Reexecuted),
-			"failed", len(rep.Failed), "review", len(rep.Review), "retry", len(rep.Retry))
+			"failed", len(rep.Failed), "review", len(rep.Review), "retry", len(rep.Retry), "completed", len(rep.Completed))
 	}
 	if err != nil {
 		return fmt.Errorf("reconciling the effect ledger: %w", err)

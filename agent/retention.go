@@ -37,12 +37,13 @@ func (rt *Runtime) PurgeTraces(ctx context.Context, now time.Time) (int64, error
 	var total int64
 	for _, t := range ts {
 		cutoff := now.Add(-time.Duration(t.days) * 24 * time.Hour)
+		var purged int64 // counted once committed: a retried run starts afresh (store.Transact)
 		err := rt.DB.Transact(ctx, func(tx *sql.Tx) error {
 			n, err := runtime.DeleteOlderThan(ctx, tx, t.id, cutoff)
+			purged = n
 			if err != nil || n == 0 {
 				return err
 			}
-			total += n
 			_, err = audit.Append(ctx, tx, audit.Event{
 				Actor: audit.Actor{Type: audit.ActorSystem, ID: "retention"}, Tenant: t.slug, Verb: "traces.purged",
 				Subject: audit.Subject{Type: "tenant", ID: t.id},
@@ -53,6 +54,7 @@ func (rt *Runtime) PurgeTraces(ctx context.Context, now time.Time) (int64, error
 		if err != nil {
 			return total, err
 		}
+		total += purged
 	}
 	return total, nil
 }

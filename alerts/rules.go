@@ -67,6 +67,7 @@ func SetRule(ctx context.Context, db *store.DB, actor audit.Actor, r Rule, now t
 		return false, fmt.Errorf("set alert rule for %s: %w", r.Skill, &store.ValidationError{Fields: errs})
 	}
 	err = db.Transact(ctx, func(tx *sql.Tx) error {
+		changed = false // a retried run starts afresh (store.Transact)
 		rules, err := Rules(ctx, tx)
 		if err != nil {
 			return err

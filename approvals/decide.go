@@ -91,6 +91,7 @@ func Decide(ctx context.Context, db *store.DB, req Request, onDecided OnDecided,
 	}
 	var res Result
 	err := db.Transact(ctx, func(tx *sql.Tx) error {
+		res = Result{} // a retried run starts afresh (store.Transact)
 		a, err := lockForDecision(ctx, tx, req.ActionID)
 		if err != nil {
 			return err

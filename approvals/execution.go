@@ -143,6 +143,28 @@ func TakeReserved(ctx context.Context, tx *sql.Tx, id string) (int64, error) {
 	return reserved, nil
 }
 
+// Executing lists, oldest first and at most limit, the actions that have
+// been executing since before without a change: those whose replica died
+// (or whose completion failed) while they ran. The reconciler finishes
+// those whose effect the ledger recorded.
+func Executing(ctx context.Context, q store.Querier, before time.Time, limit int) ([]Action, error) {
+	rows, err := q.QueryContext(ctx, selectAction+` WHERE status = ? AND updated_at <= ? ORDER BY created_at, id LIMIT ?`,
+		StatusExecuting, store.FormatTime(before), limit)
+	if err != nil {
+		return nil, fmt.Errorf("list executing actions: %w", err)
+	}
+	defer rows.Close()
+	var out []Action
+	for rows.Next() {
+		a, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list executing actions: %w", err)
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
 // ByIdempotencyKey loads the action with that idempotency key, or
 // store.ErrNotFound.
 func ByIdempotencyKey(ctx context.Context, q store.Querier, key string) (Action, error) {

@@ -272,6 +272,7 @@ func Update(ctx context.Context, db *store.DB, sealer *seal.Sealer, actor audit.
 		d.Weight = 1
 	}
 	err = db.Transact(ctx, func(tx *sql.Tx) error {
+		changed = nil // a retried run starts afresh (store.Transact)
 		old, err := Get(ctx, tx, d.Name)
 		if err != nil {
 			return err

@@ -57,6 +57,7 @@ func SetTenantSettings(ctx context.Context, db *store.DB, actor audit.Actor, t s
 	}
 	changed := false
 	err := db.Transact(ctx, func(tx *sql.Tx) error {
+		changed = false // a retried run starts afresh (store.Transact)
 		old, err := TenantSettingsOf(ctx, tx, tenantID)
 		if err != nil {
 			return err
@@ -121,6 +122,7 @@ func SetKeyLimits(ctx context.Context, db *store.DB, actor audit.Actor, k keys.K
 	}
 	changed := false
 	err := db.Transact(ctx, func(tx *sql.Tx) error {
+		changed = false // a retried run starts afresh (store.Transact)
 		old, err := KeyLimitsOf(ctx, tx, keyID)
 		if err != nil {
 			return err
@@ -204,6 +206,7 @@ func SetAliasSettings(ctx context.Context, db *store.DB, actor audit.Actor, s Al
 	}
 	changed := false
 	err := db.Transact(ctx, func(tx *sql.Tx) error {
+		changed = false // a retried run starts afresh (store.Transact)
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM model_deployments WHERE alias = ?`, s.Alias).Scan(&n); err != nil {
 			return fmt.Errorf("set alias settings: %w", err)

@@ -181,6 +181,7 @@ func End(ctx context.Context, tx *sql.Tx, id, why string, now time.Time) (idToke
 // is false); an unknown id is a 404.
 func Revoke(ctx context.Context, db *store.DB, actor audit.Actor, id string, now time.Time) (changed bool, err error) {
 	err = db.Transact(ctx, func(tx *sql.Tx) error {
+		changed = false // a retried run starts afresh (store.Transact)
 		var principal string
 		err := tx.QueryRowContext(ctx, `SELECT principal FROM sessions WHERE id = ?`, id).Scan(&principal)
 		if errors.Is(err, sql.ErrNoRows) {

@@ -191,8 +191,14 @@ func (db *DB) Close() error {
 // conditional UPDATE for budgets, a compare-and-set on status for
 // approvals, unique keys with ON CONFLICT for idempotency and the ledger,
 // Serialize for the audit chain). A transaction PostgreSQL aborts as a
-// deadlock or serialization failure is run again, up to maxTxAttempts times, so fn
-// must not act outside the transaction.
+// deadlock or serialization failure is run again, up to maxTxAttempts
+// times.
+//
+// So fn may run more than once, and it must not change anything outside
+// the transaction until Transact returns nil: no appends to a caller's
+// slice, no counters, no log lines, no calls out. A variable it sets for
+// its caller is reset at its start (a later run may not reach the
+// assignment), or only read once Transact returned nil.
 func (db *DB) Transact(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
 	if db.write == nil {
 		return ErrReadOnly

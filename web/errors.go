@@ -41,6 +41,10 @@ func (s *Server) handleError(err error, c echo.Context) {
 	}
 	title = http.StatusText(status)
 	switch {
+	case status >= 500 && clientGone(c):
+		// The client hung up and the handler stopped with it: nobody reads
+		// the answer (clientClosed logs it as 499), and it is no failure.
+		s.log.InfoContext(c.Request().Context(), "request stopped: the client went away", "request_id", requestID(c), "path", c.Request().URL.Path)
 	case p != nil && p.Kind == problem.KindUnavailable:
 		// A dependency (the storage, a provider) is down: the message says
 		// so in words made for users, and when to try again.

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"crypto/hmac"
 	"errors"
 	"log/slog"
@@ -86,6 +87,38 @@ func (s *Server) requestID() echo.MiddlewareFunc {
 		return func(c echo.Context) error {
 			c.Request().Header.Del(echo.HeaderXRequestID)
 			return withID(c)
+		}
+	}
+}
+
+// statusClientClosedRequest is what a request whose client hung up
+// before its answer is logged with (nginx's 499); the client never reads
+// it.
+const statusClientClosedRequest = 499
+
+// clientGone reports whether the request's client hung up: its context
+// ended without a cause of Warden's own (a shutdown cancels requests with
+// runtime.ErrShuttingDown).
+func clientGone(c echo.Context) bool {
+	ctx := c.Request().Context()
+	return ctx.Err() != nil && errors.Is(context.Cause(ctx), context.Canceled)
+}
+
+// clientClosed answers 499 instead of the 500 or 503 a handler wrote
+// because its client hung up and its context ended (a journey cancelled,
+// a read that stopped): the client's leaving is not Warden's failure and
+// is not logged as an error. What a handler stored for replay (an
+// Idempotency-Key's answer) keeps its own status.
+func (s *Server) clientClosed() echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			res := c.Response()
+			res.Before(func() {
+				if (res.Status == http.StatusInternalServerError || res.Status == http.StatusServiceUnavailable) && clientGone(c) {
+					res.Status = statusClientClosedRequest
+				}
+			})
+			return next(c)
 		}
 	}
 }

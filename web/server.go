@@ -183,6 +183,7 @@ func New(o Options) (*Server, error) {
 		middleware.Recover(),
 		s.secureHeaders(),
 		s.requestID(),
+		s.clientClosed(),
 		s.requestLog(),
 		middleware.BodyLimit("1M"),
 	)
@@ -226,8 +227,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	// hanging provider, a long poll) stop and release what they hold —
 	// budget reservations, running journeys — before the caller closes
 	// the database.
-	reqCtx, cancelRequests := context.WithCancel(context.Background())
-	defer cancelRequests()
+	reqCtx, cancelRequests := context.WithCancelCause(context.Background())
+	defer cancelRequests(nil)
 	srv.BaseContext = func(net.Listener) context.Context { return reqCtx }
 	bgCtx, stopBG := context.WithCancel(context.Background())
 	defer stopBG()
@@ -272,7 +273,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		// The grace ran out: cancel what is still running and give the
 		// handlers a moment to record their ends.
 		s.log.Warn("shutdown grace ran out: cancelling the requests still running")
-		cancelRequests()
+		cancelRequests(runtime.ErrShuttingDown)
 		s.waitInflight(releaseWait)
 		srv.Close()
 	}

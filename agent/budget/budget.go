@@ -132,6 +132,7 @@ func Set(ctx context.Context, tx *sql.Tx, s Spec, now time.Time) error {
 // spec is a *store.ValidationError; an unknown tenant store.ErrNotFound.
 func SetAudited(ctx context.Context, db *store.DB, actor audit.Actor, s Spec, now time.Time) (changed bool, err error) {
 	err = db.Transact(ctx, func(tx *sql.Tx) error {
+		changed = false // a retried run starts afresh (store.Transact)
 		slug, err := store.TenantSlug(ctx, tx, s.TenantID)
 		if err != nil {
 			return err

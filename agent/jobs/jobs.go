@@ -55,6 +55,11 @@ type Options struct {
 	UniqueKey   string
 	MaxAttempts int
 	RunAt       time.Time
+	// Timeout, on PostgreSQL, is how long River lets the job run before
+	// its context ends, and how long a job left running by a dead replica
+	// waits before River runs it again; 0 is JobTimeout. The SQLite
+	// outbox, one process's, does not end a job's context.
+	Timeout time.Duration
 }
 
 // Enqueue adds a job inside the caller's transaction (one that
@@ -282,6 +287,7 @@ func (q *Queue) claim(ctx context.Context) (Job, bool, error) {
 	found := false
 	now := q.now()
 	err := q.db.Transact(ctx, func(tx *sql.Tx) error {
+		found = false // a retried run starts afresh (store.Transact)
 		err := tx.QueryRowContext(ctx, `
 			UPDATE jobs SET state = 'running', attempts = attempts + 1, locked_until = ?, updated_at = ?
 			WHERE id = (SELECT id FROM jobs WHERE state = 'available' AND run_at <= ? ORDER BY run_at, id LIMIT 1)
@@ -305,17 +311,24 @@ func (q *Queue) claim(ctx context.Context) (Job, bool, error) {
 func (q *Queue) finish(ctx context.Context, j Job, runErr error) error {
 	now := q.now()
 	var perm *Permanent
+	discard := runErr != nil && (errors.As(runErr, &perm) || j.Attempts >= j.MaxAttempts)
+	// Logged once, outside the transaction, which may run more than once
+	// (store.Transact).
+	switch {
+	case discard:
+		q.log.Error("job discarded", "job", j.ID, "kind", j.Kind, "attempts", j.Attempts, "err", runErr)
+	case runErr != nil:
+		q.log.Warn("job failed; will retry", "job", j.ID, "kind", j.Kind, "attempt", j.Attempts, "err", runErr)
+	}
 	return q.db.Transact(ctx, func(tx *sql.Tx) error {
 		var err error
 		switch {
 		case runErr == nil:
 			_, err = tx.ExecContext(ctx, `UPDATE jobs SET state = 'done', locked_until = NULL, updated_at = ? WHERE id = ?`, store.FormatTime(now), j.ID)
-		case errors.As(runErr, &perm) || j.Attempts >= j.MaxAttempts:
-			q.log.Error("job discarded", "job", j.ID, "kind", j.Kind, "attempts", j.Attempts, "err", runErr)
+		case discard:
 			_, err = tx.ExecContext(ctx, `UPDATE jobs SET state = 'discarded', locked_until = NULL, last_error = ?, updated_at = ? WHERE id = ?`,
 				truncate(runErr.Error()), store.FormatTime(now), j.ID)
 		default:
-			q.log.Warn("job failed; will retry", "job", j.ID, "kind", j.Kind, "attempt", j.Attempts, "err", runErr)
 			_, err = tx.ExecContext(ctx, `UPDATE jobs SET state = 'available', locked_until = NULL, last_error = ?, run_at = ?, updated_at = ? WHERE id = ?`,
 				truncate(runErr.Error()), store.FormatTime(now.Add(q.backoff(j.Attempts))), store.FormatTime(now), j.ID)
 		}

@@ -32,12 +32,21 @@ import (
 )
 
 const (
-	// JobTimeout cancels a River job's context after this long, as the
-	// outbox's lease bounded a run.
-	JobTimeout = 5 * time.Minute
+	// JobTimeout cancels a River job's context after this long, unless
+	// the job says otherwise (Options.Timeout: an approved action whose
+	// tool may take longer).
+	JobTimeout = time.Minute
 	// RescueAfter makes a job left running (its replica died) available
-	// again; it must exceed JobTimeout.
-	RescueAfter = JobTimeout + time.Minute
+	// again: River's rescuer, every 30 s on the elected leader, takes a
+	// job running for longer than RescueAfter and its own timeout. A job
+	// a dead replica held thus runs again about 75 to 110 s after it
+	// started (docs/deploy.md). It exceeds JobTimeout by the time a
+	// handler takes to record its end after its context ended.
+	RescueAfter = JobTimeout + 15*time.Second
+	// PeriodicJobTimeout bounds a periodic run (retention, a reconcile of
+	// many records): one a dead replica held is not run again, the next
+	// period's is.
+	PeriodicJobTimeout = 5 * time.Minute
 )
 
 // riverArgs is every job's River args: the kind is the River kind, Key
@@ -47,6 +56,9 @@ type riverArgs struct {
 	kind    string
 	Key     string          `json:"key,omitempty" river:"unique"`
 	Payload json.RawMessage `json:"payload"`
+	// TimeoutMS is the job's own timeout (Options.Timeout); 0 is
+	// JobTimeout. The rescuer reads it too.
+	TimeoutMS int64 `json:"timeout_ms,omitempty"`
 }
 
 func (a riverArgs) Kind() string { return a.kind }
@@ -76,7 +88,7 @@ func enqueueRiver(ctx context.Context, tx *sql.Tx, kind string, raw json.RawMess
 	if o.UniqueKey != "" {
 		opts.UniqueOpts = river.UniqueOpts{ByArgs: true, ByState: uniqueStates}
 	}
-	if _, err := c.InsertTx(ctx, tx, riverArgs{kind: kind, Key: o.UniqueKey, Payload: raw}, opts); err != nil {
+	if _, err := c.InsertTx(ctx, tx, riverArgs{kind: kind, Key: o.UniqueKey, Payload: raw, TimeoutMS: o.Timeout.Milliseconds()}, opts); err != nil {
 		return fmt.Errorf("enqueue %s: %w", kind, err)
 	}
 	return nil
@@ -88,6 +100,12 @@ type riverWorker struct {
 	kind string
 	h    Handler
 	log  *slog.Logger
+}
+
+// Timeout is the job's own timeout, when it has one (River's rescuer
+// waits for it too before it runs a job left running again).
+func (w *riverWorker) Timeout(rj *river.Job[riverArgs]) time.Duration {
+	return time.Duration(rj.Args.TimeoutMS) * time.Millisecond
 }
 
 func (w *riverWorker) Work(ctx context.Context, rj *river.Job[riverArgs]) error {
@@ -139,7 +157,7 @@ func (q *Queue) startRiver(ctx context.Context) (*river.Client[pgx.Tx], *pgxpool
 			func() (river.JobArgs, *river.InsertOpts) {
 				// Unique by period: a new leader enqueueing again within
 				// the interval adds nothing.
-				return riverArgs{kind: p.kind, Payload: json.RawMessage("{}")},
+				return riverArgs{kind: p.kind, Payload: json.RawMessage("{}"), TimeoutMS: PeriodicJobTimeout.Milliseconds()},
 					&river.InsertOpts{MaxAttempts: 1, UniqueOpts: river.UniqueOpts{ByPeriod: p.every}}
 			},
 			&river.PeriodicJobOpts{ID: p.kind, RunOnStart: true}))

@@ -209,3 +209,43 @@ func TestRiverTwoReplicasRunEachJobOnce(t *testing.T) {
 		}
 	}
 }
+
+// A job runs under its own timeout when it has one (an execution whose
+// tool may take longer than JobTimeout), under JobTimeout otherwise; River's
+// rescuer waits as long before it runs a dead replica's job again.
+func TestRiverJobTimeouts(t *testing.T) {
+	db := riverSetup(t)
+	deadlines := make(chan time.Duration, 2)
+	riverQueue(t, db, func(q *Queue) {
+		q.Register("timed", func(ctx context.Context, j Job) error {
+			d, ok := ctx.Deadline()
+			if !ok {
+				deadlines <- 0
+				return nil
+			}
+			deadlines <- time.Until(d)
+			return nil
+		})
+	})
+	ctx := context.Background()
+	for _, o := range []Options{{UniqueKey: "default"}, {UniqueKey: "own", Timeout: 3 * time.Minute}} {
+		if err := db.Transact(ctx, func(tx *sql.Tx) error { return Enqueue(ctx, tx, "timed", map[string]string{"k": o.UniqueKey}, o) }); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case left := <-deadlines:
+			want := JobTimeout
+			if o.Timeout > 0 {
+				want = o.Timeout
+			}
+			if left <= want-10*time.Second || left > want {
+				t.Errorf("job %s ran with %v left, want about %v", o.UniqueKey, left.Round(time.Second), want)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("job %s never ran", o.UniqueKey)
+		}
+	}
+	if RescueAfter < JobTimeout {
+		t.Errorf("RescueAfter %v is shorter than JobTimeout %v: River refuses it", RescueAfter, JobTimeout)
+	}
+}

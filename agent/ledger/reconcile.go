@@ -49,6 +49,11 @@ type Report struct {
 	Retry      []string // executed again and failed transiently: still RESERVED, for the next run
 	Review     []string // outcome unknown: still RESERVED, NeedsReview set, Error says why
 	Busy       []string // being executed in this process right now: left alone
+	// Completed is filled by the runtime's reconciler (runtime.Reconcile):
+	// actions still executing although their effect was RECORDED — their
+	// replica died between the ledger's record and the action's
+	// completion — finished from the recorded receipt.
+	Completed []string
 }
 
 // Reconcile finds records left RESERVED for longer than the grace — a

@@ -126,6 +126,7 @@ func StartCanary(ctx context.Context, db *store.DB, by Author, agent, env, candi
 	var p Pointer
 	changed := false
 	err := db.Transact(ctx, func(tx *sql.Tx) error {
+		changed = false // a retried run starts afresh (store.Transact)
 		if _, err := Get(ctx, tx, candidate); err != nil {
 			return err
 		}
@@ -176,6 +177,7 @@ func stopCanary(ctx context.Context, db *store.DB, by Author, agent, env, candid
 	var p Pointer
 	changed := false
 	err = db.Transact(ctx, func(tx *sql.Tx) error {
+		changed = false // a retried run starts afresh (store.Transact)
 		cur, err := Active(ctx, tx, agent, env)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && cur.Candidate != candidate) {
 			p = cur
@@ -215,6 +217,7 @@ func Promote(ctx context.Context, db *store.DB, by Author, agent, env, candidate
 	var p Pointer
 	changed := false
 	err = db.Transact(ctx, func(tx *sql.Tx) error {
+		changed = false // a retried run starts afresh (store.Transact)
 		cur, err := Active(ctx, tx, agent, env)
 		switch {
 		case err == nil && cur.Kind == KindPromoted && cur.Digest == candidate:

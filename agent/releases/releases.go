@@ -244,6 +244,7 @@ func Publish(ctx context.Context, db *store.DB, by Author, b Bundle, contents Co
 	canon := b.Canonical()
 	digest = digestOf(canon)
 	err = db.Transact(ctx, func(tx *sql.Tx) error {
+		created = false // a retried run starts afresh (store.Transact)
 		if err := putContents(ctx, tx, contents); err != nil {
 			return err
 		}
@@ -379,6 +380,7 @@ func move(ctx context.Context, db *store.DB, by Author, m Move, kind string) (Po
 	var p Pointer
 	changed := false
 	err = db.Transact(ctx, func(tx *sql.Tx) error {
+		changed = false // a retried run starts afresh (store.Transact)
 		if _, err := Get(ctx, tx, digest); err != nil {
 			return err
 		}

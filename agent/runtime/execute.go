@@ -83,7 +83,25 @@ func (s *Service) onDecided(ctx context.Context, tx *sql.Tx, a approvals.Action)
 	if err := ledger.Intend(ctx, tx, ledger.Entry{Key: a.IdempotencyKey, Digest: a.PayloadDigest, Tool: a.Tool, Tenant: slug, ActionID: a.ID}); err != nil {
 		return err
 	}
-	return jobs.Enqueue(ctx, tx, JobExecuteAction, actionJob{ActionID: a.ID}, jobs.Options{UniqueKey: "exec:" + a.ID})
+	return jobs.Enqueue(ctx, tx, JobExecuteAction, actionJob{ActionID: a.ID}, jobs.Options{UniqueKey: "exec:" + a.ID, Timeout: executionTimeout(t)})
+}
+
+// executionTimeout is the job timeout an execution of t needs: every
+// attempt at the tool's timeout, with room for the backoff between them
+// and for recording the result. 0 (jobs.JobTimeout) for the tools that
+// fit in it, so a job a dead replica held runs again within the bound
+// docs/deploy.md gives; a slower tool's execution is not cut short, and
+// is run again after its own bound.
+func executionTimeout(t tools.Tool) time.Duration {
+	per := t.Timeout
+	if per <= 0 {
+		per = tools.DefaultTimeout
+	}
+	need := per*time.Duration(max(t.MaxAttempts, 1)) + 15*time.Second
+	if need <= jobs.JobTimeout {
+		return 0
+	}
+	return need
 }
 
 // OperationalPrefix starts the tool name of an action that a runbook's
@@ -186,6 +204,9 @@ func (s *Service) ExecuteAction(ctx context.Context, actionID string) error {
 		return s.failBeforeCall(ctx, a, "the ledger refused the call: "+err.Error())
 	case err != nil:
 		return err // transient: the job retries with the same key
+	}
+	if f := s.afterRecord.Load(); f != nil {
+		(*f)(t.Name)
 	}
 	return s.complete(ctx, a, entry.Receipt, t)
 }

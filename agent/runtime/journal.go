@@ -99,15 +99,27 @@ func insertStep(ctx context.Context, tx *sql.Tx, journeyID string, s Step) error
 	return nil
 }
 
+// errEnded rolls back the end of a journey that is no longer running:
+// another write ended it, and settled its reservation, first.
+var errEnded = errors.New("journey no longer running")
+
+// finishJourney writes j's end, only while it is still running; otherwise
+// it returns errEnded, and the caller's transaction (with its settlement)
+// rolls back.
 func finishJourney(ctx context.Context, tx *sql.Tx, j *Journey) error {
-	_, err := tx.ExecContext(ctx, `
+	res, err := tx.ExecContext(ctx, `
 		UPDATE journeys SET skill = ?, status = ?, error_code = ?, output = ?, input_tokens = ?, output_tokens = ?,
 			tool_units = ?, review_units = ?, cost_micros = ?, latency_ms = ?, finished_at = ?
-		WHERE id = ?`,
+		WHERE id = ? AND status = ?`,
 		j.Skill, j.Status, j.ErrorCode, j.Output, j.Cost.InputTokens, j.Cost.OutputTokens, j.Cost.ToolUnits,
-		j.Cost.ReviewUnits, j.Cost.TotalMicros, j.Latency.Milliseconds(), optTime(j.FinishedAt), j.ID)
+		j.Cost.ReviewUnits, j.Cost.TotalMicros, j.Latency.Milliseconds(), optTime(j.FinishedAt), j.ID, StatusRunning)
 	if err != nil {
 		return fmt.Errorf("finish journey %s: %w", j.ID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("finish journey %s: %w", j.ID, err)
+	} else if n == 0 {
+		return errEnded
 	}
 	return nil
 }

@@ -414,10 +414,23 @@ func (s *Service) ContinueJourney(ctx context.Context, journeyID string) error {
 		return err
 	}
 	estimate := int64(max(skill.MaxSteps, 1)) * dearest
+	// Counted as running here before the claim commits, as in Run.
+	jctx, jstop := context.WithCancelCause(ctx)
+	defer jstop(nil)
+	s.running.Store(j.ID, jstop)
+	defer s.running.Delete(j.ID)
+	// The claim is written on a context of its own, as Run's admission
+	// is: a COMMIT interrupted by the job's end may commit anyway, and a
+	// retry of the job would then find the journey claimed and leave it
+	// running with its reservation. The claim records this replica, whose
+	// sweeps (and Shutdown) are the journey's from now on.
+	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), admitTimeout)
+	defer ccancel()
 	claimed := false
-	err = s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE journeys SET status = ?, reserved_micros = ? WHERE id = ? AND status = ?`,
-			StatusRunning, estimate, j.ID, StatusAwaitingApproval)
+	err = s.o.DB.Transact(cctx, func(tx *sql.Tx) error {
+		claimed = false
+		res, err := tx.ExecContext(cctx, `UPDATE journeys SET status = ?, reserved_micros = ?, replica_id = ? WHERE id = ? AND status = ?`,
+			StatusRunning, estimate, s.o.ReplicaID, j.ID, StatusAwaitingApproval)
 		if err != nil {
 			return err
 		}
@@ -425,16 +438,16 @@ func (s *Service) ContinueJourney(ctx context.Context, journeyID string) error {
 			return nil
 		}
 		claimed = true
-		return gateway.Reserve(ctx, tx, j.TenantID, estimate, now)
+		return gateway.Reserve(cctx, tx, j.TenantID, estimate, now)
 	})
 	var p *problem.Error
 	switch {
 	case errors.As(err, &p):
 		// The budget cannot cover the rest: the journey ends here.
 		claimErr, estimate, claimed = p, 0, true
-		err = s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
-			_, err := tx.ExecContext(ctx, `UPDATE journeys SET status = ?, reserved_micros = 0 WHERE id = ? AND status = ?`,
-				StatusRunning, j.ID, StatusAwaitingApproval)
+		err = s.o.DB.Transact(cctx, func(tx *sql.Tx) error {
+			_, err := tx.ExecContext(cctx, `UPDATE journeys SET status = ?, reserved_micros = 0, replica_id = ? WHERE id = ? AND status = ?`,
+				StatusRunning, s.o.ReplicaID, j.ID, StatusAwaitingApproval)
 			return err
 		})
 		if err != nil {
@@ -447,13 +460,12 @@ func (s *Service) ContinueJourney(ctx context.Context, journeyID string) error {
 		return nil
 	}
 	j.ReservedMicros = estimate
-	s.running.Store(j.ID, true)
-	defer s.running.Delete(j.ID)
 	var out string
 	runErr := claimErr
 	if runErr == nil {
-		dctx, cancel := context.WithTimeout(ctx, s.o.Limits.MaxDuration)
+		dctx, cancel := context.WithTimeout(jctx, s.o.Limits.MaxDuration)
 		out, runErr = r.drive(dctx, c)
+		runErr = stoppedIfEnded(dctx, s, runErr)
 		cancel()
 	}
 	if ferr := r.finish(out, runErr); ferr != nil {

@@ -15,15 +15,38 @@ import (
 	"github.com/wardenhq/warden/audit"
 )
 
+// reconcileGrace is how long an effect (or an action executing) must
+// have been left alone before the reconciler takes it for one a crash
+// left: with the reconciler's 30 s period, an action a dead replica was
+// executing is finished within about a minute (docs/deploy.md).
+const reconcileGrace = 30 * time.Second
+
 // Reconcile asks the providers about effects a crash left RESERVED, by
 // their original keys, and finishes the actions whose effects turn out
-// recorded.
+// recorded — and the actions still executing whose effect the ledger
+// recorded before their replica died (Report.Completed), without waiting
+// for their job to run again.
 func (s *Service) Reconcile(ctx context.Context) (ledger.Report, error) {
-	rep, err := ledger.Reconcile(ctx, s.o.DB, s.resolve, ledger.ReconcileOptions{Grace: 30 * time.Second})
+	rep, err := ledger.Reconcile(ctx, s.o.DB, s.resolve, ledger.ReconcileOptions{Grace: reconcileGrace})
 	for _, key := range append(append([]string{}, rep.Recorded...), rep.Reexecuted...) {
 		if cerr := s.CompleteFromLedger(ctx, key); cerr != nil {
 			err = errors.Join(err, cerr)
 		}
+	}
+	stale, lerr := approvals.Executing(ctx, s.o.DB.Read(), s.o.Now().Add(-reconcileGrace), 100)
+	err = errors.Join(err, lerr)
+	for _, a := range stale {
+		e, gerr := ledger.Get(ctx, s.o.DB.Read(), a.IdempotencyKey)
+		if gerr != nil || e.State != ledger.Recorded || e.ActionID != a.ID {
+			continue // not recorded: its job (or the reconcile above) decides
+		}
+		// Executed is a compare-and-set: a job finishing it meanwhile makes
+		// this a no-op, and the action is executed, audited, once.
+		if cerr := s.CompleteFromLedger(ctx, e.Key); cerr != nil {
+			err = errors.Join(err, cerr)
+			continue
+		}
+		rep.Completed = append(rep.Completed, e.Key)
 	}
 	for _, key := range rep.Failed {
 		if e, gerr := ledger.Get(ctx, s.o.DB.Read(), key); gerr == nil && e.ActionID != "" {

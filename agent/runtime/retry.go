@@ -106,7 +106,7 @@ func (s *Service) retryOne(ctx context.Context, tx *sql.Tx, a approvals.Action, 
 	if err := waitAgain(ctx, tx, a.JourneyID, a.StepN); err != nil {
 		return err
 	}
-	if err := jobs.Enqueue(ctx, tx, JobExecuteAction, actionJob{ActionID: a.ID}, jobs.Options{UniqueKey: "exec:" + a.ID + ":retry:" + batch}); err != nil {
+	if err := jobs.Enqueue(ctx, tx, JobExecuteAction, actionJob{ActionID: a.ID}, jobs.Options{UniqueKey: "exec:" + a.ID + ":retry:" + batch, Timeout: executionTimeout(t)}); err != nil {
 		return err
 	}
 	rep.Retried = append(rep.Retried, a.ID)

@@ -106,14 +106,24 @@ type Options struct {
 // Service runs journeys.
 type Service struct {
 	o Options
-	// running holds the ids of journeys this process is running, so the
-	// sweeper leaves them alone.
+	// running holds the journeys this process is running, by id, each
+	// with the function that stops it (context.CancelCauseFunc): the
+	// sweeps leave them alone, and Shutdown stops them.
 	running sync.Map
 	// operational is what a decision on a runbook's action does.
 	operational atomic.Pointer[approvals.OnDecided]
 	// behaviours caches each release digest's releases.Behaviour.
 	behaviours sync.Map
+	// afterRecord is a test fault (SetAfterRecordFault); nil in
+	// production.
+	afterRecord atomic.Pointer[func(tool string)]
 }
+
+// SetAfterRecordFault makes fn run when an execution has recorded its
+// effect's receipt in the ledger, before the action is marked executed:
+// the window a replica that dies leaves an action executing although it
+// was paid. Test faults only (WARDEN_TEST_HANG_AFTER_RECORD).
+func (s *Service) SetAfterRecordFault(fn func(tool string)) { s.afterRecord.Store(&fn) }
 
 // New returns a service with defaults filled in.
 func New(o Options) *Service {
@@ -202,15 +212,43 @@ func refuse(code, message string, cause error) *problem.Error {
 	return p
 }
 
+// ErrShuttingDown is the cause a journey's context ends with when Warden
+// stops it to shut down (Shutdown, and the HTTP server once its grace ran
+// out): the journey ends cancelled and says so.
+var ErrShuttingDown = errors.New("warden is shutting down")
+
 // stopped is the refusal of a journey whose context ended: it ran out of
-// its time (Limits.MaxDuration, 503 journey_timeout) or the client went
-// away (cancelled).
+// its time (Limits.MaxDuration, 503 journey_timeout), the client went
+// away or Warden is shutting down (cancelled).
 func stopped(ctx context.Context, s *Service) *problem.Error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return refuse(CodeJourneyTimeout, fmt.Sprintf("The journey did not finish within %s; it was stopped.", s.o.Limits.MaxDuration), ctx.Err())
 	}
+	if errors.Is(context.Cause(ctx), ErrShuttingDown) {
+		return refuse(CodeCancelled, "Warden is shutting down; the journey was stopped. Send it again.", context.Cause(ctx))
+	}
 	return refuse(CodeCancelled, "The client went away; the journey was stopped.", ctx.Err())
 }
+
+// stoppedIfEnded is runErr, or the journey's stop when its context ended
+// and runErr is a failure rather than a refusal: a read or a model call
+// that fails because the client went away is the client's leaving, not
+// Warden's fault (no internal error, no 500). A refusal decided before
+// (policy, routing) stands.
+func stoppedIfEnded(ctx context.Context, s *Service, runErr error) error {
+	if runErr == nil || ctx.Err() == nil {
+		return runErr
+	}
+	var p *problem.Error
+	if errors.As(runErr, &p) && p.Kind != problem.KindInternal && p.Kind != problem.KindUnavailable {
+		return runErr
+	}
+	return stopped(ctx, s)
+}
+
+// admitTimeout bounds the admission's transaction, which does not end
+// with the request (Run).
+const admitTimeout = 10 * time.Second
 
 // JourneyError is the refusal or failure of a journey that was recorded
 // before it ended: the API answers with the journey as well.
@@ -278,8 +316,21 @@ func (s *Service) Run(ctx context.Context, req Request) (Outcome, error) {
 		ReservedMicros: estimate, CreatedAt: now,
 	}
 	j.Cost.InputTokens = tokens(req.Input)
-	err = s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
-		if err := gateway.Reserve(ctx, tx, j.TenantID, estimate, now); err != nil {
+	// The journey counts as running here from before its admission
+	// commits, so no sweep of this process takes it for one a crash left;
+	// Shutdown stops it through jstop.
+	jctx, jstop := context.WithCancelCause(ctx)
+	defer jstop(nil)
+	s.running.Store(j.ID, jstop)
+	defer s.running.Delete(j.ID)
+	// The admission is written on a context of its own: on PostgreSQL a
+	// COMMIT the client's hang-up interrupts may still commit, and the
+	// journey would stay running with its reservation while Run reported
+	// nothing admitted. Once admitted, a client that left stops the
+	// journey below, which ends it cancelled and releases the rest.
+	actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), admitTimeout)
+	err = s.o.DB.Transact(actx, func(tx *sql.Tx) error {
+		if err := gateway.Reserve(actx, tx, j.TenantID, estimate, now); err != nil {
 			return err
 		}
 		// The release is fixed at admission: a rollback later changes new
@@ -287,31 +338,38 @@ func (s *Service) Run(ctx context.Context, req Request) (Outcome, error) {
 		// transaction, is one indexed read and sees every activation,
 		// including those of other processes (the CLI). While a canary
 		// runs, the journey's id decides its side (releases.InCanary).
-		release, err := s.releaseFor(ctx, tx, j.ID)
+		release, err := s.releaseFor(actx, tx, j.ID)
 		if err != nil {
 			return err
 		}
 		j.Release = release
-		if err := insertJourney(ctx, tx, j, s.o.ReplicaID); err != nil {
+		if err := insertJourney(actx, tx, j, s.o.ReplicaID); err != nil {
 			return err
 		}
-		return keys.Touch(ctx, tx, j.KeyID, now)
+		return keys.Touch(actx, tx, j.KeyID, now)
 	})
+	acancel()
 	if err != nil {
 		var p *problem.Error
-		if errors.As(err, &p) {
+		if !errors.As(err, &p) || p.Kind != problem.KindExhausted {
+			// A commit that failed may have committed all the same (a
+			// connection lost during COMMIT): then the journey is ended
+			// here, and its reservation released, instead of waiting for
+			// a sweep.
+			s.abandon(j)
+		}
+		if p != nil {
 			return Outcome{}, p
 		}
 		return Outcome{}, problem.Unavailable(gateway.CodeUnavailable, "The budget cannot be written right now; nothing was admitted.", 2*time.Second).Wrap(err)
 	}
 
-	s.running.Store(j.ID, true)
-	defer s.running.Delete(j.ID)
 	r := &run{s: s, req: req, j: j, start: now}
 	// The journey's deadline is passed down to every tool call.
-	ctx, cancel := context.WithTimeout(ctx, s.o.Limits.MaxDuration)
+	ctx, cancel := context.WithTimeout(jctx, s.o.Limits.MaxDuration)
 	defer cancel()
 	out, runErr := r.execute(ctx)
+	runErr = stoppedIfEnded(ctx, s, runErr)
 	if ferr := r.finish(out, runErr); ferr != nil {
 		s.o.Log.ErrorContext(ctx, "could not record the end of a journey", "journey", j.ID, "err", ferr)
 		if runErr == nil {
@@ -589,27 +647,78 @@ func (r *run) finish(output string, runErr error) error {
 	if j.Status == StatusAwaitingApproval {
 		j.FinishedAt = nil
 	}
-	ctx := context.Background()
-	return s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
-		if r.pending != nil && runErr == nil {
-			a, err := s.createAction(ctx, tx, r, now)
-			if err != nil {
+	// The transaction may run more than once (store.Transact, and the
+	// retries of ending below): what it produces is kept only once it has
+	// committed.
+	var action *approvals.Action
+	var approval *Step
+	err := s.ending(func(ctx context.Context) error {
+		action, approval = nil, nil
+		err := s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
+			action, approval = nil, nil
+			if r.pending != nil && runErr == nil {
+				a, err := s.createAction(ctx, tx, r, now)
+				if err != nil {
+					return err
+				}
+				st := Step{N: r.pending.n, Kind: "approval", Tool: a.Tool, Arguments: string(a.ArgumentsRedacted),
+					Status: "awaiting_approval", Result: fmt.Sprintf(`{"action":%q}`, a.ID), StartedAt: now}
+				if err := insertStep(ctx, tx, j.ID, st); err != nil {
+					return err
+				}
+				action, approval = &a, &st
+			}
+			if err := settle(ctx, tx, j, r.precharged); err != nil {
 				return err
 			}
-			r.action = &a
-			st := Step{N: r.pending.n, Kind: "approval", Tool: a.Tool, Arguments: string(a.ArgumentsRedacted),
-				Status: "awaiting_approval", Result: fmt.Sprintf(`{"action":%q}`, a.ID), StartedAt: now}
-			if err := insertStep(ctx, tx, j.ID, st); err != nil {
-				return err
-			}
-			j.Steps = append(j.Steps, st)
+			return finishJourney(ctx, tx, j)
+		})
+		if errors.Is(err, errEnded) {
+			// Ended already: by an earlier attempt whose commit was
+			// reported lost, or by a sweep. Its reservation went back then.
+			return nil
 		}
-		if err := settle(ctx, tx, j, r.precharged); err != nil {
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if action != nil {
+		r.action = action
+		j.Steps = append(j.Steps, *approval)
+	}
+	return nil
+}
+
+// ending runs fn — a write that ends a journey and settles its
+// reservation, and does nothing when the journey has ended already — on a
+// context of its own, again after a failure (a lost connection, a
+// storage hiccup), for up to endingTimeout: a journey whose end is not
+// written keeps its reservation until a sweep.
+func (s *Service) ending(fn func(ctx context.Context) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), endingTimeout)
+	defer cancel()
+	wait := 50 * time.Millisecond
+	for {
+		err := fn(ctx)
+		if err == nil || ctx.Err() != nil {
 			return err
 		}
-		return finishJourney(ctx, tx, j)
-	})
+		var p *problem.Error
+		if errors.As(err, &p) && p.Kind != problem.KindUnavailable && p.Kind != problem.KindInternal {
+			return err // a refusal: trying again changes nothing
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, time.Second)
+	}
 }
+
+// endingTimeout bounds how long ending tries to write a journey's end.
+const endingTimeout = 10 * time.Second
 
 func (s *Service) redactJSON(raw json.RawMessage) string {
 	if len(raw) == 0 {

@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/wardenhq/warden/agent/budget"
@@ -72,21 +74,130 @@ func (s *Service) sweepBefore(ctx context.Context, before time.Time) (int, error
 	rows.Close()
 	n := 0
 	for _, st := range found {
-		err := s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
-			res, err := tx.ExecContext(ctx, `UPDATE journeys SET status = 'failed', error_code = 'interrupted', finished_at = ?
-				WHERE id = ? AND status = 'running'`, store.Now(), st.id)
-			if err != nil {
-				return err
-			}
-			if k, _ := res.RowsAffected(); k == 0 {
-				return nil
-			}
-			n++
-			return budget.Release(ctx, tx, st.tenant, st.reserved)
-		})
+		ended, err := s.endRunning(ctx, st.id, st.tenant, st.reserved, StatusFailed, "interrupted")
 		if err != nil {
 			return n, err
 		}
+		if ended {
+			n++
+		}
 	}
 	return n, nil
+}
+
+// endRunning ends journey id as status (with code) if it is still
+// running, and gives its reservation back, in one transaction; it reports
+// whether it ended it. A journey another write ended first is left as it
+// is: its reservation went back then.
+func (s *Service) endRunning(ctx context.Context, id, tenant string, reserved int64, status, code string) (bool, error) {
+	ended := false
+	err := s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
+		ended = false
+		res, err := tx.ExecContext(ctx, `UPDATE journeys SET status = ?, error_code = ?, finished_at = ?
+			WHERE id = ? AND status = 'running'`, status, code, store.Now(), id)
+		if err != nil {
+			return err
+		}
+		if k, _ := res.RowsAffected(); k == 0 {
+			return nil
+		}
+		if err := budget.Release(ctx, tx, tenant, reserved); err != nil {
+			return err
+		}
+		ended = true
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("end journey %s: %w", id, err)
+	}
+	return ended, nil
+}
+
+// abandon ends a journey whose admission reported an error: a commit
+// reported failed may have committed (a connection lost during COMMIT),
+// and the journey would then hold its reservation, running, with nobody
+// to end it but a sweep. Ending one that was never written changes
+// nothing.
+func (s *Service) abandon(j *Journey) {
+	err := s.ending(func(ctx context.Context) error {
+		_, err := s.endRunning(ctx, j.ID, j.TenantID, j.ReservedMicros, StatusFailed, CodeInternal)
+		return err
+	})
+	if err != nil {
+		s.o.Log.Error("could not end a journey whose admission failed; the sweep will", "journey", j.ID, "err", err)
+	}
+}
+
+// Shutdown ends this process's journeys as it stops, once it serves no
+// more requests and its job workers have stopped (agent.Runtime.Run):
+// the journeys still running here are stopped (their contexts end with
+// ErrShuttingDown, and they end cancelled, charging what ran) and given
+// up to wait to write their ends; then every journey this replica
+// admitted or continued that is still running — one whose goroutine is
+// stuck, or whose end could not be written — ends failed
+// ("interrupted") and its reservation is released, instead of waiting
+// for the next start's sweep. It returns how many it ended that way.
+func (s *Service) Shutdown(ctx context.Context, wait time.Duration) (int, error) {
+	s.running.Range(func(_, stop any) bool {
+		stop.(context.CancelCauseFunc)(ErrShuttingDown)
+		return true
+	})
+	deadline := time.Now().Add(wait)
+	for s.runningHere() > 0 && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	type left struct {
+		id, tenant string
+		reserved   int64
+	}
+	var found []left
+	if s.o.ReplicaID != "" {
+		rows, err := s.o.DB.Read().QueryContext(ctx, `SELECT id, tenant_id, reserved_micros FROM journeys
+			WHERE status = 'running' AND replica_id = ?`, s.o.ReplicaID)
+		if err != nil {
+			return 0, fmt.Errorf("journeys left running: %w", err)
+		}
+		for rows.Next() {
+			var l left
+			if err := rows.Scan(&l.id, &l.tenant, &l.reserved); err != nil {
+				rows.Close()
+				return 0, fmt.Errorf("journeys left running: %w", err)
+			}
+			found = append(found, l)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return 0, fmt.Errorf("journeys left running: %w", err)
+		}
+	} else {
+		// Without a replica id (tests, tools) only the journeys this
+		// process knows it runs are its own.
+		s.running.Range(func(id, _ any) bool {
+			if j, err := GetJourney(ctx, s.o.DB.Read(), id.(string)); err == nil && j.Status == StatusRunning {
+				found = append(found, left{j.ID, j.TenantID, j.ReservedMicros})
+			}
+			return true
+		})
+	}
+	n := 0
+	var errs error
+	for _, l := range found {
+		ended, err := s.endRunning(ctx, l.id, l.tenant, l.reserved, StatusFailed, "interrupted")
+		errs = errors.Join(errs, err)
+		if ended {
+			n++
+		}
+	}
+	return n, errs
+}
+
+// runningHere counts the journeys running in this process.
+func (s *Service) runningHere() int {
+	n := 0
+	s.running.Range(func(_, _ any) bool { n++; return true })
+	return n
 }

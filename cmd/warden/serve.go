@@ -66,17 +66,35 @@ func serve(ctx context.Context, args []string, env func(string) (string, bool), 
 		}})
 	}
 	if tool, ok := env("WARDEN_TEST_HANG_AFTER_COMMIT"); ok && tool != "" {
-		// Test-only fault: the execution that has just committed an
-		// effect of this tool at the simulated provider never returns,
-		// holding the process in the window between the provider's commit
-		// and Warden's record of it until a test kills it (kill -9).
+		// Test-only fault: the first execution that commits an effect of
+		// this tool at the simulated provider never returns, holding the
+		// process in the window between the provider's commit and
+		// Warden's record of it until a test kills it (kill -9).
 		logger.Warn("TEST FAULT ARMED: an execution hangs after the provider commits", "tool", tool)
+		var once sync.Once
 		rt.Sim.SetFaults(sim.Faults{AfterCommit: func(t, _ string) {
+			hang := false
 			if t == tool {
+				once.Do(func() { hang = true })
+			}
+			if hang {
 				logger.Warn("TEST FAULT: hanging after the provider committed", "tool", tool)
 				select {}
 			}
 		}})
+	}
+	if tool, ok := env("WARDEN_TEST_HANG_AFTER_RECORD"); ok && tool != "" {
+		// Test-only fault: an execution of this tool whose receipt the
+		// ledger has recorded never marks its action executed, holding
+		// the process where a replica that dies leaves a paid action
+		// executing, until a test kills it (kill -9).
+		logger.Warn("TEST FAULT ARMED: an execution hangs after the ledger records it", "tool", tool)
+		rt.Service.SetAfterRecordFault(func(t string) {
+			if t == tool {
+				logger.Warn("TEST FAULT: hanging after the ledger recorded", "tool", tool)
+				select {}
+			}
+		})
 	}
 
 	signer, err := audit.LoadOrCreateSigner(cfg.DataDir)
