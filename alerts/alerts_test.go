@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden/agent/budget"
-	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/store"
-	"github.com/wardenhq/warden/store/storetest"
+	"github.com/wardenhq/warden/budgets"
+	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/platform/store/storetest"
 )
 
 // clock is the fixed "now" of every evaluation here.
@@ -113,39 +113,39 @@ func TestEvaluateSkillRules(t *testing.T) {
 	}{
 		{"nothing ran", func(t *testing.T, r *rig) {}, []string{}},
 		{"healthy", func(t *testing.T, r *rig) {
-			r.journeys(t, "refunds", runtime.StatusCompleted, 30, 200*time.Millisecond, minute)
+			r.journeys(t, "refunds", journeys.StatusCompleted, 30, 200*time.Millisecond, minute)
 		}, []string{}},
 		{"failure rate at the threshold fires", func(t *testing.T, r *rig) {
-			r.journeys(t, "refunds", runtime.StatusCompleted, 16, 200*time.Millisecond, minute)
-			r.journeys(t, "refunds", runtime.StatusFailed, 4, 200*time.Millisecond, minute)
+			r.journeys(t, "refunds", journeys.StatusCompleted, 16, 200*time.Millisecond, minute)
+			r.journeys(t, "refunds", journeys.StatusFailed, 4, 200*time.Millisecond, minute)
 		}, []string{"failure_rate refunds 20/20 tool-provider-outage"}},
 		{"failure rate just below does not", func(t *testing.T, r *rig) {
-			r.journeys(t, "refunds", runtime.StatusCompleted, 17, 200*time.Millisecond, minute)
-			r.journeys(t, "refunds", runtime.StatusFailed, 3, 200*time.Millisecond, minute)
+			r.journeys(t, "refunds", journeys.StatusCompleted, 17, 200*time.Millisecond, minute)
+			r.journeys(t, "refunds", journeys.StatusFailed, 3, 200*time.Millisecond, minute)
 		}, []string{}},
 		{"too few journeys fire nothing", func(t *testing.T, r *rig) {
-			r.journeys(t, "refunds", runtime.StatusFailed, 19, 30*time.Second, minute)
+			r.journeys(t, "refunds", journeys.StatusFailed, 19, 30*time.Second, minute)
 		}, []string{}},
 		{"journeys before the window do not count", func(t *testing.T, r *rig) {
-			r.journeys(t, "refunds", runtime.StatusFailed, 30, 200*time.Millisecond, 16*minute)
+			r.journeys(t, "refunds", journeys.StatusFailed, 30, 200*time.Millisecond, 16*minute)
 		}, []string{}},
 		{"running and rejected journeys do not count", func(t *testing.T, r *rig) {
-			r.journeys(t, "refunds", runtime.StatusRunning, 30, 0, minute)
-			r.journeys(t, "refunds", runtime.StatusRejected, 30, 0, minute)
-			r.journeys(t, "refunds", runtime.StatusFailed, 5, 0, minute)
+			r.journeys(t, "refunds", journeys.StatusRunning, 30, 0, minute)
+			r.journeys(t, "refunds", journeys.StatusRejected, 30, 0, minute)
+			r.journeys(t, "refunds", journeys.StatusFailed, 5, 0, minute)
 		}, []string{}},
 		{"p99 latency fires", func(t *testing.T, r *rig) {
-			r.journeys(t, "orders", runtime.StatusCompleted, 98, 100*time.Millisecond, minute)
-			r.journeys(t, "orders", runtime.StatusCompleted, 2, 12*time.Second, minute)
+			r.journeys(t, "orders", journeys.StatusCompleted, 98, 100*time.Millisecond, minute)
+			r.journeys(t, "orders", journeys.StatusCompleted, 2, 12*time.Second, minute)
 		}, []string{"p99_latency orders 12000/10000 tool-provider-outage"}},
 		{"one slow journey in a hundred is the 99th percentile's tail", func(t *testing.T, r *rig) {
-			r.journeys(t, "orders", runtime.StatusCompleted, 99, 100*time.Millisecond, minute)
-			r.journeys(t, "orders", runtime.StatusCompleted, 1, 12*time.Second, minute)
+			r.journeys(t, "orders", journeys.StatusCompleted, 99, 100*time.Millisecond, minute)
+			r.journeys(t, "orders", journeys.StatusCompleted, 1, 12*time.Second, minute)
 		}, []string{}},
 		{"both kinds on two skills", func(t *testing.T, r *rig) {
-			r.journeys(t, "refunds", runtime.StatusFailed, 20, 11*time.Second, minute)
-			r.journeys(t, "orders", runtime.StatusFailed, 10, 100*time.Millisecond, minute)
-			r.journeys(t, "orders", runtime.StatusCompleted, 10, 100*time.Millisecond, minute)
+			r.journeys(t, "refunds", journeys.StatusFailed, 20, 11*time.Second, minute)
+			r.journeys(t, "orders", journeys.StatusFailed, 10, 100*time.Millisecond, minute)
+			r.journeys(t, "orders", journeys.StatusCompleted, 10, 100*time.Millisecond, minute)
 		}, []string{"failure_rate orders 50/20 tool-provider-outage", "failure_rate refunds 100/20 tool-provider-outage", "p99_latency refunds 11000/10000 tool-provider-outage"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -167,7 +167,7 @@ func TestEvaluateSkillRules(t *testing.T) {
 
 func TestFiringTwiceDoesNotDuplicate(t *testing.T) {
 	r := newRig(t)
-	r.journeys(t, "refunds", runtime.StatusFailed, 25, time.Second, time.Minute)
+	r.journeys(t, "refunds", journeys.StatusFailed, 25, time.Second, time.Minute)
 	first := r.evaluate(t, clock)
 	again := r.evaluate(t, clock.Add(time.Minute))
 	if len(first.Fired) != 1 || len(again.Fired) != 0 || len(again.Resolved) != 0 {
@@ -184,7 +184,7 @@ func TestFiringTwiceDoesNotDuplicate(t *testing.T) {
 
 func TestAlertResolvesWhenTheConditionClears(t *testing.T) {
 	r := newRig(t)
-	r.journeys(t, "refunds", runtime.StatusFailed, 25, time.Second, time.Minute)
+	r.journeys(t, "refunds", journeys.StatusFailed, 25, time.Second, time.Minute)
 	fired := r.evaluate(t, clock).Fired
 	// 15 minutes later the failures have left the window.
 	later := clock.Add(15 * time.Minute)
@@ -207,7 +207,7 @@ func TestAlertResolvesWhenTheConditionClears(t *testing.T) {
 		t.Errorf("events = %q, want %q", got, want)
 	}
 	// It fires again, as a new alert, when the condition comes back.
-	r.journeys(t, "refunds", runtime.StatusFailed, 25, time.Second, -15*time.Minute)
+	r.journeys(t, "refunds", journeys.StatusFailed, 25, time.Second, -15*time.Minute)
 	if again := r.evaluate(t, later.Add(time.Minute)).Fired; len(again) != 1 || again[0].ID == fired[0].ID {
 		t.Errorf("fired again %v, want one new alert", describe(again))
 	}
@@ -230,16 +230,16 @@ func TestBudgetBurn(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRig(t)
 			err := r.db.Transact(ctx, func(tx *sql.Tx) error {
-				if err := budget.Set(ctx, tx, budget.Spec{TenantID: r.tenant.ID, Period: budget.Total, LimitMicros: tt.limit, AlertPercent: tt.alertPct}, clock); err != nil {
+				if err := budgets.Set(ctx, tx, budgets.Spec{TenantID: r.tenant.ID, Period: budgets.Total, LimitMicros: tt.limit, AlertPercent: tt.alertPct}, clock); err != nil {
 					return err
 				}
 				if tt.spent+tt.reserved == 0 {
 					return nil
 				}
-				if err := budget.Reserve(ctx, tx, r.tenant.ID, tt.spent+tt.reserved, clock); err != nil {
+				if err := budgets.Reserve(ctx, tx, r.tenant.ID, tt.spent+tt.reserved, clock); err != nil {
 					return err
 				}
-				return budget.Settle(ctx, tx, r.tenant.ID, tt.spent, tt.spent)
+				return budgets.Settle(ctx, tx, r.tenant.ID, tt.spent, tt.spent)
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -290,8 +290,8 @@ func TestSetRule(t *testing.T) {
 	}
 	// The stricter rule fires where the default would not (10 journeys,
 	// 1 failed, within 10 minutes).
-	r.journeys(t, "refunds", runtime.StatusCompleted, 9, time.Second, time.Minute)
-	r.journeys(t, "refunds", runtime.StatusFailed, 1, time.Second, time.Minute)
+	r.journeys(t, "refunds", journeys.StatusCompleted, 9, time.Second, time.Minute)
+	r.journeys(t, "refunds", journeys.StatusFailed, 1, time.Second, time.Minute)
 	if got := describe(r.evaluate(t, clock).Fired); !slices.Equal(got, []string{"failure_rate refunds 10/5 tool-provider-outage"}) {
 		t.Errorf("fired %q under the custom rule", got)
 	}

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/wardenhq/warden/agent/budget"
-	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/budgets"
+	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/models"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // Report is what one evaluation changed.
@@ -90,12 +90,12 @@ func conditions(ctx context.Context, q store.Querier, now time.Time) (map[key]co
 		return nil, err
 	}
 	// Rules may differ in window: the stats are read once per window.
-	byWindow := map[time.Duration][]runtime.SkillStat{}
-	stats := func(w time.Duration) ([]runtime.SkillStat, error) {
+	byWindow := map[time.Duration][]journeys.SkillStat{}
+	stats := func(w time.Duration) ([]journeys.SkillStat, error) {
 		if s, ok := byWindow[w]; ok {
 			return s, nil
 		}
-		s, err := runtime.SkillStats(ctx, q, now.Add(-w))
+		s, err := journeys.SkillStats(ctx, q, now.Add(-w))
 		byWindow[w] = s
 		return s, err
 	}
@@ -122,7 +122,7 @@ func conditions(ctx context.Context, q store.Querier, now time.Time) (map[key]co
 			}
 		}
 	}
-	budgets, err := budget.List(ctx, q, now)
+	budgets, err := budgets.List(ctx, q, now)
 	if err != nil {
 		return nil, err
 	}

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // Firing returns the alerts firing now, oldest first (then by kind and

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // Rules returns the rules admins set, by skill. A skill missing from the

@@ -26,10 +26,10 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/wardenhq/warden/agent/jobs"
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/money"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/jobs"
+	"github.com/wardenhq/warden/platform/money"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // Statuses of an action.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // Why an approved action's execution was blocked before anything was sent

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/wardenhq/warden/money"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/money"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // Target is what an action acts on (an order, an account, a customer), as

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden/money"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/money"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 var targetSeq atomic.Int64

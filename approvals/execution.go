@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/problem"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // The statuses after approval, and who moves an action through them:

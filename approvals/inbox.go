@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // An approver's inbox, for the home page: what waits for them, what they

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // Sort orders of the queue.

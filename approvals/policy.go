@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/wardenhq/warden/identity"
-	"github.com/wardenhq/warden/problem"
+	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/problem"
 )
 
 // Refusals of a decision. Each says why in words an approver understands.

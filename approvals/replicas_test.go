@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/identity"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // Two approvers decide the same actions through two handles on one

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // BenchmarkAppend is one audited write: a transaction on a real database

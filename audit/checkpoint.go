@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // CheckpointTag is the first line of every signed checkpoint message. It

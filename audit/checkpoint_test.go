@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // signerFor is the installation's signer: its key in the data directory

@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // Exports: the trail, or the part of it a Query selects, as a file an

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 var exportFormats = []string{audit.FormatJSONL, audit.FormatCSV}

@@ -18,8 +18,8 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/store"
-	"github.com/wardenhq/warden/store/storetest"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/platform/store/storetest"
 )
 
 const formatDoc = "../docs/audit-format.md"

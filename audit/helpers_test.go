@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/store"
-	"github.com/wardenhq/warden/store/storetest"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/platform/store/storetest"
 
 	_ "modernc.org/sqlite" // the raw connection a tamperer uses
 )

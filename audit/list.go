@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // Page sizes for List.

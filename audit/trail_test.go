@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // appendStory appends events as given, one transaction each, and returns

@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // ChainError says where a chain stops being intact. Seq is the first seq at

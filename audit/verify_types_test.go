@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/store"
-	"github.com/wardenhq/warden/store/storetest"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/platform/store/storetest"
 )
 
 // Verify's promise that an intact row's columns are TEXT holds on both

@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/platform/identity"
 )
 
 // Config is the validated configuration of one Warden process.

@@ -12,9 +12,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/identity"
-	"github.com/wardenhq/warden/problem"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/views"
 )
 

@@ -8,9 +8,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/agent/skills"
 	"github.com/wardenhq/warden/alerts"
-	"github.com/wardenhq/warden/problem"
+	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/skills"
 	"github.com/wardenhq/warden/views"
 )
 

@@ -9,11 +9,11 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/agent/gateway"
-	"github.com/wardenhq/warden/agent/runtime"
+	"github.com/wardenhq/warden/admission"
 	"github.com/wardenhq/warden/approvals"
-	"github.com/wardenhq/warden/problem"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // API serves the agents' JSON API (/v1, virtual keys). Its methods are the
@@ -21,8 +21,8 @@ import (
 // runtime.
 type API struct {
 	DB      *store.DB
-	Gateway *gateway.Gateway
-	Runtime *runtime.Service
+	Gateway *admission.Gateway
+	Runtime *journeys.Service
 }
 
 // apiError is the JSON error body.
@@ -40,7 +40,7 @@ type journeyJSON struct {
 	Output        string         `json:"output"`
 	Release       string         `json:"release"`
 	Action        *actionRefJSON `json:"action,omitempty"`
-	Cost          runtime.Cost   `json:"cost"`
+	Cost          journeys.Cost  `json:"cost"`
 	RequestID     string         `json:"request_id"`
 	CorrelationID string         `json:"correlation_id"`
 	CreatedAt     time.Time      `json:"created_at"`
@@ -80,7 +80,7 @@ func rawOrString(s string) json.RawMessage {
 	return b
 }
 
-func toJourneyJSON(j runtime.Journey, a *approvals.Action, withSteps bool) journeyJSON {
+func toJourneyJSON(j journeys.Journey, a *approvals.Action, withSteps bool) journeyJSON {
 	out := journeyJSON{
 		ID: j.ID, Status: j.Status, Skill: j.Skill, Output: j.Output, Release: j.Release, Cost: j.Cost,
 		RequestID: j.RequestID, CorrelationID: j.CorrelationID, CreatedAt: j.CreatedAt.UTC(), LatencyMS: j.Latency.Milliseconds(),
@@ -109,7 +109,7 @@ func apiFail(c echo.Context, err error) (int, any) {
 		c.Response().Header().Set("Retry-After", strconv.Itoa(int(max(1, p.RetryAfter.Round(time.Second).Seconds()))))
 	}
 	body := map[string]any{"error": apiError{Code: p.Code, Message: p.Message}}
-	var je *runtime.JourneyError
+	var je *journeys.JourneyError
 	if errors.As(err, &je) {
 		j := toJourneyJSON(je.Journey, nil, false)
 		j.Error = &apiError{Code: p.Code, Message: p.Message}

@@ -12,11 +12,11 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/agent/gateway"
-	"github.com/wardenhq/warden/agent/runtime"
+	"github.com/wardenhq/warden/admission"
 	"github.com/wardenhq/warden/approvals"
-	"github.com/wardenhq/warden/problem"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // actionJSON is the action shape of the API.
@@ -50,11 +50,11 @@ func toActionJSON(a approvals.Action) actionJSON {
 
 // caller authenticates the request's key; when it is refused, the refusal
 // has been written and ok is false.
-func (api *API) caller(c echo.Context) (caller gateway.Caller, ok bool) {
+func (api *API) caller(c echo.Context) (caller admission.Caller, ok bool) {
 	caller, err := api.Gateway.Authenticate(c.Request().Context(), bearer(c))
 	if err != nil {
 		_ = jsonError(c, err)
-		return gateway.Caller{}, false
+		return admission.Caller{}, false
 	}
 	return caller, true
 }
@@ -142,7 +142,7 @@ func (api *API) Propose(c echo.Context) error {
 	if _, err := decodeJSON(c, &req, `{"tool", "arguments", "summary", "reason", "amount", "currency", "callback_url"}`); err != nil {
 		return jsonError(c, err)
 	}
-	a, err := api.Runtime.Propose(c.Request().Context(), runtime.Proposal{
+	a, err := api.Runtime.Propose(c.Request().Context(), journeys.Proposal{
 		Caller: caller, Tool: req.Tool, Arguments: req.Arguments, Summary: req.Summary, Reason: req.Reason,
 		Amount: req.Amount, Currency: strings.ToUpper(strings.TrimSpace(req.Currency)), CallbackURL: req.CallbackURL,
 		IdempotencyKey: strings.TrimSpace(c.Request().Header.Get("Idempotency-Key")),
@@ -172,7 +172,7 @@ func (api *API) GetAction(c echo.Context) error {
 	if w := c.QueryParam("wait"); w != "" {
 		d, err := time.ParseDuration(w)
 		if err != nil || d < 0 {
-			return jsonError(c, problem.Invalid(runtime.CodeInvalidInput, `"wait" must be a duration such as 30s.`))
+			return jsonError(c, problem.Invalid(journeys.CodeInvalidInput, `"wait" must be a duration such as 30s.`))
 		}
 		wait = min(d, MaxWait)
 	}
@@ -214,7 +214,7 @@ func (api *API) Result(c echo.Context) error {
 	if _, err := decodeJSON(c, &req, `{"status": "executed"|"failed", "receipt": {...}, "error": "..."}`); err != nil {
 		return jsonError(c, err)
 	}
-	a, err := api.Runtime.ReportResult(c.Request().Context(), caller, c.Param("id"), runtime.Result{Status: req.Status, Receipt: req.Receipt, Error: req.Error})
+	a, err := api.Runtime.ReportResult(c.Request().Context(), caller, c.Param("id"), journeys.Result{Status: req.Status, Receipt: req.Receipt, Error: req.Error})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return jsonError(c, problem.NotFound("not_found", "There is no action with this id."))

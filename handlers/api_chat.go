@@ -9,15 +9,15 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/agent/gateway"
+	"github.com/wardenhq/warden/admission"
 	"github.com/wardenhq/warden/models"
-	"github.com/wardenhq/warden/problem"
+	"github.com/wardenhq/warden/platform/problem"
 )
 
 // ModelAPI serves the OpenAI-compatible model gateway (/v1/chat/completions,
 // /v1/models) under the same virtual keys as the rest of /v1.
 type ModelAPI struct {
-	Gateway *gateway.Gateway
+	Gateway *admission.Gateway
 	Models  *models.Gateway
 }
 

@@ -10,11 +10,11 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/agent/gateway"
-	"github.com/wardenhq/warden/agent/idempotency"
-	"github.com/wardenhq/warden/agent/runtime"
-	"github.com/wardenhq/warden/problem"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/admission"
+	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/platform/idempotency"
+	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // maxCorrelationID is the longest X-Correlation-Id kept on a journey.
@@ -39,23 +39,23 @@ func (api *API) CreateJourney(c echo.Context) error {
 		return jsonError(c, err)
 	}
 	if strings.TrimSpace(req.Input) == "" {
-		return jsonError(c, problem.Invalid(runtime.CodeInvalidInput, `"input" is required and must not be empty.`))
+		return jsonError(c, problem.Invalid(journeys.CodeInvalidInput, `"input" is required and must not be empty.`))
 	}
 
 	idemKey := strings.TrimSpace(c.Request().Header.Get("Idempotency-Key"))
 	if len(idemKey) > 200 {
-		return jsonError(c, problem.Invalid(runtime.CodeInvalidInput, "The Idempotency-Key header is longer than 200 characters."))
+		return jsonError(c, problem.Invalid(journeys.CodeInvalidInput, "The Idempotency-Key header is longer than 200 characters."))
 	}
 	// A correlation id too long to keep is refused, not replaced: the
 	// client would otherwise search its logs for an id Warden never kept.
 	if corr := strings.TrimSpace(c.Request().Header.Get("X-Correlation-Id")); len(corr) > maxCorrelationID {
-		return jsonError(c, problem.Invalid(runtime.CodeInvalidInput, "The X-Correlation-Id header is longer than 128 characters."))
+		return jsonError(c, problem.Invalid(journeys.CodeInvalidInput, "The X-Correlation-Id header is longer than 128 characters."))
 	}
 	if idemKey != "" {
 		stored, err := idempotency.Begin(ctx, api.DB, caller.Key.ID, idemKey, idempotency.Hash(raw), 30*time.Second)
 		switch {
 		case errors.Is(err, idempotency.ErrMismatch):
-			return jsonError(c, problem.Unprocessable(runtime.CodeIdempotencyMismatch, "This Idempotency-Key was used with a different request body."))
+			return jsonError(c, problem.Unprocessable(journeys.CodeIdempotencyMismatch, "This Idempotency-Key was used with a different request body."))
 		case errors.Is(err, idempotency.ErrInFlight):
 			c.Response().Header().Set("Retry-After", "1")
 			return jsonError(c, problem.Conflict("idempotency_in_flight", "A request with this Idempotency-Key is still running."))
@@ -102,12 +102,12 @@ func hasJourney(body any) bool {
 	return ok
 }
 
-func (api *API) run(c echo.Context, caller gateway.Caller, req journeyRequest) (int, any) {
+func (api *API) run(c echo.Context, caller admission.Caller, req journeyRequest) (int, any) {
 	corr := strings.TrimSpace(c.Request().Header.Get("X-Correlation-Id"))
 	if corr == "" {
 		corr = "cor_" + store.NewID()
 	}
-	out, err := api.Runtime.Run(c.Request().Context(), runtime.Request{
+	out, err := api.Runtime.Run(c.Request().Context(), journeys.Request{
 		Caller: caller, Input: req.Input, Skill: req.Skill, Metadata: req.Metadata,
 		RequestID: c.Response().Header().Get(echo.HeaderXRequestID), CorrelationID: corr,
 	})
@@ -115,7 +115,7 @@ func (api *API) run(c echo.Context, caller gateway.Caller, req journeyRequest) (
 		return apiFail(c, err)
 	}
 	status := http.StatusOK
-	if out.Journey.Status == runtime.StatusAwaitingApproval {
+	if out.Journey.Status == journeys.StatusAwaitingApproval {
 		status = http.StatusAccepted
 	}
 	return status, toJourneyJSON(out.Journey, out.Action, false)

@@ -6,10 +6,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/approvals"
-	"github.com/wardenhq/warden/problem"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // GetJourney is GET /v1/journeys/{id}: the journey, its redacted steps and
@@ -21,7 +21,7 @@ func (api *API) GetJourney(c echo.Context) error {
 	if err != nil {
 		return jsonError(c, err)
 	}
-	j, err := runtime.GetJourney(ctx, api.DB.Read(), c.Param("id"))
+	j, err := journeys.GetJourney(ctx, api.DB.Read(), c.Param("id"))
 	if errors.Is(err, store.ErrNotFound) || (err == nil && !caller.CanRead(j.TenantID, j.KeyID)) {
 		return jsonError(c, problem.NotFound("not_found", "There is no journey with this id."))
 	}

@@ -7,9 +7,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
-	"github.com/wardenhq/warden/problem"
+	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/tools"
 	"github.com/wardenhq/warden/views"
 )
 

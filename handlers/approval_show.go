@@ -8,13 +8,13 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/agent/catalog"
-	"github.com/wardenhq/warden/agent/runtime"
-	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
-	"github.com/wardenhq/warden/identity"
-	"github.com/wardenhq/warden/problem"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tools"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -87,7 +87,7 @@ func loadApproval(ctx context.Context, st *store.DB, user *identity.Principal, i
 		return views.ApprovalView{}, err
 	}
 	if a.JourneyID != "" {
-		j, err := runtime.GetJourney(ctx, q, a.JourneyID)
+		j, err := journeys.GetJourney(ctx, q, a.JourneyID)
 		switch {
 		case err == nil:
 			v.Journey = &j

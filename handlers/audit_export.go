@@ -12,7 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/platform/identity"
 )
 
 // Exports of the audit trail from the console.

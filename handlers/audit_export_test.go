@@ -9,7 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/platform/identity"
 )
 
 func queryEqual(a, b audit.Query) bool {

@@ -9,10 +9,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/agent/keys"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/keys"
+	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/views"
 )
 

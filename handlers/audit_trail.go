@@ -12,12 +12,12 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/agent/keys"
-	"github.com/wardenhq/warden/agent/ledger"
-	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/execution/ledger"
+	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/keys"
+	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -92,7 +92,7 @@ func loadTrail(ctx context.Context, st *store.DB, q store.Querier, a approvals.A
 		}
 	}
 	if a.JourneyID != "" {
-		j, err := runtime.GetJourney(ctx, q, a.JourneyID)
+		j, err := journeys.GetJourney(ctx, q, a.JourneyID)
 		switch {
 		case err == nil:
 			v.Journey = &j

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden/agent/ledger"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/execution/ledger"
 )
 
 func TestLedgerReconciliation(t *testing.T) {

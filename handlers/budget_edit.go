@@ -7,7 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/agent/budget"
+	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -21,7 +21,7 @@ func (h *Console) BudgetEdit(c echo.Context) error {
 		return err
 	}
 	form := views.BudgetForm{Period: c.FormValue("period"), Limit: c.FormValue("limit"), AlertPercent: c.FormValue("alert_percent")}
-	spec := budget.Spec{TenantID: t.ID, Period: strings.TrimSpace(form.Period)}
+	spec := budgets.Spec{TenantID: t.ID, Period: strings.TrimSpace(form.Period)}
 	errs := views.FieldErrors{}
 	if micros, msg := parseMicros(form.Limit); msg != "" {
 		errs["limit"] = msg
@@ -41,7 +41,7 @@ func (h *Console) BudgetEdit(c echo.Context) error {
 	if len(errs) > 0 {
 		return renderBudgets(c, h.DB, http.StatusUnprocessableEntity, "", t.ID, form, errs)
 	}
-	changed, err := budget.SetAudited(ctx, h.DB, principalActor(user), spec, time.Now())
+	changed, err := budgets.SetAudited(ctx, h.DB, principalActor(user), spec, time.Now())
 	if errs, ok := fieldErrors(err); ok {
 		return renderBudgets(c, h.DB, http.StatusUnprocessableEntity, "", t.ID, form, errs)
 	}

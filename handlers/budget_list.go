@@ -9,12 +9,12 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/agent/budget"
-	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/approvals"
-	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/budgets"
+	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/models"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -54,21 +54,21 @@ func budgetCards(ctx context.Context, st *store.DB, user *identity.Principal, no
 	}
 	cards := make([]views.BudgetCard, 0, len(tenants))
 	for _, t := range tenants {
-		card := views.BudgetCard{Tenant: t, Form: views.BudgetForm{Period: budget.Month, AlertPercent: "80"}}
-		b, err := budget.Get(ctx, st.Read(), t.ID)
+		card := views.BudgetCard{Tenant: t, Form: views.BudgetForm{Period: budgets.Month, AlertPercent: "80"}}
+		b, err := budgets.Get(ctx, st.Read(), t.ID)
 		switch {
-		case errors.Is(err, budget.ErrNoBudget):
+		case errors.Is(err, budgets.ErrNoBudget):
 		case err != nil:
 			return nil, err
 		default:
 			card.Budget = &b
 			card.Form = views.BudgetForm{Period: b.Period, Limit: views.MoneyInput(b.LimitMicros), AlertPercent: strconv.Itoa(b.AlertPercent)}
-			card.PeriodStart = budget.PeriodStart(b.Period, now)
-			if card.Top, err = runtime.TopSpenders(ctx, st.Read(), t.ID, card.PeriodStart, topSpenders); err != nil {
+			card.PeriodStart = budgets.PeriodStart(b.Period, now)
+			if card.Top, err = journeys.TopSpenders(ctx, st.Read(), t.ID, card.PeriodStart, topSpenders); err != nil {
 				return nil, err
 			}
 			sp := &card.Spend
-			if sp.Journeys, sp.JourneyCount, err = runtime.SpentSince(ctx, st.Read(), t.ID, card.PeriodStart); err != nil {
+			if sp.Journeys, sp.JourneyCount, err = journeys.SpentSince(ctx, st.Read(), t.ID, card.PeriodStart); err != nil {
 				return nil, err
 			}
 			if sp.Actions, sp.ActionCount, err = approvals.ChargedSince(ctx, st.Read(), t.ID, card.PeriodStart); err != nil {

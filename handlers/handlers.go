@@ -12,13 +12,13 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/agent/runtime"
-	"github.com/wardenhq/warden/agent/seal"
-	"github.com/wardenhq/warden/identity"
-	"github.com/wardenhq/warden/problem"
+	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/seal"
+	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/runbooks"
 	"github.com/wardenhq/warden/sessions"
-	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -29,7 +29,7 @@ type Console struct {
 	// Runtime is the agent runtime: decisions, reversals and the skills a
 	// key may be scoped to. Without it (a console-only Warden) the routes
 	// that need it are not registered.
-	Runtime *runtime.Service
+	Runtime *journeys.Service
 	Sealer  *seal.Sealer // seals keys' callback secrets
 	// Runbooks are the loaded runbook documents.
 	Runbooks *runbooks.Set

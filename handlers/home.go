@@ -10,11 +10,11 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/identity"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/views"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/agent/keys"
+	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/views"
 )
 

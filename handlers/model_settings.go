@@ -10,7 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/models"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/views"
 )
 

@@ -3,10 +3,10 @@ package handlers
 import (
 	"context"
 
-	"github.com/wardenhq/warden/agent/ledger"
 	"github.com/wardenhq/warden/approvals"
-	"github.com/wardenhq/warden/identity"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/execution/ledger"
+	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/views"
 )
 

@@ -5,8 +5,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/problem"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // Every list page pages the same way (store's keyset paging): "Next" and

@@ -6,10 +6,10 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/agent/releases"
-	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/releases"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -19,7 +19,7 @@ import (
 func (h *Console) ReleaseReplayRun(c echo.Context) error {
 	n, err := strconv.Atoi(c.FormValue("n"))
 	if err != nil {
-		return &store.ValidationError{Fields: map[string]string{"n": "Say how many journeys to replay, 1 to " + strconv.Itoa(runtime.MaxReplay) + "."}}
+		return &store.ValidationError{Fields: map[string]string{"n": "Say how many journeys to replay, 1 to " + strconv.Itoa(journeys.MaxReplay) + "."}}
 	}
 	user := CurrentPrincipal(c)
 	by := releases.Author{Actor: audit.Actor{Type: audit.ActorPrincipal, ID: user.ID}, Name: user.DisplayName()}
@@ -37,7 +37,7 @@ func (h *Console) ReleaseReplayShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := runtime.ReplayReportOf(kept)
+	rep, err := journeys.ReplayReportOf(kept)
 	if err != nil {
 		return err
 	}

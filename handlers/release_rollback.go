@@ -8,9 +8,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/agent/releases"
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/releases"
 	"github.com/wardenhq/warden/views"
 )
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/agent/releases"
-	"github.com/wardenhq/warden/problem"
+	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/releases"
 	"github.com/wardenhq/warden/runbooks"
 	"github.com/wardenhq/warden/views"
 )

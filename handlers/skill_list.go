@@ -7,9 +7,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/agent/catalog"
-	"github.com/wardenhq/warden/agent/skills"
-	"github.com/wardenhq/warden/problem"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/skills"
 	"github.com/wardenhq/warden/views"
 )
 

@@ -5,7 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/agent/catalog"
+	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/views"
 )
 

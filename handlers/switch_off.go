@@ -11,9 +11,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/agent/catalog"
-	"github.com/wardenhq/warden/problem"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/views"
 )
 

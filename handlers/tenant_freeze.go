@@ -6,7 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/problem"
+	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/views"
 )

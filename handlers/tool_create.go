@@ -7,8 +7,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/agent/catalog"
-	"github.com/wardenhq/warden/agent/tools"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/tools"
 	"github.com/wardenhq/warden/views"
 )
 

@@ -12,9 +12,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/agent/catalog"
-	"github.com/wardenhq/warden/agent/tools"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tools"
 	"github.com/wardenhq/warden/views"
 )
 

@@ -7,11 +7,11 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/models"
-	"github.com/wardenhq/warden/problem"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -22,7 +22,7 @@ import (
 func (h *Console) TraceDetail(c echo.Context) error {
 	ctx := c.Request().Context()
 	notFound := problem.NotFound("not_found", "There is no journey with this id.")
-	j, err := runtime.GetJourney(ctx, h.DB.Read(), c.Param("id"))
+	j, err := journeys.GetJourney(ctx, h.DB.Read(), c.Param("id"))
 	if errors.Is(err, store.ErrNotFound) {
 		return notFound
 	}

@@ -7,17 +7,17 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/approvals"
-	"github.com/wardenhq/warden/problem"
+	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/views"
 )
 
 const tracePageSize = 50
 
 var journeyStatuses = []string{
-	runtime.StatusRunning, runtime.StatusCompleted, runtime.StatusAwaitingApproval, runtime.StatusFailed,
-	runtime.StatusRejected, runtime.StatusExpired, runtime.StatusCancelled,
+	journeys.StatusRunning, journeys.StatusCompleted, journeys.StatusAwaitingApproval, journeys.StatusFailed,
+	journeys.StatusRejected, journeys.StatusExpired, journeys.StatusCancelled,
 }
 
 // TraceList shows journeys of the tenants in scope, newest first, with
@@ -33,7 +33,7 @@ func (h *Console) TraceList(c echo.Context) error {
 		From:   c.QueryParam("from"),
 		To:     c.QueryParam("to"),
 	}
-	f := runtime.Filter{Status: ff.Status, Skill: ff.Skill}
+	f := journeys.Filter{Status: ff.Status, Skill: ff.Skill}
 	f.Page, err = listPage(c, tracePageSize)
 	if err != nil {
 		return err
@@ -52,7 +52,7 @@ func (h *Console) TraceList(c echo.Context) error {
 	if !f.Until.IsZero() {
 		f.Until = f.Until.AddDate(0, 0, 1) // "to" is inclusive: up to the end of that day
 	}
-	js, err := runtime.ListJourneys(ctx, h.DB.Read(), f)
+	js, err := journeys.ListJourneys(ctx, h.DB.Read(), f)
 	if err != nil {
 		return err
 	}

@@ -12,18 +12,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden/agent/budget"
-	"github.com/wardenhq/warden/agent/gateway"
-	"github.com/wardenhq/warden/agent/keys"
-	"github.com/wardenhq/warden/agent/redact"
-	"github.com/wardenhq/warden/agent/seal"
+	"github.com/wardenhq/warden/admission"
 	"github.com/wardenhq/warden/alerts"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/budgets"
+	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/models/fakeupstream"
-	"github.com/wardenhq/warden/problem"
-	"github.com/wardenhq/warden/store"
-	"github.com/wardenhq/warden/store/storetest"
+	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/redact"
+	"github.com/wardenhq/warden/platform/seal"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/platform/store/storetest"
 )
 
 var testActor = audit.Actor{Type: audit.ActorSystem, ID: "test"}
@@ -38,7 +38,7 @@ type gwRig struct {
 	fake   *fakeupstream.Server
 	url    string // the fake's base URL
 	tenant store.Tenant
-	caller gateway.Caller
+	caller admission.Caller
 }
 
 type rigOptions struct {
@@ -80,7 +80,7 @@ func newGWRig(t *testing.T, o rigOptions, deps ...models.Deployment) *gwRig {
 		if r.tenant, err = store.CreateTenant(ctx, tx, "t1", "T1"); err != nil {
 			return err
 		}
-		return budget.Set(ctx, tx, budget.Spec{TenantID: r.tenant.ID, Period: budget.Month, LimitMicros: o.limitMicros, AlertPercent: 80}, time.Now())
+		return budgets.Set(ctx, tx, budgets.Spec{TenantID: r.tenant.ID, Period: budgets.Month, LimitMicros: o.limitMicros, AlertPercent: 80}, time.Now())
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func newGWRig(t *testing.T, o rigOptions, deps ...models.Deployment) *gwRig {
 		}
 	}
 	r.g = models.NewGateway(db, sealer, o.redactor, nil)
-	r.caller = gateway.Caller{Tenant: r.tenant, Key: key}
+	r.caller = admission.Caller{Tenant: r.tenant, Key: key}
 	return r
 }
 
@@ -128,9 +128,9 @@ func (r *gwRig) calls() []models.Call {
 	return cs
 }
 
-func (r *gwRig) budget() budget.Budget {
+func (r *gwRig) budget() budgets.Budget {
 	r.t.Helper()
-	b, err := budget.Get(context.Background(), r.db.Read(), r.tenant.ID)
+	b, err := budgets.Get(context.Background(), r.db.Read(), r.tenant.ID)
 	if err != nil {
 		r.t.Fatal(err)
 	}

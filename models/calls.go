@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wardenhq/warden/agent/budget"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/budgets"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // Call statuses.
@@ -70,7 +70,7 @@ func settle(ctx context.Context, db *store.DB, c Call) error {
 	att, _ := json.Marshal(c.Attempts)
 	return db.Transact(ctx, func(tx *sql.Tx) error {
 		if c.ReservedMicros > 0 || c.CostMicros > 0 {
-			if err := budget.Charge(ctx, tx, c.TenantID, c.ReservedMicros, c.CostMicros); err != nil {
+			if err := budgets.Charge(ctx, tx, c.TenantID, c.ReservedMicros, c.CostMicros); err != nil {
 				return err
 			}
 		}

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/models"
-	"github.com/wardenhq/warden/store"
-	"github.com/wardenhq/warden/store/storetest"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/platform/store/storetest"
 )
 
 // A viewer scoped to one tenant sees that tenant's newest calls even when

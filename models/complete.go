@@ -9,9 +9,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/wardenhq/warden/agent/gateway"
-	"github.com/wardenhq/warden/problem"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/admission"
+	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // Complete is the chat gateway for Warden's own callers (the runtime's
@@ -29,7 +29,7 @@ import (
 //
 // A refusal (scope, budget, no deployment, every deployment down, a 4xx
 // from the upstream) is the *problem.Error the HTTP route would render.
-func (g *Gateway) Complete(ctx context.Context, caller gateway.Caller, req ChatRequest) (ChatResponse, error) {
+func (g *Gateway) Complete(ctx context.Context, caller admission.Caller, req ChatRequest) (ChatResponse, error) {
 	req.Stream = false
 	body, err := json.Marshal(req)
 	if err != nil {

@@ -18,12 +18,12 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/wardenhq/warden/agent/gateway"
-	"github.com/wardenhq/warden/agent/redact"
-	"github.com/wardenhq/warden/agent/seal"
-	"github.com/wardenhq/warden/egress"
-	"github.com/wardenhq/warden/problem"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/admission"
+	"github.com/wardenhq/warden/platform/egress"
+	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/redact"
+	"github.com/wardenhq/warden/platform/seal"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // Sink is where an answer goes: the agent's HTTP response.
@@ -108,7 +108,7 @@ func (g *Gateway) SetReplicas(live func() int) {
 }
 
 // Models lists the aliases the caller may use (GET /v1/models).
-func (g *Gateway) Models(ctx context.Context, caller gateway.Caller) ([]string, error) {
+func (g *Gateway) Models(ctx context.Context, caller admission.Caller) ([]string, error) {
 	all, err := Aliases(ctx, g.db.Read())
 	if err != nil {
 		return nil, err
@@ -176,7 +176,7 @@ func cost(d Deployment, in, out int64) int64 {
 // protocol's moves to the next, but only while nothing has been sent to
 // the agent. A 4xx is the agent's request at fault and is returned as is,
 // never retried.
-func (g *Gateway) Chat(ctx context.Context, caller gateway.Caller, body []byte, w Sink) error {
+func (g *Gateway) Chat(ctx context.Context, caller admission.Caller, body []byte, w Sink) error {
 	if len(body) > maxBody {
 		return invalid("The request is larger than 4 MiB.")
 	}
@@ -293,7 +293,7 @@ func (g *Gateway) Chat(ctx context.Context, caller gateway.Caller, body []byte, 
 	reserve, _ := worst(bodyBytes)
 	call.ReservedMicros = reserve
 
-	if err := g.db.Transact(ctx, func(tx *sql.Tx) error { return gateway.Reserve(ctx, tx, caller.Tenant.ID, reserve, start) }); err != nil {
+	if err := g.db.Transact(ctx, func(tx *sql.Tx) error { return admission.Reserve(ctx, tx, caller.Tenant.ID, reserve, start) }); err != nil {
 		g.limits.settle(tk, 0)
 		var p *problem.Error
 		if errors.As(err, &p) && p.Kind == problem.KindExhausted {

@@ -9,16 +9,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden/agent/budget"
-	"github.com/wardenhq/warden/agent/gateway"
-	"github.com/wardenhq/warden/agent/keys"
-	"github.com/wardenhq/warden/agent/seal"
+	"github.com/wardenhq/warden/admission"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/budgets"
+	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/models/fakeupstream"
-	"github.com/wardenhq/warden/problem"
-	"github.com/wardenhq/warden/store"
-	"github.com/wardenhq/warden/store/storetest"
+	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/seal"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/platform/store/storetest"
 )
 
 // A tenant whose prompts must be redacted before they leave Warden is
@@ -43,7 +43,7 @@ func TestOutboundRedactionFailsClosedWithoutARedactor(t *testing.T) {
 		if tenant, err = store.CreateTenant(ctx, tx, "t1", "T1"); err != nil {
 			return err
 		}
-		return budget.Set(ctx, tx, budget.Spec{TenantID: tenant.ID, Period: budget.Month, LimitMicros: 1_000_000, AlertPercent: 80}, time.Now())
+		return budgets.Set(ctx, tx, budgets.Spec{TenantID: tenant.ID, Period: budgets.Month, LimitMicros: 1_000_000, AlertPercent: 80}, time.Now())
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -51,13 +51,13 @@ func TestOutboundRedactionFailsClosedWithoutARedactor(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := models.NewGateway(db, sealer, nil, nil)
-	caller := gateway.Caller{Tenant: tenant, Key: keys.Key{ID: "k1", TenantID: tenant.ID, Scopes: []string{"model:chat"}}}
+	caller := admission.Caller{Tenant: tenant, Key: keys.Key{ID: "k1", TenantID: tenant.ID, Scopes: []string{"model:chat"}}}
 	w := httptest.NewRecorder()
 	err = g.Chat(ctx, caller, []byte(`{"model":"chat","messages":[{"role":"user","content":"mail jane@example.com"}]}`), flusher{w})
 	if p := problem.From(err); p.Status() != http.StatusServiceUnavailable || p.Code != "redaction_unavailable" || fake.Requests() != 0 {
 		t.Fatalf("err = %v (%d %s), %d upstream requests", err, p.Status(), p.Code, fake.Requests())
 	}
-	if b, _ := budget.Get(ctx, db.Read(), tenant.ID); b.ReservedMicros != 0 || b.SpentMicros != 0 {
+	if b, _ := budgets.Get(ctx, db.Read(), tenant.ID); b.ReservedMicros != 0 || b.SpentMicros != 0 {
 		t.Fatalf("budget after a refused call = %+v", b)
 	}
 }

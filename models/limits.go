@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/wardenhq/warden/problem"
+	"github.com/wardenhq/warden/platform/problem"
 )
 
 // limiter enforces keys' model limits (KeyLimits) in this process: a

@@ -28,10 +28,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wardenhq/warden/agent/seal"
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/problem"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/seal"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // ProviderOpenAI is the one provider kind: an OpenAI-compatible

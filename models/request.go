@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/wardenhq/warden/problem"
+	"github.com/wardenhq/warden/platform/problem"
 )
 
 // The reservation of a call is an upper bound of what the upstream can

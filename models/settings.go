@@ -10,10 +10,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/wardenhq/warden/agent/keys"
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/egress"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/keys"
+	"github.com/wardenhq/warden/platform/egress"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // What of a call's content a tenant's trace keeps.

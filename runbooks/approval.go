@@ -8,11 +8,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/problem"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // opArgs are the arguments of an operational action, fixed at the press.
@@ -40,7 +40,7 @@ func requestApproval(ctx context.Context, d Deps, run RunRecord, a Action, plan 
 		}
 		act, err := approvals.Create(ctx, tx, d.Sealer, approvals.Spec{
 			TenantID: t.ID, TenantSlug: t.Slug, RequestedBy: run.Principal,
-			Tool: approvals.Tool{Name: runtime.OperationalPrefix + a.Tool, Impact: approvals.ImpactHigh, Reversibility: approvals.Irreversible, ApprovalTTL: 24 * time.Hour},
+			Tool: approvals.Tool{Name: journeys.OperationalPrefix + a.Tool, Impact: approvals.ImpactHigh, Reversibility: approvals.Irreversible, ApprovalTTL: 24 * time.Hour},
 			Args: args, ArgsRedacted: args, Summary: plan.Summary, Reason: run.Reason, Rule: "runbook",
 			ApprovalsRequired: 1, IdempotencyKey: "runbook:" + run.ID,
 		}, time.Now())
@@ -138,7 +138,7 @@ func applyApproved(ctx context.Context, tx *sql.Tx, d Deps, run RunRecord, act a
 		}
 		return retried(rep), nil
 	case ToolPurgeTraces:
-		n, err := runtime.DeleteRange(ctx, tx, act.TenantID, args.From, args.To)
+		n, err := journeys.DeleteRange(ctx, tx, act.TenantID, args.From, args.To)
 		if err != nil {
 			return "", err
 		}

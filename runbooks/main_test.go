@@ -3,7 +3,7 @@ package runbooks
 import (
 	"testing"
 
-	"github.com/wardenhq/warden/store/storetest"
+	"github.com/wardenhq/warden/platform/store/storetest"
 )
 
 // TestMain shares one PostgreSQL database among the tests (a schema each)

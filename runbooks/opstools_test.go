@@ -12,16 +12,16 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/wardenhq/warden/agent/budget"
-	"github.com/wardenhq/warden/agent/catalog"
-	"github.com/wardenhq/warden/agent/ledger"
-	"github.com/wardenhq/warden/agent/runtime"
-	"github.com/wardenhq/warden/agent/seal"
-	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/identity"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/budgets"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/execution/ledger"
+	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/seal"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tools"
 )
 
 const opsRunbook = `---
@@ -52,9 +52,9 @@ type expiringRuntime struct {
 	retries *[]string // "tenant tool batch actor"
 }
 
-func (r expiringRuntime) RetryFailed(_ context.Context, _ *sql.Tx, tenantID, tool, batch string, actor audit.Actor, _ string) (runtime.RetryReport, error) {
+func (r expiringRuntime) RetryFailed(_ context.Context, _ *sql.Tx, tenantID, tool, batch string, actor audit.Actor, _ string) (journeys.RetryReport, error) {
 	*r.retries = append(*r.retries, tenantID+" "+tool+" "+batch+" "+actor.ID)
-	return runtime.RetryReport{Retried: []string{"act_1"}}, nil
+	return journeys.RetryReport{Retried: []string{"act_1"}}, nil
 }
 
 func (expiringRuntime) Reconcile(context.Context) (ledger.Report, error) { return ledger.Report{}, nil }
@@ -93,8 +93,8 @@ func countVerb(t *testing.T, db *store.DB, verb string) int {
 
 func TestSetBudgetLimitKeepsPeriodAndRunsOnce(t *testing.T) {
 	d, ctx, tenant := opsSetup(t)
-	if _, err := budget.SetAudited(ctx, d.DB, audit.Actor{Type: audit.ActorPrincipal, ID: "admin"},
-		budget.Spec{TenantID: tenant.ID, Period: budget.Day, LimitMicros: 900_000_000, AlertPercent: 70}, time.Now()); err != nil {
+	if _, err := budgets.SetAudited(ctx, d.DB, audit.Actor{Type: audit.ActorPrincipal, ID: "admin"},
+		budgets.Spec{TenantID: tenant.ID, Period: budgets.Day, LimitMicros: 900_000_000, AlertPercent: 70}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 { // a double submit
@@ -103,11 +103,11 @@ func TestSetBudgetLimitKeepsPeriodAndRunsOnce(t *testing.T) {
 			t.Fatalf("Run = %+v, %v; want done", run, err)
 		}
 	}
-	b, err := budget.Get(ctx, d.DB.Read(), tenant.ID)
+	b, err := budgets.Get(ctx, d.DB.Read(), tenant.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.LimitMicros != 50_000_000 || b.Period != budget.Day || b.AlertPercent != 70 {
+	if b.LimitMicros != 50_000_000 || b.Period != budgets.Day || b.AlertPercent != 70 {
 		t.Errorf("budget = %d %s %d%%, want 50000000 day 70%%", b.LimitMicros, b.Period, b.AlertPercent)
 	}
 	if n := countVerb(t, d.DB, "budget.set"); n != 2 { // the admin's and the runbook's

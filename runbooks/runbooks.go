@@ -28,7 +28,7 @@ import (
 	"github.com/yuin/goldmark/parser"
 	"go.abhg.dev/goldmark/frontmatter"
 
-	"github.com/wardenhq/warden/markdown"
+	"github.com/wardenhq/warden/platform/markdown"
 )
 
 //go:embed defaults/*.md

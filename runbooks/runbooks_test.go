@@ -12,13 +12,13 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/wardenhq/warden/agent/catalog"
-	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/identity"
-	"github.com/wardenhq/warden/problem"
-	"github.com/wardenhq/warden/store"
-	"github.com/wardenhq/warden/store/storetest"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/tools"
 )
 
 const valid = `---

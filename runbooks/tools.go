@@ -12,19 +12,19 @@ import (
 
 	"time"
 
-	"github.com/wardenhq/warden/agent/budget"
-	"github.com/wardenhq/warden/agent/catalog"
-	"github.com/wardenhq/warden/agent/keys"
-	"github.com/wardenhq/warden/agent/ledger"
-	"github.com/wardenhq/warden/agent/releases"
-	"github.com/wardenhq/warden/agent/runtime"
-	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/money"
-	"github.com/wardenhq/warden/problem"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/budgets"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/execution/ledger"
+	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/keys"
+	"github.com/wardenhq/warden/platform/money"
+	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/releases"
 	"github.com/wardenhq/warden/tenants"
+	"github.com/wardenhq/warden/tools"
 )
 
 // Operational tools an action may name. Each is one existing domain entry
@@ -115,7 +115,7 @@ type Runtime interface {
 	ExpirePending(ctx context.Context, ids []string, actor audit.Actor, reason string) (int, error)
 	// RetryFailed executes again, inside tx, the tenant's failed actions
 	// of tool that never reached the provider, under their own keys.
-	RetryFailed(ctx context.Context, tx *sql.Tx, tenantID, tool, batch string, actor audit.Actor, reason string) (runtime.RetryReport, error)
+	RetryFailed(ctx context.Context, tx *sql.Tx, tenantID, tool, batch string, actor audit.Actor, reason string) (journeys.RetryReport, error)
 }
 
 // parseWhen reads a time argument: an RFC 3339 time, a date (midnight
@@ -270,9 +270,9 @@ func PlanAction(ctx context.Context, d Deps, a Action) (Plan, error) {
 		}
 		p.Tenant = t.Slug
 		limit, _ := money.ParseDecimal(a.Args["limit"], limitUnits)
-		b, err := budget.Get(ctx, q, t.ID)
+		b, err := budgets.Get(ctx, q, t.ID)
 		switch {
-		case errors.Is(err, budget.ErrNoBudget):
+		case errors.Is(err, budgets.ErrNoBudget):
 			p.Summary = fmt.Sprintf("Give tenant %s a monthly budget of %s (alert at %d%%).", t.Slug, money.FormatMicros(limit, usd), defaultAlertPercent)
 		case err != nil:
 			return p, err
@@ -359,7 +359,7 @@ func PlanAction(ctx context.Context, d Deps, a Action) (Plan, error) {
 }
 
 // retried says what a retry did.
-func retried(rep runtime.RetryReport) string {
+func retried(rep journeys.RetryReport) string {
 	return fmt.Sprintf("Retried %d failed actions under their own keys; %d may have reached the provider and are left to reconciliation; %d skipped.",
 		len(rep.Retried), len(rep.Reconcile), len(rep.Skipped))
 }
@@ -475,13 +475,13 @@ func apply(ctx context.Context, d Deps, by releases.Author, a Action, p Plan, re
 			return "", problem.Invalid("bad_limit", "The limit "+strconv.Quote(a.Args["limit"])+" is not an amount: "+err.Error()+".")
 		}
 		now := time.Now().UTC()
-		spec := budget.Spec{TenantID: t.ID, Period: budget.Month, LimitMicros: limit, AlertPercent: defaultAlertPercent}
-		if b, err := budget.Get(ctx, d.DB.Read(), t.ID); err == nil {
+		spec := budgets.Spec{TenantID: t.ID, Period: budgets.Month, LimitMicros: limit, AlertPercent: defaultAlertPercent}
+		if b, err := budgets.Get(ctx, d.DB.Read(), t.ID); err == nil {
 			spec.Period, spec.AlertPercent = b.Period, b.AlertPercent
-		} else if !errors.Is(err, budget.ErrNoBudget) {
+		} else if !errors.Is(err, budgets.ErrNoBudget) {
 			return "", err
 		}
-		changed, err := budget.SetAudited(ctx, d.DB, actor, spec, now)
+		changed, err := budgets.SetAudited(ctx, d.DB, actor, spec, now)
 		if err != nil {
 			return "", err
 		}
@@ -508,7 +508,7 @@ func apply(ctx context.Context, d Deps, by releases.Author, a Action, p Plan, re
 		if err != nil {
 			return "", err
 		}
-		var rep runtime.RetryReport
+		var rep journeys.RetryReport
 		err = d.DB.Transact(ctx, func(tx *sql.Tx) (err error) {
 			rep, err = d.Runtime.RetryFailed(ctx, tx, t.ID, a.Args["tool"], p.run, actor, reason)
 			return err

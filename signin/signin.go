@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/sessions"
-	"github.com/wardenhq/warden/store"
 )
 
 // Attempt is a verified sign-in: the principal the ID token names, the

@@ -28,8 +28,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/problem"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // Create adds a tenant with the default settings and records who added

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/store"
-	"github.com/wardenhq/warden/store/storetest"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/platform/store/storetest"
 )
 
 var admin = audit.Actor{Type: audit.ActorPrincipal, ID: "admin-1"}

@@ -3,9 +3,9 @@ package views
 import (
 	"time"
 
-	"github.com/wardenhq/warden/agent/budget"
-	"github.com/wardenhq/warden/agent/runtime"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/budgets"
+	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // BudgetsView shows the budget of every tenant in scope.
@@ -17,9 +17,9 @@ type BudgetsView struct {
 // BudgetCard is one tenant's budget, its form and its top spenders.
 type BudgetCard struct {
 	Tenant      store.Tenant
-	Budget      *budget.Budget // nil: none set, nothing is admitted
-	PeriodStart time.Time      // start of the current period
-	Top         []runtime.Journey
+	Budget      *budgets.Budget // nil: none set, nothing is admitted
+	PeriodStart time.Time       // start of the current period
+	Top         []journeys.Journey
 	Spend       BudgetSpend // what the period's spend is made of
 	Form        BudgetForm
 	Errors      FieldErrors
@@ -47,7 +47,7 @@ type BudgetForm struct {
 }
 
 var budgetPeriods = []struct{ Value, Label string }{
-	{budget.Day, "Day"},
-	{budget.Month, "Month"},
-	{budget.Total, "Total"},
+	{budgets.Day, "Day"},
+	{budgets.Month, "Month"},
+	{budgets.Total, "Total"},
 }

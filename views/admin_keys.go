@@ -6,8 +6,8 @@ import (
 
 	"github.com/a-h/templ"
 
-	"github.com/wardenhq/warden/agent/keys"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/keys"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // Key states shown in the list.

@@ -13,7 +13,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/wardenhq/warden/agent/keys"
+	"github.com/wardenhq/warden/keys"
 )
 
 func KeyList(p Page, v KeysView) templ.Component {

@@ -3,7 +3,7 @@ package views
 import (
 	"github.com/a-h/templ"
 
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // TenantView is one tenant's settings page.

@@ -3,8 +3,8 @@ package views
 import (
 	"github.com/a-h/templ"
 
-	"github.com/wardenhq/warden/agent/catalog"
-	"github.com/wardenhq/warden/agent/tools"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/tools"
 )
 
 // ToolsView lists the tool catalog.

@@ -12,7 +12,7 @@ import templruntime "github.com/a-h/templ/runtime"
 import (
 	"strconv"
 
-	"github.com/wardenhq/warden/agent/tools"
+	"github.com/wardenhq/warden/tools"
 )
 
 func ToolList(p Page, v ToolsView) templ.Component {

@@ -8,12 +8,12 @@ import (
 
 	"github.com/a-h/templ"
 
-	"github.com/wardenhq/warden/agent/catalog"
-	"github.com/wardenhq/warden/agent/runtime"
-	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
-	"github.com/wardenhq/warden/money"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/platform/money"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tools"
 )
 
 // ApprovalQueueView is one page of the approval queue.
@@ -52,7 +52,7 @@ type ApprovalView struct {
 	Action     approvals.Action
 	TenantSlug string
 	Decisions  []approvals.Decided
-	Journey    *runtime.Journey  // the journey that asked, when there is one
+	Journey    *journeys.Journey // the journey that asked, when there is one
 	Original   *approvals.Action // the action this one reverses
 	Reversal   *approvals.Action // the action that reverses this one
 	// CompensatingTool is the catalog's compensating tool of a

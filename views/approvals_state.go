@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/approvals"
-	"github.com/wardenhq/warden/identity"
-	"github.com/wardenhq/warden/problem"
+	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/problem"
 )
 
 // For fills in what user may do on the action page, from the data the

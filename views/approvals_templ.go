@@ -12,8 +12,8 @@ import templruntime "github.com/a-h/templ/runtime"
 import (
 	"strconv"
 
-	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/tools"
 )
 
 // queueScript loads the little JavaScript that refreshes the queue and

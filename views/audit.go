@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/money"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/money"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // AuditView is one page of the audit trail.

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/platform/identity"
 )
 
 func TestSubjectLink(t *testing.T) {

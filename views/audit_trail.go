@@ -5,10 +5,10 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/wardenhq/warden/agent/ledger"
-	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/execution/ledger"
+	"github.com/wardenhq/warden/journeys"
 )
 
 // TrailView is one action's decision trail: what was asked and why, then
@@ -20,7 +20,7 @@ type TrailView struct {
 	// Requester names who asked: the agent's key, or the console user
 	// who asked for a reversal.
 	Requester string
-	Journey   *runtime.Journey  // the journey that asked; nil without one, or once retention removed it
+	Journey   *journeys.Journey // the journey that asked; nil without one, or once retention removed it
 	Original  *approvals.Action // the action this one reverses
 	Steps     []TrailStep       // in order
 	// Ledger is the effect's record in the ledger, nil when there is none

@@ -10,10 +10,10 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/a-h/templ"
 
-	"github.com/wardenhq/warden/agent/keys"
-	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/keys"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tools"
 )
 
 // Every confirmation page is one Confirm: the same frame, the testids the

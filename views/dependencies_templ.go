@@ -12,7 +12,7 @@ import templruntime "github.com/a-h/templ/runtime"
 import (
 	"strconv"
 
-	"github.com/wardenhq/warden/agent/tools"
+	"github.com/wardenhq/warden/tools"
 )
 
 // Dependencies is the health page of the tool dependencies: each one's

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/approvals"
-	"github.com/wardenhq/warden/money"
+	"github.com/wardenhq/warden/platform/money"
 )
 
 // Field is one labelled value of order data, a receipt or a tool result,

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/wardenhq/warden/money"
+	"github.com/wardenhq/warden/platform/money"
 )
 
 // usd is the currency of budgets, tool unit costs and journey costs, which

@@ -6,7 +6,7 @@ import (
 
 	"github.com/wardenhq/warden/alerts"
 	"github.com/wardenhq/warden/approvals"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // HomeView is the signed-in user's start page: a to-do list for each role

@@ -9,7 +9,7 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/wardenhq/warden/models"
-	"github.com/wardenhq/warden/money"
+	"github.com/wardenhq/warden/platform/money"
 )
 
 // MicrosInput is a dollar amount as a form field takes it back.

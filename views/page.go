@@ -5,7 +5,7 @@ package views
 import (
 	"strings"
 
-	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/platform/identity"
 )
 
 // Page is what every console page's layout needs.

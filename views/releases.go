@@ -6,8 +6,8 @@ import (
 
 	"github.com/a-h/templ"
 
-	"github.com/wardenhq/warden/agent/releases"
-	"github.com/wardenhq/warden/agent/runtime"
+	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/releases"
 )
 
 // ReleasesView is the Releases page for one agent in one environment.
@@ -58,7 +58,7 @@ func replayURL(id string) templ.SafeURL {
 }
 
 // ReplayRate is a replay's route agreement rate as people read it.
-func ReplayRate(r runtime.ReplayReport) string {
+func ReplayRate(r journeys.ReplayReport) string {
 	if len(r.Rows) == 0 {
 		return "none"
 	}

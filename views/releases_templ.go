@@ -13,8 +13,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/wardenhq/warden/agent/releases"
-	"github.com/wardenhq/warden/agent/runtime"
+	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/releases"
 )
 
 func Releases(p Page, v ReleasesView) templ.Component {
@@ -2398,7 +2398,7 @@ func publishForm(p Page, v ReleasesView) templ.Component {
 	})
 }
 
-func ReleaseReplay(p Page, kept releases.Replay, r runtime.ReplayReport) templ.Component {
+func ReleaseReplay(p Page, kept releases.Replay, r journeys.ReplayReport) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

@@ -5,8 +5,8 @@ import (
 
 	"github.com/a-h/templ"
 
-	"github.com/wardenhq/warden/agent/catalog"
-	"github.com/wardenhq/warden/agent/tools"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/tools"
 )
 
 // Kinds of kill switch, as they appear in the switches' URLs.

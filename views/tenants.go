@@ -1,6 +1,6 @@
 package views
 
-import "github.com/wardenhq/warden/store"
+import "github.com/wardenhq/warden/platform/store"
 
 // TenantsView lists tenants, with the form that creates one.
 type TenantsView struct {

@@ -11,11 +11,11 @@ import (
 	"github.com/PuerkitoBio/goquery"
 	"github.com/a-h/templ"
 
-	"github.com/wardenhq/warden/agent/catalog"
-	"github.com/wardenhq/warden/agent/keys"
-	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/sessions"
+	"github.com/wardenhq/warden/tools"
 )
 
 func TestWhenAndAgo(t *testing.T) {

@@ -4,14 +4,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wardenhq/warden/agent/runtime"
+	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/models"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // TracesView is one page of journeys.
 type TracesView struct {
-	Journeys []runtime.Journey
+	Journeys []journeys.Journey
 	Tenants  []store.Tenant // in scope, for the filter
 	Filter   TraceFilter
 	Statuses []string
@@ -30,7 +30,7 @@ type TraceFilter struct {
 
 // TraceView is one journey with its steps.
 type TraceView struct {
-	Journey       runtime.Journey
+	Journey       journeys.Journey
 	PrincipalName string // when a console user started it
 	// ActionID is the high-impact action the journey asked for, when it
 	// asked for one: the trace links to its decision trail.

@@ -12,7 +12,7 @@ import templruntime "github.com/a-h/templ/runtime"
 import (
 	"strconv"
 
-	"github.com/wardenhq/warden/agent/runtime"
+	"github.com/wardenhq/warden/journeys"
 )
 
 func TraceList(p Page, v TracesView) templ.Component {
@@ -481,7 +481,7 @@ func journeyStatus(status string) templ.Component {
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
 		switch status {
-		case runtime.StatusCompleted:
+		case journeys.StatusCompleted:
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 49, "<span class=\"badge badge-ok\" data-status=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -512,7 +512,7 @@ func journeyStatus(status string) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-		case runtime.StatusFailed, runtime.StatusRejected, runtime.StatusExpired, runtime.StatusCancelled:
+		case journeys.StatusFailed, journeys.StatusRejected, journeys.StatusExpired, journeys.StatusCancelled:
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 52, "<span class=\"badge badge-bad\" data-status=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

@@ -6,9 +6,9 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/wardenhq/warden/agent/budget"
-	"github.com/wardenhq/warden/agent/catalog"
-	"github.com/wardenhq/warden/agent/keys"
+	"github.com/wardenhq/warden/budgets"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/keys"
 )
 
 func TestAdminPagesRoleChecks(t *testing.T) {
@@ -118,7 +118,7 @@ func TestAdminFormsRefusePostsWithoutCSRFToken(t *testing.T) {
 	if ks, _ := keys.List(ctx, in.DB.Read(), nil); len(ks) != 1 || ks[0].RevokedAt != nil {
 		t.Errorf("keys = %+v, want the one unrevoked key", ks)
 	}
-	if _, err := budget.Get(ctx, in.DB.Read(), acme.ID); err != budget.ErrNoBudget {
+	if _, err := budgets.Get(ctx, in.DB.Read(), acme.ID); err != budgets.ErrNoBudget {
 		t.Errorf("budget.Get = %v, want no budget", err)
 	}
 	if tl, _ := catalog.Get(ctx, in.DB.Read(), "lookup_order"); !tl.Enabled || tl.Description != "Find an order" {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
-	"github.com/wardenhq/warden/agent/budget"
+	"github.com/wardenhq/warden/budgets"
 )
 
 func TestAdminBudgetSetStoresExactMicros(t *testing.T) {
@@ -25,11 +25,11 @@ func TestAdminBudgetSetStoresExactMicros(t *testing.T) {
 	if p.Status != http.StatusOK || p.URL.Path != "/budgets" {
 		t.Fatalf("save ended at %s (%d): %s", p.URL, p.Status, text(p, "form-errors"))
 	}
-	got, err := budget.Get(context.Background(), in.DB.Read(), acme.ID)
+	got, err := budgets.Get(context.Background(), in.DB.Read(), acme.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.LimitMicros != 250_000_000 || got.Period != budget.Month || got.AlertPercent != 80 {
+	if got.LimitMicros != 250_000_000 || got.Period != budgets.Month || got.AlertPercent != 80 {
 		t.Errorf("stored budget = %+v, want 250_000_000 micros a month, alert 80", got)
 	}
 	if s := text(p, "budget-limit-acme"); s != "$250.00" {
@@ -92,8 +92,8 @@ func TestAdminBudgetRefusesBadLimits(t *testing.T) {
 			t.Errorf("%s=%q: limit input = %q, want the typed %q", tt.field, tt.value, v, wantLimit)
 		}
 	}
-	got, err := budget.Get(context.Background(), in.DB.Read(), acme.ID)
-	if err != nil || got.LimitMicros != 10_000_000 || got.Period != budget.Day || got.AlertPercent != 50 {
+	got, err := budgets.Get(context.Background(), in.DB.Read(), acme.ID)
+	if err != nil || got.LimitMicros != 10_000_000 || got.Period != budgets.Day || got.AlertPercent != 50 {
 		t.Errorf("budget after refused saves = %+v (%v), want the earlier $10 a day at 50%%", got, err)
 	}
 	if n := auditCount(t, in.DB); n != before {

@@ -13,10 +13,10 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
-	"github.com/wardenhq/warden/agent/keys"
 	"github.com/wardenhq/warden/handlers"
-	"github.com/wardenhq/warden/identity"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/keys"
+	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 func TestAdminKeyCreateShowsSecretOnce(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
-	"github.com/wardenhq/warden/agent/budget"
+	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/models/fakeupstream"
 )
@@ -77,7 +77,7 @@ func TestAdminModelsPage(t *testing.T) {
 	// A call through the gateway shows in Model calls.
 	acme := adminTenantBySlug(t, in.DB, "acme")
 	if err := in.DB.Transact(ctx, func(tx *sql.Tx) error {
-		return budget.Set(ctx, tx, budget.Spec{TenantID: acme.ID, Period: budget.Month, LimitMicros: 1_000_000, AlertPercent: 80}, time.Now())
+		return budgets.Set(ctx, tx, budgets.Spec{TenantID: acme.ID, Period: budgets.Month, LimitMicros: 1_000_000, AlertPercent: 80}, time.Now())
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden/agent/catalog"
-	"github.com/wardenhq/warden/agent/tools"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/tools"
 )
 
 func TestAdminToolSwitchOffAndOn(t *testing.T) {

@@ -11,8 +11,8 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/wardenhq/warden/handlers"
-	"github.com/wardenhq/warden/identity"
-	"github.com/wardenhq/warden/problem"
+	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/problem"
 )
 
 func traceIDs(p page) []string {

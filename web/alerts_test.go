@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/alerts"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // failRefunds records 25 failed refunds journeys in the last minute and
@@ -24,7 +24,7 @@ func failRefunds(t *testing.T, db *store.DB) {
 	}
 	for i := range 25 {
 		if _, err := db.Read().Exec(`INSERT INTO journeys (id, tenant_id, request_id, correlation_id, skill, release_digest, status, latency_ms, created_at)
-			VALUES (?, ?, 'r', 'c', 'refunds', 'sha256:x', ?, 100, ?)`, fmt.Sprint("jfail", i), tenantID, runtime.StatusFailed, store.Now()); err != nil {
+			VALUES (?, ?, 'r', 'c', 'refunds', 'sha256:x', ?, 100, ?)`, fmt.Sprint("jfail", i), tenantID, journeys.StatusFailed, store.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden/agent/catalog"
-	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
-	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/tools"
 )
 
 var approverAlice = identity.Principal{ID: "p-alice", Name: "Alice", Roles: []string{"approver"}, Tenants: []string{"acme"}}

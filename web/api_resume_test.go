@@ -11,13 +11,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden/agent/budget"
-	"github.com/wardenhq/warden/agent/catalog"
-	"github.com/wardenhq/warden/agent/runtime"
-	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
-	"github.com/wardenhq/warden/identity"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/budgets"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tools"
 )
 
 // TestJourneyResumesWithoutRerunningSteps: the order lookup that ran before
@@ -88,7 +88,7 @@ func TestApprovedActionsAreChargedAndNeverOverspend(t *testing.T) {
 			small = r.Action
 		}
 	}
-	before, _ := budget.Get(ctx, in.DB.Read(), tenant.ID)
+	before, _ := budgets.Get(ctx, in.DB.Read(), tenant.ID)
 
 	// A budget with less left than the refund's cost: the approval fails.
 	in.DB.Transact(ctx, func(tx *sql.Tx) error {
@@ -97,7 +97,7 @@ func TestApprovedActionsAreChargedAndNeverOverspend(t *testing.T) {
 	})
 	alice := identity.Principal{ID: "p-a", Name: "A", Roles: []string{"approver"}, Tenants: []string{"acme"}}
 	_, err := in.Agent.Service.Decide(ctx, approvals.Request{Principal: alice, ActionID: small.ID, Decision: approvals.Approve, Digest: small.PayloadDigest})
-	if !errors.Is(err, runtime.ErrBudget) {
+	if !errors.Is(err, journeys.ErrBudget) {
 		t.Fatalf("approval over budget = %v, want ErrBudget", err)
 	}
 	if got, _ := approvals.Get(ctx, in.DB.Read(), small.ID); got.Status != approvals.StatusPending {
@@ -126,7 +126,7 @@ func TestApprovedActionsAreChargedAndNeverOverspend(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	after, _ := budget.Get(ctx, in.DB.Read(), tenant.ID)
+	after, _ := budgets.Get(ctx, in.DB.Read(), tenant.ID)
 	if after.SpentMicros != before.SpentMicros+refund.UnitCostMicros || after.ReservedMicros != before.ReservedMicros {
 		t.Errorf("budget spent %d→%d reserved %d→%d; want the refund's cost charged and nothing left reserved",
 			before.SpentMicros, after.SpentMicros, before.ReservedMicros, after.ReservedMicros)

@@ -9,14 +9,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden/agent/budget"
-	"github.com/wardenhq/warden/agent/catalog"
-	"github.com/wardenhq/warden/agent/keys"
-	"github.com/wardenhq/warden/agent/tools"
-	"github.com/wardenhq/warden/agent/tools/sim"
 	"github.com/wardenhq/warden/approvals"
-	"github.com/wardenhq/warden/identity"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/budgets"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/keys"
+	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tools"
+	"github.com/wardenhq/warden/tools/sim"
 )
 
 // TestAnotherTenantsOrdersAreUnknown: the simulated shop's orders are
@@ -35,7 +35,7 @@ func TestAnotherTenantsOrdersAreUnknown(t *testing.T) {
 		if globex, err = store.CreateTenant(ctx, tx, "globex", "Globex"); err != nil {
 			return err
 		}
-		if err := budget.Set(ctx, tx, budget.Spec{TenantID: globex.ID, Period: budget.Month, LimitMicros: 100_000_000, AlertPercent: 80}, time.Now()); err != nil {
+		if err := budgets.Set(ctx, tx, budgets.Spec{TenantID: globex.ID, Period: budgets.Month, LimitMicros: 100_000_000, AlertPercent: 80}, time.Now()); err != nil {
 			return err
 		}
 		_, secrets, err := keys.Create(ctx, tx, in.Agent.Service.Sealer(), keys.NewSpec{TenantID: globex.ID, Name: "globex agent",

@@ -18,15 +18,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden/agent/budget"
-	"github.com/wardenhq/warden/agent/catalog"
-	"github.com/wardenhq/warden/agent/keys"
-	"github.com/wardenhq/warden/agent/redact"
-	"github.com/wardenhq/warden/agent/tools"
-	"github.com/wardenhq/warden/agent/tools/sim"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/budgets"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/keys"
+	"github.com/wardenhq/warden/platform/redact"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tools"
+	"github.com/wardenhq/warden/tools/sim"
 )
 
 type apiResp struct {
@@ -320,7 +320,7 @@ func TestBudgetExhaustedAndFailClosed(t *testing.T) {
 	ctx := context.Background()
 	tenant, _ := store.TenantBySlug(ctx, in.DB.Read(), "acme")
 	in.DB.Transact(ctx, func(tx *sql.Tx) error {
-		return budget.Set(ctx, tx, budget.Spec{TenantID: tenant.ID, Period: budget.Total, LimitMicros: 10, AlertPercent: 80}, time.Now())
+		return budgets.Set(ctx, tx, budgets.Spec{TenantID: tenant.ID, Period: budgets.Total, LimitMicros: 10, AlertPercent: 80}, time.Now())
 	})
 	if r := journey(t, in, in.DemoKey, "Where is my order ORD-1003?", nil); r.Status != http.StatusPaymentRequired || r.code() != "budget_exhausted" {
 		t.Fatalf("tiny budget = %d %s", r.Status, r.Raw)
@@ -328,7 +328,7 @@ func TestBudgetExhaustedAndFailClosed(t *testing.T) {
 
 	// The budget store fails on write: nothing is admitted (fail closed).
 	in.DB.Transact(ctx, func(tx *sql.Tx) error {
-		if err := budget.Set(ctx, tx, budget.Spec{TenantID: tenant.ID, Period: budget.Total, LimitMicros: 1 << 50, AlertPercent: 80}, time.Now()); err != nil {
+		if err := budgets.Set(ctx, tx, budgets.Spec{TenantID: tenant.ID, Period: budgets.Total, LimitMicros: 1 << 50, AlertPercent: 80}, time.Now()); err != nil {
 			return err
 		}
 		trigger := `CREATE TRIGGER budgets_broken BEFORE UPDATE ON budgets BEGIN SELECT RAISE(ABORT, 'disk on fire'); END`
@@ -362,7 +362,7 @@ func TestConcurrentJourneysNeverOverspend(t *testing.T) {
 		if _, err := tx.Exec(`UPDATE budgets SET spent_micros = 0, reserved_micros = 0`); err != nil {
 			return err
 		}
-		return budget.Set(ctx, tx, budget.Spec{TenantID: tenant.ID, Period: budget.Total, LimitMicros: 50 * est, AlertPercent: 80}, time.Now())
+		return budgets.Set(ctx, tx, budgets.Spec{TenantID: tenant.ID, Period: budgets.Total, LimitMicros: 50 * est, AlertPercent: 80}, time.Now())
 	})
 	// Every admitted journey holds its reservation for a while (the tool's
 	// timeout is raised to allow it), so all 200 are in flight together.
@@ -391,7 +391,7 @@ func TestConcurrentJourneysNeverOverspend(t *testing.T) {
 	if ok.Load() != 50 || refused.Load() != 150 {
 		t.Fatalf("admitted %d, refused %d; want exactly 50 and 150", ok.Load(), refused.Load())
 	}
-	b, err := budget.Get(ctx, in.DB.Read(), tenant.ID)
+	b, err := budgets.Get(ctx, in.DB.Read(), tenant.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -426,7 +426,7 @@ func TestClientDisconnectReleasesReservation(t *testing.T) {
 	if status != "cancelled" {
 		t.Fatalf("journey status = %q after the client went away, want cancelled", status)
 	}
-	b, _ := budget.Get(ctx, in.DB.Read(), tenant.ID)
+	b, _ := budgets.Get(ctx, in.DB.Read(), tenant.ID)
 	if b.ReservedMicros != 0 {
 		t.Errorf("reserved = %d after a cancelled journey, want 0", b.ReservedMicros)
 	}

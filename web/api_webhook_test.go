@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden/agent/catalog"
-	"github.com/wardenhq/warden/agent/tools"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/tools"
 )
 
 // webhook is a tool provider at the edge of the world, speaking the

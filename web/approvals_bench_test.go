@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/approvals"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // BenchmarkApprovalQueue10k measures the queue page's server time (a

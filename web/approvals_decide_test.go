@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wardenhq/warden/agent/catalog"
-	"github.com/wardenhq/warden/agent/tools/sim"
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/tools/sim"
 )
 
 // digestOnPage is the payload digest the page's decision form carries.

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/wardenhq/warden/approvals"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // The demo's three pending refunds, as alice's queue shows them.

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/approvals"
-	"github.com/wardenhq/warden/identity"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // TestRacingApproversExecuteOnce: 100 actions, two approvers deciding each

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wardenhq/warden/agent/tools/sim"
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/tools/sim"
 )
 
 func TestApprovalReverseExecutedRefund(t *testing.T) {

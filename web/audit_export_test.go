@@ -14,8 +14,8 @@ import (
 
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/handlers"
-	"github.com/wardenhq/warden/identity"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 var auditExportPaths = []string{"/audit/export.jsonl", "/audit/export.jsonl.manifest.json", "/audit/export.csv", "/audit/export.csv.manifest.json"}

@@ -17,8 +17,8 @@ import (
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/handlers"
-	"github.com/wardenhq/warden/identity"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/tenants"
 )
 

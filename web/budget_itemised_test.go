@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden/agent/budget"
-	"github.com/wardenhq/warden/agent/runtime"
 	"github.com/wardenhq/warden/approvals"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/budgets"
+	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -39,12 +39,12 @@ func TestBudgetSpendIsItemised(t *testing.T) {
 	journey(t, in, in.DemoKey, "Where is my order ORD-1003?", nil)
 
 	acme, _ := store.TenantBySlug(ctx, in.DB.Read(), "acme")
-	b, err := budget.Get(ctx, in.DB.Read(), acme.ID)
+	b, err := budgets.Get(ctx, in.DB.Read(), acme.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	since := budget.PeriodStart(b.Period, time.Now())
-	journeys, _, _ := runtime.SpentSince(ctx, in.DB.Read(), acme.ID, since)
+	since := budgets.PeriodStart(b.Period, time.Now())
+	journeys, _, _ := journeys.SpentSince(ctx, in.DB.Read(), acme.ID, since)
 	actions, n, _ := approvals.ChargedSince(ctx, in.DB.Read(), acme.ID, since)
 	if n != 1 || actions <= 0 {
 		t.Fatalf("the executed refund was not charged outside a journey: %d charges, %d micros", n, actions)

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/tools"
 )
 
 // chaosSeeds are the seeds CI runs; WARDEN_CHAOS_SEED=N runs another, and

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wardenhq/warden/agent/tools/sim"
 	"github.com/wardenhq/warden/config"
+	"github.com/wardenhq/warden/tools/sim"
 )
 
 // When a tool keeps failing, its breaker opens: journeys that need it fail

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden/agent/keys"
-	"github.com/wardenhq/warden/store"
-	"github.com/wardenhq/warden/store/storetest"
+	"github.com/wardenhq/warden/keys"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/platform/store/storetest"
 )
 
 // startReplicas runs n Warden servers on one database and one data

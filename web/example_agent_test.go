@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden/agent/tools/sim"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/models/fakeupstream"
+	"github.com/wardenhq/warden/tools/sim"
 )
 
 // exampleDir is the TypeScript example agent on the OpenAI Agents SDK.

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden/agent/jobs"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/handlers"
-	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/jobs"
 )
 
 // TestStatusListsFailedJobsAndRetriesThem: a job that failed for good is

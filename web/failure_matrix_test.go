@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/tools"
 )
 
 // The failure matrix: for each dependency and fault, what each user action

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/platform/identity"
 )
 
 func TestNeedsRoles(t *testing.T) {

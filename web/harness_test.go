@@ -18,13 +18,13 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
-	"github.com/wardenhq/warden/agent"
-	"github.com/wardenhq/warden/agent/redact"
-	"github.com/wardenhq/warden/agent/tools"
+	"github.com/wardenhq/warden/app"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/config"
-	"github.com/wardenhq/warden/store"
-	"github.com/wardenhq/warden/store/storetest"
+	"github.com/wardenhq/warden/platform/redact"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/tools"
 )
 
 // syncBuffer collects log output from concurrent goroutines.
@@ -51,7 +51,7 @@ type instance struct {
 	DB     *store.DB
 	Server *Server
 	Logs   *syncBuffer
-	Agent  *agent.Runtime
+	Agent  *app.Runtime
 	// DemoKey is the demo virtual key (startWardenDemo only).
 	DemoKey string
 	// Faults makes the tool providers misbehave (tools.Injector).
@@ -141,7 +141,7 @@ func startClock(t testing.TB, env map[string]string, demo bool, clock func() tim
 		t.Fatal(err)
 	}
 	faults := tools.NewInjector(1)
-	rt, err := agent.New(context.Background(), agent.Options{DataDir: cfg.DataDir, DB: db, Log: logger, Redactor: redact.New(key), DevMode: cfg.DevMode(), Faults: faults, SkillDir: cfg.SkillDir})
+	rt, err := app.New(context.Background(), app.Options{DataDir: cfg.DataDir, DB: db, Log: logger, Redactor: redact.New(key), DevMode: cfg.DevMode(), Faults: faults, SkillDir: cfg.SkillDir})
 	if err != nil {
 		t.Fatal(err)
 	}

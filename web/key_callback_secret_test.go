@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden/agent/keys"
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/keys"
 )
 
 // createKeyInConsole creates a key through the console form and returns

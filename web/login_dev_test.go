@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 func TestDevLoginShowsWhoYouAre(t *testing.T) {

@@ -14,9 +14,9 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/wardenhq/warden/handlers"
-	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/sessions"
-	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/views"
 )
 

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/approvals"
-	"github.com/wardenhq/warden/identity"
 	"github.com/wardenhq/warden/models"
+	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/views"
 )
 

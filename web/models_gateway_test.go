@@ -16,7 +16,7 @@ import (
 
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/models"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 var testActor = audit.Actor{Type: audit.ActorSystem, ID: "test"}

@@ -20,11 +20,11 @@ import (
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
-	"github.com/wardenhq/warden/agent/budget"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/models/fakeupstream"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // modelRig is a Warden with model deployments in front of a fake upstream.
@@ -96,7 +96,7 @@ func newModelRigEnv(t testing.TB, env map[string]string, limitMicros int64, deps
 		if tenant, err = store.CreateTenant(ctx, tx, "modelco", "Model Co"); err != nil {
 			return err
 		}
-		return budget.Set(ctx, tx, budget.Spec{TenantID: tenant.ID, Period: budget.Month, LimitMicros: limitMicros, AlertPercent: 80}, time.Now())
+		return budgets.Set(ctx, tx, budgets.Spec{TenantID: tenant.ID, Period: budgets.Month, LimitMicros: limitMicros, AlertPercent: 80}, time.Now())
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -105,9 +105,9 @@ func newModelRigEnv(t testing.TB, env map[string]string, limitMicros int64, deps
 		client: openai.NewClient(option.WithBaseURL(in.URL+"/v1/"), option.WithAPIKey(key), option.WithMaxRetries(0))}
 }
 
-func (r *modelRig) budget(t testing.TB) budget.Budget {
+func (r *modelRig) budget(t testing.TB) budgets.Budget {
 	t.Helper()
-	b, err := budget.Get(context.Background(), r.in.DB.Read(), r.tenant)
+	b, err := budgets.Get(context.Background(), r.in.DB.Read(), r.tenant)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // BenchmarkConsolePagesAtScale times every list page of the console with a

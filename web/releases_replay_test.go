@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wardenhq/warden/agent/releases"
+	"github.com/wardenhq/warden/releases"
 )
 
 // Carol replays the earlier demo release over recorded journeys: the

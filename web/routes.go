@@ -5,13 +5,13 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/agent/redact"
-	"github.com/wardenhq/warden/agent/runtime"
-	"github.com/wardenhq/warden/agent/seal"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/handlers"
-	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/models"
+	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/redact"
+	"github.com/wardenhq/warden/platform/seal"
 	"github.com/wardenhq/warden/static"
 	"github.com/wardenhq/warden/views"
 )
@@ -126,7 +126,7 @@ func (s *Server) consoleRoutes() []route {
 			route{http.MethodPost, "/approvals/:id/reverse", h.ApprovalReverse, approvals.ReverseRoles, ""},
 			// Retrying an execution that was blocked before anything was
 			// sent, once the block is lifted: on-call and admins.
-			route{http.MethodPost, "/approvals/:id/retry", h.ApprovalRetry, runtime.RetryRoles, ""},
+			route{http.MethodPost, "/approvals/:id/retry", h.ApprovalRetry, journeys.RetryRoles, ""},
 			// Kill switches: on-call (and admins) switch a tool or skill
 			// off in an incident, and on again.
 			route{http.MethodGet, "/switches", h.SwitchList, oncallAdmin, "Kill switches"},

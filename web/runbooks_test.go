@@ -11,9 +11,9 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
-	"github.com/wardenhq/warden/agent/catalog"
 	"github.com/wardenhq/warden/approvals"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 func runbookRunCount(t *testing.T, db *store.DB) int {

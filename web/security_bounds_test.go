@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/handlers"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // TestPageLinksCannotBeForged: lists page by cursors Warden writes. A

@@ -20,12 +20,12 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/wardenhq/warden/agent/catalog"
-	"github.com/wardenhq/warden/agent/keys"
-	"github.com/wardenhq/warden/agent/tools"
 	"github.com/wardenhq/warden/approvals"
-	"github.com/wardenhq/warden/money"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/keys"
+	"github.com/wardenhq/warden/platform/money"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tools"
 )
 
 // proposeRaw posts a body exactly as written, so number spellings reach

@@ -20,15 +20,15 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
-	"github.com/wardenhq/warden/agent/gateway"
-	"github.com/wardenhq/warden/agent/runtime"
+	"github.com/wardenhq/warden/admission"
 	"github.com/wardenhq/warden/config"
-	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/models"
+	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/runbooks"
 	"github.com/wardenhq/warden/sessions"
 	"github.com/wardenhq/warden/signin"
-	"github.com/wardenhq/warden/store"
 	"github.com/wardenhq/warden/web/devidp"
 )
 
@@ -61,8 +61,8 @@ type Server struct {
 
 	devIdP   http.Handler
 	started  time.Time
-	gateway  *gateway.Gateway
-	runtime  *runtime.Service
+	gateway  *admission.Gateway
+	runtime  *journeys.Service
 	models   *models.Gateway
 	runbooks *runbooks.Set
 	version  string
@@ -84,8 +84,8 @@ type Options struct {
 	Version string
 	// Gateway and Runtime serve the agents' JSON API (/v1). Without them
 	// the API answers 503.
-	Gateway *gateway.Gateway
-	Runtime *runtime.Service
+	Gateway *admission.Gateway
+	Runtime *journeys.Service
 	// Models is the chat gateway, shared with the runtime's model-driven
 	// skills so each deployment's concurrency limit, the key limits and the
 	// answer cache are counted once. Nil builds one for the HTTP route.
@@ -273,7 +273,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		// The grace ran out: cancel what is still running and give the
 		// handlers a moment to record their ends.
 		s.log.Warn("shutdown grace ran out: cancelling the requests still running")
-		cancelRequests(runtime.ErrShuttingDown)
+		cancelRequests(journeys.ErrShuttingDown)
 		s.waitInflight(releaseWait)
 		srv.Close()
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden/agent/tools/sim"
+	"github.com/wardenhq/warden/tools/sim"
 )
 
 // Under overload the agent API sheds: beyond WARDEN_API_MAX_INFLIGHT

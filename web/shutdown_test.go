@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden/agent/tools/sim"
+	"github.com/wardenhq/warden/tools/sim"
 )
 
 func TestShutdownDrainsInOrder(t *testing.T) {

@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
-	"github.com/wardenhq/warden/agent/jobs"
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/identity"
+	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/jobs"
 	"github.com/wardenhq/warden/views"
 )
 

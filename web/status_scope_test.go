@@ -12,8 +12,8 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/wardenhq/warden/handlers"
-	"github.com/wardenhq/warden/identity"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // copyActionAs inserts a copy of the action like (a row of the demo) as a

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // auditExportDir makes a data directory whose trail has 9 events in

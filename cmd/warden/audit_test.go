@@ -22,7 +22,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // auditFixture is a data directory whose chain has 8 events and one signed

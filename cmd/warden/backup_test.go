@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wardenhq/warden/store"
-	"github.com/wardenhq/warden/store/storetest"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/platform/store/storetest"
 )
 
 // The backup procedure of docs/deploy.md: pg_dump of a live database,

@@ -11,10 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wardenhq/warden/agent/keys"
-	"github.com/wardenhq/warden/agent/seal"
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/keys"
+	"github.com/wardenhq/warden/platform/seal"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // keysCmd runs "warden keys create": it creates a virtual key from the

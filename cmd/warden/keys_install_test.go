@@ -12,10 +12,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wardenhq/warden/agent/redact"
-	"github.com/wardenhq/warden/agent/seal"
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/redact"
+	"github.com/wardenhq/warden/platform/seal"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 func randomHex(t *testing.T) string {

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden/agent/keys"
-	"github.com/wardenhq/warden/agent/seal"
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/keys"
+	"github.com/wardenhq/warden/platform/seal"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 func TestKeysCreateCommand(t *testing.T) {

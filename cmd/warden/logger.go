@@ -4,7 +4,7 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/wardenhq/warden/agent/redact"
+	"github.com/wardenhq/warden/platform/redact"
 )
 
 // newLogger builds the process logger. Every record passes through the

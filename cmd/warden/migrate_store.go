@@ -14,7 +14,7 @@ import (
 
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/config"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 const migrateStoreUsage = `usage: warden migrate-store --from sqlite:PATH --to postgres://… [--batch N] [--pubkey KEY]

@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden/store"
-	"github.com/wardenhq/warden/store/storetest"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/platform/store/storetest"
 )
 
 var migrateInputs = []string{

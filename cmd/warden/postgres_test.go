@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden/agent/keys"
-	"github.com/wardenhq/warden/agent/releases"
-	"github.com/wardenhq/warden/store"
-	"github.com/wardenhq/warden/store/storetest"
+	"github.com/wardenhq/warden/keys"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/releases"
 )
 
 // With WARDEN_DATABASE_URL set, a real warden serve keeps its data in

@@ -9,10 +9,10 @@ import (
 	"os"
 	"sort"
 
-	"github.com/wardenhq/warden/agent/releases"
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/problem"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/releases"
 )
 
 const releaseUsage = "usage: warden release publish FILE [--agent A] [--env E] [--activate] [--note N] [--data-dir DIR]"

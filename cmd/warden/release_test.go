@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wardenhq/warden/agent/releases"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/releases"
 )
 
 func TestReleasePublishCommand(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden/store/storetest"
+	"github.com/wardenhq/warden/platform/store/storetest"
 )
 
 // TestReplicaDiesMidExecution: two real warden processes serve one

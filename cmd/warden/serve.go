@@ -12,12 +12,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/wardenhq/warden/agent"
-	"github.com/wardenhq/warden/agent/runtime"
-	"github.com/wardenhq/warden/agent/tools/sim"
+	"github.com/wardenhq/warden/app"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/config"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tools/sim"
 	"github.com/wardenhq/warden/web"
 )
 
@@ -44,10 +44,10 @@ func serve(ctx context.Context, args []string, env func(string) (string, bool), 
 	}
 	defer db.Close()
 
-	rt, err := agent.New(ctx, agent.Options{
+	rt, err := app.New(ctx, app.Options{
 		DataDir: cfg.DataDir, DB: db, Log: logger, Redactor: redactor, DevMode: cfg.DevMode(), AlertInterval: cfg.AlertInterval, TenantRate: cfg.TenantRate,
 		SkillDir: cfg.SkillDir, RouterModel: cfg.RouterModel,
-		Prices: runtime.Prices{InputTokenMicros: cfg.PriceInputTokenMicros, OutputTokenMicros: cfg.PriceOutputTokenMicros},
+		Prices: journeys.Prices{InputTokenMicros: cfg.PriceInputTokenMicros, OutputTokenMicros: cfg.PriceOutputTokenMicros},
 	})
 	if err != nil {
 		logger.Error("cannot start the agent runtime", "err", err)

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wardenhq/warden/store"
-	"github.com/wardenhq/warden/store/storetest"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/platform/store/storetest"
 )
 
 // TestSIGTERMEndsTheReplicasRunningJourneys: a real warden serve (on

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/wardenhq/warden/config"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // errNoDatabase is openStore's error when SQLite is configured and the

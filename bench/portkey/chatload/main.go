@@ -33,12 +33,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/wardenhq/warden/agent/budget"
-	"github.com/wardenhq/warden/agent/keys"
-	"github.com/wardenhq/warden/agent/seal"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/budgets"
+	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/models"
-	"github.com/wardenhq/warden/store"
+	"github.com/wardenhq/warden/platform/seal"
+	"github.com/wardenhq/warden/platform/store"
 )
 
 type targets []target
@@ -306,7 +306,7 @@ func setup(args []string) {
 		if err != nil {
 			return err
 		}
-		if err := budget.Set(ctx, tx, budget.Spec{TenantID: tenant.ID, Period: budget.Month, LimitMicros: 1_000_000_000_000, AlertPercent: 100}, time.Now()); err != nil {
+		if err := budgets.Set(ctx, tx, budgets.Spec{TenantID: tenant.ID, Period: budgets.Month, LimitMicros: 1_000_000_000_000, AlertPercent: 100}, time.Now()); err != nil {
 			return err
 		}
 		_, s, err := keys.Create(ctx, tx, sealer, keys.NewSpec{TenantID: tenant.ID, Name: "chatload", Scopes: []string{"model:bench"},

@@ -1,0 +1,344 @@
+// Package agent composes the agent runtime from its parts: the gateway
+// (keys, admission, budgets, rate limits), the skills and their router, the
+// tool providers, redaction and sealing. The console and the JSON API use
+// the one Runtime it builds.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/wardenhq/warden/admission"
+	"github.com/wardenhq/warden/alerts"
+	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/execution/ledger"
+	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/models"
+	"github.com/wardenhq/warden/platform/jobs"
+	"github.com/wardenhq/warden/platform/redact"
+	"github.com/wardenhq/warden/platform/seal"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/releases"
+	"github.com/wardenhq/warden/skills"
+	"github.com/wardenhq/warden/tools"
+	"github.com/wardenhq/warden/tools/sim"
+)
+
+// Runtime is the request plane.
+type Runtime struct {
+	Gateway *admission.Gateway
+	Service *journeys.Service
+	Sim     *sim.Provider // the simulated orders-and-payments system
+	DB      *store.DB
+	Queue   *jobs.Queue
+	Guard   *tools.Guard // the policy in front of every tool call: its Health is on the health page and /metrics
+	// Models is the chat gateway model-driven skills and the router model
+	// call; the HTTP route can share it (one set of concurrency slots per
+	// deployment).
+	Models *models.Gateway
+	log    *slog.Logger
+	router *skills.Router
+
+	alertInterval time.Duration
+	started       time.Time // when New ran: journeys admitted before belong to an earlier process
+	// Replica is this process's entry in the replicas table: it
+	// heartbeats while Run runs, journeys record it, and the key and
+	// tenant rate limits divide by the replicas alive.
+	Replica *store.Replica
+}
+
+// Run does the runtime's background work until ctx ends: the replica's
+// heartbeat and the job queue, which executes approved actions, sends
+// callbacks, expires each pending action at its expiry and runs the
+// periodic jobs (periodicJobs) once per interval across all replicas. It
+// returns once the jobs in progress have finished and the journeys this
+// replica still had running have ended, their reservations released
+// (runtime.Service.Shutdown): its caller stops serving requests first
+// (serve.go: the HTTP server's shutdown, then ctx).
+func (rt *Runtime) Run(ctx context.Context) {
+	// What a previous process left running (a kill -9, a shutdown whose
+	// grace ran out) ends at once, and its budget reservations come back;
+	// journeys this process admits are never older than rt.started.
+	if n, err := rt.Service.SweepLeftRunning(ctx, rt.started); err != nil && ctx.Err() == nil {
+		rt.log.ErrorContext(ctx, "sweeping journeys left running by a previous process failed", "err", err)
+	} else if n > 0 {
+		rt.log.WarnContext(ctx, "journeys left running by a previous process were ended and their reservations released", "journeys", n)
+	}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		rt.Replica.Run(ctx, func(err error) {
+			rt.log.ErrorContext(ctx, "replica heartbeat failed", "replica", rt.Replica.ID, "err", err)
+		})
+	}()
+	go func() {
+		defer wg.Done()
+		rt.Queue.Run(ctx)
+	}()
+	wg.Wait()
+	// A clean shutdown leaves nothing running for the next start to
+	// sweep: no budget stays reserved by a replica that has stopped.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	n, err := rt.Service.Shutdown(sctx, journeyStopWait)
+	if err != nil {
+		rt.log.ErrorContext(sctx, "ending this replica's running journeys at shutdown failed; the next start's sweep ends them", "err", err)
+	}
+	if n > 0 {
+		rt.log.WarnContext(sctx, "journeys still running at shutdown were ended and their reservations released", "journeys", n)
+	}
+}
+
+// At shutdown, the journeys still running get journeyStopWait to end
+// themselves once stopped; shutdownTimeout bounds the whole.
+const (
+	journeyStopWait = 5 * time.Second
+	shutdownTimeout = 15 * time.Second
+)
+
+// Periodic job kinds.
+const (
+	JobReconcile = "reconcile"      // the effect ledger against the providers
+	JobExpire    = "expire_overdue" // pending actions whose own expiry job is late or missing
+	JobSweep     = "sweep"          // journeys a dead replica left running
+	JobAlerts    = "evaluate_alerts"
+	JobCanary    = "check_canary"
+	JobRetention = "trace_retention"
+)
+
+// periodicJobs registers the runtime's periodic work with the queue: the
+// reconciler every 30 s, the expiry backstop every minute (each pending
+// action has its own expiry job, runtime.JobExpireAction), the sweep of
+// journeys a crash left running every minute, the alert rules every
+// alertInterval, the canary gate every 15 s and trace retention hourly.
+func (rt *Runtime) periodicJobs(q *jobs.Queue) {
+	for _, p := range []struct {
+		kind  string
+		every time.Duration
+		run   func(context.Context) error
+	}{
+		{JobReconcile, 30 * time.Second, rt.reconcile},
+		{JobExpire, time.Minute, rt.expire},
+		{JobSweep, time.Minute, rt.sweep},
+		{JobAlerts, rt.alertInterval, rt.evaluateAlerts},
+		{JobCanary, 15 * time.Second, rt.checkCanary},
+		{JobRetention, time.Hour, rt.retention},
+	} {
+		q.Periodic(p.kind, p.every, func(ctx context.Context, _ jobs.Job) error { return p.run(ctx) })
+	}
+}
+
+func (rt *Runtime) expire(ctx context.Context) error {
+	n, err := rt.Service.ExpireActions(ctx)
+	if n > 0 {
+		rt.log.InfoContext(ctx, "pending actions expired", "actions", n)
+	}
+	if err != nil {
+		return fmt.Errorf("expiring actions: %w", err)
+	}
+	return nil
+}
+
+// sweep ends journeys a dead process left running (their reservations go
+// back to the budget).
+func (rt *Runtime) sweep(ctx context.Context) error {
+	n, err := rt.Service.SweepInterrupted(ctx, 15*time.Minute)
+	if n > 0 {
+		rt.log.WarnContext(ctx, "journeys interrupted by a crash were ended and their reservations released", "journeys", n)
+	}
+	if err != nil {
+		return fmt.Errorf("sweeping interrupted journeys: %w", err)
+	}
+	return nil
+}
+
+// checkCanary rolls a running canary back as soon as one of its journeys
+// failed critically; promotion is left to a person.
+func (rt *Runtime) checkCanary(ctx context.Context) error {
+	v, rolledBack, err := rt.Service.CheckCanary(ctx)
+	switch {
+	case errors.Is(err, releases.ErrNoCanary):
+	case err != nil:
+		return fmt.Errorf("evaluating the canary: %w", err)
+	case rolledBack:
+		rt.log.WarnContext(ctx, "canary rolled back after a critical failure", "candidate", v.Pointer.Candidate,
+			"critical_failures", v.CriticalFailures, "trials", v.Trials)
+	}
+	return nil
+}
+
+// evaluateAlerts fires and resolves alerts (package alerts).
+func (rt *Runtime) evaluateAlerts(ctx context.Context) error {
+	rep, err := alerts.Evaluate(ctx, rt.DB, time.Now())
+	if err != nil {
+		return fmt.Errorf("evaluating alerts: %w", err)
+	}
+	for _, a := range rep.Fired {
+		rt.log.WarnContext(ctx, "alert fired", "alert", a.ID, "kind", a.Kind, "subject", a.Subject,
+			"value", a.Value, "threshold", a.Threshold, "runbook", a.Runbook())
+	}
+	for _, a := range rep.Resolved {
+		rt.log.InfoContext(ctx, "alert resolved", "alert", a.ID, "kind", a.Kind, "subject", a.Subject)
+	}
+	return nil
+}
+
+func (rt *Runtime) reconcile(ctx context.Context) error {
+	rep, err := rt.Service.Reconcile(ctx)
+	if n := len(rep.Recorded) + len(rep.Reexecuted) + len(rep.Review) + len(rep.Failed) + len(rep.Completed); n > 0 {
+		rt.log.InfoContext(ctx, "reconciled effects", "recorded", len(rep.Recorded), "reexecuted", len(rep.Reexecuted),
+			"failed", len(rep.Failed), "review", len(rep.Review), "retry", len(rep.Retry), "completed", len(rep.Completed))
+	}
+	if err != nil {
+		return fmt.Errorf("reconciling the effect ledger: %w", err)
+	}
+	return nil
+}
+
+// Close closes what the runtime opened (the simulator's database).
+func (r *Runtime) Close() error {
+	if r.Sim != nil {
+		return r.Sim.Close()
+	}
+	return nil
+}
+
+// Options build a Runtime.
+type Options struct {
+	DataDir  string // the runtime's own files: sealing key, simulator database
+	DB       *store.DB
+	Log      *slog.Logger
+	Redactor *redact.Redactor
+	Prices   journeys.Prices
+	// DevMode lets agents' callbacks reach loopback and private addresses.
+	DevMode bool
+	// AlertInterval is how often alert rules are evaluated; zero means
+	// every minute.
+	AlertInterval time.Duration
+	// TenantRate bounds one tenant's API requests per second across its
+	// keys; zero means gateway.DefaultTenantRate.
+	TenantRate int
+	// SkillDir holds skills (one directory with a SKILL.md each) added to
+	// the built-in ones, or replacing one of the same name; "" for none.
+	SkillDir string
+	// Faults, in tests and drills only, makes tool providers misbehave on
+	// purpose; it sits under the guard, as a real outage would.
+	Faults *tools.Injector
+	// RouterModel is the model alias that routes journeys among the
+	// skills (WARDEN_ROUTER_MODEL); "" for the lexical router alone.
+	RouterModel string
+}
+
+// withFaults puts the injector in front of p, if there is one.
+func withFaults(f *tools.Injector, p tools.Provider) tools.Provider {
+	if f == nil {
+		return p
+	}
+	return f.Wrap(p)
+}
+
+// New builds the runtime.
+func New(ctx context.Context, o Options) (*Runtime, error) {
+	dataDir, db, log, redactor, prices := o.DataDir, o.DB, o.Log, o.Redactor, o.Prices
+	sealer, err := seal.LoadOrCreate(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	// The simulated orders-and-payments system plays the outside world:
+	// it keeps its own database file, in the data directory, so what it
+	// stores is redacted with the installation's key, as the ledger's
+	// receipts are.
+	provider, err := sim.Open(ctx, filepath.Join(dataDir, "simprovider.db"), sim.WithRedactor(redactor))
+	if err != nil {
+		return nil, err
+	}
+	ledger.SetRedactor(db, redactor)
+	// A skill that cannot be used is named with the reason; the others
+	// still load, as runbooks do.
+	loaded, problems := skills.Load(o.SkillDir)
+	if o.DevMode {
+		// The demo's model-driven skill, against the demo's fake model
+		// (SeedDemo); a skill directory's own of that name wins.
+		if demo, err := skills.ModelDemo(); err != nil {
+			problems = append(problems, err)
+		} else if !slices.ContainsFunc(loaded, func(s skills.Skill) bool { return s.Name == demo.Name }) {
+			loaded = append(loaded, demo)
+		}
+	}
+	for _, p := range problems {
+		log.Warn("skill skipped", "dir", o.SkillDir, "error", p.Error())
+	}
+	log.Info("skills loaded", "count", len(loaded), "dir", o.SkillDir)
+	router, err := skills.NewRouter(loaded, skills.DefaultThreshold)
+	if err != nil {
+		provider.Close()
+		return nil, errors.Join(errors.New("skills"), err)
+	}
+	builtin, err := publishBuiltin(ctx, db, router)
+	if err != nil {
+		provider.Close()
+		return nil, err
+	}
+	started := time.Now()
+	replica, err := store.RegisterReplica(ctx, db, started)
+	if err != nil {
+		provider.Close()
+		return nil, fmt.Errorf("register replica: %w", err)
+	}
+	queue := jobs.New(db, log, 2)
+	guard := tools.NewGuard(tools.GuardOptions{
+		OnStateChange: func(dep, from, to string) {
+			log.Warn("circuit breaker changed state", "dependency", dep, "from", from, "to", to)
+		},
+	})
+	chat := models.NewGateway(db, sealer, redactor, log)
+	svc := journeys.New(journeys.Options{
+		DB:     db,
+		Log:    log,
+		Router: router,
+		// Every tool call passes one guard: per tool a bulkhead, a circuit
+		// breaker, timeouts within the caller's deadline and the one retry
+		// layer (docs/failure-modes.md). Providers make one attempt each.
+		Providers: map[string]tools.Provider{
+			tools.ProviderBuiltin: guard.Wrap(withFaults(o.Faults, provider)),
+			tools.ProviderHTTP:    guard.Wrap(withFaults(o.Faults, tools.NewHTTPProvider(&http.Client{Timeout: 5 * time.Minute}))),
+		},
+		Redactor: redactor,
+		Sealer:   sealer,
+		Queue:    queue,
+		Prices:   prices,
+		Release:  builtin,
+
+		AllowPrivateCallbacks: o.DevMode,
+		Guard:                 guard,
+		// Model-driven skills and the router model call models through
+		// the chat gateway: the tenant's budget, traces in model_calls.
+		Models:      chat,
+		RouterModel: o.RouterModel,
+		ReplicaID:   replica.ID,
+	})
+	queue.Register(journeys.JobExecuteAction, svc.HandleExecute)
+	queue.Register(journeys.JobCallback, svc.HandleCallback)
+	queue.Register(journeys.JobContinueJourney, svc.HandleContinue)
+	queue.Register(approvals.JobExpire, svc.HandleExpire)
+	interval := o.AlertInterval
+	if interval <= 0 {
+		interval = time.Minute
+	}
+	gw := admission.New(db, log)
+	gw.SetTenantRate(o.TenantRate)
+	gw.SetReplicas(replica.Live)
+	chat.SetReplicas(replica.Live)
+	rt := &Runtime{Gateway: gw, Models: chat, Service: svc, Sim: provider, DB: db, Queue: queue, Guard: guard, log: log, router: router,
+		alertInterval: interval, started: started, Replica: replica}
+	rt.periodicJobs(queue)
+	return rt, nil
+}

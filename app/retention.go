@@ -1,0 +1,72 @@
+package app
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/platform/store"
+)
+
+// PurgeTraces enforces each tenant's trace retention: journeys (and their
+// step journals) older than the tenant's retention are deleted. Journeys
+// still awaiting approval are kept; audit events are never purged. Each
+// tenant's purge that deleted something is itself an audit event.
+func (rt *Runtime) PurgeTraces(ctx context.Context, now time.Time) (int64, error) {
+	rows, err := rt.DB.Read().QueryContext(ctx, `SELECT id, slug, trace_retention_days FROM tenants`)
+	if err != nil {
+		return 0, fmt.Errorf("retention: %w", err)
+	}
+	type tenant struct {
+		id, slug string
+		days     int
+	}
+	var ts []tenant
+	for rows.Next() {
+		var t tenant
+		if err := rows.Scan(&t.id, &t.slug, &t.days); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		ts = append(ts, t)
+	}
+	rows.Close()
+	var total int64
+	for _, t := range ts {
+		cutoff := now.Add(-time.Duration(t.days) * 24 * time.Hour)
+		var purged int64 // counted once committed: a retried run starts afresh (store.Transact)
+		err := rt.DB.Transact(ctx, func(tx *sql.Tx) error {
+			n, err := journeys.DeleteOlderThan(ctx, tx, t.id, cutoff)
+			purged = n
+			if err != nil || n == 0 {
+				return err
+			}
+			_, err = audit.Append(ctx, tx, audit.Event{
+				Actor: audit.Actor{Type: audit.ActorSystem, ID: "retention"}, Tenant: t.slug, Verb: "traces.purged",
+				Subject: audit.Subject{Type: "tenant", ID: t.id},
+				Details: map[string]any{"journeys": n, "older_than": store.FormatTime(cutoff), "retention_days": t.days},
+			})
+			return err
+		})
+		if err != nil {
+			return total, err
+		}
+		total += purged
+	}
+	return total, nil
+}
+
+// retention purges traces past their tenants' retention (a periodic job).
+func (rt *Runtime) retention(ctx context.Context) error {
+	n, err := rt.PurgeTraces(ctx, time.Now())
+	if n > 0 {
+		rt.log.InfoContext(ctx, "trace retention purged old journeys", "journeys", n)
+	}
+	if err != nil {
+		return fmt.Errorf("trace retention: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,376 @@
+package journeys
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/wardenhq/warden/platform/store"
+)
+
+// Journey statuses.
+const (
+	StatusRunning          = "running"
+	StatusCompleted        = "completed"
+	StatusAwaitingApproval = "awaiting_approval"
+	StatusFailed           = "failed"
+	StatusRejected         = "rejected"
+	StatusExpired          = "expired"
+	StatusCancelled        = "cancelled"
+)
+
+// Cost is a journey's cost breakdown.
+type Cost struct {
+	InputTokens  int64 `json:"input_tokens"`
+	OutputTokens int64 `json:"output_tokens"`
+	ToolUnits    int64 `json:"tool_units"`
+	ReviewUnits  int64 `json:"review_units"`
+	TotalMicros  int64 `json:"total_micros"`
+}
+
+// Journey is one user outcome as recorded (inputs and outputs redacted).
+type Journey struct {
+	ID             string
+	TenantID       string
+	TenantSlug     string
+	KeyID          string
+	KeyName        string
+	PrincipalID    string
+	RequestID      string
+	CorrelationID  string
+	Skill          string
+	Release        string
+	Status         string
+	ErrorCode      string
+	Input          string
+	Output         string
+	Cost           Cost
+	ReservedMicros int64
+	Latency        time.Duration
+	CreatedAt      time.Time
+	FinishedAt     *time.Time
+	Steps          []Step
+}
+
+// Step is one entry of the step journal.
+type Step struct {
+	N         int
+	Kind      string // "route", "tool", "approval"
+	Tool      string
+	Arguments string // redacted JSON
+	Result    string // redacted JSON or text
+	// Status is "ok", "failed", "refused" or "awaiting_approval"; an
+	// approval step whose action was rejected, expired or cancelled ends
+	// with that status, and one whose action failed reads "failed".
+	Status    string
+	Error     string
+	Units     int64
+	Latency   time.Duration
+	StartedAt time.Time
+}
+
+// insertJourney records j as admitted by replica (the sweeps leave the
+// journeys of live replicas alone).
+func insertJourney(ctx context.Context, tx *sql.Tx, j *Journey, replica string) error {
+	_, err := tx.ExecContext(ctx, `
+		INSERT INTO journeys (id, tenant_id, key_id, principal_id, request_id, correlation_id, skill, release_digest,
+			status, input, input_tokens, reserved_micros, created_at, replica_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		j.ID, j.TenantID, j.KeyID, j.PrincipalID, j.RequestID, j.CorrelationID, j.Skill, j.Release,
+		j.Status, j.Input, j.Cost.InputTokens, j.ReservedMicros, store.FormatTime(j.CreatedAt), replica)
+	if err != nil {
+		return fmt.Errorf("insert journey: %w", err)
+	}
+	return nil
+}
+
+func insertStep(ctx context.Context, tx *sql.Tx, journeyID string, s Step) error {
+	_, err := tx.ExecContext(ctx, `
+		INSERT INTO journey_steps (journey_id, n, kind, tool, arguments, result, status, error, units, latency_ms, started_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		journeyID, s.N, s.Kind, s.Tool, s.Arguments, s.Result, s.Status, s.Error, s.Units, s.Latency.Milliseconds(),
+		store.FormatTime(s.StartedAt))
+	if err != nil {
+		return fmt.Errorf("record step %d: %w", s.N, err)
+	}
+	return nil
+}
+
+// errEnded rolls back the end of a journey that is no longer running:
+// another write ended it, and settled its reservation, first.
+var errEnded = errors.New("journey no longer running")
+
+// finishJourney writes j's end, only while it is still running; otherwise
+// it returns errEnded, and the caller's transaction (with its settlement)
+// rolls back.
+func finishJourney(ctx context.Context, tx *sql.Tx, j *Journey) error {
+	res, err := tx.ExecContext(ctx, `
+		UPDATE journeys SET skill = ?, status = ?, error_code = ?, output = ?, input_tokens = ?, output_tokens = ?,
+			tool_units = ?, review_units = ?, cost_micros = ?, latency_ms = ?, finished_at = ?
+		WHERE id = ? AND status = ?`,
+		j.Skill, j.Status, j.ErrorCode, j.Output, j.Cost.InputTokens, j.Cost.OutputTokens, j.Cost.ToolUnits,
+		j.Cost.ReviewUnits, j.Cost.TotalMicros, j.Latency.Milliseconds(), optTime(j.FinishedAt), j.ID, StatusRunning)
+	if err != nil {
+		return fmt.Errorf("finish journey %s: %w", j.ID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("finish journey %s: %w", j.ID, err)
+	} else if n == 0 {
+		return errEnded
+	}
+	return nil
+}
+
+const selectJourney = `SELECT j.id, j.tenant_id, t.slug, j.key_id, COALESCE(k.name, ''), j.principal_id, j.request_id,
+	j.correlation_id, j.skill, j.release_digest, j.status, j.error_code, j.input, j.output, j.input_tokens,
+	j.output_tokens, j.tool_units, j.review_units, j.cost_micros, j.reserved_micros, j.latency_ms, j.created_at,
+	j.finished_at
+	FROM journeys j JOIN tenants t ON t.id = j.tenant_id LEFT JOIN virtual_keys k ON k.id = j.key_id`
+
+// GetJourney loads a journey with its steps, or store.ErrNotFound.
+func GetJourney(ctx context.Context, q store.Querier, id string) (Journey, error) {
+	j, err := scanJourney(q.QueryRowContext(ctx, selectJourney+` WHERE j.id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Journey{}, store.ErrNotFound
+	}
+	if err != nil {
+		return Journey{}, fmt.Errorf("load journey %s: %w", id, err)
+	}
+	rows, err := q.QueryContext(ctx, `SELECT n, kind, tool, arguments, result, status, error, units, latency_ms, started_at
+		FROM journey_steps WHERE journey_id = ? ORDER BY n`, id)
+	if err != nil {
+		return Journey{}, fmt.Errorf("load steps of %s: %w", id, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var s Step
+		var ms int64
+		var started string
+		if err := rows.Scan(&s.N, &s.Kind, &s.Tool, &s.Arguments, &s.Result, &s.Status, &s.Error, &s.Units, &ms, &started); err != nil {
+			return Journey{}, err
+		}
+		s.Latency = time.Duration(ms) * time.Millisecond
+		s.StartedAt, _ = time.Parse(time.RFC3339Nano, started)
+		j.Steps = append(j.Steps, s)
+	}
+	return j, rows.Err()
+}
+
+// Filter selects journeys for the traces page.
+type Filter struct {
+	TenantIDs []string // nil: all
+	Status    string
+	Skill     string
+	Since     time.Time
+	Until     time.Time
+	Page      store.Page // the first page of 50 when zero
+}
+
+// journeyOrder is the traces' order: newest first (ids are ULIDs, which
+// sort by time).
+var journeyOrder = store.Order{Key: "j.id", KeyDesc: true, ID: "j.id", IDDesc: true}
+
+// ListJourneys returns one page of journeys, newest first, without steps.
+func ListJourneys(ctx context.Context, q store.Querier, f Filter) (store.Paged[Journey], error) {
+	var where []string
+	var args []any
+	if f.TenantIDs != nil {
+		if len(f.TenantIDs) == 0 {
+			return store.Paged[Journey]{}, nil
+		}
+		where = append(where, "j.tenant_id IN (?"+strings.Repeat(",?", len(f.TenantIDs)-1)+")")
+		for _, t := range f.TenantIDs {
+			args = append(args, t)
+		}
+	}
+	if f.Status != "" {
+		where, args = append(where, "j.status = ?"), append(args, f.Status)
+	}
+	if f.Skill != "" {
+		where, args = append(where, "j.skill = ?"), append(args, f.Skill)
+	}
+	if !f.Since.IsZero() {
+		where, args = append(where, "j.created_at >= ?"), append(args, store.FormatTime(f.Since))
+	}
+	if !f.Until.IsZero() {
+		where, args = append(where, "j.created_at < ?"), append(args, store.FormatTime(f.Until))
+	}
+	if f.Page.Size <= 0 {
+		f.Page.Size = 50
+	}
+	if cond, cargs := f.Page.Where(journeyOrder); cond != "" {
+		where, args = append(where, cond), append(args, cargs...)
+	}
+	// The page is chosen from journeys alone, then joined: with the joins
+	// in the same query, the planner may read every journey of every
+	// tenant and sort them, which at a million journeys takes seconds.
+	page := "SELECT * FROM journeys j"
+	if len(where) > 0 {
+		page += " WHERE " + strings.Join(where, " AND ")
+	}
+	page += " ORDER BY " + f.Page.OrderBy(journeyOrder) + " LIMIT ?"
+	query := strings.Replace(selectJourney, "FROM journeys j ", "FROM ("+page+") j ", 1) + " ORDER BY " + f.Page.OrderBy(journeyOrder)
+	rows, err := q.QueryContext(ctx, query, append(args, f.Page.Fetch())...)
+	if err != nil {
+		return store.Paged[Journey]{}, fmt.Errorf("list journeys: %w", err)
+	}
+	defer rows.Close()
+	var out []Journey
+	for rows.Next() {
+		j, err := scanJourney(rows)
+		if err != nil {
+			return store.Paged[Journey]{}, fmt.Errorf("list journeys: %w", err)
+		}
+		out = append(out, j)
+	}
+	if err := rows.Err(); err != nil {
+		return store.Paged[Journey]{}, fmt.Errorf("list journeys: %w", err)
+	}
+	return store.Paginate(f.Page, out, func(j Journey) store.Cursor { return store.Cursor{Key: j.ID, ID: j.ID} }), nil
+}
+
+// SpentSince sums the cost of the tenant's journeys admitted since, and
+// counts those that cost anything.
+func SpentSince(ctx context.Context, q store.Querier, tenantID string, since time.Time) (micros int64, n int, err error) {
+	err = q.QueryRowContext(ctx, `SELECT COALESCE(SUM(cost_micros), 0), COUNT(*) FROM journeys
+		WHERE tenant_id = ? AND created_at >= ? AND cost_micros > 0`, tenantID, store.FormatTime(since)).Scan(&micros, &n)
+	if err != nil {
+		return 0, 0, fmt.Errorf("journey spend: %w", err)
+	}
+	return micros, n, nil
+}
+
+// TopSpenders returns the tenant's journeys that cost the most in the
+// current budget period.
+func TopSpenders(ctx context.Context, q store.Querier, tenantID string, since time.Time, n int) ([]Journey, error) {
+	rows, err := q.QueryContext(ctx, selectJourney+` WHERE j.tenant_id = ? AND j.created_at >= ? AND j.cost_micros > 0
+		ORDER BY j.cost_micros DESC, j.id DESC LIMIT ?`, tenantID, store.FormatTime(since), n)
+	if err != nil {
+		return nil, fmt.Errorf("top spenders: %w", err)
+	}
+	defer rows.Close()
+	var out []Journey
+	for rows.Next() {
+		j, err := scanJourney(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, rows.Err()
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanJourney(s scanner) (Journey, error) {
+	var j Journey
+	var ms int64
+	var created string
+	var finished sql.NullString
+	err := s.Scan(&j.ID, &j.TenantID, &j.TenantSlug, &j.KeyID, &j.KeyName, &j.PrincipalID, &j.RequestID, &j.CorrelationID,
+		&j.Skill, &j.Release, &j.Status, &j.ErrorCode, &j.Input, &j.Output, &j.Cost.InputTokens, &j.Cost.OutputTokens,
+		&j.Cost.ToolUnits, &j.Cost.ReviewUnits, &j.Cost.TotalMicros, &j.ReservedMicros, &ms, &created, &finished)
+	if err != nil {
+		return Journey{}, err
+	}
+	j.Latency = time.Duration(ms) * time.Millisecond
+	j.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
+	if finished.Valid {
+		t, _ := time.Parse(time.RFC3339Nano, finished.String)
+		j.FinishedAt = &t
+	}
+	return j, nil
+}
+
+func optTime(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return store.FormatTime(*t)
+}
+
+// DeleteOlderThan removes the tenant's traces (journeys and their step
+// journals) created before cutoff. Audit events are never touched.
+func DeleteOlderThan(ctx context.Context, tx *sql.Tx, tenantID string, cutoff time.Time) (int64, error) {
+	return DeleteRange(ctx, tx, tenantID, time.Time{}, cutoff)
+}
+
+// DeleteRange removes the tenant's traces (journeys and their step
+// journals, by cascade) created at or after from and before to. Journeys
+// still awaiting approval are kept: their action resumes them. Audit
+// events are never touched.
+func DeleteRange(ctx context.Context, tx *sql.Tx, tenantID string, from, to time.Time) (int64, error) {
+	res, err := tx.ExecContext(ctx, `DELETE FROM journeys WHERE tenant_id = ? AND created_at >= ? AND created_at < ? AND status != ?`,
+		tenantID, store.FormatTime(from), store.FormatTime(to), StatusAwaitingApproval)
+	if err != nil {
+		return 0, fmt.Errorf("delete traces of %s: %w", tenantID, err)
+	}
+	return res.RowsAffected()
+}
+
+// failJourney ends the journey that waited for a failed action, and
+// marks its approval step failed with the (redacted) reason, so the trace
+// does not keep saying the step awaits approval.
+func failJourney(ctx context.Context, tx *sql.Tx, id string, step int, code, reason string, now time.Time) error {
+	if id == "" {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE journey_steps SET status = 'failed', error = ? WHERE journey_id = ? AND n = ? AND status = ?`,
+		reason, id, step, StatusAwaitingApproval); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE journeys SET status = 'failed', error_code = ?, finished_at = ? WHERE id = ?`, code, store.FormatTime(now), id)
+	return err
+}
+
+// completeAfterApproval records the approved step's (redacted) result and
+// finishes the journey that waited for it, charging the step's units.
+func completeAfterApproval(ctx context.Context, tx *sql.Tx, id string, step int, result, output string, units, costMicros int64, now time.Time) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE journey_steps SET status = 'ok', result = ?, units = ? WHERE journey_id = ? AND n = ?`,
+		result, units, id, step); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE journeys SET status = 'completed', output = ?, tool_units = tool_units + ?,
+		cost_micros = cost_micros + ?, finished_at = ? WHERE id = ? AND status = 'awaiting_approval'`,
+		output, units, costMicros, store.FormatTime(now), id)
+	return err
+}
+
+// endAfterAction ends the journey that waited for an action that was
+// rejected, expired or cancelled, and marks its approval step so.
+func endAfterAction(ctx context.Context, tx *sql.Tx, id string, step int, status string, now time.Time) error {
+	if id == "" {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE journey_steps SET status = ? WHERE journey_id = ? AND n = ? AND status = ?`,
+		status, id, step, StatusAwaitingApproval); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE journeys SET status = ?, finished_at = ? WHERE id = ? AND status = ?`,
+		status, store.FormatTime(now), id, StatusAwaitingApproval)
+	return err
+}
+
+// waitAgain reopens the journey that a failed action ended, when the
+// action is retried: it waits for the action again, and the action's
+// completion resumes it.
+func waitAgain(ctx context.Context, tx *sql.Tx, id string, step int) error {
+	if id == "" {
+		return nil
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE journeys SET status = ?, error_code = '', finished_at = NULL
+		WHERE id = ? AND status = 'failed' AND error_code = 'action_failed'`, StatusAwaitingApproval, id)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return err
+	}
+	// Its approval step waits again too.
+	_, err = tx.ExecContext(ctx, `UPDATE journey_steps SET status = ?, error = '' WHERE journey_id = ? AND n = ? AND status = 'failed'`,
+		StatusAwaitingApproval, id, step)
+	return err
+}

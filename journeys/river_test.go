@@ -1,0 +1,53 @@
+package journeys
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/platform/jobs"
+	"github.com/wardenhq/warden/platform/store/storetest"
+)
+
+// On PostgreSQL the approval enqueues the execution on River, in the
+// decision's transaction, and River's workers (two queues, as two
+// replicas) execute the approved refund exactly once.
+func TestApprovedRefundExecutesOnceOnRiver(t *testing.T) {
+	if !storetest.Postgres() {
+		t.Skip("River runs on PostgreSQL: set " + storetest.EnvPostgres)
+	}
+	r := newRig(t)
+	var runs atomic.Int32
+	for range 2 {
+		q := jobs.New(r.db, slog.New(slog.NewTextHandler(io.Discard, nil)), 2)
+		q.Register(JobExecuteAction, func(ctx context.Context, j jobs.Job) error {
+			runs.Add(1)
+			return r.svc.HandleExecute(ctx, j)
+		})
+		q.Register(JobCallback, r.svc.HandleCallback)
+		q.Register(JobContinueJourney, r.svc.HandleContinue)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); q.Run(ctx) }()
+		t.Cleanup(func() { cancel(); <-done })
+	}
+	out := r.approved(refundRequest)
+	deadline := time.Now().Add(15 * time.Second)
+	for r.action(out.Action.ID).Status != approvals.StatusExecuted {
+		if time.Now().After(deadline) {
+			t.Fatalf("action %s is %s, want executed by River", out.Action.ID, r.action(out.Action.ID).Status)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(1500 * time.Millisecond) // past a poll of both queues
+	if n := runs.Load(); n != 1 {
+		t.Errorf("the execution job ran %d times, want once", n)
+	}
+	if n := r.effects("issue_refund"); n != 1 {
+		t.Errorf("%d refunds at the provider, want 1", n)
+	}
+}

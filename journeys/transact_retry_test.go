@@ -1,0 +1,124 @@
+package journeys
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/tools"
+)
+
+// TestRetriedFinishReturnsOneApprovalStep (PostgreSQL): the transaction
+// that ends a journey at its approval step is aborted as a deadlock — a
+// transaction of the test holds the journey's row and then asks for the
+// budget's row, which the journey's end holds — and store.Transact runs
+// it again. The journey comes back with one approval step, as stored,
+// and one pending action.
+func TestRetriedFinishReturnsOneApprovalStep(t *testing.T) {
+	if !storetest.Postgres() {
+		t.Skip("SQLite has one writer at a time and never aborts a transaction as a deadlock: set " + storetest.EnvPostgres)
+	}
+	r := newRig(t)
+	ctx := r.ctx
+	deadlocks := func() int64 {
+		var n int64
+		r.db.Read().QueryRowContext(ctx, `SELECT pg_stat_clear_snapshot()`).Scan(new(any))
+		if err := r.db.Read().QueryRowContext(ctx, `SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := deadlocks()
+	blocker := make(chan error, 1)
+	r.hooks.set(func(hctx context.Context, call tools.Call, next func() (tools.Result, error)) (tools.Result, error) {
+		if call.Tool != "lookup_order" {
+			return next()
+		}
+		tx, err := r.db.Read().BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The journey's end is the one to detect the deadlock, and so its
+		// victim: it waits first, and this transaction waits longer.
+		if _, err := tx.ExecContext(ctx, `SET LOCAL deadlock_timeout = '30s'`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE journeys SET status = status WHERE status = 'running'`); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			defer tx.Rollback()
+			// Once the journey's end waits for the journey's row, holding
+			// the budget's, ask for the budget's row.
+			deadline := time.Now().Add(20 * time.Second)
+			for {
+				var waiting int
+				r.db.Read().QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_stat_activity
+					WHERE wait_event_type = 'Lock' AND query LIKE '%UPDATE journeys SET skill%'`).Scan(&waiting)
+				if waiting > 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					blocker <- errors.New("the journey's end never waited for the journey's row")
+					return
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE budgets SET reserved_micros = reserved_micros WHERE tenant_id = $1`, r.tenant.ID); err != nil {
+				blocker <- err
+				return
+			}
+			blocker <- tx.Commit()
+		}()
+		return next()
+	})
+	out, err := r.run(refundRequest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-blocker; err != nil {
+		t.Fatalf("the test's transaction: %v", err)
+	}
+	if got := deadlocksAfter(t, deadlocks, before); got < 1 {
+		t.Fatalf("no deadlock was detected: the journey's end did not run twice, and the test proves nothing")
+	}
+	approvalSteps := func(steps []Step) int {
+		n := 0
+		for _, st := range steps {
+			if st.Kind == "approval" {
+				n++
+			}
+		}
+		return n
+	}
+	if n := approvalSteps(out.Journey.Steps); n != 1 {
+		t.Errorf("the journey came back with %d approval steps after its end ran again, want 1: %v", n, stepsOf(out.Journey))
+	}
+	if n := approvalSteps(r.journey(out.Journey.ID).Steps); n != 1 {
+		t.Errorf("%d approval steps stored, want 1", n)
+	}
+	if out.Action == nil || r.action(out.Action.ID).Status != "pending" {
+		t.Errorf("action = %+v, want the one pending action", out.Action)
+	}
+	var actions int
+	r.db.Read().QueryRowContext(ctx, `SELECT COUNT(*) FROM actions WHERE journey_id = $1`, out.Journey.ID).Scan(&actions)
+	if actions != 1 {
+		t.Errorf("%d actions for the journey, want 1", actions)
+	}
+}
+
+// deadlocksAfter waits for the server's statistics to count the deadlocks
+// since before (they are flushed within about a second).
+func deadlocksAfter(t *testing.T, count func() int64, before int64) int64 {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		n := count() - before
+		if n > 0 || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -1,0 +1,579 @@
+// Package keys manages virtual keys: the credentials agents call the API
+// with. A key is "wk_" + an 8-character public prefix + "_" + a 32-character
+// secret. It is shown once; Warden keeps only the SHA-256 of the whole key,
+// found by its prefix and compared in constant time. A key maps server-side
+// to a tenant, scopes, an expiry and a rate limit; nothing in a request
+// says who the caller is.
+//
+// Each key also has a callback secret, "whsec_" + 40 characters, with
+// which Warden signs the callbacks it sends the key's agent. It is shown
+// once with the key, and kept only sealed with the installation's key (see
+// package seal), so that whoever reads the database cannot sign callbacks:
+//
+//	k, secrets, err := keys.CreateAudited(ctx, db, sealer, actor, spec) // show secrets.Key and secrets.Callback once
+//	signWith, err := keys.CallbackSecrets(ctx, q, sealer, k.ID, now)    // current first, then the previous during its grace
+//	k, fresh, err := keys.RotateCallbackSecret(ctx, db, sealer, k.ID, actor, now) // show fresh once
+//	changed, err := keys.RevokeAudited(ctx, db, actor, k.ID)            // false when it was already revoked
+//
+// Create and Revoke are the same writes inside a caller's transaction,
+// without the audit event.
+package keys
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/platform/seal"
+	"github.com/wardenhq/warden/platform/store"
+)
+
+const (
+	keyPrefix    = "wk_"
+	prefixLen    = 8
+	secretLen    = 32
+	alphabet     = "abcdefghijkmnpqrstuvwxyz23456789" // no look-alikes
+	maxNameBytes = 100
+
+	callbackPrefix = "whsec_"
+	callbackLen    = 40 // 200 bits from the 32-letter alphabet
+)
+
+// CallbackGrace is how long the callback secret a rotation replaced keeps
+// signing callbacks next to the new one, so that an agent can deploy the
+// new secret without rejecting a callback in between.
+const CallbackGrace = 24 * time.Hour
+
+// Errors a caller may want to tell apart. All of them mean 401 to an agent.
+var (
+	ErrMalformed = errors.New("malformed key")
+	ErrUnknown   = errors.New("unknown key")
+	ErrRevoked   = errors.New("revoked key")
+	ErrExpired   = errors.New("expired key")
+)
+
+// ErrNoCallbackSecret means the key has no callback secret: it was created
+// before keys had one, and no admin has generated one since. Its agent gets
+// no callbacks (they cannot be signed).
+var ErrNoCallbackSecret = errors.New("the key has no callback secret")
+
+// Key is a stored virtual key (never its secret).
+type Key struct {
+	ID         string
+	TenantID   string
+	TenantSlug string
+	Name       string
+	Prefix     string
+	Scopes     []string // "skill:NAME" and "tool:NAME"
+	RatePerMin int
+	Burst      int
+	CreatedBy  string
+	CreatedAt  time.Time
+	ExpiresAt  *time.Time
+	RevokedAt  *time.Time
+	LastUsedAt *time.Time
+
+	// Callback signing. The secrets themselves are never loaded with a
+	// key: only whether there is one, when it was set, and until when the
+	// one it replaced still signs.
+	HasCallbackSecret     bool
+	CallbackSecretSetAt   *time.Time
+	PreviousCallbackUntil *time.Time
+}
+
+// PreviousCallbackValid reports whether the callback secret the last
+// rotation replaced still signs callbacks at now.
+func (k Key) PreviousCallbackValid(now time.Time) bool {
+	return k.PreviousCallbackUntil != nil && now.Before(*k.PreviousCallbackUntil)
+}
+
+// Secrets are what creating a key returns: shown once, never stored in
+// the clear.
+type Secrets struct {
+	Key      string // "wk_…", the agent's credential
+	Callback string // "whsec_…", with which the agent verifies Warden's callbacks
+}
+
+// ScopeReadTenant lets a key read every action and journey of its tenant,
+// not only those it created.
+const ScopeReadTenant = "read:tenant"
+
+// ReadTenant is ScopeReadTenant as Allows takes it.
+func ReadTenant() (kind, name string) { return "read", "tenant" }
+
+// Allows reports whether the key's scopes allow kind ("skill", "tool" or
+// "model", a model alias of the chat gateway)
+// name. Deny by default: only what is listed.
+func (k Key) Allows(kind, name string) bool {
+	return slices.Contains(k.Scopes, kind+":"+name)
+}
+
+// Active reports whether the key may be used at now.
+func (k Key) Active(now time.Time) bool {
+	return k.RevokedAt == nil && (k.ExpiresAt == nil || now.Before(*k.ExpiresAt))
+}
+
+// NewSpec is what creating a key needs.
+type NewSpec struct {
+	TenantID   string
+	Name       string
+	Scopes     []string
+	RatePerMin int
+	Burst      int
+	ExpiresAt  *time.Time
+	CreatedBy  string // principal id, or "cli"
+}
+
+// Validate checks a spec and returns one message per problem, keyed by
+// field, so a form can show them next to their inputs.
+func (s NewSpec) Validate(now time.Time) map[string]string {
+	errs := map[string]string{}
+	name := strings.TrimSpace(s.Name)
+	switch {
+	case name == "":
+		errs["name"] = "Give the key a name, such as the agent that will use it."
+	case len(name) > maxNameBytes:
+		errs["name"] = fmt.Sprintf("Keep the name under %d characters.", maxNameBytes)
+	}
+	if len(s.Scopes) == 0 {
+		errs["scopes"] = "Choose at least one skill or tool: a key without scopes can do nothing."
+	}
+	for _, sc := range s.Scopes {
+		kind, name, ok := strings.Cut(sc, ":")
+		if sc == ScopeReadTenant {
+			continue
+		}
+		if !ok || (kind != "skill" && kind != "tool" && kind != "model") || name == "" {
+			errs["scopes"] = fmt.Sprintf("%q is not a scope: write skill:NAME, tool:NAME, model:NAME or read:tenant.", sc)
+			break
+		}
+	}
+	if s.RatePerMin < 1 || s.RatePerMin > 600000 {
+		errs["rate_per_min"] = "The rate limit must be between 1 and 600000 requests a minute."
+	}
+	if s.Burst < 1 || s.Burst > 10000 {
+		errs["burst"] = "The burst must be between 1 and 10000."
+	}
+	if s.ExpiresAt != nil && !s.ExpiresAt.After(now) {
+		errs["expires_at"] = "The expiry must be in the future."
+	}
+	return errs
+}
+
+// Generate returns a new secret key and its public prefix.
+func Generate() (secret, prefix string) {
+	prefix = randomString(prefixLen)
+	return keyPrefix + prefix + "_" + randomString(secretLen), prefix
+}
+
+// GenerateCallbackSecret returns a new callback secret.
+func GenerateCallbackSecret() string { return callbackPrefix + randomString(callbackLen) }
+
+func randomString(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b)
+}
+
+// hashSecret is the stored form of a key.
+func hashSecret(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+// parse splits a presented key into its prefix, or fails without saying
+// more than "malformed".
+func parse(secret string) (prefix string, err error) {
+	rest, ok := strings.CutPrefix(secret, keyPrefix)
+	if !ok || len(rest) != prefixLen+1+secretLen || rest[prefixLen] != '_' {
+		return "", ErrMalformed
+	}
+	return rest[:prefixLen], nil
+}
+
+// Create stores a new key inside tx and returns it with its secrets: the
+// key itself, of which only a hash is stored, and its callback secret,
+// stored sealed by sealer. Neither can be shown again. An invalid spec is
+// a *store.ValidationError. CreateAudited is the same with its audit
+// event, for keys a person creates.
+func Create(ctx context.Context, tx *sql.Tx, sealer *seal.Sealer, s NewSpec) (Key, Secrets, error) {
+	now := time.Now().UTC()
+	if errs := s.Validate(now); len(errs) > 0 {
+		return Key{}, Secrets{}, fmt.Errorf("create key: %w", &store.ValidationError{Fields: errs})
+	}
+	if sealer == nil {
+		return Key{}, Secrets{}, errors.New("create key: no sealer to keep its callback secret")
+	}
+	secret, prefix := Generate()
+	callback := GenerateCallbackSecret()
+	scopes := slices.Clone(s.Scopes)
+	slices.Sort(scopes)
+	scopes = slices.Compact(scopes)
+	raw, _ := json.Marshal(scopes)
+	k := Key{
+		ID: store.NewID(), TenantID: s.TenantID, Name: strings.TrimSpace(s.Name), Prefix: prefix, Scopes: scopes,
+		RatePerMin: s.RatePerMin, Burst: s.Burst, CreatedBy: s.CreatedBy, CreatedAt: now, ExpiresAt: s.ExpiresAt,
+		HasCallbackSecret: true, CallbackSecretSetAt: &now,
+	}
+	_, err := tx.ExecContext(ctx, `
+		INSERT INTO virtual_keys (id, tenant_id, name, prefix, secret_hash, scopes, rate_per_min, burst, created_by, created_at, expires_at,
+			callback_secret_sealed, callback_secret_set_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		k.ID, k.TenantID, k.Name, k.Prefix, hashSecret(secret), string(raw), k.RatePerMin, k.Burst, k.CreatedBy,
+		store.FormatTime(now), optTime(k.ExpiresAt), sealer.Seal([]byte(callback), k.ID), store.FormatTime(now))
+	if err != nil {
+		return Key{}, Secrets{}, fmt.Errorf("create key: %w", err)
+	}
+	return k, Secrets{Key: secret, Callback: callback}, nil
+}
+
+// CreateAudited creates a key as Create does and records who created it,
+// in one transaction: a credential that can call the API never exists
+// without the event that says who made it and with which scopes. The
+// event names the key's prefix, never a secret. The returned key carries
+// its tenant's slug.
+func CreateAudited(ctx context.Context, db *store.DB, sealer *seal.Sealer, actor audit.Actor, s NewSpec) (Key, Secrets, error) {
+	var k Key
+	var secrets Secrets
+	err := db.Transact(ctx, func(tx *sql.Tx) error {
+		slug, err := store.TenantSlug(ctx, tx, s.TenantID)
+		if err != nil {
+			return err
+		}
+		if k, secrets, err = Create(ctx, tx, sealer, s); err != nil {
+			return err
+		}
+		k.TenantSlug = slug
+		details := map[string]any{
+			"prefix": k.Prefix, "name": k.Name, "scopes": k.Scopes,
+			"rate_per_min": k.RatePerMin, "burst": k.Burst,
+		}
+		if k.ExpiresAt != nil {
+			details["expires_at"] = store.FormatTime(*k.ExpiresAt)
+		}
+		_, err = audit.Append(ctx, tx, audit.Event{
+			Actor:   actor,
+			Tenant:  slug,
+			Verb:    "key.create",
+			Subject: audit.Subject{Type: "key", ID: k.ID},
+			Details: details,
+		})
+		return err
+	})
+	if err != nil {
+		return Key{}, Secrets{}, err
+	}
+	return k, secrets, nil
+}
+
+// RevokeAudited revokes a key as Revoke does and records who revoked it,
+// in one transaction. Revoking is what on-call presses when a key leaks,
+// perhaps twice: only a real change is recorded (changed true). An unknown
+// key is store.ErrNotFound.
+func RevokeAudited(ctx context.Context, db *store.DB, actor audit.Actor, id string) (changed bool, err error) {
+	err = db.Transact(ctx, func(tx *sql.Tx) error {
+		k, err := ByID(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if changed, err = Revoke(ctx, tx, id); err != nil || !changed {
+			return err
+		}
+		_, err = audit.Append(ctx, tx, audit.Event{
+			Actor:   actor,
+			Tenant:  k.TenantSlug,
+			Verb:    "key.revoke",
+			Subject: audit.Subject{Type: "key", ID: k.ID},
+			Details: map[string]any{"prefix": k.Prefix, "name": k.Name},
+		})
+		return err
+	})
+	if err != nil {
+		return false, err
+	}
+	return changed, nil
+}
+
+// RotateCallbackSecret gives a key a new callback secret and returns it,
+// to be shown once. The secret it replaces keeps signing for
+// CallbackGrace: until then every callback carries a signature by each, so
+// the agent can switch over without rejecting one. Only one previous
+// secret is kept: rotating again within the grace period ends the older
+// one at once. A key without a callback secret (created before they
+// existed) gets its first one and starts receiving callbacks. The change
+// commits with its audit event, which names no secret.
+func RotateCallbackSecret(ctx context.Context, db *store.DB, sealer *seal.Sealer, keyID string, actor audit.Actor, now time.Time) (Key, string, error) {
+	if sealer == nil {
+		return Key{}, "", errors.New("rotate callback secret: no sealer")
+	}
+	secret := GenerateCallbackSecret()
+	var k Key
+	err := db.Transact(ctx, func(tx *sql.Tx) error {
+		var current sql.NullString
+		err := tx.QueryRowContext(ctx, `SELECT callback_secret_sealed FROM virtual_keys WHERE id = ?`, keyID).Scan(&current)
+		if errors.Is(err, sql.ErrNoRows) {
+			return store.ErrNotFound
+		}
+		if err != nil {
+			return err
+		}
+		var prevUntil any
+		if current.Valid {
+			prevUntil = store.FormatTime(now.Add(CallbackGrace))
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE virtual_keys SET callback_secret_sealed = ?, callback_secret_set_at = ?,
+			callback_secret_prev_sealed = ?, callback_secret_prev_until = ? WHERE id = ?`,
+			sealer.Seal([]byte(secret), keyID), store.FormatTime(now), current, prevUntil, keyID); err != nil {
+			return err
+		}
+		if k, err = ByID(ctx, tx, keyID); err != nil {
+			return err
+		}
+		details := map[string]any{"prefix": k.Prefix, "name": k.Name}
+		if k.PreviousCallbackUntil != nil {
+			details["previous_valid_until"] = store.FormatTime(*k.PreviousCallbackUntil)
+		}
+		_, err = audit.Append(ctx, tx, audit.Event{
+			Actor:   actor,
+			Tenant:  k.TenantSlug,
+			Verb:    "key.callback_secret_rotated",
+			Subject: audit.Subject{Type: "key", ID: k.ID},
+			Details: details,
+		})
+		return err
+	})
+	if err != nil {
+		return Key{}, "", fmt.Errorf("rotate the callback secret of key %s: %w", keyID, err)
+	}
+	return k, secret, nil
+}
+
+// CallbackSecrets returns the secrets a callback for the key is signed
+// with at now: the current one, then the previous one while its grace
+// period lasts. It fails with ErrNoCallbackSecret for a key that has none,
+// and store.ErrNotFound for an unknown key.
+func CallbackSecrets(ctx context.Context, q store.Querier, sealer *seal.Sealer, keyID string, now time.Time) ([]string, error) {
+	var current, prev, prevUntil sql.NullString
+	err := q.QueryRowContext(ctx, `SELECT callback_secret_sealed, callback_secret_prev_sealed, callback_secret_prev_until
+		FROM virtual_keys WHERE id = ?`, keyID).Scan(&current, &prev, &prevUntil)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, store.ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("callback secrets of key %s: %w", keyID, err)
+	}
+	if !current.Valid {
+		return nil, ErrNoCallbackSecret
+	}
+	sealed := []string{current.String}
+	if until := parseOptTime(prevUntil); prev.Valid && until != nil && now.Before(*until) {
+		sealed = append(sealed, prev.String)
+	}
+	out := make([]string, 0, len(sealed))
+	for _, v := range sealed {
+		pt, err := sealer.Open(v, keyID)
+		if err != nil {
+			return nil, fmt.Errorf("callback secret of key %s: %w", keyID, err)
+		}
+		out = append(out, string(pt))
+	}
+	return out, nil
+}
+
+// Revoke marks a key revoked inside tx. Revoking a revoked key changes
+// nothing and is not an error (the button is idempotent). RevokeAudited
+// is the same with its audit event.
+func Revoke(ctx context.Context, tx *sql.Tx, id string) (changed bool, err error) {
+	res, err := tx.ExecContext(ctx, `UPDATE virtual_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, store.Now(), id)
+	if err != nil {
+		return false, fmt.Errorf("revoke key %s: %w", id, err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+const selectKey = `SELECT k.id, k.tenant_id, t.slug, k.name, k.prefix, k.scopes, k.rate_per_min, k.burst, k.created_by,
+	k.created_at, k.expires_at, k.revoked_at, k.last_used_at,
+	k.callback_secret_sealed IS NOT NULL, k.callback_secret_set_at, k.callback_secret_prev_until
+	FROM virtual_keys k JOIN tenants t ON t.id = k.tenant_id`
+
+// Authenticate finds the key a caller presented and checks it: known
+// prefix, matching secret (constant-time), not revoked, not expired. The
+// returned error says why for the audit trail; the caller answers 401 for
+// all of them. For ErrRevoked and ErrExpired the key is returned too.
+func Authenticate(ctx context.Context, q store.Querier, secret string, now time.Time) (Key, error) {
+	prefix, err := parse(secret)
+	if err != nil {
+		return Key{}, err
+	}
+	var hash string
+	k, err := scanKeyWithHash(q.QueryRowContext(ctx, `SELECT k.secret_hash, `+strings.TrimPrefix(selectKey, "SELECT ")+` WHERE k.prefix = ?`, prefix), &hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		// Compare anyway, so an unknown prefix costs what a known one does.
+		subtle.ConstantTimeCompare([]byte(hashSecret(secret)), []byte(hashSecret("")))
+		return Key{}, ErrUnknown
+	}
+	if err != nil {
+		return Key{}, fmt.Errorf("authenticate key: %w", err)
+	}
+	if subtle.ConstantTimeCompare([]byte(hashSecret(secret)), []byte(hash)) != 1 {
+		return Key{}, ErrUnknown
+	}
+	if k.RevokedAt != nil {
+		return k, ErrRevoked
+	}
+	if k.ExpiresAt != nil && !now.Before(*k.ExpiresAt) {
+		return k, ErrExpired
+	}
+	return k, nil
+}
+
+// List returns the keys of the given tenants (nil for all), newest first.
+func List(ctx context.Context, q store.Querier, tenantIDs []string) ([]Key, error) {
+	rows, err := q.QueryContext(ctx, selectKey+` ORDER BY k.created_at DESC, k.id DESC`)
+	if err != nil {
+		return nil, fmt.Errorf("list keys: %w", err)
+	}
+	defer rows.Close()
+	var out []Key
+	for rows.Next() {
+		k, err := scanKey(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list keys: %w", err)
+		}
+		if tenantIDs == nil || slices.Contains(tenantIDs, k.TenantID) {
+			out = append(out, k)
+		}
+	}
+	return out, rows.Err()
+}
+
+// ByID loads one key, or store.ErrNotFound.
+func ByID(ctx context.Context, q store.Querier, id string) (Key, error) {
+	k, err := scanKey(q.QueryRowContext(ctx, selectKey+` WHERE k.id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Key{}, store.ErrNotFound
+	}
+	return k, err
+}
+
+// Touch records that a key was used. It is called off the request path's
+// critical section and may be coarse.
+func Touch(ctx context.Context, tx *sql.Tx, id string, now time.Time) error {
+	_, err := tx.ExecContext(ctx, `UPDATE virtual_keys SET last_used_at = ? WHERE id = ?`, store.FormatTime(now), id)
+	return err
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanKey(s scanner) (Key, error) { return scanKeyWithHash(s, nil) }
+
+func scanKeyWithHash(s scanner, hash *string) (Key, error) {
+	var k Key
+	var scopes, created string
+	var expires, revoked, used, callbackSet, prevUntil sql.NullString
+	dest := []any{&k.ID, &k.TenantID, &k.TenantSlug, &k.Name, &k.Prefix, &scopes, &k.RatePerMin, &k.Burst, &k.CreatedBy,
+		&created, &expires, &revoked, &used, &k.HasCallbackSecret, &callbackSet, &prevUntil}
+	if hash != nil {
+		dest = append([]any{hash}, dest...)
+	}
+	if err := s.Scan(dest...); err != nil {
+		return Key{}, err
+	}
+	if err := json.Unmarshal([]byte(scopes), &k.Scopes); err != nil {
+		return Key{}, fmt.Errorf("key %s scopes: %w", k.ID, err)
+	}
+	k.CreatedAt = parseTime(created)
+	k.ExpiresAt = parseOptTime(expires)
+	k.RevokedAt = parseOptTime(revoked)
+	k.LastUsedAt = parseOptTime(used)
+	k.CallbackSecretSetAt = parseOptTime(callbackSet)
+	k.PreviousCallbackUntil = parseOptTime(prevUntil)
+	return k, nil
+}
+
+func parseTime(s string) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, s)
+	return t
+}
+
+func parseOptTime(s sql.NullString) *time.Time {
+	if !s.Valid || s.String == "" {
+		return nil
+	}
+	t := parseTime(s.String)
+	return &t
+}
+
+func optTime(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return store.FormatTime(*t)
+}
+
+// listOrder is the key list's order: newest first.
+var listOrder = store.Order{Key: "k.created_at", KeyDesc: true, ID: "k.id", IDDesc: true}
+
+// Page returns one page of the keys of tenantIDs (nil: every tenant),
+// newest first, and how many there are in all.
+func Page(ctx context.Context, q store.Querier, tenantIDs []string, page store.Page) (store.Paged[Key], int, error) {
+	var where []string
+	var args []any
+	if tenantIDs != nil {
+		if len(tenantIDs) == 0 {
+			return store.Paged[Key]{}, 0, nil
+		}
+		where = append(where, "k.tenant_id IN (?"+strings.Repeat(",?", len(tenantIDs)-1)+")")
+		for _, id := range tenantIDs {
+			args = append(args, id)
+		}
+	}
+	var total int
+	countWhere := ""
+	if len(where) > 0 {
+		countWhere = " WHERE " + strings.Join(where, " AND ")
+	}
+	if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM virtual_keys k`+countWhere, args...).Scan(&total); err != nil {
+		return store.Paged[Key]{}, 0, fmt.Errorf("count keys: %w", err)
+	}
+	if cond, cargs := page.Where(listOrder); cond != "" {
+		where, args = append(where, cond), append(args, cargs...)
+	}
+	query := selectKey
+	if len(where) > 0 {
+		query += " WHERE " + strings.Join(where, " AND ")
+	}
+	rows, err := q.QueryContext(ctx, query+" ORDER BY "+page.OrderBy(listOrder)+" LIMIT ?", append(args, page.Fetch())...)
+	if err != nil {
+		return store.Paged[Key]{}, 0, fmt.Errorf("list keys: %w", err)
+	}
+	defer rows.Close()
+	var out []Key
+	for rows.Next() {
+		k, err := scanKey(rows)
+		if err != nil {
+			return store.Paged[Key]{}, 0, fmt.Errorf("list keys: %w", err)
+		}
+		out = append(out, k)
+	}
+	if err := rows.Err(); err != nil {
+		return store.Paged[Key]{}, 0, fmt.Errorf("list keys: %w", err)
+	}
+	return store.Paginate(page, out, func(k Key) store.Cursor {
+		return store.Cursor{Key: store.FormatTime(k.CreatedAt), ID: k.ID}
+	}), total, nil
+}

@@ -1,0 +1,122 @@
+package keys
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/platform/store/storetest"
+)
+
+func TestGenerateFormat(t *testing.T) {
+	re := regexp.MustCompile(`^wk_[a-km-np-z2-9]{8}_[a-km-np-z2-9]{32}$`)
+	seen := map[string]bool{}
+	for range 100 {
+		secret, prefix := Generate()
+		if !re.MatchString(secret) || !strings.HasPrefix(secret, "wk_"+prefix+"_") {
+			t.Fatalf("Generate() = %q, %q", secret, prefix)
+		}
+		if seen[secret] {
+			t.Fatal("a key repeated")
+		}
+		seen[secret] = true
+	}
+}
+
+func TestValidate(t *testing.T) {
+	now := time.Now()
+	past, future := now.Add(-time.Hour), now.Add(time.Hour)
+	good := NewSpec{Name: "bot", Scopes: []string{"skill:a", "tool:b"}, RatePerMin: 60, Burst: 5, ExpiresAt: &future}
+	tests := []struct {
+		name   string
+		mutate func(*NewSpec)
+		field  string
+	}{
+		{"valid", func(*NewSpec) {}, ""},
+		{"no name", func(s *NewSpec) { s.Name = "  " }, "name"},
+		{"long name", func(s *NewSpec) { s.Name = strings.Repeat("x", 101) }, "name"},
+		{"no scopes", func(s *NewSpec) { s.Scopes = nil }, "scopes"},
+		{"bad scope", func(s *NewSpec) { s.Scopes = []string{"admin"} }, "scopes"},
+		{"bad scope kind", func(s *NewSpec) { s.Scopes = []string{"tenant:acme"} }, "scopes"},
+		{"rate zero", func(s *NewSpec) { s.RatePerMin = 0 }, "rate_per_min"},
+		{"burst zero", func(s *NewSpec) { s.Burst = 0 }, "burst"},
+		{"expired", func(s *NewSpec) { s.ExpiresAt = &past }, "expires_at"},
+	}
+	for _, tt := range tests {
+		s := good
+		tt.mutate(&s)
+		errs := s.Validate(now)
+		if tt.field == "" && len(errs) != 0 || tt.field != "" && (len(errs) != 1 || errs[tt.field] == "") {
+			t.Errorf("%s: Validate = %v, want an error for %q only", tt.name, errs, tt.field)
+		}
+	}
+}
+
+func TestAuthenticate(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.Open(t)
+	var k Key
+	var secret string
+	db.Transact(ctx, func(tx *sql.Tx) error {
+		tenant, _ := store.CreateTenant(ctx, tx, "acme", "Acme")
+		var err error
+		var secrets Secrets
+		k, secrets, err = Create(ctx, tx, testSealer(t), NewSpec{TenantID: tenant.ID, Name: "bot", Scopes: []string{"tool:b", "skill:a", "tool:b"}, RatePerMin: 60, Burst: 5, CreatedBy: "t"})
+		secret = secrets.Key
+		return err
+	})
+	got, err := Authenticate(ctx, db.Read(), secret, time.Now())
+	if err != nil || got.ID != k.ID || got.TenantSlug != "acme" || len(got.Scopes) != 2 {
+		t.Fatalf("Authenticate = %+v, %v", got, err)
+	}
+	if !got.Allows("skill", "a") || got.Allows("skill", "b") {
+		t.Error("scopes are not deny by default")
+	}
+	var stored string
+	db.Read().QueryRow(`SELECT secret_hash FROM virtual_keys`).Scan(&stored)
+	if strings.Contains(stored, secret) || stored == "" {
+		t.Error("the secret is stored")
+	}
+	tests := []struct {
+		secret string
+		want   error
+	}{
+		{"", ErrMalformed},
+		{"wk_short", ErrMalformed},
+		{flipLast(secret), ErrUnknown},
+		{"wk_aaaaaaaa_" + strings.Repeat("b", 32), ErrUnknown},
+	}
+	for _, tt := range tests {
+		if _, err := Authenticate(ctx, db.Read(), tt.secret, time.Now()); !errors.Is(err, tt.want) {
+			t.Errorf("Authenticate(%q) = %v, want %v", tt.secret, err, tt.want)
+		}
+	}
+	db.Transact(ctx, func(tx *sql.Tx) error {
+		changed, err := Revoke(ctx, tx, k.ID)
+		if !changed || err != nil {
+			t.Errorf("Revoke = %v, %v", changed, err)
+		}
+		changed, _ = Revoke(ctx, tx, k.ID)
+		if changed {
+			t.Error("revoking twice changed something")
+		}
+		return nil
+	})
+	if _, err := Authenticate(ctx, db.Read(), secret, time.Now()); !errors.Is(err, ErrRevoked) {
+		t.Errorf("revoked key = %v", err)
+	}
+}
+
+// flipLast changes the last character: the right prefix, a wrong secret.
+func flipLast(s string) string {
+	last := "a"
+	if s[len(s)-1] == 'a' {
+		last = "b"
+	}
+	return s[:len(s)-1] + last
+}

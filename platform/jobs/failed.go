@@ -1,0 +1,138 @@
+package jobs
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/platform/store"
+)
+
+// Failed is a job that failed for good: out of attempts, or stopped by a
+// permanent error. It stays until an operator retries it (on PostgreSQL
+// River deletes it after a week).
+type Failed struct {
+	ID          int64
+	Kind        string
+	Attempts    int
+	MaxAttempts int
+	Permanent   bool   // a *Permanent error stopped it; else it ran out of attempts
+	Error       string // the last error, as the handler returned it
+	At          time.Time
+	// ActionID and JourneyID are what the job was about, when its
+	// payload names them.
+	ActionID  string
+	JourneyID string
+}
+
+// ErrNotFailed refuses to retry a job that is not (or no longer) failed.
+var ErrNotFailed = errors.New("the job has not failed for good (it is waiting, running or done)")
+
+// ListFailed returns the newest jobs that failed for good, at most limit,
+// and how many there are in all.
+func ListFailed(ctx context.Context, db *store.DB, limit int) ([]Failed, int, error) {
+	q := db.Read()
+	var total int
+	count, list := `SELECT COUNT(*) FROM jobs WHERE state = 'discarded'`,
+		`SELECT id, kind, state, attempts, max_attempts, COALESCE(last_error, ''), updated_at, payload
+		FROM jobs WHERE state = 'discarded' ORDER BY updated_at DESC, id DESC LIMIT ?`
+	if db.Dialect() == store.Postgres {
+		count, list = `SELECT COUNT(*) FROM river_job WHERE state IN ('discarded', 'cancelled')`,
+			`SELECT id, kind, state::text, attempt, max_attempts, COALESCE(errors[array_length(errors, 1)]->>'error', ''),
+				to_char(COALESCE(finalized_at, created_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US000"Z"'), (args->'payload')::text
+			FROM river_job WHERE state IN ('discarded', 'cancelled') ORDER BY finalized_at DESC NULLS LAST, id DESC LIMIT ?`
+	}
+	if err := q.QueryRowContext(ctx, count).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count failed jobs: %w", err)
+	}
+	rows, err := q.QueryContext(ctx, list, limit)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list failed jobs: %w", err)
+	}
+	defer rows.Close()
+	var out []Failed
+	for rows.Next() {
+		var f Failed
+		var state, at, payload string
+		if err := rows.Scan(&f.ID, &f.Kind, &state, &f.Attempts, &f.MaxAttempts, &f.Error, &at, &payload); err != nil {
+			return nil, 0, fmt.Errorf("list failed jobs: %w", err)
+		}
+		f.At, _ = time.Parse(time.RFC3339Nano, at)
+		// River's cancelled is the outbox's discarded by a permanent error.
+		f.Permanent = state == "cancelled" || strings.HasPrefix(f.Error, "permanent: ")
+		f.Error = strings.TrimPrefix(strings.TrimPrefix(f.Error, "JobCancelError: "), "permanent: ")
+		var about struct {
+			ActionID  string `json:"action_id"`
+			JourneyID string `json:"journey_id"`
+		}
+		_ = json.Unmarshal([]byte(payload), &about) // a payload naming neither is fine
+		f.ActionID, f.JourneyID = about.ActionID, about.JourneyID
+		out = append(out, f)
+	}
+	return out, total, rows.Err()
+}
+
+// Retry makes a failed job run again, at once, with one more attempt, and
+// audits it as job.retried by actor. Handlers are idempotent, so a job
+// whose work was done meanwhile finds nothing left to do.
+func Retry(ctx context.Context, db *store.DB, id int64, actor audit.Actor) error {
+	return db.Transact(ctx, func(tx *sql.Tx) error {
+		kind, err := retry(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		_, err = audit.Append(ctx, tx, audit.Event{
+			Actor: actor, Verb: "job.retried",
+			Subject: audit.Subject{Type: "job", ID: fmt.Sprint(id)}, Details: map[string]any{"kind": kind},
+		})
+		return err
+	})
+}
+
+// retry makes job id available again inside tx and returns its kind.
+func retry(ctx context.Context, tx *sql.Tx, id int64) (string, error) {
+	var kind, state string
+	if store.TxDialect(tx) == store.Postgres {
+		err := tx.QueryRowContext(ctx, `SELECT kind, state::text FROM river_job WHERE id = ? FOR UPDATE`, id).Scan(&kind, &state)
+		if errors.Is(err, sql.ErrNoRows) {
+			return "", store.ErrNotFound
+		}
+		if err != nil {
+			return "", fmt.Errorf("retry job %d: %w", id, err)
+		}
+		if state != "discarded" && state != "cancelled" {
+			return "", ErrNotFailed
+		}
+		c, err := inserter()
+		if err == nil {
+			_, err = c.JobRetryTx(ctx, tx, id)
+		}
+		if err != nil {
+			return "", fmt.Errorf("retry job %d: %w", id, err)
+		}
+		return kind, nil
+	}
+	err := tx.QueryRowContext(ctx, `SELECT kind, state FROM jobs WHERE id = ?`, id).Scan(&kind, &state)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", store.ErrNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("retry job %d: %w", id, err)
+	}
+	if state != "discarded" {
+		return "", ErrNotFailed
+	}
+	now := store.Now()
+	_, err = tx.ExecContext(ctx, `UPDATE jobs SET state = 'available', run_at = ?, updated_at = ?,
+		max_attempts = CASE WHEN attempts >= max_attempts THEN attempts + 1 ELSE max_attempts END
+		WHERE id = ? AND state = 'discarded'`, now, now, id)
+	if err != nil {
+		return "", fmt.Errorf("retry job %d: %w", id, err)
+	}
+	return kind, nil
+}

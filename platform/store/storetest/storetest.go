@@ -1,0 +1,156 @@
+// Package storetest opens databases for tests on either engine: SQLite in
+// the test's temporary directory, or, when WARDEN_TEST_POSTGRES names a
+// PostgreSQL server (postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable),
+// a fresh place of the test's own on that server.
+//
+// On PostgreSQL a package whose TestMain calls Main gets one database for
+// the whole test binary, created at the first test that asks and dropped
+// when the tests end, and every test gets its own schema in it (its
+// search_path), dropped at the test's cleanup: dropping a database makes
+// the server checkpoint, which costs seconds on a busy server, and a
+// schema costs nothing. Without Main, each test gets a database of its
+// own, dropped at its cleanup.
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx", for CREATE and DROP
+
+	"github.com/wardenhq/warden/platform/store"
+)
+
+// EnvPostgres is the variable naming the PostgreSQL server tests use.
+const EnvPostgres = "WARDEN_TEST_POSTGRES"
+
+// Postgres reports whether tests run on PostgreSQL.
+func Postgres() bool { return os.Getenv(EnvPostgres) != "" }
+
+// Open returns a new, migrated database for t on the engine the
+// environment chooses, closed (and on PostgreSQL dropped) at cleanup.
+func Open(t testing.TB) *store.DB {
+	t.Helper()
+	db, err := store.OpenURL(context.Background(), URL(t), store.Options{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("open test database: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+var shared struct {
+	sync.Mutex
+	main bool   // Main runs the tests: share one database
+	name string // the shared database, once created
+	url  *url.URL
+}
+
+// Main runs the tests of a package (call it from TestMain) and then drops
+// the PostgreSQL database they shared, if any.
+func Main(m *testing.M) {
+	shared.Lock()
+	shared.main = true
+	shared.Unlock()
+	code := m.Run()
+	shared.Lock()
+	if shared.name != "" {
+		if err := adminExec(context.Background(), "DROP DATABASE IF EXISTS "+shared.name+" WITH (FORCE)"); err != nil {
+			fmt.Fprintf(os.Stderr, "storetest: drop database %s: %v\n", shared.name, err)
+			if code == 0 {
+				code = 1
+			}
+		}
+	}
+	shared.Unlock()
+	os.Exit(code)
+}
+
+// URL names a new, empty database for t without opening it: a file in
+// t.TempDir(), or on PostgreSQL a schema (under Main) or database of its
+// own, removed at cleanup after everything t opened on it was closed
+// (cleanups registered later run first).
+func URL(t testing.TB) string {
+	t.Helper()
+	server := os.Getenv(EnvPostgres)
+	if server == "" {
+		return filepath.Join(t.TempDir(), "warden.db")
+	}
+	ctx := context.Background()
+	shared.Lock()
+	defer shared.Unlock()
+	if !shared.main {
+		name := newName("warden_test_")
+		if err := adminExec(ctx, "CREATE DATABASE "+name); err != nil {
+			t.Fatalf("create test database: %v", err)
+		}
+		t.Cleanup(func() {
+			if err := adminExec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
+				t.Errorf("drop test database %s: %v", name, err)
+			}
+		})
+		return withPath(t, server, name, "")
+	}
+	if shared.name == "" {
+		name := newName("warden_test_")
+		if err := adminExec(ctx, "CREATE DATABASE "+name); err != nil {
+			t.Fatalf("create test database: %v", err)
+		}
+		shared.name = name
+	}
+	dbURL := withPath(t, server, shared.name, "")
+	schema := newName("t_")
+	if err := execOn(ctx, dbURL, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatalf("create test schema: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := execOn(ctx, dbURL, "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
+			t.Errorf("drop test schema %s: %v", schema, err)
+		}
+	})
+	return withPath(t, server, shared.name, schema)
+}
+
+func newName(prefix string) string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
+
+// withPath is the server URL pointed at database name and, if set, at
+// schema first in the search path.
+func withPath(t testing.TB, server, name, schema string) string {
+	u, err := url.Parse(server)
+	if err != nil {
+		t.Fatalf("%s: %v", EnvPostgres, err)
+	}
+	u.Path = "/" + name
+	if schema != "" {
+		q := u.Query()
+		q.Set("search_path", schema)
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}
+
+func adminExec(ctx context.Context, stmt string) error {
+	return execOn(ctx, os.Getenv(EnvPostgres), stmt)
+}
+
+func execOn(ctx context.Context, dsn, stmt string) error {
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	_, err = db.ExecContext(ctx, stmt)
+	return err
+}

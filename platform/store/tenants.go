@@ -1,0 +1,394 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/wardenhq/warden/platform/problem"
+)
+
+// Tenant is an organisation whose agents run through Warden.
+type Tenant struct {
+	ID, Slug, Name, CreatedAt string
+	Frozen                    bool
+	RetentionDays             int // how long its traces are kept
+	// DualControlWindow is how far back actions on the same target add up
+	// for dual control.
+	DualControlWindow time.Duration
+}
+
+// Threshold is a tenant's dual-control threshold in one currency: actions
+// of at least Minor (the currency's minor units) need two approvers; 0
+// switches dual control off for that currency.
+type Threshold struct {
+	Currency string
+	Minor    int64
+}
+
+// DefaultThreshold is what a new tenant starts with: two approvers from
+// $1,000.00.
+var DefaultThreshold = Threshold{Currency: "USD", Minor: 100_000}
+
+// Limits of the dual-control window.
+const (
+	MinDualControlWindow = time.Hour
+	MaxDualControlWindow = 90 * 24 * time.Hour
+)
+
+// ValidationError refuses a write because of what a user typed, with one
+// sentence per form field to show next to it. Writes return it (possibly
+// wrapped; use errors.As) so that a handler can tell a user's mistake,
+// which needs a field error, from a failure, which is a 500.
+type ValidationError struct {
+	Fields map[string]string // form field → what to fix
+}
+
+func (e *ValidationError) Error() string {
+	fields := make([]string, 0, len(e.Fields))
+	for f := range e.Fields {
+		fields = append(fields, f)
+	}
+	sort.Strings(fields)
+	var b strings.Builder
+	b.WriteString("invalid")
+	for i, f := range fields {
+		if i > 0 {
+			b.WriteString(";")
+		}
+		b.WriteString(" " + f + ": " + e.Fields[f])
+	}
+	return b.String()
+}
+
+// Unwrap makes a validation error a problem too (422, code
+// "invalid_input"), so that one that reaches the error handler unrendered
+// is shown as what it is, not as a 500.
+func (e *ValidationError) Unwrap() error {
+	return problem.Unprocessable("invalid_input", "Some fields need another value: "+strings.TrimPrefix(e.Error(), "invalid ")+".")
+}
+
+// invalid is a ValidationError of one field.
+func invalid(field, msg string) *ValidationError {
+	return &ValidationError{Fields: map[string]string{field: msg}}
+}
+
+// Limits on tenant settings.
+const (
+	MaxTenantNameChars = 100
+	MinRetentionDays   = 1
+	MaxRetentionDays   = 3650
+)
+
+// slugRe is the tenant slug rule: the same alphabet the identity
+// provider's tenant groups use (identity.Grants), 2–63 characters.
+var slugRe = regexp.MustCompile(`^[a-z0-9-]{2,63}$`)
+
+// ValidateTenantSlug returns a message when slug is not a valid tenant
+// slug, or "".
+func ValidateTenantSlug(slug string) string {
+	if !slugRe.MatchString(slug) {
+		return "Use 2–63 lower-case letters, digits and dashes, such as acme or acme-eu."
+	}
+	return ""
+}
+
+// ValidateTenantName returns a message when name (already trimmed) is not
+// a usable tenant name, or "".
+func ValidateTenantName(name string) string {
+	switch {
+	case name == "":
+		return "Give the tenant a name, such as the organisation's name."
+	case utf8.RuneCountInString(name) > MaxTenantNameChars:
+		return fmt.Sprintf("Keep the name to %d characters or fewer.", MaxTenantNameChars)
+	case strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return "The name cannot contain control characters."
+	}
+	return ""
+}
+
+// ValidateRetentionDays returns a message when days is outside the allowed
+// range, or "".
+func ValidateRetentionDays(days int) string {
+	if days < MinRetentionDays || days > MaxRetentionDays {
+		return fmt.Sprintf("Keep traces between %d and %d days.", MinRetentionDays, MaxRetentionDays)
+	}
+	return ""
+}
+
+// ValidateDualControlHours returns a message when a dual-control window of
+// hours is outside the allowed range, or "". It takes the hours the form
+// holds rather than a duration, which a large number would overflow.
+func ValidateDualControlHours(hours int) string {
+	if hours < int(MinDualControlWindow/time.Hour) || hours > int(MaxDualControlWindow/time.Hour) {
+		return dualControlWindowRule
+	}
+	return ""
+}
+
+var dualControlWindowRule = fmt.Sprintf("Use a whole number of hours from %d to %d (%d days).",
+	int(MinDualControlWindow/time.Hour), int(MaxDualControlWindow/time.Hour), int(MaxDualControlWindow/(24*time.Hour)))
+
+// ErrDuplicateSlug means another tenant already has the slug.
+var ErrDuplicateSlug = errors.New("tenant slug already taken")
+
+// CreateTenant inserts a tenant inside tx and returns it.
+func CreateTenant(ctx context.Context, tx *sql.Tx, slug, name string) (Tenant, error) {
+	t := Tenant{ID: NewID(), Slug: slug, Name: name, CreatedAt: Now()}
+	_, err := tx.ExecContext(ctx,
+		`INSERT INTO tenants (id, slug, name, frozen, created_at) VALUES (?, ?, ?, 0, ?)`,
+		t.ID, t.Slug, t.Name, t.CreatedAt)
+	if err != nil {
+		return Tenant{}, fmt.Errorf("create tenant %s: %w", slug, err)
+	}
+	if _, err := SetThreshold(ctx, tx, t.ID, DefaultThreshold); err != nil {
+		return Tenant{}, err
+	}
+	return t, nil
+}
+
+const selectTenant = `SELECT id, slug, name, frozen, created_at, trace_retention_days, dual_control_window_s FROM tenants`
+
+func scanTenant(s interface{ Scan(dest ...any) error }) (Tenant, error) {
+	var t Tenant
+	var windowS int64
+	err := s.Scan(&t.ID, &t.Slug, &t.Name, &t.Frozen, &t.CreatedAt, &t.RetentionDays, &windowS)
+	t.DualControlWindow = time.Duration(windowS) * time.Second
+	return t, err
+}
+
+// TenantBySlug loads a tenant, or ErrNotFound.
+func TenantBySlug(ctx context.Context, q Querier, slug string) (Tenant, error) {
+	t, err := scanTenant(q.QueryRowContext(ctx, selectTenant+` WHERE slug = ?`, slug))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Tenant{}, ErrNotFound
+	}
+	if err != nil {
+		return Tenant{}, fmt.Errorf("load tenant %s: %w", slug, err)
+	}
+	return t, nil
+}
+
+// TenantByID loads a tenant by id, or ErrNotFound.
+func TenantByID(ctx context.Context, q Querier, id string) (Tenant, error) {
+	t, err := scanTenant(q.QueryRowContext(ctx, selectTenant+` WHERE id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Tenant{}, ErrNotFound
+	}
+	if err != nil {
+		return Tenant{}, fmt.Errorf("load tenant %s: %w", id, err)
+	}
+	return t, nil
+}
+
+// TenantSlug is the slug of the tenant with this id (audit events and
+// providers name tenants by slug).
+func TenantSlug(ctx context.Context, q Querier, id string) (string, error) {
+	t, err := TenantByID(ctx, q, id)
+	return t.Slug, err
+}
+
+// CreateTenantChecked validates slug and name (a *ValidationError with
+// both fields' mistakes), refuses a slug that is taken (ErrDuplicateSlug)
+// and then creates the tenant inside tx. Because tx holds the write lock,
+// the check and the insert cannot race another writer.
+func CreateTenantChecked(ctx context.Context, tx *sql.Tx, slug, name string) (Tenant, error) {
+	name = strings.TrimSpace(name)
+	errs := map[string]string{}
+	if msg := ValidateTenantSlug(slug); msg != "" {
+		errs["slug"] = msg
+	}
+	if msg := ValidateTenantName(name); msg != "" {
+		errs["name"] = msg
+	}
+	if len(errs) > 0 {
+		return Tenant{}, fmt.Errorf("create tenant %q: %w", slug, &ValidationError{Fields: errs})
+	}
+	if _, err := TenantBySlug(ctx, tx, slug); err == nil {
+		return Tenant{}, ErrDuplicateSlug
+	} else if !errors.Is(err, ErrNotFound) {
+		return Tenant{}, err
+	}
+	t, err := CreateTenant(ctx, tx, slug, name)
+	if err != nil {
+		return Tenant{}, err
+	}
+	// Read it back for the defaults the schema fills in.
+	return TenantByID(ctx, tx, t.ID)
+}
+
+// RenameTenant changes a tenant's display name inside tx. It reports
+// whether the name changed; an unusable name is a *ValidationError.
+func RenameTenant(ctx context.Context, tx *sql.Tx, id, name string) (bool, error) {
+	name = strings.TrimSpace(name)
+	if msg := ValidateTenantName(name); msg != "" {
+		return false, fmt.Errorf("rename tenant %s: %w", id, invalid("name", msg))
+	}
+	return updateTenant(ctx, tx, id, "rename", `UPDATE tenants SET name = ? WHERE id = ? AND name != ?`, name, id, name)
+}
+
+// SetFrozen freezes or unfreezes a tenant inside tx. It reports whether
+// anything changed: freezing a frozen tenant is a harmless no-op.
+func SetFrozen(ctx context.Context, tx *sql.Tx, id string, frozen bool) (bool, error) {
+	return updateTenant(ctx, tx, id, "freeze", `UPDATE tenants SET frozen = ? WHERE id = ? AND frozen != ?`, frozen, id, frozen)
+}
+
+// SetRetention sets how many days a tenant's traces are kept, inside tx.
+// It reports whether the value changed; days out of range are a
+// *ValidationError.
+func SetRetention(ctx context.Context, tx *sql.Tx, id string, days int) (bool, error) {
+	if msg := ValidateRetentionDays(days); msg != "" {
+		return false, fmt.Errorf("set retention of tenant %s: %w", id, invalid("retention_days", msg))
+	}
+	return updateTenant(ctx, tx, id, "set retention of", `UPDATE tenants SET trace_retention_days = ? WHERE id = ? AND trace_retention_days != ?`, days, id, days)
+}
+
+// SetThreshold sets a tenant's dual-control threshold in one currency,
+// inside tx. It reports whether the value changed; a negative amount is a
+// *ValidationError.
+func SetThreshold(ctx context.Context, tx *sql.Tx, id string, th Threshold) (bool, error) {
+	if th.Minor < 0 {
+		return false, fmt.Errorf("set dual control of tenant %s: %w", id, invalid("dual_control", "The threshold cannot be negative."))
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO dual_control_thresholds (tenant_id, currency, threshold_minor, updated_at)
+		VALUES (?, ?, ?, ?)
+		ON CONFLICT (tenant_id, currency) DO UPDATE SET threshold_minor = excluded.threshold_minor, updated_at = excluded.updated_at
+		WHERE dual_control_thresholds.threshold_minor != excluded.threshold_minor`, id, th.Currency, th.Minor, Now())
+	if err != nil {
+		return false, fmt.Errorf("set dual control of tenant %s: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// RemoveThreshold deletes a tenant's threshold in one currency, inside tx:
+// that currency then needs two approvers for any amount. It reports
+// whether there was one.
+func RemoveThreshold(ctx context.Context, tx *sql.Tx, id, currency string) (bool, error) {
+	res, err := tx.ExecContext(ctx, `DELETE FROM dual_control_thresholds WHERE tenant_id = ? AND currency = ?`, id, currency)
+	if err != nil {
+		return false, fmt.Errorf("remove dual control of tenant %s: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// Thresholds returns a tenant's dual-control thresholds by currency.
+func Thresholds(ctx context.Context, q Querier, id string) ([]Threshold, error) {
+	rows, err := q.QueryContext(ctx, `SELECT currency, threshold_minor FROM dual_control_thresholds WHERE tenant_id = ? ORDER BY currency`, id)
+	if err != nil {
+		return nil, fmt.Errorf("dual control of tenant %s: %w", id, err)
+	}
+	defer rows.Close()
+	var out []Threshold
+	for rows.Next() {
+		var th Threshold
+		if err := rows.Scan(&th.Currency, &th.Minor); err != nil {
+			return nil, err
+		}
+		out = append(out, th)
+	}
+	return out, rows.Err()
+}
+
+// ThresholdFor returns a tenant's threshold in one currency, or
+// ErrNotFound when none is set.
+func ThresholdFor(ctx context.Context, q Querier, id, currency string) (int64, error) {
+	var minor int64
+	err := q.QueryRowContext(ctx, `SELECT threshold_minor FROM dual_control_thresholds WHERE tenant_id = ? AND currency = ?`, id, currency).Scan(&minor)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, ErrNotFound
+	}
+	if err != nil {
+		return 0, fmt.Errorf("dual control of tenant %s: %w", id, err)
+	}
+	return minor, nil
+}
+
+// SetDualControlWindow sets how far back actions on one target add up,
+// inside tx. It reports whether the value changed; a window out of range
+// is a *ValidationError.
+func SetDualControlWindow(ctx context.Context, tx *sql.Tx, id string, window time.Duration) (bool, error) {
+	if window < MinDualControlWindow || window > MaxDualControlWindow {
+		return false, fmt.Errorf("set dual-control window of tenant %s: %v: %w", id, window,
+			invalid("window_hours", dualControlWindowRule))
+	}
+	s := int64(window / time.Second)
+	return updateTenant(ctx, tx, id, "set dual-control window of", `UPDATE tenants SET dual_control_window_s = ? WHERE id = ? AND dual_control_window_s != ?`, s, id, s)
+}
+
+// updateTenant runs a conditional update; no row changed means either no
+// such tenant (ErrNotFound) or nothing to change (false).
+func updateTenant(ctx context.Context, tx *sql.Tx, id, what, query string, args ...any) (bool, error) {
+	res, err := tx.ExecContext(ctx, query, args...)
+	if err != nil {
+		return false, fmt.Errorf("%s tenant %s: %w", what, id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, fmt.Errorf("%s tenant %s: %w", what, id, err)
+	}
+	if n == 0 {
+		if _, err := TenantByID(ctx, tx, id); err != nil {
+			return false, err
+		}
+	}
+	return n == 1, nil
+}
+
+// CountTenants counts the tenants visible to a scope: all of them when
+// slugs is nil, otherwise those whose slug is listed.
+func (db *DB) CountTenants(ctx context.Context, slugs []string) (int64, error) {
+	var n int64
+	if slugs == nil {
+		err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM tenants`).Scan(&n)
+		return n, err
+	}
+	if len(slugs) == 0 {
+		return 0, nil
+	}
+	args := make([]any, len(slugs))
+	ph := make([]byte, 0, 2*len(slugs))
+	for i, s := range slugs {
+		args[i] = s
+		if i > 0 {
+			ph = append(ph, ',')
+		}
+		ph = append(ph, '?')
+	}
+	err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM tenants WHERE slug IN (`+string(ph)+`)`, args...).Scan(&n)
+	return n, err
+}
+
+// Querier is what both *sql.DB and *sql.Tx offer for reads.
+type Querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// ListTenants returns the tenants in a scope (nil for all), by slug.
+func (db *DB) ListTenants(ctx context.Context, slugs []string) ([]Tenant, error) {
+	rows, err := db.read.QueryContext(ctx, selectTenant+` ORDER BY slug`)
+	if err != nil {
+		return nil, fmt.Errorf("list tenants: %w", err)
+	}
+	defer rows.Close()
+	var out []Tenant
+	for rows.Next() {
+		t, err := scanTenant(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list tenants: %w", err)
+		}
+		if slugs == nil || slices.Contains(slugs, t.Slug) {
+			out = append(out, t)
+		}
+	}
+	return out, rows.Err()
+}
