@@ -52,7 +52,7 @@ func BenchmarkApprovalToEffect(b *testing.B) {
 		err := db.Transact(ctx, func(tx *sql.Tx) error {
 			var err error
 			a, err = approvals.Create(ctx, tx, rt.Service.Sealer(), approvals.Spec{
-				TenantID: tenant.ID, TenantSlug: "acme", JourneyID: fmt.Sprintf("bench-%d-%d", i, time.Now().UnixNano()), KeyID: "bench", Tool: tool.ForApproval(),
+				TenantID: tenant.ID, TenantSlug: "acme", JourneyID: fmt.Sprintf("bench-%d-%d", i, time.Now().UnixNano()), KeyID: "bench", Tool: catalog.ForApproval(tool),
 				Args:         json.RawMessage(`{"order_id":"ORD-1004","amount_minor":1,"currency":"USD","account":"GB74BUKB20201555559182"}`),
 				ArgsRedacted: json.RawMessage(`{}`), Summary: "bench", AmountMinor: &amount, Currency: "USD", Rule: "bench", ApprovalsRequired: 1,
 			}, time.Now())

@@ -21,6 +21,7 @@ import (
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/redact"
+	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
 )
@@ -391,7 +392,7 @@ func TestReplicasExpireAnActionOnTheSurvivor(t *testing.T) {
 	err := db.Transact(ctx, func(tx *sql.Tx) (err error) {
 		a, err = approvals.Create(ctx, tx, r.rts[0].Service.Sealer(), approvals.Spec{
 			TenantID: r.tenant.ID, TenantSlug: r.tenant.Slug, RequestedBy: "test",
-			Tool: approvals.Tool{Name: "issue_refund", Impact: approvals.ImpactHigh, ApprovalTTL: 3 * time.Second},
+			Tool: approvals.Tool{Name: "issue_refund", Impact: risk.ImpactHigh, ApprovalTTL: 3 * time.Second},
 			Args: []byte(`{"order_id":"ORD-1005","amount":1}`), ArgsRedacted: []byte(`{}`), Summary: "refund", Rule: "test", ApprovalsRequired: 1,
 		}, time.Now())
 		return err

@@ -15,7 +15,6 @@
 package approvals
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -27,8 +26,10 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/platform/canon"
 	"github.com/wardenhq/warden/platform/jobs"
 	"github.com/wardenhq/warden/platform/money"
+	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/store"
 )
 
@@ -64,8 +65,8 @@ type Action struct {
 	AmountMinor       *int64
 	Currency          string
 	Reason            string
-	Impact            Impact
-	Reversibility     Reversibility
+	Impact            risk.Impact
+	Reversibility     risk.Reversibility
 	PolicyRule        string
 	ApprovalsRequired int
 	PayloadDigest     string
@@ -136,33 +137,15 @@ type Spec struct {
 	KeyOwner         string // the principal who created the requesting key
 }
 
-// Canonical returns v's canonical JSON: object keys sorted, no
-// insignificant white space, numbers as written.
-func Canonical(raw json.RawMessage) ([]byte, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(buf.Bytes(), "\n"), nil
-}
-
 // PayloadDigest binds an approval to the exact call: the SHA-256 of the
 // canonical JSON of {"arguments": ..., "tool": ...}, in hex.
 func PayloadDigest(tool string, args json.RawMessage) (string, error) {
-	canon, err := Canonical(args)
+	c, err := canon.JSON(args)
 	if err != nil {
 		return "", fmt.Errorf("payload digest: arguments: %w", err)
 	}
 	name, _ := json.Marshal(tool)
-	sum := sha256.Sum256([]byte(`{"arguments":` + string(canon) + `,"tool":` + string(name) + `}`))
+	sum := sha256.Sum256([]byte(`{"arguments":` + string(c) + `,"tool":` + string(name) + `}`))
 	return hex.EncodeToString(sum[:]), nil
 }
 
@@ -322,7 +305,7 @@ func scan(s scanner) (Action, error) {
 		v := amount.Int64
 		a.AmountMinor = &v
 	}
-	a.Impact, a.Reversibility = Impact(impact), Reversibility(rev)
+	a.Impact, a.Reversibility = risk.Impact(impact), risk.Reversibility(rev)
 	a.ExpiresAt, _ = time.Parse(time.RFC3339Nano, expires)
 	a.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
 	return a, nil

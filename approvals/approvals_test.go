@@ -14,6 +14,7 @@ import (
 
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/seal"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
@@ -87,7 +88,7 @@ func setup(t *testing.T) fixture {
 	return fixture{db: db, sealer: s, tenant: tenant, url: u, dir: dir}
 }
 
-var refundTool = Tool{Name: "issue_refund", Impact: ImpactHigh, Reversibility: Compensatable, ApprovalTTL: time.Hour}
+var refundTool = Tool{Name: "issue_refund", Impact: risk.ImpactHigh, Reversibility: risk.Compensatable, ApprovalTTL: time.Hour}
 
 func (f fixture) newAction(t *testing.T, n int, required int) Action {
 	t.Helper()

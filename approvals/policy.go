@@ -6,6 +6,7 @@ import (
 
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/risk"
 )
 
 // Refusals of a decision. Each says why in words an approver understands.
@@ -79,7 +80,7 @@ func MayReverse(p identity.Principal, a Action, tenantSlug string) error {
 	switch {
 	case !p.HasAnyRole(ReverseRoles...) || !p.InTenant(tenantSlug):
 		return ErrCannotReverse
-	case a.Status != StatusExecuted || a.Reversibility != Compensatable:
+	case a.Status != StatusExecuted || a.Reversibility != risk.Compensatable:
 		return ErrNotReversible
 	}
 	return nil

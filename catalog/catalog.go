@@ -29,6 +29,8 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/tools"
@@ -64,16 +66,16 @@ func Validate(t tools.Tool, exists func(name string) bool) map[string]string {
 		errs["name"] = "Use 2–64 lower-case letters, digits and underscores, starting with a letter."
 	}
 	switch t.Impact {
-	case tools.ImpactLow, tools.ImpactMedium, tools.ImpactHigh:
+	case risk.ImpactLow, risk.ImpactMedium, risk.ImpactHigh:
 	default:
 		errs["impact"] = "Choose low, medium or high."
 	}
 	switch t.Reversibility {
-	case tools.Reversible, tools.Irreversible:
+	case risk.Reversible, risk.Irreversible:
 		if t.CompensatingTool != "" {
 			errs["compensating_tool"] = "Only a compensatable tool has a compensating tool."
 		}
-	case tools.Compensatable:
+	case risk.Compensatable:
 		switch {
 		case t.CompensatingTool == "":
 			errs["compensating_tool"] = "A compensatable tool names the tool that undoes it."
@@ -228,9 +230,14 @@ func scan(s scanner) (tools.Tool, error) {
 	if err != nil {
 		return tools.Tool{}, err
 	}
-	t.Impact, t.Reversibility = tools.Impact(impact), tools.Reversibility(rev)
+	t.Impact, t.Reversibility = risk.Impact(impact), risk.Reversibility(rev)
 	t.Timeout = time.Duration(timeoutMS) * time.Millisecond
 	t.ApprovalTTL = time.Duration(ttlS) * time.Second
 	t.ArgsSchema = json.RawMessage(schema)
 	return t, nil
+}
+
+// ForApproval is what an approval request needs to know of the tool.
+func ForApproval(t tools.Tool) approvals.Tool {
+	return approvals.Tool{Name: t.Name, Impact: t.Impact, Reversibility: t.Reversibility, ApprovalTTL: t.ApprovalTTL}
 }

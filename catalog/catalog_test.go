@@ -5,11 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/tools"
 )
 
 func TestValidate(t *testing.T) {
-	good := tools.Tool{Name: "issue_refund", Impact: tools.ImpactHigh, Reversibility: tools.Compensatable, CompensatingTool: "reverse_refund",
+	good := tools.Tool{Name: "issue_refund", Impact: risk.ImpactHigh, Reversibility: risk.Compensatable, CompensatingTool: "reverse_refund",
 		Provider: tools.ProviderBuiltin, Timeout: time.Second, MaxAttempts: 3, ApprovalTTL: time.Hour, ArgsSchema: json.RawMessage(`{"type":"object"}`)}
 	exists := func(n string) bool { return n == "reverse_refund" }
 	tests := []struct {
@@ -24,7 +25,7 @@ func TestValidate(t *testing.T) {
 		{"compensatable without tool", func(t *tools.Tool) { t.CompensatingTool = "" }, "compensating_tool"},
 		{"unknown compensating tool", func(t *tools.Tool) { t.CompensatingTool = "undo" }, "compensating_tool"},
 		{"compensates itself", func(t *tools.Tool) { t.CompensatingTool = "issue_refund" }, "compensating_tool"},
-		{"irreversible with compensating tool", func(t *tools.Tool) { t.Reversibility = tools.Irreversible }, "compensating_tool"},
+		{"irreversible with compensating tool", func(t *tools.Tool) { t.Reversibility = risk.Irreversible }, "compensating_tool"},
 		{"http without URL", func(t *tools.Tool) { t.Provider = tools.ProviderHTTP }, "webhook_url"},
 		{"bad provider", func(t *tools.Tool) { t.Provider = "ftp" }, "provider"},
 		{"timeout too short", func(t *tools.Tool) { t.Timeout = time.Millisecond }, "timeout"},

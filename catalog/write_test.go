@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
 	"github.com/wardenhq/warden/tools"
@@ -21,7 +22,7 @@ import (
 var admin = audit.Actor{Type: audit.ActorPrincipal, ID: "admin-1"}
 
 // lookup is a valid tool; setup stores it switched on.
-var lookup = tools.Tool{Name: "lookup_order", Description: "Find an order", Impact: tools.ImpactLow, Reversibility: tools.Reversible,
+var lookup = tools.Tool{Name: "lookup_order", Description: "Find an order", Impact: risk.ImpactLow, Reversibility: risk.Reversible,
 	Provider: tools.ProviderBuiltin, Timeout: 2 * time.Second, MaxAttempts: 3, ApprovalTTL: time.Hour,
 	ArgsSchema: json.RawMessage(`{"type":"object"}`), Enabled: true}
 
@@ -106,7 +107,7 @@ var objectSchemaSHA = func() string {
 }()
 
 func TestCreate(t *testing.T) {
-	refund := tools.Tool{Name: "issue_refund", Impact: tools.ImpactHigh, Reversibility: tools.Compensatable, CompensatingTool: "lookup_order",
+	refund := tools.Tool{Name: "issue_refund", Impact: risk.ImpactHigh, Reversibility: risk.Compensatable, CompensatingTool: "lookup_order",
 		Provider: tools.ProviderHTTP, WebhookURL: "https://pay.example.com/hook?token=s3cret", Timeout: 5 * time.Second, MaxAttempts: 2,
 		ApprovalTTL: 24 * time.Hour, UnitCostMicros: 1500, ArgsSchema: json.RawMessage(`{ "type": "object" }`),
 		AmountArg: "amount", CurrencyArg: "currency", TargetArg: "order_id"}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/platform/problem"
-	"github.com/wardenhq/warden/tools"
+	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -22,7 +22,7 @@ func (h *Console) ApprovalReverseConfirm(c echo.Context) error {
 		return err
 	}
 	a := v.Action
-	if a.Status != approvals.StatusExecuted || a.Reversibility != tools.Compensatable {
+	if a.Status != approvals.StatusExecuted || a.Reversibility != risk.Compensatable {
 		return notReversible(a)
 	}
 	return renderReverseConfirm(c, http.StatusOK, views.ReverseConfirmView{
@@ -73,9 +73,9 @@ func (h *Console) ApprovalReverse(c echo.Context) error {
 func notReversible(a approvals.Action) error {
 	msg := "Only an executed action can be reversed; this one is " + strings.ToLower(approvals.StatusWord(a.Status)) + "."
 	switch {
-	case a.Reversibility == tools.Irreversible:
+	case a.Reversibility == risk.Irreversible:
 		msg = a.Tool + " is irreversible: it cannot be undone."
-	case a.Reversibility != tools.Compensatable:
+	case a.Reversibility != risk.Compensatable:
 		msg = a.Tool + " has no compensating tool; undo it by the tool's own means, if it has any."
 	}
 	return problem.Conflict("conflict", msg)

@@ -13,8 +13,8 @@ import (
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/store"
-	"github.com/wardenhq/warden/tools"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -116,7 +116,7 @@ func loadApproval(ctx context.Context, st *store.DB, user *identity.Principal, i
 	case !errors.Is(err, store.ErrNotFound):
 		return views.ApprovalView{}, err
 	}
-	if a.Reversibility == tools.Compensatable {
+	if a.Reversibility == risk.Compensatable {
 		if t, err := catalog.Get(ctx, q, a.Tool); err == nil {
 			v.CompensatingTool = t.CompensatingTool
 			if comp, err := catalog.Get(ctx, q, t.CompensatingTool); err == nil {

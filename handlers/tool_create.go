@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/tools"
 	"github.com/wardenhq/warden/views"
 )
@@ -20,7 +21,7 @@ func (h *Console) ToolNew(c echo.Context) error {
 		return err
 	}
 	form := views.ToolForm{
-		Impact: string(tools.ImpactLow), Reversibility: string(tools.Reversible), Provider: tools.ProviderBuiltin,
+		Impact: string(risk.ImpactLow), Reversibility: string(risk.Reversible), Provider: tools.ProviderBuiltin,
 		Timeout: "5000", MaxAttempts: "3", ApprovalTTL: "86400", UnitCost: "0.00",
 		ArgsSchema: `{"type": "object"}`, Enabled: true,
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/tools"
 	"github.com/wardenhq/warden/views"
@@ -45,8 +46,8 @@ func parseToolForm(ctx context.Context, c echo.Context, st *store.DB, name strin
 	t := tools.Tool{
 		Name:             name,
 		Description:      strings.TrimSpace(form.Description),
-		Impact:           tools.Impact(form.Impact),
-		Reversibility:    tools.Reversibility(form.Reversibility),
+		Impact:           risk.Impact(form.Impact),
+		Reversibility:    risk.Reversibility(form.Reversibility),
 		CompensatingTool: form.CompensatingTool,
 		Provider:         form.Provider,
 		WebhookURL:       form.WebhookURL,

@@ -11,6 +11,7 @@ import (
 	"golang.org/x/text/unicode/norm"
 
 	"github.com/wardenhq/warden/budgets"
+	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/platform/redact"
 
 	"github.com/wardenhq/warden/approvals"
@@ -145,7 +146,7 @@ func (s *Service) createAction(ctx context.Context, tx *sql.Tx, r *run, now time
 	}
 	spec := approvals.Spec{
 		TenantID: r.j.TenantID, TenantSlug: r.j.TenantSlug, JourneyID: r.j.ID, StepN: p.n, KeyID: r.j.KeyID,
-		KeyOwner: keyOwner(r.req.Caller.Key.CreatedBy), Tool: p.tool.ForApproval(), Args: p.args,
+		KeyOwner: keyOwner(r.req.Caller.Key.CreatedBy), Tool: catalog.ForApproval(p.tool), Args: p.args,
 		ArgsRedacted: json.RawMessage(s.redactJSON(p.args)), Summary: Summary(p.tool.Name, p.args, p.facts.Amount, target.Label),
 		Targets: targets(p.args), Reason: s.o.Redactor.String(p.reason), Rule: p.rule,
 		ApprovalsRequired: req.Approvals, ApprovalBasis: req.Basis, Target: target,

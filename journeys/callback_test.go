@@ -23,6 +23,7 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/platform/jobs"
+	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/seal"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
@@ -126,7 +127,7 @@ func newCallbackRig(t *testing.T) *callbackRig {
 		}
 		a, err := approvals.Create(ctx, tx, sealer, approvals.Spec{
 			TenantID: tenant.ID, TenantSlug: tenant.Slug, KeyID: r.key.ID,
-			Tool: approvals.Tool{Name: "ship_gift", Impact: approvals.ImpactHigh, Reversibility: approvals.Irreversible},
+			Tool: approvals.Tool{Name: "ship_gift", Impact: risk.ImpactHigh, Reversibility: risk.Irreversible},
 			Args: json.RawMessage(`{"order_id":"ORD-1002"}`), ArgsRedacted: json.RawMessage(`{"order_id":"ORD-1002"}`),
 			Summary: "Ship a gift", CallbackURL: srv.URL, External: true,
 		}, r.clock())

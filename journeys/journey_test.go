@@ -15,6 +15,7 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/tools"
@@ -144,8 +145,8 @@ func TestRunStopsAtAHighImpactCall(t *testing.T) {
 		{"key owner", a.KeyOwner, agentOwner},
 		{"summary", a.Summary, "Refund $45.50 to account ••7819 for order ORD-1005"},
 		{"currency", a.Currency, "USD"},
-		{"impact", string(a.Impact), string(tools.ImpactHigh)},
-		{"reversibility", string(a.Reversibility), string(tools.Compensatable)},
+		{"impact", string(a.Impact), string(risk.ImpactHigh)},
+		{"reversibility", string(a.Reversibility), string(risk.Compensatable)},
 		{"rule", a.PolicyRule, policy.RuleHighImpact},
 		{"target", a.TargetLabel, "ORD-1005"},
 	} {

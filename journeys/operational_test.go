@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/platform/risk"
 )
 
 // A runbook's approval request ("runbook:" tool) is not a catalog call:
@@ -27,7 +28,7 @@ func TestOperationalActionsGoToTheirExecutor(t *testing.T) {
 		var a approvals.Action
 		if err := r.db.Transact(r.ctx, func(tx *sql.Tx) (err error) {
 			a, err = approvals.Create(r.ctx, tx, r.sealer, approvals.Spec{TenantID: r.tenant.ID, TenantSlug: r.tenant.Slug, RequestedBy: oncall.ID,
-				Tool: approvals.Tool{Name: OperationalPrefix + "purge_traces", Impact: approvals.ImpactHigh, ApprovalTTL: time.Hour},
+				Tool: approvals.Tool{Name: OperationalPrefix + "purge_traces", Impact: risk.ImpactHigh, ApprovalTTL: time.Hour},
 				Args: json.RawMessage(fmt.Sprintf(`{"n":%d}`, n)), ArgsRedacted: json.RawMessage(`{}`), Summary: "purge", Rule: "runbook", ApprovalsRequired: 1}, r.clock())
 			return err
 		}); err != nil {

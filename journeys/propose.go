@@ -116,7 +116,7 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 	}
 	spec := approvals.Spec{
 		TenantID: p.Caller.Tenant.ID, TenantSlug: p.Caller.Tenant.Slug, KeyID: p.Caller.Key.ID,
-		KeyOwner: keyOwner(p.Caller.Key.CreatedBy), Tool: t.ForApproval(), Args: p.Arguments,
+		KeyOwner: keyOwner(p.Caller.Key.CreatedBy), Tool: catalog.ForApproval(t), Args: p.Arguments,
 		ArgsRedacted: json.RawMessage(s.redactJSON(p.Arguments)), Summary: summary, AgentSummary: s.o.Redactor.String(p.Summary),
 		Targets: targets(p.Arguments),
 		Reason:  s.o.Redactor.String(p.Reason), Rule: rule, IdempotencyKey: key, CallbackURL: p.CallbackURL,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/platform/money"
+	"github.com/wardenhq/warden/platform/risk"
 )
 
 // A proposal that loses the insert race on its Idempotency-Key returns the
@@ -21,7 +22,7 @@ func TestIsDuplicateKeyOnTheEngine(t *testing.T) {
 	create := func(key, id string) error {
 		return r.db.Transact(r.ctx, func(tx *sql.Tx) error {
 			_, err := approvals.Create(r.ctx, tx, r.sealer, approvals.Spec{TenantID: r.tenant.ID, TenantSlug: r.tenant.Slug, KeyID: r.caller.Key.ID,
-				Tool: approvals.Tool{Name: "issue_refund", Impact: approvals.ImpactHigh, ApprovalTTL: time.Hour},
+				Tool: approvals.Tool{Name: "issue_refund", Impact: risk.ImpactHigh, ApprovalTTL: time.Hour},
 				Args: json.RawMessage(`{"order_id":"` + id + `"}`), ArgsRedacted: json.RawMessage(`{}`), Summary: "refund", Rule: "test",
 				IdempotencyKey: key, ApprovalsRequired: 1}, r.clock())
 			return err

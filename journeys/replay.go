@@ -9,10 +9,10 @@ import (
 	"strings"
 
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/releases"
 	"github.com/wardenhq/warden/skills"
-	"github.com/wardenhq/warden/tools"
 )
 
 // MaxReplay bounds how many recorded journeys one replay reads.
@@ -190,7 +190,7 @@ func (s *Service) replayOne(ctx context.Context, candidate string, j Journey) Re
 			return row
 		}
 		t, err := catalog.Get(ctx, s.o.DB.Read(), st.Tool)
-		if err == nil && t.Impact == tools.ImpactHigh {
+		if err == nil && t.Impact == risk.ImpactHigh {
 			row.Tools = append(row.Tools, st.Tool+" (not proposed)")
 			row.CandidateOutcome = ReplayWouldApprove
 			return row

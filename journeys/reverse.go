@@ -92,7 +92,7 @@ func (s *Service) Reverse(ctx context.Context, p identity.Principal, actionID, r
 	// agent whose action it undoes: it carries no key, so no agent can
 	// cancel it, and it sends no agent a callback.
 	spec := approvals.Spec{
-		TenantID: orig.TenantID, TenantSlug: slug, RequestedBy: p.ID, Tool: comp.ForApproval(),
+		TenantID: orig.TenantID, TenantSlug: slug, RequestedBy: p.ID, Tool: catalog.ForApproval(comp),
 		Args: args, ArgsRedacted: json.RawMessage(s.redactJSON(args)),
 		Summary: "Reverse: " + orig.Summary, Targets: orig.Targets, AmountMinor: orig.AmountMinor, Currency: orig.Currency,
 		Reason:      s.o.Redactor.String(reason),

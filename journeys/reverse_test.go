@@ -7,8 +7,8 @@ import (
 
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/store"
-	"github.com/wardenhq/warden/tools"
 )
 
 // compensations lists the reversals requested for an action.
@@ -93,8 +93,8 @@ func TestReverseOpensACompensatingAction(t *testing.T) {
 		{"summary", rev.Summary, "Reverse: " + orig.Summary},
 		{"currency", rev.Currency, orig.Currency},
 		{"idempotency key", rev.IdempotencyKey, "compensates:" + orig.IdempotencyKey},
-		{"impact", string(rev.Impact), string(tools.ImpactHigh)},
-		{"reversibility", string(rev.Reversibility), string(tools.Irreversible)},
+		{"impact", string(rev.Impact), string(risk.ImpactHigh)},
+		{"reversibility", string(rev.Reversibility), string(risk.Irreversible)},
 	} {
 		if c.got != c.want {
 			t.Errorf("reversal %s = %q, want %q", c.name, c.got, c.want)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/tools"
 )
 
@@ -93,7 +94,7 @@ func TestUniqueMembers(t *testing.T) {
 // Check refuses what ReadFacts refuses, as invalid_arguments, even when
 // the tool's schema says "integer" (which 500000.0 satisfies).
 func TestCheckRefusesAFractionalAmountTheSchemaAccepts(t *testing.T) {
-	tool := tools.Tool{Name: "issue_refund", Enabled: true, Impact: tools.ImpactHigh, AmountArg: "amount_minor", CurrencyArg: "currency",
+	tool := tools.Tool{Name: "issue_refund", Enabled: true, Impact: risk.ImpactHigh, AmountArg: "amount_minor", CurrencyArg: "currency",
 		ArgsSchema: json.RawMessage(`{"type":"object","properties":{"amount_minor":{"type":"integer"},"currency":{"type":"string"}}}`)}
 	d := Check(allowAll{}, "issue_refund", &tool, json.RawMessage(`{"amount_minor":500000.0,"currency":"USD"}`))
 	if d.Allowed || d.Code != CodeInvalidArguments {

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/text/message"
 
 	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/tools"
 )
 
@@ -82,7 +83,7 @@ func Check(scope Scope, name string, t *tools.Tool, args json.RawMessage) Decisi
 	if err != nil {
 		return Decision{Code: CodeInvalidArguments, Reason: fmt.Sprintf("The arguments for %q are refused: %v.", t.Name, err)}
 	}
-	if t.Impact == tools.ImpactHigh {
+	if t.Impact == risk.ImpactHigh {
 		return Decision{Allowed: true, NeedsApproval: true, Rule: RuleHighImpact, Facts: facts}
 	}
 	return Decision{Allowed: true, Facts: facts}

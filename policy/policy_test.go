@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/tools"
 )
 
@@ -20,9 +21,9 @@ func (s scopes) Allows(kind, name string) bool { return slices.Contains(s, kind+
 
 func TestCheck(t *testing.T) {
 	schema := json.RawMessage(`{"type":"object","required":["order_id"],"properties":{"order_id":{"type":"string","pattern":"^ORD-[0-9]+$"}},"additionalProperties":false}`)
-	lookup := &tools.Tool{Name: "lookup_order", Impact: tools.ImpactLow, Enabled: true, ArgsSchema: schema}
-	refund := &tools.Tool{Name: "issue_refund", Impact: tools.ImpactHigh, Enabled: true, ArgsSchema: json.RawMessage(`{"type":"object"}`)}
-	off := &tools.Tool{Name: "send_customer_email", Impact: tools.ImpactHigh, Enabled: false}
+	lookup := &tools.Tool{Name: "lookup_order", Impact: risk.ImpactLow, Enabled: true, ArgsSchema: schema}
+	refund := &tools.Tool{Name: "issue_refund", Impact: risk.ImpactHigh, Enabled: true, ArgsSchema: json.RawMessage(`{"type":"object"}`)}
+	off := &tools.Tool{Name: "send_customer_email", Impact: risk.ImpactHigh, Enabled: false}
 	key := scopes{"tool:lookup_order", "tool:issue_refund", "tool:send_customer_email"}
 	good := json.RawMessage(`{"order_id":"ORD-1001"}`)
 
@@ -87,7 +88,7 @@ func TestSchemaErrorsNameTheFieldNotTheServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	schema := json.RawMessage(`{"type":"object","required":["currency"],"properties":{"amount_minor":{"type":"integer","minimum":1},"currency":{"type":"string"}}}`)
-	refund := &tools.Tool{Name: "issue_refund", Impact: tools.ImpactHigh, Enabled: true, ArgsSchema: schema}
+	refund := &tools.Tool{Name: "issue_refund", Impact: risk.ImpactHigh, Enabled: true, ArgsSchema: schema}
 	tests := []struct {
 		name  string
 		check func() string

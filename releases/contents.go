@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/platform/canon"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
 )
@@ -145,7 +145,7 @@ func checkContent(s string, raw json.RawMessage) (json.RawMessage, string, error
 			return nil, "", errors.New("The prompt is a non-empty JSON string.")
 		}
 	}
-	canon, err := approvals.Canonical(raw)
+	canon, err := canon.JSON(raw)
 	if err != nil {
 		return nil, "", fmt.Errorf("The %s content is not JSON: %v", s, err)
 	}

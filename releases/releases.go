@@ -29,8 +29,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/platform/canon"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
 )
@@ -104,7 +104,7 @@ func (b Bundle) Canonical() []byte {
 	if err != nil {
 		panic(err) // a struct of strings always marshals
 	}
-	canon, err := approvals.Canonical(raw)
+	canon, err := canon.JSON(raw)
 	if err != nil {
 		panic(err)
 	}
@@ -128,7 +128,7 @@ func ContentID(v any) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("content id: %w", err)
 	}
-	canon, err := approvals.Canonical(raw)
+	canon, err := canon.JSON(raw)
 	if err != nil {
 		return "", fmt.Errorf("content id: %w", err)
 	}

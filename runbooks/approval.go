@@ -12,6 +12,7 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/store"
 )
 
@@ -40,7 +41,7 @@ func requestApproval(ctx context.Context, d Deps, run RunRecord, a Action, plan 
 		}
 		act, err := approvals.Create(ctx, tx, d.Sealer, approvals.Spec{
 			TenantID: t.ID, TenantSlug: t.Slug, RequestedBy: run.Principal,
-			Tool: approvals.Tool{Name: journeys.OperationalPrefix + a.Tool, Impact: approvals.ImpactHigh, Reversibility: approvals.Irreversible, ApprovalTTL: 24 * time.Hour},
+			Tool: approvals.Tool{Name: journeys.OperationalPrefix + a.Tool, Impact: risk.ImpactHigh, Reversibility: risk.Irreversible, ApprovalTTL: 24 * time.Hour},
 			Args: args, ArgsRedacted: args, Summary: plan.Summary, Reason: run.Reason, Rule: "runbook",
 			ApprovalsRequired: 1, IdempotencyKey: "runbook:" + run.ID,
 		}, time.Now())

@@ -19,6 +19,7 @@ import (
 	"github.com/wardenhq/warden/execution/ledger"
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/seal"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/tools"
@@ -129,7 +130,7 @@ func TestExpirePendingExpiresTheTenantsPendingOfTheTool(t *testing.T) {
 		var a approvals.Action
 		if err := d.DB.Transact(ctx, func(tx *sql.Tx) (err error) {
 			a, err = approvals.Create(ctx, tx, sealer, approvals.Spec{TenantID: tenant.ID, TenantSlug: "acme", JourneyID: fmt.Sprintf("j%d", n), StepN: 1, KeyID: "k1",
-				Tool: approvals.Tool{Name: tool, Impact: approvals.ImpactHigh, ApprovalTTL: time.Hour}, Args: json.RawMessage(fmt.Sprintf(`{"n":%d}`, n)),
+				Tool: approvals.Tool{Name: tool, Impact: risk.ImpactHigh, ApprovalTTL: time.Hour}, Args: json.RawMessage(fmt.Sprintf(`{"n":%d}`, n)),
 				ArgsRedacted: json.RawMessage(`{}`), Summary: tool, Rule: "high", ApprovalsRequired: 1}, time.Now())
 			return err
 		}); err != nil {
@@ -331,7 +332,7 @@ func TestRetryFailedNeedsApprovalOnlyForHighImpactTools(t *testing.T) {
 		t.Fatal(problems)
 	}
 	d.Runbooks = set
-	payout := tools.Tool{Name: "payout", Description: "Pay out", Impact: tools.ImpactHigh, Reversibility: tools.Irreversible,
+	payout := tools.Tool{Name: "payout", Description: "Pay out", Impact: risk.ImpactHigh, Reversibility: risk.Irreversible,
 		Provider: tools.ProviderBuiltin, Timeout: 2 * time.Second, MaxAttempts: 3, ApprovalTTL: time.Hour,
 		ArgsSchema: json.RawMessage(`{"type":"object"}`), Enabled: true}
 	if err := d.DB.Transact(ctx, func(tx *sql.Tx) error { return catalog.Upsert(ctx, tx, payout) }); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
 	"github.com/wardenhq/warden/tools"
@@ -137,7 +138,7 @@ func setup(t *testing.T) (Deps, context.Context) {
 	t.Helper()
 	ctx := context.Background()
 	db := storetest.Open(t)
-	refund := tools.Tool{Name: "issue_refund", Description: "Refund", Impact: tools.ImpactLow, Reversibility: tools.Reversible,
+	refund := tools.Tool{Name: "issue_refund", Description: "Refund", Impact: risk.ImpactLow, Reversibility: risk.Reversible,
 		Provider: tools.ProviderBuiltin, Timeout: 2 * time.Second, MaxAttempts: 3, ApprovalTTL: time.Hour,
 		ArgsSchema: json.RawMessage(`{"type":"object"}`), Enabled: true}
 	if err := db.Transact(ctx, func(tx *sql.Tx) error { return catalog.Upsert(ctx, tx, refund) }); err != nil {

@@ -21,10 +21,10 @@ import (
 	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/platform/money"
 	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/releases"
 	"github.com/wardenhq/warden/tenants"
-	"github.com/wardenhq/warden/tools"
 )
 
 // Operational tools an action may name. Each is one existing domain entry
@@ -341,7 +341,7 @@ func PlanAction(ctx context.Context, d Deps, a Action) (Plan, error) {
 			return p, err
 		}
 		// Retrying a money-moving tool moves money: another person decides.
-		p.Tenant, p.NeedsApproval, p.NoChange = t.Slug, tool.Impact == tools.ImpactHigh, len(ids) == 0
+		p.Tenant, p.NeedsApproval, p.NoChange = t.Slug, tool.Impact == risk.ImpactHigh, len(ids) == 0
 		p.Summary = fmt.Sprintf("Execute again tenant %s's %d failed %s actions whose effect never reached the provider, under their own idempotency keys; any that may have reached it are left to reconciliation.",
 			t.Slug, len(ids), tool.Name)
 		if p.NeedsApproval {

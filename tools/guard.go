@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sony/gobreaker/v2"
+	"github.com/wardenhq/warden/platform/risk"
 )
 
 // Unavailable is a call Warden refused before sending anything, because
@@ -237,7 +238,7 @@ func (w *guarded) Execute(ctx context.Context, t Tool, call Call) (Result, error
 		return false
 	}, func(ctx context.Context) (Result, error) {
 		attempts++
-		if o.HedgeAfter > 0 && t.Impact == ImpactLow {
+		if o.HedgeAfter > 0 && t.Impact == risk.ImpactLow {
 			return w.hedged(ctx, d, t, call, attempts)
 		}
 		return w.attempt(ctx, d, t, call, attempts)

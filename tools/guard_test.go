@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/wardenhq/warden/platform/risk"
 )
 
 // scripted is a provider whose answers a test decides call by call.
@@ -318,7 +320,7 @@ func TestHedgedReads(t *testing.T) {
 			return Result{Output: []byte(`{"n":2}`)}, nil
 		}}
 		w := g.Wrap(p)
-		read := Tool{Name: "lookup_order", Impact: ImpactLow, Timeout: time.Minute, MaxAttempts: 1}
+		read := Tool{Name: "lookup_order", Impact: risk.ImpactLow, Timeout: time.Minute, MaxAttempts: 1}
 		start := time.Now()
 		res, err := w.Execute(t.Context(), read, callOf("lookup_order"))
 		if err != nil || string(res.Output) != `{"n":2}` || time.Since(start) != 100*time.Millisecond {
@@ -330,7 +332,7 @@ func TestHedgedReads(t *testing.T) {
 		}
 
 		p.calls.Store(0)
-		write := Tool{Name: "issue_refund", Impact: ImpactHigh, Timeout: 300 * time.Millisecond, MaxAttempts: 1}
+		write := Tool{Name: "issue_refund", Impact: risk.ImpactHigh, Timeout: 300 * time.Millisecond, MaxAttempts: 1}
 		if _, err := w.Execute(t.Context(), write, callOf("issue_refund")); err == nil || p.calls.Load() != 1 {
 			t.Errorf("a write was hedged: %d attempts (err %v), want 1", p.calls.Load(), err)
 		}

@@ -11,23 +11,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/wardenhq/warden/approvals"
-)
-
-// Impact and Reversibility are the approval rules' vocabulary; package
-// approvals owns them, the catalog uses them.
-type (
-	Impact        = approvals.Impact
-	Reversibility = approvals.Reversibility
-)
-
-const (
-	ImpactLow     = approvals.ImpactLow
-	ImpactMedium  = approvals.ImpactMedium
-	ImpactHigh    = approvals.ImpactHigh
-	Reversible    = approvals.Reversible
-	Compensatable = approvals.Compensatable
-	Irreversible  = approvals.Irreversible
+	"github.com/wardenhq/warden/platform/risk"
 )
 
 // Provider kinds.
@@ -41,9 +25,9 @@ const (
 type Tool struct {
 	Name             string
 	Description      string
-	Impact           Impact
-	Reversibility    Reversibility
-	CompensatingTool string // for Compensatable
+	Impact           risk.Impact
+	Reversibility    risk.Reversibility
+	CompensatingTool string // for risk.Compensatable
 	Provider         string
 	WebhookURL       string // for ProviderHTTP
 	Timeout          time.Duration
@@ -59,11 +43,6 @@ type Tool struct {
 	AmountArg   string
 	CurrencyArg string
 	TargetArg   string
-}
-
-// ForApproval is what an approval request needs to know of the tool.
-func (t Tool) ForApproval() approvals.Tool {
-	return approvals.Tool{Name: t.Name, Impact: t.Impact, Reversibility: t.Reversibility, ApprovalTTL: t.ApprovalTTL}
 }
 
 // Call is one invocation of a tool.

@@ -4,6 +4,7 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/tools"
 )
 
@@ -54,11 +55,11 @@ type ToolSwitchView struct {
 
 var (
 	toolImpacts = []struct{ Value, Label string }{
-		{string(tools.ImpactLow), "low (reads)"},
-		{string(tools.ImpactMedium), "medium (internal writes)"},
-		{string(tools.ImpactHigh), "high (needs approval)"},
+		{string(risk.ImpactLow), "low (reads)"},
+		{string(risk.ImpactMedium), "medium (internal writes)"},
+		{string(risk.ImpactHigh), "high (needs approval)"},
 	}
-	toolReversibilities = []string{string(tools.Reversible), string(tools.Compensatable), string(tools.Irreversible)}
+	toolReversibilities = []string{string(risk.Reversible), string(risk.Compensatable), string(risk.Irreversible)}
 	toolProviders       = []struct{ Value, Label string }{
 		{tools.ProviderBuiltin, "builtin"},
 		{tools.ProviderHTTP, "http webhook"},

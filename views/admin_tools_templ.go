@@ -12,7 +12,7 @@ import templruntime "github.com/a-h/templ/runtime"
 import (
 	"strconv"
 
-	"github.com/wardenhq/warden/tools"
+	"github.com/wardenhq/warden/platform/risk"
 )
 
 func ToolList(p Page, v ToolsView) templ.Component {
@@ -401,7 +401,7 @@ func ToolList(p Page, v ToolsView) templ.Component {
 	})
 }
 
-func toolImpact(i tools.Impact) templ.Component {
+func toolImpact(i risk.Impact) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -419,12 +419,12 @@ func toolImpact(i tools.Impact) templ.Component {
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
 		switch i {
-		case tools.ImpactHigh:
+		case risk.ImpactHigh:
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 43, "<span class=\"badge badge-bad\">high</span>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-		case tools.ImpactMedium:
+		case risk.ImpactMedium:
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, "<span class=\"badge badge-warn\">medium</span>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

@@ -12,8 +12,8 @@ import (
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/money"
+	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/store"
-	"github.com/wardenhq/warden/tools"
 )
 
 // ApprovalQueueView is one page of the approval queue.
@@ -202,11 +202,11 @@ func actionStatusClass(status string) string {
 	}
 }
 
-func impactClass(i tools.Impact) string {
+func impactClass(i risk.Impact) string {
 	switch i {
-	case tools.ImpactHigh:
+	case risk.ImpactHigh:
 		return "badge badge-bad"
-	case tools.ImpactMedium:
+	case risk.ImpactMedium:
 		return "badge badge-warn"
 	default:
 		return "badge badge-ok"

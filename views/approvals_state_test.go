@@ -13,8 +13,8 @@ import (
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/store"
-	"github.com/wardenhq/warden/tools"
 )
 
 // TestActionPageStates renders the action page in each state an action
@@ -31,7 +31,7 @@ func TestActionPageStates(t *testing.T) {
 	base := approvals.Action{
 		ID: "act_1", TenantID: "t1", JourneyID: "jrn_1", KeyID: "key_1", Tool: "issue_refund",
 		Summary: "Refund $2,400.00 to account ••9182 for order ORD-1004", Reason: "Customer reports damage.",
-		Impact: tools.ImpactHigh, Reversibility: tools.Compensatable, ApprovalsRequired: 1, PayloadDigest: "d1",
+		Impact: risk.ImpactHigh, Reversibility: risk.Compensatable, ApprovalsRequired: 1, PayloadDigest: "d1",
 		IdempotencyKey: "wdn_1", Status: approvals.StatusPending, CreatedAt: now.Add(-2 * time.Hour), ExpiresAt: now.Add(22 * time.Hour),
 		ArgumentsRedacted: []byte(`{"order_id":"ORD-1004","amount_minor":240000,"currency":"USD","account":"[iban:d38bf348]"}`),
 	}

@@ -13,7 +13,7 @@ import (
 	"strconv"
 
 	"github.com/wardenhq/warden/approvals"
-	"github.com/wardenhq/warden/tools"
+	"github.com/wardenhq/warden/platform/risk"
 )
 
 // queueScript loads the little JavaScript that refreshes the queue and
@@ -1546,7 +1546,7 @@ func ApprovalShow(p Page, v ApprovalView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			switch v.Action.Reversibility {
-			case tools.Irreversible:
+			case risk.Irreversible:
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 146, "<strong>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -1564,7 +1564,7 @@ func ApprovalShow(p Page, v ApprovalView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-			case tools.Compensatable:
+			case risk.Compensatable:
 				var templ_7745c5c3_Var79 string
 				templ_7745c5c3_Var79, templ_7745c5c3_Err = templ.JoinStringErrs(v.Action.Tool)
 				if templ_7745c5c3_Err != nil {

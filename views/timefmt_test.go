@@ -14,8 +14,8 @@ import (
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/keys"
+	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/sessions"
-	"github.com/wardenhq/warden/tools"
 )
 
 func TestWhenAndAgo(t *testing.T) {
@@ -90,7 +90,7 @@ func TestActionPageShowsOneTimeFormat(t *testing.T) {
 	decided, executed := now.Add(-time.Hour), now.Add(-50*time.Minute)
 	v := ApprovalView{
 		Action: approvals.Action{
-			ID: "act_1", TenantID: "t1", Tool: "issue_refund", Summary: "Refund $24.00", Impact: tools.ImpactHigh,
+			ID: "act_1", TenantID: "t1", Tool: "issue_refund", Summary: "Refund $24.00", Impact: risk.ImpactHigh,
 			Status: approvals.StatusExecuted, ApprovalsRequired: 1, ApprovalsGiven: 1, CreatedAt: now.Add(-2 * time.Hour),
 			ExpiresAt: now.Add(22 * time.Hour), DecidedAt: &decided, ExecutedAt: &executed,
 			Receipt: []byte(`{"refund_id":"rf_1","created":"2026-03-01T11:10:00Z"}`),

@@ -20,6 +20,7 @@ import (
 	"github.com/wardenhq/warden/handlers"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/tools"
 	"github.com/wardenhq/warden/views"
@@ -43,8 +44,8 @@ func adminSeedTools(t *testing.T, db *store.DB) {
 	t.Helper()
 	ctx := context.Background()
 	for _, tl := range []tools.Tool{
-		{Name: "lookup_order", Description: "Find an order", Impact: tools.ImpactLow, Reversibility: tools.Reversible},
-		{Name: "issue_refund", Description: "Refund an order", Impact: tools.ImpactHigh, Reversibility: tools.Irreversible},
+		{Name: "lookup_order", Description: "Find an order", Impact: risk.ImpactLow, Reversibility: risk.Reversible},
+		{Name: "issue_refund", Description: "Refund an order", Impact: risk.ImpactHigh, Reversibility: risk.Irreversible},
 	} {
 		tl.Provider, tl.Timeout, tl.MaxAttempts = tools.ProviderBuiltin, 5*time.Second, 3
 		tl.ArgsSchema, tl.Enabled, tl.ApprovalTTL = json.RawMessage(`{"type":"object"}`), true, 24*time.Hour

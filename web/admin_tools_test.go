@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/catalog"
-	"github.com/wardenhq/warden/tools"
+	"github.com/wardenhq/warden/platform/risk"
 )
 
 func TestAdminToolSwitchOffAndOn(t *testing.T) {
@@ -152,7 +152,7 @@ func TestAdminToolEditValidatesAndAudits(t *testing.T) {
 		}
 	}
 	tl, _ := catalog.Get(ctx, in.DB.Read(), "lookup_order")
-	if string(tl.ArgsSchema) != `{"type":"object"}` || tl.Impact != tools.ImpactLow || tl.Timeout != 5*time.Second || auditCount(t, in.DB) != before {
+	if string(tl.ArgsSchema) != `{"type":"object"}` || tl.Impact != risk.ImpactLow || tl.Timeout != 5*time.Second || auditCount(t, in.DB) != before {
 		t.Errorf("after refused saves tool = %+v, %d new events; want unchanged", tl, auditCount(t, in.DB)-before)
 	}
 
@@ -194,7 +194,7 @@ func TestAdminToolCreate(t *testing.T) {
 		t.Fatalf("create ended at %s (%d): %s", p.URL, p.Status, text(p, "form-errors"))
 	}
 	tl, err := catalog.Get(context.Background(), in.DB.Read(), "cancel_refund")
-	if err != nil || tl.Impact != tools.ImpactMedium || !tl.Enabled {
+	if err != nil || tl.Impact != risk.ImpactMedium || !tl.Enabled {
 		t.Errorf("created tool = %+v, %v", tl, err)
 	}
 	if evs := adminEvents(t, in.DB, "tool.create"); len(evs) != 1 || evs[0].Subject.ID != "cancel_refund" {

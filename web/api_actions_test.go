@@ -19,6 +19,7 @@ import (
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/tools"
 )
 
@@ -146,7 +147,7 @@ func TestExternalAgentProposesAndLongPolls(t *testing.T) {
 func TestExternalAgentExecutesAndReports(t *testing.T) {
 	in := startWardenDemo(t, nil)
 	ctx := context.Background()
-	gift := tools.Tool{Name: "ship_gift", Impact: tools.ImpactHigh, Reversibility: tools.Irreversible, Provider: tools.ProviderExternal,
+	gift := tools.Tool{Name: "ship_gift", Impact: risk.ImpactHigh, Reversibility: risk.Irreversible, Provider: tools.ProviderExternal,
 		Timeout: time.Second, MaxAttempts: 1, ArgsSchema: json.RawMessage(`{"type":"object","required":["order_id"]}`), Enabled: true, ApprovalTTL: time.Hour}
 	in.DB.Transact(ctx, func(tx *sql.Tx) error { return catalog.Upsert(ctx, tx, gift) })
 	_, key := newKey(t, in, "external agent", []string{"tool:ship_gift"}, 600, 60, nil)

@@ -96,7 +96,7 @@ func TestAnotherTenantsOrdersAreUnknown(t *testing.T) {
 	err = in.DB.Transact(ctx, func(tx *sql.Tx) error {
 		var err error
 		stray, err = approvals.Create(ctx, tx, in.Agent.Service.Sealer(), approvals.Spec{
-			TenantID: globex.ID, TenantSlug: globex.Slug, JourneyID: "jrn_test_globex", StepN: 1, Tool: tool.ForApproval(),
+			TenantID: globex.ID, TenantSlug: globex.Slug, JourneyID: "jrn_test_globex", StepN: 1, Tool: catalog.ForApproval(tool),
 			Args: args, ArgsRedacted: args, Summary: "Refund $4.16 for ORD-1004", AmountMinor: &minor, Currency: "USD",
 			Reason: "test", Rule: "test rule", ApprovalsRequired: 1, IdempotencyKey: "ext_globex_stray",
 		}, time.Now())

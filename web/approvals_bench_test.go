@@ -37,7 +37,7 @@ func BenchmarkApprovalQueue10k(b *testing.B) {
 				t, _ := store.TenantBySlug(ctx, tx, tenants[n%len(tenants)])
 				amount := int64(100 + n)
 				_, err := approvals.Create(ctx, tx, sealer, approvals.Spec{
-					TenantID: t.ID, TenantSlug: t.Slug, JourneyID: fmt.Sprintf("bench-%d", n), KeyID: "bench", Tool: tool.ForApproval(),
+					TenantID: t.ID, TenantSlug: t.Slug, JourneyID: fmt.Sprintf("bench-%d", n), KeyID: "bench", Tool: catalog.ForApproval(tool),
 					Args: json.RawMessage(fmt.Sprintf(`{"order_id":"ORD-%d","amount_minor":%d}`, 2000+n, amount)), ArgsRedacted: json.RawMessage(`{}`),
 					Summary: fmt.Sprintf("Refund $%d.%02d", amount/100, amount%100), AmountMinor: &amount, Currency: "USD", Rule: "bench", ApprovalsRequired: 1,
 				}, time.Now())

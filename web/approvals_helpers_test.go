@@ -97,7 +97,7 @@ func createActions(t *testing.T, in *instance, tenant store.Tenant, n int, amoun
 			args, _ := json.Marshal(map[string]any{"order_id": fmt.Sprintf("ORD-%d", 7000+i), "amount_minor": minor, "currency": "USD", "account": "9182"})
 			spec := approvals.Spec{
 				TenantID: tenant.ID, TenantSlug: tenant.Slug, JourneyID: fmt.Sprintf("jrn_test_%s_%d", tenant.Slug, i), StepN: 1,
-				Tool: refund.ForApproval(), Args: args, ArgsRedacted: args, Summary: fmt.Sprintf("Refund test %s %d", tenant.Slug, i),
+				Tool: catalog.ForApproval(refund), Args: args, ArgsRedacted: args, Summary: fmt.Sprintf("Refund test %s %d", tenant.Slug, i),
 				AmountMinor: &minor, Currency: "USD", Reason: "test", Rule: "test rule", ApprovalsRequired: 1,
 			}
 			for _, f := range edit {

@@ -32,7 +32,7 @@ func TestRacingApproversExecuteOnce(t *testing.T) {
 		amount := int64(100)
 		in.DB.Transact(ctx, func(tx *sql.Tx) error {
 			a, err := approvals.Create(ctx, tx, in.Agent.Service.Sealer(), approvals.Spec{
-				TenantID: tenant.ID, TenantSlug: "acme", JourneyID: fmt.Sprintf("race-%d", i), KeyID: "race", Tool: tool.ForApproval(),
+				TenantID: tenant.ID, TenantSlug: "acme", JourneyID: fmt.Sprintf("race-%d", i), KeyID: "race", Tool: catalog.ForApproval(tool),
 				Args:         json.RawMessage(`{"order_id":"ORD-1004","amount_minor":100,"currency":"USD","account":"GB74BUKB20201555559182"}`),
 				ArgsRedacted: json.RawMessage(`{}`), Summary: "race", AmountMinor: &amount, Currency: "USD", Rule: "test", ApprovalsRequired: 1,
 			}, time.Now())

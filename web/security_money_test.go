@@ -24,6 +24,7 @@ import (
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/platform/money"
+	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/tools"
 )
@@ -61,7 +62,7 @@ func (h *payoutHook) received() []string {
 func addPayoutTool(t testing.TB, in *instance, hookURL string) string {
 	t.Helper()
 	ctx := context.Background()
-	payout := tools.Tool{Name: "send_payout", Impact: tools.ImpactHigh, Reversibility: tools.Irreversible,
+	payout := tools.Tool{Name: "send_payout", Impact: risk.ImpactHigh, Reversibility: risk.Irreversible,
 		Provider: tools.ProviderHTTP, WebhookURL: hookURL, Timeout: 2 * time.Second, MaxAttempts: 1, Enabled: true, ApprovalTTL: time.Hour,
 		ArgsSchema: json.RawMessage(`{"type":"object","properties":{"payee":{"type":"string"},"payout_cents":{"type":"integer","minimum":0},
 			"ccy":{"type":"string"}},"required":["payee","payout_cents","ccy"],"additionalProperties":false}`),

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/tools"
 )
 
@@ -97,16 +98,16 @@ var schemas = map[string]string{
 // pending for 24h, and a unit price by impact class. The entries are the
 // caller's own to adjust.
 func Catalog() []tools.Tool {
-	entry := func(name, desc string, impact tools.Impact, rev tools.Reversibility, compensating string) tools.Tool {
+	entry := func(name, desc string, impact risk.Impact, rev risk.Reversibility, compensating string) tools.Tool {
 		var schema bytes.Buffer
 		if err := json.Compact(&schema, []byte(schemas[name])); err != nil {
 			panic("sim: schema of " + name + ": " + err.Error())
 		}
 		cost := int64(costLow)
 		switch impact {
-		case tools.ImpactMedium:
+		case risk.ImpactMedium:
 			cost = costMedium
-		case tools.ImpactHigh:
+		case risk.ImpactHigh:
 			cost = costHigh
 		}
 		return tools.Tool{
@@ -133,22 +134,22 @@ func Catalog() []tools.Tool {
 	return []tools.Tool{
 		entry(ToolLookupOrder,
 			"Look up an order: status, amount, items, customer and payment account.",
-			tools.ImpactLow, tools.Reversible, ""),
+			risk.ImpactLow, risk.Reversible, ""),
 		entry(ToolCheckChangeWindow,
 			"Check whether an order can still be changed. The window is open until the order ships.",
-			tools.ImpactLow, tools.Reversible, ""),
+			risk.ImpactLow, risk.Reversible, ""),
 		declare(entry(ToolSubmitChangeRequest,
 			"Ask the shop to change an order whose change window is open (address, items, delivery notes).",
-			tools.ImpactMedium, tools.Reversible, ""), "", "", "order_id"),
+			risk.ImpactMedium, risk.Reversible, ""), "", "", "order_id"),
 		declare(entry(ToolIssueRefund,
 			"Refund money for an order to the order's payment account. Moves money: needs approval.",
-			tools.ImpactHigh, tools.Compensatable, ToolReverseRefund), "amount_minor", "currency", "order_id"),
+			risk.ImpactHigh, risk.Compensatable, ToolReverseRefund), "amount_minor", "currency", "order_id"),
 		declare(entry(ToolReverseRefund,
 			"Take back a refund issued in error. Moves money and cannot itself be undone.",
-			tools.ImpactHigh, tools.Irreversible, ""), "", "", "refund_id"),
+			risk.ImpactHigh, risk.Irreversible, ""), "", "", "refund_id"),
 		declare(entry(ToolSendCustomerEmail,
 			"Send an email to the order's customer. Cannot be unsent.",
-			tools.ImpactHigh, tools.Irreversible, ""), "", "", "order_id"),
+			risk.ImpactHigh, risk.Irreversible, ""), "", "", "order_id"),
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/tools"
 )
 
@@ -44,17 +45,17 @@ func validate(s *jsonschema.Schema, args string) error {
 func TestCatalogEntries(t *testing.T) {
 	want := []struct {
 		name         string
-		impact       tools.Impact
-		rev          tools.Reversibility
+		impact       risk.Impact
+		rev          risk.Reversibility
 		compensating string
 		cost         int64
 	}{
-		{ToolLookupOrder, tools.ImpactLow, tools.Reversible, "", 1000},
-		{ToolCheckChangeWindow, tools.ImpactLow, tools.Reversible, "", 1000},
-		{ToolSubmitChangeRequest, tools.ImpactMedium, tools.Reversible, "", 5000},
-		{ToolIssueRefund, tools.ImpactHigh, tools.Compensatable, ToolReverseRefund, 20000},
-		{ToolReverseRefund, tools.ImpactHigh, tools.Irreversible, "", 20000},
-		{ToolSendCustomerEmail, tools.ImpactHigh, tools.Irreversible, "", 20000},
+		{ToolLookupOrder, risk.ImpactLow, risk.Reversible, "", 1000},
+		{ToolCheckChangeWindow, risk.ImpactLow, risk.Reversible, "", 1000},
+		{ToolSubmitChangeRequest, risk.ImpactMedium, risk.Reversible, "", 5000},
+		{ToolIssueRefund, risk.ImpactHigh, risk.Compensatable, ToolReverseRefund, 20000},
+		{ToolReverseRefund, risk.ImpactHigh, risk.Irreversible, "", 20000},
+		{ToolSendCustomerEmail, risk.ImpactHigh, risk.Irreversible, "", 20000},
 	}
 	got := Catalog()
 	if len(got) != len(want) {
