@@ -226,3 +226,15 @@ func RecordVerification(ctx context.Context, db *store.DB, actor Actor, head Hea
 		return err
 	})
 }
+
+// JobRetried is the record of a person retrying a failed job (jobs.Retry
+// writes it in the retry's transaction): job.retried, with the job's kind.
+func JobRetried(actor Actor, id int64) func(ctx context.Context, tx *sql.Tx, kind string) error {
+	return func(ctx context.Context, tx *sql.Tx, kind string) error {
+		_, err := Append(ctx, tx, Event{
+			Actor: actor, Verb: "job.retried",
+			Subject: Subject{Type: "job", ID: fmt.Sprint(id)}, Details: map[string]any{"kind": kind},
+		})
+		return err
+	}
+}

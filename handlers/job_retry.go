@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/platform/jobs"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
@@ -28,7 +29,7 @@ func (h *Console) JobRetry(c echo.Context) error {
 	if err != nil || id <= 0 {
 		return problem.NotFound("not_found", "There is no such job.")
 	}
-	err = jobs.Retry(c.Request().Context(), h.DB, id, principalActor(CurrentPrincipal(c)))
+	err = jobs.Retry(c.Request().Context(), h.DB, id, audit.JobRetried(principalActor(CurrentPrincipal(c)), id))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return problem.NotFound("not_found", "There is no such job.")

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/platform/store"
 )
 
@@ -77,20 +76,17 @@ func ListFailed(ctx context.Context, db *store.DB, limit int) ([]Failed, int, er
 	return out, total, rows.Err()
 }
 
-// Retry makes a failed job run again, at once, with one more attempt, and
-// audits it as job.retried by actor. Handlers are idempotent, so a job
-// whose work was done meanwhile finds nothing left to do.
-func Retry(ctx context.Context, db *store.DB, id int64, actor audit.Actor) error {
+// Retry makes a failed job run again, at once, with one more attempt;
+// record writes what the retry leaves in the audit trail (the caller's
+// audit.JobRetried), in the same transaction. Handlers are idempotent, so
+// a job whose work was done meanwhile finds nothing left to do.
+func Retry(ctx context.Context, db *store.DB, id int64, record func(ctx context.Context, tx *sql.Tx, kind string) error) error {
 	return db.Transact(ctx, func(tx *sql.Tx) error {
 		kind, err := retry(ctx, tx, id)
 		if err != nil {
 			return err
 		}
-		_, err = audit.Append(ctx, tx, audit.Event{
-			Actor: actor, Verb: "job.retried",
-			Subject: audit.Subject{Type: "job", ID: fmt.Sprint(id)}, Details: map[string]any{"kind": kind},
-		})
-		return err
+		return record(ctx, tx, kind)
 	})
 }
 

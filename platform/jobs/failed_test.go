@@ -73,7 +73,7 @@ func TestFailedJobsAreListedAndRetried(t *testing.T) {
 	before := runs.Load()
 	actor := audit.Actor{Type: audit.ActorPrincipal, ID: "p-carol"}
 	for _, f := range failed {
-		if err := Retry(ctx, db, f.ID, actor); err != nil {
+		if err := Retry(ctx, db, f.ID, audit.JobRetried(actor, f.ID)); err != nil {
 			t.Fatalf("retry %d: %v", f.ID, err)
 		}
 	}
@@ -81,10 +81,10 @@ func TestFailedJobsAreListedAndRetried(t *testing.T) {
 		left, total, err := ListFailed(ctx, db, 10)
 		return err == nil && len(left) == 0 && total == 0 && runs.Load() >= before+2
 	})
-	if err := Retry(ctx, db, failed[0].ID, actor); !errors.Is(err, ErrNotFailed) {
+	if err := Retry(ctx, db, failed[0].ID, audit.JobRetried(actor, failed[0].ID)); !errors.Is(err, ErrNotFailed) {
 		t.Errorf("retrying a job that succeeded: %v, want ErrNotFailed", err)
 	}
-	if err := Retry(ctx, db, 999999, actor); !errors.Is(err, store.ErrNotFound) {
+	if err := Retry(ctx, db, 999999, audit.JobRetried(actor, 999999)); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("retrying an unknown job: %v, want ErrNotFound", err)
 	}
 	events, err := audit.List(ctx, db.Read(), audit.Filter{})
