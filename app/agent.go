@@ -1,7 +1,9 @@
-// Package agent composes the agent runtime from its parts: the gateway
-// (keys, admission, budgets, rate limits), the skills and their router, the
-// tool providers, redaction and sealing. The console and the JSON API use
-// the one Runtime it builds.
+// Package app is the composition root: it builds Warden's runtime from
+// its parts — admission (keys, budgets, rate limits), the skills and their
+// router, the tool providers behind their guard, journeys, the execution
+// of actions, the model gateway, the job queue and its periodic work,
+// redaction and sealing — and seeds the development demo. The console
+// and the JSON API use the one Runtime it builds.
 package app
 
 import (
@@ -18,6 +20,7 @@ import (
 	"github.com/wardenhq/warden/admission"
 	"github.com/wardenhq/warden/alerts"
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/execution"
 	"github.com/wardenhq/warden/execution/ledger"
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/models"
@@ -33,12 +36,13 @@ import (
 
 // Runtime is the request plane.
 type Runtime struct {
-	Gateway *admission.Gateway
-	Service *journeys.Service
-	Sim     *sim.Provider // the simulated orders-and-payments system
-	DB      *store.DB
-	Queue   *jobs.Queue
-	Guard   *tools.Guard // the policy in front of every tool call: its Health is on the health page and /metrics
+	Gateway   *admission.Gateway
+	Journeys  *journeys.Service
+	Execution *execution.Service
+	Sim       *sim.Provider // the simulated orders-and-payments system
+	DB        *store.DB
+	Queue     *jobs.Queue
+	Guard     *tools.Guard // the policy in front of every tool call: its Health is on the health page and /metrics
 	// Models is the chat gateway model-driven skills and the router model
 	// call; the HTTP route can share it (one set of concurrency slots per
 	// deployment).
@@ -60,13 +64,13 @@ type Runtime struct {
 // periodic jobs (periodicJobs) once per interval across all replicas. It
 // returns once the jobs in progress have finished and the journeys this
 // replica still had running have ended, their reservations released
-// (runtime.Service.Shutdown): its caller stops serving requests first
+// (journeys.Service.Shutdown): its caller stops serving requests first
 // (serve.go: the HTTP server's shutdown, then ctx).
 func (rt *Runtime) Run(ctx context.Context) {
 	// What a previous process left running (a kill -9, a shutdown whose
 	// grace ran out) ends at once, and its budget reservations come back;
 	// journeys this process admits are never older than rt.started.
-	if n, err := rt.Service.SweepLeftRunning(ctx, rt.started); err != nil && ctx.Err() == nil {
+	if n, err := rt.Journeys.SweepLeftRunning(ctx, rt.started); err != nil && ctx.Err() == nil {
 		rt.log.ErrorContext(ctx, "sweeping journeys left running by a previous process failed", "err", err)
 	} else if n > 0 {
 		rt.log.WarnContext(ctx, "journeys left running by a previous process were ended and their reservations released", "journeys", n)
@@ -88,7 +92,7 @@ func (rt *Runtime) Run(ctx context.Context) {
 	// sweep: no budget stays reserved by a replica that has stopped.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
-	n, err := rt.Service.Shutdown(sctx, journeyStopWait)
+	n, err := rt.Journeys.Shutdown(sctx, journeyStopWait)
 	if err != nil {
 		rt.log.ErrorContext(sctx, "ending this replica's running journeys at shutdown failed; the next start's sweep ends them", "err", err)
 	}
@@ -137,7 +141,7 @@ func (rt *Runtime) periodicJobs(q *jobs.Queue) {
 }
 
 func (rt *Runtime) expire(ctx context.Context) error {
-	n, err := rt.Service.ExpireActions(ctx)
+	n, err := rt.Execution.ExpireActions(ctx)
 	if n > 0 {
 		rt.log.InfoContext(ctx, "pending actions expired", "actions", n)
 	}
@@ -150,7 +154,7 @@ func (rt *Runtime) expire(ctx context.Context) error {
 // sweep ends journeys a dead process left running (their reservations go
 // back to the budget).
 func (rt *Runtime) sweep(ctx context.Context) error {
-	n, err := rt.Service.SweepInterrupted(ctx, 15*time.Minute)
+	n, err := rt.Journeys.SweepInterrupted(ctx, 15*time.Minute)
 	if n > 0 {
 		rt.log.WarnContext(ctx, "journeys interrupted by a crash were ended and their reservations released", "journeys", n)
 	}
@@ -163,7 +167,7 @@ func (rt *Runtime) sweep(ctx context.Context) error {
 // checkCanary rolls a running canary back as soon as one of its journeys
 // failed critically; promotion is left to a person.
 func (rt *Runtime) checkCanary(ctx context.Context) error {
-	v, rolledBack, err := rt.Service.CheckCanary(ctx)
+	v, rolledBack, err := rt.Journeys.CheckCanary(ctx)
 	switch {
 	case errors.Is(err, releases.ErrNoCanary):
 	case err != nil:
@@ -192,7 +196,7 @@ func (rt *Runtime) evaluateAlerts(ctx context.Context) error {
 }
 
 func (rt *Runtime) reconcile(ctx context.Context) error {
-	rep, err := rt.Service.Reconcile(ctx)
+	rep, err := rt.Execution.Reconcile(ctx)
 	if n := len(rep.Recorded) + len(rep.Reexecuted) + len(rep.Review) + len(rep.Failed) + len(rep.Completed); n > 0 {
 		rt.log.InfoContext(ctx, "reconciled effects", "recorded", len(rep.Recorded), "reexecuted", len(rep.Reexecuted),
 			"failed", len(rep.Failed), "review", len(rep.Review), "retry", len(rep.Retry), "completed", len(rep.Completed))
@@ -300,35 +304,39 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 		},
 	})
 	chat := models.NewGateway(db, sealer, redactor, log)
+	// Every tool call passes one guard: per tool a bulkhead, a circuit
+	// breaker, timeouts within the caller's deadline and the one retry
+	// layer (docs/failure-modes.md). Providers make one attempt each.
+	providers := map[string]tools.Provider{
+		tools.ProviderBuiltin: guard.Wrap(withFaults(o.Faults, provider)),
+		tools.ProviderHTTP:    guard.Wrap(withFaults(o.Faults, tools.NewHTTPProvider(&http.Client{Timeout: 5 * time.Minute}))),
+	}
 	svc := journeys.New(journeys.Options{
-		DB:     db,
-		Log:    log,
-		Router: router,
-		// Every tool call passes one guard: per tool a bulkhead, a circuit
-		// breaker, timeouts within the caller's deadline and the one retry
-		// layer (docs/failure-modes.md). Providers make one attempt each.
-		Providers: map[string]tools.Provider{
-			tools.ProviderBuiltin: guard.Wrap(withFaults(o.Faults, provider)),
-			tools.ProviderHTTP:    guard.Wrap(withFaults(o.Faults, tools.NewHTTPProvider(&http.Client{Timeout: 5 * time.Minute}))),
-		},
-		Redactor: redactor,
-		Sealer:   sealer,
-		Queue:    queue,
-		Prices:   prices,
-		Release:  builtin,
+		DB:        db,
+		Log:       log,
+		Router:    router,
+		Providers: providers,
+		Redactor:  redactor,
+		Sealer:    sealer,
+		Queue:     queue,
+		Prices:    prices,
+		Release:   builtin,
 
-		AllowPrivateCallbacks: o.DevMode,
-		Guard:                 guard,
+		Guard: guard,
 		// Model-driven skills and the router model call models through
 		// the chat gateway: the tenant's budget, traces in model_calls.
 		Models:      chat,
 		RouterModel: o.RouterModel,
 		ReplicaID:   replica.ID,
 	})
-	queue.Register(journeys.JobExecuteAction, svc.HandleExecute)
-	queue.Register(journeys.JobCallback, svc.HandleCallback)
+	ex := execution.New(execution.Options{
+		DB: db, Log: log, Providers: providers, Redactor: redactor, Sealer: sealer, Queue: queue, Journeys: svc,
+		AllowPrivateCallbacks: o.DevMode,
+	})
+	queue.Register(execution.JobExecuteAction, ex.HandleExecute)
+	queue.Register(execution.JobCallback, ex.HandleCallback)
 	queue.Register(journeys.JobContinueJourney, svc.HandleContinue)
-	queue.Register(approvals.JobExpire, svc.HandleExpire)
+	queue.Register(approvals.JobExpire, ex.HandleExpire)
 	interval := o.AlertInterval
 	if interval <= 0 {
 		interval = time.Minute
@@ -337,7 +345,7 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	gw.SetTenantRate(o.TenantRate)
 	gw.SetReplicas(replica.Live)
 	chat.SetReplicas(replica.Live)
-	rt := &Runtime{Gateway: gw, Models: chat, Service: svc, Sim: provider, DB: db, Queue: queue, Guard: guard, log: log, router: router,
+	rt := &Runtime{Gateway: gw, Models: chat, Journeys: svc, Execution: ex, Sim: provider, DB: db, Queue: queue, Guard: guard, log: log, router: router,
 		alertInterval: interval, started: started, Replica: replica}
 	rt.periodicJobs(queue)
 	return rt, nil

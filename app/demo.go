@@ -105,11 +105,11 @@ func (rt *Runtime) SeedDemo(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	secret, key, err := rotateDemoKey(ctx, db, rt.Service.Sealer(), tenant)
+	secret, key, err := rotateDemoKey(ctx, db, rt.Journeys.Sealer(), tenant)
 	if err != nil {
 		return "", err
 	}
-	if err := seedDemoModel(ctx, db, rt.Service.Sealer()); err != nil {
+	if err := seedDemoModel(ctx, db, rt.Journeys.Sealer()); err != nil {
 		return "", err
 	}
 	if first {
@@ -118,7 +118,7 @@ func (rt *Runtime) SeedDemo(ctx context.Context) (string, error) {
 		}
 		caller := admission.Caller{Key: key, Tenant: tenant}
 		for i, input := range demoRequests {
-			_, err := rt.Service.Run(ctx, journeys.Request{Caller: caller, Input: input,
+			_, err := rt.Journeys.Run(ctx, journeys.Request{Caller: caller, Input: input,
 				RequestID: fmt.Sprintf("demo-%d", i+1), CorrelationID: "demo-seed"})
 			var p *problem.Error // a refused demo request is part of the demo
 			if err != nil && !errors.As(err, &p) {

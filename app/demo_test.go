@@ -48,7 +48,7 @@ func TestSeedDemoReleases(t *testing.T) {
 	if others != 0 {
 		t.Errorf("%d demo journeys ran under another release than the active %s", others, active.Digest)
 	}
-	if got, _ := rt.Service.Release(ctx); got != active.Digest {
+	if got, _ := rt.Journeys.Release(ctx); got != active.Digest {
 		t.Errorf("runtime release %s, want the active %s", got, active.Digest)
 	}
 }
@@ -65,7 +65,7 @@ func TestBuiltinReleaseAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	d, err := rt.Service.Release(ctx)
+	d, err := rt.Journeys.Release(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,7 @@ func BenchmarkApprovalToEffect(b *testing.B) {
 		var a approvals.Action
 		err := db.Transact(ctx, func(tx *sql.Tx) error {
 			var err error
-			a, err = approvals.Create(ctx, tx, rt.Service.Sealer(), approvals.Spec{
+			a, err = approvals.Create(ctx, tx, rt.Journeys.Sealer(), approvals.Spec{
 				TenantID: tenant.ID, TenantSlug: "acme", JourneyID: fmt.Sprintf("bench-%d-%d", i, time.Now().UnixNano()), KeyID: "bench", Tool: catalog.ForApproval(tool),
 				Args:         json.RawMessage(`{"order_id":"ORD-1004","amount_minor":1,"currency":"USD","account":"GB74BUKB20201555559182"}`),
 				ArgsRedacted: json.RawMessage(`{}`), Summary: "bench", AmountMinor: &amount, Currency: "USD", Rule: "bench", ApprovalsRequired: 1,
@@ -63,7 +63,7 @@ func BenchmarkApprovalToEffect(b *testing.B) {
 		}
 		b.StartTimer()
 		start := time.Now()
-		if _, err := rt.Service.Decide(ctx, approvals.Request{Principal: approver, ActionID: a.ID, Decision: approvals.Approve, Digest: a.PayloadDigest}); err != nil {
+		if _, err := rt.Execution.Decide(ctx, approvals.Request{Principal: approver, ActionID: a.ID, Decision: approvals.Approve, Digest: a.PayloadDigest}); err != nil {
 			b.Fatal(err)
 		}
 		for {

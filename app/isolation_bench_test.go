@@ -60,7 +60,7 @@ func BenchmarkReadJourneyIsolation(b *testing.B) {
 				for range 100 {
 					wg.Go(func() {
 						for bg.Err() == nil {
-							rt.Service.Run(bg, journeys.Request{Caller: caller, Input: "Please change the delivery address for ORD-1001 to 14 Harbour Road", RequestID: "bg"})
+							rt.Journeys.Run(bg, journeys.Request{Caller: caller, Input: "Please change the delivery address for ORD-1001 to 14 Harbour Road", RequestID: "bg"})
 							time.Sleep(time.Second)
 						}
 					})
@@ -71,7 +71,7 @@ func BenchmarkReadJourneyIsolation(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				t0 := time.Now()
-				if _, err := rt.Service.Run(ctx, journeys.Request{Caller: caller, Input: "Where is my order ORD-1003?", RequestID: "bench"}); err != nil {
+				if _, err := rt.Journeys.Run(ctx, journeys.Request{Caller: caller, Input: "Where is my order ORD-1003?", RequestID: "bench"}); err != nil {
 					b.Fatal(err)
 				}
 				lat = append(lat, time.Since(t0))

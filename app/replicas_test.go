@@ -87,7 +87,7 @@ func startReplicas(t *testing.T) *replicas {
 		t.Fatal(err)
 	}
 	err = r.rts[0].DB.Transact(ctx, func(tx *sql.Tx) error {
-		k, secrets, err := keys.Create(ctx, tx, r.rts[0].Service.Sealer(), keys.NewSpec{TenantID: r.tenant.ID, Name: "replicas bot",
+		k, secrets, err := keys.Create(ctx, tx, r.rts[0].Journeys.Sealer(), keys.NewSpec{TenantID: r.tenant.ID, Name: "replicas bot",
 			Scopes: replicaScopes, RatePerMin: 60000, Burst: 2000, CreatedBy: "test"})
 		r.secret, r.keyID = secrets.Key, k.ID
 		return err
@@ -115,7 +115,7 @@ func TestReplicasKeepTheBudgetExact(t *testing.T) {
 	r := startReplicas(t)
 	ctx := r.ctx
 	const input = "Where is my order ORD-1003?"
-	est, err := r.rts[0].Service.Estimate(ctx, input)
+	est, err := r.rts[0].Journeys.Estimate(ctx, input)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestReplicasKeepTheBudgetExact(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			i := n % 2
-			out, err := r.rts[i].Service.Run(ctx, journeys.Request{Caller: callers[i], Input: input, RequestID: fmt.Sprintf("race-%d", n)})
+			out, err := r.rts[i].Journeys.Run(ctx, journeys.Request{Caller: callers[i], Input: input, RequestID: fmt.Sprintf("race-%d", n)})
 			var p *problem.Error
 			switch {
 			case err == nil && out.Journey.Status == journeys.StatusCompleted:
@@ -183,7 +183,7 @@ func TestReplicasDecideOnce(t *testing.T) {
 	c := r.caller(t, 0)
 	var approved []approvals.Action
 	for n := range 10 {
-		out, err := r.rts[n%2].Service.Run(ctx, journeys.Request{Caller: c, Input: refund, RequestID: fmt.Sprintf("refund-%d", n)})
+		out, err := r.rts[n%2].Journeys.Run(ctx, journeys.Request{Caller: c, Input: refund, RequestID: fmt.Sprintf("refund-%d", n)})
 		if err != nil || out.Action == nil {
 			t.Fatalf("refund journey: %v (%s)", err, out.Journey.Status)
 		}
@@ -201,7 +201,7 @@ func TestReplicasDecideOnce(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				d := dec[(i+first)%2]
-				res[i], errs[i] = r.rts[i].Service.Decide(ctx, approvals.Request{Principal: whom[i], ActionID: a.ID, Decision: d, Digest: a.PayloadDigest, Comment: "decided on replica " + fmt.Sprint(i)})
+				res[i], errs[i] = r.rts[i].Execution.Decide(ctx, approvals.Request{Principal: whom[i], ActionID: a.ID, Decision: d, Digest: a.PayloadDigest, Comment: "decided on replica " + fmt.Sprint(i)})
 			}()
 		}
 		wg.Wait()
@@ -322,10 +322,10 @@ func TestReplicasRefuseARevokedKeyAtOnce(t *testing.T) {
 	// A skill switched off on A: B refuses the next journey routed to it.
 	const refund = "The customer was charged twice for ORD-1005, refund $1.00 please"
 	onB := r.caller(t, 1)
-	if _, err := a.Service.SwitchSkill(ctx, audit.Actor{Type: audit.ActorSystem, ID: "test"}, "refunds", false, "replica test"); err != nil {
+	if _, err := a.Journeys.SwitchSkill(ctx, audit.Actor{Type: audit.ActorSystem, ID: "test"}, "refunds", false, "replica test"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := b.Service.Run(ctx, journeys.Request{Caller: onB, Input: refund, RequestID: "switched-off"})
+	_, err := b.Journeys.Run(ctx, journeys.Request{Caller: onB, Input: refund, RequestID: "switched-off"})
 	var p *problem.Error
 	if !errors.As(err, &p) || p.Code != journeys.CodeSkillDisabled {
 		t.Errorf("replica B right after refunds was switched off on A: %v, want %s", err, journeys.CodeSkillDisabled)
@@ -359,7 +359,7 @@ func TestReplicasRefuseARevokedKeyAtOnce(t *testing.T) {
 	// A tenant frozen on A: B refuses its next request.
 	var fresh string
 	if err := a.DB.Transact(ctx, func(tx *sql.Tx) error {
-		_, secrets, err := keys.Create(ctx, tx, a.Service.Sealer(), keys.NewSpec{TenantID: r.tenant.ID, Name: "second bot",
+		_, secrets, err := keys.Create(ctx, tx, a.Journeys.Sealer(), keys.NewSpec{TenantID: r.tenant.ID, Name: "second bot",
 			Scopes: replicaScopes, RatePerMin: 600, Burst: 100, CreatedBy: "test"})
 		fresh = secrets.Key
 		return err
@@ -390,7 +390,7 @@ func TestReplicasExpireAnActionOnTheSurvivor(t *testing.T) {
 	ctx, db := r.ctx, r.rts[0].DB
 	var a approvals.Action
 	err := db.Transact(ctx, func(tx *sql.Tx) (err error) {
-		a, err = approvals.Create(ctx, tx, r.rts[0].Service.Sealer(), approvals.Spec{
+		a, err = approvals.Create(ctx, tx, r.rts[0].Journeys.Sealer(), approvals.Spec{
 			TenantID: r.tenant.ID, TenantSlug: r.tenant.Slug, RequestedBy: "test",
 			Tool: approvals.Tool{Name: "issue_refund", Impact: risk.ImpactHigh, ApprovalTTL: 3 * time.Second},
 			Args: []byte(`{"order_id":"ORD-1005","amount":1}`), ArgsRedacted: []byte(`{}`), Summary: "refund", Rule: "test", ApprovalsRequired: 1,

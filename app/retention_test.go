@@ -125,7 +125,7 @@ func TestSweepEndsInterruptedJourneysAndReleasesReservations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := rt.Service.SweepInterrupted(ctx, 15*time.Minute)
+	n, err := rt.Journeys.SweepInterrupted(ctx, 15*time.Minute)
 	if err != nil || n != 1 {
 		t.Fatalf("SweepInterrupted = %d, %v; want 1", n, err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wardenhq/warden/admission"
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/execution"
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
@@ -20,9 +21,10 @@ import (
 // handlers; web/routes.go registers them when Warden runs the agent
 // runtime.
 type API struct {
-	DB      *store.DB
-	Gateway *admission.Gateway
-	Runtime *journeys.Service
+	DB        *store.DB
+	Gateway   *admission.Gateway
+	Runtime   *journeys.Service
+	Execution *execution.Service
 }
 
 // apiError is the JSON error body.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wardenhq/warden/admission"
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/execution"
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
@@ -142,7 +143,7 @@ func (api *API) Propose(c echo.Context) error {
 	if _, err := decodeJSON(c, &req, `{"tool", "arguments", "summary", "reason", "amount", "currency", "callback_url"}`); err != nil {
 		return jsonError(c, err)
 	}
-	a, err := api.Runtime.Propose(c.Request().Context(), journeys.Proposal{
+	a, err := api.Execution.Propose(c.Request().Context(), execution.Proposal{
 		Caller: caller, Tool: req.Tool, Arguments: req.Arguments, Summary: req.Summary, Reason: req.Reason,
 		Amount: req.Amount, Currency: strings.ToUpper(strings.TrimSpace(req.Currency)), CallbackURL: req.CallbackURL,
 		IdempotencyKey: strings.TrimSpace(c.Request().Header.Get("Idempotency-Key")),
@@ -214,7 +215,7 @@ func (api *API) Result(c echo.Context) error {
 	if _, err := decodeJSON(c, &req, `{"status": "executed"|"failed", "receipt": {...}, "error": "..."}`); err != nil {
 		return jsonError(c, err)
 	}
-	a, err := api.Runtime.ReportResult(c.Request().Context(), caller, c.Param("id"), journeys.Result{Status: req.Status, Receipt: req.Receipt, Error: req.Error})
+	a, err := api.Execution.ReportResult(c.Request().Context(), caller, c.Param("id"), execution.Result{Status: req.Status, Receipt: req.Receipt, Error: req.Error})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return jsonError(c, problem.NotFound("not_found", "There is no action with this id."))
@@ -233,7 +234,7 @@ func (api *API) Cancel(c echo.Context) error {
 	if !ok {
 		return nil
 	}
-	a, err := api.Runtime.CancelAction(c.Request().Context(), caller, c.Param("id"))
+	a, err := api.Execution.CancelAction(c.Request().Context(), caller, c.Param("id"))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return jsonError(c, problem.NotFound("not_found", "There is no action with this id."))

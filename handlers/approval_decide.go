@@ -31,7 +31,7 @@ func (h *Console) ApprovalDecide(c echo.Context) error {
 		return problem.Invalid("bad_request", "Choose approve or reject.")
 	}
 	comment := strings.TrimSpace(c.FormValue("comment"))
-	res, err := h.Runtime.Decide(ctx, approvals.Request{
+	res, err := h.Execution.Decide(ctx, approvals.Request{
 		Principal: *user, ActionID: a.ID, Decision: decision, Comment: comment, Digest: c.FormValue("digest"),
 	})
 	if err == nil {

@@ -14,7 +14,7 @@ func (h *Console) ApprovalRetry(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if _, err := h.Runtime.RetryAction(ctx, *user, a.ID); err != nil {
+	if _, err := h.Execution.RetryAction(ctx, *user, a.ID); err != nil {
 		return err
 	}
 	return seeOther(c, "/approvals/"+a.ID+"?done=retried")

@@ -48,7 +48,7 @@ func (h *Console) ApprovalReverse(c echo.Context) error {
 		return err
 	}
 	reason := strings.TrimSpace(c.FormValue("reason"))
-	r, err := h.Runtime.Reverse(ctx, *user, a.ID, reason)
+	r, err := h.Execution.Reverse(ctx, *user, a.ID, reason)
 	switch p := problem.From(err); {
 	case err == nil:
 		return seeOther(c, "/approvals/"+r.ID+"?done=reversal_requested")

@@ -9,7 +9,7 @@ import (
 )
 
 // DependencyList shows each tool dependency's breaker state, recent error
-// rate, latency and bulkhead use (runtime.Service.Dependencies).
+// rate, latency and bulkhead use (journeys.Service.Dependencies).
 func (h *Console) DependencyList(c echo.Context) error {
 	pg := PageFor(c, "Dependencies")
 	return Render(c, http.StatusOK, pg, views.Dependencies(pg, h.Runtime.Dependencies()))

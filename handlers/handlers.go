@@ -12,6 +12,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
+	"github.com/wardenhq/warden/execution"
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/problem"
@@ -26,11 +27,13 @@ import (
 // file per action; web/routes.go lists them with the roles they need.
 type Console struct {
 	DB *store.DB
-	// Runtime is the agent runtime: decisions, reversals and the skills a
-	// key may be scoped to. Without it (a console-only Warden) the routes
-	// that need it are not registered.
-	Runtime *journeys.Service
-	Sealer  *seal.Sealer // seals keys' callback secrets
+	// Runtime runs journeys (traces, replays, the skills a key may be
+	// scoped to) and Execution decides, executes and reverses actions.
+	// Without them (a console-only Warden) the routes that need them are
+	// not registered.
+	Runtime   *journeys.Service
+	Execution *execution.Service
+	Sealer    *seal.Sealer // seals keys' callback secrets
 	// Runbooks are the loaded runbook documents.
 	Runbooks *runbooks.Set
 	Flash    Flash // one-time values across a redirect (a new key's secret)

@@ -25,8 +25,8 @@ func (h *Console) RunbookList(c echo.Context) error {
 // runbookDeps are what running a runbook action needs.
 func (h *Console) runbookDeps() runbooks.Deps {
 	d := runbooks.Deps{DB: h.DB, Runbooks: h.Runbooks}
-	if h.Runtime != nil {
-		d.Runtime = h.Runtime
+	if h.Runtime != nil && h.Execution != nil {
+		d.Runtime = runbooks.Services{Journeys: h.Runtime, Execution: h.Execution}
 	}
 	if h.Sealer != nil {
 		d.Sealer = h.Sealer

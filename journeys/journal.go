@@ -3,12 +3,16 @@ package journeys
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/skills"
+	"github.com/wardenhq/warden/tools"
 )
 
 // Journey statuses.
@@ -311,10 +315,10 @@ func DeleteRange(ctx context.Context, tx *sql.Tx, tenantID string, from, to time
 	return res.RowsAffected()
 }
 
-// failJourney ends the journey that waited for a failed action, and
+// FailAfterAction ends the journey that waited for a failed action, and
 // marks its approval step failed with the (redacted) reason, so the trace
 // does not keep saying the step awaits approval.
-func failJourney(ctx context.Context, tx *sql.Tx, id string, step int, code, reason string, now time.Time) error {
+func FailAfterAction(ctx context.Context, tx *sql.Tx, id string, step int, code, reason string, now time.Time) error {
 	if id == "" {
 		return nil
 	}
@@ -339,9 +343,9 @@ func completeAfterApproval(ctx context.Context, tx *sql.Tx, id string, step int,
 	return err
 }
 
-// endAfterAction ends the journey that waited for an action that was
+// EndAfterAction ends the journey that waited for an action that was
 // rejected, expired or cancelled, and marks its approval step so.
-func endAfterAction(ctx context.Context, tx *sql.Tx, id string, step int, status string, now time.Time) error {
+func EndAfterAction(ctx context.Context, tx *sql.Tx, id string, step int, status string, now time.Time) error {
 	if id == "" {
 		return nil
 	}
@@ -354,10 +358,10 @@ func endAfterAction(ctx context.Context, tx *sql.Tx, id string, step int, status
 	return err
 }
 
-// waitAgain reopens the journey that a failed action ended, when the
+// WaitAgain reopens the journey that a failed action ended, when the
 // action is retried: it waits for the action again, and the action's
 // completion resumes it.
-func waitAgain(ctx context.Context, tx *sql.Tx, id string, step int) error {
+func WaitAgain(ctx context.Context, tx *sql.Tx, id string, step int) error {
 	if id == "" {
 		return nil
 	}
@@ -373,4 +377,48 @@ func waitAgain(ctx context.Context, tx *sql.Tx, id string, step int) error {
 	_, err = tx.ExecContext(ctx, `UPDATE journey_steps SET status = ?, error = '' WHERE journey_id = ? AND n = ? AND status = 'failed'`,
 		StatusAwaitingApproval, id, step)
 	return err
+}
+
+// Resume continues the journey that waited for the action: the steps that
+// ran before the approval are replayed from the journal (never re-run),
+// the executed call's receipt is recorded as its step, and the journey
+// finishes with the skill's summary. It runs inside the transaction that
+// marks the action executed (package execution).
+func (s *Service) Resume(ctx context.Context, tx *sql.Tx, a approvals.Action, receipt json.RawMessage, t tools.Tool, now time.Time) error {
+	if a.JourneyID == "" {
+		return nil
+	}
+	j, err := GetJourney(ctx, tx, a.JourneyID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil // the trace was purged by retention: nothing to resume
+	}
+	if err != nil {
+		return err
+	}
+	// A model-driven journey continues with its model (model.go).
+	if ok, err := s.resumeModel(ctx, tx, a, j, receipt, 1, t.UnitCostMicros); ok || err != nil {
+		return err
+	}
+	// The summary is written from the call as approved (unsealed), then
+	// redacted like every output: from the redacted copy it would quote
+	// the tail of a redaction token instead of an account's last four.
+	args := a.ArgumentsRedacted
+	if opened, err := approvals.OpenArgs(ctx, tx, s.o.Sealer, a.ID); err == nil {
+		args = opened
+	}
+	var results []skills.StepResult
+	for _, st := range j.Steps {
+		switch {
+		case st.Kind == "tool" && st.Status == "ok":
+			results = append(results, skills.StepResult{Tool: st.Tool, Args: json.RawMessage(st.Arguments), Output: json.RawMessage(st.Result)})
+		case st.Kind == "approval" && st.N == a.StepN:
+			results = append(results, skills.StepResult{Tool: a.Tool, Args: args, Output: receipt})
+		}
+	}
+	output := ""
+	if skill, ok := s.o.Router.Skill(j.Skill); ok {
+		output = skills.Summarize(skill, results)
+	}
+	const units = 1
+	return completeAfterApproval(ctx, tx, j.ID, a.StepN, s.redactJSON(receipt), s.o.Redactor.String(output), units, units*t.UnitCostMicros, now)
 }

@@ -91,7 +91,7 @@ func (r *run) drive(ctx context.Context, c *conversation) (string, error) {
 	s, skill := r.s, r.skill
 	r.modelDriven = true
 	if s.o.Models == nil {
-		return "", refuse(CodeModelUnavailable, fmt.Sprintf("Skill %q is driven by model %q, and this Warden has no model gateway.", skill.Name, skill.Model), nil)
+		return "", Refuse(CodeModelUnavailable, fmt.Sprintf("Skill %q is driven by model %q, and this Warden has no model gateway.", skill.Name, skill.Model), nil)
 	}
 	offered, err := r.offeredTools(ctx)
 	if err != nil {
@@ -122,7 +122,7 @@ func (r *run) drive(ctx context.Context, c *conversation) (string, error) {
 			if p := problem.From(err); p.Kind == problem.KindExhausted {
 				return "", p // the budget cannot cover the model's next turn
 			}
-			return "", refuse(CodeModelUnavailable, fmt.Sprintf("Model %q could not be called: %s", skill.Model, s.o.Redactor.String(problem.From(err).Message)), err)
+			return "", Refuse(CodeModelUnavailable, fmt.Sprintf("Model %q could not be called: %s", skill.Model, s.o.Redactor.String(problem.From(err).Message)), err)
 		}
 		msg := resp.Message()
 		msg.Role = "assistant"
@@ -140,7 +140,7 @@ func (r *run) drive(ctx context.Context, c *conversation) (string, error) {
 				r.record(ctx, Step{Kind: "tool", Tool: tc.Function.Name, Arguments: s.redactJSON(json.RawMessage(tc.Function.Arguments)),
 					Status: "refused", Error: fmt.Sprintf("the skill allows %d tool calls (max_steps)", skill.MaxSteps)})
 				r.saveConversation(ctx, c)
-				return "", refuse(CodeMaxSteps, fmt.Sprintf("The model asked for more than the %d tool calls skill %q allows; the journey was stopped.", skill.MaxSteps, skill.Name), nil)
+				return "", Refuse(CodeMaxSteps, fmt.Sprintf("The model asked for more than the %d tool calls skill %q allows; the journey was stopped.", skill.MaxSteps, skill.Name), nil)
 			}
 			c.ToolCalls++
 			result, err := r.modelCall(ctx, tc)
@@ -235,7 +235,7 @@ func (r *run) offeredTools(ctx context.Context) ([]models.Tool, error) {
 			continue
 		}
 		if err != nil {
-			return nil, refuse(CodeInternal, "The tool catalog cannot be read.", err)
+			return nil, Refuse(CodeInternal, "The tool catalog cannot be read.", err)
 		}
 		out = append(out, models.FunctionTool(t.Name, t.Description, t.ArgsSchema))
 	}
@@ -400,11 +400,11 @@ func (s *Service) ContinueJourney(ctx context.Context, journeyID string) error {
 	var claimErr error
 	switch {
 	case !ok || skill.Model == "":
-		claimErr = refuse(CodeInternal, fmt.Sprintf("Skill %q is no longer model-driven in this Warden; the journey cannot continue.", j.Skill), nil)
+		claimErr = Refuse(CodeInternal, fmt.Sprintf("Skill %q is no longer model-driven in this Warden; the journey cannot continue.", j.Skill), nil)
 	case !key.Active(now):
-		claimErr = refuse(CodeToolRefused, "The journey's key was revoked or expired before it could continue.", nil)
+		claimErr = Refuse(CodeToolRefused, "The journey's key was revoked or expired before it could continue.", nil)
 	case tenant.Frozen:
-		claimErr = refuse(CodeToolRefused, "The tenant was frozen before the journey could continue.", nil)
+		claimErr = Refuse(CodeToolRefused, "The tenant was frozen before the journey could continue.", nil)
 	}
 	r.skill = skill
 	// The rest of the loop may call each allowed tool; model calls reserve

@@ -41,9 +41,6 @@ const (
 	// refundRequest routes to the refunds skill: lookup_order (low), then
 	// issue_refund (high) of USD 45.50 to ORD-1005's account, one approver.
 	refundRequest = "The customer was charged twice for ORD-1005, refund $45.50 please"
-	// emailRequest routes to customer_email: lookup_order, then
-	// send_customer_email (high, irreversible).
-	emailRequest = "Email the customer of ORD-1005 to let them know that the parcel is delayed"
 )
 
 // allScopes are the demo skills and their tools.
@@ -57,13 +54,7 @@ var allScopes = []string{
 // who may therefore not approve what the agent asks for.
 var (
 	agentOwner = "p-owner"
-	approver   = identity.Principal{ID: "p-ann", Name: "Ann", Roles: []string{identity.RoleApprover}, Tenants: []string{"acme"}}
-	approver2  = identity.Principal{ID: "p-bo", Name: "Bo", Roles: []string{identity.RoleApprover}, Tenants: []string{"acme"}}
 	oncall     = identity.Principal{ID: "p-otto", Name: "Otto", Roles: []string{identity.RoleOncall}, Tenants: []string{"acme"}}
-	auditor    = identity.Principal{ID: "p-aud", Name: "Aud", Roles: []string{identity.RoleAuditor}, Tenants: []string{"*"}}
-	admin      = identity.Principal{ID: "p-adm", Name: "Adm", Roles: []string{identity.RoleAdmin}, Tenants: []string{"*"}}
-	outsider   = identity.Principal{ID: "p-glo", Name: "Glo", Roles: []string{identity.RoleApprover, identity.RoleOncall}, Tenants: []string{"globex"}}
-	everywhere = identity.Principal{ID: "p-all", Name: "All", Roles: []string{identity.RoleApprover}, Tenants: []string{identity.AllTenants}}
 )
 
 // rig is the runtime built the way agent.New builds it — a real database,
@@ -87,9 +78,6 @@ type rig struct {
 }
 
 func (r *rig) clock() time.Time { r.mu.Lock(); defer r.mu.Unlock(); return r.now }
-
-// advance moves the rig's clock on.
-func (r *rig) advance(d time.Duration) { r.mu.Lock(); defer r.mu.Unlock(); r.now = r.now.Add(d) }
 
 func newRig(t testing.TB) *rig { t.Helper(); return newRigOn(t, nil) }
 
@@ -263,92 +251,6 @@ func (r *rig) switchSkill(skill string, enabled bool) {
 	if _, err := r.svc.SwitchSkill(r.ctx, audit.Actor{Type: audit.ActorPrincipal, ID: oncall.ID}, skill, enabled, "INC-1: test"); err != nil {
 		r.t.Fatal(err)
 	}
-}
-
-// freeze freezes the rig's tenant.
-func (r *rig) freeze() {
-	r.t.Helper()
-	if err := r.db.Transact(r.ctx, func(tx *sql.Tx) error { _, err := store.SetFrozen(r.ctx, tx, r.tenant.ID, true); return err }); err != nil {
-		r.t.Fatal(err)
-	}
-}
-
-// pending runs input, which must stop awaiting approval, and returns its
-// outcome.
-func (r *rig) pending(input string) Outcome {
-	r.t.Helper()
-	out, err := r.run(input)
-	if err != nil {
-		r.t.Fatalf("Run(%q): %v", input, err)
-	}
-	if out.Journey.Status != StatusAwaitingApproval || out.Action == nil {
-		r.t.Fatalf("Run(%q) = %s, action %v; want awaiting_approval with an action", input, out.Journey.Status, out.Action)
-	}
-	return out
-}
-
-// decide records p's decision on an action as it stands now.
-func (r *rig) decide(p identity.Principal, actionID, decision string) error {
-	a := r.action(actionID)
-	comment := ""
-	if decision == approvals.Reject {
-		comment = "not this one"
-	}
-	_, err := r.svc.Decide(r.ctx, approvals.Request{Principal: p, ActionID: a.ID, Decision: decision, Digest: a.PayloadDigest, Comment: comment})
-	return err
-}
-
-// approved runs input to a pending action and approves it.
-func (r *rig) approved(input string) Outcome {
-	r.t.Helper()
-	out := r.pending(input)
-	if err := r.decide(approver, out.Action.ID, approvals.Approve); err != nil {
-		r.t.Fatalf("approve %s: %v", out.Action.ID, err)
-	}
-	return out
-}
-
-// executed runs input to a pending action, approves it and executes it.
-func (r *rig) executed(input string) approvals.Action {
-	r.t.Helper()
-	out := r.approved(input)
-	if err := r.svc.ExecuteAction(r.ctx, out.Action.ID); err != nil {
-		r.t.Fatalf("ExecuteAction(%s): %v", out.Action.ID, err)
-	}
-	a := r.action(out.Action.ID)
-	if a.Status != approvals.StatusExecuted {
-		r.t.Fatalf("action %s is %s after execution (%s), want executed", a.ID, a.Status, a.Failure)
-	}
-	return a
-}
-
-// jobKeys lists the unique keys of the jobs enqueued so far ("" for a job
-// without one), sorted, from the engine's queue: the outbox's jobs table
-// on SQLite, River's river_job on PostgreSQL.
-func (r *rig) jobKeys() []string {
-	r.t.Helper()
-	query := `SELECT COALESCE(unique_key, '') FROM jobs`
-	if r.db.Dialect() == store.Postgres {
-		query = `SELECT COALESCE(args->>'key', '') FROM river_job`
-	}
-	rows, err := r.db.Read().QueryContext(r.ctx, query)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	defer rows.Close()
-	var keys []string
-	for rows.Next() {
-		var k string
-		if err := rows.Scan(&k); err != nil {
-			r.t.Fatal(err)
-		}
-		keys = append(keys, k)
-	}
-	if err := rows.Err(); err != nil {
-		r.t.Fatal(err)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // stepsOf lists a journey's journal as "kind tool status" ("route ok"

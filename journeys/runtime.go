@@ -18,7 +18,6 @@ import (
 	"log/slog"
 	"regexp"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/wardenhq/warden/admission"
@@ -82,10 +81,7 @@ type Options struct {
 	Release string
 	// Queue runs approved actions; Decide wakes it.
 	Queue *jobs.Queue
-	// AllowPrivateCallbacks lets agents' callback URLs point at loopback
-	// and private addresses (development mode only).
-	AllowPrivateCallbacks bool
-	Now                   func() time.Time
+	Now   func() time.Time
 	// Guard is the policy the Providers are wrapped in (tools.Guard), for
 	// Dependencies; nil when they are not guarded.
 	Guard *tools.Guard
@@ -110,20 +106,9 @@ type Service struct {
 	// with the function that stops it (context.CancelCauseFunc): the
 	// sweeps leave them alone, and Shutdown stops them.
 	running sync.Map
-	// operational is what a decision on a runbook's action does.
-	operational atomic.Pointer[approvals.OnDecided]
 	// behaviours caches each release digest's releases.Behaviour.
 	behaviours sync.Map
-	// afterRecord is a test fault (SetAfterRecordFault); nil in
-	// production.
-	afterRecord atomic.Pointer[func(tool string)]
 }
-
-// SetAfterRecordFault makes fn run when an execution has recorded its
-// effect's receipt in the ledger, before the action is marked executed:
-// the window a replica that dies leaves an action executing although it
-// was paid. Test faults only (WARDEN_TEST_HANG_AFTER_RECORD).
-func (s *Service) SetAfterRecordFault(fn func(tool string)) { s.afterRecord.Store(&fn) }
 
 // New returns a service with defaults filled in.
 func New(o Options) *Service {
@@ -196,8 +181,9 @@ var kinds = map[string]problem.Kind{
 	CodeIdempotencyMismatch:   problem.KindUnprocessable,
 }
 
-// refuse is the runtime's refusal or failure with code.
-func refuse(code, message string, cause error) *problem.Error {
+// Refuse is the refusal or failure of a journey or an action with code
+// (one vocabulary of codes for the API).
+func Refuse(code, message string, cause error) *problem.Error {
 	// Warden's own failure to write is the storage's, when the storage
 	// says so: 503 with Retry-After, like every other write path.
 	if code == CodeInternal && errors.Is(cause, store.ErrStorageUnavailable) {
@@ -222,12 +208,12 @@ var ErrShuttingDown = errors.New("warden is shutting down")
 // away or Warden is shutting down (cancelled).
 func stopped(ctx context.Context, s *Service) *problem.Error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return refuse(CodeJourneyTimeout, fmt.Sprintf("The journey did not finish within %s; it was stopped.", s.o.Limits.MaxDuration), ctx.Err())
+		return Refuse(CodeJourneyTimeout, fmt.Sprintf("The journey did not finish within %s; it was stopped.", s.o.Limits.MaxDuration), ctx.Err())
 	}
 	if errors.Is(context.Cause(ctx), ErrShuttingDown) {
-		return refuse(CodeCancelled, "Warden is shutting down; the journey was stopped. Send it again.", context.Cause(ctx))
+		return Refuse(CodeCancelled, "Warden is shutting down; the journey was stopped. Send it again.", context.Cause(ctx))
 	}
-	return refuse(CodeCancelled, "The client went away; the journey was stopped.", ctx.Err())
+	return Refuse(CodeCancelled, "The client went away; the journey was stopped.", ctx.Err())
 }
 
 // stoppedIfEnded is runErr, or the journey's stop when its context ended
@@ -302,7 +288,7 @@ func tokens(s string) int64 { return int64((len(s) + 3) / 4) }
 // cancelled context (a client that went away).
 func (s *Service) Run(ctx context.Context, req Request) (Outcome, error) {
 	if req.Input == "" || len(req.Input) > s.o.Limits.MaxInputBytes {
-		return Outcome{}, refuse(CodeInvalidInput, fmt.Sprintf("input must be 1 to %d bytes of text", s.o.Limits.MaxInputBytes), nil)
+		return Outcome{}, Refuse(CodeInvalidInput, fmt.Sprintf("input must be 1 to %d bytes of text", s.o.Limits.MaxInputBytes), nil)
 	}
 	estimate, err := s.Estimate(ctx, req.Input)
 	if err != nil {
@@ -373,13 +359,13 @@ func (s *Service) Run(ctx context.Context, req Request) (Outcome, error) {
 	if ferr := r.finish(out, runErr); ferr != nil {
 		s.o.Log.ErrorContext(ctx, "could not record the end of a journey", "journey", j.ID, "err", ferr)
 		if runErr == nil {
-			runErr = refuse(CodeInternal, "The journey's result could not be recorded.", ferr)
+			runErr = Refuse(CodeInternal, "The journey's result could not be recorded.", ferr)
 		}
 	}
 	if runErr != nil {
 		var p *problem.Error
 		if !errors.As(runErr, &p) {
-			p = refuse(CodeInternal, "The journey failed.", runErr)
+			p = Refuse(CodeInternal, "The journey failed.", runErr)
 		}
 		return Outcome{Journey: *j}, &JourneyError{Journey: *j, Problem: p}
 	}
@@ -450,11 +436,11 @@ func (r *run) execute(ctx context.Context) (string, error) {
 	skill, score, err := r.route(ctx, s.o.Redactor.String(r.req.Input), r.req.Skill)
 	if err != nil && !errors.Is(err, skills.ErrNoRoute) && !errors.Is(err, skills.ErrUnknownSkill) {
 		r.record(ctx, Step{Kind: "route", Status: "failed", Error: "the release cannot be read"})
-		return "", refuse(CodeInternal, "The release this journey runs under cannot be read.", err)
+		return "", Refuse(CodeInternal, "The release this journey runs under cannot be read.", err)
 	}
 	if err != nil {
 		r.record(ctx, Step{Kind: "route", Status: "failed", Error: "no skill matches"})
-		return "", refuse(CodeNoRoute, "No skill matches this request.", err)
+		return "", Refuse(CodeNoRoute, "No skill matches this request.", err)
 	}
 	r.skill = skill
 	r.j.Skill = skill.Name
@@ -468,7 +454,7 @@ func (r *run) execute(ctx context.Context) (string, error) {
 	r.record(ctx, Step{Kind: "route", Status: "ok", Result: routed})
 	if !r.req.Caller.Key.Allows("skill", skill.Name) {
 		s.auditViolation(ctx, r, "", CodeSkillNotScoped, "skill "+skill.Name+" is not in the key's scopes")
-		return "", refuse(CodeSkillNotScoped, fmt.Sprintf("The key's scopes do not include skill %q.", skill.Name), nil)
+		return "", Refuse(CodeSkillNotScoped, fmt.Sprintf("The key's scopes do not include skill %q.", skill.Name), nil)
 	}
 	if skill.Model != "" {
 		return r.drive(ctx, nil)
@@ -476,9 +462,9 @@ func (r *run) execute(ctx context.Context) (string, error) {
 	plan, err := skill.Steps(skills.Input{Text: r.req.Input, Metadata: r.req.Metadata})
 	if err != nil {
 		if errors.Is(err, skills.ErrIncomplete) {
-			return "", refuse(CodeIncomplete, "The request is missing information: "+redactErr(s, err), err)
+			return "", Refuse(CodeIncomplete, "The request is missing information: "+redactErr(s, err), err)
 		}
-		return "", refuse(CodeIncomplete, "The request cannot be planned: "+redactErr(s, err), err)
+		return "", Refuse(CodeIncomplete, "The request cannot be planned: "+redactErr(s, err), err)
 	}
 	for i, st := range plan {
 		if err := ctx.Err(); err != nil {
@@ -493,7 +479,7 @@ func (r *run) execute(ctx context.Context) (string, error) {
 			return stop.Output, nil
 		}
 		if err != nil {
-			return "", refuse(CodeIncomplete, "The request cannot be completed: "+redactErr(s, err), err)
+			return "", Refuse(CodeIncomplete, "The request cannot be completed: "+redactErr(s, err), err)
 		}
 		out, err := r.call(ctx, st, args)
 		if err != nil {
@@ -519,7 +505,7 @@ func (r *run) call(ctx context.Context, st skills.Step, args json.RawMessage) (j
 		tp = &t
 	case errors.Is(err, store.ErrNotFound):
 	default:
-		return nil, refuse(CodeInternal, "The tool catalog cannot be read.", err)
+		return nil, Refuse(CodeInternal, "The tool catalog cannot be read.", err)
 	}
 	d := policy.Check(r.req.Caller.Key, st.Tool, tp, args)
 	started := s.o.Now()
@@ -532,7 +518,7 @@ func (r *run) call(ctx context.Context, st skills.Step, args json.RawMessage) (j
 		return nil, p
 	}
 	if d.NeedsApproval {
-		if err := s.checkCall(ctx, t, args, r.j.TenantSlug); err != nil {
+		if err := s.CheckCall(ctx, t, args, r.j.TenantSlug); err != nil {
 			var pe *problem.Error
 			errors.As(err, &pe)
 			r.record(ctx, Step{Kind: "tool", Tool: t.Name, Arguments: s.redactJSON(args), Status: "failed", Error: pe.Message, StartedAt: started})
@@ -547,7 +533,7 @@ func (r *run) call(ctx context.Context, st skills.Step, args json.RawMessage) (j
 	}
 	p := s.o.Providers[t.Provider]
 	if p == nil {
-		return nil, refuse(CodeToolUnavailable, fmt.Sprintf("Tool %q has no provider in this Warden (%s).", t.Name, t.Provider), nil)
+		return nil, Refuse(CodeToolUnavailable, fmt.Sprintf("Tool %q has no provider in this Warden (%s).", t.Name, t.Provider), nil)
 	}
 	// Providers retry transient failures themselves, within the tool's
 	// attempts and timeout, always with this key.
@@ -564,7 +550,7 @@ func (r *run) call(ctx context.Context, st skills.Step, args json.RawMessage) (j
 		if errors.As(err, &te) && te.Kind == tools.Unavailable {
 			// Refused before anything was sent: the tool's breaker is open
 			// or its bulkhead full. Fail fast, and say when to come back.
-			p := refuse(CodeDependencyUnavailable, fmt.Sprintf("Tool %q is unavailable right now: %s", t.Name, s.o.Redactor.String(te.Reason)), err)
+			p := Refuse(CodeDependencyUnavailable, fmt.Sprintf("Tool %q is unavailable right now: %s", t.Name, s.o.Redactor.String(te.Reason)), err)
 			if wait, ok := tools.RetryAfter(err); ok {
 				p.RetryAfter = wait
 			}
@@ -574,7 +560,7 @@ func (r *run) call(ctx context.Context, st skills.Step, args json.RawMessage) (j
 		if !tools.IsTransient(err) && !errors.Is(err, context.DeadlineExceeded) {
 			code = CodeToolRefused
 		}
-		return nil, refuse(code, fmt.Sprintf("Tool %q failed: %s", t.Name, s.o.Redactor.String(err.Error())), err)
+		return nil, Refuse(code, fmt.Sprintf("Tool %q failed: %s", t.Name, s.o.Redactor.String(err.Error())), err)
 	}
 	step.Status, step.Result = "ok", s.redactJSON(res.Output)
 	r.j.Cost.ToolUnits += res.Units
@@ -720,16 +706,7 @@ func (s *Service) ending(fn func(ctx context.Context) error) error {
 // endingTimeout bounds how long ending tries to write a journey's end.
 const endingTimeout = 10 * time.Second
 
-func (s *Service) redactJSON(raw json.RawMessage) string {
-	if len(raw) == 0 {
-		return ""
-	}
-	out, err := s.o.Redactor.JSON(raw)
-	if err != nil {
-		return s.o.Redactor.String(string(raw))
-	}
-	return string(out)
-}
+func (s *Service) redactJSON(raw json.RawMessage) string { return s.o.Redactor.JSONText(raw) }
 
 func redactErr(s *Service, err error) string { return s.o.Redactor.String(err.Error()) }
 
@@ -768,3 +745,32 @@ func (s *Service) Dependencies() []tools.DependencyHealth {
 // SkillNames lists the skills journeys can be routed to (the key form
 // offers them as scopes).
 func (s *Service) SkillNames(context.Context) ([]string, error) { return s.o.Router.Names(), nil }
+
+// CheckCall asks the tool's provider, before approvers are asked, whether
+// the call can run for the tenant at all: the simulator knows each
+// tenant's orders, and another tenant's order is unknown (422
+// tool_refused), so no approver is asked about it and no dual-control
+// total counts it. A provider that cannot tell (a webhook, an agent that
+// executes its own tools) has no objection; Execute decides for good.
+func (s *Service) CheckCall(ctx context.Context, t tools.Tool, args json.RawMessage, tenant string) error {
+	p := s.o.Providers[t.Provider]
+	if p == nil {
+		return nil
+	}
+	err := tools.Check(ctx, p, t, tools.Call{Tool: t.Name, Args: args, Tenant: tenant})
+	if err == nil {
+		return nil
+	}
+	var te *tools.Error
+	if errors.As(err, &te) && te.Kind == tools.Terminal {
+		return Refuse(CodeToolRefused, fmt.Sprintf("Tool %q refused the call: %s.", t.Name, s.o.Redactor.String(te.Reason)), err)
+	}
+	return Refuse(CodeToolUnavailable, fmt.Sprintf("Tool %q cannot check the call right now; try again.", t.Name), err)
+}
+
+// notify wakes the job queue after a commit that enqueued work.
+func (s *Service) notify() {
+	if s.o.Queue != nil {
+		s.o.Queue.Notify()
+	}
+}

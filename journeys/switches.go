@@ -43,7 +43,7 @@ func (r *run) checkSkillOn(ctx context.Context) error {
 	s := r.s
 	on, err := catalog.SkillEnabled(ctx, s.o.DB.Read(), r.skill.Name)
 	if err != nil {
-		return refuse(CodeInternal, "The skill switches cannot be read.", err)
+		return Refuse(CodeInternal, "The skill switches cannot be read.", err)
 	}
 	if on {
 		return nil
@@ -51,7 +51,7 @@ func (r *run) checkSkillOn(ctx context.Context) error {
 	reason := "skill " + r.skill.Name + " is switched off"
 	r.record(ctx, Step{Kind: "route", Status: "refused", Result: fmt.Sprintf(`{"skill":%s}`, strconv.Quote(r.skill.Name)), Error: reason})
 	s.auditViolation(ctx, r, "", CodeSkillDisabled, reason)
-	return refuse(CodeSkillDisabled, fmt.Sprintf("Skill %q is switched off; nothing was done. Try again later.", r.skill.Name), nil)
+	return Refuse(CodeSkillDisabled, fmt.Sprintf("Skill %q is switched off; nothing was done. Try again later.", r.skill.Name), nil)
 }
 
 // Skills describes the skills journeys can be routed to, in the router's

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/execution"
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/risk"
@@ -41,7 +42,7 @@ func requestApproval(ctx context.Context, d Deps, run RunRecord, a Action, plan 
 		}
 		act, err := approvals.Create(ctx, tx, d.Sealer, approvals.Spec{
 			TenantID: t.ID, TenantSlug: t.Slug, RequestedBy: run.Principal,
-			Tool: approvals.Tool{Name: journeys.OperationalPrefix + a.Tool, Impact: risk.ImpactHigh, Reversibility: risk.Irreversible, ApprovalTTL: 24 * time.Hour},
+			Tool: approvals.Tool{Name: execution.OperationalPrefix + a.Tool, Impact: risk.ImpactHigh, Reversibility: risk.Irreversible, ApprovalTTL: 24 * time.Hour},
 			Args: args, ArgsRedacted: args, Summary: plan.Summary, Reason: run.Reason, Rule: "runbook",
 			ApprovalsRequired: 1, IdempotencyKey: "runbook:" + run.ID,
 		}, time.Now())

@@ -16,8 +16,8 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/execution"
 	"github.com/wardenhq/warden/execution/ledger"
-	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/seal"
@@ -53,9 +53,9 @@ type expiringRuntime struct {
 	retries *[]string // "tenant tool batch actor"
 }
 
-func (r expiringRuntime) RetryFailed(_ context.Context, _ *sql.Tx, tenantID, tool, batch string, actor audit.Actor, _ string) (journeys.RetryReport, error) {
+func (r expiringRuntime) RetryFailed(_ context.Context, _ *sql.Tx, tenantID, tool, batch string, actor audit.Actor, _ string) (execution.RetryReport, error) {
 	*r.retries = append(*r.retries, tenantID+" "+tool+" "+batch+" "+actor.ID)
-	return journeys.RetryReport{Retried: []string{"act_1"}}, nil
+	return execution.RetryReport{Retried: []string{"act_1"}}, nil
 }
 
 func (expiringRuntime) Reconcile(context.Context) (ledger.Report, error) { return ledger.Report{}, nil }

@@ -16,8 +16,8 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/execution"
 	"github.com/wardenhq/warden/execution/ledger"
-	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/platform/money"
 	"github.com/wardenhq/warden/platform/problem"
@@ -115,7 +115,33 @@ type Runtime interface {
 	ExpirePending(ctx context.Context, ids []string, actor audit.Actor, reason string) (int, error)
 	// RetryFailed executes again, inside tx, the tenant's failed actions
 	// of tool that never reached the provider, under their own keys.
-	RetryFailed(ctx context.Context, tx *sql.Tx, tenantID, tool, batch string, actor audit.Actor, reason string) (journeys.RetryReport, error)
+	RetryFailed(ctx context.Context, tx *sql.Tx, tenantID, tool, batch string, actor audit.Actor, reason string) (execution.RetryReport, error)
+}
+
+// Services is the Runtime made of Warden's two runtime services: the
+// skills journeys route to, and the execution of actions.
+type Services struct {
+	Journeys interface {
+		SkillNames(ctx context.Context) ([]string, error)
+	}
+	Execution interface {
+		Reconcile(ctx context.Context) (ledger.Report, error)
+		ExpirePending(ctx context.Context, ids []string, actor audit.Actor, reason string) (int, error)
+		RetryFailed(ctx context.Context, tx *sql.Tx, tenantID, tool, batch string, actor audit.Actor, reason string) (execution.RetryReport, error)
+	}
+}
+
+func (s Services) SkillNames(ctx context.Context) ([]string, error) {
+	return s.Journeys.SkillNames(ctx)
+}
+func (s Services) Reconcile(ctx context.Context) (ledger.Report, error) {
+	return s.Execution.Reconcile(ctx)
+}
+func (s Services) ExpirePending(ctx context.Context, ids []string, actor audit.Actor, reason string) (int, error) {
+	return s.Execution.ExpirePending(ctx, ids, actor, reason)
+}
+func (s Services) RetryFailed(ctx context.Context, tx *sql.Tx, tenantID, tool, batch string, actor audit.Actor, reason string) (execution.RetryReport, error) {
+	return s.Execution.RetryFailed(ctx, tx, tenantID, tool, batch, actor, reason)
 }
 
 // parseWhen reads a time argument: an RFC 3339 time, a date (midnight
@@ -359,7 +385,7 @@ func PlanAction(ctx context.Context, d Deps, a Action) (Plan, error) {
 }
 
 // retried says what a retry did.
-func retried(rep journeys.RetryReport) string {
+func retried(rep execution.RetryReport) string {
 	return fmt.Sprintf("Retried %d failed actions under their own keys; %d may have reached the provider and are left to reconciliation; %d skipped.",
 		len(rep.Retried), len(rep.Reconcile), len(rep.Skipped))
 }
@@ -508,7 +534,7 @@ func apply(ctx context.Context, d Deps, by releases.Author, a Action, p Plan, re
 		if err != nil {
 			return "", err
 		}
-		var rep journeys.RetryReport
+		var rep execution.RetryReport
 		err = d.DB.Transact(ctx, func(tx *sql.Tx) (err error) {
 			rep, err = d.Runtime.RetryFailed(ctx, tx, t.ID, a.Args["tool"], p.run, actor, reason)
 			return err

@@ -215,7 +215,7 @@ func TestAdminKeyListPages(t *testing.T) {
 			if i%10 == 0 {
 				tn = globex.ID
 			}
-			if _, _, err := keys.Create(ctx, tx, in.Agent.Service.Sealer(), keys.NewSpec{TenantID: tn, Name: "bot", Scopes: []string{"skill:refunds"}, RatePerMin: 1, Burst: 1, CreatedBy: "cli"}); err != nil {
+			if _, _, err := keys.Create(ctx, tx, in.Agent.Journeys.Sealer(), keys.NewSpec{TenantID: tn, Name: "bot", Scopes: []string{"skill:refunds"}, RatePerMin: 1, Burst: 1, CreatedBy: "cli"}); err != nil {
 				return err
 			}
 		}
@@ -266,10 +266,10 @@ func TestAdminScopedAdminIsRefusedOtherTenants(t *testing.T) {
 	globex := adminTenant(t, in.DB, "globex", "Globex")
 	var globexKey keys.Key
 	err := in.DB.Transact(ctx, func(tx *sql.Tx) (err error) {
-		if _, _, err = keys.Create(ctx, tx, in.Agent.Service.Sealer(), keys.NewSpec{TenantID: acme.ID, Name: "acme-bot", Scopes: []string{"skill:refunds"}, RatePerMin: 1, Burst: 1, CreatedBy: "cli"}); err != nil {
+		if _, _, err = keys.Create(ctx, tx, in.Agent.Journeys.Sealer(), keys.NewSpec{TenantID: acme.ID, Name: "acme-bot", Scopes: []string{"skill:refunds"}, RatePerMin: 1, Burst: 1, CreatedBy: "cli"}); err != nil {
 			return err
 		}
-		globexKey, _, err = keys.Create(ctx, tx, in.Agent.Service.Sealer(), keys.NewSpec{TenantID: globex.ID, Name: "globex-bot", Scopes: []string{"skill:refunds"}, RatePerMin: 1, Burst: 1, CreatedBy: "cli"})
+		globexKey, _, err = keys.Create(ctx, tx, in.Agent.Journeys.Sealer(), keys.NewSpec{TenantID: globex.ID, Name: "globex-bot", Scopes: []string{"skill:refunds"}, RatePerMin: 1, Burst: 1, CreatedBy: "cli"})
 		return err
 	})
 	if err != nil {
@@ -280,7 +280,7 @@ func TestAdminScopedAdminIsRefusedOtherTenants(t *testing.T) {
 		adminJourney{ID: "01JSCOPE000000000000GLOBEX", TenantID: globex.ID, Skill: "refunds", Status: "completed", Input: "globex journey"},
 	)
 	scoped := &identity.Principal{ID: "p-acme-admin", Name: "Scoped Admin", Roles: []string{"admin"}, Tenants: []string{"acme"}}
-	h := &handlers.Console{DB: in.DB, Runtime: in.Agent.Service, Sealer: in.Agent.Service.Sealer()}
+	h := &handlers.Console{DB: in.DB, Runtime: in.Agent.Journeys, Sealer: in.Agent.Journeys.Sealer()}
 	before := auditCount(t, in.DB)
 
 	refused := []struct {

@@ -53,7 +53,7 @@ func TestAdminModelsPage(t *testing.T) {
 	if evs := adminEvents(t, in.DB, "model.create"); len(evs) != 1 || evs[0].Subject.ID != "fake-east" || strings.Contains(fmt.Sprint(evs[0].Details), "sk-console") {
 		t.Fatalf("model.create events = %+v", evs)
 	}
-	d, err := models.For(ctx, in.DB.Read(), in.Agent.Service.Sealer(), "chat")
+	d, err := models.For(ctx, in.DB.Read(), in.Agent.Journeys.Sealer(), "chat")
 	if err != nil || len(d) != 1 || d[0].APIKey != "sk-console-secret-123" || d[0].InputMicrosPerM != 150_000 {
 		t.Fatalf("stored = %+v, %v", d, err)
 	}

@@ -37,7 +37,7 @@ func decide(t *testing.T, in *instance, id, decision, comment string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := in.Agent.Service.Decide(context.Background(), approvals.Request{Principal: approverAlice, ActionID: id, Decision: decision, Comment: comment, Digest: a.PayloadDigest}); err != nil {
+	if _, err := in.Agent.Execution.Decide(context.Background(), approvals.Request{Principal: approverAlice, ActionID: id, Decision: decision, Comment: comment, Digest: a.PayloadDigest}); err != nil {
 		t.Fatalf("decide %s: %v", id, err)
 	}
 }
@@ -213,7 +213,7 @@ func TestAgentCancelsPendingAction(t *testing.T) {
 		t.Errorf("second cancel = %d, want 409", c.Status)
 	}
 	a, _ := approvals.Get(context.Background(), in.DB.Read(), id)
-	if _, err := in.Agent.Service.Decide(context.Background(), approvals.Request{Principal: approverAlice, ActionID: id, Decision: approvals.Approve, Digest: a.PayloadDigest}); err == nil {
+	if _, err := in.Agent.Execution.Decide(context.Background(), approvals.Request{Principal: approverAlice, ActionID: id, Decision: approvals.Approve, Digest: a.PayloadDigest}); err == nil {
 		t.Error("a cancelled action was approved")
 	}
 }
@@ -248,7 +248,7 @@ func TestExpiryIsCalledBack(t *testing.T) {
 	}
 	// The runtime's own expiry loop may get there first; either way the
 	// action ends expired.
-	if _, err := in.Agent.Service.ExpireActions(context.Background()); err != nil {
+	if _, err := in.Agent.Execution.ExpireActions(context.Background()); err != nil {
 		t.Fatalf("ExpireActions: %v", err)
 	}
 	if a, err := approvals.Get(context.Background(), in.DB.Read(), id); err != nil || a.Status != approvals.StatusExpired {

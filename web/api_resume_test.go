@@ -14,7 +14,7 @@ import (
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/catalog"
-	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/execution"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/tools"
@@ -48,7 +48,7 @@ func TestJourneyResumesWithoutRerunningSteps(t *testing.T) {
 	action := r.Body["action"].(map[string]any)
 	a, _ := approvals.Get(ctx, in.DB.Read(), action["id"].(string))
 	alice := identity.Principal{ID: "p-a", Name: "A", Roles: []string{"approver"}, Tenants: []string{"acme"}}
-	if _, err := in.Agent.Service.Decide(ctx, approvals.Request{Principal: alice, ActionID: a.ID, Decision: approvals.Approve, Digest: a.PayloadDigest}); err != nil {
+	if _, err := in.Agent.Execution.Decide(ctx, approvals.Request{Principal: alice, ActionID: a.ID, Decision: approvals.Approve, Digest: a.PayloadDigest}); err != nil {
 		t.Fatal(err)
 	}
 	var g apiResp
@@ -96,8 +96,8 @@ func TestApprovedActionsAreChargedAndNeverOverspend(t *testing.T) {
 		return err
 	})
 	alice := identity.Principal{ID: "p-a", Name: "A", Roles: []string{"approver"}, Tenants: []string{"acme"}}
-	_, err := in.Agent.Service.Decide(ctx, approvals.Request{Principal: alice, ActionID: small.ID, Decision: approvals.Approve, Digest: small.PayloadDigest})
-	if !errors.Is(err, journeys.ErrBudget) {
+	_, err := in.Agent.Execution.Decide(ctx, approvals.Request{Principal: alice, ActionID: small.ID, Decision: approvals.Approve, Digest: small.PayloadDigest})
+	if !errors.Is(err, execution.ErrBudget) {
 		t.Fatalf("approval over budget = %v, want ErrBudget", err)
 	}
 	if got, _ := approvals.Get(ctx, in.DB.Read(), small.ID); got.Status != approvals.StatusPending {
@@ -112,7 +112,7 @@ func TestApprovedActionsAreChargedAndNeverOverspend(t *testing.T) {
 		_, err := tx.Exec(`UPDATE budgets SET limit_micros = ?`, before.LimitMicros)
 		return err
 	})
-	if _, err := in.Agent.Service.Decide(ctx, approvals.Request{Principal: alice, ActionID: small.ID, Decision: approvals.Approve, Digest: small.PayloadDigest}); err != nil {
+	if _, err := in.Agent.Execution.Decide(ctx, approvals.Request{Principal: alice, ActionID: small.ID, Decision: approvals.Approve, Digest: small.PayloadDigest}); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(15 * time.Second)

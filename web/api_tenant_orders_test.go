@@ -38,7 +38,7 @@ func TestAnotherTenantsOrdersAreUnknown(t *testing.T) {
 		if err := budgets.Set(ctx, tx, budgets.Spec{TenantID: globex.ID, Period: budgets.Month, LimitMicros: 100_000_000, AlertPercent: 80}, time.Now()); err != nil {
 			return err
 		}
-		_, secrets, err := keys.Create(ctx, tx, in.Agent.Service.Sealer(), keys.NewSpec{TenantID: globex.ID, Name: "globex agent",
+		_, secrets, err := keys.Create(ctx, tx, in.Agent.Journeys.Sealer(), keys.NewSpec{TenantID: globex.ID, Name: "globex agent",
 			Scopes: []string{"skill:order_status", "tool:lookup_order", "tool:issue_refund"}, RatePerMin: 600, Burst: 60, CreatedBy: "test"})
 		secret = secrets.Key
 		return err
@@ -95,7 +95,7 @@ func TestAnotherTenantsOrdersAreUnknown(t *testing.T) {
 	var stray approvals.Action
 	err = in.DB.Transact(ctx, func(tx *sql.Tx) error {
 		var err error
-		stray, err = approvals.Create(ctx, tx, in.Agent.Service.Sealer(), approvals.Spec{
+		stray, err = approvals.Create(ctx, tx, in.Agent.Journeys.Sealer(), approvals.Spec{
 			TenantID: globex.ID, TenantSlug: globex.Slug, JourneyID: "jrn_test_globex", StepN: 1, Tool: catalog.ForApproval(tool),
 			Args: args, ArgsRedacted: args, Summary: "Refund $4.16 for ORD-1004", AmountMinor: &minor, Currency: "USD",
 			Reason: "test", Rule: "test rule", ApprovalsRequired: 1, IdempotencyKey: "ext_globex_stray",
@@ -106,7 +106,7 @@ func TestAnotherTenantsOrdersAreUnknown(t *testing.T) {
 		t.Fatal(err)
 	}
 	approver := identity.Principal{ID: "p-gina", Name: "Gina", Roles: []string{"approver"}, Tenants: []string{"globex"}}
-	if _, err := in.Agent.Service.Decide(ctx, approvals.Request{Principal: approver, ActionID: stray.ID, Decision: approvals.Approve, Digest: stray.PayloadDigest}); err != nil {
+	if _, err := in.Agent.Execution.Decide(ctx, approvals.Request{Principal: approver, ActionID: stray.ID, Decision: approvals.Approve, Digest: stray.PayloadDigest}); err != nil {
 		t.Fatal(err)
 	}
 	a := waitAction(t, in, stray.ID, approvals.StatusFailed)

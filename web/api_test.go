@@ -101,7 +101,7 @@ func newKeyWithSecrets(t *testing.T, in *instance, name string, scopes []string,
 	var secrets keys.Secrets
 	err = in.DB.Transact(ctx, func(tx *sql.Tx) error {
 		var err error
-		k, secrets, err = keys.Create(ctx, tx, in.Agent.Service.Sealer(), keys.NewSpec{TenantID: tenant.ID, Name: name, Scopes: scopes, RatePerMin: perMin, Burst: burst, CreatedBy: "test"})
+		k, secrets, err = keys.Create(ctx, tx, in.Agent.Journeys.Sealer(), keys.NewSpec{TenantID: tenant.ID, Name: name, Scopes: scopes, RatePerMin: perMin, Burst: burst, CreatedBy: "test"})
 		if err != nil {
 			return err
 		}
@@ -144,7 +144,7 @@ func TestJourneyCompletesAndIsReadable(t *testing.T) {
 	})
 	var otherSecret string
 	in.DB.Transact(ctx, func(tx *sql.Tx) error {
-		_, secrets, err := keys.Create(ctx, tx, in.Agent.Service.Sealer(), keys.NewSpec{TenantID: other.ID, Name: "g", Scopes: []string{"skill:order_status"}, RatePerMin: 60, Burst: 5, CreatedBy: "test"})
+		_, secrets, err := keys.Create(ctx, tx, in.Agent.Journeys.Sealer(), keys.NewSpec{TenantID: other.ID, Name: "g", Scopes: []string{"skill:order_status"}, RatePerMin: 60, Burst: 5, CreatedBy: "test"})
 		otherSecret = secrets.Key
 		return err
 	})
@@ -353,7 +353,7 @@ func TestConcurrentJourneysNeverOverspend(t *testing.T) {
 	in := startWardenDemo(t, map[string]string{"WARDEN_API_MAX_INFLIGHT": "1000"})
 	ctx := context.Background()
 	const input = "Where is my order ORD-1003?"
-	est, err := in.Agent.Service.Estimate(ctx, input)
+	est, err := in.Agent.Journeys.Estimate(ctx, input)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -564,11 +564,11 @@ func TestRedactionEndToEnd(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	// Reversing it takes the refund id from the ledger's redacted receipt.
-	rev, err := in.Agent.Service.Reverse(ctx, approverAlice, actionID, "customer kept the goods")
+	rev, err := in.Agent.Execution.Reverse(ctx, approverAlice, actionID, "customer kept the goods")
 	if err != nil {
 		t.Fatalf("reverse: %v", err)
 	}
-	revArgs, err := approvals.OpenArgs(ctx, in.DB.Read(), in.Agent.Service.Sealer(), rev.ID)
+	revArgs, err := approvals.OpenArgs(ctx, in.DB.Read(), in.Agent.Journeys.Sealer(), rev.ID)
 	if err != nil || string(revArgs) != `{"refund_id":"`+refundID+`"}` {
 		t.Errorf("reversal arguments = %s, %v; want the provider's refund id", revArgs, err)
 	}

@@ -29,7 +29,7 @@ func BenchmarkApprovalQueue10k(b *testing.B) {
 		in.DB.Transact(ctx, func(tx *sql.Tx) error { _, err := store.CreateTenant(ctx, tx, slug, slug); return err })
 		tenants = append(tenants, slug)
 	}
-	sealer := in.Agent.Service.Sealer()
+	sealer := in.Agent.Journeys.Sealer()
 	for batch := range 100 {
 		err := in.DB.Transact(ctx, func(tx *sql.Tx) error {
 			for i := range 100 {

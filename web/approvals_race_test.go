@@ -31,7 +31,7 @@ func TestRacingApproversExecuteOnce(t *testing.T) {
 	for i := range 100 {
 		amount := int64(100)
 		in.DB.Transact(ctx, func(tx *sql.Tx) error {
-			a, err := approvals.Create(ctx, tx, in.Agent.Service.Sealer(), approvals.Spec{
+			a, err := approvals.Create(ctx, tx, in.Agent.Journeys.Sealer(), approvals.Spec{
 				TenantID: tenant.ID, TenantSlug: "acme", JourneyID: fmt.Sprintf("race-%d", i), KeyID: "race", Tool: catalog.ForApproval(tool),
 				Args:         json.RawMessage(`{"order_id":"ORD-1004","amount_minor":100,"currency":"USD","account":"GB74BUKB20201555559182"}`),
 				ArgsRedacted: json.RawMessage(`{}`), Summary: "race", AmountMinor: &amount, Currency: "USD", Rule: "test", ApprovalsRequired: 1,
@@ -50,7 +50,7 @@ func TestRacingApproversExecuteOnce(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, err := in.Agent.Service.Decide(ctx, approvals.Request{Principal: p, ActionID: a.ID, Decision: approvals.Approve, Digest: a.PayloadDigest})
+				_, err := in.Agent.Execution.Decide(ctx, approvals.Request{Principal: p, ActionID: a.ID, Decision: approvals.Approve, Digest: a.PayloadDigest})
 				if err == nil {
 					mu.Lock()
 					wins[a.ID]++

@@ -322,7 +322,7 @@ func TestAuditPagesRefuseApproversAndOtherTenants(t *testing.T) {
 	}
 
 	scoped := &identity.Principal{ID: "p-acme-auditor", Name: "Scoped Auditor", Roles: []string{"auditor"}, Tenants: []string{"acme"}}
-	h := &handlers.Console{DB: in.DB, Runtime: in.Agent.Service, Sealer: in.Agent.Service.Sealer()}
+	h := &handlers.Console{DB: in.DB, Runtime: in.Agent.Journeys, Sealer: in.Agent.Journeys.Sealer()}
 	rec, err := callAs(t, h.AuditList, scoped, http.MethodGet, "/audit", nil)
 	if err != nil {
 		t.Fatalf("scoped auditor GET /audit: %v", err)

@@ -127,7 +127,7 @@ func runChaos(t *testing.T, seed uint64) {
 						id := pending[roll(len(pending))]
 						a, err := approvals.Get(ctx, in.DB.Read(), id)
 						if err == nil && a.Status == approvals.StatusPending {
-							if _, err := in.Agent.Service.Decide(ctx, approvals.Request{Principal: approverAlice, ActionID: id, Decision: approvals.Approve, Comment: "chaos", Digest: a.PayloadDigest}); err != nil {
+							if _, err := in.Agent.Execution.Decide(ctx, approvals.Request{Principal: approverAlice, ActionID: id, Decision: approvals.Approve, Comment: "chaos", Digest: a.PayloadDigest}); err != nil {
 								t.Logf("approve %s: %v", id, err)
 							}
 							record(answer{"approval", id, http.StatusOK, nil})

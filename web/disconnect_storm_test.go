@@ -45,7 +45,7 @@ func startReplicas(t *testing.T, env map[string]string) ([]*instance, string) {
 	}
 	var secret string
 	err = db.Transact(ctx, func(tx *sql.Tx) error {
-		_, s, err := keys.Create(ctx, tx, ins[0].Agent.Service.Sealer(), keys.NewSpec{TenantID: acme.ID, Name: "storm bot",
+		_, s, err := keys.Create(ctx, tx, ins[0].Agent.Journeys.Sealer(), keys.NewSpec{TenantID: acme.ID, Name: "storm bot",
 			Scopes: []string{"skill:order_status", "tool:lookup_order"}, RatePerMin: 600000, Burst: 10000, CreatedBy: "test"})
 		secret = s.Key
 		return err

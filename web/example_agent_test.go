@@ -64,7 +64,7 @@ func TestOpenAIAgentsExampleRefundsAfterTwoApprovals(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.BaseURL = up.URL + "/v1"
-	if _, err := models.Update(ctx, in.DB, in.Agent.Service.Sealer(), audit.Actor{Type: audit.ActorSystem, ID: "test"}, d, ""); err != nil {
+	if _, err := models.Update(ctx, in.DB, in.Agent.Journeys.Sealer(), audit.Actor{Type: audit.ActorSystem, ID: "test"}, d, ""); err != nil {
 		t.Fatal(err)
 	}
 	k, key := newKeyIn(t, in, "acme", "openai agents example", []string{"model:refund-agent", "tool:issue_refund"}, "test")

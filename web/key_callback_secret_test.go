@@ -96,7 +96,7 @@ func TestAdminRotatesCallbackSecretAndSeesItOnce(t *testing.T) {
 	in, b := adminSession(t, "erin")
 	ctx := context.Background()
 	k, _, old := createKeyInConsole(t, in, b, "gift-agent", "tool:lookup_order")
-	sealer := in.Agent.Service.Sealer()
+	sealer := in.Agent.Journeys.Sealer()
 
 	show := b.get("/keys/" + k.ID)
 	if show.Status != http.StatusOK || !strings.Contains(text(show, "callback-secret-state"), "signed with its callback secret") || strings.Contains(show.Body, old) {
@@ -190,7 +190,7 @@ func TestNonAdminCannotRotateCallbackSecret(t *testing.T) {
 			t.Errorf("%s's refused requests wrote %d audit events", user, n)
 		}
 	}
-	got, _ := keys.CallbackSecrets(context.Background(), in.DB.Read(), in.Agent.Service.Sealer(), k.ID, time.Now())
+	got, _ := keys.CallbackSecrets(context.Background(), in.DB.Read(), in.Agent.Journeys.Sealer(), k.ID, time.Now())
 	if !slices.Equal(got, []string{secret}) {
 		t.Errorf("after refused rotations %d secrets sign, want the original alone", len(got))
 	}
@@ -221,7 +221,7 @@ func TestKeyWithoutCallbackSecretGetsOneFromTheKeyPage(t *testing.T) {
 	if !strings.HasPrefix(fresh, "whsec_") {
 		t.Fatalf("generation = %d at %s, no secret shown", res.Status, res.URL)
 	}
-	got, err := keys.CallbackSecrets(context.Background(), in.DB.Read(), in.Agent.Service.Sealer(), k.ID, time.Now())
+	got, err := keys.CallbackSecrets(context.Background(), in.DB.Read(), in.Agent.Journeys.Sealer(), k.ID, time.Now())
 	if err != nil || !slices.Equal(got, []string{fresh}) {
 		t.Errorf("CallbackSecrets = %d secrets, %v; want the generated one alone", len(got), err)
 	}

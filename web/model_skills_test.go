@@ -34,7 +34,7 @@ func TestDemoModelDrivenJourney(t *testing.T) {
 	}
 	for i := range a.ApprovalsRequired {
 		p := identity.Principal{ID: fmt.Sprintf("p-%d", i), Name: "Approver", Roles: []string{"approver"}, Tenants: []string{"acme"}}
-		if _, err := in.Agent.Service.Decide(ctx, approvals.Request{Principal: p, ActionID: a.ID, Decision: approvals.Approve, Digest: a.PayloadDigest}); err != nil {
+		if _, err := in.Agent.Execution.Decide(ctx, approvals.Request{Principal: p, ActionID: a.ID, Decision: approvals.Approve, Digest: a.PayloadDigest}); err != nil {
 			t.Fatal(err)
 		}
 	}

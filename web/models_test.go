@@ -85,7 +85,7 @@ func newModelRigEnv(t testing.TB, env map[string]string, limitMicros int64, deps
 	ctx := context.Background()
 	for _, d := range deps {
 		d.BaseURL = up.URL + "/v1"
-		if _, err := models.Create(ctx, in.DB, in.Agent.Service.Sealer(), audit.Actor{Type: audit.ActorSystem, ID: "test"}, d, "sk-upstream-secret"); err != nil {
+		if _, err := models.Create(ctx, in.DB, in.Agent.Journeys.Sealer(), audit.Actor{Type: audit.ActorSystem, ID: "test"}, d, "sk-upstream-secret"); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -6,8 +6,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/execution"
 	"github.com/wardenhq/warden/handlers"
-	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/redact"
@@ -28,7 +28,7 @@ type route struct {
 }
 
 func (s *Server) consoleRoutes() []route {
-	h := &handlers.Console{DB: s.db, Runtime: s.runtime, Sealer: s.sealer(), Runbooks: s.runbooks, Flash: sessionFlash{s}, StatusView: s.status,
+	h := &handlers.Console{DB: s.db, Runtime: s.runtime, Execution: s.execution, Sealer: s.sealer(), Runbooks: s.runbooks, Flash: sessionFlash{s}, StatusView: s.status,
 		SessionPolicy: s.policy, SessionClock: s.now}
 	all := []string{identity.RoleApprover, identity.RoleOncall, identity.RoleAuditor, identity.RoleAdmin}
 	approver, admin := []string{identity.RoleApprover}, []string{identity.RoleAdmin}
@@ -126,7 +126,7 @@ func (s *Server) consoleRoutes() []route {
 			route{http.MethodPost, "/approvals/:id/reverse", h.ApprovalReverse, approvals.ReverseRoles, ""},
 			// Retrying an execution that was blocked before anything was
 			// sent, once the block is lifted: on-call and admins.
-			route{http.MethodPost, "/approvals/:id/retry", h.ApprovalRetry, journeys.RetryRoles, ""},
+			route{http.MethodPost, "/approvals/:id/retry", h.ApprovalRetry, execution.RetryRoles, ""},
 			// Kill switches: on-call (and admins) switch a tool or skill
 			// off in an incident, and on again.
 			route{http.MethodGet, "/switches", h.SwitchList, oncallAdmin, "Kill switches"},
@@ -166,7 +166,7 @@ func (s *Server) routes() {
 
 	// The agents' JSON API: virtual keys, no cookies, no CSRF.
 	if s.gateway != nil && s.runtime != nil {
-		api := &handlers.API{DB: s.db, Gateway: s.gateway, Runtime: s.runtime}
+		api := &handlers.API{DB: s.db, Gateway: s.gateway, Runtime: s.runtime, Execution: s.execution}
 		// Work is admitted up to a global limit and shed beyond it (503,
 		// Retry-After) before latency collapses; reads and long polls are
 		// not counted, and the console is never shed.

@@ -86,7 +86,7 @@ func newKeyIn(t testing.TB, in *instance, slug, name string, scopes []string, cr
 	var secrets keys.Secrets
 	err = in.DB.Transact(ctx, func(tx *sql.Tx) error {
 		var err error
-		k, secrets, err = keys.Create(ctx, tx, in.Agent.Service.Sealer(), keys.NewSpec{TenantID: tenant.ID, Name: name, Scopes: scopes, RatePerMin: 60000, Burst: 1000, CreatedBy: createdBy})
+		k, secrets, err = keys.Create(ctx, tx, in.Agent.Journeys.Sealer(), keys.NewSpec{TenantID: tenant.ID, Name: name, Scopes: scopes, RatePerMin: 60000, Burst: 1000, CreatedBy: createdBy})
 		return err
 	})
 	if err != nil {
@@ -199,7 +199,7 @@ func TestShownPolicyAndSentAmountAreTheSame(t *testing.T) {
 func TestAnyAmountSpellingIsOneValueOrRefused(t *testing.T) {
 	in := startWardenDemo(t, nil)
 	key := addPayoutTool(t, in, "http://127.0.0.1:1/never-called")
-	sealer := in.Agent.Service.Sealer()
+	sealer := in.Agent.Journeys.Sealer()
 	accepted := 0
 	rapid.Check(t, func(rt *rapid.T) {
 		// Most draws are plain integers, so that accepted amounts are

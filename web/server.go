@@ -22,6 +22,7 @@ import (
 
 	"github.com/wardenhq/warden/admission"
 	"github.com/wardenhq/warden/config"
+	"github.com/wardenhq/warden/execution"
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/platform/identity"
@@ -59,13 +60,14 @@ type Server struct {
 	failures         *failureLimiter
 	refusedCallbacks atomic.Int64 // callbacks refused before any audit: no or unknown state
 
-	devIdP   http.Handler
-	started  time.Time
-	gateway  *admission.Gateway
-	runtime  *journeys.Service
-	models   *models.Gateway
-	runbooks *runbooks.Set
-	version  string
+	devIdP    http.Handler
+	started   time.Time
+	gateway   *admission.Gateway
+	runtime   *journeys.Service
+	execution *execution.Service
+	models    *models.Gateway
+	runbooks  *runbooks.Set
+	version   string
 
 	drainDelay time.Duration
 	draining   atomic.Bool
@@ -82,10 +84,12 @@ type Options struct {
 	Redactor Redactor
 	// Version is shown on the status page.
 	Version string
-	// Gateway and Runtime serve the agents' JSON API (/v1). Without them
-	// the API answers 503.
-	Gateway *admission.Gateway
-	Runtime *journeys.Service
+	// Gateway, Runtime (journeys) and Execution (actions) serve the
+	// agents' JSON API (/v1) and the approval pages. Without them the API
+	// answers 503.
+	Gateway   *admission.Gateway
+	Runtime   *journeys.Service
+	Execution *execution.Service
 	// Models is the chat gateway, shared with the runtime's model-driven
 	// skills so each deployment's concurrency limit, the key limits and the
 	// answer cache are counted once. Nil builds one for the HTTP route.
@@ -131,11 +135,12 @@ func New(o Options) (*Server, error) {
 	}
 	s.drainDelay = cfg.DrainDelay
 	s.version = o.Version
-	s.gateway, s.runtime, s.models = o.Gateway, o.Runtime, o.Models
+	s.gateway, s.runtime, s.execution, s.models = o.Gateway, o.Runtime, o.Execution, o.Models
 	s.runbooks = loadRunbooks(cfg.RunbookDir, s.log)
-	if s.runtime != nil {
+	if s.runtime != nil && s.execution != nil {
 		// An approved runbook request (purge_traces) runs in its decision.
-		s.runtime.SetOperational(runbooks.Decided(runbooks.Deps{DB: s.db, Runbooks: s.runbooks, Runtime: s.runtime, Sealer: s.runtime.Sealer()}))
+		s.execution.SetOperational(runbooks.Decided(runbooks.Deps{DB: s.db, Runbooks: s.runbooks,
+			Runtime: runbooks.Services{Journeys: s.runtime, Execution: s.execution}, Sealer: s.runtime.Sealer()}))
 	}
 
 	a := &authenticator{

@@ -89,7 +89,7 @@ func serve(ctx context.Context, args []string, env func(string) (string, bool), 
 		// the process where a replica that dies leaves a paid action
 		// executing, until a test kills it (kill -9).
 		logger.Warn("TEST FAULT ARMED: an execution hangs after the ledger records it", "tool", tool)
-		rt.Service.SetAfterRecordFault(func(t string) {
+		rt.Execution.SetAfterRecordFault(func(t string) {
 			if t == tool {
 				logger.Warn("TEST FAULT: hanging after the ledger recorded", "tool", tool)
 				select {}
@@ -120,14 +120,15 @@ func serve(ctx context.Context, args []string, env func(string) (string, bool), 
 	cfg = cfg.WithListenAddr(ln.Addr().String())
 
 	srv, err := web.New(web.Options{
-		Config:   cfg,
-		DB:       db,
-		Logger:   logger,
-		Redactor: redactor,
-		Version:  version,
-		Gateway:  rt.Gateway,
-		Runtime:  rt.Service,
-		Models:   rt.Models,
+		Config:    cfg,
+		DB:        db,
+		Logger:    logger,
+		Redactor:  redactor,
+		Version:   version,
+		Gateway:   rt.Gateway,
+		Runtime:   rt.Journeys,
+		Execution: rt.Execution,
+		Models:    rt.Models,
 	})
 	if err != nil {
 		ln.Close()

@@ -221,3 +221,16 @@ func appendJSONString(out *bytes.Buffer, s string) {
 	out.WriteString(s[start:])
 	out.WriteByte('"')
 }
+
+// JSONText is raw redacted as JSON, as text to store; raw that is not
+// JSON is redacted as text instead. Empty stays empty.
+func (r *Redactor) JSONText(raw []byte) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	out, err := r.JSON(raw)
+	if err != nil {
+		return r.String(string(raw))
+	}
+	return string(out)
+}

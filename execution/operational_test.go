@@ -1,4 +1,4 @@
-package journeys
+package execution
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 func TestOperationalActionsGoToTheirExecutor(t *testing.T) {
 	r := newRig(t)
 	var seen []string
-	r.svc.SetOperational(func(_ context.Context, _ *sql.Tx, a approvals.Action) error {
+	r.ex.SetOperational(func(_ context.Context, _ *sql.Tx, a approvals.Action) error {
 		seen = append(seen, a.Status)
 		return nil
 	})
@@ -42,7 +42,7 @@ func TestOperationalActionsGoToTheirExecutor(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.advance(2 * time.Hour)
-	if n, err := r.svc.ExpireActions(r.ctx); err != nil || n != 1 {
+	if n, err := r.ex.ExpireActions(r.ctx); err != nil || n != 1 {
 		t.Fatalf("ExpireActions = %d, %v; want 1", n, err)
 	}
 	if want := []string{approvals.StatusApproved, approvals.StatusExpired}; !slices.Equal(seen, want) {

@@ -1,4 +1,4 @@
-package journeys
+package execution
 
 import (
 	"encoding/json"
@@ -19,7 +19,7 @@ func TestExpiryJobEndsTheWaitingJourneyAtItsTime(t *testing.T) {
 	r := newRig(t)
 	out := r.pending(refundRequest)
 	job := jobs.Job{Kind: approvals.JobExpire, Payload: json.RawMessage(`{"action_id":"` + out.Action.ID + `"}`), Attempts: 1, MaxAttempts: 25}
-	if err := r.svc.HandleExpire(r.ctx, job); !errors.Is(err, approvals.ErrNotDue) {
+	if err := r.ex.HandleExpire(r.ctx, job); !errors.Is(err, approvals.ErrNotDue) {
 		t.Fatalf("expiry job before the expiry: %v; want ErrNotDue (retried later)", err)
 	}
 	if a := r.action(out.Action.ID); a.Status != approvals.StatusPending {
@@ -27,7 +27,7 @@ func TestExpiryJobEndsTheWaitingJourneyAtItsTime(t *testing.T) {
 	}
 	r.advance(r.action(out.Action.ID).ExpiresAt.Sub(r.clock()) + time.Second)
 	for range 2 { // a job can run twice
-		if err := r.svc.HandleExpire(r.ctx, job); err != nil {
+		if err := r.ex.HandleExpire(r.ctx, job); err != nil {
 			t.Fatalf("expiry job after the expiry: %v", err)
 		}
 	}

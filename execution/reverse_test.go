@@ -1,4 +1,4 @@
-package journeys
+package execution
 
 import (
 	"errors"
@@ -47,7 +47,7 @@ func TestReverseWhoMay(t *testing.T) {
 	for _, tt := range tests {
 		a := actions[tt.action]
 		before := len(r.compensations(a.ID))
-		rev, err := r.svc.Reverse(r.ctx, tt.principal, a.ID, "customer returned the goods")
+		rev, err := r.ex.Reverse(r.ctx, tt.principal, a.ID, "customer returned the goods")
 		if tt.err != nil {
 			if !errors.Is(err, tt.err) {
 				t.Errorf("%s: Reverse(%s) = %v, want %v", tt.name, tt.action, err, tt.err)
@@ -74,7 +74,7 @@ func TestReverseWhoMay(t *testing.T) {
 func TestReverseOpensACompensatingAction(t *testing.T) {
 	r := newRig(t)
 	orig := r.executed(refundRequest)
-	rev, err := r.svc.Reverse(r.ctx, approver, orig.ID, "customer returned the goods")
+	rev, err := r.ex.Reverse(r.ctx, approver, orig.ID, "customer returned the goods")
 	if err != nil {
 		t.Fatalf("Reverse = %v", err)
 	}
@@ -112,7 +112,7 @@ func TestReverseOpensACompensatingAction(t *testing.T) {
 	}
 
 	// The agent whose refund it undoes cannot withdraw it.
-	if _, err := r.svc.CancelAction(r.ctx, r.caller, rev.ID); !errors.Is(err, store.ErrNotFound) {
+	if _, err := r.ex.CancelAction(r.ctx, r.caller, rev.ID); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("the agent's CancelAction = %v, want store.ErrNotFound", err)
 	}
 	// The person who asked cannot approve it.
@@ -127,7 +127,7 @@ func TestReverseOpensACompensatingAction(t *testing.T) {
 	if err := r.decide(approver2, rev.ID, approvals.Approve); err != nil {
 		t.Fatalf("approve the reversal: %v", err)
 	}
-	if err := r.svc.ExecuteAction(r.ctx, rev.ID); err != nil {
+	if err := r.ex.ExecuteAction(r.ctx, rev.ID); err != nil {
 		t.Fatalf("ExecuteAction(reversal) = %v", err)
 	}
 	done := r.action(rev.ID)
@@ -157,7 +157,7 @@ func TestReversePressedAgainReturnsTheLiveReversal(t *testing.T) {
 			if err := r.decide(approver2, rev.ID, approvals.Approve); err != nil {
 				r.t.Fatal(err)
 			}
-			if err := r.svc.ExecuteAction(r.ctx, rev.ID); err != nil {
+			if err := r.ex.ExecuteAction(r.ctx, rev.ID); err != nil {
 				r.t.Fatal(err)
 			}
 		}, approvals.StatusExecuted},
@@ -166,12 +166,12 @@ func TestReversePressedAgainReturnsTheLiveReversal(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRig(t)
 			orig := r.executed(refundRequest)
-			first, err := r.svc.Reverse(r.ctx, approver, orig.ID, "customer returned the goods")
+			first, err := r.ex.Reverse(r.ctx, approver, orig.ID, "customer returned the goods")
 			if err != nil {
 				t.Fatal(err)
 			}
 			tt.then(r, first)
-			again, err := r.svc.Reverse(r.ctx, oncall, orig.ID, "customer returned the goods")
+			again, err := r.ex.Reverse(r.ctx, oncall, orig.ID, "customer returned the goods")
 			if err != nil {
 				t.Fatalf("Reverse again = %v", err)
 			}
@@ -200,7 +200,7 @@ func TestReverseAfterAFinishedReversalOpensANewOne(t *testing.T) {
 		}, approvals.StatusRejected},
 		{"expired", func(r *rig, rev approvals.Action) {
 			r.advance(25 * time.Hour)
-			if n, err := r.svc.ExpireActions(r.ctx); err != nil || n != 1 {
+			if n, err := r.ex.ExpireActions(r.ctx); err != nil || n != 1 {
 				r.t.Fatalf("ExpireActions = %d, %v; want 1", n, err)
 			}
 		}, approvals.StatusExpired},
@@ -209,7 +209,7 @@ func TestReverseAfterAFinishedReversalOpensANewOne(t *testing.T) {
 				r.t.Fatal(err)
 			}
 			r.setEnabled("reverse_refund", false)
-			if err := r.svc.ExecuteAction(r.ctx, rev.ID); err != nil {
+			if err := r.ex.ExecuteAction(r.ctx, rev.ID); err != nil {
 				r.t.Fatal(err)
 			}
 			// While it is off a new reversal is refused
@@ -221,7 +221,7 @@ func TestReverseAfterAFinishedReversalOpensANewOne(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRig(t)
 			orig := r.executed(refundRequest)
-			first, err := r.svc.Reverse(r.ctx, approver, orig.ID, "customer returned the goods")
+			first, err := r.ex.Reverse(r.ctx, approver, orig.ID, "customer returned the goods")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -229,7 +229,7 @@ func TestReverseAfterAFinishedReversalOpensANewOne(t *testing.T) {
 			if a := r.action(first.ID); a.Status != tt.status {
 				t.Fatalf("first reversal %s, want %s", a.Status, tt.status)
 			}
-			second, err := r.svc.Reverse(r.ctx, approver, orig.ID, "customer returned the goods")
+			second, err := r.ex.Reverse(r.ctx, approver, orig.ID, "customer returned the goods")
 			if err != nil {
 				t.Fatalf("Reverse after a %s reversal = %v", tt.status, err)
 			}
@@ -244,7 +244,7 @@ func TestReverseAfterAFinishedReversalOpensANewOne(t *testing.T) {
 				t.Errorf("%d reversals recorded, want 2", n)
 			}
 			// And the new one is now the live one.
-			third, err := r.svc.Reverse(r.ctx, oncall, orig.ID, "customer returned the goods")
+			third, err := r.ex.Reverse(r.ctx, oncall, orig.ID, "customer returned the goods")
 			if err != nil || third.ID != second.ID {
 				t.Errorf("Reverse a third time = %s, %v; want the second reversal %s", third.ID, err, second.ID)
 			}
@@ -257,7 +257,7 @@ func TestReverseNeedsAReason(t *testing.T) {
 	r := newRig(t)
 	orig := r.executed(refundRequest)
 	for _, reason := range []string{"", "   "} {
-		if _, err := r.svc.Reverse(r.ctx, approver, orig.ID, reason); !errors.Is(err, ErrReverseReasonRequired) {
+		if _, err := r.ex.Reverse(r.ctx, approver, orig.ID, reason); !errors.Is(err, ErrReverseReasonRequired) {
 			t.Errorf("Reverse(reason %q) = %v, want ErrReverseReasonRequired", reason, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package journeys
+package execution
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/execution/ledger"
+	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/jobs"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/tools"
@@ -103,7 +104,7 @@ func (s *Service) retryOne(ctx context.Context, tx *sql.Tx, a approvals.Action, 
 	if !ok { // it was read failed in this write transaction
 		return fmt.Errorf("retry %s: it is no longer failed", a.ID)
 	}
-	if err := waitAgain(ctx, tx, a.JourneyID, a.StepN); err != nil {
+	if err := journeys.WaitAgain(ctx, tx, a.JourneyID, a.StepN); err != nil {
 		return err
 	}
 	if err := jobs.Enqueue(ctx, tx, JobExecuteAction, actionJob{ActionID: a.ID}, jobs.Options{UniqueKey: "exec:" + a.ID + ":retry:" + batch, Timeout: executionTimeout(t)}); err != nil {

@@ -1,4 +1,4 @@
-package journeys
+package execution
 
 import (
 	"testing"
@@ -7,6 +7,7 @@ import (
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/execution/ledger"
+	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/tools"
 )
 
@@ -39,14 +40,14 @@ func TestReconcileFinishesAnExecutingActionWhoseEffectIsRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entry, err := ledger.Execute(r.ctx, r.db, r.svc.o.Providers[tool.Provider], tool,
+	entry, err := ledger.Execute(r.ctx, r.db, r.ex.o.Providers[tool.Provider], tool,
 		tools.Call{Tool: tool.Name, Args: args, IdempotencyKey: a.IdempotencyKey, Tenant: r.tenant.Slug}, digest)
 	if err != nil || entry.State != ledger.Recorded {
 		t.Fatalf("ledger.Execute = %s, %v; want recorded", entry.State, err)
 	}
 
 	// Within the grace the action may still be finishing on its replica.
-	rep, err := r.svc.Reconcile(r.ctx)
+	rep, err := r.ex.Reconcile(r.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func TestReconcileFinishesAnExecutingActionWhoseEffectIsRecorded(t *testing.T) {
 	}
 
 	r.advance(reconcileGrace + time.Second)
-	rep, err = r.svc.Reconcile(r.ctx)
+	rep, err = r.ex.Reconcile(r.ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func TestReconcileFinishesAnExecutingActionWhoseEffectIsRecorded(t *testing.T) {
 	if done.Status != approvals.StatusExecuted || field(t, done.Receipt, "refund_id") == "" {
 		t.Errorf("action %s with receipt %s, want executed with the provider's refund", done.Status, done.Receipt)
 	}
-	if j := r.journey(out.Journey.ID); j.Status != StatusCompleted {
+	if j := r.journey(out.Journey.ID); j.Status != journeys.StatusCompleted {
 		t.Errorf("journey %s, want completed", j.Status)
 	}
 	if n := r.effects("issue_refund"); n != 1 {
@@ -74,7 +75,7 @@ func TestReconcileFinishesAnExecutingActionWhoseEffectIsRecorded(t *testing.T) {
 	}
 
 	// Once: a second run finds nothing to do.
-	if rep, err = r.svc.Reconcile(r.ctx); err != nil || len(rep.Completed) != 0 {
+	if rep, err = r.ex.Reconcile(r.ctx); err != nil || len(rep.Completed) != 0 {
 		t.Errorf("second Reconcile: completed %v, %v; want nothing", rep.Completed, err)
 	}
 	var events int

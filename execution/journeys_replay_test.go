@@ -1,4 +1,4 @@
-package journeys
+package execution
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/releases"
 	"github.com/wardenhq/warden/tools"
 )
@@ -30,7 +31,7 @@ func TestReplayDryRunsRecordedJourneys(t *testing.T) {
 	}
 	// Recorded as order_status because the request named it; routed
 	// afresh, the text is a refund.
-	if _, err := r.svc.Run(r.ctx, Request{Caller: r.caller, Input: refundRequest, Skill: "order_status", RequestID: "req-2"}); err != nil {
+	if _, err := r.svc.Run(r.ctx, journeys.Request{Caller: r.caller, Input: refundRequest, Skill: "order_status", RequestID: "req-2"}); err != nil {
 		t.Fatal(err)
 	}
 	refund := r.pending(refundRequest)
@@ -53,14 +54,14 @@ func TestReplayDryRunsRecordedJourneys(t *testing.T) {
 		t.Fatalf("replay = %d rows, %d agreed, rate %.3f; want 3, 2, 2/3", len(rep.Rows), rep.Agreed, rep.Rate)
 	}
 	dis := rep.Rows[0] // newest first
-	if dis.Agree || dis.RecordedSkill != "order_status" || dis.CandidateSkill != "refunds" || dis.CandidateOutcome != ReplayWouldApprove {
+	if dis.Agree || dis.RecordedSkill != "order_status" || dis.CandidateSkill != "refunds" || dis.CandidateOutcome != journeys.ReplayWouldApprove {
 		t.Errorf("the misrouted journey replays as %+v; want refunds, would ask for approval", dis)
 	}
 	if !slices.Equal(dis.Tools, []string{"lookup_order (recorded)", "issue_refund (not proposed)"}) {
 		t.Errorf("the misrouted journey's dry run = %v", dis.Tools)
 	}
 	for _, row := range rep.Rows[1:] {
-		if !row.Agree || row.CandidateOutcome != ReplayCompleted || row.RecordedOutcome != StatusCompleted ||
+		if !row.Agree || row.CandidateOutcome != journeys.ReplayCompleted || row.RecordedOutcome != journeys.StatusCompleted ||
 			!slices.Equal(row.Tools, []string{"lookup_order (recorded)"}) {
 			t.Errorf("a read replays as %+v; want agreement, completed from the recording", row)
 		}
@@ -73,8 +74,8 @@ func TestReplayDryRunsRecordedJourneys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rf.Rows) != 1 || rf.Rows[0].CandidateOutcome != ReplayWouldApprove || !rf.Rows[0].Agree ||
-		rf.Rows[0].RecordedOutcome != StatusRejected || rf.Rate != 1 {
+	if len(rf.Rows) != 1 || rf.Rows[0].CandidateOutcome != journeys.ReplayWouldApprove || !rf.Rows[0].Agree ||
+		rf.Rows[0].RecordedOutcome != journeys.StatusRejected || rf.Rate != 1 {
 		t.Errorf("refund replay = %+v, rate %v", rf.Rows, rf.Rate)
 	}
 	if countRows(t, r, "actions") != actionsBefore || countRows(t, r, "journey_steps") != stepsBefore ||
@@ -133,11 +134,11 @@ func TestReplayUsesTheCandidatesRoutingAndIsKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := ReplayReportOf(kept)
+	rep, err := journeys.ReplayReportOf(kept)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if kept.Replayed != 1 || kept.Agreed != 0 || len(rep.Rows) != 1 || rep.Rows[0].CandidateOutcome != ReplayNoRoute || rep.Rows[0].Agree {
+	if kept.Replayed != 1 || kept.Agreed != 0 || len(rep.Rows) != 1 || rep.Rows[0].CandidateOutcome != journeys.ReplayNoRoute || rep.Rows[0].Agree {
 		t.Fatalf("kept replay = %+v, rows %+v; want the refund unrouted under a release without refunds", kept, rep.Rows)
 	}
 	if !strings.Contains(rep.RoutingNote, "customer_email") {

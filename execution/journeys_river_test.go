@@ -1,4 +1,4 @@
-package journeys
+package execution
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/jobs"
 	"github.com/wardenhq/warden/platform/store/storetest"
 )
@@ -26,10 +27,10 @@ func TestApprovedRefundExecutesOnceOnRiver(t *testing.T) {
 		q := jobs.New(r.db, slog.New(slog.NewTextHandler(io.Discard, nil)), 2)
 		q.Register(JobExecuteAction, func(ctx context.Context, j jobs.Job) error {
 			runs.Add(1)
-			return r.svc.HandleExecute(ctx, j)
+			return r.ex.HandleExecute(ctx, j)
 		})
-		q.Register(JobCallback, r.svc.HandleCallback)
-		q.Register(JobContinueJourney, r.svc.HandleContinue)
+		q.Register(JobCallback, r.ex.HandleCallback)
+		q.Register(journeys.JobContinueJourney, r.svc.HandleContinue)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
 		go func() { defer close(done); q.Run(ctx) }()

@@ -1,4 +1,4 @@
-package journeys
+package execution
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/money"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
@@ -47,21 +48,21 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 	p.Summary, p.Reason = strings.TrimSpace(p.Summary), strings.TrimSpace(p.Reason)
 	switch {
 	case p.Tool == "":
-		return approvals.Action{}, refuse(CodeInvalidInput, `"tool" is required.`, nil)
+		return approvals.Action{}, refuse(journeys.CodeInvalidInput, `"tool" is required.`, nil)
 	case p.Summary == "" || len(p.Summary) > 300:
-		return approvals.Action{}, refuse(CodeInvalidInput, `"summary" is required: one sentence of at most 300 characters saying what will happen.`, nil)
+		return approvals.Action{}, refuse(journeys.CodeInvalidInput, `"summary" is required: one sentence of at most 300 characters saying what will happen.`, nil)
 	case len(p.Reason) > 2000:
-		return approvals.Action{}, refuse(CodeInvalidInput, `"reason" must be at most 2000 characters.`, nil)
+		return approvals.Action{}, refuse(journeys.CodeInvalidInput, `"reason" must be at most 2000 characters.`, nil)
 	case len(p.IdempotencyKey) > 200:
-		return approvals.Action{}, refuse(CodeInvalidInput, "The Idempotency-Key header is longer than 200 characters.", nil)
+		return approvals.Action{}, refuse(journeys.CodeInvalidInput, "The Idempotency-Key header is longer than 200 characters.", nil)
 	}
 	if p.CallbackURL != "" {
 		u, err := url.Parse(p.CallbackURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-			return approvals.Action{}, refuse(CodeInvalidInput, `"callback_url" must be an absolute http(s) URL.`, nil)
+			return approvals.Action{}, refuse(journeys.CodeInvalidInput, `"callback_url" must be an absolute http(s) URL.`, nil)
 		}
 		if err := s.checkCallbackHost(ctx, u.Hostname()); err != nil {
-			return approvals.Action{}, refuse(CodeInvalidInput, `"callback_url": `+err.Error()+".", nil)
+			return approvals.Action{}, refuse(journeys.CodeInvalidInput, `"callback_url": `+err.Error()+".", nil)
 		}
 	}
 	if len(p.Arguments) == 0 {
@@ -73,7 +74,7 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 	case err == nil:
 		tp = &t
 	case !errors.Is(err, store.ErrNotFound):
-		return approvals.Action{}, refuse(CodeInternal, "The tool catalog cannot be read.", err)
+		return approvals.Action{}, refuse(journeys.CodeInternal, "The tool catalog cannot be read.", err)
 	}
 	d := policy.Check(p.Caller.Key, p.Tool, tp, p.Arguments)
 	if !d.Allowed {
@@ -90,14 +91,14 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 	if err != nil {
 		return approvals.Action{}, err
 	}
-	if err := s.checkCall(ctx, t, p.Arguments, p.Caller.Tenant.Slug); err != nil {
+	if err := s.o.Journeys.CheckCall(ctx, t, p.Arguments, p.Caller.Tenant.Slug); err != nil {
 		return approvals.Action{}, err
 	}
-	target := s.target(d.Facts.Target)
-	summary := Summary(t.Name, p.Arguments, amount, target.Label)
+	target := approvals.TargetOf(s.o.Redactor, d.Facts.Target)
+	summary := approvals.Headline(t.Name, p.Arguments, amount, target.Label)
 	digest, err := approvals.PayloadDigest(t.Name, p.Arguments)
 	if err != nil {
-		return approvals.Action{}, refuse(CodeInvalidInput, "The arguments are not valid JSON.", nil)
+		return approvals.Action{}, refuse(journeys.CodeInvalidInput, "The arguments are not valid JSON.", nil)
 	}
 	key := "ext_" + store.NewID()
 	if p.IdempotencyKey != "" {
@@ -105,7 +106,7 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 		key = "ext_" + hex.EncodeToString(sum[:16])
 		if existing, err := approvals.ByIdempotencyKey(ctx, s.o.DB.Read(), key); err == nil {
 			if existing.PayloadDigest != digest {
-				return approvals.Action{}, refuse(CodeIdempotencyMismatch, "This Idempotency-Key was used for another proposal.", nil)
+				return approvals.Action{}, refuse(journeys.CodeIdempotencyMismatch, "This Idempotency-Key was used for another proposal.", nil)
 			}
 			return existing, nil
 		}
@@ -116,9 +117,9 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 	}
 	spec := approvals.Spec{
 		TenantID: p.Caller.Tenant.ID, TenantSlug: p.Caller.Tenant.Slug, KeyID: p.Caller.Key.ID,
-		KeyOwner: keyOwner(p.Caller.Key.CreatedBy), Tool: catalog.ForApproval(t), Args: p.Arguments,
+		KeyOwner: approvals.KeyOwner(p.Caller.Key.CreatedBy), Tool: catalog.ForApproval(t), Args: p.Arguments,
 		ArgsRedacted: json.RawMessage(s.redactJSON(p.Arguments)), Summary: summary, AgentSummary: s.o.Redactor.String(p.Summary),
-		Targets: targets(p.Arguments),
+		Targets: approvals.Targets(p.Arguments),
 		Reason:  s.o.Redactor.String(p.Reason), Rule: rule, IdempotencyKey: key, CallbackURL: p.CallbackURL,
 		CallbackURLShown: s.redactURL(p.CallbackURL),
 		External:         t.Provider == tools.ProviderExternal, Target: target,
@@ -143,31 +144,9 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 		}
 	}
 	if err != nil {
-		return approvals.Action{}, refuse(CodeInternal, "The proposal could not be recorded.", err)
+		return approvals.Action{}, refuse(journeys.CodeInternal, "The proposal could not be recorded.", err)
 	}
 	return a, nil
-}
-
-// checkCall asks the tool's provider, before approvers are asked, whether
-// the call can run for the tenant at all: the simulator knows each
-// tenant's orders, and another tenant's order is unknown (422
-// tool_refused), so no approver is asked about it and no dual-control
-// total counts it. A provider that cannot tell (a webhook, an agent that
-// executes its own tools) has no objection; Execute decides for good.
-func (s *Service) checkCall(ctx context.Context, t tools.Tool, args json.RawMessage, tenant string) error {
-	p := s.o.Providers[t.Provider]
-	if p == nil {
-		return nil
-	}
-	err := tools.Check(ctx, p, t, tools.Call{Tool: t.Name, Args: args, Tenant: tenant})
-	if err == nil {
-		return nil
-	}
-	var te *tools.Error
-	if errors.As(err, &te) && te.Kind == tools.Terminal {
-		return refuse(CodeToolRefused, fmt.Sprintf("Tool %q refused the call: %s.", t.Name, s.o.Redactor.String(te.Reason)), err)
-	}
-	return refuse(CodeToolUnavailable, fmt.Sprintf("Tool %q cannot check the call right now; try again.", t.Name), err)
 }
 
 // redactURL keeps a URL's scheme, host and path, and redacts its query
@@ -208,21 +187,21 @@ func proposedAmount(p Proposal, f policy.Facts) (*money.Amount, error) {
 		}
 		c, err := money.ParseCurrency(p.Currency)
 		if err != nil {
-			return nil, refuse(CodeInvalidInput, `"currency" must be an ISO 4217 code such as USD when "amount" is given.`, nil)
+			return nil, refuse(journeys.CodeInvalidInput, `"currency" must be an ISO 4217 code such as USD when "amount" is given.`, nil)
 		}
 		stated = &money.Amount{Minor: minor, Currency: c}
 	} else if p.Currency != "" {
 		if _, err := money.ParseCurrency(p.Currency); err != nil {
-			return nil, refuse(CodeInvalidInput, `"currency" must be an ISO 4217 code such as USD.`, nil)
+			return nil, refuse(journeys.CodeInvalidInput, `"currency" must be an ISO 4217 code such as USD.`, nil)
 		}
 	}
 	switch {
 	case f.Amount == nil:
 		return stated, nil
 	case stated != nil && stated.Minor != f.Amount.Minor:
-		return nil, refuse(CodeInvalidInput, `"amount" differs from the amount in the arguments.`, nil)
+		return nil, refuse(journeys.CodeInvalidInput, `"amount" differs from the amount in the arguments.`, nil)
 	case p.Currency != "" && p.Currency != f.Amount.Currency.Code:
-		return nil, refuse(CodeInvalidInput, `"currency" differs from the currency in the arguments.`, nil)
+		return nil, refuse(journeys.CodeInvalidInput, `"currency" differs from the currency in the arguments.`, nil)
 	}
 	return f.Amount, nil
 }
@@ -259,16 +238,16 @@ type Result struct {
 // ReportResult records an external agent's outcome of an approved action.
 func (s *Service) ReportResult(ctx context.Context, caller admission.Caller, actionID string, r Result) (approvals.Action, error) {
 	if r.Status != approvals.StatusExecuted && r.Status != approvals.StatusFailed {
-		return approvals.Action{}, refuse(CodeInvalidInput, `"status" must be "executed" or "failed".`, nil)
+		return approvals.Action{}, refuse(journeys.CodeInvalidInput, `"status" must be "executed" or "failed".`, nil)
 	}
 	if r.Status == approvals.StatusFailed && strings.TrimSpace(r.Error) == "" {
-		return approvals.Action{}, refuse(CodeInvalidInput, `A failed result needs an "error" saying what went wrong.`, nil)
+		return approvals.Action{}, refuse(journeys.CodeInvalidInput, `A failed result needs an "error" saying what went wrong.`, nil)
 	}
 	if len(r.Receipt) == 0 {
 		r.Receipt = json.RawMessage(`{}`)
 	}
 	if !json.Valid(r.Receipt) {
-		return approvals.Action{}, refuse(CodeInvalidInput, `"receipt" must be JSON.`, nil)
+		return approvals.Action{}, refuse(journeys.CodeInvalidInput, `"receipt" must be JSON.`, nil)
 	}
 	a, err := approvals.Get(ctx, s.o.DB.Read(), actionID)
 	if err != nil || a.KeyID != caller.Key.ID {

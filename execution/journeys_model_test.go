@@ -1,4 +1,4 @@
-package journeys
+package execution
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/budgets"
+	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/models/fakeupstream"
 	"github.com/wardenhq/warden/platform/identity"
@@ -69,19 +70,20 @@ func newModelRig(t testing.TB, deployments map[string]string, skillMDs ...string
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.svc.o.Router = router
-	r.svc.o.Models = models.NewGateway(r.db, r.sealer, r.svc.o.Redactor, log)
+	r.jopts.Router = router
+	r.jopts.Models = models.NewGateway(r.db, r.sealer, r.jopts.Redactor, log)
+	r.rebuild()
 	r.caller = r.newCaller(r.tenant, scopes...)
 	q := jobs.New(r.db, log, 1)
-	q.Register(JobExecuteAction, r.svc.HandleExecute)
-	q.Register(JobCallback, r.svc.HandleCallback)
-	q.Register(JobContinueJourney, r.svc.HandleContinue)
+	q.Register(JobExecuteAction, r.ex.HandleExecute)
+	q.Register(JobCallback, r.ex.HandleCallback)
+	q.Register(journeys.JobContinueJourney, r.svc.HandleContinue)
 	return &modelRig{rig: r, fake: fake, queue: q}
 }
 
 // runSkill runs input on the named skill.
-func (r *modelRig) runSkill(skill, input string) (Outcome, error) {
-	return r.svc.Run(r.ctx, Request{Caller: r.caller, Input: input, Skill: skill, RequestID: "req-m"})
+func (r *modelRig) runSkill(skill, input string) (journeys.Outcome, error) {
+	return r.svc.Run(r.ctx, journeys.Request{Caller: r.caller, Input: input, Skill: skill, RequestID: "req-m"})
 }
 
 // drain runs the queued jobs until none is left. On PostgreSQL jobs are
@@ -161,7 +163,7 @@ func TestModelDrivenRefundWaitsForTwoApprovalsAndResumes(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if out.Journey.Status != StatusAwaitingApproval || out.Action == nil || out.Action.Tool != "issue_refund" {
+	if out.Journey.Status != journeys.StatusAwaitingApproval || out.Action == nil || out.Action.Tool != "issue_refund" {
 		t.Fatalf("journey %s, action %+v; want awaiting approval of issue_refund", out.Journey.Status, out.Action)
 	}
 	a := r.action(out.Action.ID)
@@ -185,7 +187,7 @@ func TestModelDrivenRefundWaitsForTwoApprovalsAndResumes(t *testing.T) {
 	r.drain()
 
 	j := r.journey(out.Journey.ID)
-	if j.Status != StatusCompleted || !strings.Contains(j.Output, "refund for ORD-1004 is done") {
+	if j.Status != journeys.StatusCompleted || !strings.Contains(j.Output, "refund for ORD-1004 is done") {
 		t.Fatalf("journey %s (%s), output %q; want completed with the model's answer", j.Status, j.ErrorCode, j.Output)
 	}
 	want := []string{"route ok", "model refund-agent ok", "tool lookup_order ok", "model refund-agent ok",
@@ -290,7 +292,7 @@ Look the order up.
 		t.Fatalf("Run: %v", err)
 	}
 	j := r.journey(out.Journey.ID)
-	if j.Status != StatusCompleted || out.Action != nil {
+	if j.Status != journeys.StatusCompleted || out.Action != nil {
 		t.Fatalf("journey %s (%s), action %v; want completed without an action", j.Status, j.ErrorCode, out.Action)
 	}
 	if got, want := stepsOf(j), []string{"route ok", "model wanderer ok", "tool send_customer_email refused", "model wanderer ok"}; !slices.Equal(got, want) {
@@ -299,12 +301,12 @@ Look the order up.
 	if n := len(r.hooks.callsOf("send_customer_email")); n != 0 {
 		t.Errorf("send_customer_email reached the provider %d times", n)
 	}
-	if !strings.Contains(j.Output, CodeToolNotInSkill) {
+	if !strings.Contains(j.Output, journeys.CodeToolNotInSkill) {
 		t.Errorf("output %q: the model was not told its call was refused", j.Output)
 	}
 	var n int
 	if err := r.db.Read().QueryRowContext(r.ctx, `SELECT COUNT(*) FROM audit_events WHERE verb = 'policy.violation' AND details LIKE ?`,
-		"%"+CodeToolNotInSkill+"%").Scan(&n); err != nil {
+		"%"+journeys.CodeToolNotInSkill+"%").Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	if n != 1 {
@@ -326,12 +328,12 @@ Look the order up.
 `)
 	_, err := r.runSkill("loopy", "Where is ORD-1003?")
 	p := problemOf(t, "Run", err)
-	if p.Code != CodeMaxSteps {
-		t.Fatalf("Run = %s, want %s", p.Code, CodeMaxSteps)
+	if p.Code != journeys.CodeMaxSteps {
+		t.Fatalf("Run = %s, want %s", p.Code, journeys.CodeMaxSteps)
 	}
 	js := r.journeys()
-	if len(js) != 1 || js[0].Status != StatusFailed || js[0].ErrorCode != CodeMaxSteps {
-		t.Fatalf("journeys %+v, want one failed with %s", js, CodeMaxSteps)
+	if len(js) != 1 || js[0].Status != journeys.StatusFailed || js[0].ErrorCode != journeys.CodeMaxSteps {
+		t.Fatalf("journeys %+v, want one failed with %s", js, journeys.CodeMaxSteps)
 	}
 	if n := len(r.hooks.callsOf("lookup_order")); n != 3 {
 		t.Errorf("lookup_order ran %d times, want 3 (max_steps)", n)
@@ -357,13 +359,14 @@ func TestRouterModelFallsBackToTheLexicalRouter(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newModelRig(t, map[string]string{"router": tc.upstream})
-			r.svc.o.RouterModel = "router"
+			r.jopts.RouterModel = "router"
+			r.rebuild()
 			out, err := r.run("Where is my order ORD-1003? It has not arrived")
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}
 			j := r.journey(out.Journey.ID)
-			if j.Status != StatusCompleted || j.Skill != "order_status" {
+			if j.Status != journeys.StatusCompleted || j.Skill != "order_status" {
 				t.Fatalf("journey %s on %q, want completed on order_status", j.Status, j.Skill)
 			}
 			if got := stepsOf(j); len(got) < 2 || got[0] != tc.modelStep || got[1] != "route ok" {
@@ -393,7 +396,7 @@ func TestRejectedModelRefundEndsTheJourney(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.drain()
-	if j := r.journey(out.Journey.ID); j.Status != StatusRejected {
+	if j := r.journey(out.Journey.ID); j.Status != journeys.StatusRejected {
 		t.Errorf("journey %s after rejection, want rejected", j.Status)
 	}
 	if n := len(r.fake.Seen()); n != 2 {
@@ -419,8 +422,8 @@ model: looper
 Refund.
 `)
 		_, err := r.runSkill("refunder", "Refund ORD-1004")
-		if p := problemOf(t, "Run", err); p.Code != CodeMaxSteps {
-			t.Fatalf("Run = %s, want %s after two refused calls", p.Code, CodeMaxSteps)
+		if p := problemOf(t, "Run", err); p.Code != journeys.CodeMaxSteps {
+			t.Fatalf("Run = %s, want %s after two refused calls", p.Code, journeys.CodeMaxSteps)
 		}
 		j := r.journeys()[0]
 		j = r.journey(j.ID)
@@ -451,7 +454,7 @@ Refund.
 		if got, want := stepsOf(j), []string{"route ok", "model refund-agent ok", "tool lookup_order refused", "model refund-agent ok"}; !slices.Equal(got, want) {
 			t.Errorf("journal %q, want %q", got, want)
 		}
-		if j.Status != StatusCompleted || out.Action != nil || !strings.Contains(j.Output, "did not refund") {
+		if j.Status != journeys.StatusCompleted || out.Action != nil || !strings.Contains(j.Output, "did not refund") {
 			t.Errorf("journey %s, output %q, action %v; want the model's answer that it could not refund", j.Status, j.Output, out.Action)
 		}
 		if n := len(r.hooks.callsOf("lookup_order")); n != 0 {
@@ -466,7 +469,7 @@ Refund.
 // the start-up sweep, its reservation released, and never continued
 // twice.
 func TestModelJourneyContinuesOnceAcrossProcesses(t *testing.T) {
-	setup := func(t *testing.T) (*modelRig, Outcome) {
+	setup := func(t *testing.T) (*modelRig, journeys.Outcome) {
 		r := newModelRig(t, map[string]string{"refund-agent": "script-refund"}, refundAgentSkill)
 		out, err := r.runSkill("model_refunds", "Refund ORD-1005 please")
 		if err != nil || out.Action == nil {
@@ -477,7 +480,7 @@ func TestModelJourneyContinuesOnceAcrossProcesses(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := r.svc.ExecuteAction(r.ctx, out.Action.ID); err != nil {
+		if err := r.ex.ExecuteAction(r.ctx, out.Action.ID); err != nil {
 			t.Fatal(err)
 		}
 		return r, out
@@ -485,14 +488,14 @@ func TestModelJourneyContinuesOnceAcrossProcesses(t *testing.T) {
 	t.Run("restart", func(t *testing.T) {
 		r, out := setup(t)
 		// Another process, on the same database, with the job still queued.
-		next := New(r.svc.o)
-		q := jobs.New(r.db, r.svc.o.Log, 1)
-		q.Register(JobExecuteAction, next.HandleExecute)
-		q.Register(JobCallback, next.HandleCallback)
-		q.Register(JobContinueJourney, next.HandleContinue)
+		next, nextEx := r.services()
+		q := jobs.New(r.db, r.jopts.Log, 1)
+		q.Register(JobExecuteAction, nextEx.HandleExecute)
+		q.Register(JobCallback, nextEx.HandleCallback)
+		q.Register(journeys.JobContinueJourney, next.HandleContinue)
 		r.queue = q
 		r.drain()
-		if j := r.journey(out.Journey.ID); j.Status != StatusCompleted {
+		if j := r.journey(out.Journey.ID); j.Status != journeys.StatusCompleted {
 			t.Fatalf("journey %s (%s) after the restart, want completed", j.Status, j.ErrorCode)
 		}
 		if n := len(r.fake.Seen()); n != 3 {
@@ -514,14 +517,14 @@ func TestModelJourneyContinuesOnceAcrossProcesses(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		next := New(r.svc.o)
+		next, _ := r.services()
 		if n, err := next.SweepLeftRunning(r.ctx, time.Now().Add(time.Hour)); err != nil || n != 1 {
 			t.Fatalf("SweepLeftRunning = %d, %v; want the journey ended", n, err)
 		}
 		if err := next.ContinueJourney(r.ctx, out.Journey.ID); err != nil {
 			t.Fatal(err)
 		}
-		if j := r.journey(out.Journey.ID); j.Status != StatusFailed || j.ErrorCode != "interrupted" {
+		if j := r.journey(out.Journey.ID); j.Status != journeys.StatusFailed || j.ErrorCode != "interrupted" {
 			t.Errorf("journey %s (%s), want failed: interrupted", j.Status, j.ErrorCode)
 		}
 		if n := len(r.fake.Seen()); n != 2 {
@@ -551,7 +554,7 @@ Look the order up.
 	b.ResetTimer()
 	for range b.N {
 		out, err := r.runSkill("lookups", "Refund ORD-1004")
-		if err != nil || out.Journey.Status != StatusCompleted {
+		if err != nil || out.Journey.Status != journeys.StatusCompleted {
 			b.Fatalf("Run = %s, %v", out.Journey.Status, err)
 		}
 	}

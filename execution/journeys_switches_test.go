@@ -1,4 +1,4 @@
-package journeys
+package execution
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/policy"
@@ -32,20 +33,20 @@ func TestSkillSwitchedOffWhileJourneysRun(t *testing.T) {
 	}
 
 	_, err := r.run(refundRequest)
-	if p := problemOf(t, "Run(refund) while refunds is off", err); p.Code != CodeSkillDisabled || p.Status() != 422 {
+	if p := problemOf(t, "Run(refund) while refunds is off", err); p.Code != journeys.CodeSkillDisabled || p.Status() != 422 {
 		t.Fatalf("Run(refund) while refunds is off = %s (%d), want skill_disabled (422)", p.Code, p.Status())
 	}
-	if out, err := r.run("Where is my order ORD-1003?"); err != nil || out.Journey.Status != StatusCompleted {
+	if out, err := r.run("Where is my order ORD-1003?"); err != nil || out.Journey.Status != journeys.StatusCompleted {
 		t.Errorf("order_status while refunds is off = %v, %v; want completed", out.Journey.Status, err)
 	}
 	// The approval of the journey that was already running still executes.
 	if err := r.decide(approver, running.Action.ID, approvals.Approve); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.svc.ExecuteAction(r.ctx, running.Action.ID); err != nil {
+	if err := r.ex.ExecuteAction(r.ctx, running.Action.ID); err != nil {
 		t.Fatal(err)
 	}
-	if j := r.journey(running.Journey.ID); j.Status != StatusCompleted {
+	if j := r.journey(running.Journey.ID); j.Status != journeys.StatusCompleted {
 		t.Errorf("the journey routed before the switch is %s, want completed", j.Status)
 	}
 
@@ -96,7 +97,7 @@ func TestReverseRefusedWhileTheCompensatingToolIsOff(t *testing.T) {
 	r := newRig(t)
 	orig := r.executed(refundRequest)
 	r.setEnabled("reverse_refund", false)
-	_, err := r.svc.Reverse(r.ctx, approver, orig.ID, "customer returned the goods")
+	_, err := r.ex.Reverse(r.ctx, approver, orig.ID, "customer returned the goods")
 	p := problemOf(t, "Reverse", err)
 	if p.Code != policy.CodeDisabled || p.Kind != problem.KindConflict || !strings.Contains(p.Message, "reverse_refund is switched off") {
 		t.Errorf("Reverse = %s %q (%v), want 409 tool_disabled naming reverse_refund", p.Code, p.Message, p.Kind)
@@ -105,7 +106,7 @@ func TestReverseRefusedWhileTheCompensatingToolIsOff(t *testing.T) {
 		t.Errorf("%d reversals created, want none", len(got))
 	}
 	r.setEnabled("reverse_refund", true)
-	rev, err := r.svc.Reverse(r.ctx, approver, orig.ID, "customer returned the goods")
+	rev, err := r.ex.Reverse(r.ctx, approver, orig.ID, "customer returned the goods")
 	if err != nil || rev.Status != approvals.StatusPending || rev.Tool != "reverse_refund" {
 		t.Errorf("Reverse after switching on = %s %s, %v; want a pending reverse_refund", rev.Tool, rev.Status, err)
 	}
@@ -117,7 +118,7 @@ func TestReverseRefusedWhileTheCompensatingToolIsOff(t *testing.T) {
 func TestReversalWhoseToolIsSwitchedOffAfterApprovalFails(t *testing.T) {
 	r := newRig(t)
 	orig := r.executed(refundRequest)
-	rev, err := r.svc.Reverse(r.ctx, approver, orig.ID, "customer returned the goods")
+	rev, err := r.ex.Reverse(r.ctx, approver, orig.ID, "customer returned the goods")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +126,7 @@ func TestReversalWhoseToolIsSwitchedOffAfterApprovalFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.setEnabled("reverse_refund", false)
-	if err := r.svc.ExecuteAction(r.ctx, rev.ID); err != nil {
+	if err := r.ex.ExecuteAction(r.ctx, rev.ID); err != nil {
 		t.Fatalf("ExecuteAction = %v", err)
 	}
 	a := r.action(rev.ID)

@@ -1,4 +1,4 @@
-package journeys
+package execution
 
 import (
 	"context"
@@ -13,10 +13,10 @@ import (
 	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/execution/ledger"
+	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/jobs"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
-	"github.com/wardenhq/warden/skills"
 	"github.com/wardenhq/warden/tools"
 )
 
@@ -54,7 +54,7 @@ func (s *Service) onDecided(ctx context.Context, tx *sql.Tx, a approvals.Action)
 	switch a.Status {
 	case approvals.StatusRejected, approvals.StatusExpired, approvals.StatusCancelled:
 		// The journey that waited for the action ends with it.
-		return endAfterAction(ctx, tx, a.JourneyID, a.StepN, a.Status, s.o.Now())
+		return journeys.EndAfterAction(ctx, tx, a.JourneyID, a.StepN, a.Status, s.o.Now())
 	}
 	if a.Status != approvals.StatusApproved || a.External {
 		return nil // the agent executes it and reports the result
@@ -258,7 +258,7 @@ func (s *Service) fail(ctx context.Context, a approvals.Action, reason string) e
 		if err := settleAction(ctx, tx, a.ID, a.TenantID, 0); err != nil {
 			return err
 		}
-		if err := failJourney(ctx, tx, a.JourneyID, a.StepN, "action_failed", reason, now); err != nil {
+		if err := journeys.FailAfterAction(ctx, tx, a.JourneyID, a.StepN, "action_failed", reason, now); err != nil {
 			return err
 		}
 		return s.enqueueCallback(ctx, tx, a, approvals.StatusFailed)
@@ -288,7 +288,7 @@ func (s *Service) complete(ctx context.Context, a approvals.Action, receipt json
 		if err := settleAction(ctx, tx, a.ID, a.TenantID, t.UnitCostMicros); err != nil {
 			return err
 		}
-		if err := s.resume(ctx, tx, a, receipt, t, now); err != nil {
+		if err := s.o.Journeys.Resume(ctx, tx, a, receipt, t, now); err != nil {
 			return err
 		}
 		return s.enqueueCallback(ctx, tx, a, approvals.StatusExecuted)
@@ -307,49 +307,6 @@ func (s *Service) enqueueCallback(ctx context.Context, tx *sql.Tx, a approvals.A
 		return nil
 	}
 	return jobs.Enqueue(ctx, tx, JobCallback, actionJob{ActionID: a.ID}, jobs.Options{UniqueKey: "callback:" + a.ID + ":" + status, MaxAttempts: 12})
-}
-
-// resume continues the journey that waited for the action: the steps that
-// ran before the approval are replayed from the journal (never re-run),
-// the executed call's receipt is recorded as its step, and the journey
-// finishes with the skill's summary.
-func (s *Service) resume(ctx context.Context, tx *sql.Tx, a approvals.Action, receipt json.RawMessage, t tools.Tool, now time.Time) error {
-	if a.JourneyID == "" {
-		return nil
-	}
-	j, err := GetJourney(ctx, tx, a.JourneyID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil // the trace was purged by retention: nothing to resume
-	}
-	if err != nil {
-		return err
-	}
-	// A model-driven journey continues with its model (model.go).
-	if ok, err := s.resumeModel(ctx, tx, a, j, receipt, 1, t.UnitCostMicros); ok || err != nil {
-		return err
-	}
-	// The summary is written from the call as approved (unsealed), then
-	// redacted like every output: from the redacted copy it would quote
-	// the tail of a redaction token instead of an account's last four.
-	args := a.ArgumentsRedacted
-	if opened, err := approvals.OpenArgs(ctx, tx, s.o.Sealer, a.ID); err == nil {
-		args = opened
-	}
-	var results []skills.StepResult
-	for _, st := range j.Steps {
-		switch {
-		case st.Kind == "tool" && st.Status == "ok":
-			results = append(results, skills.StepResult{Tool: st.Tool, Args: json.RawMessage(st.Arguments), Output: json.RawMessage(st.Result)})
-		case st.Kind == "approval" && st.N == a.StepN:
-			results = append(results, skills.StepResult{Tool: a.Tool, Args: args, Output: receipt})
-		}
-	}
-	output := ""
-	if skill, ok := s.o.Router.Skill(j.Skill); ok {
-		output = skills.Summarize(skill, results)
-	}
-	const units = 1
-	return completeAfterApproval(ctx, tx, j.ID, a.StepN, s.redactJSON(receipt), s.o.Redactor.String(output), units, units*t.UnitCostMicros, now)
 }
 
 // settleAction charges an executed action's cost against what its

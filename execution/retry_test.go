@@ -1,4 +1,4 @@
-package journeys
+package execution
 
 import (
 	"database/sql"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/journeys"
 )
 
 // A failed action whose effect never reached the provider runs again
@@ -19,7 +20,7 @@ func TestRetryFailedReusesTheKeyAndSparesReservedEffects(t *testing.T) {
 	maybe := r.approved(refundRequest + " again")
 	r.setEnabled("issue_refund", false)
 	for _, id := range []string{never.Action.ID, maybe.Action.ID} {
-		if err := r.svc.ExecuteAction(r.ctx, id); err != nil {
+		if err := r.ex.ExecuteAction(r.ctx, id); err != nil {
 			t.Fatal(err)
 		}
 		if a := r.action(id); a.Status != approvals.StatusFailed {
@@ -38,7 +39,7 @@ func TestRetryFailedReusesTheKeyAndSparesReservedEffects(t *testing.T) {
 	retry := func(batch string) RetryReport {
 		var rep RetryReport
 		if err := r.db.Transact(r.ctx, func(tx *sql.Tx) (err error) {
-			rep, err = r.svc.RetryFailed(r.ctx, tx, r.tenant.ID, "issue_refund", batch, oncallActor, "provider back")
+			rep, err = r.ex.RetryFailed(r.ctx, tx, r.tenant.ID, "issue_refund", batch, oncallActor, "provider back")
 			return err
 		}); err != nil {
 			t.Fatal(err)
@@ -62,15 +63,15 @@ func TestRetryFailedReusesTheKeyAndSparesReservedEffects(t *testing.T) {
 	if jobs != 1 {
 		t.Errorf("retry jobs = %d, want 1", jobs)
 	}
-	if j := r.journey(never.Journey.ID); j.Status != StatusAwaitingApproval {
+	if j := r.journey(never.Journey.ID); j.Status != journeys.StatusAwaitingApproval {
 		t.Errorf("journey = %s, want awaiting approval again", j.Status)
-	} else if last := j.Steps[len(j.Steps)-1]; last.Status != StatusAwaitingApproval || last.Error != "" {
+	} else if last := j.Steps[len(j.Steps)-1]; last.Status != journeys.StatusAwaitingApproval || last.Error != "" {
 		t.Errorf("approval step = %s (%q), want awaiting approval again, no error", last.Status, last.Error)
 	}
 	if b := r.budget(); b.ReservedMicros == 0 {
 		t.Error("the retried action's cost is not reserved again")
 	}
-	if err := r.svc.ExecuteAction(r.ctx, never.Action.ID); err != nil {
+	if err := r.ex.ExecuteAction(r.ctx, never.Action.ID); err != nil {
 		t.Fatal(err)
 	}
 	a := r.action(never.Action.ID)
@@ -79,12 +80,12 @@ func TestRetryFailedReusesTheKeyAndSparesReservedEffects(t *testing.T) {
 		t.Errorf("after retry: action %s, %d calls (key %v), %d effects; want executed once under %s",
 			a.Status, len(calls), calls, r.effects("issue_refund"), never.Action.IdempotencyKey)
 	}
-	if j := r.journey(never.Journey.ID); j.Status != StatusCompleted {
+	if j := r.journey(never.Journey.ID); j.Status != journeys.StatusCompleted {
 		t.Errorf("journey = %s, want completed", j.Status)
 	} else if last := j.Steps[len(j.Steps)-1]; last.Status != "ok" {
 		t.Errorf("approval step = %s, want ok", last.Status)
 	}
-	if m := r.journey(maybe.Journey.ID); m.Steps[len(m.Steps)-1].Status != StatusFailed {
+	if m := r.journey(maybe.Journey.ID); m.Steps[len(m.Steps)-1].Status != journeys.StatusFailed {
 		t.Errorf("the maybe-reached action's approval step = %s, want failed", m.Steps[len(m.Steps)-1].Status)
 	}
 	if m := r.action(maybe.Action.ID); m.Status != approvals.StatusFailed {

@@ -1,4 +1,4 @@
-package journeys
+package execution
 
 import (
 	"context"
@@ -107,7 +107,7 @@ func (s *Service) Reverse(ctx context.Context, p identity.Principal, actionID, r
 			am = &amount
 		}
 		facts, _ := policy.ReadFacts(comp, args)
-		target := s.target(facts.Target)
+		target := approvals.TargetOf(s.o.Redactor, facts.Target)
 		req, err := approvals.Required(ctx, tx, orig.TenantID, am, target, s.o.Now())
 		if err != nil {
 			return err

@@ -1,4 +1,4 @@
-package journeys
+package execution
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/jobs"
 	"github.com/wardenhq/warden/tools"
 	"github.com/wardenhq/warden/tools/sim"
@@ -50,7 +51,7 @@ func TestExecuteActionRunsTheApprovedCallOnce(t *testing.T) {
 		}
 		return next()
 	})
-	if err := r.svc.ExecuteAction(r.ctx, id); err != nil {
+	if err := r.ex.ExecuteAction(r.ctx, id); err != nil {
 		t.Fatalf("ExecuteAction = %v", err)
 	}
 	mu.Lock()
@@ -73,7 +74,7 @@ func TestExecuteActionRunsTheApprovedCallOnce(t *testing.T) {
 	}
 
 	j := r.journey(out.Journey.ID)
-	if j.Status != StatusCompleted || j.FinishedAt == nil || j.ErrorCode != "" {
+	if j.Status != journeys.StatusCompleted || j.FinishedAt == nil || j.ErrorCode != "" {
 		t.Errorf("journey %s (finished %v, error %q), want completed", j.Status, j.FinishedAt, j.ErrorCode)
 	}
 	if want := []string{"route ok", "tool lookup_order ok", "approval issue_refund ok"}; !slices.Equal(stepsOf(j), want) {
@@ -98,7 +99,7 @@ func TestExecuteActionRunsTheApprovedCallOnce(t *testing.T) {
 	}
 
 	// The job again, as after a crash or a duplicate delivery.
-	if err := r.svc.ExecuteAction(r.ctx, id); err != nil {
+	if err := r.ex.ExecuteAction(r.ctx, id); err != nil {
 		t.Fatalf("ExecuteAction again = %v", err)
 	}
 	again := r.action(id)
@@ -155,7 +156,7 @@ func TestExecuteActionFails(t *testing.T) {
 				t.Fatalf("approve: %v", err)
 			}
 			tt.setup(r)
-			if err := r.svc.ExecuteAction(r.ctx, out.Action.ID); err != nil {
+			if err := r.ex.ExecuteAction(r.ctx, out.Action.ID); err != nil {
 				t.Errorf("ExecuteAction = %v, want nil: the job is done, the action failed", err)
 			}
 			a := r.action(out.Action.ID)
@@ -163,12 +164,12 @@ func TestExecuteActionFails(t *testing.T) {
 				t.Errorf("action %s (failure %q, executed at %v), want failed saying %q", a.Status, a.Failure, a.ExecutedAt, tt.failure)
 			}
 			j := r.journey(out.Journey.ID)
-			if j.Status != StatusFailed || j.ErrorCode != "action_failed" || j.FinishedAt == nil {
+			if j.Status != journeys.StatusFailed || j.ErrorCode != "action_failed" || j.FinishedAt == nil {
 				t.Errorf("journey %s (error %q, finished %v), want failed (action_failed), finished", j.Status, j.ErrorCode, j.FinishedAt)
 			}
 			// The trace tells the truth: its approval step failed, it no
 			// longer awaits approval.
-			if last := j.Steps[len(j.Steps)-1]; last.Kind != "approval" || last.Status != StatusFailed || !strings.Contains(last.Error, tt.failure) {
+			if last := j.Steps[len(j.Steps)-1]; last.Kind != "approval" || last.Status != journeys.StatusFailed || !strings.Contains(last.Error, tt.failure) {
 				t.Errorf("approval step = %s %s (%q), want approval failed saying %q", last.Kind, last.Status, last.Error, tt.failure)
 			}
 			if b := r.budget(); b.ReservedMicros != 0 || b.SpentMicros != spentBefore {
@@ -178,7 +179,7 @@ func TestExecuteActionFails(t *testing.T) {
 				t.Errorf("issue_refund reached the provider %d times with %d effects, want %d times and no effect", got, r.effects("issue_refund"), tt.calls)
 			}
 			// The job again: nothing changes, nothing is called.
-			if err := r.svc.ExecuteAction(r.ctx, out.Action.ID); err != nil {
+			if err := r.ex.ExecuteAction(r.ctx, out.Action.ID); err != nil {
 				t.Errorf("ExecuteAction again = %v", err)
 			}
 			if again := r.action(out.Action.ID); again.Status != approvals.StatusFailed || again.Failure != a.Failure {
@@ -199,7 +200,7 @@ func TestExecuteActionRetriesWithTheSameKey(t *testing.T) {
 	out := r.approved(refundRequest)
 	id := out.Action.ID
 	r.sim.SetFaults(sim.Faults{FailNext: 3}) // every attempt of the first run
-	err := r.svc.ExecuteAction(r.ctx, id)
+	err := r.ex.ExecuteAction(r.ctx, id)
 	var perm *jobs.Permanent
 	if err == nil || errors.As(err, &perm) {
 		t.Fatalf("ExecuteAction = %v, want an error the job retries", err)
@@ -207,14 +208,14 @@ func TestExecuteActionRetriesWithTheSameKey(t *testing.T) {
 	if a := r.action(id); a.Status != approvals.StatusExecuting {
 		t.Errorf("after a transient failure: action %s, want executing", a.Status)
 	}
-	if j := r.journey(out.Journey.ID); j.Status != StatusAwaitingApproval {
+	if j := r.journey(out.Journey.ID); j.Status != journeys.StatusAwaitingApproval {
 		t.Errorf("after a transient failure: journey %s, want still awaiting_approval", j.Status)
 	}
 	if b := r.budget(); b.ReservedMicros != highMicros {
 		t.Errorf("after a transient failure: budget reserved %d, want %d kept for the retry", b.ReservedMicros, highMicros)
 	}
 
-	if err := r.svc.ExecuteAction(r.ctx, id); err != nil {
+	if err := r.ex.ExecuteAction(r.ctx, id); err != nil {
 		t.Fatalf("retried ExecuteAction = %v", err)
 	}
 	a := r.action(id)
@@ -246,8 +247,8 @@ func TestExecuteActionLeavesUndecidedActionsAlone(t *testing.T) {
 		status   string
 		journey  string
 	}{
-		{"pending", "", approvals.StatusPending, StatusAwaitingApproval},
-		{"rejected", approvals.Reject, approvals.StatusRejected, StatusRejected},
+		{"pending", "", approvals.StatusPending, journeys.StatusAwaitingApproval},
+		{"rejected", approvals.Reject, approvals.StatusRejected, journeys.StatusRejected},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -258,7 +259,7 @@ func TestExecuteActionLeavesUndecidedActionsAlone(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := r.svc.ExecuteAction(r.ctx, out.Action.ID); err != nil {
+			if err := r.ex.ExecuteAction(r.ctx, out.Action.ID); err != nil {
 				t.Errorf("ExecuteAction = %v, want nil (nothing to do)", err)
 			}
 			if a := r.action(out.Action.ID); a.Status != tt.status {
