@@ -12,7 +12,7 @@ import (
 )
 
 // SkillSwitch is the stored state of one skill's kill switch. Skills are
-// defined in code (agent/skills), so a skill with no stored switch is on.
+// defined in code (skills), so a skill with no stored switch is on.
 type SkillSwitch struct {
 	Skill     string
 	Enabled   bool

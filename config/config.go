@@ -64,8 +64,8 @@ type Config struct {
 	// Installation keys given as settings, for replicas that must share
 	// them (docs/deploy.md); nil means the file in DataDir, generated on
 	// first start.
-	SealingKey      []byte // seals stored secrets (agent/seal), 32 bytes
-	RedactionKey    []byte // keys redaction tokens (agent/redact), 32 bytes
+	SealingKey      []byte // seals stored secrets (platform/seal), 32 bytes
+	RedactionKey    []byte // keys redaction tokens (platform/redact), 32 bytes
 	AuditSigningKey []byte // Ed25519 seed that signs checkpoints and exports, 32 bytes
 
 	ShutdownGrace time.Duration

@@ -57,7 +57,7 @@ var (
 	oncall     = identity.Principal{ID: "p-otto", Name: "Otto", Roles: []string{identity.RoleOncall}, Tenants: []string{"acme"}}
 )
 
-// rig is the runtime built the way agent.New builds it — a real database,
+// rig is the runtime built the way app.New builds it — a real database,
 // the simulated orders-and-payments provider behind tools.WithRetry, the
 // demo skills, the provider's catalog — on a clock the test sets, with
 // tenant acme, its budget and a key with every demo scope. Every provider

@@ -75,7 +75,7 @@ type Options struct {
 	// Agent and Env say whose release pointer admission reads
 	// (releases.DefaultAgent and DefaultEnv when empty). Release is the
 	// digest journeys run under while that pointer has never been set:
-	// the built-in bundle's (agent.New publishes it), or DefaultRelease.
+	// the built-in bundle's (app.New publishes it), or DefaultRelease.
 	Agent   string
 	Env     string
 	Release string

@@ -3,7 +3,7 @@
 //
 // An admin adds a deployment (Create), changes it (Update) or switches it
 // off and on (SetEnabled); each is one transaction with its audit event.
-// The upstream API key is sealed with agent/seal, bound to the
+// The upstream API key is sealed with platform/seal, bound to the
 // deployment's id, and never shown again. Agents then call
 // POST /v1/chat/completions with "model": ALIAS and a key holding the
 // scope model:ALIAS; Gateway.Chat admits the call under the key's model

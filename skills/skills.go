@@ -95,7 +95,7 @@ type Skill struct {
 	MaxSteps    int      // upper bound on tool calls in one journey
 	// Model is the alias of the model that drives the skill; empty for a
 	// skill driven by its Go plan alone. A skill with a model and no Go
-	// plan is model-driven (agent/runtime/model.go): Plan is nil. A
+	// plan is model-driven (journeys/model.go): Plan is nil. A
 	// built-in plan of the same name takes precedence over the model.
 	Model string
 	// Instructions are the markdown body of the skill's SKILL.md.

@@ -9,7 +9,7 @@ import (
 // deadline) adds to one successful tool call, against calling the
 // provider directly.
 //
-//	go test ./agent/tools -run '^$' -bench GuardOverhead
+//	go test ./tools -run '^$' -bench GuardOverhead
 func BenchmarkGuardOverhead(b *testing.B) {
 	p := &scripted{fn: func(context.Context, int64) (Result, error) { return Result{}, nil }}
 	tool := Tool{Name: "lookup_order", MaxAttempts: 3}

@@ -25,7 +25,7 @@ import (
 // provider.
 //
 // The simulated payments provider keeps its state in a SQLite file in the
-// data directory (agent/tools/sim); both replicas are given the same data
+// data directory (tools/sim); both replicas are given the same data
 // directory, so they call one provider, as two replicas would call one
 // real payments API. (They share the sealing, redaction and audit signing
 // keys that way too, as replicas must.)

@@ -46,7 +46,7 @@ var plantCues = []string{"", "", "", "", "Dear ", "date of birth ", "passport ",
 // valid UTF-8 stays valid, that redaction is idempotent and that the
 // output stays proportionate. Arbitrary bytes must never make it panic.
 //
-//	go test -run='^$' -fuzz=FuzzRedactPlanted -fuzztime=20s ./agent/redact/
+//	go test -run='^$' -fuzz=FuzzRedactPlanted -fuzztime=20s ./platform/redact/
 func FuzzRedactPlanted(f *testing.F) {
 	for _, s := range []string{
 		"", "hello", "refund to card", "call +1 (415) 555-0132", `{"password":"x"}`,

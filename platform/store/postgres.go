@@ -139,7 +139,7 @@ func postgresDSN(rawURL string, o Options) (dsn, name string, err error) {
 func (db *DB) Dialect() Dialect { return db.dialect }
 
 // PostgresDSN is the connection string of a PostgreSQL database, settings
-// included, for a pool of its own (River's job workers, agent/jobs); it
+// included, for a pool of its own (River's job workers, platform/jobs); it
 // is empty on SQLite.
 func (db *DB) PostgresDSN() string { return db.dsn }
 

@@ -12,7 +12,7 @@ import (
 )
 
 // migrateRiver brings River's schema up to date on PostgreSQL: river_job
-// and its companions, where agent/jobs keeps durable jobs on that engine.
+// and its companions, where platform/jobs keeps durable jobs on that engine.
 // The caller holds Warden's migration lock on a connection of its own and
 // has applied Warden's own migrations, so two replicas starting together
 // migrate once; River migrates on one more connection, opened here and
