@@ -166,7 +166,7 @@ type ExpireJob struct {
 }
 
 // Create records a pending action inside tx, with its audit event.
-func Create(ctx context.Context, tx *sql.Tx, sealer Sealer, s Spec, now time.Time) (Action, error) {
+func Create(ctx context.Context, tx *store.Tx, sealer Sealer, s Spec, now time.Time) (Action, error) {
 	digest, err := PayloadDigest(s.Tool.Name, s.Args)
 	if err != nil {
 		return Action{}, err

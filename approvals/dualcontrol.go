@@ -52,7 +52,7 @@ type Requirement struct {
 //     three of $800 needs two approvers from the second on.
 //
 // A threshold of 0 switches dual control off for its currency.
-func Required(ctx context.Context, tx *sql.Tx, tenantID string, amount *money.Amount, target Target, now time.Time) (Requirement, error) {
+func Required(ctx context.Context, tx *store.Tx, tenantID string, amount *money.Amount, target Target, now time.Time) (Requirement, error) {
 	if amount == nil {
 		return Requirement{Approvals: 1}, nil
 	}
@@ -110,7 +110,7 @@ func Required(ctx context.Context, tx *sql.Tx, tenantID string, amount *money.Am
 // across every replica until tx ends (a transaction-scoped advisory lock
 // on PostgreSQL; nothing to do on SQLite, whose writers are serial). An
 // action without an amount is not counted and takes no lock.
-func lockTarget(ctx context.Context, tx *sql.Tx, tenantID, targetKey string) error {
+func lockTarget(ctx context.Context, tx *store.Tx, tenantID, targetKey string) error {
 	if err := store.SerializeKey(ctx, tx, "dual_control", tenantID+"|"+targetKey); err != nil {
 		return fmt.Errorf("dual control: %w", err)
 	}

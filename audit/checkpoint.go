@@ -121,7 +121,7 @@ func Checkpoint(ctx context.Context, db *store.DB, signer *Signer, now time.Time
 	sh.Time, _ = time.Parse(TimeFormat, t)
 	sh.Signature = signer.Sign(sh.Message())
 	var stored checkpointRow
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *store.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO audit_checkpoints (seq, hash, time, signature, key)
 			VALUES (?, ?, ?, ?, ?) ON CONFLICT (seq) DO NOTHING`,
 			sh.Seq, sh.Hash, t, base64.StdEncoding.EncodeToString(sh.Signature), FormatPublicKey(key))

@@ -135,7 +135,7 @@ func Validate(t tools.Tool, exists func(name string) bool) map[string]string {
 
 // Upsert writes a tool inside tx after validating it; an invalid
 // definition is a *store.ValidationError.
-func Upsert(ctx context.Context, tx *sql.Tx, t tools.Tool) error {
+func Upsert(ctx context.Context, tx *store.Tx, t tools.Tool) error {
 	exists := func(name string) bool {
 		var n int
 		tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM tools WHERE name = ?`, name).Scan(&n)
@@ -171,7 +171,7 @@ func Upsert(ctx context.Context, tx *sql.Tx, t tools.Tool) error {
 
 // SetEnabled flips a tool's switch inside tx; it reports whether anything
 // changed (pressing the same switch twice is harmless).
-func SetEnabled(ctx context.Context, tx *sql.Tx, name string, enabled bool) (bool, error) {
+func SetEnabled(ctx context.Context, tx *store.Tx, name string, enabled bool) (bool, error) {
 	res, err := tx.ExecContext(ctx, `UPDATE tools SET enabled = ?, updated_at = ? WHERE name = ? AND enabled != ?`, enabled, store.Now(), name, enabled)
 	if err != nil {
 		return false, fmt.Errorf("switch tool %s: %w", name, err)

@@ -243,7 +243,7 @@ func Publish(ctx context.Context, db *store.DB, by Author, b Bundle, contents Co
 	}
 	canon := b.Canonical()
 	digest = digestOf(canon)
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *store.Tx) error {
 		created = false // a retried run starts afresh (store.Transact)
 		if err := putContents(ctx, tx, contents); err != nil {
 			return err
@@ -293,7 +293,7 @@ func PublishBuiltin(ctx context.Context, db *store.DB, b Bundle, contents Conten
 	}
 	canon := b.Canonical()
 	digest := digestOf(canon)
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		if err := putContents(ctx, tx, contents); err != nil {
 			return err
 		}
@@ -379,7 +379,7 @@ func move(ctx context.Context, db *store.DB, by Author, m Move, kind string) (Po
 	}
 	var p Pointer
 	changed := false
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *store.Tx) error {
 		changed = false // a retried run starts afresh (store.Transact)
 		if _, err := Get(ctx, tx, digest); err != nil {
 			return err

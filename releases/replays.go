@@ -45,7 +45,7 @@ func SaveReplay(ctx context.Context, db *store.DB, by Author, r Replay) (string,
 		return "", err
 	}
 	r.ID = "rpl_" + store.NewID()
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		if _, err := Get(ctx, tx, r.Candidate); err != nil {
 			return err
 		}
