@@ -2,7 +2,6 @@ package approvals
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -172,9 +171,9 @@ func lockForDecision(ctx context.Context, tx *store.Tx, id string) (Action, erro
 	if tx.Dialect() == store.Postgres {
 		q += ` FOR NO KEY UPDATE`
 	}
-	a, err := scan(tx.QueryRowContext(ctx, q, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Action{}, store.ErrNotFound
+	a, err := store.Get(ctx, tx, scan, q, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return Action{}, err
 	}
 	if err != nil {
 		return Action{}, fmt.Errorf("lock action %s: %w", id, err)
@@ -278,20 +277,11 @@ func PendingIDs(ctx context.Context, q store.Querier, tenantID, tool string) ([]
 }
 
 func pendingWhere(ctx context.Context, tx *store.Tx, where string, args ...any) ([]Action, error) {
-	rows, err := tx.QueryContext(ctx, selectAction+` WHERE status = 'pending' AND `+where, args...)
+	due, err := store.Query(ctx, tx, scan, selectAction+` WHERE status = 'pending' AND `+where, args...)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var due []Action
-	for rows.Next() {
-		a, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		due = append(due, a)
-	}
-	return due, rows.Err()
+	return due, nil
 }
 
 func expire(ctx context.Context, tx *store.Tx, due []Action, actor audit.Actor, reason string, onExpired OnDecided, now time.Time) (int, error) {

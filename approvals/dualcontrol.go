@@ -165,21 +165,12 @@ func windowText(d time.Duration) string {
 // approver should see before approving ("ORD-1002 was already refunded
 // $54.00"). An action without a target has none.
 func OthersOnTarget(ctx context.Context, q store.Querier, a Action, limit int) ([]Action, error) {
-	rows, err := q.QueryContext(ctx, selectAction+` WHERE tenant_id = ? AND tool = ? AND id != ? AND target_key != ''
+	out, err := store.Query(ctx, q, scan, selectAction+` WHERE tenant_id = ? AND tool = ? AND id != ? AND target_key != ''
 		AND target_key = (SELECT target_key FROM actions WHERE id = ?)
 		AND status IN (?, ?, ?, ?) ORDER BY created_at DESC, id DESC LIMIT ?`,
 		a.TenantID, a.Tool, a.ID, a.ID, StatusPending, StatusApproved, StatusExecuting, StatusExecuted, limit)
 	if err != nil {
 		return nil, fmt.Errorf("other actions on the target of %s: %w", a.ID, err)
 	}
-	defer rows.Close()
-	var out []Action
-	for rows.Next() {
-		o, err := scan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("other actions on the target of %s: %w", a.ID, err)
-		}
-		out = append(out, o)
-	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -2,7 +2,6 @@ package approvals
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -148,29 +147,20 @@ func TakeReserved(ctx context.Context, tx *store.Tx, id string) (int64, error) {
 // (or whose completion failed) while they ran. The reconciler finishes
 // those whose effect the ledger recorded.
 func Executing(ctx context.Context, q store.Querier, before time.Time, limit int) ([]Action, error) {
-	rows, err := q.QueryContext(ctx, selectAction+` WHERE status = ? AND updated_at <= ? ORDER BY created_at, id LIMIT ?`,
+	out, err := store.Query(ctx, q, scan, selectAction+` WHERE status = ? AND updated_at <= ? ORDER BY created_at, id LIMIT ?`,
 		StatusExecuting, store.FormatTime(before), limit)
 	if err != nil {
 		return nil, fmt.Errorf("list executing actions: %w", err)
 	}
-	defer rows.Close()
-	var out []Action
-	for rows.Next() {
-		a, err := scan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list executing actions: %w", err)
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // ByIdempotencyKey loads the action with that idempotency key, or
 // store.ErrNotFound.
 func ByIdempotencyKey(ctx context.Context, q store.Querier, key string) (Action, error) {
-	a, err := scan(q.QueryRowContext(ctx, selectAction+` WHERE idempotency_key = ?`, key))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Action{}, store.ErrNotFound
+	a, err := store.Get(ctx, q, scan, selectAction+` WHERE idempotency_key = ?`, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return Action{}, err
 	}
 	return a, err
 }

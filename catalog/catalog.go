@@ -21,7 +21,6 @@ package catalog
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -191,9 +190,9 @@ const selectTool = `SELECT name, description, impact, reversibility, compensatin
 
 // Get loads one tool, or store.ErrNotFound.
 func Get(ctx context.Context, q store.Querier, name string) (tools.Tool, error) {
-	t, err := scan(q.QueryRowContext(ctx, selectTool+` WHERE name = ?`, name))
-	if errors.Is(err, sql.ErrNoRows) {
-		return tools.Tool{}, store.ErrNotFound
+	t, err := store.Get(ctx, q, scan, selectTool+` WHERE name = ?`, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return tools.Tool{}, err
 	}
 	if err != nil {
 		return tools.Tool{}, fmt.Errorf("load tool %s: %w", name, err)
@@ -203,23 +202,14 @@ func Get(ctx context.Context, q store.Querier, name string) (tools.Tool, error) 
 
 // List returns every tool by name.
 func List(ctx context.Context, q store.Querier) ([]tools.Tool, error) {
-	rows, err := q.QueryContext(ctx, selectTool+` ORDER BY name`)
+	out, err := store.Query(ctx, q, scan, selectTool+` ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("list tools: %w", err)
 	}
-	defer rows.Close()
-	var out []tools.Tool
-	for rows.Next() {
-		t, err := scan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list tools: %w", err)
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
-type scanner interface{ Scan(dest ...any) error }
+type scanner = store.Scanner
 
 func scan(s scanner) (tools.Tool, error) {
 	var t tools.Tool

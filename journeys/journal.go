@@ -136,9 +136,9 @@ const selectJourney = `SELECT j.id, j.tenant_id, t.slug, j.key_id, COALESCE(k.na
 
 // GetJourney loads a journey with its steps, or store.ErrNotFound.
 func GetJourney(ctx context.Context, q store.Querier, id string) (Journey, error) {
-	j, err := scanJourney(q.QueryRowContext(ctx, selectJourney+` WHERE j.id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Journey{}, store.ErrNotFound
+	j, err := store.Get(ctx, q, scanJourney, selectJourney+` WHERE j.id = ?`, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return Journey{}, err
 	}
 	if err != nil {
 		return Journey{}, fmt.Errorf("load journey %s: %w", id, err)
@@ -250,24 +250,15 @@ func SpentSince(ctx context.Context, q store.Querier, tenantID string, since tim
 // TopSpenders returns the tenant's journeys that cost the most in the
 // current budget period.
 func TopSpenders(ctx context.Context, q store.Querier, tenantID string, since time.Time, n int) ([]Journey, error) {
-	rows, err := q.QueryContext(ctx, selectJourney+` WHERE j.tenant_id = ? AND j.created_at >= ? AND j.cost_micros > 0
+	out, err := store.Query(ctx, q, scanJourney, selectJourney+` WHERE j.tenant_id = ? AND j.created_at >= ? AND j.cost_micros > 0
 		ORDER BY j.cost_micros DESC, j.id DESC LIMIT ?`, tenantID, store.FormatTime(since), n)
 	if err != nil {
 		return nil, fmt.Errorf("top spenders: %w", err)
 	}
-	defer rows.Close()
-	var out []Journey
-	for rows.Next() {
-		j, err := scanJourney(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, j)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
-type scanner interface{ Scan(dest ...any) error }
+type scanner = store.Scanner
 
 func scanJourney(s scanner) (Journey, error) {
 	var j Journey

@@ -463,9 +463,9 @@ func List(ctx context.Context, q store.Querier, tenantIDs []string) ([]Key, erro
 
 // ByID loads one key, or store.ErrNotFound.
 func ByID(ctx context.Context, q store.Querier, id string) (Key, error) {
-	k, err := scanKey(q.QueryRowContext(ctx, selectKey+` WHERE k.id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Key{}, store.ErrNotFound
+	k, err := store.Get(ctx, q, scanKey, selectKey+` WHERE k.id = ?`, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return Key{}, err
 	}
 	return k, err
 }
@@ -477,7 +477,7 @@ func Touch(ctx context.Context, tx *store.Tx, id string, now time.Time) error {
 	return err
 }
 
-type scanner interface{ Scan(dest ...any) error }
+type scanner = store.Scanner
 
 func scanKey(s scanner) (Key, error) { return scanKeyWithHash(s, nil) }
 

@@ -431,7 +431,7 @@ func move(ctx context.Context, db *store.DB, by Author, m Move, kind string) (Po
 
 const selectPointer = `SELECT id, agent, env, digest, kind, author_name, reason, created_at, candidate, share, floor FROM release_pointers`
 
-func scanPointer(row interface{ Scan(...any) error }) (Pointer, error) {
+func scanPointer(row store.Scanner) (Pointer, error) {
 	var p Pointer
 	var at string
 	if err := row.Scan(&p.ID, &p.Agent, &p.Env, &p.Digest, &p.Kind, &p.Author, &p.Reason, &at, &p.Candidate, &p.Share, &p.Floor); err != nil {
@@ -445,9 +445,9 @@ func scanPointer(row interface{ Scan(...any) error }) (Pointer, error) {
 // the canary's candidate when one runs (Pointer.DigestFor), or
 // store.ErrNotFound when none was ever activated.
 func Active(ctx context.Context, q store.Querier, agent, env string) (Pointer, error) {
-	p, err := scanPointer(q.QueryRowContext(ctx, selectPointer+` WHERE agent = ? AND env = ? ORDER BY id DESC LIMIT 1`, agent, env))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Pointer{}, store.ErrNotFound
+	p, err := store.Get(ctx, q, scanPointer, selectPointer+` WHERE agent = ? AND env = ? ORDER BY id DESC LIMIT 1`, agent, env)
+	if errors.Is(err, store.ErrNotFound) {
+		return Pointer{}, err
 	}
 	if err != nil {
 		return Pointer{}, fmt.Errorf("active release of %s/%s: %w", agent, env, err)

@@ -217,7 +217,7 @@ func checkScope(p *identity.Principal, plan Plan) error {
 
 const selectRun = `SELECT id, idempotency_key, runbook, action, tool, principal, principal_name, reason, status, outcome, COALESCE(audit_seq, 0), created_at, action_id FROM runbook_runs`
 
-func scanRun(row interface{ Scan(...any) error }) (RunRecord, error) {
+func scanRun(row store.Scanner) (RunRecord, error) {
 	var r RunRecord
 	var at string
 	if err := row.Scan(&r.ID, &r.Key, &r.Runbook, &r.Action, &r.Tool, &r.Principal, &r.PrincipalName, &r.Reason, &r.Status, &r.Outcome, &r.AuditSeq, &at, &r.ActionID); err != nil {
@@ -228,9 +228,9 @@ func scanRun(row interface{ Scan(...any) error }) (RunRecord, error) {
 }
 
 func runByKey(ctx context.Context, q store.Querier, key string) (RunRecord, error) {
-	r, err := scanRun(q.QueryRowContext(ctx, selectRun+` WHERE idempotency_key = ?`, key))
-	if errors.Is(err, sql.ErrNoRows) {
-		return RunRecord{}, store.ErrNotFound
+	r, err := store.Get(ctx, q, scanRun, selectRun+` WHERE idempotency_key = ?`, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return RunRecord{}, err
 	}
 	return r, err
 }
