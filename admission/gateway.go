@@ -7,7 +7,6 @@ package admission
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -262,7 +261,7 @@ func (g *Gateway) allowTenant(tenantID string, now time.Time) time.Duration {
 
 // Reserve reserves amount of the caller's budget inside tx. A budget that
 // cannot be written fails closed.
-func Reserve(ctx context.Context, tx *sql.Tx, tenantID string, amount int64, now time.Time) error {
+func Reserve(ctx context.Context, tx *store.Tx, tenantID string, amount int64, now time.Time) error {
 	err := budgets.Reserve(ctx, tx, tenantID, amount, now)
 	switch {
 	case err == nil:
@@ -297,7 +296,7 @@ func (g *Gateway) auditRefusal(ctx context.Context, k keys.Key, verb string, det
 	if seen && now.Sub(last) < refusalAuditEvery {
 		return
 	}
-	err := g.db.Transact(ctx, func(tx *sql.Tx) error {
+	err := g.db.Transact(ctx, func(tx *store.Tx) error {
 		_, err := audit.Append(ctx, tx, audit.Event{
 			Actor:   audit.Actor{Type: audit.ActorKey, ID: k.ID},
 			Tenant:  k.TenantSlug,

@@ -2,7 +2,6 @@ package admission
 
 import (
 	"context"
-	"database/sql"
 	"io"
 	"log/slog"
 	"slices"
@@ -23,7 +22,7 @@ func BenchmarkAdmission(b *testing.B) {
 	db := storetest.Open(b)
 	var secret string
 	var tenant store.Tenant
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		if tenant, err = store.CreateTenant(ctx, tx, "acme", "Acme"); err != nil {
 			return err
@@ -51,7 +50,7 @@ func BenchmarkAdmission(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := db.Transact(ctx, func(tx *sql.Tx) error { return Reserve(ctx, tx, c.Tenant.ID, 100, time.Now()) }); err != nil {
+		if err := db.Transact(ctx, func(tx *store.Tx) error { return Reserve(ctx, tx, c.Tenant.ID, 100, time.Now()) }); err != nil {
 			b.Fatal(err)
 		}
 		lat = append(lat, time.Since(start))

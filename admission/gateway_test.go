@@ -50,7 +50,7 @@ func newRig(t *testing.T) *rig {
 func (r *rig) tenant(slug string, frozen bool) store.Tenant {
 	r.t.Helper()
 	var tn store.Tenant
-	err := r.db.Transact(r.ctx, func(tx *sql.Tx) error {
+	err := r.db.Transact(r.ctx, func(tx *store.Tx) error {
 		var err error
 		if tn, err = store.CreateTenant(r.ctx, tx, slug, strings.ToUpper(slug)); err != nil {
 			return err
@@ -81,7 +81,7 @@ func (r *rig) key(tenant store.Tenant, spec keys.NewSpec) (keys.Key, string) {
 	spec.CreatedBy = "test"
 	var k keys.Key
 	var secrets keys.Secrets
-	err := r.db.Transact(r.ctx, func(tx *sql.Tx) error {
+	err := r.db.Transact(r.ctx, func(tx *store.Tx) error {
 		var err error
 		k, secrets, err = keys.Create(r.ctx, tx, r.sealer, spec)
 		return err
@@ -138,7 +138,7 @@ func TestAuthenticateRefusals(t *testing.T) {
 	frost := r.tenant("frost", true)
 	good, goodSecret := r.key(acme, keys.NewSpec{})
 	revoked, revokedSecret := r.key(acme, keys.NewSpec{Name: "old bot"})
-	if err := r.db.Transact(r.ctx, func(tx *sql.Tx) error { _, err := keys.Revoke(r.ctx, tx, revoked.ID); return err }); err != nil {
+	if err := r.db.Transact(r.ctx, func(tx *store.Tx) error { _, err := keys.Revoke(r.ctx, tx, revoked.ID); return err }); err != nil {
 		t.Fatal(err)
 	}
 	soon := r.now.Add(time.Hour)
@@ -213,7 +213,7 @@ func TestAuthenticateRefusalAuditIsBounded(t *testing.T) {
 	r := newRig(t)
 	acme := r.tenant("acme", false)
 	revoked, secret := r.key(acme, keys.NewSpec{})
-	if err := r.db.Transact(r.ctx, func(tx *sql.Tx) error { _, err := keys.Revoke(r.ctx, tx, revoked.ID); return err }); err != nil {
+	if err := r.db.Transact(r.ctx, func(tx *store.Tx) error { _, err := keys.Revoke(r.ctx, tx, revoked.ID); return err }); err != nil {
 		t.Fatal(err)
 	}
 	start := r.now
@@ -320,7 +320,7 @@ func TestReserve(t *testing.T) {
 	for i, tt := range tests {
 		tn := r.tenant("t"+string(rune('a'+i))+"-reserve", false)
 		if tt.limit != none {
-			err := r.db.Transact(r.ctx, func(tx *sql.Tx) error {
+			err := r.db.Transact(r.ctx, func(tx *store.Tx) error {
 				if err := budgets.Set(r.ctx, tx, budgets.Spec{TenantID: tn.ID, Period: budgets.Total, LimitMicros: tt.limit, AlertPercent: 80}, r.now); err != nil {
 					return err
 				}
@@ -330,7 +330,7 @@ func TestReserve(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		err := r.db.Transact(r.ctx, func(tx *sql.Tx) error { return Reserve(r.ctx, tx, tn.ID, tt.amount, r.now) })
+		err := r.db.Transact(r.ctx, func(tx *store.Tx) error { return Reserve(r.ctx, tx, tn.ID, tt.amount, r.now) })
 		switch {
 		case tt.code == "" && err != nil:
 			t.Errorf("%s: Reserve(%d) = %v, want admitted", tt.name, tt.amount, err)
@@ -365,7 +365,7 @@ func TestReserve(t *testing.T) {
 func TestReserveFailsClosedWhenTheBudgetCannotBeWritten(t *testing.T) {
 	r := newRig(t)
 	tn := r.tenant("acme", false)
-	err := r.db.Transact(r.ctx, func(tx *sql.Tx) error {
+	err := r.db.Transact(r.ctx, func(tx *store.Tx) error {
 		return budgets.Set(r.ctx, tx, budgets.Spec{TenantID: tn.ID, Period: budgets.Total, LimitMicros: 1_000_000, AlertPercent: 80}, r.now)
 	})
 	if err != nil {
@@ -373,21 +373,22 @@ func TestReserveFailsClosedWhenTheBudgetCannotBeWritten(t *testing.T) {
 	}
 	// A transaction that cannot write: on SQLite one on a connection
 	// opened read-only, on PostgreSQL a READ ONLY transaction.
-	var tx *sql.Tx
+	var raw *sql.Tx
 	if storetest.Postgres() {
-		tx, err = r.db.Read().BeginTx(r.ctx, &sql.TxOptions{ReadOnly: true})
+		raw, err = r.db.Read().BeginTx(r.ctx, &sql.TxOptions{ReadOnly: true})
 	} else {
 		ro, oerr := sql.Open("sqlite", "file:"+r.db.Path()+"?mode=ro&_pragma=busy_timeout(5000)")
 		if oerr != nil {
 			t.Fatal(oerr)
 		}
 		defer ro.Close()
-		tx, err = ro.BeginTx(r.ctx, nil)
+		raw, err = ro.BeginTx(r.ctx, nil)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tx.Rollback()
+	defer raw.Rollback()
+	tx := store.NewTx(raw, store.DialectOf(r.db))
 
 	err = Reserve(r.ctx, tx, tn.ID, 100, r.now)
 	p := asProblem(t, "Reserve on a read-only database", err)
@@ -458,7 +459,7 @@ func TestConcurrentLookupsShareOnlyTheirOwnKey(t *testing.T) {
 	for e := range errs {
 		t.Error(e)
 	}
-	if err := r.db.Transact(r.ctx, func(tx *sql.Tx) error { _, err := keys.Revoke(r.ctx, tx, a.ID); return err }); err != nil {
+	if err := r.db.Transact(r.ctx, func(tx *store.Tx) error { _, err := keys.Revoke(r.ctx, tx, a.ID); return err }); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := r.g.Authenticate(r.ctx, aSecret); err == nil {

@@ -2,7 +2,6 @@ package alerts
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -31,7 +30,7 @@ func newRig(t *testing.T) *rig {
 	ctx := context.Background()
 	db := storetest.Open(t)
 	r := &rig{db: db}
-	err := db.Transact(ctx, func(tx *sql.Tx) (err error) {
+	err := db.Transact(ctx, func(tx *store.Tx) (err error) {
 		r.tenant, err = store.CreateTenant(ctx, tx, "acme", "Acme")
 		return err
 	})
@@ -44,7 +43,7 @@ func newRig(t *testing.T) *rig {
 // journeys inserts n ended journeys of skill, ago before the clock.
 func (r *rig) journeys(t *testing.T, skill, status string, n int, latency, ago time.Duration) {
 	t.Helper()
-	err := r.db.Transact(context.Background(), func(tx *sql.Tx) error {
+	err := r.db.Transact(context.Background(), func(tx *store.Tx) error {
 		for range n {
 			r.n++
 			_, err := tx.Exec(`INSERT INTO journeys (id, tenant_id, request_id, correlation_id, skill, release_digest, status, latency_ms, created_at)
@@ -229,7 +228,7 @@ func TestBudgetBurn(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRig(t)
-			err := r.db.Transact(ctx, func(tx *sql.Tx) error {
+			err := r.db.Transact(ctx, func(tx *store.Tx) error {
 				if err := budgets.Set(ctx, tx, budgets.Spec{TenantID: r.tenant.ID, Period: budgets.Total, LimitMicros: tt.limit, AlertPercent: tt.alertPct}, clock); err != nil {
 					return err
 				}

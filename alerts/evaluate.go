@@ -2,7 +2,6 @@ package alerts
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -39,7 +38,7 @@ type condition struct {
 // evidence of a fault.
 func Evaluate(ctx context.Context, db *store.DB, now time.Time) (Report, error) {
 	var rep Report
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		rep = Report{}
 		holds, err := conditions(ctx, tx, now)
 		if err != nil {
@@ -150,7 +149,7 @@ func conditions(ctx context.Context, q store.Querier, now time.Time) (map[key]co
 	return out, nil
 }
 
-func fire(ctx context.Context, tx *sql.Tx, a Alert) error {
+func fire(ctx context.Context, tx *store.Tx, a Alert) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO alerts (id, kind, subject, value, threshold, fired_at) VALUES (?, ?, ?, ?, ?, ?)`,
 		a.ID, a.Kind, a.Subject, a.Value, a.Threshold, store.FormatTime(a.FiredAt))
 	if err != nil {
@@ -159,7 +158,7 @@ func fire(ctx context.Context, tx *sql.Tx, a Alert) error {
 	return appendEvent(ctx, tx, "alert.fired", a)
 }
 
-func resolve(ctx context.Context, tx *sql.Tx, a *Alert, now time.Time) error {
+func resolve(ctx context.Context, tx *store.Tx, a *Alert, now time.Time) error {
 	t := now.UTC()
 	_, err := tx.ExecContext(ctx, `UPDATE alerts SET resolved_at = ? WHERE id = ? AND resolved_at IS NULL`, store.FormatTime(t), a.ID)
 	if err != nil {
@@ -169,7 +168,7 @@ func resolve(ctx context.Context, tx *sql.Tx, a *Alert, now time.Time) error {
 	return appendEvent(ctx, tx, "alert.resolved", *a)
 }
 
-func appendEvent(ctx context.Context, tx *sql.Tx, verb string, a Alert) error {
+func appendEvent(ctx context.Context, tx *store.Tx, verb string, a Alert) error {
 	_, err := audit.Append(ctx, tx, audit.Event{
 		Actor:   system,
 		Tenant:  a.Tenant,

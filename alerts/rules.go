@@ -2,7 +2,6 @@ package alerts
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -66,7 +65,7 @@ func SetRule(ctx context.Context, db *store.DB, actor audit.Actor, r Rule, now t
 	if errs := r.Validate(); len(errs) > 0 {
 		return false, fmt.Errorf("set alert rule for %s: %w", r.Skill, &store.ValidationError{Fields: errs})
 	}
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *store.Tx) error {
 		changed = false // a retried run starts afresh (store.Transact)
 		rules, err := Rules(ctx, tx)
 		if err != nil {

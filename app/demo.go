@@ -3,7 +3,6 @@ package app
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"net"
@@ -65,7 +64,7 @@ func (rt *Runtime) SeedDemo(ctx context.Context) (string, error) {
 	}
 	first := n == 0
 	if first {
-		err := db.Transact(ctx, func(tx *sql.Tx) error {
+		err := db.Transact(ctx, func(tx *store.Tx) error {
 			// The simulated shop's demo orders are this tenant's.
 			t, err := store.CreateTenant(ctx, tx, sim.DemoTenant, "Acme Corporation")
 			if err != nil {
@@ -137,7 +136,7 @@ func rotateDemoKey(ctx context.Context, db *store.DB, sealer *seal.Sealer, tenan
 	}
 	var secret string
 	var key keys.Key
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *store.Tx) error {
 		for _, k := range existing {
 			if k.Name == demoKeyName && k.RevokedAt == nil {
 				if _, err := keys.Revoke(ctx, tx, k.ID); err != nil {

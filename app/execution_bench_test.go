@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -49,7 +48,7 @@ func BenchmarkApprovalToEffect(b *testing.B) {
 		b.StopTimer()
 		amount := int64(1)
 		var a approvals.Action
-		err := db.Transact(ctx, func(tx *sql.Tx) error {
+		err := db.Transact(ctx, func(tx *store.Tx) error {
 			var err error
 			a, err = approvals.Create(ctx, tx, rt.Journeys.Sealer(), approvals.Spec{
 				TenantID: tenant.ID, TenantSlug: "acme", JourneyID: fmt.Sprintf("bench-%d-%d", i, time.Now().UnixNano()), KeyID: "bench", Tool: catalog.ForApproval(tool),

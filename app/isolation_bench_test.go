@@ -2,13 +2,14 @@ package app
 
 import (
 	"context"
-	"database/sql"
 	"io"
 	"log/slog"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wardenhq/warden/platform/store"
 
 	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/journeys"
@@ -50,7 +51,7 @@ func BenchmarkReadJourneyIsolation(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			db.Transact(ctx, func(tx *sql.Tx) error {
+			db.Transact(ctx, func(tx *store.Tx) error {
 				return budgets.Set(ctx, tx, budgets.Spec{TenantID: caller.Tenant.ID, Period: budgets.Total, LimitMicros: 1 << 60, AlertPercent: 99}, time.Now())
 			})
 			bg, stop := context.WithCancel(ctx)

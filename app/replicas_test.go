@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -86,7 +85,7 @@ func startReplicas(t *testing.T) *replicas {
 	if r.tenant, err = store.TenantBySlug(ctx, r.rts[0].DB.Read(), "acme"); err != nil {
 		t.Fatal(err)
 	}
-	err = r.rts[0].DB.Transact(ctx, func(tx *sql.Tx) error {
+	err = r.rts[0].DB.Transact(ctx, func(tx *store.Tx) error {
 		k, secrets, err := keys.Create(ctx, tx, r.rts[0].Journeys.Sealer(), keys.NewSpec{TenantID: r.tenant.ID, Name: "replicas bot",
 			Scopes: replicaScopes, RatePerMin: 60000, Burst: 2000, CreatedBy: "test"})
 		r.secret, r.keyID = secrets.Key, k.ID
@@ -125,7 +124,7 @@ func TestReplicasKeepTheBudgetExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	limit := before.SpentMicros + before.ReservedMicros + 10*est
-	if err := db.Transact(ctx, func(tx *sql.Tx) error {
+	if err := db.Transact(ctx, func(tx *store.Tx) error {
 		return budgets.Set(ctx, tx, budgets.Spec{TenantID: r.tenant.ID, Period: before.Period, LimitMicros: limit, AlertPercent: 80}, time.Now())
 	}); err != nil {
 		t.Fatal(err)
@@ -282,7 +281,7 @@ func TestReplicasAppendOneAuditChain(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				err := r.rts[i].DB.Transact(ctx, func(tx *sql.Tx) error {
+				err := r.rts[i].DB.Transact(ctx, func(tx *store.Tx) error {
 					_, err := audit.Append(ctx, tx, audit.Event{
 						Actor: audit.Actor{Type: audit.ActorSystem, ID: fmt.Sprintf("replica-%d", i)}, Tenant: "acme", Verb: "test.replica_append",
 						Subject: audit.Subject{Type: "test", ID: fmt.Sprint(n)},
@@ -358,7 +357,7 @@ func TestReplicasRefuseARevokedKeyAtOnce(t *testing.T) {
 
 	// A tenant frozen on A: B refuses its next request.
 	var fresh string
-	if err := a.DB.Transact(ctx, func(tx *sql.Tx) error {
+	if err := a.DB.Transact(ctx, func(tx *store.Tx) error {
 		_, secrets, err := keys.Create(ctx, tx, a.Journeys.Sealer(), keys.NewSpec{TenantID: r.tenant.ID, Name: "second bot",
 			Scopes: replicaScopes, RatePerMin: 600, Burst: 100, CreatedBy: "test"})
 		fresh = secrets.Key
@@ -369,7 +368,7 @@ func TestReplicasRefuseARevokedKeyAtOnce(t *testing.T) {
 	if _, err := b.Gateway.Authenticate(ctx, fresh); err != nil {
 		t.Fatalf("replica B before the freeze: %v", err)
 	}
-	if err := a.DB.Transact(ctx, func(tx *sql.Tx) error {
+	if err := a.DB.Transact(ctx, func(tx *store.Tx) error {
 		_, err := store.SetFrozen(ctx, tx, r.tenant.ID, true)
 		return err
 	}); err != nil {
@@ -389,7 +388,7 @@ func TestReplicasExpireAnActionOnTheSurvivor(t *testing.T) {
 	r := startReplicas(t)
 	ctx, db := r.ctx, r.rts[0].DB
 	var a approvals.Action
-	err := db.Transact(ctx, func(tx *sql.Tx) (err error) {
+	err := db.Transact(ctx, func(tx *store.Tx) (err error) {
 		a, err = approvals.Create(ctx, tx, r.rts[0].Journeys.Sealer(), approvals.Spec{
 			TenantID: r.tenant.ID, TenantSlug: r.tenant.Slug, RequestedBy: "test",
 			Tool: approvals.Tool{Name: "issue_refund", Impact: risk.ImpactHigh, ApprovalTTL: 3 * time.Second},

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -38,7 +37,7 @@ func (rt *Runtime) PurgeTraces(ctx context.Context, now time.Time) (int64, error
 	for _, t := range ts {
 		cutoff := now.Add(-time.Duration(t.days) * 24 * time.Hour)
 		var purged int64 // counted once committed: a retried run starts afresh (store.Transact)
-		err := rt.DB.Transact(ctx, func(tx *sql.Tx) error {
+		err := rt.DB.Transact(ctx, func(tx *store.Tx) error {
 			n, err := journeys.DeleteOlderThan(ctx, tx, t.id, cutoff)
 			purged = n
 			if err != nil || n == 0 {

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"io"
 	"log/slog"
@@ -29,7 +28,7 @@ func TestRetentionDeletesOnlyOldTraces(t *testing.T) {
 	defer rt.Close()
 	now := time.Now().UTC()
 	day := 24 * time.Hour
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *store.Tx) error {
 		var errs []error
 		exec := func(q string, args ...any) {
 			_, err := tx.Exec(q, args...)
@@ -108,7 +107,7 @@ func TestSweepEndsInterruptedJourneysAndReleasesReservations(t *testing.T) {
 	}
 	defer rt.Close()
 	now := time.Now().UTC()
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *store.Tx) error {
 		a, err := store.CreateTenant(ctx, tx, "acme", "Acme")
 		if err != nil {
 			return err
@@ -146,7 +145,7 @@ func TestDeleteRangeRemovesOnlyTheRange(t *testing.T) {
 	db := storetest.Open(t)
 	base := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	var acme store.Tenant
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		acme, _ = store.CreateTenant(ctx, tx, "acme", "Acme")
 		g, _ := store.CreateTenant(ctx, tx, "globex", "Globex")
 		ins := func(id, tenant, status string, at time.Time) {
@@ -167,7 +166,7 @@ func TestDeleteRangeRemovesOnlyTheRange(t *testing.T) {
 		t.Fatal(err)
 	}
 	var n int64
-	if err := db.Transact(ctx, func(tx *sql.Tx) (err error) {
+	if err := db.Transact(ctx, func(tx *store.Tx) (err error) {
 		n, err = journeys.DeleteRange(ctx, tx, acme.ID, base, base.Add(24*time.Hour))
 		return err
 	}); err != nil {
@@ -203,7 +202,7 @@ func TestStartupSweepEndsWhatAPreviousProcessLeftRunning(t *testing.T) {
 	dir := t.TempDir()
 	db := storetest.Open(t)
 	var tenant string
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		a, err := store.CreateTenant(ctx, tx, "acme", "Acme")
 		if err != nil {
 			return err

@@ -166,7 +166,7 @@ type ExpireJob struct {
 }
 
 // Create records a pending action inside tx, with its audit event.
-func Create(ctx context.Context, tx *sql.Tx, sealer Sealer, s Spec, now time.Time) (Action, error) {
+func Create(ctx context.Context, tx *store.Tx, sealer Sealer, s Spec, now time.Time) (Action, error) {
 	digest, err := PayloadDigest(s.Tool.Name, s.Args)
 	if err != nil {
 		return Action{}, err
@@ -265,23 +265,23 @@ const selectAction = `SELECT ` + actionColumns + ` FROM actions`
 
 // Get loads an action, or store.ErrNotFound.
 func Get(ctx context.Context, q store.Querier, id string) (Action, error) {
-	a, err := scan(q.QueryRowContext(ctx, selectAction+` WHERE id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Action{}, store.ErrNotFound
+	a, err := store.Get(ctx, q, scan, selectAction+` WHERE id = ?`, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return Action{}, err
 	}
 	return a, err
 }
 
 // ByJourney returns the journey's newest action, or store.ErrNotFound.
 func ByJourney(ctx context.Context, q store.Querier, journeyID string) (Action, error) {
-	a, err := scan(q.QueryRowContext(ctx, selectAction+` WHERE journey_id = ? ORDER BY created_at DESC LIMIT 1`, journeyID))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Action{}, store.ErrNotFound
+	a, err := store.Get(ctx, q, scan, selectAction+` WHERE journey_id = ? ORDER BY created_at DESC LIMIT 1`, journeyID)
+	if errors.Is(err, store.ErrNotFound) {
+		return Action{}, err
 	}
 	return a, err
 }
 
-type scanner interface{ Scan(dest ...any) error }
+type scanner = store.Scanner
 
 func scan(s scanner) (Action, error) {
 	var a Action
@@ -382,18 +382,9 @@ func Live(status string) bool {
 // Compensations returns the actions requested to reverse an action, newest
 // first.
 func Compensations(ctx context.Context, q store.Querier, actionID string) ([]Action, error) {
-	rows, err := q.QueryContext(ctx, selectAction+` WHERE compensates = ? ORDER BY created_at DESC, id DESC`, actionID)
+	out, err := store.Query(ctx, q, scan, selectAction+` WHERE compensates = ? ORDER BY created_at DESC, id DESC`, actionID)
 	if err != nil {
 		return nil, fmt.Errorf("reversals of %s: %w", actionID, err)
 	}
-	defer rows.Close()
-	var out []Action
-	for rows.Next() {
-		a, err := scan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("reversals of %s: %w", actionID, err)
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -2,7 +2,6 @@ package approvals
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -80,7 +79,7 @@ func setup(t *testing.T) fixture {
 	t.Cleanup(func() { db.Close() })
 	s, _ := seal.LoadOrCreate(dir)
 	var tenant store.Tenant
-	db.Transact(context.Background(), func(tx *sql.Tx) error {
+	db.Transact(context.Background(), func(tx *store.Tx) error {
 		var err error
 		tenant, err = store.CreateTenant(context.Background(), tx, "acme", "Acme")
 		return err
@@ -94,7 +93,7 @@ func (f fixture) newAction(t *testing.T, n int, required int) Action {
 	t.Helper()
 	var a Action
 	amount := int64(240000)
-	err := f.db.Transact(context.Background(), func(tx *sql.Tx) error {
+	err := f.db.Transact(context.Background(), func(tx *store.Tx) error {
 		var err error
 		a, err = Create(context.Background(), tx, f.sealer, Spec{
 			TenantID: f.tenant.ID, TenantSlug: "acme", JourneyID: fmt.Sprintf("j%d", n), StepN: 2, KeyID: "k1", Tool: refundTool,
@@ -114,7 +113,7 @@ func TestDualControlAndRejection(t *testing.T) {
 	ctx := context.Background()
 	a := f.newAction(t, 1, 2)
 	var executions atomic.Int32
-	onApproved := func(ctx context.Context, tx *sql.Tx, a Action) error {
+	onApproved := func(ctx context.Context, tx *store.Tx, a Action) error {
 		if a.Status == StatusApproved {
 			executions.Add(1)
 		}
@@ -164,7 +163,7 @@ func TestOutboxFailureRecordsNothing(t *testing.T) {
 	before, _ := audit.Count(ctx, f.db.Read())
 	boom := errors.New("enqueue failed")
 	_, err := Decide(ctx, f.db, Request{Principal: alice, ActionID: a.ID, Decision: Approve, Digest: a.PayloadDigest},
-		func(ctx context.Context, tx *sql.Tx, a Action) error { return boom }, time.Now())
+		func(ctx context.Context, tx *store.Tx, a Action) error { return boom }, time.Now())
 	if !errors.Is(err, boom) {
 		t.Fatalf("Decide = %v, want the outbox error", err)
 	}
@@ -184,7 +183,7 @@ func TestRacingApproversRecordOneOutcome(t *testing.T) {
 		actions = append(actions, f.newAction(t, i, 1))
 	}
 	var executions sync.Map
-	onApproved := func(ctx context.Context, tx *sql.Tx, a Action) error {
+	onApproved := func(ctx context.Context, tx *store.Tx, a Action) error {
 		if a.Status != StatusApproved {
 			return nil
 		}
@@ -300,7 +299,7 @@ func TestExpireNowExpiresOnlyTheGivenPending(t *testing.T) {
 	b := f.newAction(t, 2, 1)
 	c := f.newAction(t, 3, 1)
 	var ended []string
-	hook := func(_ context.Context, _ *sql.Tx, x Action) error {
+	hook := func(_ context.Context, _ *store.Tx, x Action) error {
 		ended = append(ended, x.ID+":"+x.Status)
 		return nil
 	}

@@ -2,7 +2,6 @@ package approvals
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -49,7 +48,7 @@ func Decisions(ctx context.Context, q store.Querier, actionID string) ([]Decided
 // the execution job, the ledger record, the agent's callback and the end
 // of the waiting journey are written, so the decision and the work it
 // causes exist together or not at all.
-type OnDecided func(ctx context.Context, tx *sql.Tx, a Action) error
+type OnDecided func(ctx context.Context, tx *store.Tx, a Action) error
 
 // Request is one decision.
 type Request struct {
@@ -90,7 +89,7 @@ func Decide(ctx context.Context, db *store.DB, req Request, onDecided OnDecided,
 		return Result{}, ErrCommentTooLong
 	}
 	var res Result
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		res = Result{} // a retried run starts afresh (store.Transact)
 		a, err := lockForDecision(ctx, tx, req.ActionID)
 		if err != nil {
@@ -167,14 +166,14 @@ func Decide(ctx context.Context, db *store.DB, req Request, onDecided OnDecided,
 // in the lock order: action → budget → audit), and it does not block the
 // inserts that reference the action. On SQLite BEGIN IMMEDIATE already
 // admits one writer.
-func lockForDecision(ctx context.Context, tx *sql.Tx, id string) (Action, error) {
+func lockForDecision(ctx context.Context, tx *store.Tx, id string) (Action, error) {
 	q := selectAction + ` WHERE id = ?`
-	if store.TxDialect(tx) == store.Postgres {
+	if tx.Dialect() == store.Postgres {
 		q += ` FOR NO KEY UPDATE`
 	}
-	a, err := scan(tx.QueryRowContext(ctx, q, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Action{}, store.ErrNotFound
+	a, err := store.Get(ctx, tx, scan, q, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return Action{}, err
 	}
 	if err != nil {
 		return Action{}, fmt.Errorf("lock action %s: %w", id, err)
@@ -183,7 +182,7 @@ func lockForDecision(ctx context.Context, tx *sql.Tx, id string) (Action, error)
 }
 
 // casStatus moves a pending action on, only if nobody else did first.
-func casStatus(ctx context.Context, tx *sql.Tx, a Action, status string, given int, now time.Time) error {
+func casStatus(ctx context.Context, tx *store.Tx, a Action, status string, given int, now time.Time) error {
 	res, err := tx.ExecContext(ctx, `UPDATE actions SET status = ?, approvals_given = ?, updated_at = ?,
 		decided_at = CASE WHEN ? != 'pending' THEN ? ELSE decided_at END
 		WHERE id = ? AND status = 'pending' AND approvals_given = ?`,
@@ -205,7 +204,7 @@ func approvers(ctx context.Context, q store.Querier, actionID string) ([]string,
 // journeys, and audits each; it returns how many expired.
 func Expire(ctx context.Context, db *store.DB, onExpired OnDecided, now time.Time) (int, error) {
 	var n int
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		due, err := pendingWhere(ctx, tx, `expires_at <= ? LIMIT 500`, store.FormatTime(now))
 		if err != nil {
 			return err
@@ -225,7 +224,7 @@ var ErrNotDue = errors.New("the action's expiry has not come yet")
 // and ErrNotDue when its expiry is still ahead of now.
 func ExpireDue(ctx context.Context, db *store.DB, id string, onExpired OnDecided, now time.Time) (bool, error) {
 	var n int
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		due, err := pendingWhere(ctx, tx, `id = ?`, id)
 		if err != nil || len(due) == 0 {
 			return err
@@ -245,7 +244,7 @@ func ExpireDue(ctx context.Context, db *store.DB, id string, onExpired OnDecided
 // that are no longer pending are skipped; it returns how many expired.
 func ExpireNow(ctx context.Context, db *store.DB, ids []string, actor audit.Actor, reason string, onExpired OnDecided, now time.Time) (int, error) {
 	var n int
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		var due []Action
 		for _, id := range ids {
 			a, err := Get(ctx, tx, id)
@@ -277,24 +276,15 @@ func PendingIDs(ctx context.Context, q store.Querier, tenantID, tool string) ([]
 	return out, nil
 }
 
-func pendingWhere(ctx context.Context, tx *sql.Tx, where string, args ...any) ([]Action, error) {
-	rows, err := tx.QueryContext(ctx, selectAction+` WHERE status = 'pending' AND `+where, args...)
+func pendingWhere(ctx context.Context, tx *store.Tx, where string, args ...any) ([]Action, error) {
+	due, err := store.Query(ctx, tx, scan, selectAction+` WHERE status = 'pending' AND `+where, args...)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var due []Action
-	for rows.Next() {
-		a, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		due = append(due, a)
-	}
-	return due, rows.Err()
+	return due, nil
 }
 
-func expire(ctx context.Context, tx *sql.Tx, due []Action, actor audit.Actor, reason string, onExpired OnDecided, now time.Time) (int, error) {
+func expire(ctx context.Context, tx *store.Tx, due []Action, actor audit.Actor, reason string, onExpired OnDecided, now time.Time) (int, error) {
 	n := 0
 	for _, a := range due {
 		if err := casStatus(ctx, tx, a, StatusExpired, a.ApprovalsGiven, now); err != nil {
@@ -326,7 +316,7 @@ func expire(ctx context.Context, tx *sql.Tx, due []Action, actor audit.Actor, re
 // it.
 func Cancel(ctx context.Context, db *store.DB, actionID, keyID string, onDecided OnDecided, now time.Time) (Action, error) {
 	var a Action
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		if a, err = Get(ctx, tx, actionID); err != nil {
 			return err

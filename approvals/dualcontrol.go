@@ -52,7 +52,7 @@ type Requirement struct {
 //     three of $800 needs two approvers from the second on.
 //
 // A threshold of 0 switches dual control off for its currency.
-func Required(ctx context.Context, tx *sql.Tx, tenantID string, amount *money.Amount, target Target, now time.Time) (Requirement, error) {
+func Required(ctx context.Context, tx *store.Tx, tenantID string, amount *money.Amount, target Target, now time.Time) (Requirement, error) {
 	if amount == nil {
 		return Requirement{Approvals: 1}, nil
 	}
@@ -110,7 +110,7 @@ func Required(ctx context.Context, tx *sql.Tx, tenantID string, amount *money.Am
 // across every replica until tx ends (a transaction-scoped advisory lock
 // on PostgreSQL; nothing to do on SQLite, whose writers are serial). An
 // action without an amount is not counted and takes no lock.
-func lockTarget(ctx context.Context, tx *sql.Tx, tenantID, targetKey string) error {
+func lockTarget(ctx context.Context, tx *store.Tx, tenantID, targetKey string) error {
 	if err := store.SerializeKey(ctx, tx, "dual_control", tenantID+"|"+targetKey); err != nil {
 		return fmt.Errorf("dual control: %w", err)
 	}
@@ -165,21 +165,12 @@ func windowText(d time.Duration) string {
 // approver should see before approving ("ORD-1002 was already refunded
 // $54.00"). An action without a target has none.
 func OthersOnTarget(ctx context.Context, q store.Querier, a Action, limit int) ([]Action, error) {
-	rows, err := q.QueryContext(ctx, selectAction+` WHERE tenant_id = ? AND tool = ? AND id != ? AND target_key != ''
+	out, err := store.Query(ctx, q, scan, selectAction+` WHERE tenant_id = ? AND tool = ? AND id != ? AND target_key != ''
 		AND target_key = (SELECT target_key FROM actions WHERE id = ?)
 		AND status IN (?, ?, ?, ?) ORDER BY created_at DESC, id DESC LIMIT ?`,
 		a.TenantID, a.Tool, a.ID, a.ID, StatusPending, StatusApproved, StatusExecuting, StatusExecuted, limit)
 	if err != nil {
 		return nil, fmt.Errorf("other actions on the target of %s: %w", a.ID, err)
 	}
-	defer rows.Close()
-	var out []Action
-	for rows.Next() {
-		o, err := scan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("other actions on the target of %s: %w", a.ID, err)
-		}
-		out = append(out, o)
-	}
-	return out, rows.Err()
+	return out, nil
 }

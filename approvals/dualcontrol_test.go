@@ -2,7 +2,6 @@ package approvals
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -24,7 +23,7 @@ func usd(minor int64) *money.Amount {
 // onTarget records a live action of amount on target, created at.
 func (f fixture) onTarget(t *testing.T, amount *money.Amount, target Target, status string, at time.Time) {
 	t.Helper()
-	err := f.db.Transact(context.Background(), func(tx *sql.Tx) error {
+	err := f.db.Transact(context.Background(), func(tx *store.Tx) error {
 		a, err := Create(context.Background(), tx, f.sealer, Spec{
 			TenantID: f.tenant.ID, TenantSlug: "acme", JourneyID: fmt.Sprint("j-", targetSeq.Add(1)), KeyID: "k1", Tool: refundTool,
 			Args: json.RawMessage(`{}`), ArgsRedacted: json.RawMessage(`{}`), Summary: "Refund", AmountMinor: &amount.Minor,
@@ -45,7 +44,7 @@ func (f fixture) onTarget(t *testing.T, amount *money.Amount, target Target, sta
 func (f fixture) required(t *testing.T, amount *money.Amount, target Target, now time.Time) (Requirement, error) {
 	t.Helper()
 	var req Requirement
-	err := f.db.Transact(context.Background(), func(tx *sql.Tx) error {
+	err := f.db.Transact(context.Background(), func(tx *store.Tx) error {
 		var err error
 		req, err = Required(context.Background(), tx, f.tenant.ID, amount, target, now)
 		return err
@@ -129,7 +128,7 @@ func TestRequiredThresholdOffAndWindow(t *testing.T) {
 	now := time.Now().UTC()
 	order := Target{Key: "k", Label: "ORD-1"}
 	f.onTarget(t, usd(80_000), order, StatusExecuted, now.Add(-30*time.Hour))
-	err := f.db.Transact(ctx, func(tx *sql.Tx) error {
+	err := f.db.Transact(ctx, func(tx *store.Tx) error {
 		if _, err := store.SetDualControlWindow(ctx, tx, f.tenant.ID, 48*time.Hour); err != nil {
 			return err
 		}
@@ -183,7 +182,7 @@ func TestSplitActionsCreatedAtOnceAreCountedInTurn(t *testing.T) {
 					db := []*store.DB{f.db, other}[i%2]
 					wg.Go(func() {
 						<-start
-						err := db.Transact(ctx, func(tx *sql.Tx) error {
+						err := db.Transact(ctx, func(tx *store.Tx) error {
 							req, err := Required(ctx, tx, f.tenant.ID, usd(tt.amount), target, time.Now())
 							if err != nil {
 								return err

@@ -2,7 +2,6 @@ package approvals
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,7 +35,7 @@ var executor = audit.Actor{Type: audit.ActorSystem, ID: "executor"}
 // whether it did (false: it had already left approved).
 func StartExecuting(ctx context.Context, db *store.DB, id string, now time.Time) (bool, error) {
 	var changed bool
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE actions SET status = ?, updated_at = ? WHERE id = ? AND status = ?`,
 			StatusExecuting, store.FormatTime(now), id, StatusApproved)
 		if err != nil {
@@ -53,7 +52,7 @@ func StartExecuting(ctx context.Context, db *store.DB, id string, now time.Time)
 // approved or executing action and marks it executed, with its audit
 // event, inside tx. It reports false when the action had already left
 // those statuses (a second completion changes nothing).
-func Executed(ctx context.Context, tx *sql.Tx, a Action, tenantSlug string, receipt json.RawMessage, now time.Time) (bool, error) {
+func Executed(ctx context.Context, tx *store.Tx, a Action, tenantSlug string, receipt json.RawMessage, now time.Time) (bool, error) {
 	res, err := tx.ExecContext(ctx, `UPDATE actions SET status = ?, receipt = ?, executed_at = ?, updated_at = ?
 		WHERE id = ? AND status IN (?, ?)`, StatusExecuted, string(receipt), store.FormatTime(now), store.FormatTime(now),
 		a.ID, StatusApproved, StatusExecuting)
@@ -72,7 +71,7 @@ func Executed(ctx context.Context, tx *sql.Tx, a Action, tenantSlug string, rece
 // Failed marks an approved or executing action failed for review, with
 // the reason (already redacted) and its audit event, inside tx. It reports
 // false when the action had already left those statuses.
-func Failed(ctx context.Context, tx *sql.Tx, a Action, tenantSlug, reason string, now time.Time) (bool, error) {
+func Failed(ctx context.Context, tx *store.Tx, a Action, tenantSlug, reason string, now time.Time) (bool, error) {
 	res, err := tx.ExecContext(ctx, `UPDATE actions SET status = ?, failure = ?, updated_at = ? WHERE id = ? AND status IN (?, ?)`,
 		StatusFailed, reason, store.FormatTime(now), a.ID, StatusApproved, StatusExecuting)
 	if err != nil {
@@ -98,7 +97,7 @@ type Report struct {
 // AgentReported records an external agent's result on its approved
 // action, with the audit event, inside tx. ErrNotReportable when the
 // action is not an approved external action of that key.
-func AgentReported(ctx context.Context, tx *sql.Tx, a Action, tenantSlug string, r Report, now time.Time) error {
+func AgentReported(ctx context.Context, tx *store.Tx, a Action, tenantSlug string, r Report, now time.Time) error {
 	if a.KeyID != r.KeyID || !a.External || a.Status != StatusApproved || (r.Status != StatusExecuted && r.Status != StatusFailed) {
 		return ErrNotReportable
 	}
@@ -120,7 +119,7 @@ func AgentReported(ctx context.Context, tx *sql.Tx, a Action, tenantSlug string,
 
 // Reserve records the budget an approved action reserved for its
 // execution, inside tx.
-func Reserve(ctx context.Context, tx *sql.Tx, id string, micros int64) error {
+func Reserve(ctx context.Context, tx *store.Tx, id string, micros int64) error {
 	if _, err := tx.ExecContext(ctx, `UPDATE actions SET reserved_micros = ? WHERE id = ?`, micros, id); err != nil {
 		return fmt.Errorf("reserve for %s: %w", id, err)
 	}
@@ -129,7 +128,7 @@ func Reserve(ctx context.Context, tx *sql.Tx, id string, micros int64) error {
 
 // TakeReserved returns what an action reserved and clears it, inside tx,
 // so that the reservation is settled once.
-func TakeReserved(ctx context.Context, tx *sql.Tx, id string) (int64, error) {
+func TakeReserved(ctx context.Context, tx *store.Tx, id string) (int64, error) {
 	var reserved int64
 	if err := tx.QueryRowContext(ctx, `SELECT reserved_micros FROM actions WHERE id = ?`, id).Scan(&reserved); err != nil {
 		return 0, fmt.Errorf("reservation of %s: %w", id, err)
@@ -148,29 +147,20 @@ func TakeReserved(ctx context.Context, tx *sql.Tx, id string) (int64, error) {
 // (or whose completion failed) while they ran. The reconciler finishes
 // those whose effect the ledger recorded.
 func Executing(ctx context.Context, q store.Querier, before time.Time, limit int) ([]Action, error) {
-	rows, err := q.QueryContext(ctx, selectAction+` WHERE status = ? AND updated_at <= ? ORDER BY created_at, id LIMIT ?`,
+	out, err := store.Query(ctx, q, scan, selectAction+` WHERE status = ? AND updated_at <= ? ORDER BY created_at, id LIMIT ?`,
 		StatusExecuting, store.FormatTime(before), limit)
 	if err != nil {
 		return nil, fmt.Errorf("list executing actions: %w", err)
 	}
-	defer rows.Close()
-	var out []Action
-	for rows.Next() {
-		a, err := scan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list executing actions: %w", err)
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // ByIdempotencyKey loads the action with that idempotency key, or
 // store.ErrNotFound.
 func ByIdempotencyKey(ctx context.Context, q store.Querier, key string) (Action, error) {
-	a, err := scan(q.QueryRowContext(ctx, selectAction+` WHERE idempotency_key = ?`, key))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Action{}, store.ErrNotFound
+	a, err := store.Get(ctx, q, scan, selectAction+` WHERE idempotency_key = ?`, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return Action{}, err
 	}
 	return a, err
 }
@@ -180,7 +170,7 @@ func ByIdempotencyKey(ctx context.Context, q store.Querier, key string) (Action,
 // idempotency key. Whether that is safe (the effect never reached the
 // provider) is the caller's question: see runtime.RetryFailed. It
 // reports false when the action was no longer failed.
-func Retry(ctx context.Context, tx *sql.Tx, a Action, tenantSlug string, actor audit.Actor, reason string, now time.Time) (bool, error) {
+func Retry(ctx context.Context, tx *store.Tx, a Action, tenantSlug string, actor audit.Actor, reason string, now time.Time) (bool, error) {
 	res, err := tx.ExecContext(ctx, `UPDATE actions SET status = ?, failure = '', updated_at = ? WHERE id = ? AND status = ?`,
 		StatusApproved, store.FormatTime(now), a.ID, StatusFailed)
 	if err != nil {
@@ -207,7 +197,7 @@ func FailedIDs(ctx context.Context, q store.Querier, tenantID, tool string) ([]s
 // RecordCharge records, in tx, what an action outside any journey cost
 // when it was charged to its tenant's budget (the Budgets page itemises
 // it).
-func RecordCharge(ctx context.Context, tx *sql.Tx, id string, micros int64, at time.Time) error {
+func RecordCharge(ctx context.Context, tx *store.Tx, id string, micros int64, at time.Time) error {
 	if _, err := tx.ExecContext(ctx, `UPDATE actions SET cost_micros = ?, charged_at = ? WHERE id = ?`, micros, store.FormatTime(at), id); err != nil {
 		return fmt.Errorf("charge of %s: %w", id, err)
 	}

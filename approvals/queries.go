@@ -2,7 +2,6 @@ package approvals
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 
@@ -13,9 +12,9 @@ import (
 // (the newest, should there be more than one), or store.ErrNotFound when
 // nobody asked to reverse it.
 func ReversalOf(ctx context.Context, q store.Querier, id string) (Action, error) {
-	a, err := scan(q.QueryRowContext(ctx, selectAction+` WHERE compensates = ? ORDER BY created_at DESC, id DESC LIMIT 1`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Action{}, store.ErrNotFound
+	a, err := store.Get(ctx, q, scan, selectAction+` WHERE compensates = ? ORDER BY created_at DESC, id DESC LIMIT 1`, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return Action{}, err
 	}
 	if err != nil {
 		return Action{}, fmt.Errorf("reversal of %s: %w", id, err)

@@ -2,7 +2,6 @@ package approvals
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -32,7 +31,7 @@ func TestTwoReplicasDecidingOneActionRecordOneOutcome(t *testing.T) {
 		actions = append(actions, f.newAction(t, i, 1))
 	}
 	var executed sync.Map
-	onDecided := func(ctx context.Context, tx *sql.Tx, a Action) error {
+	onDecided := func(ctx context.Context, tx *store.Tx, a Action) error {
 		if a.Status == StatusApproved {
 			c, _ := executed.LoadOrStore(a.ID, new(atomic.Int32))
 			c.(*atomic.Int32).Add(1)

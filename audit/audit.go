@@ -111,7 +111,7 @@ const maxVerbBytes = 128
 // advisory lock until tx ends, so appends from every replica queue and
 // seq stays gap-free. (If one got through anyway, the seq primary key
 // would refuse the second insert.)
-func Append(ctx context.Context, tx *sql.Tx, ev Event) (Event, error) {
+func Append(ctx context.Context, tx *store.Tx, ev Event) (Event, error) {
 	if err := validate(ev); err != nil {
 		return Event{}, fmt.Errorf("append audit event %q: %w", ev.Verb, err)
 	}
@@ -221,7 +221,7 @@ func RecordVerification(ctx context.Context, db *store.DB, actor Actor, head Hea
 		detail["first_bad_seq"] = ce.Seq
 		detail["reason"] = ce.Reason
 	}
-	return db.Transact(ctx, func(tx *sql.Tx) error {
+	return db.Transact(ctx, func(tx *store.Tx) error {
 		_, err := Append(ctx, tx, Event{Actor: actor, Verb: verb, Subject: Subject{Type: "audit_chain", ID: "main"}, Details: detail})
 		return err
 	})
@@ -229,8 +229,8 @@ func RecordVerification(ctx context.Context, db *store.DB, actor Actor, head Hea
 
 // JobRetried is the record of a person retrying a failed job (jobs.Retry
 // writes it in the retry's transaction): job.retried, with the job's kind.
-func JobRetried(actor Actor, id int64) func(ctx context.Context, tx *sql.Tx, kind string) error {
-	return func(ctx context.Context, tx *sql.Tx, kind string) error {
+func JobRetried(actor Actor, id int64) func(ctx context.Context, tx *store.Tx, kind string) error {
+	return func(ctx context.Context, tx *store.Tx, kind string) error {
 		_, err := Append(ctx, tx, Event{
 			Actor: actor, Verb: "job.retried",
 			Subject: Subject{Type: "job", ID: fmt.Sprint(id)}, Details: map[string]any{"kind": kind},

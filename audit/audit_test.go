@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/platform/store"
+
 	"github.com/wardenhq/warden/audit"
 )
 
@@ -21,7 +23,7 @@ func TestAppendChainsCommittedEvents(t *testing.T) {
 	db := openDB(t)
 	got := appendEvents(t, db, 3)
 	// Several events in one transaction chain as well.
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		for i := 3; i < 5; i++ {
 			ev, err := audit.Append(ctx, tx, sampleEvent(i))
 			if err != nil {
@@ -81,7 +83,7 @@ func TestAppendRolledBackLeavesNoEvent(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
 	boom := errors.New("the change failed")
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		if _, err := audit.Append(ctx, tx, sampleEvent(0)); err != nil {
 			return err
 		}
@@ -108,7 +110,7 @@ func TestAppendKeepsGivenTimeInUTC(t *testing.T) {
 	ev := sampleEvent(0)
 	ev.Time = when
 	var got audit.Event
-	err := db.Transact(ctx, func(tx *sql.Tx) (err error) {
+	err := db.Transact(ctx, func(tx *store.Tx) (err error) {
 		got, err = audit.Append(ctx, tx, ev)
 		return err
 	})
@@ -141,7 +143,7 @@ func TestAppendKeepsTimesInOrder(t *testing.T) {
 		ev := sampleEvent(i)
 		ev.Time = tt.given
 		var got audit.Event
-		err := db.Transact(ctx, func(tx *sql.Tx) (err error) {
+		err := db.Transact(ctx, func(tx *store.Tx) (err error) {
 			got, err = audit.Append(ctx, tx, ev)
 			return err
 		})
@@ -198,7 +200,7 @@ func TestAppendStoresCanonicalDetails(t *testing.T) {
 			ev := sampleEvent(0)
 			ev.Details = tt.details
 			var got audit.Event
-			err := db.Transact(ctx, func(tx *sql.Tx) (err error) {
+			err := db.Transact(ctx, func(tx *store.Tx) (err error) {
 				got, err = audit.Append(ctx, tx, ev)
 				return err
 			})
@@ -252,7 +254,7 @@ func TestAppendRejectsBadEvents(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ev := ok
 			tt.change(&ev)
-			err := db.Transact(ctx, func(tx *sql.Tx) error {
+			err := db.Transact(ctx, func(tx *store.Tx) error {
 				_, err := audit.Append(ctx, tx, ev)
 				return err
 			})
@@ -276,7 +278,7 @@ func TestTriggersRefuseUpdateAndDelete(t *testing.T) {
 		`DELETE FROM audit_events WHERE seq = 2`,
 		`DELETE FROM audit_events`,
 	} {
-		err := db.Transact(ctx, func(tx *sql.Tx) error {
+		err := db.Transact(ctx, func(tx *store.Tx) error {
 			_, err := tx.ExecContext(ctx, stmt)
 			return err
 		})
@@ -454,7 +456,7 @@ func TestAppendConcurrent(t *testing.T) {
 	errs := make(chan error, n)
 	for i := range n {
 		wg.Go(func() {
-			errs <- db.Transact(ctx, func(tx *sql.Tx) error {
+			errs <- db.Transact(ctx, func(tx *store.Tx) error {
 				_, err := audit.Append(ctx, tx, sampleEvent(i))
 				return err
 			})

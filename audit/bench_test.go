@@ -2,7 +2,6 @@ package audit_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/base64"
 	"fmt"
 	"strconv"
@@ -23,7 +22,7 @@ func BenchmarkAppend(b *testing.B) {
 	db := openDB(b)
 	ev := sampleEvent(1)
 	for b.Loop() {
-		err := db.Transact(ctx, func(tx *sql.Tx) error {
+		err := db.Transact(ctx, func(tx *store.Tx) error {
 			_, err := audit.Append(ctx, tx, ev)
 			return err
 		})
@@ -68,7 +67,7 @@ func appendConcurrently(tb testing.TB, db *store.DB, writers, n int) {
 	for w := range writers {
 		wg.Go(func() {
 			for left.Add(-1) >= 0 {
-				err := db.Transact(ctx, func(tx *sql.Tx) error {
+				err := db.Transact(ctx, func(tx *store.Tx) error {
 					_, err := audit.Append(ctx, tx, sampleEvent(w))
 					return err
 				})
@@ -95,7 +94,7 @@ func BenchmarkVerify(b *testing.B) {
 	const n = 10000
 	ctx := context.Background()
 	db := openDB(b)
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		for i := range n {
 			if _, err := audit.Append(ctx, tx, sampleEvent(i)); err != nil {
 				return err
@@ -142,7 +141,7 @@ func buildChain(tb testing.TB, db *store.DB, s *audit.Signer, n, checkpointEvery
 	ctx := context.Background()
 	start := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	tenants := []string{"acme", "globex", ""}
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		ins, err := tx.PrepareContext(ctx, `INSERT INTO audit_events
 			(seq, time, actor_type, actor_id, tenant, verb, subject_type, subject_id, details, prev_hash, hash)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)

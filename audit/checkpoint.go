@@ -121,7 +121,7 @@ func Checkpoint(ctx context.Context, db *store.DB, signer *Signer, now time.Time
 	sh.Time, _ = time.Parse(TimeFormat, t)
 	sh.Signature = signer.Sign(sh.Message())
 	var stored checkpointRow
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *store.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO audit_checkpoints (seq, hash, time, signature, key)
 			VALUES (?, ?, ?, ?, ?) ON CONFLICT (seq) DO NOTHING`,
 			sh.Seq, sh.Hash, t, base64.StdEncoding.EncodeToString(sh.Signature), FormatPublicKey(key))
@@ -262,7 +262,7 @@ func selectCheckpoints(q Querier) string {
 
 var checkpointColumns = []string{"hash", "time", "signature", "key"}
 
-func scanCheckpoint(rows *sql.Rows) (checkpointRow, error) {
+func scanCheckpoint(rows store.Scanner) (checkpointRow, error) {
 	var r checkpointRow
 	var types int64
 	err := rows.Scan(&r.seq, &r.hash, &r.time, &r.signature, &r.key, &types)
@@ -276,20 +276,11 @@ func checkpointRows(ctx context.Context, q Querier) ([]checkpointRow, error) {
 	if ok, err := store.TableExists(ctx, q, "audit_checkpoints"); err != nil || !ok {
 		return nil, err
 	}
-	rows, err := q.QueryContext(ctx, selectCheckpoints(q)+` ORDER BY seq`)
+	out, err := store.Query(ctx, q, scanCheckpoint, selectCheckpoints(q)+` ORDER BY seq`)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []checkpointRow
-	for rows.Next() {
-		r, err := scanCheckpoint(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // check reports why the stored checkpoint cannot be relied on under key,

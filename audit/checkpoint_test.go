@@ -267,7 +267,7 @@ func TestCheckpointTriggersRefuseUpdateAndDelete(t *testing.T) {
 		`UPDATE audit_checkpoints SET hash = 'x'`,
 		`DELETE FROM audit_checkpoints`,
 	} {
-		err := db.Transact(ctx, func(tx *sql.Tx) error {
+		err := db.Transact(ctx, func(tx *store.Tx) error {
 			_, err := tx.ExecContext(ctx, stmt)
 			return err
 		})

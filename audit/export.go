@@ -431,7 +431,7 @@ func RecordExport(ctx context.Context, db *store.DB, actor Actor, m Manifest) er
 			filters[k] = v
 		}
 	}
-	return db.Transact(ctx, func(tx *sql.Tx) error {
+	return db.Transact(ctx, func(tx *store.Tx) error {
 		_, err := Append(ctx, tx, Event{
 			Actor:   actor,
 			Tenant:  m.Filters.Tenant,

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"errors"
 	"os"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wardenhq/warden/platform/store"
+
 	"github.com/wardenhq/warden/audit"
 )
 
@@ -22,7 +23,7 @@ import (
 // is what Export writes for the worked example's first event.
 func TestExportDocJSONLExample(t *testing.T) {
 	db := openDB(t)
-	err := db.Transact(context.Background(), func(tx *sql.Tx) error {
+	err := db.Transact(context.Background(), func(tx *store.Tx) error {
 		_, err := audit.Append(context.Background(), tx, exampleEvent1)
 		return err
 	})

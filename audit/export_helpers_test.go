@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
-	"database/sql"
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
@@ -52,7 +51,7 @@ func appendTricky(t testing.TB, db *store.DB, n int) []audit.Event {
 	ctx := context.Background()
 	var out []audit.Event
 	for i := range n {
-		err := db.Transact(ctx, func(tx *sql.Tx) error {
+		err := db.Transact(ctx, func(tx *store.Tx) error {
 			ev := trickyEvent(i)
 			ev.Time = time.Now().Add(time.Duration(i) * time.Millisecond)
 			ev, err := audit.Append(ctx, tx, ev)
@@ -125,7 +124,7 @@ func bulkChain(t testing.TB, db *store.DB, n int, start time.Time) {
 	ctx := context.Background()
 	tenants := []string{"acme", "globex", ""}
 	verbs := []string{"auth.login", "action.approve", "action.reject", "tenant.create"}
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO audit_events
 			(seq, time, actor_type, actor_id, tenant, verb, subject_type, subject_id, details, prev_hash, hash)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)

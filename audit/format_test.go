@@ -97,7 +97,7 @@ func TestHashKnownAnswer(t *testing.T) {
 	// And so does Append, storing exactly the documented texts.
 	ctx := context.Background()
 	db := openDB(t)
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		for _, ev := range []audit.Event{exampleEvent1, exampleEvent2} {
 			if _, err := audit.Append(ctx, tx, ev); err != nil {
 				return err
@@ -183,7 +183,7 @@ func TestDocumentedPythonVerifier(t *testing.T) {
 		appendEvents(t, db, 1)
 		ev := sampleEvent(1)
 		ev.Details = trickyDetails()
-		err := db.Transact(context.Background(), func(tx *sql.Tx) error {
+		err := db.Transact(context.Background(), func(tx *store.Tx) error {
 			_, err := audit.Append(context.Background(), tx, ev)
 			return err
 		})

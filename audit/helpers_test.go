@@ -42,7 +42,7 @@ func appendEvents(t testing.TB, db *store.DB, n int) []audit.Event {
 	var out []audit.Event
 	for i := range n {
 		var ev audit.Event
-		err := db.Transact(context.Background(), func(tx *sql.Tx) error {
+		err := db.Transact(context.Background(), func(tx *store.Tx) error {
 			var err error
 			ev, err = audit.Append(context.Background(), tx, sampleEvent(i))
 			return err

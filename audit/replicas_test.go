@@ -2,7 +2,6 @@ package audit_test
 
 import (
 	"context"
-	"database/sql"
 	"sync"
 	"testing"
 
@@ -32,7 +31,7 @@ func TestAppendFromTwoReplicasIsGapFree(t *testing.T) {
 	errs := make(chan error, n)
 	for i := range n {
 		wg.Go(func() {
-			errs <- dbs[i%2].Transact(ctx, func(tx *sql.Tx) error {
+			errs <- dbs[i%2].Transact(ctx, func(tx *store.Tx) error {
 				// A read first, as domain transactions do before they
 				// append: the head must still be read after the lock.
 				var x int

@@ -2,7 +2,6 @@ package audit_test
 
 import (
 	"context"
-	"database/sql"
 	"reflect"
 	"testing"
 	"time"
@@ -17,7 +16,7 @@ func appendStory(t *testing.T, db *store.DB, evs ...audit.Event) []audit.Event {
 	t.Helper()
 	var out []audit.Event
 	for _, ev := range evs {
-		err := db.Transact(context.Background(), func(tx *sql.Tx) error {
+		err := db.Transact(context.Background(), func(tx *store.Tx) error {
 			stored, err := audit.Append(context.Background(), tx, ev)
 			out = append(out, stored)
 			return err

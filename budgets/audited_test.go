@@ -2,7 +2,6 @@ package budgets
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"path/filepath"
@@ -47,7 +46,7 @@ func TestSetAudited(t *testing.T) {
 			}
 			t.Cleanup(func() { db.Close() })
 			var tenant store.Tenant
-			err = db.Transact(ctx, func(tx *sql.Tx) error {
+			err = db.Transact(ctx, func(tx *store.Tx) error {
 				if tenant, err = store.CreateTenant(ctx, tx, "acme", "Acme"); err != nil || tt.existing == nil {
 					return err
 				}

@@ -105,7 +105,7 @@ func (s Spec) Validate() map[string]string {
 // amounts are kept; changing the period starts a new one. An invalid spec
 // is a *store.ValidationError. SetAudited is the same with its audit
 // event, for changes a person makes.
-func Set(ctx context.Context, tx *sql.Tx, s Spec, now time.Time) error {
+func Set(ctx context.Context, tx *store.Tx, s Spec, now time.Time) error {
 	if errs := s.Validate(); len(errs) > 0 {
 		return fmt.Errorf("set budget for %s: %w", s.TenantID, &store.ValidationError{Fields: errs})
 	}
@@ -131,7 +131,7 @@ func Set(ctx context.Context, tx *sql.Tx, s Spec, now time.Time) error {
 // budget again changes and records nothing (changed false). An invalid
 // spec is a *store.ValidationError; an unknown tenant store.ErrNotFound.
 func SetAudited(ctx context.Context, db *store.DB, actor audit.Actor, s Spec, now time.Time) (changed bool, err error) {
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *store.Tx) error {
 		changed = false // a retried run starts afresh (store.Transact)
 		slug, err := store.TenantSlug(ctx, tx, s.TenantID)
 		if err != nil {
@@ -197,7 +197,7 @@ func Get(ctx context.Context, q store.Querier, tenantID string) (Budget, error) 
 // ErrExhausted when the amount does not fit and ErrNoBudget when the tenant
 // has none; any other error means the budget could not be written, and the
 // caller must not admit (fail closed).
-func Reserve(ctx context.Context, tx *sql.Tx, tenantID string, amount int64, now time.Time) error {
+func Reserve(ctx context.Context, tx *store.Tx, tenantID string, amount int64, now time.Time) error {
 	if amount < 0 {
 		return fmt.Errorf("reserve: negative amount %d", amount)
 	}
@@ -233,7 +233,7 @@ const periodStartSQL = `(CASE period WHEN 'day' THEN :day WHEN 'month' THEN :mon
 // Settle charges actual micro-units against a reservation of reserved and
 // releases the rest. The charge is capped at the reservation: a journey
 // cannot spend what it did not reserve.
-func Settle(ctx context.Context, tx *sql.Tx, tenantID string, reserved, actual int64) error {
+func Settle(ctx context.Context, tx *store.Tx, tenantID string, reserved, actual int64) error {
 	charge := min(max(actual, 0), reserved)
 	_, err := tx.ExecContext(ctx, `
 		UPDATE budgets SET reserved_micros = CASE WHEN reserved_micros > ? THEN reserved_micros - ? ELSE 0 END,
@@ -251,7 +251,7 @@ func Settle(ctx context.Context, tx *sql.Tx, tenantID string, reserved, actual i
 // reserved for it: the budget must show what was spent, even past its
 // limit, rather than a smaller number that was never true. A negative
 // actual charges nothing.
-func Charge(ctx context.Context, tx *sql.Tx, tenantID string, reserved, actual int64) error {
+func Charge(ctx context.Context, tx *store.Tx, tenantID string, reserved, actual int64) error {
 	_, err := tx.ExecContext(ctx, `
 		UPDATE budgets SET reserved_micros = CASE WHEN reserved_micros > ? THEN reserved_micros - ? ELSE 0 END,
 			spent_micros = spent_micros + ?
@@ -264,7 +264,7 @@ func Charge(ctx context.Context, tx *sql.Tx, tenantID string, reserved, actual i
 
 // Release gives a whole reservation back (a journey that was cancelled or
 // failed before it used anything).
-func Release(ctx context.Context, tx *sql.Tx, tenantID string, reserved int64) error {
+func Release(ctx context.Context, tx *store.Tx, tenantID string, reserved int64) error {
 	return Settle(ctx, tx, tenantID, reserved, 0)
 }
 

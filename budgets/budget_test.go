@@ -2,7 +2,6 @@ package budgets
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"path/filepath"
 	"sync"
@@ -19,7 +18,7 @@ func setup(t *testing.T, period string, limit int64) (*store.DB, string) {
 	ctx := context.Background()
 	db := storetest.Open(t)
 	var tenant store.Tenant
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		if tenant, err = store.CreateTenant(ctx, tx, "acme", "Acme"); err != nil {
 			return err
@@ -33,7 +32,7 @@ func setup(t *testing.T, period string, limit int64) (*store.DB, string) {
 }
 
 func reserve(db *store.DB, tenant string, amount int64, now time.Time) error {
-	return db.Transact(context.Background(), func(tx *sql.Tx) error { return Reserve(context.Background(), tx, tenant, amount, now) })
+	return db.Transact(context.Background(), func(tx *store.Tx) error { return Reserve(context.Background(), tx, tenant, amount, now) })
 }
 
 func TestConcurrentReservationsNeverOverspend(t *testing.T) {
@@ -50,7 +49,7 @@ func TestConcurrentReservationsNeverOverspend(t *testing.T) {
 			case err == nil:
 				admitted.Add(1)
 				// Settle with a random-ish actual cost below the estimate.
-				err := db.Transact(context.Background(), func(tx *sql.Tx) error { return Settle(context.Background(), tx, tenant, each, each/2) })
+				err := db.Transact(context.Background(), func(tx *store.Tx) error { return Settle(context.Background(), tx, tenant, each, each/2) })
 				if err != nil {
 					t.Error(err)
 				}
@@ -101,7 +100,7 @@ func TestExactlyTheReservationsThatFitAreAdmitted(t *testing.T) {
 	}
 	// Releasing all of them gives everything back.
 	for range 50 {
-		if err := db.Transact(context.Background(), func(tx *sql.Tx) error { return Release(context.Background(), tx, tenant, each) }); err != nil {
+		if err := db.Transact(context.Background(), func(tx *store.Tx) error { return Release(context.Background(), tx, tenant, each) }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -117,7 +116,7 @@ func TestSettleChargesActualCappedAtReservation(t *testing.T) {
 		t.Fatal(err)
 	}
 	settle := func(reserved, actual int64) {
-		if err := db.Transact(context.Background(), func(tx *sql.Tx) error { return Settle(context.Background(), tx, tenant, reserved, actual) }); err != nil {
+		if err := db.Transact(context.Background(), func(tx *store.Tx) error { return Settle(context.Background(), tx, tenant, reserved, actual) }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -134,7 +133,7 @@ func TestNewPeriodStartsFresh(t *testing.T) {
 	if err := reserve(db, tenant, 1_000, day1); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Transact(context.Background(), func(tx *sql.Tx) error { return Settle(context.Background(), tx, tenant, 1_000, 1_000) }); err != nil {
+	if err := db.Transact(context.Background(), func(tx *store.Tx) error { return Settle(context.Background(), tx, tenant, 1_000, 1_000) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := reserve(db, tenant, 1, day1); !errors.Is(err, ErrExhausted) {
@@ -186,7 +185,7 @@ func BenchmarkReserveSettle(b *testing.B) {
 	defer db.Close()
 	ctx := context.Background()
 	var tenant store.Tenant
-	db.Transact(ctx, func(tx *sql.Tx) error {
+	db.Transact(ctx, func(tx *store.Tx) error {
 		tenant, _ = store.CreateTenant(ctx, tx, "acme", "Acme")
 		return Set(ctx, tx, Spec{TenantID: tenant.ID, Period: Total, LimitMicros: 1 << 60, AlertPercent: 80}, time.Now())
 	})
@@ -195,6 +194,6 @@ func BenchmarkReserveSettle(b *testing.B) {
 		if err := reserve(db, tenant.ID, 100, time.Now()); err != nil {
 			b.Fatal(err)
 		}
-		db.Transact(ctx, func(tx *sql.Tx) error { return Settle(ctx, tx, tenant.ID, 100, 50) })
+		db.Transact(ctx, func(tx *store.Tx) error { return Settle(ctx, tx, tenant.ID, 100, 50) })
 	}
 }

@@ -2,7 +2,6 @@ package budgets
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -36,7 +35,7 @@ func TestFourHundredWayRaceOverTwoHandlesAdmitsExactlyWhatFits(t *testing.T) {
 		dbs[i] = db
 	}
 	var tenant store.Tenant
-	err := dbs[0].Transact(ctx, func(tx *sql.Tx) error {
+	err := dbs[0].Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		if tenant, err = store.CreateTenant(ctx, tx, "acme", "Acme"); err != nil {
 			return err

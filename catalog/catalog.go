@@ -21,7 +21,6 @@ package catalog
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -135,7 +134,7 @@ func Validate(t tools.Tool, exists func(name string) bool) map[string]string {
 
 // Upsert writes a tool inside tx after validating it; an invalid
 // definition is a *store.ValidationError.
-func Upsert(ctx context.Context, tx *sql.Tx, t tools.Tool) error {
+func Upsert(ctx context.Context, tx *store.Tx, t tools.Tool) error {
 	exists := func(name string) bool {
 		var n int
 		tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM tools WHERE name = ?`, name).Scan(&n)
@@ -171,7 +170,7 @@ func Upsert(ctx context.Context, tx *sql.Tx, t tools.Tool) error {
 
 // SetEnabled flips a tool's switch inside tx; it reports whether anything
 // changed (pressing the same switch twice is harmless).
-func SetEnabled(ctx context.Context, tx *sql.Tx, name string, enabled bool) (bool, error) {
+func SetEnabled(ctx context.Context, tx *store.Tx, name string, enabled bool) (bool, error) {
 	res, err := tx.ExecContext(ctx, `UPDATE tools SET enabled = ?, updated_at = ? WHERE name = ? AND enabled != ?`, enabled, store.Now(), name, enabled)
 	if err != nil {
 		return false, fmt.Errorf("switch tool %s: %w", name, err)
@@ -191,9 +190,9 @@ const selectTool = `SELECT name, description, impact, reversibility, compensatin
 
 // Get loads one tool, or store.ErrNotFound.
 func Get(ctx context.Context, q store.Querier, name string) (tools.Tool, error) {
-	t, err := scan(q.QueryRowContext(ctx, selectTool+` WHERE name = ?`, name))
-	if errors.Is(err, sql.ErrNoRows) {
-		return tools.Tool{}, store.ErrNotFound
+	t, err := store.Get(ctx, q, scan, selectTool+` WHERE name = ?`, name)
+	if errors.Is(err, store.ErrNotFound) {
+		return tools.Tool{}, err
 	}
 	if err != nil {
 		return tools.Tool{}, fmt.Errorf("load tool %s: %w", name, err)
@@ -203,23 +202,14 @@ func Get(ctx context.Context, q store.Querier, name string) (tools.Tool, error) 
 
 // List returns every tool by name.
 func List(ctx context.Context, q store.Querier) ([]tools.Tool, error) {
-	rows, err := q.QueryContext(ctx, selectTool+` ORDER BY name`)
+	out, err := store.Query(ctx, q, scan, selectTool+` ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("list tools: %w", err)
 	}
-	defer rows.Close()
-	var out []tools.Tool
-	for rows.Next() {
-		t, err := scan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list tools: %w", err)
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
-type scanner interface{ Scan(dest ...any) error }
+type scanner = store.Scanner
 
 func scan(s scanner) (tools.Tool, error) {
 	var t tools.Tool

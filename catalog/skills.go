@@ -65,7 +65,7 @@ func SwitchSkill(ctx context.Context, db *store.DB, actor audit.Actor, skill str
 	if enabled {
 		verb = "skill.enabled"
 	}
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *store.Tx) error {
 		changed = false // a retried run starts afresh (store.Transact)
 		sw, err := skillSwitch(ctx, tx, skill)
 		if err != nil || sw.Enabled == enabled {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -29,7 +28,7 @@ var ErrExists = errors.New("tool exists")
 // overwriting the other's definition. An invalid definition is a
 // *store.ValidationError.
 func Create(ctx context.Context, db *store.DB, actor audit.Actor, t tools.Tool) error {
-	return db.Transact(ctx, func(tx *sql.Tx) error {
+	return db.Transact(ctx, func(tx *store.Tx) error {
 		if _, err := Get(ctx, tx, t.Name); err == nil {
 			return ErrExists
 		} else if !errors.Is(err, store.ErrNotFound) {
@@ -57,7 +56,7 @@ func Create(ctx context.Context, db *store.DB, actor audit.Actor, t tools.Tool) 
 // a tool back on that on-call switched off meanwhile. An unknown tool is
 // store.ErrNotFound; an invalid definition a *store.ValidationError.
 func Update(ctx context.Context, db *store.DB, actor audit.Actor, t tools.Tool) (changed []string, err error) {
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *store.Tx) error {
 		stored, err := Get(ctx, tx, t.Name)
 		if err != nil {
 			return err
@@ -110,7 +109,7 @@ func Switch(ctx context.Context, db *store.DB, actor audit.Actor, name string, e
 	if enabled {
 		verb = "tool.enable"
 	}
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *store.Tx) error {
 		if changed, err = SetEnabled(ctx, tx, name, enabled); err != nil || !changed {
 			return err
 		}

@@ -3,7 +3,6 @@ package catalog
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -30,7 +29,7 @@ func setup(t *testing.T) *store.DB {
 	t.Helper()
 	ctx := context.Background()
 	db := storetest.Open(t)
-	if err := db.Transact(ctx, func(tx *sql.Tx) error { return Upsert(ctx, tx, lookup) }); err != nil {
+	if err := db.Transact(ctx, func(tx *store.Tx) error { return Upsert(ctx, tx, lookup) }); err != nil {
 		t.Fatal(err)
 	}
 	return db

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -116,7 +115,7 @@ func newCallbackRig(t *testing.T) *callbackRig {
 	t.Cleanup(srv.Close)
 	r.svc = New(Options{DB: db, Sealer: sealer, Now: r.clock, AllowPrivateCallbacks: true,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *store.Tx) error {
 		tenant, err := store.CreateTenant(ctx, tx, "acme", "Acme")
 		if err != nil {
 			return err

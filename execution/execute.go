@@ -2,7 +2,6 @@ package execution
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,7 +39,7 @@ type actionJob struct {
 // the ledger records the intended effect and the job that will execute it
 // is enqueued, so the decision and its consequences exist together or not
 // at all.
-func (s *Service) onDecided(ctx context.Context, tx *sql.Tx, a approvals.Action) error {
+func (s *Service) onDecided(ctx context.Context, tx *store.Tx, a approvals.Action) error {
 	if IsOperational(a.Tool) {
 		fn := s.operational.Load()
 		if fn == nil {
@@ -246,7 +245,7 @@ func (s *Service) fail(ctx context.Context, a approvals.Action, reason string) e
 	now := s.o.Now()
 	// The work is done: record it even if the caller went away.
 	ctx = context.WithoutCancel(ctx)
-	err := s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
+	err := s.o.DB.Transact(ctx, func(tx *store.Tx) error {
 		slug, err := store.TenantSlug(ctx, tx, a.TenantID)
 		if err != nil {
 			return err
@@ -276,7 +275,7 @@ func (s *Service) complete(ctx context.Context, a approvals.Action, receipt json
 	now := s.o.Now()
 	// The work is done: record it even if the caller went away.
 	ctx = context.WithoutCancel(ctx)
-	err := s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
+	err := s.o.DB.Transact(ctx, func(tx *store.Tx) error {
 		slug, err := store.TenantSlug(ctx, tx, a.TenantID)
 		if err != nil {
 			return err
@@ -302,7 +301,7 @@ func (s *Service) complete(ctx context.Context, a approvals.Action, receipt json
 
 // enqueueCallback queues the agent's callback for the action's new status,
 // once per status, when it gave a callback URL.
-func (s *Service) enqueueCallback(ctx context.Context, tx *sql.Tx, a approvals.Action, status string) error {
+func (s *Service) enqueueCallback(ctx context.Context, tx *store.Tx, a approvals.Action, status string) error {
 	if a.CallbackURL == "" {
 		return nil
 	}
@@ -311,7 +310,7 @@ func (s *Service) enqueueCallback(ctx context.Context, tx *sql.Tx, a approvals.A
 
 // settleAction charges an executed action's cost against what its
 // approval reserved and releases the rest (all of it when it failed).
-func settleAction(ctx context.Context, tx *sql.Tx, actionID, tenantID string, actual int64) error {
+func settleAction(ctx context.Context, tx *store.Tx, actionID, tenantID string, actual int64) error {
 	reserved, err := approvals.TakeReserved(ctx, tx, actionID)
 	if err != nil || reserved == 0 {
 		return err

@@ -2,7 +2,6 @@ package execution
 
 import (
 	"context"
-	"database/sql"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -509,7 +508,7 @@ func TestModelJourneyContinuesOnceAcrossProcesses(t *testing.T) {
 		r, out := setup(t)
 		// The dead process had claimed the journey and reserved for it.
 		const reserved = 20_000
-		if err := r.db.Transact(r.ctx, func(tx *sql.Tx) error {
+		if err := r.db.Transact(r.ctx, func(tx *store.Tx) error {
 			if _, err := tx.ExecContext(r.ctx, `UPDATE journeys SET status = 'running', reserved_micros = ? WHERE id = ?`, reserved, out.Journey.ID); err != nil {
 				return err
 			}

@@ -2,13 +2,14 @@ package execution
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wardenhq/warden/platform/store"
 
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/platform/risk"
@@ -20,13 +21,13 @@ import (
 func TestOperationalActionsGoToTheirExecutor(t *testing.T) {
 	r := newRig(t)
 	var seen []string
-	r.ex.SetOperational(func(_ context.Context, _ *sql.Tx, a approvals.Action) error {
+	r.ex.SetOperational(func(_ context.Context, _ *store.Tx, a approvals.Action) error {
 		seen = append(seen, a.Status)
 		return nil
 	})
 	create := func(n int) approvals.Action {
 		var a approvals.Action
-		if err := r.db.Transact(r.ctx, func(tx *sql.Tx) (err error) {
+		if err := r.db.Transact(r.ctx, func(tx *store.Tx) (err error) {
 			a, err = approvals.Create(r.ctx, tx, r.sealer, approvals.Spec{TenantID: r.tenant.ID, TenantSlug: r.tenant.Slug, RequestedBy: oncall.ID,
 				Tool: approvals.Tool{Name: OperationalPrefix + "purge_traces", Impact: risk.ImpactHigh, ApprovalTTL: time.Hour},
 				Args: json.RawMessage(fmt.Sprintf(`{"n":%d}`, n)), ArgsRedacted: json.RawMessage(`{}`), Summary: "purge", Rule: "runbook", ApprovalsRequired: 1}, r.clock())

@@ -3,7 +3,6 @@ package execution
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -128,7 +127,7 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 		spec.AmountMinor, spec.Currency = &amount.Minor, amount.Currency.Code
 	}
 	var a approvals.Action
-	err = s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
+	err = s.o.DB.Transact(ctx, func(tx *store.Tx) error {
 		req, err := approvals.Required(ctx, tx, p.Caller.Tenant.ID, amount, target, s.o.Now())
 		if err != nil {
 			return err
@@ -214,7 +213,7 @@ func isDuplicateKey(err error) bool {
 func (s *Service) auditProposalViolation(ctx context.Context, p Proposal, d policy.Decision) {
 	// The work is done: record it even if the caller went away.
 	ctx = context.WithoutCancel(ctx)
-	err := s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
+	err := s.o.DB.Transact(ctx, func(tx *store.Tx) error {
 		_, err := audit.Append(ctx, tx, audit.Event{
 			Actor: audit.Actor{Type: audit.ActorKey, ID: p.Caller.Key.ID}, Tenant: p.Caller.Tenant.Slug, Verb: "policy.violation",
 			Subject: audit.Subject{Type: "tool", ID: p.Tool},
@@ -253,7 +252,7 @@ func (s *Service) ReportResult(ctx context.Context, caller admission.Caller, act
 	if err != nil || a.KeyID != caller.Key.ID {
 		return approvals.Action{}, store.ErrNotFound
 	}
-	err = s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
+	err = s.o.DB.Transact(ctx, func(tx *store.Tx) error {
 		return approvals.AgentReported(ctx, tx, a, caller.Tenant.Slug, approvals.Report{KeyID: caller.Key.ID, Status: r.Status,
 			Receipt: json.RawMessage(s.redactJSON(r.Receipt)), Error: s.o.Redactor.String(r.Error)}, s.o.Now())
 	})

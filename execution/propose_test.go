@@ -1,11 +1,12 @@
 package execution
 
 import (
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/wardenhq/warden/platform/store"
 
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/platform/risk"
@@ -19,7 +20,7 @@ import (
 func TestIsDuplicateKeyOnTheEngine(t *testing.T) {
 	r := newRig(t)
 	create := func(key, id string) error {
-		return r.db.Transact(r.ctx, func(tx *sql.Tx) error {
+		return r.db.Transact(r.ctx, func(tx *store.Tx) error {
 			_, err := approvals.Create(r.ctx, tx, r.sealer, approvals.Spec{TenantID: r.tenant.ID, TenantSlug: r.tenant.Slug, KeyID: r.caller.Key.ID,
 				Tool: approvals.Tool{Name: "issue_refund", Impact: risk.ImpactHigh, ApprovalTTL: time.Hour},
 				Args: json.RawMessage(`{"order_id":"` + id + `"}`), ArgsRedacted: json.RawMessage(`{}`), Summary: "refund", Rule: "test",

@@ -2,7 +2,6 @@ package execution
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 
@@ -37,7 +36,7 @@ type RetryReport struct {
 // it — under the action's own idempotency key, never a new one, so the
 // provider cannot see it twice. batch names the retry (a runbook run) and
 // makes the job unique to it. Nothing else is retried: see RetryReport.
-func (s *Service) RetryFailed(ctx context.Context, tx *sql.Tx, tenantID, tool, batch string, actor audit.Actor, reason string) (RetryReport, error) {
+func (s *Service) RetryFailed(ctx context.Context, tx *store.Tx, tenantID, tool, batch string, actor audit.Actor, reason string) (RetryReport, error) {
 	var rep RetryReport
 	ids, err := approvals.FailedIDs(ctx, tx, tenantID, tool)
 	if err != nil || len(ids) == 0 {
@@ -66,7 +65,7 @@ func (s *Service) RetryFailed(ctx context.Context, tx *sql.Tx, tenantID, tool, b
 
 // retryOne executes one failed action again if its effect never reached
 // the provider, and says in rep what it did (see RetryFailed).
-func (s *Service) retryOne(ctx context.Context, tx *sql.Tx, a approvals.Action, t tools.Tool, slug, batch string, actor audit.Actor, reason string, rep *RetryReport) error {
+func (s *Service) retryOne(ctx context.Context, tx *store.Tx, a approvals.Action, t tools.Tool, slug, batch string, actor audit.Actor, reason string, rep *RetryReport) error {
 	now := s.o.Now()
 	if a.External {
 		rep.Skipped = append(rep.Skipped, a.ID)

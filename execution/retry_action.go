@@ -2,7 +2,6 @@ package execution
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 
 	"github.com/wardenhq/warden/approvals"
@@ -32,7 +31,7 @@ var (
 // (RetryFailed's rules: only when the ledger shows no attempt).
 func (s *Service) RetryAction(ctx context.Context, p identity.Principal, actionID string) (approvals.Action, error) {
 	var a approvals.Action
-	err := s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
+	err := s.o.DB.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		if a, err = approvals.Get(ctx, tx, actionID); err != nil {
 			return err

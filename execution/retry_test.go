@@ -1,10 +1,11 @@
 package execution
 
 import (
-	"database/sql"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/wardenhq/warden/platform/store"
 
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
@@ -28,7 +29,7 @@ func TestRetryFailedReusesTheKeyAndSparesReservedEffects(t *testing.T) {
 		}
 	}
 	// As if an earlier attempt had reached the provider.
-	if err := r.db.Transact(r.ctx, func(tx *sql.Tx) error {
+	if err := r.db.Transact(r.ctx, func(tx *store.Tx) error {
 		_, err := tx.Exec(`UPDATE effects SET state = 'reserved', attempts = 1 WHERE action_id = ?`, maybe.Action.ID)
 		return err
 	}); err != nil {
@@ -38,7 +39,7 @@ func TestRetryFailedReusesTheKeyAndSparesReservedEffects(t *testing.T) {
 	oncallActor := audit.Actor{Type: audit.ActorPrincipal, ID: oncall.ID}
 	retry := func(batch string) RetryReport {
 		var rep RetryReport
-		if err := r.db.Transact(r.ctx, func(tx *sql.Tx) (err error) {
+		if err := r.db.Transact(r.ctx, func(tx *store.Tx) (err error) {
 			rep, err = r.ex.RetryFailed(r.ctx, tx, r.tenant.ID, "issue_refund", batch, oncallActor, "provider back")
 			return err
 		}); err != nil {

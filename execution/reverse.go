@@ -2,7 +2,6 @@ package execution
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -101,7 +100,7 @@ func (s *Service) Reverse(ctx context.Context, p identity.Principal, actionID, r
 	}
 	amount, hasAmount := orig.Amount()
 	var a approvals.Action
-	err = s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
+	err = s.o.DB.Transact(ctx, func(tx *store.Tx) error {
 		var am *money.Amount
 		if hasAmount {
 			am = &amount

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -153,7 +152,7 @@ func newRigOn(t testing.TB, db *store.DB) *rig {
 	}
 	r.eopts = Options{DB: db, Log: log, Providers: providers, Redactor: redactor, Sealer: sealer, Now: r.clock}
 	r.rebuild()
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		if r.tenant, err = store.CreateTenant(ctx, tx, "acme", "Acme"); err != nil {
 			return err
@@ -186,7 +185,7 @@ func newRigOn(t testing.TB, db *store.DB) *rig {
 func (r *rig) newCaller(tenant store.Tenant, scopes ...string) admission.Caller {
 	r.t.Helper()
 	var k keys.Key
-	err := r.db.Transact(r.ctx, func(tx *sql.Tx) error {
+	err := r.db.Transact(r.ctx, func(tx *store.Tx) error {
 		var err error
 		k, _, err = keys.Create(r.ctx, tx, r.sealer, keys.NewSpec{TenantID: tenant.ID, Name: "support bot", Scopes: scopes,
 			RatePerMin: 600, Burst: 100, CreatedBy: agentOwner})
@@ -257,7 +256,7 @@ func (r *rig) effects(tool string) int {
 // setEnabled flips a tool's kill switch.
 func (r *rig) setEnabled(tool string, enabled bool) {
 	r.t.Helper()
-	if err := r.db.Transact(r.ctx, func(tx *sql.Tx) error { _, err := catalog.SetEnabled(r.ctx, tx, tool, enabled); return err }); err != nil {
+	if err := r.db.Transact(r.ctx, func(tx *store.Tx) error { _, err := catalog.SetEnabled(r.ctx, tx, tool, enabled); return err }); err != nil {
 		r.t.Fatal(err)
 	}
 }
@@ -273,7 +272,7 @@ func (r *rig) switchSkill(skill string, enabled bool) {
 // freeze freezes the rig's tenant.
 func (r *rig) freeze() {
 	r.t.Helper()
-	if err := r.db.Transact(r.ctx, func(tx *sql.Tx) error { _, err := store.SetFrozen(r.ctx, tx, r.tenant.ID, true); return err }); err != nil {
+	if err := r.db.Transact(r.ctx, func(tx *store.Tx) error { _, err := store.SetFrozen(r.ctx, tx, r.tenant.ID, true); return err }); err != nil {
 		r.t.Fatal(err)
 	}
 }

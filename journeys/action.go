@@ -2,9 +2,10 @@ package journeys
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"time"
+
+	"github.com/wardenhq/warden/platform/store"
 
 	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/catalog"
@@ -14,12 +15,12 @@ import (
 
 // settle charges the journey's cost, less what was charged elsewhere
 // (precharged), against its reservation and releases the rest.
-func settle(ctx context.Context, tx *sql.Tx, j *Journey, precharged int64) error {
+func settle(ctx context.Context, tx *store.Tx, j *Journey, precharged int64) error {
 	return budgets.Settle(ctx, tx, j.TenantID, j.ReservedMicros, j.Cost.TotalMicros-precharged)
 }
 
 // createAction turns the journey's pending call into a pending action.
-func (s *Service) createAction(ctx context.Context, tx *sql.Tx, r *run, now time.Time) (approvals.Action, error) {
+func (s *Service) createAction(ctx context.Context, tx *store.Tx, r *run, now time.Time) (approvals.Action, error) {
 	p := r.pending
 	target := approvals.TargetOf(s.o.Redactor, p.facts.Target)
 	// Dual control first: it takes the target's lock, the first of the

@@ -78,7 +78,7 @@ type Step struct {
 
 // insertJourney records j as admitted by replica (the sweeps leave the
 // journeys of live replicas alone).
-func insertJourney(ctx context.Context, tx *sql.Tx, j *Journey, replica string) error {
+func insertJourney(ctx context.Context, tx *store.Tx, j *Journey, replica string) error {
 	_, err := tx.ExecContext(ctx, `
 		INSERT INTO journeys (id, tenant_id, key_id, principal_id, request_id, correlation_id, skill, release_digest,
 			status, input, input_tokens, reserved_micros, created_at, replica_id)
@@ -91,7 +91,7 @@ func insertJourney(ctx context.Context, tx *sql.Tx, j *Journey, replica string) 
 	return nil
 }
 
-func insertStep(ctx context.Context, tx *sql.Tx, journeyID string, s Step) error {
+func insertStep(ctx context.Context, tx *store.Tx, journeyID string, s Step) error {
 	_, err := tx.ExecContext(ctx, `
 		INSERT INTO journey_steps (journey_id, n, kind, tool, arguments, result, status, error, units, latency_ms, started_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -110,7 +110,7 @@ var errEnded = errors.New("journey no longer running")
 // finishJourney writes j's end, only while it is still running; otherwise
 // it returns errEnded, and the caller's transaction (with its settlement)
 // rolls back.
-func finishJourney(ctx context.Context, tx *sql.Tx, j *Journey) error {
+func finishJourney(ctx context.Context, tx *store.Tx, j *Journey) error {
 	res, err := tx.ExecContext(ctx, `
 		UPDATE journeys SET skill = ?, status = ?, error_code = ?, output = ?, input_tokens = ?, output_tokens = ?,
 			tool_units = ?, review_units = ?, cost_micros = ?, latency_ms = ?, finished_at = ?
@@ -136,9 +136,9 @@ const selectJourney = `SELECT j.id, j.tenant_id, t.slug, j.key_id, COALESCE(k.na
 
 // GetJourney loads a journey with its steps, or store.ErrNotFound.
 func GetJourney(ctx context.Context, q store.Querier, id string) (Journey, error) {
-	j, err := scanJourney(q.QueryRowContext(ctx, selectJourney+` WHERE j.id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Journey{}, store.ErrNotFound
+	j, err := store.Get(ctx, q, scanJourney, selectJourney+` WHERE j.id = ?`, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return Journey{}, err
 	}
 	if err != nil {
 		return Journey{}, fmt.Errorf("load journey %s: %w", id, err)
@@ -250,24 +250,15 @@ func SpentSince(ctx context.Context, q store.Querier, tenantID string, since tim
 // TopSpenders returns the tenant's journeys that cost the most in the
 // current budget period.
 func TopSpenders(ctx context.Context, q store.Querier, tenantID string, since time.Time, n int) ([]Journey, error) {
-	rows, err := q.QueryContext(ctx, selectJourney+` WHERE j.tenant_id = ? AND j.created_at >= ? AND j.cost_micros > 0
+	out, err := store.Query(ctx, q, scanJourney, selectJourney+` WHERE j.tenant_id = ? AND j.created_at >= ? AND j.cost_micros > 0
 		ORDER BY j.cost_micros DESC, j.id DESC LIMIT ?`, tenantID, store.FormatTime(since), n)
 	if err != nil {
 		return nil, fmt.Errorf("top spenders: %w", err)
 	}
-	defer rows.Close()
-	var out []Journey
-	for rows.Next() {
-		j, err := scanJourney(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, j)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
-type scanner interface{ Scan(dest ...any) error }
+type scanner = store.Scanner
 
 func scanJourney(s scanner) (Journey, error) {
 	var j Journey
@@ -298,7 +289,7 @@ func optTime(t *time.Time) any {
 
 // DeleteOlderThan removes the tenant's traces (journeys and their step
 // journals) created before cutoff. Audit events are never touched.
-func DeleteOlderThan(ctx context.Context, tx *sql.Tx, tenantID string, cutoff time.Time) (int64, error) {
+func DeleteOlderThan(ctx context.Context, tx *store.Tx, tenantID string, cutoff time.Time) (int64, error) {
 	return DeleteRange(ctx, tx, tenantID, time.Time{}, cutoff)
 }
 
@@ -306,7 +297,7 @@ func DeleteOlderThan(ctx context.Context, tx *sql.Tx, tenantID string, cutoff ti
 // journals, by cascade) created at or after from and before to. Journeys
 // still awaiting approval are kept: their action resumes them. Audit
 // events are never touched.
-func DeleteRange(ctx context.Context, tx *sql.Tx, tenantID string, from, to time.Time) (int64, error) {
+func DeleteRange(ctx context.Context, tx *store.Tx, tenantID string, from, to time.Time) (int64, error) {
 	res, err := tx.ExecContext(ctx, `DELETE FROM journeys WHERE tenant_id = ? AND created_at >= ? AND created_at < ? AND status != ?`,
 		tenantID, store.FormatTime(from), store.FormatTime(to), StatusAwaitingApproval)
 	if err != nil {
@@ -318,7 +309,7 @@ func DeleteRange(ctx context.Context, tx *sql.Tx, tenantID string, from, to time
 // FailAfterAction ends the journey that waited for a failed action, and
 // marks its approval step failed with the (redacted) reason, so the trace
 // does not keep saying the step awaits approval.
-func FailAfterAction(ctx context.Context, tx *sql.Tx, id string, step int, code, reason string, now time.Time) error {
+func FailAfterAction(ctx context.Context, tx *store.Tx, id string, step int, code, reason string, now time.Time) error {
 	if id == "" {
 		return nil
 	}
@@ -332,7 +323,7 @@ func FailAfterAction(ctx context.Context, tx *sql.Tx, id string, step int, code,
 
 // completeAfterApproval records the approved step's (redacted) result and
 // finishes the journey that waited for it, charging the step's units.
-func completeAfterApproval(ctx context.Context, tx *sql.Tx, id string, step int, result, output string, units, costMicros int64, now time.Time) error {
+func completeAfterApproval(ctx context.Context, tx *store.Tx, id string, step int, result, output string, units, costMicros int64, now time.Time) error {
 	if _, err := tx.ExecContext(ctx, `UPDATE journey_steps SET status = 'ok', result = ?, units = ? WHERE journey_id = ? AND n = ?`,
 		result, units, id, step); err != nil {
 		return err
@@ -345,7 +336,7 @@ func completeAfterApproval(ctx context.Context, tx *sql.Tx, id string, step int,
 
 // EndAfterAction ends the journey that waited for an action that was
 // rejected, expired or cancelled, and marks its approval step so.
-func EndAfterAction(ctx context.Context, tx *sql.Tx, id string, step int, status string, now time.Time) error {
+func EndAfterAction(ctx context.Context, tx *store.Tx, id string, step int, status string, now time.Time) error {
 	if id == "" {
 		return nil
 	}
@@ -361,7 +352,7 @@ func EndAfterAction(ctx context.Context, tx *sql.Tx, id string, step int, status
 // WaitAgain reopens the journey that a failed action ended, when the
 // action is retried: it waits for the action again, and the action's
 // completion resumes it.
-func WaitAgain(ctx context.Context, tx *sql.Tx, id string, step int) error {
+func WaitAgain(ctx context.Context, tx *store.Tx, id string, step int) error {
 	if id == "" {
 		return nil
 	}
@@ -384,7 +375,7 @@ func WaitAgain(ctx context.Context, tx *sql.Tx, id string, step int) error {
 // the executed call's receipt is recorded as its step, and the journey
 // finishes with the skill's summary. It runs inside the transaction that
 // marks the action executed (package execution).
-func (s *Service) Resume(ctx context.Context, tx *sql.Tx, a approvals.Action, receipt json.RawMessage, t tools.Tool, now time.Time) error {
+func (s *Service) Resume(ctx context.Context, tx *store.Tx, a approvals.Action, receipt json.RawMessage, t tools.Tool, now time.Time) error {
 	if a.JourneyID == "" {
 		return nil
 	}

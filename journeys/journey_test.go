@@ -2,7 +2,6 @@ package journeys
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"regexp"
 	"slices"
@@ -395,7 +394,7 @@ func TestRunAdmissionRefusals(t *testing.T) {
 		{
 			"budget cannot cover the estimate",
 			func(r *rig) {
-				err := r.db.Transact(r.ctx, func(tx *sql.Tx) error {
+				err := r.db.Transact(r.ctx, func(tx *store.Tx) error {
 					return budgets.Set(r.ctx, tx, budgets.Spec{TenantID: r.tenant.ID, Period: budgets.Total, LimitMicros: 1000, AlertPercent: 80}, r.clock())
 				})
 				if err != nil {

@@ -248,13 +248,13 @@ func (r *run) offeredTools(ctx context.Context) ([]models.Tool, error) {
 // after approval (it fails then, without calling anything).
 func (r *run) saveConversation(ctx context.Context, c *conversation) {
 	ctx = context.WithoutCancel(ctx)
-	err := r.s.o.DB.Transact(ctx, func(tx *sql.Tx) error { return r.s.writeConversation(ctx, tx, r.j.ID, c) })
+	err := r.s.o.DB.Transact(ctx, func(tx *store.Tx) error { return r.s.writeConversation(ctx, tx, r.j.ID, c) })
 	if err != nil {
 		r.s.o.Log.ErrorContext(ctx, "could not save a journey's conversation", "journey", r.j.ID, "err", err)
 	}
 }
 
-func (s *Service) writeConversation(ctx context.Context, tx *sql.Tx, journeyID string, c *conversation) error {
+func (s *Service) writeConversation(ctx context.Context, tx *store.Tx, journeyID string, c *conversation) error {
 	raw, err := json.Marshal(c)
 	if err != nil {
 		return err
@@ -318,7 +318,7 @@ type continueJob struct {
 // becomes the pending call's tool result in the conversation, and the
 // job that runs the next model turn is enqueued. It reports false for a
 // journey without a conversation waiting for this action.
-func (s *Service) resumeModel(ctx context.Context, tx *sql.Tx, a approvals.Action, j Journey, receipt json.RawMessage, units, costMicros int64) (bool, error) {
+func (s *Service) resumeModel(ctx context.Context, tx *store.Tx, a approvals.Action, j Journey, receipt json.RawMessage, units, costMicros int64) (bool, error) {
 	c, err := s.readConversation(ctx, tx, j.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return false, nil
@@ -427,7 +427,7 @@ func (s *Service) ContinueJourney(ctx context.Context, journeyID string) error {
 	cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), admitTimeout)
 	defer ccancel()
 	claimed := false
-	err = s.o.DB.Transact(cctx, func(tx *sql.Tx) error {
+	err = s.o.DB.Transact(cctx, func(tx *store.Tx) error {
 		claimed = false
 		res, err := tx.ExecContext(cctx, `UPDATE journeys SET status = ?, reserved_micros = ?, replica_id = ? WHERE id = ? AND status = ?`,
 			StatusRunning, estimate, s.o.ReplicaID, j.ID, StatusAwaitingApproval)
@@ -445,7 +445,7 @@ func (s *Service) ContinueJourney(ctx context.Context, journeyID string) error {
 	case errors.As(err, &p):
 		// The budget cannot cover the rest: the journey ends here.
 		claimErr, estimate, claimed = p, 0, true
-		err = s.o.DB.Transact(cctx, func(tx *sql.Tx) error {
+		err = s.o.DB.Transact(cctx, func(tx *store.Tx) error {
 			_, err := tx.ExecContext(cctx, `UPDATE journeys SET status = ?, reserved_micros = 0, replica_id = ? WHERE id = ? AND status = ?`,
 				StatusRunning, s.o.ReplicaID, j.ID, StatusAwaitingApproval)
 			return err

@@ -2,7 +2,6 @@ package journeys
 
 import (
 	"context"
-	"database/sql"
 	"io"
 	"log/slog"
 	"testing"
@@ -24,7 +23,7 @@ func TestSweepLeavesLiveReplicasJourneys(t *testing.T) {
 	db := storetest.Open(t)
 	now := time.Now()
 	var tenant store.Tenant
-	if err := db.Transact(ctx, func(tx *sql.Tx) error {
+	if err := db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		if tenant, err = store.CreateTenant(ctx, tx, "acme", "Acme"); err != nil {
 			return err
@@ -44,7 +43,7 @@ func TestSweepLeavesLiveReplicasJourneys(t *testing.T) {
 	const each = 100
 	admitted := now.Add(-time.Hour) // older than the periodic sweep's bound
 	journeys := map[string]string{"j-live": live.ID, "j-dead": dead.ID, "j-unowned": ""}
-	if err := db.Transact(ctx, func(tx *sql.Tx) error {
+	if err := db.Transact(ctx, func(tx *store.Tx) error {
 		for id, replica := range journeys {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO journeys (id, tenant_id, request_id, correlation_id, release_digest,
 				status, reserved_micros, created_at, replica_id) VALUES (?, ?, ?, ?, 'sha256:x', 'running', ?, ?, ?)`,

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -121,7 +120,7 @@ func newRigOn(t testing.TB, db *store.DB) *rig {
 		Sealer:   sealer,
 		Now:      r.clock,
 	})
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		if r.tenant, err = store.CreateTenant(ctx, tx, "acme", "Acme"); err != nil {
 			return err
@@ -154,7 +153,7 @@ func newRigOn(t testing.TB, db *store.DB) *rig {
 func (r *rig) newCaller(tenant store.Tenant, scopes ...string) admission.Caller {
 	r.t.Helper()
 	var k keys.Key
-	err := r.db.Transact(r.ctx, func(tx *sql.Tx) error {
+	err := r.db.Transact(r.ctx, func(tx *store.Tx) error {
 		var err error
 		k, _, err = keys.Create(r.ctx, tx, r.sealer, keys.NewSpec{TenantID: tenant.ID, Name: "support bot", Scopes: scopes,
 			RatePerMin: 600, Burst: 100, CreatedBy: agentOwner})
@@ -171,7 +170,7 @@ func (r *rig) newCaller(tenant store.Tenant, scopes ...string) admission.Caller 
 func (r *rig) newTenant(slug string) store.Tenant {
 	r.t.Helper()
 	var tn store.Tenant
-	err := r.db.Transact(r.ctx, func(tx *sql.Tx) error {
+	err := r.db.Transact(r.ctx, func(tx *store.Tx) error {
 		var err error
 		tn, err = store.CreateTenant(r.ctx, tx, slug, slug)
 		return err
@@ -240,7 +239,7 @@ func (r *rig) effects(tool string) int {
 // setEnabled flips a tool's kill switch.
 func (r *rig) setEnabled(tool string, enabled bool) {
 	r.t.Helper()
-	if err := r.db.Transact(r.ctx, func(tx *sql.Tx) error { _, err := catalog.SetEnabled(r.ctx, tx, tool, enabled); return err }); err != nil {
+	if err := r.db.Transact(r.ctx, func(tx *store.Tx) error { _, err := catalog.SetEnabled(r.ctx, tx, tool, enabled); return err }); err != nil {
 		r.t.Fatal(err)
 	}
 }

@@ -10,7 +10,6 @@ package journeys
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -315,7 +314,7 @@ func (s *Service) Run(ctx context.Context, req Request) (Outcome, error) {
 	// nothing admitted. Once admitted, a client that left stops the
 	// journey below, which ends it cancelled and releases the rest.
 	actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), admitTimeout)
-	err = s.o.DB.Transact(actx, func(tx *sql.Tx) error {
+	err = s.o.DB.Transact(actx, func(tx *store.Tx) error {
 		if err := admission.Reserve(actx, tx, j.TenantID, estimate, now); err != nil {
 			return err
 		}
@@ -586,7 +585,7 @@ func (r *run) record(ctx context.Context, st Step) {
 	}
 	// The work is done: record it even if the caller went away.
 	ctx = context.WithoutCancel(ctx)
-	err := r.s.o.DB.Transact(ctx, func(tx *sql.Tx) error { return insertStep(ctx, tx, r.j.ID, st) })
+	err := r.s.o.DB.Transact(ctx, func(tx *store.Tx) error { return insertStep(ctx, tx, r.j.ID, st) })
 	if err != nil {
 		r.s.o.Log.ErrorContext(ctx, "could not record a journey step", "journey", r.j.ID, "step", st.N, "err", err)
 	}
@@ -640,7 +639,7 @@ func (r *run) finish(output string, runErr error) error {
 	var approval *Step
 	err := s.ending(func(ctx context.Context) error {
 		action, approval = nil, nil
-		err := s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
+		err := s.o.DB.Transact(ctx, func(tx *store.Tx) error {
 			action, approval = nil, nil
 			if r.pending != nil && runErr == nil {
 				a, err := s.createAction(ctx, tx, r, now)
@@ -714,7 +713,7 @@ func redactErr(s *Service, err error) string { return s.o.Redactor.String(err.Er
 func (s *Service) auditViolation(ctx context.Context, r *run, tool, code, reason string) {
 	// The work is done: record it even if the caller went away.
 	ctx = context.WithoutCancel(ctx)
-	err := s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
+	err := s.o.DB.Transact(ctx, func(tx *store.Tx) error {
 		_, err := audit.Append(ctx, tx, audit.Event{
 			Actor:   audit.Actor{Type: audit.ActorKey, ID: r.req.Caller.Key.ID},
 			Tenant:  r.j.TenantSlug,

@@ -2,11 +2,12 @@ package journeys
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wardenhq/warden/platform/store"
 
 	"github.com/wardenhq/warden/tools"
 )
@@ -80,7 +81,7 @@ func (r *rig) leftRunning(id, replica string, reserved int64) string {
 	r.t.Helper()
 	j := &Journey{ID: id, TenantID: r.tenant.ID, KeyID: r.caller.Key.ID, Status: StatusRunning, Input: "left running",
 		ReservedMicros: reserved, CreatedAt: r.clock()}
-	err := r.db.Transact(r.ctx, func(tx *sql.Tx) error {
+	err := r.db.Transact(r.ctx, func(tx *store.Tx) error {
 		if _, err := tx.ExecContext(r.ctx, `UPDATE budgets SET reserved_micros = reserved_micros + ? WHERE tenant_id = ?`, reserved, r.tenant.ID); err != nil {
 			return err
 		}

@@ -2,7 +2,6 @@ package journeys
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"testing"
 	"time"
@@ -54,7 +53,7 @@ func TestSkillStats(t *testing.T) {
 		{"orders", StatusCompleted, 40, now},
 		{"", StatusFailed, 10, now}, // never routed
 	}
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		tenant, err := store.CreateTenant(ctx, tx, "acme", "Acme")
 		if err != nil {
 			return err

@@ -2,7 +2,6 @@ package journeys
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -91,7 +90,7 @@ func (s *Service) sweepBefore(ctx context.Context, before time.Time) (int, error
 // is: its reservation went back then.
 func (s *Service) endRunning(ctx context.Context, id, tenant string, reserved int64, status, code string) (bool, error) {
 	ended := false
-	err := s.o.DB.Transact(ctx, func(tx *sql.Tx) error {
+	err := s.o.DB.Transact(ctx, func(tx *store.Tx) error {
 		ended = false
 		res, err := tx.ExecContext(ctx, `UPDATE journeys SET status = ?, error_code = ?, finished_at = ?
 			WHERE id = ? AND status = 'running'`, status, code, store.Now(), id)

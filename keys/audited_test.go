@@ -2,7 +2,6 @@ package keys
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -23,7 +22,7 @@ func auditedFixture(t *testing.T) (*store.DB, store.Tenant) {
 	ctx := context.Background()
 	db := storetest.Open(t)
 	var tenant store.Tenant
-	err := db.Transact(ctx, func(tx *sql.Tx) (err error) {
+	err := db.Transact(ctx, func(tx *store.Tx) (err error) {
 		tenant, err = store.CreateTenant(ctx, tx, "acme", "Acme")
 		return err
 	})

@@ -3,7 +3,6 @@ package keys
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,7 +35,7 @@ func callbackFixture(t *testing.T, sealer *seal.Sealer) (*store.DB, Key, Secrets
 	db := storetest.Open(t)
 	var k Key
 	var secrets Secrets
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		tenant, err := store.CreateTenant(ctx, tx, "acme", "Acme")
 		if err != nil {
 			return err

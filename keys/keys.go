@@ -209,7 +209,7 @@ func parse(secret string) (prefix string, err error) {
 // stored sealed by sealer. Neither can be shown again. An invalid spec is
 // a *store.ValidationError. CreateAudited is the same with its audit
 // event, for keys a person creates.
-func Create(ctx context.Context, tx *sql.Tx, sealer *seal.Sealer, s NewSpec) (Key, Secrets, error) {
+func Create(ctx context.Context, tx *store.Tx, sealer *seal.Sealer, s NewSpec) (Key, Secrets, error) {
 	now := time.Now().UTC()
 	if errs := s.Validate(now); len(errs) > 0 {
 		return Key{}, Secrets{}, fmt.Errorf("create key: %w", &store.ValidationError{Fields: errs})
@@ -248,7 +248,7 @@ func Create(ctx context.Context, tx *sql.Tx, sealer *seal.Sealer, s NewSpec) (Ke
 func CreateAudited(ctx context.Context, db *store.DB, sealer *seal.Sealer, actor audit.Actor, s NewSpec) (Key, Secrets, error) {
 	var k Key
 	var secrets Secrets
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		slug, err := store.TenantSlug(ctx, tx, s.TenantID)
 		if err != nil {
 			return err
@@ -284,7 +284,7 @@ func CreateAudited(ctx context.Context, db *store.DB, sealer *seal.Sealer, actor
 // perhaps twice: only a real change is recorded (changed true). An unknown
 // key is store.ErrNotFound.
 func RevokeAudited(ctx context.Context, db *store.DB, actor audit.Actor, id string) (changed bool, err error) {
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *store.Tx) error {
 		k, err := ByID(ctx, tx, id)
 		if err != nil {
 			return err
@@ -321,7 +321,7 @@ func RotateCallbackSecret(ctx context.Context, db *store.DB, sealer *seal.Sealer
 	}
 	secret := GenerateCallbackSecret()
 	var k Key
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		var current sql.NullString
 		err := tx.QueryRowContext(ctx, `SELECT callback_secret_sealed FROM virtual_keys WHERE id = ?`, keyID).Scan(&current)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -396,7 +396,7 @@ func CallbackSecrets(ctx context.Context, q store.Querier, sealer *seal.Sealer, 
 // Revoke marks a key revoked inside tx. Revoking a revoked key changes
 // nothing and is not an error (the button is idempotent). RevokeAudited
 // is the same with its audit event.
-func Revoke(ctx context.Context, tx *sql.Tx, id string) (changed bool, err error) {
+func Revoke(ctx context.Context, tx *store.Tx, id string) (changed bool, err error) {
 	res, err := tx.ExecContext(ctx, `UPDATE virtual_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, store.Now(), id)
 	if err != nil {
 		return false, fmt.Errorf("revoke key %s: %w", id, err)
@@ -463,21 +463,21 @@ func List(ctx context.Context, q store.Querier, tenantIDs []string) ([]Key, erro
 
 // ByID loads one key, or store.ErrNotFound.
 func ByID(ctx context.Context, q store.Querier, id string) (Key, error) {
-	k, err := scanKey(q.QueryRowContext(ctx, selectKey+` WHERE k.id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Key{}, store.ErrNotFound
+	k, err := store.Get(ctx, q, scanKey, selectKey+` WHERE k.id = ?`, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return Key{}, err
 	}
 	return k, err
 }
 
 // Touch records that a key was used. It is called off the request path's
 // critical section and may be coarse.
-func Touch(ctx context.Context, tx *sql.Tx, id string, now time.Time) error {
+func Touch(ctx context.Context, tx *store.Tx, id string, now time.Time) error {
 	_, err := tx.ExecContext(ctx, `UPDATE virtual_keys SET last_used_at = ? WHERE id = ?`, store.FormatTime(now), id)
 	return err
 }
 
-type scanner interface{ Scan(dest ...any) error }
+type scanner = store.Scanner
 
 func scanKey(s scanner) (Key, error) { return scanKeyWithHash(s, nil) }
 

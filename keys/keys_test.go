@@ -2,7 +2,6 @@ package keys
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"regexp"
 	"strings"
@@ -62,7 +61,7 @@ func TestAuthenticate(t *testing.T) {
 	db := storetest.Open(t)
 	var k Key
 	var secret string
-	db.Transact(ctx, func(tx *sql.Tx) error {
+	db.Transact(ctx, func(tx *store.Tx) error {
 		tenant, _ := store.CreateTenant(ctx, tx, "acme", "Acme")
 		var err error
 		var secrets Secrets
@@ -96,7 +95,7 @@ func TestAuthenticate(t *testing.T) {
 			t.Errorf("Authenticate(%q) = %v, want %v", tt.secret, err, tt.want)
 		}
 	}
-	db.Transact(ctx, func(tx *sql.Tx) error {
+	db.Transact(ctx, func(tx *store.Tx) error {
 		changed, err := Revoke(ctx, tx, k.ID)
 		if !changed || err != nil {
 			t.Errorf("Revoke = %v, %v", changed, err)

@@ -3,7 +3,6 @@ package models_test
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -76,7 +75,7 @@ func newGWRig(t *testing.T, o rigOptions, deps ...models.Deployment) *gwRig {
 	if o.limitMicros == 0 {
 		o.limitMicros = 1_000_000_000
 	}
-	if err := db.Transact(ctx, func(tx *sql.Tx) error {
+	if err := db.Transact(ctx, func(tx *store.Tx) error {
 		if r.tenant, err = store.CreateTenant(ctx, tx, "t1", "T1"); err != nil {
 			return err
 		}

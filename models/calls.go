@@ -2,7 +2,6 @@ package models
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -68,7 +67,7 @@ type Call struct {
 // charges once.
 func settle(ctx context.Context, db *store.DB, c Call) error {
 	att, _ := json.Marshal(c.Attempts)
-	return db.Transact(ctx, func(tx *sql.Tx) error {
+	return db.Transact(ctx, func(tx *store.Tx) error {
 		if c.ReservedMicros > 0 || c.CostMicros > 0 {
 			if err := budgets.Charge(ctx, tx, c.TenantID, c.ReservedMicros, c.CostMicros); err != nil {
 				return err

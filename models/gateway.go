@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -293,7 +292,7 @@ func (g *Gateway) Chat(ctx context.Context, caller admission.Caller, body []byte
 	reserve, _ := worst(bodyBytes)
 	call.ReservedMicros = reserve
 
-	if err := g.db.Transact(ctx, func(tx *sql.Tx) error { return admission.Reserve(ctx, tx, caller.Tenant.ID, reserve, start) }); err != nil {
+	if err := g.db.Transact(ctx, func(tx *store.Tx) error { return admission.Reserve(ctx, tx, caller.Tenant.ID, reserve, start) }); err != nil {
 		g.limits.settle(tk, 0)
 		var p *problem.Error
 		if errors.As(err, &p) && p.Kind == problem.KindExhausted {

@@ -3,7 +3,6 @@ package models_test
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -39,7 +38,7 @@ func TestOutboundRedactionFailsClosedWithoutARedactor(t *testing.T) {
 		t.Fatal(err)
 	}
 	var tenant store.Tenant
-	if err := db.Transact(ctx, func(tx *sql.Tx) error {
+	if err := db.Transact(ctx, func(tx *store.Tx) error {
 		if tenant, err = store.CreateTenant(ctx, tx, "t1", "T1"); err != nil {
 			return err
 		}

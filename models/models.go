@@ -243,7 +243,7 @@ func Create(ctx context.Context, db *store.DB, sealer *seal.Sealer, actor audit.
 	if apiKey != "" {
 		sealed = sealer.Seal([]byte(apiKey), d.ID)
 	}
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		if _, err := Get(ctx, tx, d.Name); err == nil {
 			return ErrExists
 		} else if !errors.Is(err, ErrNotFound) {
@@ -271,7 +271,7 @@ func Update(ctx context.Context, db *store.DB, sealer *seal.Sealer, actor audit.
 	if d.Weight == 0 {
 		d.Weight = 1
 	}
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *store.Tx) error {
 		changed = nil // a retried run starts afresh (store.Transact)
 		old, err := Get(ctx, tx, d.Name)
 		if err != nil {
@@ -317,7 +317,7 @@ func Update(ctx context.Context, db *store.DB, sealer *seal.Sealer, actor audit.
 // deployment switched off is no longer tried, and an alias with none left
 // is refused (404). Setting the state it already has records nothing.
 func SetEnabled(ctx context.Context, db *store.DB, actor audit.Actor, name string, enabled bool) error {
-	return db.Transact(ctx, func(tx *sql.Tx) error {
+	return db.Transact(ctx, func(tx *store.Tx) error {
 		d, err := Get(ctx, tx, name)
 		if err != nil {
 			return err

@@ -56,7 +56,7 @@ func SetTenantSettings(ctx context.Context, db *store.DB, actor audit.Actor, t s
 		return false, &store.ValidationError{Fields: map[string]string{"model_content": "Choose redacted or none."}}
 	}
 	changed := false
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		changed = false // a retried run starts afresh (store.Transact)
 		old, err := TenantSettingsOf(ctx, tx, tenantID)
 		if err != nil {
@@ -121,7 +121,7 @@ func SetKeyLimits(ctx context.Context, db *store.DB, actor audit.Actor, k keys.K
 		return false, &store.ValidationError{Fields: errs}
 	}
 	changed := false
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		changed = false // a retried run starts afresh (store.Transact)
 		old, err := KeyLimitsOf(ctx, tx, keyID)
 		if err != nil {
@@ -205,7 +205,7 @@ func SetAliasSettings(ctx context.Context, db *store.DB, actor audit.Actor, s Al
 		return false, &store.ValidationError{Fields: map[string]string{"cache_ttl": "Enter 0 (off) or a whole number of seconds up to 86400 (a day)."}}
 	}
 	changed := false
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		changed = false // a retried run starts afresh (store.Transact)
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM model_deployments WHERE alias = ?`, s.Alias).Scan(&n); err != nil {
@@ -330,7 +330,7 @@ func changeAllowedHosts(ctx context.Context, db *store.DB, actor audit.Actor, ne
 		return false, err
 	}
 	changed := false
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		changed = false
 		// One change at a time on PostgreSQL too: two added at once both
 		// stay.

@@ -125,7 +125,7 @@ func StartCanary(ctx context.Context, db *store.DB, by Author, agent, env, candi
 	}
 	var p Pointer
 	changed := false
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		changed = false // a retried run starts afresh (store.Transact)
 		if _, err := Get(ctx, tx, candidate); err != nil {
 			return err
@@ -176,7 +176,7 @@ func stopCanary(ctx context.Context, db *store.DB, by Author, agent, env, candid
 	}
 	var p Pointer
 	changed := false
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *store.Tx) error {
 		changed = false // a retried run starts afresh (store.Transact)
 		cur, err := Active(ctx, tx, agent, env)
 		if errors.Is(err, store.ErrNotFound) || (err == nil && cur.Candidate != candidate) {
@@ -216,7 +216,7 @@ func Promote(ctx context.Context, db *store.DB, by Author, agent, env, candidate
 	}
 	var p Pointer
 	changed := false
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *store.Tx) error {
 		changed = false // a retried run starts afresh (store.Transact)
 		cur, err := Active(ctx, tx, agent, env)
 		switch {
@@ -252,7 +252,7 @@ func Promote(ctx context.Context, db *store.DB, by Author, agent, env, candidate
 	return p, changed, err
 }
 
-func addRow(ctx context.Context, tx *sql.Tx, by Author, p Pointer) (Pointer, error) {
+func addRow(ctx context.Context, tx *store.Tx, by Author, p Pointer) (Pointer, error) {
 	now := time.Now()
 	floor := p.Floor
 	if floor == 0 {

@@ -120,7 +120,7 @@ func TestEvaluateCanaryGate(t *testing.T) {
 			r.journeys(r.active, "failed", "tool_not_in_scope", 5)
 			r.journeys(r.candidate, "running", "", 3)
 			if tt.violations {
-				err := r.db.Transact(r.ctx, func(tx *sql.Tx) error {
+				err := r.db.Transact(r.ctx, func(tx *store.Tx) error {
 					_, err := audit.Append(r.ctx, tx, audit.Event{Actor: audit.Actor{Type: audit.ActorKey, ID: "k1"}, Tenant: "acme",
 						Verb: "policy.violation", Subject: audit.Subject{Type: "journey", ID: ok[7]}})
 					return err
@@ -220,7 +220,7 @@ func TestStopCanaryNeedsAReasonAndActsOnce(t *testing.T) {
 
 func exec(ctx context.Context, db *store.DB, query string, args ...any) (sql.Result, error) {
 	var res sql.Result
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		res, err = tx.ExecContext(ctx, query, args...)
 		return err

@@ -231,7 +231,7 @@ func ContentsOf(values map[string]any) (Contents, error) {
 
 // putContents stores contents (each under its hash) in tx; contents
 // already held are left as they are.
-func putContents(ctx context.Context, tx *sql.Tx, contents Contents) error {
+func putContents(ctx context.Context, tx *store.Tx, contents Contents) error {
 	now := store.FormatTime(time.Now())
 	for s, body := range contents {
 		canon, id, err := checkContent(s, body)

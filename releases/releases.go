@@ -243,7 +243,7 @@ func Publish(ctx context.Context, db *store.DB, by Author, b Bundle, contents Co
 	}
 	canon := b.Canonical()
 	digest = digestOf(canon)
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *store.Tx) error {
 		created = false // a retried run starts afresh (store.Transact)
 		if err := putContents(ctx, tx, contents); err != nil {
 			return err
@@ -293,7 +293,7 @@ func PublishBuiltin(ctx context.Context, db *store.DB, b Bundle, contents Conten
 	}
 	canon := b.Canonical()
 	digest := digestOf(canon)
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		if err := putContents(ctx, tx, contents); err != nil {
 			return err
 		}
@@ -379,7 +379,7 @@ func move(ctx context.Context, db *store.DB, by Author, m Move, kind string) (Po
 	}
 	var p Pointer
 	changed := false
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *store.Tx) error {
 		changed = false // a retried run starts afresh (store.Transact)
 		if _, err := Get(ctx, tx, digest); err != nil {
 			return err
@@ -431,7 +431,7 @@ func move(ctx context.Context, db *store.DB, by Author, m Move, kind string) (Po
 
 const selectPointer = `SELECT id, agent, env, digest, kind, author_name, reason, created_at, candidate, share, floor FROM release_pointers`
 
-func scanPointer(row interface{ Scan(...any) error }) (Pointer, error) {
+func scanPointer(row store.Scanner) (Pointer, error) {
 	var p Pointer
 	var at string
 	if err := row.Scan(&p.ID, &p.Agent, &p.Env, &p.Digest, &p.Kind, &p.Author, &p.Reason, &at, &p.Candidate, &p.Share, &p.Floor); err != nil {
@@ -445,9 +445,9 @@ func scanPointer(row interface{ Scan(...any) error }) (Pointer, error) {
 // the canary's candidate when one runs (Pointer.DigestFor), or
 // store.ErrNotFound when none was ever activated.
 func Active(ctx context.Context, q store.Querier, agent, env string) (Pointer, error) {
-	p, err := scanPointer(q.QueryRowContext(ctx, selectPointer+` WHERE agent = ? AND env = ? ORDER BY id DESC LIMIT 1`, agent, env))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Pointer{}, store.ErrNotFound
+	p, err := store.Get(ctx, q, scanPointer, selectPointer+` WHERE agent = ? AND env = ? ORDER BY id DESC LIMIT 1`, agent, env)
+	if errors.Is(err, store.ErrNotFound) {
+		return Pointer{}, err
 	}
 	if err != nil {
 		return Pointer{}, fmt.Errorf("active release of %s/%s: %w", agent, env, err)

@@ -2,7 +2,6 @@ package releases
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -189,7 +188,7 @@ func TestBundlesAndPointersCannotBeEdited(t *testing.T) {
 		`UPDATE release_bundles SET note = 'x'`, `DELETE FROM release_bundles`,
 		`UPDATE release_pointers SET reason = 'x'`, `DELETE FROM release_pointers`,
 	} {
-		err := db.Transact(ctx, func(tx *sql.Tx) error { _, err := tx.ExecContext(ctx, q); return err })
+		err := db.Transact(ctx, func(tx *store.Tx) error { _, err := tx.ExecContext(ctx, q); return err })
 		if err == nil || !strings.Contains(err.Error(), "release") {
 			t.Errorf("%s = %v, want refused by the table's trigger", q, err)
 		}

@@ -45,7 +45,7 @@ func SaveReplay(ctx context.Context, db *store.DB, by Author, r Replay) (string,
 		return "", err
 	}
 	r.ID = "rpl_" + store.NewID()
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		if _, err := Get(ctx, tx, r.Candidate); err != nil {
 			return err
 		}
@@ -71,7 +71,7 @@ func SaveReplay(ctx context.Context, db *store.DB, by Author, r Replay) (string,
 
 const selectReplay = `SELECT id, agent, env, candidate, skill, requested, replayed, agreed, report, author_name, created_at FROM release_replays`
 
-func scanReplay(row interface{ Scan(...any) error }) (Replay, error) {
+func scanReplay(row store.Scanner) (Replay, error) {
 	var r Replay
 	var report, at string
 	if err := row.Scan(&r.ID, &r.Agent, &r.Env, &r.Candidate, &r.Skill, &r.Requested, &r.Replayed, &r.Agreed, &report, &r.Author, &at); err != nil {
@@ -113,18 +113,9 @@ func RecentReplays(ctx context.Context, q store.Querier, agent, env string, limi
 }
 
 func queryReplays(ctx context.Context, q store.Querier, what, query string, args ...any) ([]Replay, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
+	out, err := store.Query(ctx, q, scanReplay, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	defer rows.Close()
-	var out []Replay
-	for rows.Next() {
-		r, err := scanReplay(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return out, nil
 }

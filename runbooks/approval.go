@@ -31,7 +31,7 @@ type opArgs struct {
 // presser, so the presser cannot approve it) is created with the run,
 // which waits for it. Decided finishes the run on the final decision.
 func requestApproval(ctx context.Context, d Deps, run RunRecord, a Action, plan Plan) (RunRecord, error) {
-	err := d.DB.Transact(ctx, func(tx *sql.Tx) error {
+	err := d.DB.Transact(ctx, func(tx *store.Tx) error {
 		t, err := store.TenantBySlug(ctx, tx, plan.Tenant)
 		if err != nil {
 			return err
@@ -69,7 +69,7 @@ func requestApproval(ctx context.Context, d Deps, run RunRecord, a Action, plan 
 // compare-and-set makes this run once per action; a run no longer
 // awaiting is left alone.
 func Decided(d Deps) approvals.OnDecided {
-	return func(ctx context.Context, tx *sql.Tx, act approvals.Action) error {
+	return func(ctx context.Context, tx *store.Tx, act approvals.Action) error {
 		raw, err := approvals.OpenArgs(ctx, tx, d.Sealer, act.ID)
 		if err != nil {
 			return fmt.Errorf("runbook action %s: %w", act.ID, err)
@@ -128,7 +128,7 @@ func Decided(d Deps) approvals.OnDecided {
 
 // applyApproved runs an approved high-impact tool inside the decision's
 // transaction, with its own audit event.
-func applyApproved(ctx context.Context, tx *sql.Tx, d Deps, run RunRecord, act approvals.Action, args opArgs) (string, error) {
+func applyApproved(ctx context.Context, tx *store.Tx, d Deps, run RunRecord, act approvals.Action, args opArgs) (string, error) {
 	switch run.Tool {
 	case ToolRetryFailed:
 		if d.Runtime == nil {

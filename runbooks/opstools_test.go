@@ -2,7 +2,6 @@ package runbooks
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,7 +52,7 @@ type expiringRuntime struct {
 	retries *[]string // "tenant tool batch actor"
 }
 
-func (r expiringRuntime) RetryFailed(_ context.Context, _ *sql.Tx, tenantID, tool, batch string, actor audit.Actor, _ string) (execution.RetryReport, error) {
+func (r expiringRuntime) RetryFailed(_ context.Context, _ *store.Tx, tenantID, tool, batch string, actor audit.Actor, _ string) (execution.RetryReport, error) {
 	*r.retries = append(*r.retries, tenantID+" "+tool+" "+batch+" "+actor.ID)
 	return execution.RetryReport{Retried: []string{"act_1"}}, nil
 }
@@ -74,7 +73,7 @@ func opsSetup(t *testing.T) (Deps, context.Context, store.Tenant) {
 	d.Runbooks = set
 	d.Runtime = expiringRuntime{db: d.DB, retries: new([]string)}
 	var tenant store.Tenant
-	if err := d.DB.Transact(ctx, func(tx *sql.Tx) (err error) {
+	if err := d.DB.Transact(ctx, func(tx *store.Tx) (err error) {
 		tenant, err = store.CreateTenant(ctx, tx, "acme", "Acme")
 		return err
 	}); err != nil {
@@ -128,7 +127,7 @@ func TestExpirePendingExpiresTheTenantsPendingOfTheTool(t *testing.T) {
 	}
 	create := func(tool string, n int) approvals.Action {
 		var a approvals.Action
-		if err := d.DB.Transact(ctx, func(tx *sql.Tx) (err error) {
+		if err := d.DB.Transact(ctx, func(tx *store.Tx) (err error) {
 			a, err = approvals.Create(ctx, tx, sealer, approvals.Spec{TenantID: tenant.ID, TenantSlug: "acme", JourneyID: fmt.Sprintf("j%d", n), StepN: 1, KeyID: "k1",
 				Tool: approvals.Tool{Name: tool, Impact: risk.ImpactHigh, ApprovalTTL: time.Hour}, Args: json.RawMessage(fmt.Sprintf(`{"n":%d}`, n)),
 				ArgsRedacted: json.RawMessage(`{}`), Summary: tool, Rule: "high", ApprovalsRequired: 1}, time.Now())
@@ -189,7 +188,7 @@ func purgeSetup(t *testing.T) (Deps, context.Context) {
 	}
 	d.Sealer = sealer
 	base := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	if err := d.DB.Transact(ctx, func(tx *sql.Tx) error {
+	if err := d.DB.Transact(ctx, func(tx *store.Tx) error {
 		for id, at := range map[string]time.Time{"before": base.Add(-time.Hour), "inside": base.Add(time.Hour), "after": base.Add(25 * time.Hour)} {
 			if _, err := tx.Exec(`INSERT INTO journeys (id, tenant_id, request_id, correlation_id, release_digest, status, created_at) VALUES (?, ?, 'r', 'c', 'x', 'completed', ?)`,
 				id, tenant.ID, store.FormatTime(at)); err != nil {
@@ -335,7 +334,7 @@ func TestRetryFailedNeedsApprovalOnlyForHighImpactTools(t *testing.T) {
 	payout := tools.Tool{Name: "payout", Description: "Pay out", Impact: risk.ImpactHigh, Reversibility: risk.Irreversible,
 		Provider: tools.ProviderBuiltin, Timeout: 2 * time.Second, MaxAttempts: 3, ApprovalTTL: time.Hour,
 		ArgsSchema: json.RawMessage(`{"type":"object"}`), Enabled: true}
-	if err := d.DB.Transact(ctx, func(tx *sql.Tx) error { return catalog.Upsert(ctx, tx, payout) }); err != nil {
+	if err := d.DB.Transact(ctx, func(tx *store.Tx) error { return catalog.Upsert(ctx, tx, payout) }); err != nil {
 		t.Fatal(err)
 	}
 	retries := d.Runtime.(expiringRuntime).retries

@@ -108,7 +108,7 @@ func Run(ctx context.Context, d Deps, p *identity.Principal, runbookID, actionID
 	run := RunRecord{ID: store.NewID(), Key: key, Runbook: rb.ID, Action: a.ID, Tool: a.Tool,
 		Principal: p.ID, PrincipalName: p.DisplayName(), Reason: reason, Status: StatusRunning, CreatedAt: time.Now().UTC()}
 	claimed := false
-	err = d.DB.Transact(ctx, func(tx *sql.Tx) error {
+	err = d.DB.Transact(ctx, func(tx *store.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO runbook_runs (id, idempotency_key, runbook, action, tool, principal, principal_name, reason, status, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (idempotency_key) DO NOTHING`,
 			run.ID, key, run.Runbook, run.Action, run.Tool, run.Principal, run.PrincipalName, reason, StatusRunning, store.FormatTime(run.CreatedAt))
@@ -145,7 +145,7 @@ func Run(ctx context.Context, d Deps, p *identity.Principal, runbookID, actionID
 	default:
 		run.Status, run.Outcome = StatusFailed, "Warden could not finish the tool; its logs say why."
 	}
-	err = d.DB.Transact(ctx, func(tx *sql.Tx) error {
+	err = d.DB.Transact(ctx, func(tx *store.Tx) error {
 		return finish(ctx, tx, &run, *a, plan, rb.ID)
 	})
 	if err != nil {
@@ -159,7 +159,7 @@ func Run(ctx context.Context, d Deps, p *identity.Principal, runbookID, actionID
 
 // finish records a run's end with its runbook.action event (who,
 // runbook, action, tool, reason, outcome) inside tx.
-func finish(ctx context.Context, tx *sql.Tx, run *RunRecord, a Action, plan Plan, runbookID string) error {
+func finish(ctx context.Context, tx *store.Tx, run *RunRecord, a Action, plan Plan, runbookID string) error {
 	details := map[string]any{
 		"runbook": runbookID, "action": a.ID, "label": a.Label, "tool": a.Tool, "reason": run.Reason,
 		"status": run.Status, "outcome": run.Outcome,
@@ -217,7 +217,7 @@ func checkScope(p *identity.Principal, plan Plan) error {
 
 const selectRun = `SELECT id, idempotency_key, runbook, action, tool, principal, principal_name, reason, status, outcome, COALESCE(audit_seq, 0), created_at, action_id FROM runbook_runs`
 
-func scanRun(row interface{ Scan(...any) error }) (RunRecord, error) {
+func scanRun(row store.Scanner) (RunRecord, error) {
 	var r RunRecord
 	var at string
 	if err := row.Scan(&r.ID, &r.Key, &r.Runbook, &r.Action, &r.Tool, &r.Principal, &r.PrincipalName, &r.Reason, &r.Status, &r.Outcome, &r.AuditSeq, &at, &r.ActionID); err != nil {
@@ -228,9 +228,9 @@ func scanRun(row interface{ Scan(...any) error }) (RunRecord, error) {
 }
 
 func runByKey(ctx context.Context, q store.Querier, key string) (RunRecord, error) {
-	r, err := scanRun(q.QueryRowContext(ctx, selectRun+` WHERE idempotency_key = ?`, key))
-	if errors.Is(err, sql.ErrNoRows) {
-		return RunRecord{}, store.ErrNotFound
+	r, err := store.Get(ctx, q, scanRun, selectRun+` WHERE idempotency_key = ?`, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return RunRecord{}, err
 	}
 	return r, err
 }

@@ -2,7 +2,6 @@ package runbooks
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -141,7 +140,7 @@ func setup(t *testing.T) (Deps, context.Context) {
 	refund := tools.Tool{Name: "issue_refund", Description: "Refund", Impact: risk.ImpactLow, Reversibility: risk.Reversible,
 		Provider: tools.ProviderBuiltin, Timeout: 2 * time.Second, MaxAttempts: 3, ApprovalTTL: time.Hour,
 		ArgsSchema: json.RawMessage(`{"type":"object"}`), Enabled: true}
-	if err := db.Transact(ctx, func(tx *sql.Tx) error { return catalog.Upsert(ctx, tx, refund) }); err != nil {
+	if err := db.Transact(ctx, func(tx *store.Tx) error { return catalog.Upsert(ctx, tx, refund) }); err != nil {
 		t.Fatal(err)
 	}
 	set, problems := Load(fstest.MapFS{"disk-full.md": {Data: []byte(valid)}})

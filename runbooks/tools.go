@@ -2,7 +2,6 @@ package runbooks
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
@@ -115,7 +114,7 @@ type Runtime interface {
 	ExpirePending(ctx context.Context, ids []string, actor audit.Actor, reason string) (int, error)
 	// RetryFailed executes again, inside tx, the tenant's failed actions
 	// of tool that never reached the provider, under their own keys.
-	RetryFailed(ctx context.Context, tx *sql.Tx, tenantID, tool, batch string, actor audit.Actor, reason string) (execution.RetryReport, error)
+	RetryFailed(ctx context.Context, tx *store.Tx, tenantID, tool, batch string, actor audit.Actor, reason string) (execution.RetryReport, error)
 }
 
 // Services is the Runtime made of Warden's two runtime services: the
@@ -127,7 +126,7 @@ type Services struct {
 	Execution interface {
 		Reconcile(ctx context.Context) (ledger.Report, error)
 		ExpirePending(ctx context.Context, ids []string, actor audit.Actor, reason string) (int, error)
-		RetryFailed(ctx context.Context, tx *sql.Tx, tenantID, tool, batch string, actor audit.Actor, reason string) (execution.RetryReport, error)
+		RetryFailed(ctx context.Context, tx *store.Tx, tenantID, tool, batch string, actor audit.Actor, reason string) (execution.RetryReport, error)
 	}
 }
 
@@ -140,7 +139,7 @@ func (s Services) Reconcile(ctx context.Context) (ledger.Report, error) {
 func (s Services) ExpirePending(ctx context.Context, ids []string, actor audit.Actor, reason string) (int, error) {
 	return s.Execution.ExpirePending(ctx, ids, actor, reason)
 }
-func (s Services) RetryFailed(ctx context.Context, tx *sql.Tx, tenantID, tool, batch string, actor audit.Actor, reason string) (execution.RetryReport, error) {
+func (s Services) RetryFailed(ctx context.Context, tx *store.Tx, tenantID, tool, batch string, actor audit.Actor, reason string) (execution.RetryReport, error) {
 	return s.Execution.RetryFailed(ctx, tx, tenantID, tool, batch, actor, reason)
 }
 
@@ -535,7 +534,7 @@ func apply(ctx context.Context, d Deps, by releases.Author, a Action, p Plan, re
 			return "", err
 		}
 		var rep execution.RetryReport
-		err = d.DB.Transact(ctx, func(tx *sql.Tx) (err error) {
+		err = d.DB.Transact(ctx, func(tx *store.Tx) (err error) {
 			rep, err = d.Runtime.RetryFailed(ctx, tx, t.ID, a.Args["tool"], p.run, actor, reason)
 			return err
 		})

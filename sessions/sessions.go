@@ -86,7 +86,7 @@ type New struct {
 // Start creates a session in the sign-in's transaction and returns the
 // token for the cookie (shown nowhere else, stored only as its hash) and
 // the session's id.
-func Start(ctx context.Context, tx *sql.Tx, n New, now time.Time, p Policy) (token, id string, err error) {
+func Start(ctx context.Context, tx *store.Tx, n New, now time.Time, p Policy) (token, id string, err error) {
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
 		return "", "", fmt.Errorf("session token: %w", err)
@@ -146,7 +146,7 @@ func (s Session) live(now time.Time, p Policy) bool {
 // stored time is older than TouchEvery, so concurrent requests of one
 // session do not each write.
 func Touch(ctx context.Context, db *store.DB, id string, now time.Time) error {
-	return db.Transact(ctx, func(tx *sql.Tx) error {
+	return db.Transact(ctx, func(tx *store.Tx) error {
 		_, err := tx.ExecContext(ctx, `
 			UPDATE sessions SET last_seen_at = ?
 			WHERE id = ? AND ended_at IS NULL AND last_seen_at < ?`,
@@ -162,7 +162,7 @@ func Touch(ctx context.Context, db *store.DB, id string, now time.Time) error {
 // sign-in in the same browser) and returns its ID token, for the
 // provider's end-session endpoint. Ending an ended session changes
 // nothing and returns ErrNotFound.
-func End(ctx context.Context, tx *sql.Tx, id, why string, now time.Time) (idToken string, err error) {
+func End(ctx context.Context, tx *store.Tx, id, why string, now time.Time) (idToken string, err error) {
 	err = tx.QueryRowContext(ctx, `
 		UPDATE sessions SET ended_at = ?, ended_by = ?
 		WHERE id = ? AND ended_at IS NULL
@@ -180,7 +180,7 @@ func End(ctx context.Context, tx *sql.Tx, id, why string, now time.Time) (idToke
 // event. Revoking an ended session changes and records nothing (changed
 // is false); an unknown id is a 404.
 func Revoke(ctx context.Context, db *store.DB, actor audit.Actor, id string, now time.Time) (changed bool, err error) {
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *store.Tx) error {
 		changed = false // a retried run starts afresh (store.Transact)
 		var principal string
 		err := tx.QueryRowContext(ctx, `SELECT principal FROM sessions WHERE id = ?`, id).Scan(&principal)
@@ -212,7 +212,7 @@ func Revoke(ctx context.Context, db *store.DB, actor audit.Actor, id string, now
 // number; when there was none, nothing is recorded.
 func RevokeAll(ctx context.Context, db *store.DB, actor audit.Actor, principal string, now time.Time) (int, error) {
 	var n int
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		var exists int
 		err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM principals WHERE id = ?`, principal).Scan(&exists)
 		if err != nil {
@@ -354,7 +354,7 @@ func clip(s string, n int) string {
 func Purge(ctx context.Context, db *store.DB, before time.Time, p Policy) (int64, error) {
 	cut := store.FormatTime(before)
 	var n int64
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM sessions
 			WHERE (ended_at IS NOT NULL AND ended_at < ?) OR expires_at < ? OR last_seen_at < ?`,
 			cut, cut, store.FormatTime(before.Add(-p.Idle)))

@@ -2,7 +2,6 @@ package sessions
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"testing"
 	"time"
@@ -20,7 +19,7 @@ func openDB(t *testing.T) *store.DB {
 func principal(t *testing.T, db *store.DB, sub string, roles ...string) string {
 	t.Helper()
 	var id string
-	err := db.Transact(context.Background(), func(tx *sql.Tx) error {
+	err := db.Transact(context.Background(), func(tx *store.Tx) error {
 		var err error
 		id, err = store.UpsertPrincipal(context.Background(), tx, store.PrincipalRow{Issuer: "https://idp.test", Subject: sub, Name: sub, Roles: roles, Tenants: []string{"*"}})
 		return err
@@ -34,7 +33,7 @@ func principal(t *testing.T, db *store.DB, sub string, roles ...string) string {
 func start(t *testing.T, db *store.DB, pid string, now time.Time, p Policy) (string, string) {
 	t.Helper()
 	var token, id string
-	err := db.Transact(context.Background(), func(tx *sql.Tx) error {
+	err := db.Transact(context.Background(), func(tx *store.Tx) error {
 		var err error
 		token, id, err = Start(context.Background(), tx, New{Principal: pid, ClientAddr: "192.0.2.7", IDToken: "id.token.raw"}, now, p)
 		return err
@@ -132,7 +131,7 @@ func TestEndRevokeAndList(t *testing.T) {
 	}
 
 	// Ending returns the ID token, once.
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *store.Tx) error {
 		tok, err := End(ctx, tx, e1id, EndedLogout, now)
 		if err != nil || tok != "id.token.raw" {
 			t.Errorf("End = %q, %v; want the ID token", tok, err)
@@ -188,7 +187,7 @@ func TestPurgeKeepsLiveSessions(t *testing.T) {
 	long := time.Now().Add(-30 * 24 * time.Hour)
 	_, old := start(t, db, pid, long, p) // idle and expired for weeks
 	_, ended := start(t, db, pid, time.Now().Add(-time.Hour), p)
-	if err := db.Transact(ctx, func(tx *sql.Tx) error {
+	if err := db.Transact(ctx, func(tx *store.Tx) error {
 		_, err := End(ctx, tx, ended, "logout", time.Now().Add(-time.Hour))
 		return err
 	}); err != nil {

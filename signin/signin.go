@@ -11,7 +11,6 @@ package signin
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"time"
 
@@ -47,7 +46,7 @@ type SignedIn struct {
 func Login(ctx context.Context, db *store.DB, a Attempt, now time.Time, policy sessions.Policy) (SignedIn, error) {
 	var in SignedIn
 	p := a.Principal
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		in.PrincipalID, err = store.UpsertPrincipal(ctx, tx, store.PrincipalRow{
 			Issuer: p.Issuer, Subject: p.Subject, Email: p.Email, Name: p.Name, Roles: p.Roles, Tenants: p.Tenants,
@@ -79,7 +78,7 @@ func Login(ctx context.Context, db *store.DB, a Attempt, now time.Time, policy s
 // already be redacted: nobody signed in, so they may hold what an
 // attacker typed.
 func Refused(ctx context.Context, db *store.DB, reason string, details map[string]any) error {
-	return db.Transact(ctx, func(tx *sql.Tx) error {
+	return db.Transact(ctx, func(tx *store.Tx) error {
 		_, err := audit.Append(ctx, tx, audit.Event{
 			Actor:   audit.Actor{Type: audit.ActorAnonymous, ID: "-"},
 			Verb:    "auth.login_failed",
@@ -95,7 +94,7 @@ func Refused(ctx context.Context, db *store.DB, reason string, details map[strin
 // burst, an address's refusals are summed up once a minute, so nobody can
 // grow the audit chain at will.
 func RefusedSuppressed(ctx context.Context, db *store.DB, n int) error {
-	return db.Transact(ctx, func(tx *sql.Tx) error {
+	return db.Transact(ctx, func(tx *store.Tx) error {
 		_, err := audit.Append(ctx, tx, audit.Event{
 			Actor:   audit.Actor{Type: audit.ActorAnonymous, ID: "-"},
 			Verb:    "auth.login_failed_suppressed",
@@ -111,7 +110,7 @@ func RefusedSuppressed(ctx context.Context, db *store.DB, n int) error {
 // the provider's end-session endpoint ("" when the session had already
 // ended: then nothing is recorded).
 func Logout(ctx context.Context, db *store.DB, principalID, sessionID string, now time.Time) (idToken string, err error) {
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *store.Tx) error {
 		idToken, err = sessions.End(ctx, tx, sessionID, sessions.EndedLogout, now)
 		if errors.Is(err, sessions.ErrNotFound) {
 			return nil

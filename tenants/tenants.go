@@ -20,7 +20,6 @@ package tenants
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -39,7 +38,7 @@ import (
 // naming both fields when both are wrong.
 func Create(ctx context.Context, db *store.DB, actor audit.Actor, slug, name string) (store.Tenant, error) {
 	var t store.Tenant
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		if t, err = store.CreateTenantChecked(ctx, tx, slug, name); err != nil {
 			return err
@@ -64,7 +63,7 @@ func Create(ctx context.Context, db *store.DB, actor audit.Actor, slug, name str
 // name the tenant went by.
 func Rename(ctx context.Context, db *store.DB, actor audit.Actor, id, name string) (changed bool, err error) {
 	name = strings.TrimSpace(name)
-	return change(ctx, db, actor, id, "tenant.rename", func(ctx context.Context, tx *sql.Tx, t store.Tenant) (bool, map[string]any, error) {
+	return change(ctx, db, actor, id, "tenant.rename", func(ctx context.Context, tx *store.Tx, t store.Tenant) (bool, map[string]any, error) {
 		changed, err := store.RenameTenant(ctx, tx, id, name)
 		return changed, map[string]any{"from": t.Name, "to": name}, err
 	})
@@ -94,7 +93,7 @@ func SetFrozen(ctx context.Context, db *store.DB, actor audit.Actor, id string, 
 	if !frozen {
 		verb = "tenant.unfreeze"
 	}
-	return change(ctx, db, actor, id, verb, func(ctx context.Context, tx *sql.Tx, _ store.Tenant) (bool, map[string]any, error) {
+	return change(ctx, db, actor, id, verb, func(ctx context.Context, tx *store.Tx, _ store.Tenant) (bool, map[string]any, error) {
 		changed, err := store.SetFrozen(ctx, tx, id, frozen)
 		if err != nil || !changed {
 			return changed, nil, err
@@ -114,7 +113,7 @@ func SetFrozen(ctx context.Context, db *store.DB, actor audit.Actor, id string, 
 // it deletes evidence at the next sweep, so the event keeps the value it
 // replaced.
 func SetRetention(ctx context.Context, db *store.DB, actor audit.Actor, id string, days int) (changed bool, err error) {
-	return change(ctx, db, actor, id, "tenant.retention", func(ctx context.Context, tx *sql.Tx, t store.Tenant) (bool, map[string]any, error) {
+	return change(ctx, db, actor, id, "tenant.retention", func(ctx context.Context, tx *store.Tx, t store.Tenant) (bool, map[string]any, error) {
 		changed, err := store.SetRetention(ctx, tx, id, days)
 		return changed, map[string]any{"from_days": t.RetentionDays, "to_days": days}, err
 	})
@@ -126,7 +125,7 @@ func SetRetention(ctx context.Context, db *store.DB, actor audit.Actor, id strin
 // replaced, when there was one. It applies to actions requested from now
 // on.
 func SetThreshold(ctx context.Context, db *store.DB, actor audit.Actor, id string, th store.Threshold) (changed bool, err error) {
-	return change(ctx, db, actor, id, "tenant.dual_control", func(ctx context.Context, tx *sql.Tx, _ store.Tenant) (bool, map[string]any, error) {
+	return change(ctx, db, actor, id, "tenant.dual_control", func(ctx context.Context, tx *store.Tx, _ store.Tenant) (bool, map[string]any, error) {
 		details := map[string]any{"currency": th.Currency, "to_minor": th.Minor}
 		from, err := store.ThresholdFor(ctx, tx, id, th.Currency)
 		switch {
@@ -144,7 +143,7 @@ func SetThreshold(ctx context.Context, db *store.DB, actor audit.Actor, id strin
 // it then need two approvers for any amount, so removing one can only
 // make approval stricter. Removing one that is not there records nothing.
 func RemoveThreshold(ctx context.Context, db *store.DB, actor audit.Actor, id, currency string) (changed bool, err error) {
-	return change(ctx, db, actor, id, "tenant.dual_control_removed", func(ctx context.Context, tx *sql.Tx, _ store.Tenant) (bool, map[string]any, error) {
+	return change(ctx, db, actor, id, "tenant.dual_control_removed", func(ctx context.Context, tx *store.Tx, _ store.Tenant) (bool, map[string]any, error) {
 		changed, err := store.RemoveThreshold(ctx, tx, id, currency)
 		return changed, map[string]any{"currency": currency}, err
 	})
@@ -160,7 +159,7 @@ func SetDualControlWindow(ctx context.Context, db *store.DB, actor audit.Actor, 
 			id, &store.ValidationError{Fields: map[string]string{"window_hours": msg}})
 	}
 	window := time.Duration(hours) * time.Hour
-	return change(ctx, db, actor, id, "tenant.dual_control_window", func(ctx context.Context, tx *sql.Tx, t store.Tenant) (bool, map[string]any, error) {
+	return change(ctx, db, actor, id, "tenant.dual_control_window", func(ctx context.Context, tx *store.Tx, t store.Tenant) (bool, map[string]any, error) {
 		changed, err := store.SetDualControlWindow(ctx, tx, id, window)
 		return changed, map[string]any{"from_hours": int64(t.DualControlWindow / time.Hour), "to_hours": hours}, err
 	})
@@ -168,14 +167,14 @@ func SetDualControlWindow(ctx context.Context, db *store.DB, actor audit.Actor, 
 
 // apply makes one change to tenant t inside tx: it reports whether
 // anything changed and the audit details describing the change.
-type apply func(ctx context.Context, tx *sql.Tx, t store.Tenant) (changed bool, details map[string]any, err error)
+type apply func(ctx context.Context, tx *store.Tx, t store.Tenant) (changed bool, details map[string]any, err error)
 
 // change loads the tenant inside the write transaction (so the values an
 // event says it replaced are the ones it did replace), applies fn, and
 // records verb only when something changed.
 func change(ctx context.Context, db *store.DB, actor audit.Actor, id, verb string, fn apply) (bool, error) {
 	changed := false
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		t, err := store.TenantByID(ctx, tx, id)
 		if err != nil {
 			return err

@@ -2,7 +2,6 @@ package tenants
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,7 +24,7 @@ func setup(t *testing.T) (*store.DB, store.Tenant) {
 	ctx := context.Background()
 	db := storetest.Open(t)
 	var tn store.Tenant
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		tn, err = store.CreateTenant(ctx, tx, "acme", "Acme")
 		return err

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -49,7 +48,7 @@ func adminSeedTools(t *testing.T, db *store.DB) {
 	} {
 		tl.Provider, tl.Timeout, tl.MaxAttempts = tools.ProviderBuiltin, 5*time.Second, 3
 		tl.ArgsSchema, tl.Enabled, tl.ApprovalTTL = json.RawMessage(`{"type":"object"}`), true, 24*time.Hour
-		if err := db.Transact(ctx, func(tx *sql.Tx) error { return catalog.Upsert(ctx, tx, tl) }); err != nil {
+		if err := db.Transact(ctx, func(tx *store.Tx) error { return catalog.Upsert(ctx, tx, tl) }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -60,7 +59,7 @@ func adminSeedTools(t *testing.T, db *store.DB) {
 func adminTenant(t *testing.T, db *store.DB, slug, name string) store.Tenant {
 	t.Helper()
 	var tn store.Tenant
-	err := db.Transact(context.Background(), func(tx *sql.Tx) (err error) {
+	err := db.Transact(context.Background(), func(tx *store.Tx) (err error) {
 		tn, err = store.CreateTenant(context.Background(), tx, slug, name)
 		return err
 	})
@@ -124,7 +123,7 @@ type adminStep struct {
 func adminInsertJourneys(t *testing.T, db *store.DB, js ...adminJourney) {
 	t.Helper()
 	ctx := context.Background()
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		for _, j := range js {
 			if j.Created.IsZero() {
 				j.Created = time.Now()

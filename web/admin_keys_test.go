@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -209,7 +208,7 @@ func TestAdminKeyListPages(t *testing.T) {
 	globex := adminTenant(t, in.DB, "globex", "Globex")
 	acme := adminTenantBySlug(t, in.DB, "acme")
 	ctx := context.Background()
-	err := in.DB.Transact(ctx, func(tx *sql.Tx) error {
+	err := in.DB.Transact(ctx, func(tx *store.Tx) error {
 		for i := range 53 {
 			tn := acme.ID
 			if i%10 == 0 {
@@ -265,7 +264,7 @@ func TestAdminScopedAdminIsRefusedOtherTenants(t *testing.T) {
 	acme := adminTenantBySlug(t, in.DB, "acme")
 	globex := adminTenant(t, in.DB, "globex", "Globex")
 	var globexKey keys.Key
-	err := in.DB.Transact(ctx, func(tx *sql.Tx) (err error) {
+	err := in.DB.Transact(ctx, func(tx *store.Tx) (err error) {
 		if _, _, err = keys.Create(ctx, tx, in.Agent.Journeys.Sealer(), keys.NewSpec{TenantID: acme.ID, Name: "acme-bot", Scopes: []string{"skill:refunds"}, RatePerMin: 1, Burst: 1, CreatedBy: "cli"}); err != nil {
 			return err
 		}

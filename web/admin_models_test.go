@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wardenhq/warden/platform/store"
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -76,7 +77,7 @@ func TestAdminModelsPage(t *testing.T) {
 
 	// A call through the gateway shows in Model calls.
 	acme := adminTenantBySlug(t, in.DB, "acme")
-	if err := in.DB.Transact(ctx, func(tx *sql.Tx) error {
+	if err := in.DB.Transact(ctx, func(tx *store.Tx) error {
 		return budgets.Set(ctx, tx, budgets.Spec{TenantID: acme.ID, Period: budgets.Month, LimitMicros: 1_000_000, AlertPercent: 80}, time.Now())
 	}); err != nil {
 		t.Fatal(err)

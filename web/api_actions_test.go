@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"io"
@@ -15,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wardenhq/warden/platform/store"
 
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/catalog"
@@ -149,7 +150,7 @@ func TestExternalAgentExecutesAndReports(t *testing.T) {
 	ctx := context.Background()
 	gift := tools.Tool{Name: "ship_gift", Impact: risk.ImpactHigh, Reversibility: risk.Irreversible, Provider: tools.ProviderExternal,
 		Timeout: time.Second, MaxAttempts: 1, ArgsSchema: json.RawMessage(`{"type":"object","required":["order_id"]}`), Enabled: true, ApprovalTTL: time.Hour}
-	in.DB.Transact(ctx, func(tx *sql.Tx) error { return catalog.Upsert(ctx, tx, gift) })
+	in.DB.Transact(ctx, func(tx *store.Tx) error { return catalog.Upsert(ctx, tx, gift) })
 	_, key := newKey(t, in, "external agent", []string{"tool:ship_gift"}, 600, 60, nil)
 
 	if r := propose(t, in, key, map[string]any{"tool": "ship_gift", "arguments": map[string]any{}, "summary": "Ship a gift"}, nil); r.Status != http.StatusBadRequest || r.code() != "invalid_arguments" {

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -36,7 +35,7 @@ func TestJourneyResumesWithoutRerunningSteps(t *testing.T) {
 	defer srv.Close()
 	lookup, _ := catalog.Get(ctx, in.DB.Read(), "lookup_order")
 	lookup.Provider, lookup.WebhookURL = tools.ProviderHTTP, srv.URL
-	in.DB.Transact(ctx, func(tx *sql.Tx) error { return catalog.Upsert(ctx, tx, lookup) })
+	in.DB.Transact(ctx, func(tx *store.Tx) error { return catalog.Upsert(ctx, tx, lookup) })
 
 	r := journey(t, in, in.DemoKey, "The customer was charged twice for ORD-1005, refund $45.50 please", nil)
 	if r.Status != http.StatusAccepted {
@@ -91,7 +90,7 @@ func TestApprovedActionsAreChargedAndNeverOverspend(t *testing.T) {
 	before, _ := budgets.Get(ctx, in.DB.Read(), tenant.ID)
 
 	// A budget with less left than the refund's cost: the approval fails.
-	in.DB.Transact(ctx, func(tx *sql.Tx) error {
+	in.DB.Transact(ctx, func(tx *store.Tx) error {
 		_, err := tx.Exec(`UPDATE budgets SET limit_micros = spent_micros + reserved_micros + ?`, refund.UnitCostMicros-1)
 		return err
 	})
@@ -108,7 +107,7 @@ func TestApprovedActionsAreChargedAndNeverOverspend(t *testing.T) {
 	}
 
 	// With room, the execution's cost is charged.
-	in.DB.Transact(ctx, func(tx *sql.Tx) error {
+	in.DB.Transact(ctx, func(tx *store.Tx) error {
 		_, err := tx.Exec(`UPDATE budgets SET limit_micros = ?`, before.LimitMicros)
 		return err
 	})

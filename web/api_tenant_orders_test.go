@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -30,7 +29,7 @@ func TestAnotherTenantsOrdersAreUnknown(t *testing.T) {
 	ctx := context.Background()
 	var globex store.Tenant
 	var secret string
-	err := in.DB.Transact(ctx, func(tx *sql.Tx) error {
+	err := in.DB.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		if globex, err = store.CreateTenant(ctx, tx, "globex", "Globex"); err != nil {
 			return err
@@ -93,7 +92,7 @@ func TestAnotherTenantsOrdersAreUnknown(t *testing.T) {
 	args, _ := json.Marshal(refund["arguments"])
 	minor := int64(416)
 	var stray approvals.Action
-	err = in.DB.Transact(ctx, func(tx *sql.Tx) error {
+	err = in.DB.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		stray, err = approvals.Create(ctx, tx, in.Agent.Journeys.Sealer(), approvals.Spec{
 			TenantID: globex.ID, TenantSlug: globex.Slug, JourneyID: "jrn_test_globex", StepN: 1, Tool: catalog.ForApproval(tool),

@@ -99,7 +99,7 @@ func newKeyWithSecrets(t *testing.T, in *instance, name string, scopes []string,
 	}
 	var k keys.Key
 	var secrets keys.Secrets
-	err = in.DB.Transact(ctx, func(tx *sql.Tx) error {
+	err = in.DB.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		k, secrets, err = keys.Create(ctx, tx, in.Agent.Journeys.Sealer(), keys.NewSpec{TenantID: tenant.ID, Name: name, Scopes: scopes, RatePerMin: perMin, Burst: burst, CreatedBy: "test"})
 		if err != nil {
@@ -137,13 +137,13 @@ func TestJourneyCompletesAndIsReadable(t *testing.T) {
 	// Another tenant's key cannot read it.
 	ctx := context.Background()
 	var other store.Tenant
-	in.DB.Transact(ctx, func(tx *sql.Tx) error {
+	in.DB.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		other, err = store.CreateTenant(ctx, tx, "globex", "Globex")
 		return err
 	})
 	var otherSecret string
-	in.DB.Transact(ctx, func(tx *sql.Tx) error {
+	in.DB.Transact(ctx, func(tx *store.Tx) error {
 		_, secrets, err := keys.Create(ctx, tx, in.Agent.Journeys.Sealer(), keys.NewSpec{TenantID: other.ID, Name: "g", Scopes: []string{"skill:order_status"}, RatePerMin: 60, Burst: 5, CreatedBy: "test"})
 		otherSecret = secrets.Key
 		return err
@@ -184,7 +184,7 @@ func TestKeyRefusals(t *testing.T) {
 	past := time.Now().Add(-time.Hour)
 	_, expired := newKey(t, in, "expired", []string{"skill:order_status", "tool:lookup_order"}, 600, 60, &past)
 	revokedKey, revoked := newKey(t, in, "revoked", []string{"skill:order_status", "tool:lookup_order"}, 600, 60, nil)
-	in.DB.Transact(context.Background(), func(tx *sql.Tx) error { _, err := keys.Revoke(context.Background(), tx, revokedKey.ID); return err })
+	in.DB.Transact(context.Background(), func(tx *store.Tx) error { _, err := keys.Revoke(context.Background(), tx, revokedKey.ID); return err })
 	wrongSecret := in.DemoKey[:len(in.DemoKey)-4] + "zzzz"
 
 	tests := []struct {
@@ -244,18 +244,21 @@ func TestPolicyRefusals(t *testing.T) {
 	check("skill outside scope", noSkill, "Where is my order ORD-1003?", http.StatusForbidden, "skill_not_in_scope")
 
 	// The kill switch.
-	in.DB.Transact(ctx, func(tx *sql.Tx) error { _, err := catalog.SetEnabled(ctx, tx, "lookup_order", false); return err })
+	in.DB.Transact(ctx, func(tx *store.Tx) error { _, err := catalog.SetEnabled(ctx, tx, "lookup_order", false); return err })
 	check("switched off", in.DemoKey, "Where is my order ORD-1003?", http.StatusForbidden, "tool_disabled")
-	in.DB.Transact(ctx, func(tx *sql.Tx) error { _, err := catalog.SetEnabled(ctx, tx, "lookup_order", true); return err })
+	in.DB.Transact(ctx, func(tx *store.Tx) error { _, err := catalog.SetEnabled(ctx, tx, "lookup_order", true); return err })
 
 	// A stricter schema the planner's arguments do not meet.
 	tool, _ := catalog.Get(ctx, in.DB.Read(), "lookup_order")
 	tool.ArgsSchema = json.RawMessage(`{"type":"object","properties":{"order_id":{"type":"string","maxLength":3}}}`)
-	in.DB.Transact(ctx, func(tx *sql.Tx) error { return catalog.Upsert(ctx, tx, tool) })
+	in.DB.Transact(ctx, func(tx *store.Tx) error { return catalog.Upsert(ctx, tx, tool) })
 	check("arguments fail the schema", in.DemoKey, "Where is my order ORD-1003?", http.StatusBadRequest, "invalid_arguments")
 
 	// A tool the catalog does not know.
-	in.DB.Transact(ctx, func(tx *sql.Tx) error { _, err := tx.Exec(`DELETE FROM tools WHERE name = 'lookup_order'`); return err })
+	in.DB.Transact(ctx, func(tx *store.Tx) error {
+		_, err := tx.Exec(`DELETE FROM tools WHERE name = 'lookup_order'`)
+		return err
+	})
 	check("unknown tool", in.DemoKey, "Where is my order ORD-1003?", http.StatusForbidden, "tool_unknown")
 }
 
@@ -302,7 +305,7 @@ func TestFrozenTenantAndRateLimit(t *testing.T) {
 		t.Fatalf("second call = %d %s (Retry-After %q), want 429 with Retry-After", r.Status, r.Raw, r.Header.Get("Retry-After"))
 	}
 
-	in.DB.Transact(context.Background(), func(tx *sql.Tx) error {
+	in.DB.Transact(context.Background(), func(tx *store.Tx) error {
 		_, err := tx.Exec(`UPDATE tenants SET frozen = 1 WHERE slug = 'acme'`)
 		return err
 	})
@@ -319,7 +322,7 @@ func TestBudgetExhaustedAndFailClosed(t *testing.T) {
 	in := startWardenDemo(t, nil)
 	ctx := context.Background()
 	tenant, _ := store.TenantBySlug(ctx, in.DB.Read(), "acme")
-	in.DB.Transact(ctx, func(tx *sql.Tx) error {
+	in.DB.Transact(ctx, func(tx *store.Tx) error {
 		return budgets.Set(ctx, tx, budgets.Spec{TenantID: tenant.ID, Period: budgets.Total, LimitMicros: 10, AlertPercent: 80}, time.Now())
 	})
 	if r := journey(t, in, in.DemoKey, "Where is my order ORD-1003?", nil); r.Status != http.StatusPaymentRequired || r.code() != "budget_exhausted" {
@@ -327,7 +330,7 @@ func TestBudgetExhaustedAndFailClosed(t *testing.T) {
 	}
 
 	// The budget store fails on write: nothing is admitted (fail closed).
-	in.DB.Transact(ctx, func(tx *sql.Tx) error {
+	in.DB.Transact(ctx, func(tx *store.Tx) error {
 		if err := budgets.Set(ctx, tx, budgets.Spec{TenantID: tenant.ID, Period: budgets.Total, LimitMicros: 1 << 50, AlertPercent: 80}, time.Now()); err != nil {
 			return err
 		}
@@ -358,7 +361,7 @@ func TestConcurrentJourneysNeverOverspend(t *testing.T) {
 		t.Fatal(err)
 	}
 	tenant, _ := store.TenantBySlug(ctx, in.DB.Read(), "acme")
-	in.DB.Transact(ctx, func(tx *sql.Tx) error {
+	in.DB.Transact(ctx, func(tx *store.Tx) error {
 		if _, err := tx.Exec(`UPDATE budgets SET spent_micros = 0, reserved_micros = 0`); err != nil {
 			return err
 		}
@@ -368,7 +371,7 @@ func TestConcurrentJourneysNeverOverspend(t *testing.T) {
 	// timeout is raised to allow it), so all 200 are in flight together.
 	lookup, _ := catalog.Get(ctx, in.DB.Read(), "lookup_order")
 	lookup.Timeout = 15 * time.Second
-	in.DB.Transact(ctx, func(tx *sql.Tx) error { return catalog.Upsert(ctx, tx, lookup) })
+	in.DB.Transact(ctx, func(tx *store.Tx) error { return catalog.Upsert(ctx, tx, lookup) })
 	in.Agent.Sim.SetFaults(sim.Faults{Delay: 4 * time.Second})
 	var ok, refused atomic.Int64
 	var wg sync.WaitGroup
@@ -547,7 +550,7 @@ func TestRedactionEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	refund.Provider, refund.WebhookURL, refund.MaxAttempts, refund.Timeout = tools.ProviderHTTP, hook.URL, 1, 5*time.Second
-	if err := in.DB.Transact(ctx, func(tx *sql.Tx) error { return catalog.Upsert(ctx, tx, refund) }); err != nil {
+	if err := in.DB.Transact(ctx, func(tx *store.Tx) error { return catalog.Upsert(ctx, tx, refund) }); err != nil {
 		t.Fatal(err)
 	}
 	rj := journey(t, in, in.DemoKey, "ORD-1005 was charged twice, please refund $45.50", nil)

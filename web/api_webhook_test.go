@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -10,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wardenhq/warden/platform/store"
 
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/tools"
@@ -48,7 +49,7 @@ func TestJourneyThroughWebhookProvider(t *testing.T) {
 		t.Fatal(err)
 	}
 	tool.Provider, tool.WebhookURL, tool.MaxAttempts, tool.Timeout = tools.ProviderHTTP, srv.URL, 3, 2*time.Second
-	if err := in.DB.Transact(ctx, func(tx *sql.Tx) error { return catalog.Upsert(ctx, tx, tool) }); err != nil {
+	if err := in.DB.Transact(ctx, func(tx *store.Tx) error { return catalog.Upsert(ctx, tx, tool) }); err != nil {
 		t.Fatal(err)
 	}
 

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -26,12 +25,12 @@ func BenchmarkApprovalQueue10k(b *testing.B) {
 	tenants := []string{"acme"}
 	for i := range 4 {
 		slug := fmt.Sprintf("tenant-%d", i)
-		in.DB.Transact(ctx, func(tx *sql.Tx) error { _, err := store.CreateTenant(ctx, tx, slug, slug); return err })
+		in.DB.Transact(ctx, func(tx *store.Tx) error { _, err := store.CreateTenant(ctx, tx, slug, slug); return err })
 		tenants = append(tenants, slug)
 	}
 	sealer := in.Agent.Journeys.Sealer()
 	for batch := range 100 {
-		err := in.DB.Transact(ctx, func(tx *sql.Tx) error {
+		err := in.DB.Transact(ctx, func(tx *store.Tx) error {
 			for i := range 100 {
 				n := batch*100 + i
 				t, _ := store.TenantBySlug(ctx, tx, tenants[n%len(tenants)])

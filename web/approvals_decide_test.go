@@ -2,11 +2,12 @@ package web
 
 import (
 	"context"
-	"database/sql"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/wardenhq/warden/platform/store"
 
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/catalog"
@@ -189,7 +190,7 @@ func TestApprovalFailedNeedsReview(t *testing.T) {
 	ctx := context.Background()
 	a := pendingAction(t, in, "ORD-1002")
 	// The kill switch goes off between the decision and the execution.
-	if err := in.DB.Transact(ctx, func(tx *sql.Tx) error {
+	if err := in.DB.Transact(ctx, func(tx *store.Tx) error {
 		_, err := catalog.SetEnabled(ctx, tx, sim.ToolIssueRefund, false)
 		return err
 	}); err != nil {

@@ -3,7 +3,6 @@ package web
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -91,7 +90,7 @@ func createActions(t *testing.T, in *instance, tenant store.Tenant, n int, amoun
 		t.Fatal(err)
 	}
 	var out []approvals.Action
-	err = in.DB.Transact(ctx, func(tx *sql.Tx) error {
+	err = in.DB.Transact(ctx, func(tx *store.Tx) error {
 		for i := range n {
 			minor := amount + int64(i)
 			args, _ := json.Marshal(map[string]any{"order_id": fmt.Sprintf("ORD-%d", 7000+i), "amount_minor": minor, "currency": "USD", "account": "9182"})

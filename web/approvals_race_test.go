@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -30,7 +29,7 @@ func TestRacingApproversExecuteOnce(t *testing.T) {
 	var actions []approvals.Action
 	for i := range 100 {
 		amount := int64(100)
-		in.DB.Transact(ctx, func(tx *sql.Tx) error {
+		in.DB.Transact(ctx, func(tx *store.Tx) error {
 			a, err := approvals.Create(ctx, tx, in.Agent.Journeys.Sealer(), approvals.Spec{
 				TenantID: tenant.ID, TenantSlug: "acme", JourneyID: fmt.Sprintf("race-%d", i), KeyID: "race", Tool: catalog.ForApproval(tool),
 				Args:         json.RawMessage(`{"order_id":"ORD-1004","amount_minor":100,"currency":"USD","account":"GB74BUKB20201555559182"}`),

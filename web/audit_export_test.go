@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -25,7 +24,7 @@ func auditExportSeed(t *testing.T, db *store.DB) {
 	t.Helper()
 	ctx := context.Background()
 	for i, tenant := range []string{"acme", "globex", "acme", "globex", "acme"} {
-		err := db.Transact(ctx, func(tx *sql.Tx) error {
+		err := db.Transact(ctx, func(tx *store.Tx) error {
 			_, err := audit.Append(ctx, tx, audit.Event{
 				Actor: audit.Actor{Type: audit.ActorSystem, ID: "test"}, Tenant: tenant, Verb: "action.approve",
 				Subject: audit.Subject{Type: "action", ID: "=act" + string(rune('0'+i))}, Details: map[string]any{"n": i},

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"database/sql"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -63,7 +62,7 @@ func wantSeqs(evs []audit.Event, keep func(audit.Event) bool) []int64 {
 func appendAt(t *testing.T, db *store.DB, evs ...audit.Event) {
 	t.Helper()
 	ctx := context.Background()
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		for _, e := range evs {
 			if _, err := audit.Append(ctx, tx, e); err != nil {
 				return err

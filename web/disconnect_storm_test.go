@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"net/http"
 	"strings"
@@ -44,7 +43,7 @@ func startReplicas(t *testing.T, env map[string]string) ([]*instance, string) {
 		t.Fatal(err)
 	}
 	var secret string
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *store.Tx) error {
 		_, s, err := keys.Create(ctx, tx, ins[0].Agent.Journeys.Sealer(), keys.NewSpec{TenantID: acme.ID, Name: "storm bot",
 			Scopes: []string{"skill:order_status", "tool:lookup_order"}, RatePerMin: 600000, Burst: 10000, CreatedBy: "test"})
 		secret = s.Key

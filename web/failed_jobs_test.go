@@ -2,12 +2,13 @@ package web
 
 import (
 	"context"
-	"database/sql"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wardenhq/warden/platform/store"
 
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/handlers"
@@ -25,7 +26,7 @@ func TestStatusListsFailedJobsAndRetriesThem(t *testing.T) {
 	ctx := context.Background()
 	// An execution job for an action that does not exist: its first run
 	// fails for good (a permanent error), on either engine.
-	if err := in.DB.Transact(ctx, func(tx *sql.Tx) error {
+	if err := in.DB.Transact(ctx, func(tx *store.Tx) error {
 		return jobs.Enqueue(ctx, tx, "execute_action", map[string]string{"action_id": "act_gone"}, jobs.Options{})
 	}); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package web
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"io"
 	"log/slog"
 	"net"
@@ -151,7 +150,7 @@ func startClock(t testing.TB, env map[string]string, demo bool, clock func() tim
 		if demoKey, err = rt.SeedDemo(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-	} else if err := db.Transact(context.Background(), func(tx *sql.Tx) error {
+	} else if err := db.Transact(context.Background(), func(tx *store.Tx) error {
 		_, err := store.CreateTenant(context.Background(), tx, "acme", "Acme")
 		return err
 	}); err != nil {

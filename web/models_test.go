@@ -3,7 +3,6 @@ package web
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"io"
@@ -91,7 +90,7 @@ func newModelRigEnv(t testing.TB, env map[string]string, limitMicros int64, deps
 	}
 	// A tenant of its own: the demo's journeys spend acme's budget.
 	var tenant store.Tenant
-	if err := in.DB.Transact(ctx, func(tx *sql.Tx) error {
+	if err := in.DB.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		if tenant, err = store.CreateTenant(ctx, tx, "modelco", "Model Co"); err != nil {
 			return err

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"net/http"
 	"os"
@@ -93,7 +92,7 @@ func seedScale(b *testing.B, db *store.DB, journeys, events, actions int) {
 	b.Helper()
 	ctx := context.Background()
 	now := time.Now().UTC()
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		acme, err := store.TenantBySlug(ctx, tx, "acme")
 		if err != nil {
 			return err
@@ -171,7 +170,7 @@ func seedScale(b *testing.B, db *store.DB, journeys, events, actions int) {
 }
 
 // bulkInsert runs prefix with n rows of values, 200 rows a statement.
-func bulkInsert(ctx context.Context, tx *sql.Tx, prefix, row string, n int, values func(i int) []any) error {
+func bulkInsert(ctx context.Context, tx *store.Tx, prefix, row string, n int, values func(i int) []any) error {
 	const per = 200
 	full := prefix + strings.TrimSuffix(strings.Repeat(row+",", per), ",")
 	stmt, err := tx.PrepareContext(ctx, full)

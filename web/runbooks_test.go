@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"database/sql"
 	"net/http"
 	"net/url"
 	"strings"
@@ -161,7 +160,7 @@ func TestRunbookPurgeRunsOnAnotherPersonsApproval(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC()
-	if err := in.DB.Transact(ctx, func(tx *sql.Tx) error {
+	if err := in.DB.Transact(ctx, func(tx *store.Tx) error {
 		for id, at := range map[string]time.Time{"j-pii-recent": now.Add(-time.Hour), "j-pii-old": now.Add(-10 * 24 * time.Hour)} {
 			if _, err := tx.Exec(`INSERT INTO journeys (id, tenant_id, request_id, correlation_id, release_digest, status, created_at) VALUES (?, ?, 'r', 'c', 'x', 'completed', ?)`,
 				id, acme.ID, store.FormatTime(at)); err != nil {

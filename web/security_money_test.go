@@ -5,7 +5,6 @@ package web
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -67,7 +66,7 @@ func addPayoutTool(t testing.TB, in *instance, hookURL string) string {
 		ArgsSchema: json.RawMessage(`{"type":"object","properties":{"payee":{"type":"string"},"payout_cents":{"type":"integer","minimum":0},
 			"ccy":{"type":"string"}},"required":["payee","payout_cents","ccy"],"additionalProperties":false}`),
 		AmountArg: "payout_cents", CurrencyArg: "ccy", TargetArg: "payee"}
-	if err := in.DB.Transact(ctx, func(tx *sql.Tx) error { return catalog.Upsert(ctx, tx, payout) }); err != nil {
+	if err := in.DB.Transact(ctx, func(tx *store.Tx) error { return catalog.Upsert(ctx, tx, payout) }); err != nil {
 		t.Fatal(err)
 	}
 	_, key := newKeyIn(t, in, "acme", "payout agent", []string{"tool:send_payout"}, "test")
@@ -84,7 +83,7 @@ func newKeyIn(t testing.TB, in *instance, slug, name string, scopes []string, cr
 	}
 	var k keys.Key
 	var secrets keys.Secrets
-	err = in.DB.Transact(ctx, func(tx *sql.Tx) error {
+	err = in.DB.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		k, secrets, err = keys.Create(ctx, tx, in.Agent.Journeys.Sealer(), keys.NewSpec{TenantID: tenant.ID, Name: name, Scopes: scopes, RatePerMin: 60000, Burst: 1000, CreatedBy: createdBy})
 		return err
@@ -371,7 +370,7 @@ func TestDeclaredAmountDecidesDualControl(t *testing.T) {
 	ctx := context.Background()
 	t2, _ := catalog.Get(ctx, in.DB.Read(), "send_payout")
 	t2.ArgsSchema = json.RawMessage(`{"type":"object","properties":{"payee":{"type":"string"},"payout_cents":{"type":"integer"},"ccy":{"type":"string"}}}`)
-	if err := in.DB.Transact(ctx, func(tx *sql.Tx) error { return catalog.Upsert(ctx, tx, t2) }); err != nil {
+	if err := in.DB.Transact(ctx, func(tx *store.Tx) error { return catalog.Upsert(ctx, tx, t2) }); err != nil {
 		t.Fatal(err)
 	}
 	if r := proposeRaw(t, in, key, `{"tool":"send_payout","summary":"Pay out","arguments":{"payee":"acct-3","ccy":"USD"}}`); r.Status != http.StatusBadRequest || !strings.Contains(string(r.Raw), "payout_cents") {
@@ -633,7 +632,7 @@ func TestSplitsCannotDodgeTheTargetTotalBySpellingOrCurrency(t *testing.T) {
 	// EUR has its own threshold, so only the mixed currencies count.
 	ctx := context.Background()
 	acme, _ := store.TenantBySlug(ctx, in.DB.Read(), "acme")
-	in.DB.Transact(ctx, func(tx *sql.Tx) error {
+	in.DB.Transact(ctx, func(tx *store.Tx) error {
 		_, err := store.SetThreshold(ctx, tx, acme.ID, store.Threshold{Currency: "EUR", Minor: 100_000})
 		return err
 	})

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"net/http"
 	"strings"
@@ -21,7 +20,7 @@ import (
 func copyActionAs(t testing.TB, db *store.DB, likeSummary, id, tenantID, status string, created time.Time) {
 	t.Helper()
 	ctx := context.Background()
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		rows, err := tx.QueryContext(ctx, `SELECT * FROM actions LIMIT 0`)
 		if err != nil {
 			return err
@@ -75,7 +74,7 @@ func TestStatusFailedActionsScopedInQuery(t *testing.T) {
 	in := startWardenDemo(t, nil)
 	ctx := context.Background()
 	var beta store.Tenant
-	if err := in.DB.Transact(ctx, func(tx *sql.Tx) error {
+	if err := in.DB.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		beta, err = store.CreateTenant(ctx, tx, "beta", "Beta")
 		return err

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/ed25519"
-	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"os"
@@ -29,7 +28,7 @@ func auditExportDir(t *testing.T) string {
 	defer db.Close()
 	verbs := []string{"action.approve", "action.reject", "auth.login"}
 	for i := range 9 {
-		err := db.Transact(ctx, func(tx *sql.Tx) error {
+		err := db.Transact(ctx, func(tx *store.Tx) error {
 			_, err := audit.Append(ctx, tx, audit.Event{
 				Actor: audit.Actor{Type: audit.ActorPrincipal, ID: "p-" + string(rune('a'+i))}, Verb: verbs[i%3],
 				Tenant: []string{"acme", "globex"}[i%2], Subject: audit.Subject{Type: "action", ID: "=a" + string(rune('0'+i))},

@@ -44,7 +44,7 @@ func auditFixture(t *testing.T) (dir string, signer *audit.Signer, hashes []stri
 	hashes = []string{audit.GenesisHash}
 	appendN := func(n int) {
 		for range n {
-			err := db.Transact(ctx, func(tx *sql.Tx) error {
+			err := db.Transact(ctx, func(tx *store.Tx) error {
 				ev, err := audit.Append(ctx, tx, audit.Event{
 					Actor: audit.Actor{Type: audit.ActorSystem, ID: "test"}, Verb: "test.event",
 					Details: map[string]any{"n": len(hashes)},

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -32,7 +31,7 @@ func TestBackupRestoreVerifies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Transact(ctx, func(tx *sql.Tx) error { _, err := store.CreateTenant(ctx, tx, "acme", "Acme"); return err }); err != nil {
+	if err := db.Transact(ctx, func(tx *store.Tx) error { _, err := store.CreateTenant(ctx, tx, "acme", "Acme"); return err }); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()

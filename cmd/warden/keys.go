@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
@@ -93,7 +92,7 @@ func keysCmd(ctx context.Context, args []string, env func(string) (string, bool)
 		return 1
 	}
 	var secrets keys.Secrets
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *store.Tx) error {
 		k, s, err := keys.Create(ctx, tx, sealer, spec)
 		if err != nil {
 			return err

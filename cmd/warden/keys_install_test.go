@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
 	"os"
 	"path/filepath"
@@ -53,7 +52,7 @@ func TestInstallationKeysFromSettings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		db.Transact(ctx, func(tx *sql.Tx) error { _, err := store.CreateTenant(ctx, tx, "acme", "Acme"); return err })
+		db.Transact(ctx, func(tx *store.Tx) error { _, err := store.CreateTenant(ctx, tx, "acme", "Acme"); return err })
 		db.Close()
 		return dir
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -23,7 +22,7 @@ func TestKeysCreateCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db.Transact(ctx, func(tx *sql.Tx) error { _, err := store.CreateTenant(ctx, tx, "acme", "Acme"); return err })
+	db.Transact(ctx, func(tx *store.Tx) error { _, err := store.CreateTenant(ctx, tx, "acme", "Acme"); return err })
 	db.Close()
 	env := envMap(map[string]string{"WARDEN_DATA_DIR": dir})
 

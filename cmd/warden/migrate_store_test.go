@@ -233,7 +233,7 @@ func TestMigrateStoreRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Transact(ctx, func(tx *sql.Tx) error { _, err := store.CreateTenant(ctx, tx, "acme", "Acme"); return err }); err != nil {
+	if err := db.Transact(ctx, func(tx *store.Tx) error { _, err := store.CreateTenant(ctx, tx, "acme", "Acme"); return err }); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -246,7 +246,7 @@ func TestMigrateStoreRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fdb.Close()
-	if err := fdb.Transact(ctx, func(tx *sql.Tx) error { _, err := store.CreateTenant(ctx, tx, "other", "Other"); return err }); err != nil {
+	if err := fdb.Transact(ctx, func(tx *store.Tx) error { _, err := store.CreateTenant(ctx, tx, "other", "Other"); return err }); err != nil {
 		t.Fatal(err)
 	}
 	snapshot := func() string { return strings.Join(tableRows(t, fdb.Read(), "tenants"), "\n") }

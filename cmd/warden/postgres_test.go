@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -76,7 +75,7 @@ func TestCommandsUsePostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if err := db.Transact(ctx, func(tx *sql.Tx) error { _, err := store.CreateTenant(ctx, tx, "acme", "Acme"); return err }); err != nil {
+	if err := db.Transact(ctx, func(tx *store.Tx) error { _, err := store.CreateTenant(ctx, tx, "acme", "Acme"); return err }); err != nil {
 		t.Fatal(err)
 	}
 	env := envMap(map[string]string{"WARDEN_DATA_DIR": dir, "WARDEN_DATABASE_URL": dbURL, "WARDEN_DB_MAX_CONNS": "3"})

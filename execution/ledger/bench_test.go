@@ -1,9 +1,10 @@
 package ledger
 
 import (
-	"database/sql"
 	"strconv"
 	"testing"
+
+	"github.com/wardenhq/warden/platform/store"
 
 	"github.com/wardenhq/warden/tools/sim"
 )
@@ -21,7 +22,7 @@ func BenchmarkExecute(b *testing.B) {
 		for b.Loop() {
 			i++
 			key := "bench-" + strconv.Itoa(i)
-			if err := f.db.Transact(f.ctx, func(tx *sql.Tx) error {
+			if err := f.db.Transact(f.ctx, func(tx *store.Tx) error {
 				return Intend(f.ctx, tx, Entry{Key: key, Digest: digestOf(refundArgs), Tool: sim.ToolIssueRefund, Tenant: tenant})
 			}); err != nil {
 				b.Fatal(err)

@@ -3,7 +3,6 @@ package ledger
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -133,7 +132,7 @@ func TestCrashWindow(t *testing.T) {
 			}
 		}
 
-		if err := db.Transact(ctx, func(tx *sql.Tx) error {
+		if err := db.Transact(ctx, func(tx *store.Tx) error {
 			return Intend(ctx, tx, Entry{Key: key, Digest: digest, Tool: sim.ToolIssueRefund, Tenant: tenant, ActionID: "act-1"})
 		}); err != nil {
 			rt.Fatal(err)

@@ -3,7 +3,6 @@ package ledger
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -164,7 +163,7 @@ func (f *fixture) call(key, args string) tools.Call {
 
 // intend records the effect as the approval transaction does.
 func (f *fixture) intend(key, args string) error {
-	return f.db.Transact(f.ctx, func(tx *sql.Tx) error {
+	return f.db.Transact(f.ctx, func(tx *store.Tx) error {
 		return Intend(f.ctx, tx, Entry{Key: key, Digest: digestOf(args), Tool: sim.ToolIssueRefund, Tenant: tenant, ActionID: "act-" + key})
 	})
 }

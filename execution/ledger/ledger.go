@@ -152,7 +152,7 @@ var digestRe = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // Intending the same key with the same digest, tool, tenant and action
 // again changes nothing, whatever state the record has reached; anything
 // else under that key is refused with ErrDigestMismatch.
-func Intend(ctx context.Context, tx *sql.Tx, e Entry) error {
+func Intend(ctx context.Context, tx *store.Tx, e Entry) error {
 	if err := validate(e); err != nil {
 		return fmt.Errorf("intend effect: %w", err)
 	}
@@ -342,7 +342,7 @@ func failure(e Entry) error {
 // returns it untouched when it is RECORDED or FAILED.
 func reserve(ctx context.Context, db *store.DB, key, digest, tool, tenant string) (Entry, error) {
 	var e Entry
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		e, err = Get(ctx, tx, key)
 		if errors.Is(err, store.ErrNotFound) {
@@ -383,7 +383,7 @@ func record(ctx context.Context, db *store.DB, key string, receipt json.RawMessa
 // found), an "effect.reconciled" event in the same transaction.
 func recordAudited(ctx context.Context, db *store.DB, key string, receipt json.RawMessage, how string) (Entry, error) {
 	receipt = redactReceipt(redactorFor(db), receipt)
-	return update(ctx, db, key, func(tx *sql.Tx, e Entry) (Entry, error) {
+	return update(ctx, db, key, func(tx *store.Tx, e Entry) (Entry, error) {
 		if e.State == Recorded {
 			return e, nil
 		}
@@ -402,7 +402,7 @@ func recordAudited(ctx context.Context, db *store.DB, key string, receipt json.R
 }
 
 // auditReconciled records what reconciliation did with an effect.
-func auditReconciled(ctx context.Context, tx *sql.Tx, e Entry, how string) error {
+func auditReconciled(ctx context.Context, tx *store.Tx, e Entry, how string) error {
 	_, err := audit.Append(ctx, tx, audit.Event{
 		Actor: audit.Actor{Type: audit.ActorSystem, ID: "reconciler"}, Tenant: e.Tenant, Verb: "effect.reconciled",
 		Subject: audit.Subject{Type: "action", ID: e.ActionID},
@@ -415,7 +415,7 @@ func auditReconciled(ctx context.Context, tx *sql.Tx, e Entry, how string) error
 // outcome is known, so the record no longer needs review.
 func fail(ctx context.Context, db *store.DB, key, why string) (Entry, error) {
 	why = redactReason(redactorFor(db), why)
-	return update(ctx, db, key, func(tx *sql.Tx, e Entry) (Entry, error) {
+	return update(ctx, db, key, func(tx *store.Tx, e Entry) (Entry, error) {
 		if e.State == Recorded || e.State == Failed {
 			return e, nil
 		}
@@ -439,7 +439,7 @@ func note(ctx context.Context, db *store.DB, key, why string) error {
 
 func setNote(ctx context.Context, db *store.DB, key, why string, review bool) (Entry, error) {
 	why = redactReason(redactorFor(db), why)
-	return update(ctx, db, key, func(tx *sql.Tx, e Entry) (Entry, error) {
+	return update(ctx, db, key, func(tx *store.Tx, e Entry) (Entry, error) {
 		if e.State != Reserved && e.State != Executed {
 			return e, nil
 		}
@@ -462,9 +462,9 @@ func setNote(ctx context.Context, db *store.DB, key, why string, review bool) (E
 }
 
 // update runs fn on the current record of key in one write transaction.
-func update(ctx context.Context, db *store.DB, key string, fn func(tx *sql.Tx, e Entry) (Entry, error)) (Entry, error) {
+func update(ctx context.Context, db *store.DB, key string, fn func(tx *store.Tx, e Entry) (Entry, error)) (Entry, error) {
 	var out Entry
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		e, err := Get(ctx, tx, key)
 		if err != nil {
 			return err

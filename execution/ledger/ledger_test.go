@@ -3,7 +3,6 @@ package ledger
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"strings"
 	"sync"
@@ -168,7 +167,7 @@ func TestIntendBindsTheKey(t *testing.T) {
 		{"other action", Entry{Key: key, Digest: digestOf(refundArgs), Tool: sim.ToolIssueRefund, Tenant: tenant, ActionID: "act-other"}},
 	}
 	for _, tt := range other {
-		err := f.db.Transact(f.ctx, func(tx *sql.Tx) error { return Intend(f.ctx, tx, tt.e) })
+		err := f.db.Transact(f.ctx, func(tx *store.Tx) error { return Intend(f.ctx, tx, tt.e) })
 		if !errors.Is(err, ErrDigestMismatch) {
 			t.Errorf("%s: Intend = %v, want ErrDigestMismatch", tt.name, err)
 		}
@@ -207,7 +206,7 @@ func TestIntendRefusesBadInput(t *testing.T) {
 	for _, tt := range tests {
 		e := good
 		tt.edit(&e)
-		err := f.db.Transact(f.ctx, func(tx *sql.Tx) error { return Intend(f.ctx, tx, e) })
+		err := f.db.Transact(f.ctx, func(tx *store.Tx) error { return Intend(f.ctx, tx, e) })
 		if err == nil {
 			t.Errorf("%s: Intend = nil, want an error", tt.name)
 		}

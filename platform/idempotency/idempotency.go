@@ -62,7 +62,7 @@ func Begin(ctx context.Context, db *store.DB, owner, key, hash string, wait time
 	deadline := time.Now().Add(wait)
 	for {
 		var claimed bool
-		err := db.Transact(ctx, func(tx *sql.Tx) error {
+		err := db.Transact(ctx, func(tx *store.Tx) error {
 			res, err := tx.ExecContext(ctx, `INSERT INTO idempotency (key_id, idem_key, request_hash, created_at)
 				VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`, owner, key, hash, store.Now())
 			if err != nil {
@@ -97,7 +97,7 @@ func Begin(ctx context.Context, db *store.DB, owner, key, hash string, wait time
 		// A claim that never completed (its process died) is taken over
 		// once it is older than any request can run.
 		if at, err := time.Parse(time.RFC3339Nano, created); err == nil && time.Since(at) > StaleAfter {
-			if err := db.Transact(ctx, func(tx *sql.Tx) error {
+			if err := db.Transact(ctx, func(tx *store.Tx) error {
 				_, err := tx.ExecContext(ctx, `DELETE FROM idempotency WHERE key_id = ? AND idem_key = ? AND status_code = 0 AND created_at = ?`, owner, key, created)
 				return err
 			}); err != nil {
@@ -119,7 +119,7 @@ func Begin(ctx context.Context, db *store.DB, owner, key, hash string, wait time
 // Complete stores the response of the request that owns the key.
 func Complete(ctx context.Context, db *store.DB, owner, key string, status int, body []byte) error {
 	key = keyDigest(owner, key)
-	return db.Transact(ctx, func(tx *sql.Tx) error {
+	return db.Transact(ctx, func(tx *store.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE idempotency SET status_code = ?, response = ? WHERE key_id = ? AND idem_key = ?`,
 			status, body, owner, key)
 		return err
@@ -131,7 +131,7 @@ func Complete(ctx context.Context, db *store.DB, owner, key string, status int, 
 // a retry runs afresh.
 func Abandon(ctx context.Context, db *store.DB, owner, key string) error {
 	key = keyDigest(owner, key)
-	return db.Transact(ctx, func(tx *sql.Tx) error {
+	return db.Transact(ctx, func(tx *store.Tx) error {
 		_, err := tx.ExecContext(ctx, `DELETE FROM idempotency WHERE key_id = ? AND idem_key = ? AND status_code = 0`, owner, key)
 		return err
 	})

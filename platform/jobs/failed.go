@@ -80,8 +80,8 @@ func ListFailed(ctx context.Context, db *store.DB, limit int) ([]Failed, int, er
 // record writes what the retry leaves in the audit trail (the caller's
 // audit.JobRetried), in the same transaction. Handlers are idempotent, so
 // a job whose work was done meanwhile finds nothing left to do.
-func Retry(ctx context.Context, db *store.DB, id int64, record func(ctx context.Context, tx *sql.Tx, kind string) error) error {
-	return db.Transact(ctx, func(tx *sql.Tx) error {
+func Retry(ctx context.Context, db *store.DB, id int64, record func(ctx context.Context, tx *store.Tx, kind string) error) error {
+	return db.Transact(ctx, func(tx *store.Tx) error {
 		kind, err := retry(ctx, tx, id)
 		if err != nil {
 			return err
@@ -91,9 +91,9 @@ func Retry(ctx context.Context, db *store.DB, id int64, record func(ctx context.
 }
 
 // retry makes job id available again inside tx and returns its kind.
-func retry(ctx context.Context, tx *sql.Tx, id int64) (string, error) {
+func retry(ctx context.Context, tx *store.Tx, id int64) (string, error) {
 	var kind, state string
-	if store.TxDialect(tx) == store.Postgres {
+	if tx.Dialect() == store.Postgres {
 		err := tx.QueryRowContext(ctx, `SELECT kind, state::text FROM river_job WHERE id = ? FOR UPDATE`, id).Scan(&kind, &state)
 		if errors.Is(err, sql.ErrNoRows) {
 			return "", store.ErrNotFound
@@ -106,7 +106,7 @@ func retry(ctx context.Context, tx *sql.Tx, id int64) (string, error) {
 		}
 		c, err := inserter()
 		if err == nil {
-			_, err = c.JobRetryTx(ctx, tx, id)
+			_, err = c.JobRetryTx(ctx, tx.Tx, id)
 		}
 		if err != nil {
 			return "", fmt.Errorf("retry job %d: %w", id, err)

@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"io"
 	"log/slog"
@@ -41,7 +40,7 @@ func TestFailedJobsAreListedAndRetried(t *testing.T) {
 		}
 	})
 	for _, id := range []string{"act_perm", "act_tired"} {
-		if err := db.Transact(ctx, func(tx *sql.Tx) error {
+		if err := db.Transact(ctx, func(tx *store.Tx) error {
 			return Enqueue(ctx, tx, "flaky", map[string]string{"action_id": id}, Options{UniqueKey: id, MaxAttempts: 2})
 		}); err != nil {
 			t.Fatal(err)

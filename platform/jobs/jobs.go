@@ -65,7 +65,7 @@ type Options struct {
 // Enqueue adds a job inside the caller's transaction (one that
 // store.DB.Transact began): to the outbox on SQLite, to River on
 // PostgreSQL.
-func Enqueue(ctx context.Context, tx *sql.Tx, kind string, payload any, o Options) error {
+func Enqueue(ctx context.Context, tx *store.Tx, kind string, payload any, o Options) error {
 	raw, err := json.Marshal(payload)
 	if err != nil {
 		return fmt.Errorf("enqueue %s: %w", kind, err)
@@ -73,7 +73,7 @@ func Enqueue(ctx context.Context, tx *sql.Tx, kind string, payload any, o Option
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = 25
 	}
-	if store.TxDialect(tx) == store.Postgres {
+	if tx.Dialect() == store.Postgres {
 		return enqueueRiver(ctx, tx, kind, raw, o)
 	}
 	if o.RunAt.IsZero() {
@@ -162,7 +162,7 @@ const (
 // failed ones older than KeepFailed, as of now; it returns how many.
 func Cleanup(ctx context.Context, db *store.DB, now time.Time) (int64, error) {
 	var n int64
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM jobs WHERE (state = 'done' AND updated_at < ?) OR (state = 'discarded' AND updated_at < ?)`,
 			store.FormatTime(now.Add(-KeepDone)), store.FormatTime(now.Add(-KeepFailed)))
 		if err != nil {
@@ -286,7 +286,7 @@ func (q *Queue) claim(ctx context.Context) (Job, bool, error) {
 	var payload string
 	found := false
 	now := q.now()
-	err := q.db.Transact(ctx, func(tx *sql.Tx) error {
+	err := q.db.Transact(ctx, func(tx *store.Tx) error {
 		found = false // a retried run starts afresh (store.Transact)
 		err := tx.QueryRowContext(ctx, `
 			UPDATE jobs SET state = 'running', attempts = attempts + 1, locked_until = ?, updated_at = ?
@@ -320,7 +320,7 @@ func (q *Queue) finish(ctx context.Context, j Job, runErr error) error {
 	case runErr != nil:
 		q.log.Warn("job failed; will retry", "job", j.ID, "kind", j.Kind, "attempt", j.Attempts, "err", runErr)
 	}
-	return q.db.Transact(ctx, func(tx *sql.Tx) error {
+	return q.db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		switch {
 		case runErr == nil:
@@ -341,7 +341,7 @@ func (q *Queue) finish(ctx context.Context, j Job, runErr error) error {
 func (q *Queue) rescue(ctx context.Context, all bool) (int64, error) {
 	var n int64
 	now := store.FormatTime(q.now())
-	err := q.db.Transact(ctx, func(tx *sql.Tx) error {
+	err := q.db.Transact(ctx, func(tx *store.Tx) error {
 		query := `UPDATE jobs SET state = 'available', locked_until = NULL, updated_at = ? WHERE state = 'running' AND locked_until < ?`
 		args := []any{now, now}
 		if all {

@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"io"
 	"log/slog"
@@ -28,7 +27,9 @@ func setup(t *testing.T) (*store.DB, *Queue) {
 
 func enqueue(t *testing.T, db *store.DB, kind string, o Options) {
 	t.Helper()
-	if err := db.Transact(context.Background(), func(tx *sql.Tx) error { return Enqueue(context.Background(), tx, kind, map[string]string{"k": "v"}, o) }); err != nil {
+	if err := db.Transact(context.Background(), func(tx *store.Tx) error {
+		return Enqueue(context.Background(), tx, kind, map[string]string{"k": "v"}, o)
+	}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -46,7 +47,7 @@ func state(t *testing.T, db *store.DB) (string, int) {
 func TestEnqueueIsPartOfTheTransaction(t *testing.T) {
 	db, _ := setup(t)
 	boom := errors.New("boom")
-	err := db.Transact(context.Background(), func(tx *sql.Tx) error {
+	err := db.Transact(context.Background(), func(tx *store.Tx) error {
 		if err := Enqueue(context.Background(), tx, "x", nil, Options{}); err != nil {
 			return err
 		}

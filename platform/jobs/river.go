@@ -79,7 +79,7 @@ var inserter = sync.OnceValues(func() (*river.Client[*sql.Tx], error) {
 })
 
 // enqueueRiver inserts a job into River inside tx.
-func enqueueRiver(ctx context.Context, tx *sql.Tx, kind string, raw json.RawMessage, o Options) error {
+func enqueueRiver(ctx context.Context, tx *store.Tx, kind string, raw json.RawMessage, o Options) error {
 	c, err := inserter()
 	if err != nil {
 		return fmt.Errorf("enqueue %s: %w", kind, err)
@@ -88,7 +88,7 @@ func enqueueRiver(ctx context.Context, tx *sql.Tx, kind string, raw json.RawMess
 	if o.UniqueKey != "" {
 		opts.UniqueOpts = river.UniqueOpts{ByArgs: true, ByState: uniqueStates}
 	}
-	if _, err := c.InsertTx(ctx, tx, riverArgs{kind: kind, Key: o.UniqueKey, Payload: raw, TimeoutMS: o.Timeout.Milliseconds()}, opts); err != nil {
+	if _, err := c.InsertTx(ctx, tx.Tx, riverArgs{kind: kind, Key: o.UniqueKey, Payload: raw, TimeoutMS: o.Timeout.Milliseconds()}, opts); err != nil {
 		return fmt.Errorf("enqueue %s: %w", kind, err)
 	}
 	return nil

@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"io"
@@ -100,7 +99,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 func put(t *testing.T, db *store.DB, kind, k string, o Options) {
 	t.Helper()
-	if err := db.Transact(context.Background(), func(tx *sql.Tx) error {
+	if err := db.Transact(context.Background(), func(tx *store.Tx) error {
 		return Enqueue(context.Background(), tx, kind, map[string]string{"k": k}, o)
 	}); err != nil {
 		t.Fatal(err)
@@ -110,7 +109,7 @@ func put(t *testing.T, db *store.DB, kind, k string, o Options) {
 func TestRiverRunsCommittedJobsOnceAndRolledBackNever(t *testing.T) {
 	db := riverSetup(t)
 	boom := errors.New("boom")
-	err := db.Transact(context.Background(), func(tx *sql.Tx) error {
+	err := db.Transact(context.Background(), func(tx *store.Tx) error {
 		if err := Enqueue(context.Background(), tx, "test_job", map[string]string{"k": "rolled-back"}, Options{}); err != nil {
 			return err
 		}
@@ -229,7 +228,7 @@ func TestRiverJobTimeouts(t *testing.T) {
 	})
 	ctx := context.Background()
 	for _, o := range []Options{{UniqueKey: "default"}, {UniqueKey: "own", Timeout: 3 * time.Minute}} {
-		if err := db.Transact(ctx, func(tx *sql.Tx) error { return Enqueue(ctx, tx, "timed", map[string]string{"k": o.UniqueKey}, o) }); err != nil {
+		if err := db.Transact(ctx, func(tx *store.Tx) error { return Enqueue(ctx, tx, "timed", map[string]string{"k": o.UniqueKey}, o) }); err != nil {
 			t.Fatal(err)
 		}
 		select {

@@ -130,7 +130,7 @@ func CopyAll(ctx context.Context, src, dst *DB, batch int, progress func(CopyTab
 
 	var out []CopyTable
 	for _, t := range tables {
-		n, err := copyTable(ctx, rtx, dst, t, batch)
+		n, err := copyTable(ctx, &Tx{Tx: rtx, dialect: src.dialect}, dst, t, batch)
 		if err != nil {
 			return out, fmt.Errorf("copy %s: %w", t, err)
 		}
@@ -146,7 +146,7 @@ func CopyAll(ctx context.Context, src, dst *DB, batch int, progress func(CopyTab
 	return out, nil
 }
 
-func copyTable(ctx context.Context, rtx *sql.Tx, dst *DB, table string, batch int) (int64, error) {
+func copyTable(ctx context.Context, rtx *Tx, dst *DB, table string, batch int) (int64, error) {
 	cols, err := Strings(ctx, rtx, `SELECT name FROM pragma_table_info(?) ORDER BY cid`, table)
 	if err != nil {
 		return 0, err
@@ -189,7 +189,7 @@ func copyTable(ctx context.Context, rtx *sql.Tx, dst *DB, table string, batch in
 		}
 		// Rows of one batch commit together; statements of at most per
 		// rows each.
-		err := dst.Transact(ctx, func(tx *sql.Tx) error {
+		err := dst.Transact(ctx, func(tx *Tx) error {
 			for start := 0; start < len(pending); start += per {
 				chunk := pending[start:min(start+per, len(pending))]
 				args := make([]any, 0, len(chunk)*len(cols))

@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"database/sql"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -22,7 +21,7 @@ func TestTransactRunsADeadlockedTransactionAgain(t *testing.T) {
 	db := storetest.Open(t)
 	ctx := context.Background()
 	for _, slug := range []string{"a", "b"} {
-		if err := db.Transact(ctx, func(tx *sql.Tx) error { _, err := store.CreateTenant(ctx, tx, slug, slug); return err }); err != nil {
+		if err := db.Transact(ctx, func(tx *store.Tx) error { _, err := store.CreateTenant(ctx, tx, slug, slug); return err }); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -31,7 +30,7 @@ func TestTransactRunsADeadlockedTransactionAgain(t *testing.T) {
 	locked.Add(2)
 	lockBoth := func(first, second string) error {
 		firstRun := true
-		return db.Transact(ctx, func(tx *sql.Tx) error {
+		return db.Transact(ctx, func(tx *store.Tx) error {
 			runs.Add(1)
 			if _, err := tx.ExecContext(ctx, `UPDATE tenants SET name = name WHERE slug = ?`, first); err != nil {
 				return err

@@ -107,7 +107,7 @@ func (db *DB) migrate(ctx context.Context) error {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
 	for _, m := range ms {
-		err := db.Transact(ctx, func(tx *sql.Tx) error {
+		err := db.Transact(ctx, func(tx *Tx) error {
 			// Checked inside the transaction: two processes starting at
 			// once serialise on BEGIN IMMEDIATE and the second skips.
 			return applyMigration(ctx, db, tx, m)
@@ -119,7 +119,7 @@ func (db *DB) migrate(ctx context.Context) error {
 	return nil
 }
 
-func applyMigration(ctx context.Context, db *DB, tx *sql.Tx, m migration) error {
+func applyMigration(ctx context.Context, db *DB, tx *Tx, m migration) error {
 	applied, err := db.appliedVersion(ctx, tx)
 	if err != nil {
 		return err
@@ -182,7 +182,7 @@ func (db *DB) migratePostgres(ctx context.Context) (err error) {
 					_ = tx.Rollback()
 				}
 			}()
-			if err := applyMigration(ctx, db, tx, m); err != nil {
+			if err := applyMigration(ctx, db, &Tx{Tx: tx, dialect: db.dialect}, m); err != nil {
 				return err
 			}
 			return tx.Commit()

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"slices"
 	"strconv"
@@ -20,7 +19,7 @@ type pageRow struct {
 func TestKeysetPagesWalkTheWholeList(t *testing.T) {
 	ctx := context.Background()
 	db, _ := openAny(t)
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *Tx) error {
 		if _, err := tx.Exec(`CREATE TABLE page_rows (id TEXT PRIMARY KEY, k INTEGER NOT NULL)`); err != nil {
 			return err
 		}

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -143,26 +142,14 @@ func (db *DB) Dialect() Dialect { return db.dialect }
 // is empty on SQLite.
 func (db *DB) PostgresDSN() string { return db.dsn }
 
-// pgTxs holds the PostgreSQL transactions Transact has open, so that
-// helpers given only a *sql.Tx know which engine they talk to.
-var pgTxs sync.Map // *sql.Tx → struct{}
-
-// TxDialect is the engine of a transaction Transact began.
-func TxDialect(tx *sql.Tx) Dialect {
-	if _, ok := pgTxs.Load(tx); ok {
-		return Postgres
-	}
-	return SQLite
-}
-
 // Serialize makes tx the only transaction past this point for name until
 // it ends. On SQLite it does nothing: BEGIN IMMEDIATE already admits one
 // writer at a time. On PostgreSQL it takes a transaction-scoped advisory
 // lock (pg_advisory_xact_lock), released by commit or rollback, so
 // replicas queue here; a read after it sees every transaction that held
 // the lock before (READ COMMITTED takes a new snapshot per statement).
-func Serialize(ctx context.Context, tx *sql.Tx, name string) error {
-	if TxDialect(tx) != Postgres {
+func Serialize(ctx context.Context, tx *Tx, name string) error {
+	if tx.Dialect() != Postgres {
 		return nil
 	}
 	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext(?))`, name); err != nil {
@@ -176,8 +163,8 @@ func Serialize(ctx context.Context, tx *sql.Tx, name string) error {
 // others pass. The lock is PostgreSQL's two-key advisory lock, the key
 // space of LockKey, so a key never meets Serialize's single-key locks
 // (the audit chain's) however its name hashes.
-func SerializeKey(ctx context.Context, tx *sql.Tx, space, name string) error {
-	if TxDialect(tx) != Postgres {
+func SerializeKey(ctx context.Context, tx *Tx, space, name string) error {
+	if tx.Dialect() != Postgres {
 		return nil
 	}
 	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtext(?), hashtext(?))`, space, name); err != nil {

@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"sync"
 	"testing"
@@ -64,7 +63,7 @@ func TestConcurrentOpensMigrateOnce(t *testing.T) {
 func TestAuditEventsAreAppendOnly(t *testing.T) {
 	ctx := context.Background()
 	db := storetest.Open(t)
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO audit_events (seq, time, actor_type, actor_id, verb, prev_hash, hash)
 			VALUES (?, ?, ?, ?, ?, ?, ?)`, 1, store.Now(), "system", "t", "test.event", "p", "h")
 		return err
@@ -73,7 +72,7 @@ func TestAuditEventsAreAppendOnly(t *testing.T) {
 		t.Fatalf("insert: %v", err)
 	}
 	for _, q := range []string{`UPDATE audit_events SET verb = 'x'`, `DELETE FROM audit_events`} {
-		err := db.Transact(ctx, func(tx *sql.Tx) error {
+		err := db.Transact(ctx, func(tx *store.Tx) error {
 			_, err := tx.ExecContext(ctx, q)
 			return err
 		})
@@ -98,7 +97,7 @@ func TestFailWritesIsStorageUnavailableOnBothEngines(t *testing.T) {
 	// The transaction fails before its function runs, so a caller that
 	// turns its own errors into problems cannot hide the storage failure.
 	ran := false
-	if err := db.Transact(ctx, func(*sql.Tx) error { ran = true; return nil }); !errors.Is(err, store.ErrStorageUnavailable) || ran {
+	if err := db.Transact(ctx, func(*store.Tx) error { ran = true; return nil }); !errors.Is(err, store.ErrStorageUnavailable) || ran {
 		t.Fatalf("Transact with writes failing = %v (function ran: %v), want ErrStorageUnavailable before it runs", err, ran)
 	}
 	if err := db.Ready(ctx); err == nil {
@@ -117,7 +116,7 @@ func TestFailWritesIsStorageUnavailableOnBothEngines(t *testing.T) {
 
 func storeTenant(ctx context.Context, db *store.DB, slug string) (store.Tenant, error) {
 	var tn store.Tenant
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		tn, err = store.CreateTenant(ctx, tx, slug, "Acme")
 		return err
@@ -134,7 +133,7 @@ func TestLostPostgresConnectionIsStorageUnavailable(t *testing.T) {
 	}
 	ctx := context.Background()
 	db := storetest.Open(t)
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
 		_, err := tx.ExecContext(ctx, `SELECT pg_terminate_backend(pg_backend_pid())`)
 		return err
 	})

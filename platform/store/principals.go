@@ -18,7 +18,7 @@ type PrincipalRow struct {
 // UpsertPrincipal records a login of (issuer, subject): it creates the
 // principal on first sight, otherwise refreshes name, e-mail, roles and
 // tenant scope. It returns the principal's id.
-func UpsertPrincipal(ctx context.Context, tx *sql.Tx, p PrincipalRow) (string, error) {
+func UpsertPrincipal(ctx context.Context, tx *Tx, p PrincipalRow) (string, error) {
 	roles, _ := json.Marshal(p.Roles)
 	tenants, _ := json.Marshal(p.Tenants)
 	now := Now()

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"os"
 	"sync/atomic"
 	"time"
@@ -35,7 +34,7 @@ func RegisterReplica(ctx context.Context, db *DB, now time.Time) (*Replica, erro
 	host, _ := os.Hostname()
 	r := &Replica{ID: NewID(), Started: now, db: db}
 	r.live.Store(1)
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO replicas (id, hostname, started_at, last_seen) VALUES (?, ?, ?, ?)`,
 			r.ID, host, FormatTime(now), FormatTime(now))
 		return err
@@ -52,7 +51,7 @@ func RegisterReplica(ctx context.Context, db *DB, now time.Time) (*Replica, erro
 // Heartbeat refreshes last_seen, forgets replicas dead for long (an hour
 // past the bound) and counts the replicas alive.
 func (r *Replica) Heartbeat(ctx context.Context, now time.Time) error {
-	err := r.db.Transact(ctx, func(tx *sql.Tx) error {
+	err := r.db.Transact(ctx, func(tx *Tx) error {
 		if _, err := tx.ExecContext(ctx, `UPDATE replicas SET last_seen = ? WHERE id = ?`, FormatTime(now), r.ID); err != nil {
 			return err
 		}

@@ -182,6 +182,33 @@ func (db *DB) Close() error {
 	return errors.Join(db.read.Close(), db.write.Close())
 }
 
+// Tx is a write transaction Transact began: the *sql.Tx, for queries
+// and for code that needs the raw handle (River's InsertTx takes tx.Tx),
+// and the engine it talks to.
+//
+// The function Transact hands a Tx to may run more than once (see
+// Transact): on PostgreSQL a deadlock or serialization failure rolls the
+// transaction back and runs the function again on a new Tx. Nothing it
+// does outside the transaction may assume it runs once.
+type Tx struct {
+	*sql.Tx
+	dialect Dialect
+}
+
+// Dialect is the engine tx talks to.
+func (tx *Tx) Dialect() Dialect { return tx.dialect }
+
+// NewTx is the handle of a transaction begun outside Transact (a
+// read-only one, one on a database of its own), on engine d. It is run
+// once, by its caller; nothing retries it.
+func NewTx(raw *sql.Tx, d Dialect) *Tx { return &Tx{Tx: raw, dialect: d} }
+
+// Querier is what both *sql.DB and *sql.Tx offer for reads.
+type Querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
 // Transact runs fn in one write transaction (BEGIN IMMEDIATE on SQLite).
 // It commits when fn returns nil and rolls back when fn returns an error
 // or panics; a panic is re-raised after the rollback.
@@ -194,12 +221,14 @@ func (db *DB) Close() error {
 // deadlock or serialization failure is run again, up to maxTxAttempts
 // times.
 //
-// So fn may run more than once, and it must not change anything outside
+// So fn may run more than once: on PostgreSQL a deadlock or
+// serialization failure runs it again in a fresh transaction, without
+// telling fn or the caller. It must not change anything outside
 // the transaction until Transact returns nil: no appends to a caller's
 // slice, no counters, no log lines, no calls out. A variable it sets for
 // its caller is reset at its start (a later run may not reach the
 // assignment), or only read once Transact returned nil.
-func (db *DB) Transact(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
+func (db *DB) Transact(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if db.write == nil {
 		return ErrReadOnly
 	}
@@ -228,19 +257,16 @@ func (db *DB) Transact(ctx context.Context, fn func(tx *sql.Tx) error) (err erro
 // were seen to run out.
 const maxTxAttempts = 10
 
-func (db *DB) transact(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
+func (db *DB) transact(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	var opts *sql.TxOptions
 	if db.dialect == Postgres {
 		opts = &sql.TxOptions{Isolation: sql.LevelReadCommitted}
 	}
-	tx, err := db.write.BeginTx(ctx, opts)
+	raw, err := db.write.BeginTx(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
-	if db.dialect == Postgres {
-		pgTxs.Store(tx, struct{}{})
-		defer pgTxs.Delete(tx)
-	}
+	tx := &Tx{Tx: raw, dialect: db.dialect}
 	defer func() {
 		if p := recover(); p != nil {
 			_ = tx.Rollback()

@@ -3,7 +3,6 @@ package store
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -58,7 +57,7 @@ func TestMigrationsApplyToEmptyDatabaseAndAreIdempotent(t *testing.T) {
 
 func CreateTenantTx(ctx context.Context, db *DB, slug, name string) (Tenant, error) {
 	var t Tenant
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *Tx) error {
 		var err error
 		t, err = CreateTenant(ctx, tx, slug, name)
 		return err
@@ -81,7 +80,7 @@ func TestTransactRollsBackOnErrorAndPanic(t *testing.T) {
 	ctx := context.Background()
 	db, _ := openAny(t)
 	boom := errors.New("boom")
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *Tx) error {
 		if _, err := CreateTenant(ctx, tx, "acme", "Acme"); err != nil {
 			return err
 		}
@@ -96,7 +95,7 @@ func TestTransactRollsBackOnErrorAndPanic(t *testing.T) {
 				t.Fatal("Transact swallowed a panic")
 			}
 		}()
-		_ = db.Transact(ctx, func(tx *sql.Tx) error {
+		_ = db.Transact(ctx, func(tx *Tx) error {
 			if _, err := CreateTenant(ctx, tx, "globex", "Globex"); err != nil {
 				return err
 			}
@@ -150,7 +149,7 @@ func TestUpsertPrincipalKeepsIDAndRefreshesRoles(t *testing.T) {
 	db, _ := openAny(t)
 	up := func(roles []string) string {
 		var id string
-		err := db.Transact(ctx, func(tx *sql.Tx) error {
+		err := db.Transact(ctx, func(tx *Tx) error {
 			var err error
 			id, err = UpsertPrincipal(ctx, tx, PrincipalRow{Issuer: "https://idp", Subject: "u1", Name: "U", Roles: roles, Tenants: []string{"*"}})
 			return err
@@ -197,7 +196,7 @@ func TestOpenReadOnly(t *testing.T) {
 	if n, err := ro.CountTenants(ctx, nil); err != nil || n != 1 {
 		t.Errorf("CountTenants = %d, %v; want 1", n, err)
 	}
-	if err := ro.Transact(ctx, func(*sql.Tx) error { return nil }); !errors.Is(err, ErrReadOnly) {
+	if err := ro.Transact(ctx, func(*Tx) error { return nil }); !errors.Is(err, ErrReadOnly) {
 		t.Errorf("Transact on a read-only database = %v, want ErrReadOnly", err)
 	}
 	if _, err := ro.Read().ExecContext(ctx, `DELETE FROM tenants`); err == nil {

@@ -8,9 +8,8 @@ import (
 
 // DialectOf is the engine q talks to: a *DB, a pool it hands out
 // (*sql.DB), a connection from one (*sql.Conn), or a transaction
-// Transact began (*sql.Tx, as TxDialect). A transaction begun otherwise
-// cannot say, and is taken for SQLite; a query written for SQLite then
-// fails on PostgreSQL, loudly.
+// Transact began (*Tx). A bare *sql.Tx cannot say, and is taken for
+// SQLite; a query written for SQLite then fails on PostgreSQL, loudly.
 func DialectOf(q any) Dialect {
 	switch x := q.(type) {
 	case interface{ Dialect() Dialect }:
@@ -28,8 +27,6 @@ func DialectOf(q any) Dialect {
 			return nil
 		})
 		return d
-	case *sql.Tx:
-		return TxDialect(x)
 	}
 	return SQLite
 }

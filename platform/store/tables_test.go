@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"database/sql"
 	"slices"
 	"testing"
 
@@ -52,7 +51,7 @@ func TestTableNamesAndTableExistsOnBothEngines(t *testing.T) {
 	if d := store.DialectOf(db); d != want {
 		t.Errorf("DialectOf(db) = %v, want %v", d, want)
 	}
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *store.Tx) error {
 		check("transaction", tx)
 		return nil
 	})

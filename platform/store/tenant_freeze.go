@@ -19,7 +19,7 @@ type Freeze struct {
 
 // RecordFreeze keeps the reason, who and when of a tenant's last freeze
 // or unfreeze, inside tx.
-func RecordFreeze(ctx context.Context, tx *sql.Tx, id, reason, by string, at time.Time) error {
+func RecordFreeze(ctx context.Context, tx *Tx, id, reason, by string, at time.Time) error {
 	if _, err := tx.ExecContext(ctx, `UPDATE tenants SET frozen_reason = ?, frozen_by = ?, frozen_at = ? WHERE id = ?`,
 		reason, by, FormatTime(at), id); err != nil {
 		return fmt.Errorf("record freeze of tenant %s: %w", id, err)

@@ -140,7 +140,7 @@ var dualControlWindowRule = fmt.Sprintf("Use a whole number of hours from %d to 
 var ErrDuplicateSlug = errors.New("tenant slug already taken")
 
 // CreateTenant inserts a tenant inside tx and returns it.
-func CreateTenant(ctx context.Context, tx *sql.Tx, slug, name string) (Tenant, error) {
+func CreateTenant(ctx context.Context, tx *Tx, slug, name string) (Tenant, error) {
 	t := Tenant{ID: NewID(), Slug: slug, Name: name, CreatedAt: Now()}
 	_, err := tx.ExecContext(ctx,
 		`INSERT INTO tenants (id, slug, name, frozen, created_at) VALUES (?, ?, ?, 0, ?)`,
@@ -199,7 +199,7 @@ func TenantSlug(ctx context.Context, q Querier, id string) (string, error) {
 // both fields' mistakes), refuses a slug that is taken (ErrDuplicateSlug)
 // and then creates the tenant inside tx. Because tx holds the write lock,
 // the check and the insert cannot race another writer.
-func CreateTenantChecked(ctx context.Context, tx *sql.Tx, slug, name string) (Tenant, error) {
+func CreateTenantChecked(ctx context.Context, tx *Tx, slug, name string) (Tenant, error) {
 	name = strings.TrimSpace(name)
 	errs := map[string]string{}
 	if msg := ValidateTenantSlug(slug); msg != "" {
@@ -226,7 +226,7 @@ func CreateTenantChecked(ctx context.Context, tx *sql.Tx, slug, name string) (Te
 
 // RenameTenant changes a tenant's display name inside tx. It reports
 // whether the name changed; an unusable name is a *ValidationError.
-func RenameTenant(ctx context.Context, tx *sql.Tx, id, name string) (bool, error) {
+func RenameTenant(ctx context.Context, tx *Tx, id, name string) (bool, error) {
 	name = strings.TrimSpace(name)
 	if msg := ValidateTenantName(name); msg != "" {
 		return false, fmt.Errorf("rename tenant %s: %w", id, invalid("name", msg))
@@ -236,14 +236,14 @@ func RenameTenant(ctx context.Context, tx *sql.Tx, id, name string) (bool, error
 
 // SetFrozen freezes or unfreezes a tenant inside tx. It reports whether
 // anything changed: freezing a frozen tenant is a harmless no-op.
-func SetFrozen(ctx context.Context, tx *sql.Tx, id string, frozen bool) (bool, error) {
+func SetFrozen(ctx context.Context, tx *Tx, id string, frozen bool) (bool, error) {
 	return updateTenant(ctx, tx, id, "freeze", `UPDATE tenants SET frozen = ? WHERE id = ? AND frozen != ?`, frozen, id, frozen)
 }
 
 // SetRetention sets how many days a tenant's traces are kept, inside tx.
 // It reports whether the value changed; days out of range are a
 // *ValidationError.
-func SetRetention(ctx context.Context, tx *sql.Tx, id string, days int) (bool, error) {
+func SetRetention(ctx context.Context, tx *Tx, id string, days int) (bool, error) {
 	if msg := ValidateRetentionDays(days); msg != "" {
 		return false, fmt.Errorf("set retention of tenant %s: %w", id, invalid("retention_days", msg))
 	}
@@ -253,7 +253,7 @@ func SetRetention(ctx context.Context, tx *sql.Tx, id string, days int) (bool, e
 // SetThreshold sets a tenant's dual-control threshold in one currency,
 // inside tx. It reports whether the value changed; a negative amount is a
 // *ValidationError.
-func SetThreshold(ctx context.Context, tx *sql.Tx, id string, th Threshold) (bool, error) {
+func SetThreshold(ctx context.Context, tx *Tx, id string, th Threshold) (bool, error) {
 	if th.Minor < 0 {
 		return false, fmt.Errorf("set dual control of tenant %s: %w", id, invalid("dual_control", "The threshold cannot be negative."))
 	}
@@ -271,7 +271,7 @@ func SetThreshold(ctx context.Context, tx *sql.Tx, id string, th Threshold) (boo
 // RemoveThreshold deletes a tenant's threshold in one currency, inside tx:
 // that currency then needs two approvers for any amount. It reports
 // whether there was one.
-func RemoveThreshold(ctx context.Context, tx *sql.Tx, id, currency string) (bool, error) {
+func RemoveThreshold(ctx context.Context, tx *Tx, id, currency string) (bool, error) {
 	res, err := tx.ExecContext(ctx, `DELETE FROM dual_control_thresholds WHERE tenant_id = ? AND currency = ?`, id, currency)
 	if err != nil {
 		return false, fmt.Errorf("remove dual control of tenant %s: %w", id, err)
@@ -315,7 +315,7 @@ func ThresholdFor(ctx context.Context, q Querier, id, currency string) (int64, e
 // SetDualControlWindow sets how far back actions on one target add up,
 // inside tx. It reports whether the value changed; a window out of range
 // is a *ValidationError.
-func SetDualControlWindow(ctx context.Context, tx *sql.Tx, id string, window time.Duration) (bool, error) {
+func SetDualControlWindow(ctx context.Context, tx *Tx, id string, window time.Duration) (bool, error) {
 	if window < MinDualControlWindow || window > MaxDualControlWindow {
 		return false, fmt.Errorf("set dual-control window of tenant %s: %v: %w", id, window,
 			invalid("window_hours", dualControlWindowRule))
@@ -326,7 +326,7 @@ func SetDualControlWindow(ctx context.Context, tx *sql.Tx, id string, window tim
 
 // updateTenant runs a conditional update; no row changed means either no
 // such tenant (ErrNotFound) or nothing to change (false).
-func updateTenant(ctx context.Context, tx *sql.Tx, id, what, query string, args ...any) (bool, error) {
+func updateTenant(ctx context.Context, tx *Tx, id, what, query string, args ...any) (bool, error) {
 	res, err := tx.ExecContext(ctx, query, args...)
 	if err != nil {
 		return false, fmt.Errorf("%s tenant %s: %w", what, id, err)
@@ -365,12 +365,6 @@ func (db *DB) CountTenants(ctx context.Context, slugs []string) (int64, error) {
 	}
 	err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM tenants WHERE slug IN (`+string(ph)+`)`, args...).Scan(&n)
 	return n, err
-}
-
-// Querier is what both *sql.DB and *sql.Tx offer for reads.
-type Querier interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
 }
 
 // ListTenants returns the tenants in a scope (nil for all), by slug.

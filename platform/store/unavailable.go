@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -64,7 +63,7 @@ func (db *DB) Writable(ctx context.Context) error {
 	if db.write == nil || !db.writeFailing.Load() {
 		return nil
 	}
-	err := db.Transact(ctx, func(tx *sql.Tx) error {
+	err := db.Transact(ctx, func(tx *Tx) error {
 		// Big enough to need new pages: a write that fits in free space
 		// proves little about a disk that is full.
 		if _, err := tx.ExecContext(ctx, `INSERT INTO write_probes (at) VALUES (?)`, probeFill); err != nil {

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -18,8 +17,8 @@ import (
 func fillDisk(t testing.TB, db *DB) (lift func()) {
 	t.Helper()
 	ctx := context.Background()
-	setMax := func(q func(tx *sql.Tx) (int64, error)) {
-		if err := db.Transact(ctx, func(tx *sql.Tx) error {
+	setMax := func(q func(tx *Tx) (int64, error)) {
+		if err := db.Transact(ctx, func(tx *Tx) error {
 			n, err := q(tx)
 			if err != nil {
 				return err
@@ -30,11 +29,11 @@ func fillDisk(t testing.TB, db *DB) (lift func()) {
 			t.Fatal(err)
 		}
 	}
-	setMax(func(tx *sql.Tx) (n int64, err error) {
+	setMax(func(tx *Tx) (n int64, err error) {
 		err = tx.QueryRowContext(ctx, `PRAGMA page_count`).Scan(&n)
 		return n, err
 	})
-	return func() { setMax(func(*sql.Tx) (int64, error) { return 1 << 30, nil }) }
+	return func() { setMax(func(*Tx) (int64, error) { return 1 << 30, nil }) }
 }
 
 // A write that fails because the disk is full is ErrStorageUnavailable
@@ -50,7 +49,7 @@ func TestFullDiskIsStorageUnavailable(t *testing.T) {
 	defer db.Close()
 	lift := fillDisk(t, db)
 	big := strings.Repeat("x", 64<<10)
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO write_probes (at) VALUES (?)`, big)
 		return fmt.Errorf("record something: %w", err)
 	})
@@ -62,7 +61,7 @@ func TestFullDiskIsStorageUnavailable(t *testing.T) {
 		t.Error("Ready while writes fail = nil, want an error")
 	}
 	// A statement's own mistake is not a storage failure.
-	if err := db.Transact(ctx, func(tx *sql.Tx) error {
+	if err := db.Transact(ctx, func(tx *Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO no_such_table VALUES (1)`)
 		return err
 	}); errors.Is(err, ErrStorageUnavailable) {

@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/wardenhq/warden/platform/store"
+
 	"github.com/oklog/ulid/v2"
 
 	"github.com/wardenhq/warden/platform/redact"
@@ -136,7 +138,7 @@ type op struct {
 	// Both act for tenant, and see its orders only.
 	read func(ctx context.Context, db *sql.DB, tenant string, args validator) (any, error)
 	// write gets the redactor for the free text it stores.
-	write func(ctx context.Context, tx *sql.Tx, r *redact.Redactor, tenant string, args validator) (any, error)
+	write func(ctx context.Context, tx *store.Tx, r *redact.Redactor, tenant string, args validator) (any, error)
 }
 
 var ops = map[string]op{
@@ -291,7 +293,7 @@ func windowOf(o Order) ChangeWindow {
 	return ChangeWindow{OrderID: o.ID, Open: changeOpen(o.Status), ClosesAt: o.PlacedAt.Add(changeWindow)}
 }
 
-func submitChangeRequest(ctx context.Context, tx *sql.Tx, r *redact.Redactor, tenant string, a validator) (any, error) {
+func submitChangeRequest(ctx context.Context, tx *store.Tx, r *redact.Redactor, tenant string, a validator) (any, error) {
 	args := a.(*SubmitChangeRequestArgs)
 	o, err := loadOrder(ctx, tx, tenant, args.OrderID)
 	if err != nil {
@@ -309,7 +311,7 @@ func submitChangeRequest(ctx context.Context, tx *sql.Tx, r *redact.Redactor, te
 	return ChangeReceipt{ChangeID: id, OrderID: o.ID, Status: "submitted"}, nil
 }
 
-func issueRefund(ctx context.Context, tx *sql.Tx, _ *redact.Redactor, tenant string, a validator) (any, error) {
+func issueRefund(ctx context.Context, tx *store.Tx, _ *redact.Redactor, tenant string, a validator) (any, error) {
 	args := a.(*IssueRefundArgs)
 	o, err := loadOrder(ctx, tx, tenant, args.OrderID)
 	if err != nil {
@@ -364,7 +366,7 @@ func loadRefund(ctx context.Context, q querier, tenant, id string) (refund, erro
 	return rf, nil
 }
 
-func reverseRefund(ctx context.Context, tx *sql.Tx, _ *redact.Redactor, tenant string, a validator) (any, error) {
+func reverseRefund(ctx context.Context, tx *store.Tx, _ *redact.Redactor, tenant string, a validator) (any, error) {
 	args := a.(*ReverseRefundArgs)
 	rf, err := loadRefund(ctx, tx, tenant, args.RefundID)
 	if err != nil {
@@ -380,7 +382,7 @@ func reverseRefund(ctx context.Context, tx *sql.Tx, _ *redact.Redactor, tenant s
 	return ReversalReceipt{ReversalID: id, RefundID: args.RefundID, Status: "reversed", AmountMinor: rf.amount, Currency: rf.currency}, nil
 }
 
-func sendCustomerEmail(ctx context.Context, tx *sql.Tx, r *redact.Redactor, tenant string, a validator) (any, error) {
+func sendCustomerEmail(ctx context.Context, tx *store.Tx, r *redact.Redactor, tenant string, a validator) (any, error) {
 	args := a.(*SendCustomerEmailArgs)
 	o, err := loadOrder(ctx, tx, tenant, args.OrderID)
 	if err != nil {

@@ -40,6 +40,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wardenhq/warden/platform/store"
+
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
 	"github.com/wardenhq/warden/platform/redact"
@@ -211,7 +213,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Provider, error) {
 // init creates the schema and seeds the demo orders into an empty
 // database, once, even when two processes open the file together.
 func (p *Provider) init(ctx context.Context) error {
-	return p.transact(ctx, func(tx *sql.Tx) error {
+	return p.transact(ctx, func(tx *store.Tx) error {
 		var version int
 		if err := tx.QueryRowContext(ctx, `PRAGMA user_version`).Scan(&version); err != nil {
 			return err
@@ -254,7 +256,7 @@ func (p *Provider) init(ctx context.Context) error {
 // with a tenant column, giving every row to DemoTenant: before version 3
 // the only orders were the demo's. SQLite cannot change a primary key in
 // place, so the old tables are renamed aside, copied and dropped.
-func giveToDemoTenant(ctx context.Context, tx *sql.Tx) error {
+func giveToDemoTenant(ctx context.Context, tx *store.Tx) error {
 	for _, t := range tenantTables {
 		if _, err := tx.ExecContext(ctx, `ALTER TABLE `+t.name+` RENAME TO `+t.name+`_v2`); err != nil {
 			return fmt.Errorf("set %s aside: %w", t.name, err)
@@ -280,7 +282,7 @@ func giveToDemoTenant(ctx context.Context, tx *sql.Tx) error {
 }
 
 // insertOrders adds orders to tenant's.
-func insertOrders(ctx context.Context, tx *sql.Tx, tenant string, orders []Order) error {
+func insertOrders(ctx context.Context, tx *store.Tx, tenant string, orders []Order) error {
 	for _, o := range orders {
 		items, err := json.Marshal(o.Items)
 		if err != nil {
@@ -304,7 +306,7 @@ func (p *Provider) AddOrders(ctx context.Context, tenant string, orders ...Order
 	if tenant == "" {
 		return errors.New("add orders: no tenant")
 	}
-	if err := p.transact(ctx, func(tx *sql.Tx) error { return insertOrders(ctx, tx, tenant, orders) }); err != nil {
+	if err := p.transact(ctx, func(tx *store.Tx) error { return insertOrders(ctx, tx, tenant, orders) }); err != nil {
 		return fmt.Errorf("add orders of %s: %w", tenant, err)
 	}
 	return nil
@@ -312,7 +314,7 @@ func (p *Provider) AddOrders(ctx context.Context, tenant string, orders ...Order
 
 // redactStored redacts the change requests and e-mails a version 1 file
 // kept in the clear.
-func (p *Provider) redactStored(ctx context.Context, tx *sql.Tx) error {
+func (p *Provider) redactStored(ctx context.Context, tx *store.Tx) error {
 	for _, q := range []struct{ table, column string }{
 		{"change_requests", "change"}, {"emails", "subject"}, {"emails", "body"},
 	} {
@@ -354,7 +356,7 @@ func (p *Provider) Close() error {
 
 // transact runs fn in one write transaction, committing when it returns
 // nil.
-func (p *Provider) transact(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
+func (p *Provider) transact(ctx context.Context, fn func(tx *store.Tx) error) (err error) {
 	tx, err := p.write.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -368,7 +370,7 @@ func (p *Provider) transact(ctx context.Context, fn func(tx *sql.Tx) error) (err
 			_ = tx.Rollback()
 		}
 	}()
-	if err = fn(tx); err != nil {
+	if err = fn(store.NewTx(tx, store.SQLite)); err != nil {
 		return err
 	}
 	return tx.Commit()
@@ -423,7 +425,7 @@ func (p *Provider) Execute(ctx context.Context, t tools.Tool, call tools.Call) (
 		receipt []byte
 		fresh   bool
 	)
-	err = p.transact(ctx, func(tx *sql.Tx) error {
+	err = p.transact(ctx, func(tx *store.Tx) error {
 		var tool, tenant, prev string
 		err := tx.QueryRowContext(ctx,
 			`SELECT tool, tenant, args_digest, receipt FROM effects WHERE idempotency_key = ?`,

@@ -19,7 +19,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"flag"
 	"fmt"
 	"io"
@@ -301,7 +300,7 @@ func setup(args []string) {
 		fail(err)
 	}
 	var secret string
-	err = db.Transact(ctx, func(tx *sql.Tx) error {
+	err = db.Transact(ctx, func(tx *store.Tx) error {
 		tenant, err := store.CreateTenant(ctx, tx, "bench", "Bench")
 		if err != nil {
 			return err
