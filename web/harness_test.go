@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"errors"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -84,7 +87,11 @@ func openStore(t testing.TB, cfg config.Config) *store.DB {
 	var db *store.DB
 	var err error
 	if cfg.DatabaseURL == "" {
-		db, err = store.Open(ctx, filepath.Join(cfg.DataDir, "warden.db"))
+		path := filepath.Join(cfg.DataDir, "warden.db")
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			storetest.SeedSQLite(t, path) // migrated once per test binary
+		}
+		db, err = store.Open(ctx, path)
 	} else {
 		db, err = store.OpenURL(ctx, cfg.DatabaseURL, store.Options{
 			DataDir:          cfg.DataDir,
