@@ -352,6 +352,7 @@ func TestBudgetExhaustedAndFailClosed(t *testing.T) {
 }
 
 func TestConcurrentJourneysNeverOverspend(t *testing.T) {
+	t.Parallel()
 	// The race is about the budget: admit all 200 at once, no shedding.
 	in := startWardenDemo(t, map[string]string{"WARDEN_API_MAX_INFLIGHT": "1000"})
 	ctx := context.Background()

@@ -44,8 +44,10 @@ func chaosSeeds(t *testing.T) []uint64 {
 // never two) or is visibly failed or still pending with a reason; nothing
 // is left running; no budget is overspent.
 func TestChaosInvariants(t *testing.T) {
+	t.Parallel()
 	for _, seed := range chaosSeeds(t) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Parallel()
 			t.Logf("chaos seed %d (WARDEN_CHAOS_SEED=%d replays it)", seed, seed)
 			runChaos(t, seed)
 		})

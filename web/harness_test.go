@@ -3,12 +3,15 @@ package web
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -83,7 +86,11 @@ func openStore(t testing.TB, cfg config.Config) *store.DB {
 	var db *store.DB
 	var err error
 	if cfg.DatabaseURL == "" {
-		db, err = store.Open(ctx, filepath.Join(cfg.DataDir, "warden.db"))
+		path := filepath.Join(cfg.DataDir, "warden.db")
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			storetest.SeedSQLite(t, path) // migrated once per test binary
+		}
+		db, err = store.Open(ctx, path)
 	} else {
 		db, err = store.OpenURL(ctx, cfg.DatabaseURL, store.Options{
 			DataDir:          cfg.DataDir,

@@ -13,6 +13,7 @@ import (
 // unavailable" page with Retry-After, nothing changes; reads keep working;
 // /readyz is 503 while writes fail and 200 again by itself afterwards.
 func TestStorageUnavailableAnswersAlikeEverywhere(t *testing.T) {
+	t.Parallel()
 	in, alice := approvalSession(t, "alice")
 	desk := pendingAction(t, in, "ORD-1004")
 	digest := digestOnPage(t, alice.get("/approvals/"+desk.ID), "approve-form")

@@ -10,6 +10,12 @@
 // the server checkpoint, which costs seconds on a busy server, and a
 // schema costs nothing. Without Main, each test gets a database of its
 // own, dropped at its cleanup.
+//
+// On SQLite, Open starts each test from a copy of one database migrated
+// once per test binary (SeedSQLite): migrating from scratch costs tens of
+// milliseconds per database, a file copy almost nothing. The migrator
+// still runs on the copy and finds nothing to do; the store's own tests
+// migrate from scratch.
 package storetest
 
 import (
@@ -39,12 +45,79 @@ func Postgres() bool { return os.Getenv(EnvPostgres) != "" }
 // environment chooses, closed (and on PostgreSQL dropped) at cleanup.
 func Open(t testing.TB) *store.DB {
 	t.Helper()
-	db, err := store.OpenURL(context.Background(), URL(t), store.Options{DataDir: t.TempDir()})
+	u := URL(t)
+	if !Postgres() {
+		SeedSQLite(t, u)
+	}
+	db, err := store.OpenURL(context.Background(), u, store.Options{DataDir: t.TempDir()})
 	if err != nil {
 		t.Fatalf("open test database: %v", err)
 	}
 	t.Cleanup(func() { db.Close() })
 	return db
+}
+
+var sqliteTemplate struct {
+	once sync.Once
+	data []byte // a migrated SQLite database, its write-ahead log checkpointed
+	err  error
+}
+
+// SeedSQLite writes a migrated SQLite database at path, which must not
+// exist yet, as a copy of the template this test binary migrated once.
+// Opening it with store.Open applies no migration.
+func SeedSQLite(t testing.TB, path string) {
+	t.Helper()
+	sqliteTemplate.once.Do(func() { sqliteTemplate.data, sqliteTemplate.err = migratedSQLite() })
+	if sqliteTemplate.err != nil {
+		t.Fatalf("migrate the template database: %v", sqliteTemplate.err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		t.Fatalf("seed test database: %v", err)
+	}
+	if _, err := f.Write(sqliteTemplate.data); err != nil {
+		f.Close()
+		t.Fatalf("seed test database: %v", err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatalf("seed test database: %v", err)
+	}
+}
+
+// migratedSQLite migrates a new SQLite database in a directory of its own
+// and returns the file's content, with everything in its write-ahead log
+// checkpointed into it.
+func migratedSQLite() ([]byte, error) {
+	dir, err := os.MkdirTemp("", "warden-template-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "warden.db")
+	ctx := context.Background()
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Close(); err != nil {
+		return nil, err
+	}
+	raw, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := raw.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
+		raw.Close()
+		return nil, err
+	}
+	if err := raw.Close(); err != nil {
+		return nil, err
+	}
+	if st, err := os.Stat(path + "-wal"); err == nil && st.Size() > 0 {
+		return nil, fmt.Errorf("template database %s: write-ahead log not checkpointed (%d bytes)", path, st.Size())
+	}
+	return os.ReadFile(path)
 }
 
 var shared struct {
