@@ -3,7 +3,6 @@ package handlers
 import (
 	"encoding/json"
 	"errors"
-	"strconv"
 	"strings"
 	"time"
 
@@ -107,9 +106,7 @@ func toJourneyJSON(j journeys.Journey, a *approvals.Action, withSteps bool) jour
 // its cause is never shown.
 func apiFail(c echo.Context, err error) (int, any) {
 	p := problem.From(err)
-	if p.RetryAfter > 0 {
-		c.Response().Header().Set("Retry-After", strconv.Itoa(int(max(1, p.RetryAfter.Round(time.Second).Seconds()))))
-	}
+	p.SetRetryAfter(c.Response().Header())
 	body := map[string]any{"error": apiError{Code: p.Code, Message: p.Message}}
 	var je *journeys.JourneyError
 	if errors.As(err, &je) {

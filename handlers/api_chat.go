@@ -4,8 +4,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"strconv"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -27,9 +25,7 @@ type ModelAPI struct {
 // applies.
 func openAIFail(c echo.Context, err error) error {
 	p := problem.From(err)
-	if p.RetryAfter > 0 {
-		c.Response().Header().Set("Retry-After", strconv.Itoa(int(max(1, p.RetryAfter.Round(time.Second).Seconds()))))
-	}
+	p.SetRetryAfter(c.Response().Header())
 	typ := "invalid_request_error"
 	switch p.Kind {
 	case problem.KindUnauthenticated:

@@ -3,9 +3,7 @@ package web
 import (
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -49,9 +47,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		// A dependency (the storage, a provider) is down: the message says
 		// so in words made for users, and when to try again.
 		s.log.WarnContext(c.Request().Context(), "request refused: dependency unavailable", "request_id", requestID(c), "path", c.Request().URL.Path, "code", p.Code, "err", err)
-		if p.RetryAfter > 0 {
-			c.Response().Header().Set("Retry-After", strconv.Itoa(int(max(1, p.RetryAfter.Round(time.Second).Seconds()))))
-		}
+		p.SetRetryAfter(c.Response().Header())
 		if p.Code == "storage_unavailable" {
 			title = "Storage unavailable"
 		}

@@ -17,6 +17,7 @@ package problem
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"time"
 )
 
@@ -169,4 +170,14 @@ func KindOf(status int) Kind {
 		return KindInternal
 	}
 	return KindInvalid
+}
+
+// SetRetryAfter writes the Retry-After header for e when it says when to
+// try again: whole seconds, at least 1. It writes nothing otherwise. Every
+// response that carries a problem (page, API JSON, OpenAI-shaped JSON)
+// writes the header through here.
+func (e *Error) SetRetryAfter(h http.Header) {
+	if e.RetryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(int(max(1, e.RetryAfter.Round(time.Second).Seconds()))))
+	}
 }
