@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"maps"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -116,40 +115,6 @@ func doneNotice(c echo.Context, msgs map[string]string) string {
 // seeOther redirects after a successful POST.
 func seeOther(c echo.Context, url string) error {
 	return c.Redirect(http.StatusSeeOther, url)
-}
-
-// parseMicros reads an amount of money typed in currency units ("250",
-// "250.00", "0.0015") as integer micro-units, exactly: no floating point.
-// It returns a message for the user when the text is not such an amount.
-func parseMicros(raw string) (int64, string) {
-	// Strict: a currency sign is refused, not stripped ("$100" is a
-	// currency's amount typed into a field that has none).
-	s := strings.TrimSpace(raw)
-	if s == "" {
-		return 0, "Enter an amount, such as 250.00."
-	}
-	if strings.HasPrefix(s, "-") {
-		return 0, "The amount cannot be negative."
-	}
-	whole, frac, dot := strings.Cut(s, ".")
-	if whole == "" || !allDigits(whole) || (dot && (frac == "" || !allDigits(frac))) {
-		return 0, "Write the amount as digits with an optional decimal point, such as 250 or 250.00, without separators or currency."
-	}
-	if len(frac) > 6 {
-		return 0, "Use at most 6 decimal places: amounts are kept in millionths."
-	}
-	w, err := strconv.ParseInt(whole, 10, 64)
-	if err != nil || w > math.MaxInt64/1_000_000 {
-		return 0, "The amount is too large."
-	}
-	var f int64
-	if frac != "" {
-		f, _ = strconv.ParseInt(frac+strings.Repeat("0", 6-len(frac)), 10, 64)
-	}
-	if w*1_000_000 > math.MaxInt64-f {
-		return 0, "The amount is too large."
-	}
-	return w*1_000_000 + f, ""
 }
 
 func allDigits(s string) bool {

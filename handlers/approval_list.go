@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"github.com/wardenhq/warden/platform/money"
 	"net/http"
 	"net/url"
 	"strings"
@@ -135,7 +136,7 @@ func amountBound(raw string) (*int64, string) {
 		return nil, ""
 	}
 	// A filter, not a saved value: "$54" finds what it says.
-	micros, msg := parseMicros(strings.TrimPrefix(strings.TrimSpace(raw), "$"))
+	micros, msg := money.ParseMicros(strings.TrimPrefix(strings.TrimSpace(raw), "$"))
 	if msg != "" {
 		return nil, msg
 	}

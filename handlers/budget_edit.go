@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"github.com/wardenhq/warden/platform/money"
 	"net/http"
 	"strings"
 	"time"
@@ -23,7 +24,7 @@ func (h *Console) BudgetEdit(c echo.Context) error {
 	form := views.BudgetForm{Period: c.FormValue("period"), Limit: c.FormValue("limit"), AlertPercent: c.FormValue("alert_percent")}
 	spec := budgets.Spec{TenantID: t.ID, Period: strings.TrimSpace(form.Period)}
 	errs := views.FieldErrors{}
-	if micros, msg := parseMicros(form.Limit); msg != "" {
+	if micros, msg := money.ParseMicros(form.Limit); msg != "" {
 		errs["limit"] = msg
 	} else {
 		spec.LimitMicros = micros

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"errors"
+	"github.com/wardenhq/warden/platform/money"
 	"net/http"
 	"strings"
 	"time"
@@ -46,10 +47,10 @@ func parseModelForm(c echo.Context, name string) (views.ModelForm, models.Deploy
 		d.Timeout = time.Duration(ms) * time.Millisecond
 	}
 	var msg string
-	if d.InputMicrosPerM, msg = parseMicros(f.InputPrice); msg != "" {
+	if d.InputMicrosPerM, msg = money.ParseMicros(f.InputPrice); msg != "" {
 		errs["input_price"] = msg
 	}
-	if d.OutputMicrosPerM, msg = parseMicros(f.OutputPrice); msg != "" {
+	if d.OutputMicrosPerM, msg = money.ParseMicros(f.OutputPrice); msg != "" {
 		errs["output_price"] = msg
 	}
 	d.Provider = models.ProviderOpenAI

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/wardenhq/warden/platform/money"
 	"strconv"
 	"strings"
 	"time"
@@ -76,7 +77,7 @@ func parseToolForm(ctx context.Context, c echo.Context, st *store.DB, name strin
 	} else {
 		t.ApprovalTTL = time.Duration(s) * time.Second
 	}
-	if micros, msg := parseMicros(form.UnitCost); msg != "" {
+	if micros, msg := money.ParseMicros(form.UnitCost); msg != "" {
 		errs["unit_cost"] = msg
 	} else {
 		t.UnitCostMicros = micros

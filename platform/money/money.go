@@ -139,35 +139,82 @@ func ParseMinor(raw []byte) (int64, error) {
 	return n, nil
 }
 
+// What a decimal amount can be wrong with; ParseDecimal and ParseMicros
+// say it each in their own words.
+var (
+	errFormat   = errors.New("not digits with an optional decimal point")
+	errDecimals = errors.New("too many decimals")
+	errTooLarge = errors.New("too large")
+)
+
+// parseDecimal is the one strict reading of a typed amount: digits, an
+// optional decimal point with digits after it, at most exponent decimals,
+// at most max in the smallest unit. Nothing is stripped or guessed.
+func parseDecimal(s string, exponent int, max int64) (int64, error) {
+	whole, frac, dot := strings.Cut(s, ".")
+	if whole == "" || !digits(whole) || (dot && (frac == "" || !digits(frac))) {
+		return 0, errFormat
+	}
+	if len(frac) > exponent {
+		return 0, errDecimals
+	}
+	scale := int64(math.Pow10(exponent))
+	w, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil || w > max/scale {
+		return 0, errTooLarge
+	}
+	var f int64
+	if frac != "" {
+		f, _ = strconv.ParseInt(frac+strings.Repeat("0", exponent-len(frac)), 10, 64)
+	}
+	if w*scale > max-f {
+		return 0, errTooLarge
+	}
+	return w*scale + f, nil
+}
+
 // ParseDecimal reads an amount as people type it in a form, in the
 // currency's major units: "1000", "1000.00", or "1000.500" for KWD. No
 // separators, signs or symbols; no more decimals than the currency has.
 func ParseDecimal(s string, c Currency) (int64, error) {
-	s = strings.TrimSpace(s)
-	whole, frac, dot := strings.Cut(s, ".")
-	if whole == "" || !digits(whole) || (dot && (frac == "" || !digits(frac))) {
+	n, err := parseDecimal(strings.TrimSpace(s), c.Exponent, MaxMinor)
+	switch {
+	case errors.Is(err, errFormat):
 		return 0, fmt.Errorf("write the amount as digits with an optional decimal point, such as %s", Example(c))
-	}
-	if len(frac) > c.Exponent {
-		if c.Exponent == 0 {
-			return 0, fmt.Errorf("%s has no decimals", c.Code)
-		}
+	case errors.Is(err, errDecimals) && c.Exponent == 0:
+		return 0, fmt.Errorf("%s has no decimals", c.Code)
+	case errors.Is(err, errDecimals):
 		return 0, fmt.Errorf("%s has %d decimals at most", c.Code, c.Exponent)
-	}
-	scale := int64(math.Pow10(c.Exponent))
-	w, err := strconv.ParseInt(whole, 10, 64)
-	if err != nil || w > MaxMinor/scale {
-		return 0, errors.New("the amount is too large")
-	}
-	var f int64
-	if frac != "" {
-		f, _ = strconv.ParseInt(frac+strings.Repeat("0", c.Exponent-len(frac)), 10, 64)
-	}
-	n := w*scale + f
-	if n > MaxMinor {
+	case errors.Is(err, errTooLarge):
 		return 0, errors.New("the amount is too large")
 	}
 	return n, nil
+}
+
+// ParseMicros reads an amount typed into a form field that has no
+// currency (a budget's limit, a tool's unit cost): "250", "250.00", up to
+// 6 decimals, kept in millionths of a unit, up to math.MaxInt64. It
+// returns the amount, or the sentence to show next to the field. A
+// currency sign is refused, not stripped: "$100" is a currency's amount
+// typed into a field that has none.
+func ParseMicros(raw string) (int64, string) {
+	s := strings.TrimSpace(raw)
+	if s == "" {
+		return 0, "Enter an amount, such as 250.00."
+	}
+	if strings.HasPrefix(s, "-") {
+		return 0, "The amount cannot be negative."
+	}
+	n, err := parseDecimal(s, 6, math.MaxInt64)
+	switch {
+	case errors.Is(err, errFormat):
+		return 0, "Write the amount as digits with an optional decimal point, such as 250 or 250.00, without separators or currency."
+	case errors.Is(err, errDecimals):
+		return 0, "Use at most 6 decimal places: amounts are kept in millionths."
+	case errors.Is(err, errTooLarge):
+		return 0, "The amount is too large."
+	}
+	return n, ""
 }
 
 // Example is how an amount of 1000 is typed in currency c: "1000.00".
