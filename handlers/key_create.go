@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -83,11 +82,8 @@ func (h *Console) KeyCreate(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, sc := range form.Scopes {
-		if !slices.Contains(offered, sc) {
-			errs["scopes"] = fmt.Sprintf("%q is not a skill or tool Warden knows.", sc)
-			break
-		}
+	if msg := keys.UnknownScope(form.Scopes, offered); msg != "" {
+		errs["scopes"] = msg
 	}
 	for field, msg := range spec.Validate(time.Now()) {
 		if _, seen := errs[field]; !seen {
@@ -163,15 +159,7 @@ func keyScopeChoices(ctx context.Context, st *store.DB, skills *Console) ([]stri
 	if err != nil {
 		return nil, err
 	}
-	out := make([]string, 0, len(sk)+len(ts)+1)
-	out = append(out, keys.ScopeReadTenant)
-	for _, s := range sk {
-		out = append(out, "skill:"+s)
-	}
-	for _, t := range ts {
-		out = append(out, "tool:"+t)
-	}
-	return out, nil
+	return keys.Offered(sk, ts), nil
 }
 
 func keyFormChoices(ctx context.Context, st *store.DB, skills *Console) (skillNames, toolNames []string, err error) {

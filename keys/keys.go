@@ -134,6 +134,32 @@ type NewSpec struct {
 	CreatedBy  string // principal id, or "cli"
 }
 
+// Offered is every scope a key can be given in the console: read:tenant,
+// skill:NAME for each skill and tool:NAME for each catalog tool, in that
+// order.
+func Offered(skills, tools []string) []string {
+	out := make([]string, 0, len(skills)+len(tools)+1)
+	out = append(out, ScopeReadTenant)
+	for _, s := range skills {
+		out = append(out, "skill:"+s)
+	}
+	for _, t := range tools {
+		out = append(out, "tool:"+t)
+	}
+	return out
+}
+
+// UnknownScope returns the message for the first of scopes that is not
+// offered (a skill or tool Warden does not know), or "".
+func UnknownScope(scopes, offered []string) string {
+	for _, sc := range scopes {
+		if !slices.Contains(offered, sc) {
+			return fmt.Sprintf("%q is not a skill or tool Warden knows.", sc)
+		}
+	}
+	return ""
+}
+
 // Validate checks a spec and returns one message per problem, keyed by
 // field, so a form can show them next to their inputs.
 func (s NewSpec) Validate(now time.Time) map[string]string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -118,4 +119,17 @@ func flipLast(s string) string {
 		last = "b"
 	}
 	return s[:len(s)-1] + last
+}
+
+func TestOfferedAndUnknownScope(t *testing.T) {
+	offered := Offered([]string{"refunds"}, []string{"lookup_order"})
+	if want := []string{ScopeReadTenant, "skill:refunds", "tool:lookup_order"}; !slices.Equal(offered, want) {
+		t.Fatalf("Offered = %q, want %q", offered, want)
+	}
+	if msg := UnknownScope([]string{"skill:refunds", "tool:lookup_order", ScopeReadTenant}, offered); msg != "" {
+		t.Errorf("known scopes refused: %q", msg)
+	}
+	if msg := UnknownScope([]string{"skill:refunds", "tool:wire_money", "skill:nope"}, offered); msg != `"tool:wire_money" is not a skill or tool Warden knows.` {
+		t.Errorf("UnknownScope = %q, want the first unknown scope named", msg)
+	}
 }
