@@ -416,6 +416,26 @@ func ReadManifest(r io.Reader) (Manifest, error) {
 	return m, nil
 }
 
+// ExportRecorded is what a person's download of an export does, in order:
+// it signs the chain's head first (Checkpoint), so the chain the file was
+// taken from cannot later lose its tail unnoticed; writes the file to w
+// (Export); and then writes the export to the trail (RecordExport), so a
+// file that was not written in full is not in the trail either. It returns
+// the export's manifest.
+func ExportRecorded(ctx context.Context, db *store.DB, q Query, format string, w io.Writer, signer *Signer, actor Actor, now time.Time) (Manifest, error) {
+	if _, err := Checkpoint(ctx, db, signer, now); err != nil {
+		return Manifest{}, err
+	}
+	m, err := Export(ctx, db.Read(), q, format, w, signer, now)
+	if err != nil {
+		return Manifest{}, err
+	}
+	if err := RecordExport(ctx, db, actor, m); err != nil {
+		return Manifest{}, err
+	}
+	return m, nil
+}
+
 // RecordExport writes an export to the trail: who made it, of what
 // (filters, format), and the rows and file it produced, so the file an
 // auditor holds can be traced to its event by its SHA-256. The filters

@@ -86,15 +86,7 @@ func (h *Console) auditExport(c echo.Context, format string) error {
 		_ = rc.SetWriteDeadline(time.Now().Add(exportStall))
 		return res.Write(p)
 	})
-	// Every export signs the head first, so the chain it was taken from
-	// cannot later lose its tail unnoticed.
-	if _, err := audit.Checkpoint(ctx, h.DB, signer, time.Now()); err != nil {
-		return err
-	}
-	m, err := audit.Export(ctx, h.DB.Read(), q, format, w, signer, time.Now())
-	if err == nil {
-		err = audit.RecordExport(ctx, h.DB, principalActor(user), m)
-	}
+	_, err = audit.ExportRecorded(ctx, h.DB, q, format, w, signer, principalActor(user), time.Now())
 	if err != nil && !res.Committed { // nothing sent yet: an error page
 		hdr.Del(echo.HeaderContentDisposition)
 		hdr.Del(echo.HeaderContentType)
