@@ -23,6 +23,7 @@ import (
 	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // Error codes, as the API reports them.
@@ -51,7 +52,7 @@ func refuse(code, message string, retryAfter time.Duration, cause error) *proble
 // Caller is an authenticated agent: its key and tenant.
 type Caller struct {
 	Key    keys.Key
-	Tenant store.Tenant
+	Tenant tenants.Tenant
 }
 
 // CanRead reports whether the caller may read an action or journey of
@@ -170,7 +171,7 @@ func (g *Gateway) Authenticate(ctx context.Context, secret string) (Caller, erro
 			return Caller{}, refuse(CodeUnavailable, "Keys cannot be checked right now.", time.Second, err)
 		}
 	}
-	t, err := store.TenantBySlug(ctx, g.db.Read(), k.TenantSlug)
+	t, err := tenants.BySlug(ctx, g.db.Read(), k.TenantSlug)
 	if err != nil {
 		return Caller{}, refuse(CodeUnavailable, "The tenant cannot be loaded right now.", time.Second, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/wardenhq/warden/platform/seal"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // BenchmarkAdmission measures admission alone: key authentication, the
@@ -21,10 +22,10 @@ func BenchmarkAdmission(b *testing.B) {
 	ctx := context.Background()
 	db := storetest.Open(b)
 	var secret string
-	var tenant store.Tenant
+	var tenant tenants.Tenant
 	err := db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
-		if tenant, err = store.CreateTenant(ctx, tx, "acme", "Acme"); err != nil {
+		if tenant, err = tenants.Insert(ctx, tx, "acme", "Acme"); err != nil {
 			return err
 		}
 		if err := budgets.Set(ctx, tx, budgets.Spec{TenantID: tenant.ID, Period: budgets.Total, LimitMicros: 1 << 60, AlertPercent: 80}, time.Now()); err != nil {

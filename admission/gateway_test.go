@@ -20,6 +20,7 @@ import (
 	"github.com/wardenhq/warden/platform/seal"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // rig is a gateway over a real database file, on a clock the test sets.
@@ -47,15 +48,15 @@ func newRig(t *testing.T) *rig {
 }
 
 // tenant creates a tenant, frozen or not.
-func (r *rig) tenant(slug string, frozen bool) store.Tenant {
+func (r *rig) tenant(slug string, frozen bool) tenants.Tenant {
 	r.t.Helper()
-	var tn store.Tenant
+	var tn tenants.Tenant
 	err := r.db.Transact(r.ctx, func(tx *store.Tx) error {
 		var err error
-		if tn, err = store.CreateTenant(r.ctx, tx, slug, strings.ToUpper(slug)); err != nil {
+		if tn, err = tenants.Insert(r.ctx, tx, slug, strings.ToUpper(slug)); err != nil {
 			return err
 		}
-		_, err = store.SetFrozen(r.ctx, tx, tn.ID, frozen)
+		_, err = tenants.SetFrozenTx(r.ctx, tx, tn.ID, frozen)
 		return err
 	})
 	if err != nil {
@@ -66,7 +67,7 @@ func (r *rig) tenant(slug string, frozen bool) store.Tenant {
 }
 
 // key creates a key of tenant and returns it with its secret.
-func (r *rig) key(tenant store.Tenant, spec keys.NewSpec) (keys.Key, string) {
+func (r *rig) key(tenant tenants.Tenant, spec keys.NewSpec) (keys.Key, string) {
 	r.t.Helper()
 	spec.TenantID = tenant.ID
 	if spec.Name == "" {
@@ -409,8 +410,8 @@ func TestReserveFailsClosedWhenTheBudgetCannotBeWritten(t *testing.T) {
 }
 
 func TestCallerCanRead(t *testing.T) {
-	mine := Caller{Key: keys.Key{ID: "k1", Scopes: []string{"skill:refunds"}}, Tenant: store.Tenant{ID: "acme"}}
-	reader := Caller{Key: keys.Key{ID: "k2", Scopes: []string{"skill:refunds", keys.ScopeReadTenant}}, Tenant: store.Tenant{ID: "acme"}}
+	mine := Caller{Key: keys.Key{ID: "k1", Scopes: []string{"skill:refunds"}}, Tenant: tenants.Tenant{ID: "acme"}}
+	reader := Caller{Key: keys.Key{ID: "k2", Scopes: []string{"skill:refunds", keys.ScopeReadTenant}}, Tenant: tenants.Tenant{ID: "acme"}}
 	tests := []struct {
 		name          string
 		caller        Caller

@@ -14,6 +14,7 @@ import (
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // clock is the fixed "now" of every evaluation here.
@@ -21,7 +22,7 @@ var clock = time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 
 type rig struct {
 	db     *store.DB
-	tenant store.Tenant
+	tenant tenants.Tenant
 	n      int
 }
 
@@ -31,7 +32,7 @@ func newRig(t *testing.T) *rig {
 	db := storetest.Open(t)
 	r := &rig{db: db}
 	err := db.Transact(ctx, func(tx *store.Tx) (err error) {
-		r.tenant, err = store.CreateTenant(ctx, tx, "acme", "Acme")
+		r.tenant, err = tenants.Insert(ctx, tx, "acme", "Acme")
 		return err
 	})
 	if err != nil {

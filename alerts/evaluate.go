@@ -10,6 +10,7 @@ import (
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // Report is what one evaluation changed.
@@ -128,7 +129,7 @@ func conditions(ctx context.Context, q store.Querier, now time.Time) (map[key]co
 	for _, b := range budgets {
 		// A zero limit admits nothing, so nothing can burn it.
 		if b.LimitMicros > 0 && b.Alerting() {
-			slug, err := store.TenantSlug(ctx, q, b.TenantID)
+			slug, err := tenants.SlugOf(ctx, q, b.TenantID)
 			if err != nil {
 				return nil, err
 			}

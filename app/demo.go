@@ -23,6 +23,7 @@ import (
 	"github.com/wardenhq/warden/platform/seal"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/skills"
+	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/tools"
 	"github.com/wardenhq/warden/tools/sim"
 )
@@ -58,7 +59,7 @@ var demoRequests = []string{
 // two releases. Every change is audited.
 func (rt *Runtime) SeedDemo(ctx context.Context) (string, error) {
 	db := rt.DB
-	n, err := db.CountTenants(ctx, nil)
+	n, err := tenants.Count(ctx, db, nil)
 	if err != nil {
 		return "", err
 	}
@@ -66,7 +67,7 @@ func (rt *Runtime) SeedDemo(ctx context.Context) (string, error) {
 	if first {
 		err := db.Transact(ctx, func(tx *store.Tx) error {
 			// The simulated shop's demo orders are this tenant's.
-			t, err := store.CreateTenant(ctx, tx, sim.DemoTenant, "Acme Corporation")
+			t, err := tenants.Insert(ctx, tx, sim.DemoTenant, "Acme Corporation")
 			if err != nil {
 				return fmt.Errorf("demo tenant: %w", err)
 			}
@@ -97,7 +98,7 @@ func (rt *Runtime) SeedDemo(ctx context.Context) (string, error) {
 			return "", err
 		}
 	}
-	tenant, err := store.TenantBySlug(ctx, db.Read(), sim.DemoTenant)
+	tenant, err := tenants.BySlug(ctx, db.Read(), sim.DemoTenant)
 	if errors.Is(err, store.ErrNotFound) {
 		return "", nil // the demo tenant was removed: no demo key
 	}
@@ -129,7 +130,7 @@ func (rt *Runtime) SeedDemo(ctx context.Context) (string, error) {
 }
 
 // rotateDemoKey revokes the previous demo key and creates a new one.
-func rotateDemoKey(ctx context.Context, db *store.DB, sealer *seal.Sealer, tenant store.Tenant) (string, keys.Key, error) {
+func rotateDemoKey(ctx context.Context, db *store.DB, sealer *seal.Sealer, tenant tenants.Tenant) (string, keys.Key, error) {
 	existing, err := keys.List(ctx, db.Read(), []string{tenant.ID})
 	if err != nil {
 		return "", keys.Key{}, err

@@ -16,6 +16,7 @@ import (
 	"github.com/wardenhq/warden/platform/redact"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // BenchmarkApprovalToEffect measures the time from an action's final
@@ -39,7 +40,7 @@ func BenchmarkApprovalToEffect(b *testing.B) {
 	go func() { rt.Run(runCtx); close(done) }()
 	defer func() { stop(); <-done }()
 
-	tenant, _ := store.TenantBySlug(ctx, db.Read(), "acme")
+	tenant, _ := tenants.BySlug(ctx, db.Read(), "acme")
 	tool, _ := catalog.Get(ctx, db.Read(), "issue_refund")
 	approver := identity.Principal{ID: "p-bench", Name: "Bench", Roles: []string{"approver"}, Tenants: []string{"*"}}
 	var lat []time.Duration

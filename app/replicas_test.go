@@ -23,6 +23,7 @@ import (
 	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // Two replicas in one test process: two full runtimes (gateway, runtime,
@@ -42,7 +43,7 @@ type replicas struct {
 	ctx    context.Context
 	rts    [2]*Runtime
 	stop   [2]func() // stops replica i's background work (Run), as a replica shutting down
-	tenant store.Tenant
+	tenant tenants.Tenant
 	secret string
 	keyID  string
 }
@@ -82,7 +83,7 @@ func startReplicas(t *testing.T) *replicas {
 		r.stop[i] = sync.OnceFunc(func() { stop(); <-done })
 		t.Cleanup(r.stop[i])
 	}
-	if r.tenant, err = store.TenantBySlug(ctx, r.rts[0].DB.Read(), "acme"); err != nil {
+	if r.tenant, err = tenants.BySlug(ctx, r.rts[0].DB.Read(), "acme"); err != nil {
 		t.Fatal(err)
 	}
 	err = r.rts[0].DB.Transact(ctx, func(tx *store.Tx) error {
@@ -369,7 +370,7 @@ func TestReplicasRefuseARevokedKeyAtOnce(t *testing.T) {
 		t.Fatalf("replica B before the freeze: %v", err)
 	}
 	if err := a.DB.Transact(ctx, func(tx *store.Tx) error {
-		_, err := store.SetFrozen(ctx, tx, r.tenant.ID, true)
+		_, err := tenants.SetFrozenTx(ctx, tx, r.tenant.ID, true)
 		return err
 	}); err != nil {
 		t.Fatal(err)

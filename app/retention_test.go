@@ -14,6 +14,7 @@ import (
 	"github.com/wardenhq/warden/platform/redact"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/tenants"
 )
 
 func TestRetentionDeletesOnlyOldTraces(t *testing.T) {
@@ -34,11 +35,11 @@ func TestRetentionDeletesOnlyOldTraces(t *testing.T) {
 			_, err := tx.Exec(q, args...)
 			errs = append(errs, err)
 		}
-		a, err := store.CreateTenant(ctx, tx, "acme", "Acme") // default 30 days
+		a, err := tenants.Insert(ctx, tx, "acme", "Acme") // default 30 days
 		if err != nil {
 			return err
 		}
-		g, err := store.CreateTenant(ctx, tx, "globex", "Globex") // 7 days
+		g, err := tenants.Insert(ctx, tx, "globex", "Globex") // 7 days
 		if err != nil {
 			return err
 		}
@@ -108,7 +109,7 @@ func TestSweepEndsInterruptedJourneysAndReleasesReservations(t *testing.T) {
 	defer rt.Close()
 	now := time.Now().UTC()
 	err = db.Transact(ctx, func(tx *store.Tx) error {
-		a, err := store.CreateTenant(ctx, tx, "acme", "Acme")
+		a, err := tenants.Insert(ctx, tx, "acme", "Acme")
 		if err != nil {
 			return err
 		}
@@ -144,10 +145,10 @@ func TestDeleteRangeRemovesOnlyTheRange(t *testing.T) {
 	ctx := context.Background()
 	db := storetest.Open(t)
 	base := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	var acme store.Tenant
+	var acme tenants.Tenant
 	err := db.Transact(ctx, func(tx *store.Tx) error {
-		acme, _ = store.CreateTenant(ctx, tx, "acme", "Acme")
-		g, _ := store.CreateTenant(ctx, tx, "globex", "Globex")
+		acme, _ = tenants.Insert(ctx, tx, "acme", "Acme")
+		g, _ := tenants.Insert(ctx, tx, "globex", "Globex")
 		ins := func(id, tenant, status string, at time.Time) {
 			tx.Exec(`INSERT INTO journeys (id, tenant_id, request_id, correlation_id, release_digest, status, created_at) VALUES (?, ?, 'r', 'c', 'x', ?, ?)`,
 				id, tenant, status, store.FormatTime(at))
@@ -203,7 +204,7 @@ func TestStartupSweepEndsWhatAPreviousProcessLeftRunning(t *testing.T) {
 	db := storetest.Open(t)
 	var tenant string
 	err := db.Transact(ctx, func(tx *store.Tx) error {
-		a, err := store.CreateTenant(ctx, tx, "acme", "Acme")
+		a, err := tenants.Insert(ctx, tx, "acme", "Acme")
 		if err != nil {
 			return err
 		}

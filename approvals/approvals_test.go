@@ -17,6 +17,7 @@ import (
 	"github.com/wardenhq/warden/platform/seal"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/tenants"
 )
 
 var (
@@ -63,7 +64,7 @@ func TestCheckPolicy(t *testing.T) {
 type fixture struct {
 	db     *store.DB
 	sealer *seal.Sealer
-	tenant store.Tenant
+	tenant tenants.Tenant
 	url    string // the database, for a second handle (replica)
 	dir    string
 }
@@ -78,10 +79,10 @@ func setup(t *testing.T) fixture {
 	}
 	t.Cleanup(func() { db.Close() })
 	s, _ := seal.LoadOrCreate(dir)
-	var tenant store.Tenant
+	var tenant tenants.Tenant
 	db.Transact(context.Background(), func(tx *store.Tx) error {
 		var err error
-		tenant, err = store.CreateTenant(context.Background(), tx, "acme", "Acme")
+		tenant, err = tenants.Insert(context.Background(), tx, "acme", "Acme")
 		return err
 	})
 	return fixture{db: db, sealer: s, tenant: tenant, url: u, dir: dir}

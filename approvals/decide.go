@@ -11,6 +11,7 @@ import (
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // Decided is one approver's recorded decision.
@@ -95,7 +96,7 @@ func Decide(ctx context.Context, db *store.DB, req Request, onDecided OnDecided,
 		if err != nil {
 			return err
 		}
-		t, err := store.TenantSlug(ctx, tx, a.TenantID)
+		t, err := tenants.SlugOf(ctx, tx, a.TenantID)
 		if err != nil {
 			return err
 		}
@@ -296,7 +297,7 @@ func expire(ctx context.Context, tx *store.Tx, due []Action, actor audit.Actor, 
 				return n, err
 			}
 		}
-		t, _ := store.TenantSlug(ctx, tx, a.TenantID)
+		t, _ := tenants.SlugOf(ctx, tx, a.TenantID)
 		details := map[string]any{"expired_at": store.FormatTime(a.ExpiresAt), "approvals": fmt.Sprintf("%d of %d", a.ApprovalsGiven, a.ApprovalsRequired)}
 		if reason != "" {
 			details["expired_at"], details["reason"] = store.FormatTime(now), reason
@@ -336,7 +337,7 @@ func Cancel(ctx context.Context, db *store.DB, actionID, keyID string, onDecided
 				return err
 			}
 		}
-		t, _ := store.TenantSlug(ctx, tx, a.TenantID)
+		t, _ := tenants.SlugOf(ctx, tx, a.TenantID)
 		a.Status = StatusCancelled
 		_, err = audit.Append(ctx, tx, audit.Event{
 			Actor: audit.Actor{Type: audit.ActorKey, ID: keyID}, Tenant: t, Verb: "action.cancelled",

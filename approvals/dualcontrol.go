@@ -9,6 +9,7 @@ import (
 
 	"github.com/wardenhq/warden/platform/money"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // Target is what an action acts on (an order, an account, a customer), as
@@ -61,7 +62,7 @@ func Required(ctx context.Context, tx *store.Tx, tenantID string, amount *money.
 			return Requirement{}, err
 		}
 	}
-	threshold, err := store.ThresholdFor(ctx, tx, tenantID, amount.Currency.Code)
+	threshold, err := tenants.ThresholdFor(ctx, tx, tenantID, amount.Currency.Code)
 	if errors.Is(err, store.ErrNotFound) {
 		return Requirement{Approvals: 2, Basis: fmt.Sprintf("No dual-control threshold is set for %s, so two approvers decide every amount in it.", amount.Currency.Code)}, nil
 	}
@@ -78,7 +79,7 @@ func Required(ctx context.Context, tx *store.Tx, tenantID string, amount *money.
 	if target.Key == "" {
 		return Requirement{Approvals: 1}, nil
 	}
-	t, err := store.TenantByID(ctx, tx, tenantID)
+	t, err := tenants.ByID(ctx, tx, tenantID)
 	if err != nil {
 		return Requirement{}, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/wardenhq/warden/platform/money"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 )
 
 var targetSeq atomic.Int64
@@ -129,10 +130,10 @@ func TestRequiredThresholdOffAndWindow(t *testing.T) {
 	order := Target{Key: "k", Label: "ORD-1"}
 	f.onTarget(t, usd(80_000), order, StatusExecuted, now.Add(-30*time.Hour))
 	err := f.db.Transact(ctx, func(tx *store.Tx) error {
-		if _, err := store.SetDualControlWindow(ctx, tx, f.tenant.ID, 48*time.Hour); err != nil {
+		if _, err := tenants.SetDualControlWindowTx(ctx, tx, f.tenant.ID, 48*time.Hour); err != nil {
 			return err
 		}
-		_, err := store.SetThreshold(ctx, tx, f.tenant.ID, store.Threshold{Currency: "EUR", Minor: 0})
+		_, err := tenants.SetThresholdTx(ctx, tx, f.tenant.ID, tenants.Threshold{Currency: "EUR", Minor: 0})
 		return err
 	})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 )
 
 func TestSetAudited(t *testing.T) {
@@ -45,9 +46,9 @@ func TestSetAudited(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { db.Close() })
-			var tenant store.Tenant
+			var tenant tenants.Tenant
 			err = db.Transact(ctx, func(tx *store.Tx) error {
-				if tenant, err = store.CreateTenant(ctx, tx, "acme", "Acme"); err != nil || tt.existing == nil {
+				if tenant, err = tenants.Insert(ctx, tx, "acme", "Acme"); err != nil || tt.existing == nil {
 					return err
 				}
 				s := *tt.existing

@@ -23,6 +23,7 @@ import (
 
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // Periods a budget may cover.
@@ -133,7 +134,7 @@ func Set(ctx context.Context, tx *store.Tx, s Spec, now time.Time) error {
 func SetAudited(ctx context.Context, db *store.DB, actor audit.Actor, s Spec, now time.Time) (changed bool, err error) {
 	err = db.Transact(ctx, func(tx *store.Tx) error {
 		changed = false // a retried run starts afresh (store.Transact)
-		slug, err := store.TenantSlug(ctx, tx, s.TenantID)
+		slug, err := tenants.SlugOf(ctx, tx, s.TenantID)
 		if err != nil {
 			return err
 		}

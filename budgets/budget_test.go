@@ -11,16 +11,17 @@ import (
 
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/tenants"
 )
 
 func setup(t *testing.T, period string, limit int64) (*store.DB, string) {
 	t.Helper()
 	ctx := context.Background()
 	db := storetest.Open(t)
-	var tenant store.Tenant
+	var tenant tenants.Tenant
 	err := db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
-		if tenant, err = store.CreateTenant(ctx, tx, "acme", "Acme"); err != nil {
+		if tenant, err = tenants.Insert(ctx, tx, "acme", "Acme"); err != nil {
 			return err
 		}
 		return Set(ctx, tx, Spec{TenantID: tenant.ID, Period: period, LimitMicros: limit, AlertPercent: 80}, time.Now())
@@ -184,9 +185,9 @@ func BenchmarkReserveSettle(b *testing.B) {
 	}
 	defer db.Close()
 	ctx := context.Background()
-	var tenant store.Tenant
+	var tenant tenants.Tenant
 	db.Transact(ctx, func(tx *store.Tx) error {
-		tenant, _ = store.CreateTenant(ctx, tx, "acme", "Acme")
+		tenant, _ = tenants.Insert(ctx, tx, "acme", "Acme")
 		return Set(ctx, tx, Spec{TenantID: tenant.ID, Period: Total, LimitMicros: 1 << 60, AlertPercent: 80}, time.Now())
 	})
 	b.ResetTimer()

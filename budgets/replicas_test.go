@@ -10,6 +10,7 @@ import (
 
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // 400 reservations race over two handles on one database, as two replicas
@@ -34,10 +35,10 @@ func TestFourHundredWayRaceOverTwoHandlesAdmitsExactlyWhatFits(t *testing.T) {
 		t.Cleanup(func() { db.Close() })
 		dbs[i] = db
 	}
-	var tenant store.Tenant
+	var tenant tenants.Tenant
 	err := dbs[0].Transact(ctx, func(tx *store.Tx) error {
 		var err error
-		if tenant, err = store.CreateTenant(ctx, tx, "acme", "Acme"); err != nil {
+		if tenant, err = tenants.Insert(ctx, tx, "acme", "Acme"); err != nil {
 			return err
 		}
 		return Set(ctx, tx, Spec{TenantID: tenant.ID, Period: Month, LimitMicros: fits * each, AlertPercent: 80}, time.Now())

@@ -26,6 +26,7 @@ import (
 	"github.com/wardenhq/warden/platform/seal"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // verifyCallback checks a callback the way docs/api.md tells an agent to:
@@ -116,7 +117,7 @@ func newCallbackRig(t *testing.T) *callbackRig {
 	r.svc = New(Options{DB: db, Sealer: sealer, Now: r.clock, AllowPrivateCallbacks: true,
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	err = db.Transact(ctx, func(tx *store.Tx) error {
-		tenant, err := store.CreateTenant(ctx, tx, "acme", "Acme")
+		tenant, err := tenants.Insert(ctx, tx, "acme", "Acme")
 		if err != nil {
 			return err
 		}

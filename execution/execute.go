@@ -16,6 +16,7 @@ import (
 	"github.com/wardenhq/warden/platform/jobs"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/tools"
 )
 
@@ -58,7 +59,7 @@ func (s *Service) onDecided(ctx context.Context, tx *store.Tx, a approvals.Actio
 	if a.Status != approvals.StatusApproved || a.External {
 		return nil // the agent executes it and reports the result
 	}
-	slug, err := store.TenantSlug(ctx, tx, a.TenantID)
+	slug, err := tenants.SlugOf(ctx, tx, a.TenantID)
 	if err != nil {
 		return err
 	}
@@ -178,7 +179,7 @@ func (s *Service) ExecuteAction(ctx context.Context, actionID string) error {
 	if !t.Enabled {
 		return s.failBeforeCall(ctx, a, approvals.BlockedFailure(approvals.BlockToolOff, a.Tool))
 	}
-	tenant, err := store.TenantByID(ctx, s.o.DB.Read(), a.TenantID)
+	tenant, err := tenants.ByID(ctx, s.o.DB.Read(), a.TenantID)
 	if err != nil {
 		return err
 	}
@@ -246,7 +247,7 @@ func (s *Service) fail(ctx context.Context, a approvals.Action, reason string) e
 	// The work is done: record it even if the caller went away.
 	ctx = context.WithoutCancel(ctx)
 	err := s.o.DB.Transact(ctx, func(tx *store.Tx) error {
-		slug, err := store.TenantSlug(ctx, tx, a.TenantID)
+		slug, err := tenants.SlugOf(ctx, tx, a.TenantID)
 		if err != nil {
 			return err
 		}
@@ -276,7 +277,7 @@ func (s *Service) complete(ctx context.Context, a approvals.Action, receipt json
 	// The work is done: record it even if the caller went away.
 	ctx = context.WithoutCancel(ctx)
 	err := s.o.DB.Transact(ctx, func(tx *store.Tx) error {
-		slug, err := store.TenantSlug(ctx, tx, a.TenantID)
+		slug, err := tenants.SlugOf(ctx, tx, a.TenantID)
 		if err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/jobs"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/tools"
 )
 
@@ -42,7 +43,7 @@ func (s *Service) RetryFailed(ctx context.Context, tx *store.Tx, tenantID, tool,
 	if err != nil || len(ids) == 0 {
 		return rep, err
 	}
-	slug, err := store.TenantSlug(ctx, tx, tenantID)
+	slug, err := tenants.SlugOf(ctx, tx, tenantID)
 	if err != nil {
 		return rep, err
 	}

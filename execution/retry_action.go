@@ -10,6 +10,7 @@ import (
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // RetryRoles may retry an action whose execution was blocked: on-call and
@@ -36,7 +37,7 @@ func (s *Service) RetryAction(ctx context.Context, p identity.Principal, actionI
 		if a, err = approvals.Get(ctx, tx, actionID); err != nil {
 			return err
 		}
-		t, err := store.TenantByID(ctx, tx, a.TenantID)
+		t, err := tenants.ByID(ctx, tx, a.TenantID)
 		if err != nil {
 			return err
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/policy"
+	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/tools"
 )
 
@@ -36,7 +37,7 @@ func (s *Service) Reverse(ctx context.Context, p identity.Principal, actionID, r
 	if err != nil {
 		return approvals.Action{}, err
 	}
-	slug, err := store.TenantSlug(ctx, s.o.DB.Read(), orig.TenantID)
+	slug, err := tenants.SlugOf(ctx, s.o.DB.Read(), orig.TenantID)
 	if err != nil {
 		return approvals.Action{}, err
 	}

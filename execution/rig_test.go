@@ -30,6 +30,7 @@ import (
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
 	"github.com/wardenhq/warden/skills"
+	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/tools"
 	"github.com/wardenhq/warden/tools/sim"
 )
@@ -87,7 +88,7 @@ type rig struct {
 	jopts  journeys.Options
 	eopts  Options
 	sealer *seal.Sealer
-	tenant store.Tenant
+	tenant tenants.Tenant
 	caller admission.Caller
 
 	mu  sync.Mutex
@@ -154,7 +155,7 @@ func newRigOn(t testing.TB, db *store.DB) *rig {
 	r.rebuild()
 	err = db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
-		if r.tenant, err = store.CreateTenant(ctx, tx, "acme", "Acme"); err != nil {
+		if r.tenant, err = tenants.Insert(ctx, tx, "acme", "Acme"); err != nil {
 			return err
 		}
 		if err := budgets.Set(ctx, tx, budgets.Spec{TenantID: r.tenant.ID, Period: budgets.Total, LimitMicros: rigBudgetMicros, AlertPercent: 80}, r.now); err != nil {
@@ -182,7 +183,7 @@ func newRigOn(t testing.TB, db *store.DB) *rig {
 
 // newCaller creates a key of tenant with scopes, as the gateway would
 // return it authenticated.
-func (r *rig) newCaller(tenant store.Tenant, scopes ...string) admission.Caller {
+func (r *rig) newCaller(tenant tenants.Tenant, scopes ...string) admission.Caller {
 	r.t.Helper()
 	var k keys.Key
 	err := r.db.Transact(r.ctx, func(tx *store.Tx) error {
@@ -272,7 +273,7 @@ func (r *rig) switchSkill(skill string, enabled bool) {
 // freeze freezes the rig's tenant.
 func (r *rig) freeze() {
 	r.t.Helper()
-	if err := r.db.Transact(r.ctx, func(tx *store.Tx) error { _, err := store.SetFrozen(r.ctx, tx, r.tenant.ID, true); return err }); err != nil {
+	if err := r.db.Transact(r.ctx, func(tx *store.Tx) error { _, err := tenants.SetFrozenTx(r.ctx, tx, r.tenant.ID, true); return err }); err != nil {
 		r.t.Fatal(err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -34,13 +35,13 @@ func requireTenant(p *identity.Principal, slug string) error {
 // the list is limited to: the tenant named by filter (403 outside the
 // scope; no rows for a tenant that does not exist), else every tenant in
 // scope, or nil (no limit) for a principal who sees every tenant.
-func tenantScope(ctx context.Context, db *store.DB, p *identity.Principal, filter string) (scope []store.Tenant, ids []string, err error) {
+func tenantScope(ctx context.Context, db *store.DB, p *identity.Principal, filter string) (scope []tenants.Tenant, ids []string, err error) {
 	if filter != "" {
 		if err := requireTenant(p, filter); err != nil {
 			return nil, nil, err
 		}
 	}
-	scope, err = db.ListTenants(ctx, tenantFilter(p))
+	scope, err = tenants.List(ctx, db, tenantFilter(p))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -69,19 +70,19 @@ func requireAllTenants(p *identity.Principal, what string) error {
 
 // tenantInScope loads the tenant named by slug after checking the scope:
 // 403 outside the scope (whether or not it exists), 404 when unknown.
-func tenantInScope(ctx context.Context, q store.Querier, p *identity.Principal, slug string) (store.Tenant, error) {
+func tenantInScope(ctx context.Context, q store.Querier, p *identity.Principal, slug string) (tenants.Tenant, error) {
 	if err := requireTenant(p, slug); err != nil {
-		return store.Tenant{}, err
+		return tenants.Tenant{}, err
 	}
-	t, err := store.TenantBySlug(ctx, q, slug)
+	t, err := tenants.BySlug(ctx, q, slug)
 	if errors.Is(err, store.ErrNotFound) {
-		return store.Tenant{}, problem.NotFound("not_found", "There is no tenant "+strconv.Quote(slug)+".")
+		return tenants.Tenant{}, problem.NotFound("not_found", "There is no tenant "+strconv.Quote(slug)+".")
 	}
 	return t, err
 }
 
 // tenantIDs returns the ids of the tenants, for filters that take ids.
-func tenantIDs(ts []store.Tenant) []string {
+func tenantIDs(ts []tenants.Tenant) []string {
 	ids := make([]string, 0, len(ts))
 	for _, t := range ts {
 		ids = append(ids, t.ID)

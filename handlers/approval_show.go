@@ -15,6 +15,8 @@ import (
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/principals"
+	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -63,7 +65,7 @@ func actionInScope(ctx context.Context, q store.Querier, p *identity.Principal, 
 	if err != nil {
 		return approvals.Action{}, "", err
 	}
-	t, err := store.TenantByID(ctx, q, a.TenantID)
+	t, err := tenants.ByID(ctx, q, a.TenantID)
 	if err != nil {
 		return approvals.Action{}, "", err
 	}
@@ -129,10 +131,10 @@ func loadApproval(ctx context.Context, st *store.DB, user *identity.Principal, i
 	case err != nil:
 		return views.ApprovalView{}, err
 	}
-	if v.Freeze, err = store.FreezeOf(ctx, q, a.TenantID); err != nil {
+	if v.Freeze, err = tenants.FreezeOf(ctx, q, a.TenantID); err != nil {
 		return views.ApprovalView{}, err
 	}
-	if v.RequestedBy, err = st.PrincipalName(ctx, a.RequestedBy); err != nil {
+	if v.RequestedBy, err = principals.NameOf(ctx, st, a.RequestedBy); err != nil {
 		return views.ApprovalView{}, err
 	}
 	return v.For(*user), nil

@@ -13,6 +13,7 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/principals"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -148,12 +149,12 @@ func chainStatus(ctx context.Context, st *store.DB) (views.ChainStatus, error) {
 // eventNames looks up what the ids in events stand for: the principals
 // and keys who acted, and the actions they acted on.
 func eventNames(ctx context.Context, st *store.DB, events []audit.Event) (views.EventNames, error) {
-	var principals []string
+	var principalIDs []string
 	keyIDs, actionIDs := map[string]bool{}, map[string]bool{}
 	for _, e := range events {
 		switch e.Actor.Type {
 		case audit.ActorPrincipal:
-			principals = append(principals, e.Actor.ID)
+			principalIDs = append(principalIDs, e.Actor.ID)
 		case audit.ActorKey:
 			keyIDs[e.Actor.ID] = true
 		}
@@ -163,7 +164,7 @@ func eventNames(ctx context.Context, st *store.DB, events []audit.Event) (views.
 	}
 	n := views.EventNames{Keys: map[string]string{}, Actions: map[string]string{}}
 	var err error
-	if n.Principals, err = st.PrincipalNames(ctx, principals); err != nil {
+	if n.Principals, err = principals.NamesOf(ctx, st, principalIDs); err != nil {
 		return views.EventNames{}, err
 	}
 	for id := range keyIDs {

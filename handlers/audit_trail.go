@@ -18,6 +18,7 @@ import (
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/principals"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -107,7 +108,7 @@ func loadTrail(ctx context.Context, st *store.DB, q store.Querier, a approvals.A
 	if v.Names, err = eventNames(ctx, st, events); err != nil {
 		return views.TrailView{}, err
 	}
-	names, err := st.PrincipalNames(ctx, []string{a.RequestedBy})
+	names, err := principals.NamesOf(ctx, st, []string{a.RequestedBy})
 	if err != nil {
 		return views.TrailView{}, err
 	}

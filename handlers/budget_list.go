@@ -15,6 +15,7 @@ import (
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -48,12 +49,12 @@ func renderBudgets(c echo.Context, st *store.DB, status int, note, tenantID stri
 }
 
 func budgetCards(ctx context.Context, st *store.DB, user *identity.Principal, now time.Time) ([]views.BudgetCard, error) {
-	tenants, err := st.ListTenants(ctx, tenantFilter(user))
+	tenantList, err := tenants.List(ctx, st, tenantFilter(user))
 	if err != nil {
 		return nil, err
 	}
-	cards := make([]views.BudgetCard, 0, len(tenants))
-	for _, t := range tenants {
+	cards := make([]views.BudgetCard, 0, len(tenantList))
+	for _, t := range tenantList {
 		card := views.BudgetCard{Tenant: t, Form: views.BudgetForm{Period: budgets.Month, AlertPercent: "80"}}
 		b, err := budgets.Get(ctx, st.Read(), t.ID)
 		switch {

@@ -15,6 +15,8 @@ import (
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/principals"
+	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -93,7 +95,7 @@ func homeActions(rows []approvals.Row) []views.HomeAction {
 	return out
 }
 
-func oncallHome(ctx context.Context, db *store.DB, user *identity.Principal, scope []store.Tenant) (*views.OncallHome, error) {
+func oncallHome(ctx context.Context, db *store.DB, user *identity.Principal, scope []tenants.Tenant) (*views.OncallHome, error) {
 	r, err := reviewFor(ctx, db, user, store.Page{Size: homeListSize})
 	if err != nil {
 		return nil, err
@@ -132,7 +134,7 @@ func oncallHome(ctx context.Context, db *store.DB, user *identity.Principal, sco
 // lists.
 const homeExports = 5
 
-func auditorHome(ctx context.Context, db *store.DB, user *identity.Principal, scope []store.Tenant) (*views.AuditorHome, error) {
+func auditorHome(ctx context.Context, db *store.DB, user *identity.Principal, scope []tenants.Tenant) (*views.AuditorHome, error) {
 	chain, err := chainStatus(ctx, db)
 	if err != nil {
 		return nil, err
@@ -153,7 +155,7 @@ func auditorHome(ctx context.Context, db *store.DB, user *identity.Principal, sc
 	for _, e := range exports.Rows {
 		who = append(who, e.Actor.ID)
 	}
-	names, err := db.PrincipalNames(ctx, who)
+	names, err := principals.NamesOf(ctx, db, who)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -49,12 +50,12 @@ func (h *Console) KeyCreate(c echo.Context) error {
 		ExpiresAt:  strings.TrimSpace(params.Get("expires_at")),
 	}
 	errs := views.FieldErrors{}
-	var tenant store.Tenant
+	var tenant tenants.Tenant
 	if form.Tenant == "" {
 		errs["tenant"] = "Choose the tenant the key belongs to."
 	} else if err := requireTenant(user, form.Tenant); err != nil {
 		return err // outside the scope: 403, whatever else the form says
-	} else if tenant, err = store.TenantBySlug(ctx, h.DB.Read(), form.Tenant); errors.Is(err, store.ErrNotFound) {
+	} else if tenant, err = tenants.BySlug(ctx, h.DB.Read(), form.Tenant); errors.Is(err, store.ErrNotFound) {
 		errs["tenant"] = "There is no tenant " + form.Tenant + "."
 	} else if err != nil {
 		return err
@@ -179,12 +180,12 @@ func keyFormChoices(ctx context.Context, st *store.DB, skills *Console) (skillNa
 
 func renderKeyForm(c echo.Context, st *store.DB, skills *Console, status int, form views.KeyForm, errs views.FieldErrors) error {
 	ctx := c.Request().Context()
-	tenants, err := st.ListTenants(ctx, tenantFilter(CurrentPrincipal(c)))
+	tenantList, err := tenants.List(ctx, st, tenantFilter(CurrentPrincipal(c)))
 	if err != nil {
 		return err
 	}
-	if form.Tenant == "" && len(tenants) == 1 {
-		form.Tenant = tenants[0].Slug
+	if form.Tenant == "" && len(tenantList) == 1 {
+		form.Tenant = tenantList[0].Slug
 	}
 	sk, ts, err := keyFormChoices(ctx, st, skills)
 	if err != nil {
@@ -192,5 +193,5 @@ func renderKeyForm(c echo.Context, st *store.DB, skills *Console, status int, fo
 	}
 	page := PageFor(c, "Create a key")
 	page.Active = "/keys"
-	return Render(c, status, page, views.KeyNew(page, views.KeyFormView{Form: form, Tenants: tenants, Skills: sk, Tools: ts, Errors: errs}))
+	return Render(c, status, page, views.KeyNew(page, views.KeyFormView{Form: form, Tenants: tenantList, Skills: sk, Tools: ts, Errors: errs}))
 }

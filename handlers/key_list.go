@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/keys"
+	"github.com/wardenhq/warden/principals"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -43,7 +44,7 @@ func (h *Console) KeyList(c echo.Context) error {
 	for _, k := range shown {
 		creators = append(creators, k.CreatedBy)
 	}
-	names, err := h.DB.PrincipalNames(ctx, creators)
+	names, err := principals.NamesOf(ctx, h.DB, creators)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/wardenhq/warden/principals"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -22,7 +23,7 @@ func (h *Console) KeyShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	by, err := h.DB.PrincipalName(ctx, k.CreatedBy)
+	by, err := principals.NameOf(ctx, h.DB, k.CreatedBy)
 	if err != nil {
 		return err
 	}

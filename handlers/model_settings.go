@@ -11,6 +11,7 @@ import (
 
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/principals"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -95,7 +96,7 @@ func (h *Console) KeyModelLimits(c echo.Context) error {
 			return seeOther(c, "/keys/"+k.ID+"?done="+done)
 		}
 	}
-	by, err := h.DB.PrincipalName(ctx, k.CreatedBy)
+	by, err := principals.NameOf(ctx, h.DB, k.CreatedBy)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/wardenhq/warden/principals"
 	"github.com/wardenhq/warden/sessions"
 	"github.com/wardenhq/warden/views"
 )
@@ -39,7 +40,7 @@ func (h *Console) SessionList(c echo.Context) error {
 	}
 	v := views.SessionsView{Rows: paged.Rows, Total: total, Principal: principal, Notice: doneNotice(c, sessionListNotices), Self: currentSessionID(c), Now: time.Now()}
 	if principal != "" {
-		if v.PrincipalName, err = h.DB.PrincipalName(ctx, principal); err != nil {
+		if v.PrincipalName, err = principals.NameOf(ctx, h.DB, principal); err != nil {
 			return err
 		}
 	}

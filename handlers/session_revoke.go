@@ -9,6 +9,7 @@ import (
 
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/principals"
 	"github.com/wardenhq/warden/sessions"
 	"github.com/wardenhq/warden/views"
 )
@@ -50,12 +51,12 @@ func (h *Console) SessionRevokeAllConfirm(c echo.Context) error {
 		return err
 	}
 	id := c.Param("principal")
-	if _, err := h.DB.PrincipalByID(ctx, id); errors.Is(err, store.ErrNotFound) {
+	if _, err := principals.ByID(ctx, h.DB, id); errors.Is(err, store.ErrNotFound) {
 		return problem.NotFound("not_found", "There is no such user.")
 	} else if err != nil {
 		return err
 	}
-	name, err := h.DB.PrincipalName(ctx, id)
+	name, err := principals.NameOf(ctx, h.DB, id)
 	if err != nil {
 		return err
 	}

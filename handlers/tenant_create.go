@@ -7,7 +7,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/views"
 )
@@ -25,7 +24,7 @@ func (h *Console) TenantCreate(c echo.Context) error {
 	errs, invalid := fieldErrors(err)
 	switch {
 	case invalid:
-	case errors.Is(err, store.ErrDuplicateSlug):
+	case errors.Is(err, tenants.ErrDuplicateSlug):
 		errs = views.FieldErrors{"slug": "There is already a tenant " + form.Slug + ". Choose another slug."}
 	case err != nil:
 		return err

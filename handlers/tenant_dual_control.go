@@ -48,7 +48,7 @@ func (h *Console) TenantDualControl(c echo.Context) error {
 	if len(errs) > 0 {
 		return dualControlInvalid(c, h.DB, t, typed, code, errs)
 	}
-	changed, err := tenants.SetThreshold(ctx, h.DB, principalActor(user), t.ID, store.Threshold{Currency: cur.Code, Minor: minor})
+	changed, err := tenants.SetThreshold(ctx, h.DB, principalActor(user), t.ID, tenants.Threshold{Currency: cur.Code, Minor: minor})
 	if errs, ok := fieldErrors(err); ok {
 		return dualControlInvalid(c, h.DB, t, typed, code, errs)
 	}
@@ -64,7 +64,7 @@ func (h *Console) TenantDualControl(c echo.Context) error {
 
 // dualControlInvalid re-renders the tenant page with the threshold form as
 // typed and its errors.
-func dualControlInvalid(c echo.Context, st *store.DB, t store.Tenant, typed, code string, errs views.FieldErrors) error {
+func dualControlInvalid(c echo.Context, st *store.DB, t tenants.Tenant, typed, code string, errs views.FieldErrors) error {
 	v, err := tenantView(c.Request().Context(), st.Read(), t)
 	if err != nil {
 		return err

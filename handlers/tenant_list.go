@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -18,7 +19,7 @@ func (h *Console) TenantList(c echo.Context) error {
 // renderTenantList renders the list around v's form state.
 func renderTenantList(c echo.Context, st *store.DB, status int, v views.TenantsView) error {
 	user := CurrentPrincipal(c)
-	ts, err := st.ListTenants(c.Request().Context(), tenantFilter(user))
+	ts, err := tenants.List(c.Request().Context(), st, tenantFilter(user))
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wardenhq/warden/platform/money"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -51,7 +52,7 @@ func renderTenantShow(c echo.Context, status int, v views.TenantView) error {
 
 // tenantFormPage re-renders the settings page with one form's errors; the
 // other form shows the stored value.
-func tenantFormPage(c echo.Context, q store.Querier, t store.Tenant, name, retention string, errs views.FieldErrors) error {
+func tenantFormPage(c echo.Context, q store.Querier, t tenants.Tenant, name, retention string, errs views.FieldErrors) error {
 	v, err := tenantView(c.Request().Context(), q, t)
 	if err != nil {
 		return err
@@ -62,7 +63,7 @@ func tenantFormPage(c echo.Context, q store.Querier, t store.Tenant, name, reten
 
 // tenantSaved redirects to the tenant page after one settings form, with
 // the notice done, or "unchanged" when the form changed nothing.
-func tenantSaved(c echo.Context, t store.Tenant, changed bool, done string) error {
+func tenantSaved(c echo.Context, t tenants.Tenant, changed bool, done string) error {
 	if !changed {
 		done = "unchanged"
 	}
@@ -70,14 +71,14 @@ func tenantSaved(c echo.Context, t store.Tenant, changed bool, done string) erro
 }
 
 // tenantView fills the settings forms with the tenant's current values.
-func tenantView(ctx context.Context, q store.Querier, t store.Tenant) (views.TenantView, error) {
-	ths, err := store.Thresholds(ctx, q, t.ID)
+func tenantView(ctx context.Context, q store.Querier, t tenants.Tenant) (views.TenantView, error) {
+	ths, err := tenants.Thresholds(ctx, q, t.ID)
 	if err != nil {
 		return views.TenantView{}, err
 	}
 	v := views.TenantView{Tenant: t, Name: t.Name, Retention: strconv.Itoa(t.RetentionDays),
 		DualControlCurrency: "USD", Window: strconv.Itoa(int(t.DualControlWindow / time.Hour))}
-	if v.Freeze, err = store.FreezeOf(ctx, q, t.ID); err != nil {
+	if v.Freeze, err = tenants.FreezeOf(ctx, q, t.ID); err != nil {
 		return views.TenantView{}, err
 	}
 	if v.Model, err = tenantModelForm(ctx, q, t.ID); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/principals"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -33,7 +34,7 @@ func (h *Console) TraceDetail(c echo.Context) error {
 		return notFound
 	}
 	v := views.TraceView{Journey: j, Now: time.Now()}
-	if v.PrincipalName, err = h.DB.PrincipalName(ctx, j.PrincipalID); err != nil {
+	if v.PrincipalName, err = principals.NameOf(ctx, h.DB, j.PrincipalID); err != nil {
 		return err
 	}
 	switch a, err := approvals.ByJourney(ctx, h.DB.Read(), j.ID); {

@@ -19,6 +19,7 @@ import (
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/skills"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // A skill whose SKILL.md names a model is driven by that model instead of
@@ -386,7 +387,7 @@ func (s *Service) ContinueJourney(ctx context.Context, journeyID string) error {
 	if err != nil {
 		return err
 	}
-	tenant, err := store.TenantByID(ctx, s.o.DB.Read(), j.TenantID)
+	tenant, err := tenants.ByID(ctx, s.o.DB.Read(), j.TenantID)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // TestSweepLeavesLiveReplicasJourneys: a replica starting up, or sweeping
@@ -22,10 +23,10 @@ func TestSweepLeavesLiveReplicasJourneys(t *testing.T) {
 	ctx := context.Background()
 	db := storetest.Open(t)
 	now := time.Now()
-	var tenant store.Tenant
+	var tenant tenants.Tenant
 	if err := db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
-		if tenant, err = store.CreateTenant(ctx, tx, "acme", "Acme"); err != nil {
+		if tenant, err = tenants.Insert(ctx, tx, "acme", "Acme"); err != nil {
 			return err
 		}
 		return budgets.Set(ctx, tx, budgets.Spec{TenantID: tenant.ID, Period: budgets.Total, LimitMicros: 1_000_000, AlertPercent: 80}, now)

@@ -29,6 +29,7 @@ import (
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
 	"github.com/wardenhq/warden/skills"
+	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/tools"
 	"github.com/wardenhq/warden/tools/sim"
 )
@@ -69,7 +70,7 @@ type rig struct {
 	hooks  *hookProvider
 	svc    *Service
 	sealer *seal.Sealer
-	tenant store.Tenant
+	tenant tenants.Tenant
 	caller admission.Caller
 
 	mu  sync.Mutex
@@ -122,7 +123,7 @@ func newRigOn(t testing.TB, db *store.DB) *rig {
 	})
 	err = db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
-		if r.tenant, err = store.CreateTenant(ctx, tx, "acme", "Acme"); err != nil {
+		if r.tenant, err = tenants.Insert(ctx, tx, "acme", "Acme"); err != nil {
 			return err
 		}
 		if err := budgets.Set(ctx, tx, budgets.Spec{TenantID: r.tenant.ID, Period: budgets.Total, LimitMicros: rigBudgetMicros, AlertPercent: 80}, r.now); err != nil {
@@ -150,7 +151,7 @@ func newRigOn(t testing.TB, db *store.DB) *rig {
 
 // newCaller creates a key of tenant with scopes, as the gateway would
 // return it authenticated.
-func (r *rig) newCaller(tenant store.Tenant, scopes ...string) admission.Caller {
+func (r *rig) newCaller(tenant tenants.Tenant, scopes ...string) admission.Caller {
 	r.t.Helper()
 	var k keys.Key
 	err := r.db.Transact(r.ctx, func(tx *store.Tx) error {
@@ -167,12 +168,12 @@ func (r *rig) newCaller(tenant store.Tenant, scopes ...string) admission.Caller 
 }
 
 // newTenant creates another tenant, without a budget.
-func (r *rig) newTenant(slug string) store.Tenant {
+func (r *rig) newTenant(slug string) tenants.Tenant {
 	r.t.Helper()
-	var tn store.Tenant
+	var tn tenants.Tenant
 	err := r.db.Transact(r.ctx, func(tx *store.Tx) error {
 		var err error
-		tn, err = store.CreateTenant(r.ctx, tx, slug, slug)
+		tn, err = tenants.Insert(r.ctx, tx, slug, slug)
 		return err
 	})
 	if err != nil {

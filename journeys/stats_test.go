@@ -8,6 +8,7 @@ import (
 
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/tenants"
 )
 
 func TestPercentile(t *testing.T) {
@@ -54,7 +55,7 @@ func TestSkillStats(t *testing.T) {
 		{"", StatusFailed, 10, now}, // never routed
 	}
 	err := db.Transact(ctx, func(tx *store.Tx) error {
-		tenant, err := store.CreateTenant(ctx, tx, "acme", "Acme")
+		tenant, err := tenants.Insert(ctx, tx, "acme", "Acme")
 		if err != nil {
 			return err
 		}

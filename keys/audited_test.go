@@ -12,18 +12,19 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/tenants"
 )
 
 var admin = audit.Actor{Type: audit.ActorPrincipal, ID: "admin-1"}
 
 // auditedFixture is a database with tenant acme and no key.
-func auditedFixture(t *testing.T) (*store.DB, store.Tenant) {
+func auditedFixture(t *testing.T) (*store.DB, tenants.Tenant) {
 	t.Helper()
 	ctx := context.Background()
 	db := storetest.Open(t)
-	var tenant store.Tenant
+	var tenant tenants.Tenant
 	err := db.Transact(ctx, func(tx *store.Tx) (err error) {
-		tenant, err = store.CreateTenant(ctx, tx, "acme", "Acme")
+		tenant, err = tenants.Insert(ctx, tx, "acme", "Acme")
 		return err
 	})
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/wardenhq/warden/platform/seal"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/tenants"
 )
 
 func testSealer(t *testing.T) *seal.Sealer {
@@ -36,7 +37,7 @@ func callbackFixture(t *testing.T, sealer *seal.Sealer) (*store.DB, Key, Secrets
 	var k Key
 	var secrets Secrets
 	err := db.Transact(ctx, func(tx *store.Tx) error {
-		tenant, err := store.CreateTenant(ctx, tx, "acme", "Acme")
+		tenant, err := tenants.Insert(ctx, tx, "acme", "Acme")
 		if err != nil {
 			return err
 		}

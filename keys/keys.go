@@ -36,6 +36,7 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/platform/seal"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 )
 
 const (
@@ -275,7 +276,7 @@ func CreateAudited(ctx context.Context, db *store.DB, sealer *seal.Sealer, actor
 	var k Key
 	var secrets Secrets
 	err := db.Transact(ctx, func(tx *store.Tx) error {
-		slug, err := store.TenantSlug(ctx, tx, s.TenantID)
+		slug, err := tenants.SlugOf(ctx, tx, s.TenantID)
 		if err != nil {
 			return err
 		}

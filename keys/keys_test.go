@@ -11,6 +11,7 @@ import (
 
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/tenants"
 )
 
 func TestGenerateFormat(t *testing.T) {
@@ -63,7 +64,7 @@ func TestAuthenticate(t *testing.T) {
 	var k Key
 	var secret string
 	db.Transact(ctx, func(tx *store.Tx) error {
-		tenant, _ := store.CreateTenant(ctx, tx, "acme", "Acme")
+		tenant, _ := tenants.Insert(ctx, tx, "acme", "Acme")
 		var err error
 		var secrets Secrets
 		k, secrets, err = Create(ctx, tx, testSealer(t), NewSpec{TenantID: tenant.ID, Name: "bot", Scopes: []string{"tool:b", "skill:a", "tool:b"}, RatePerMin: 60, Burst: 5, CreatedBy: "t"})

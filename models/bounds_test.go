@@ -23,6 +23,7 @@ import (
 	"github.com/wardenhq/warden/platform/seal"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/tenants"
 )
 
 var testActor = audit.Actor{Type: audit.ActorSystem, ID: "test"}
@@ -36,7 +37,7 @@ type gwRig struct {
 	g      *models.Gateway
 	fake   *fakeupstream.Server
 	url    string // the fake's base URL
-	tenant store.Tenant
+	tenant tenants.Tenant
 	caller admission.Caller
 }
 
@@ -76,7 +77,7 @@ func newGWRig(t *testing.T, o rigOptions, deps ...models.Deployment) *gwRig {
 		o.limitMicros = 1_000_000_000
 	}
 	if err := db.Transact(ctx, func(tx *store.Tx) error {
-		if r.tenant, err = store.CreateTenant(ctx, tx, "t1", "T1"); err != nil {
+		if r.tenant, err = tenants.Insert(ctx, tx, "t1", "T1"); err != nil {
 			return err
 		}
 		return budgets.Set(ctx, tx, budgets.Spec{TenantID: r.tenant.ID, Period: budgets.Month, LimitMicros: o.limitMicros, AlertPercent: 80}, time.Now())

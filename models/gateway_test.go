@@ -18,6 +18,7 @@ import (
 	"github.com/wardenhq/warden/platform/seal"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // A tenant whose prompts must be redacted before they leave Warden is
@@ -37,9 +38,9 @@ func TestOutboundRedactionFailsClosedWithoutARedactor(t *testing.T) {
 		ContextWindow: 8192, MaxOutputTokens: 64, Timeout: time.Second, Concurrency: 4, Enabled: true}, ""); err != nil {
 		t.Fatal(err)
 	}
-	var tenant store.Tenant
+	var tenant tenants.Tenant
 	if err := db.Transact(ctx, func(tx *store.Tx) error {
-		if tenant, err = store.CreateTenant(ctx, tx, "t1", "T1"); err != nil {
+		if tenant, err = tenants.Insert(ctx, tx, "t1", "T1"); err != nil {
 			return err
 		}
 		return budgets.Set(ctx, tx, budgets.Spec{TenantID: tenant.ID, Period: budgets.Month, LimitMicros: 1_000_000, AlertPercent: 80}, time.Now())

@@ -14,6 +14,7 @@ import (
 	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/platform/egress"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // What of a call's content a tenant's trace keeps.
@@ -50,7 +51,7 @@ func TenantSettingsOf(ctx context.Context, q store.Querier, tenantID string) (Te
 // (model.tenant_settings), in one transaction; it reports false, and
 // records nothing, when they were already so. A content setting other
 // than redacted or none is a *store.ValidationError.
-func SetTenantSettings(ctx context.Context, db *store.DB, actor audit.Actor, t store.Tenant, s TenantSettings) (bool, error) {
+func SetTenantSettings(ctx context.Context, db *store.DB, actor audit.Actor, t tenants.Tenant, s TenantSettings) (bool, error) {
 	tenantID := t.ID
 	if s.Content != ContentRedacted && s.Content != ContentNone {
 		return false, &store.ValidationError{Fields: map[string]string{"model_content": "Choose redacted or none."}}

@@ -15,6 +15,7 @@ import (
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // opArgs are the arguments of an operational action, fixed at the press.
@@ -32,7 +33,7 @@ type opArgs struct {
 // which waits for it. Decided finishes the run on the final decision.
 func requestApproval(ctx context.Context, d Deps, run RunRecord, a Action, plan Plan) (RunRecord, error) {
 	err := d.DB.Transact(ctx, func(tx *store.Tx) error {
-		t, err := store.TenantBySlug(ctx, tx, plan.Tenant)
+		t, err := tenants.BySlug(ctx, tx, plan.Tenant)
 		if err != nil {
 			return err
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/seal"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/tools"
 )
 
@@ -63,7 +64,7 @@ func (r expiringRuntime) ExpirePending(ctx context.Context, ids []string, actor 
 	return approvals.ExpireNow(ctx, r.db, ids, actor, reason, nil, time.Now())
 }
 
-func opsSetup(t *testing.T) (Deps, context.Context, store.Tenant) {
+func opsSetup(t *testing.T) (Deps, context.Context, tenants.Tenant) {
 	t.Helper()
 	d, ctx := setup(t)
 	set, problems := Load(fstest.MapFS{"ops.md": {Data: []byte(opsRunbook)}})
@@ -72,9 +73,9 @@ func opsSetup(t *testing.T) (Deps, context.Context, store.Tenant) {
 	}
 	d.Runbooks = set
 	d.Runtime = expiringRuntime{db: d.DB, retries: new([]string)}
-	var tenant store.Tenant
+	var tenant tenants.Tenant
 	if err := d.DB.Transact(ctx, func(tx *store.Tx) (err error) {
-		tenant, err = store.CreateTenant(ctx, tx, "acme", "Acme")
+		tenant, err = tenants.Insert(ctx, tx, "acme", "Acme")
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -338,7 +339,7 @@ func TestRetryFailedNeedsApprovalOnlyForHighImpactTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	retries := d.Runtime.(expiringRuntime).retries
-	tenant, _ := store.TenantBySlug(ctx, d.DB.Read(), "acme")
+	tenant, _ := tenants.BySlug(ctx, d.DB.Read(), "acme")
 
 	for range 2 {
 		run, err := Run(ctx, d, dana, "retry", "refunds", "provider back", "tok-refunds")

@@ -262,7 +262,7 @@ func PlanAction(ctx context.Context, d Deps, a Action) (Plan, error) {
 		p.NoChange = on == (a.Args["state"] == "on")
 		p.Summary = fmt.Sprintf("Switch the skill %s %s for every tenant.", a.Args["name"], a.Args["state"])
 	case ToolFreezeTenant, ToolUnfreezeTenant:
-		t, err := store.TenantBySlug(ctx, q, a.Args["tenant"])
+		t, err := tenants.BySlug(ctx, q, a.Args["tenant"])
 		if errors.Is(err, store.ErrNotFound) {
 			return p, problem.NotFound("not_found", "There is no tenant "+strconv.Quote(a.Args["tenant"])+".")
 		}
@@ -395,8 +395,8 @@ const defaultAlertPercent = 80
 
 var usd = money.MustCurrency("USD")
 
-func tenantArg(ctx context.Context, q store.Querier, slug string) (store.Tenant, error) {
-	t, err := store.TenantBySlug(ctx, q, slug)
+func tenantArg(ctx context.Context, q store.Querier, slug string) (tenants.Tenant, error) {
+	t, err := tenants.BySlug(ctx, q, slug)
 	if errors.Is(err, store.ErrNotFound) {
 		return t, problem.NotFound("not_found", "There is no tenant "+strconv.Quote(slug)+".")
 	}
@@ -467,7 +467,7 @@ func apply(ctx context.Context, d Deps, by releases.Author, a Action, p Plan, re
 		}
 		return "Switched the " + what + " " + a.Args["name"] + " " + a.Args["state"] + ".", nil
 	case ToolFreezeTenant, ToolUnfreezeTenant:
-		t, err := store.TenantBySlug(ctx, d.DB.Read(), a.Args["tenant"])
+		t, err := tenants.BySlug(ctx, d.DB.Read(), a.Args["tenant"])
 		if err != nil {
 			return "", err
 		}
@@ -491,7 +491,7 @@ func apply(ctx context.Context, d Deps, by releases.Author, a Action, p Plan, re
 		}
 		return "The key is revoked.", nil
 	case ToolSetBudgetLimit:
-		t, err := store.TenantBySlug(ctx, d.DB.Read(), a.Args["tenant"])
+		t, err := tenants.BySlug(ctx, d.DB.Read(), a.Args["tenant"])
 		if err != nil {
 			return "", err
 		}
@@ -515,7 +515,7 @@ func apply(ctx context.Context, d Deps, by releases.Author, a Action, p Plan, re
 		}
 		return "Tenant " + t.Slug + "'s " + spec.Period + " budget limit is " + money.FormatMicros(limit, usd) + ".", nil
 	case ToolExpirePending:
-		t, err := store.TenantBySlug(ctx, d.DB.Read(), a.Args["tenant"])
+		t, err := tenants.BySlug(ctx, d.DB.Read(), a.Args["tenant"])
 		if err != nil {
 			return "", err
 		}
@@ -529,7 +529,7 @@ func apply(ctx context.Context, d Deps, by releases.Author, a Action, p Plan, re
 		}
 		return fmt.Sprintf("Expired %d pending actions of tenant %s.", n, t.Slug), nil
 	case ToolRetryFailed:
-		t, err := store.TenantBySlug(ctx, d.DB.Read(), a.Args["tenant"])
+		t, err := tenants.BySlug(ctx, d.DB.Read(), a.Args["tenant"])
 		if err != nil {
 			return "", err
 		}

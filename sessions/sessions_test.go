@@ -9,6 +9,7 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/principals"
 )
 
 func openDB(t *testing.T) *store.DB {
@@ -21,7 +22,7 @@ func principal(t *testing.T, db *store.DB, sub string, roles ...string) string {
 	var id string
 	err := db.Transact(context.Background(), func(tx *store.Tx) error {
 		var err error
-		id, err = store.UpsertPrincipal(context.Background(), tx, store.PrincipalRow{Issuer: "https://idp.test", Subject: sub, Name: sub, Roles: roles, Tenants: []string{"*"}})
+		id, err = principals.Upsert(context.Background(), tx, principals.Principal{Issuer: "https://idp.test", Subject: sub, Name: sub, Roles: roles, Tenants: []string{"*"}})
 		return err
 	})
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/principals"
 	"github.com/wardenhq/warden/sessions"
 )
 
@@ -48,7 +49,7 @@ func Login(ctx context.Context, db *store.DB, a Attempt, now time.Time, policy s
 	p := a.Principal
 	err := db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
-		in.PrincipalID, err = store.UpsertPrincipal(ctx, tx, store.PrincipalRow{
+		in.PrincipalID, err = principals.Upsert(ctx, tx, principals.Principal{
 			Issuer: p.Issuer, Subject: p.Subject, Email: p.Email, Name: p.Name, Roles: p.Roles, Tenants: p.Tenants,
 		})
 		if err != nil {

@@ -2,14 +2,17 @@
 // trace retention and dual-control settings. Each change commits in one
 // transaction with its audit event, so the trail can never miss a change
 // nor record one that did not happen; pressing a button a second time
-// changes nothing and records nothing. The SQL stays in package store,
-// which owns the tenant tables; this package composes it with the audit
-// event.
+// changes nothing and records nothing. This package owns the tenants and
+// dual_control_thresholds tables: their SQL is in store.go, and other
+// packages read tenants through BySlug, ByID, SlugOf, List and Thresholds.
+// The row-level writers ending in Tx (Insert, SetFrozenTx, ...) change a
+// row inside a caller's transaction without an audit event; they are for
+// seeding and tests.
 //
 // A console handler checks the principal's scope, parses its form and
 // calls one function:
 //
-//	t, err := tenants.Create(ctx, db, actor, "acme", "Acme")  // store.ErrDuplicateSlug
+//	t, err := tenants.Create(ctx, db, actor, "acme", "Acme")  // ErrDuplicateSlug
 //	changed, err := tenants.SetFrozen(ctx, db, actor, t.ID, true, "INC-12: leaked key")
 //	changed, err = tenants.Rename(ctx, db, actor, t.ID, "Acme Corp")
 //	var inv *store.ValidationError
@@ -34,13 +37,13 @@ import (
 // Create adds a tenant with the default settings and records who added
 // it. The slug check and the insert share the transaction's write lock,
 // so two admins adding the same slug get one tenant and one
-// store.ErrDuplicateSlug. A bad slug or name is a *store.ValidationError
+// ErrDuplicateSlug. A bad slug or name is a *store.ValidationError
 // naming both fields when both are wrong.
-func Create(ctx context.Context, db *store.DB, actor audit.Actor, slug, name string) (store.Tenant, error) {
-	var t store.Tenant
+func Create(ctx context.Context, db *store.DB, actor audit.Actor, slug, name string) (Tenant, error) {
+	var t Tenant
 	err := db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
-		if t, err = store.CreateTenantChecked(ctx, tx, slug, name); err != nil {
+		if t, err = insertChecked(ctx, tx, slug, name); err != nil {
 			return err
 		}
 		_, err = audit.Append(ctx, tx, audit.Event{
@@ -53,7 +56,7 @@ func Create(ctx context.Context, db *store.DB, actor audit.Actor, slug, name str
 		return err
 	})
 	if err != nil {
-		return store.Tenant{}, err
+		return Tenant{}, err
 	}
 	return t, nil
 }
@@ -63,8 +66,8 @@ func Create(ctx context.Context, db *store.DB, actor audit.Actor, slug, name str
 // name the tenant went by.
 func Rename(ctx context.Context, db *store.DB, actor audit.Actor, id, name string) (changed bool, err error) {
 	name = strings.TrimSpace(name)
-	return change(ctx, db, actor, id, "tenant.rename", func(ctx context.Context, tx *store.Tx, t store.Tenant) (bool, map[string]any, error) {
-		changed, err := store.RenameTenant(ctx, tx, id, name)
+	return change(ctx, db, actor, id, "tenant.rename", func(ctx context.Context, tx *store.Tx, t Tenant) (bool, map[string]any, error) {
+		changed, err := renameTx(ctx, tx, id, name)
 		return changed, map[string]any{"from": t.Name, "to": name}, err
 	})
 }
@@ -79,7 +82,7 @@ const MaxFreezeReason = 500
 
 // SetFrozen freezes (frozen true) or unfreezes a tenant: its agents' keys
 // are refused while it is frozen. Freezing requires a reason, kept with
-// who froze it and when (store.FreezeOf) and in the tenant.freeze event.
+// who froze it and when (FreezeOf) and in the tenant.freeze event.
 // Pressing it again changes nothing and records nothing.
 func SetFrozen(ctx context.Context, db *store.DB, actor audit.Actor, id string, frozen bool, reason string) (changed bool, err error) {
 	reason = strings.TrimSpace(reason)
@@ -93,12 +96,12 @@ func SetFrozen(ctx context.Context, db *store.DB, actor audit.Actor, id string, 
 	if !frozen {
 		verb = "tenant.unfreeze"
 	}
-	return change(ctx, db, actor, id, verb, func(ctx context.Context, tx *store.Tx, _ store.Tenant) (bool, map[string]any, error) {
-		changed, err := store.SetFrozen(ctx, tx, id, frozen)
+	return change(ctx, db, actor, id, verb, func(ctx context.Context, tx *store.Tx, _ Tenant) (bool, map[string]any, error) {
+		changed, err := SetFrozenTx(ctx, tx, id, frozen)
 		if err != nil || !changed {
 			return changed, nil, err
 		}
-		if err := store.RecordFreeze(ctx, tx, id, reason, actor.Type+":"+actor.ID, time.Now()); err != nil {
+		if err := recordFreeze(ctx, tx, id, reason, actor.Type+":"+actor.ID, time.Now()); err != nil {
 			return false, nil, err
 		}
 		details := map[string]any{"frozen": frozen}
@@ -113,8 +116,8 @@ func SetFrozen(ctx context.Context, db *store.DB, actor audit.Actor, id string, 
 // it deletes evidence at the next sweep, so the event keeps the value it
 // replaced.
 func SetRetention(ctx context.Context, db *store.DB, actor audit.Actor, id string, days int) (changed bool, err error) {
-	return change(ctx, db, actor, id, "tenant.retention", func(ctx context.Context, tx *store.Tx, t store.Tenant) (bool, map[string]any, error) {
-		changed, err := store.SetRetention(ctx, tx, id, days)
+	return change(ctx, db, actor, id, "tenant.retention", func(ctx context.Context, tx *store.Tx, t Tenant) (bool, map[string]any, error) {
+		changed, err := setRetentionTx(ctx, tx, id, days)
 		return changed, map[string]any{"from_days": t.RetentionDays, "to_days": days}, err
 	})
 }
@@ -124,17 +127,17 @@ func SetRetention(ctx context.Context, db *store.DB, actor audit.Actor, id strin
 // decides who may move money, so the event keeps the threshold it
 // replaced, when there was one. It applies to actions requested from now
 // on.
-func SetThreshold(ctx context.Context, db *store.DB, actor audit.Actor, id string, th store.Threshold) (changed bool, err error) {
-	return change(ctx, db, actor, id, "tenant.dual_control", func(ctx context.Context, tx *store.Tx, _ store.Tenant) (bool, map[string]any, error) {
+func SetThreshold(ctx context.Context, db *store.DB, actor audit.Actor, id string, th Threshold) (changed bool, err error) {
+	return change(ctx, db, actor, id, "tenant.dual_control", func(ctx context.Context, tx *store.Tx, _ Tenant) (bool, map[string]any, error) {
 		details := map[string]any{"currency": th.Currency, "to_minor": th.Minor}
-		from, err := store.ThresholdFor(ctx, tx, id, th.Currency)
+		from, err := ThresholdFor(ctx, tx, id, th.Currency)
 		switch {
 		case err == nil:
 			details["from_minor"] = from
 		case !errors.Is(err, store.ErrNotFound):
 			return false, nil, err
 		}
-		changed, err := store.SetThreshold(ctx, tx, id, th)
+		changed, err := SetThresholdTx(ctx, tx, id, th)
 		return changed, details, err
 	})
 }
@@ -143,8 +146,8 @@ func SetThreshold(ctx context.Context, db *store.DB, actor audit.Actor, id strin
 // it then need two approvers for any amount, so removing one can only
 // make approval stricter. Removing one that is not there records nothing.
 func RemoveThreshold(ctx context.Context, db *store.DB, actor audit.Actor, id, currency string) (changed bool, err error) {
-	return change(ctx, db, actor, id, "tenant.dual_control_removed", func(ctx context.Context, tx *store.Tx, _ store.Tenant) (bool, map[string]any, error) {
-		changed, err := store.RemoveThreshold(ctx, tx, id, currency)
+	return change(ctx, db, actor, id, "tenant.dual_control_removed", func(ctx context.Context, tx *store.Tx, _ Tenant) (bool, map[string]any, error) {
+		changed, err := removeThresholdTx(ctx, tx, id, currency)
 		return changed, map[string]any{"currency": currency}, err
 	})
 }
@@ -154,20 +157,20 @@ func RemoveThreshold(ctx context.Context, db *store.DB, actor audit.Actor, id, c
 // and checks their range before they become a duration, which a large
 // number would overflow; out of range is a *store.ValidationError.
 func SetDualControlWindow(ctx context.Context, db *store.DB, actor audit.Actor, id string, hours int) (changed bool, err error) {
-	if msg := store.ValidateDualControlHours(hours); msg != "" {
+	if msg := ValidateDualControlHours(hours); msg != "" {
 		return false, fmt.Errorf("set dual-control window of tenant %s: %w",
 			id, &store.ValidationError{Fields: map[string]string{"window_hours": msg}})
 	}
 	window := time.Duration(hours) * time.Hour
-	return change(ctx, db, actor, id, "tenant.dual_control_window", func(ctx context.Context, tx *store.Tx, t store.Tenant) (bool, map[string]any, error) {
-		changed, err := store.SetDualControlWindow(ctx, tx, id, window)
+	return change(ctx, db, actor, id, "tenant.dual_control_window", func(ctx context.Context, tx *store.Tx, t Tenant) (bool, map[string]any, error) {
+		changed, err := SetDualControlWindowTx(ctx, tx, id, window)
 		return changed, map[string]any{"from_hours": int64(t.DualControlWindow / time.Hour), "to_hours": hours}, err
 	})
 }
 
 // apply makes one change to tenant t inside tx: it reports whether
 // anything changed and the audit details describing the change.
-type apply func(ctx context.Context, tx *store.Tx, t store.Tenant) (changed bool, details map[string]any, err error)
+type apply func(ctx context.Context, tx *store.Tx, t Tenant) (changed bool, details map[string]any, err error)
 
 // change loads the tenant inside the write transaction (so the values an
 // event says it replaced are the ones it did replace), applies fn, and
@@ -175,7 +178,7 @@ type apply func(ctx context.Context, tx *store.Tx, t store.Tenant) (changed bool
 func change(ctx context.Context, db *store.DB, actor audit.Actor, id, verb string, fn apply) (bool, error) {
 	changed := false
 	err := db.Transact(ctx, func(tx *store.Tx) error {
-		t, err := store.TenantByID(ctx, tx, id)
+		t, err := ByID(ctx, tx, id)
 		if err != nil {
 			return err
 		}

@@ -19,14 +19,14 @@ var admin = audit.Actor{Type: audit.ActorPrincipal, ID: "admin-1"}
 // setup opens a fresh database with one tenant, acme, as created with the
 // defaults: not frozen, 30 days of traces, a 24-hour window and a USD
 // threshold of $1,000.00.
-func setup(t *testing.T) (*store.DB, store.Tenant) {
+func setup(t *testing.T) (*store.DB, Tenant) {
 	t.Helper()
 	ctx := context.Background()
 	db := storetest.Open(t)
-	var tn store.Tenant
+	var tn Tenant
 	err := db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
-		tn, err = store.CreateTenant(ctx, tx, "acme", "Acme")
+		tn, err = Insert(ctx, tx, "acme", "Acme")
 		return err
 	})
 	if err != nil {
@@ -39,11 +39,11 @@ func setup(t *testing.T) (*store.DB, store.Tenant) {
 func state(t *testing.T, db *store.DB, id string) string {
 	t.Helper()
 	ctx := context.Background()
-	tn, err := store.TenantByID(ctx, db.Read(), id)
+	tn, err := ByID(ctx, db.Read(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ths, err := store.Thresholds(ctx, db.Read(), id)
+	ths, err := Thresholds(ctx, db.Read(), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func retention(days int) op {
 
 func threshold(currency string, minor int64) op {
 	return func(ctx context.Context, db *store.DB, id string) (bool, error) {
-		return SetThreshold(ctx, db, admin, id, store.Threshold{Currency: currency, Minor: minor})
+		return SetThreshold(ctx, db, admin, id, Threshold{Currency: currency, Minor: minor})
 	}
 }
 
@@ -166,7 +166,7 @@ func TestChanges(t *testing.T) {
 		{name: "rename to the current name", do: rename("Acme "), wantState: initial},
 		{name: "rename to nothing", do: rename("   "), wantFields: []string{"name"}, wantState: initial},
 		{name: "rename with a control character", do: rename("Acme\x07"), wantFields: []string{"name"}, wantState: initial},
-		{name: "rename too long", do: rename(strings.Repeat("é", store.MaxTenantNameChars+1)), wantFields: []string{"name"}, wantState: initial},
+		{name: "rename too long", do: rename(strings.Repeat("é", MaxNameChars+1)), wantFields: []string{"name"}, wantState: initial},
 		{name: "rename an unknown tenant", do: rename("Globex"), unknownID: true, wantErr: store.ErrNotFound, wantState: initial},
 
 		{name: "retention", do: retention(90), wantChanged: true,
@@ -174,7 +174,7 @@ func TestChanges(t *testing.T) {
 			wantState: `name="Acme" frozen=false retention=90 window=24h0m0s thresholds=[USD:100000]`},
 		{name: "retention unchanged", do: retention(30), wantState: initial},
 		{name: "retention of 0 days", do: retention(0), wantFields: []string{"retention_days"}, wantState: initial},
-		{name: "retention too long", do: retention(store.MaxRetentionDays + 1), wantFields: []string{"retention_days"}, wantState: initial},
+		{name: "retention too long", do: retention(MaxRetentionDays + 1), wantFields: []string{"retention_days"}, wantState: initial},
 		{name: "retention of an unknown tenant", do: retention(90), unknownID: true, wantErr: store.ErrNotFound, wantState: initial},
 
 		{name: "threshold replaced", do: threshold("USD", 250_000), wantChanged: true,
@@ -269,7 +269,7 @@ func TestCreate(t *testing.T) {
 		wantName              string   // the stored name when created
 	}{
 		{name: "created, name trimmed", slug: "globex", typedName: "  Globex Inc ", wantName: "Globex Inc"},
-		{name: "slug taken", slug: "acme", typedName: "Acme again", wantErr: store.ErrDuplicateSlug},
+		{name: "slug taken", slug: "acme", typedName: "Acme again", wantErr: ErrDuplicateSlug},
 		{name: "bad slug", slug: "Globex!", typedName: "Globex", wantFields: []string{"slug"}},
 		{name: "no name", slug: "globex", typedName: " ", wantFields: []string{"name"}},
 		{name: "bad slug and no name", slug: "g", typedName: "", wantFields: []string{"name", "slug"}},
@@ -289,10 +289,10 @@ func TestCreate(t *testing.T) {
 				if got := validationFields(err); !slices.Equal(got, tt.wantFields) {
 					t.Errorf("err = %v: a *store.ValidationError on %v, want %v", err, got, tt.wantFields)
 				}
-				if tn != (store.Tenant{}) || len(evs) != 0 {
+				if tn != (Tenant{}) || len(evs) != 0 {
 					t.Errorf("Create = %+v with %d events, want no tenant and none", tn, len(evs))
 				}
-				if n, _ := db.CountTenants(ctx, nil); n != 1 {
+				if n, _ := Count(ctx, db, nil); n != 1 {
 					t.Errorf("%d tenants, want only acme", n)
 				}
 				return
@@ -333,13 +333,13 @@ func TestFreezeNeedsAReason(t *testing.T) {
 			t.Errorf("SetFrozen(reason %q) = %v, %v; want ErrFreezeReasonRequired", reason, changed, err)
 		}
 	}
-	if f, err := store.FreezeOf(ctx, db.Read(), id); err != nil || f.Frozen {
+	if f, err := FreezeOf(ctx, db.Read(), id); err != nil || f.Frozen {
 		t.Fatalf("tenant frozen = %v, %v after refused freezes", f.Frozen, err)
 	}
 	if _, err := SetFrozen(ctx, db, admin, id, true, "INC-12: leaked key"); err != nil {
 		t.Fatal(err)
 	}
-	if f, err := store.FreezeOf(ctx, db.Read(), id); err != nil || !f.Frozen || f.Reason != "INC-12: leaked key" || f.By != "principal:"+admin.ID || f.At == nil {
+	if f, err := FreezeOf(ctx, db.Read(), id); err != nil || !f.Frozen || f.Reason != "INC-12: leaked key" || f.By != "principal:"+admin.ID || f.At == nil {
 		t.Errorf("FreezeOf = %+v, %v; want frozen with the reason, by %s", f, err, admin.ID)
 	}
 }

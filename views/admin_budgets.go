@@ -5,7 +5,7 @@ import (
 
 	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/journeys"
-	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // BudgetsView shows the budget of every tenant in scope.
@@ -16,7 +16,7 @@ type BudgetsView struct {
 
 // BudgetCard is one tenant's budget, its form and its top spenders.
 type BudgetCard struct {
-	Tenant      store.Tenant
+	Tenant      tenants.Tenant
 	Budget      *budgets.Budget // nil: none set, nothing is admitted
 	PeriodStart time.Time       // start of the current period
 	Top         []journeys.Journey

@@ -7,7 +7,7 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/wardenhq/warden/keys"
-	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // Key states shown in the list.
@@ -27,9 +27,9 @@ type KeyRow struct {
 // KeysView is one page of the key list.
 type KeysView struct {
 	Rows     []KeyRow
-	Tenants  []store.Tenant // for the filter: those in scope
-	Tenant   string         // filter, empty for all in scope
-	Total    int            // keys matching the filter
+	Tenants  []tenants.Tenant // for the filter: those in scope
+	Tenant   string           // filter, empty for all in scope
+	Total    int              // keys matching the filter
 	PrevPage string
 	NextPage string
 	Notice   string
@@ -49,7 +49,7 @@ type KeyForm struct {
 // KeyFormView is the create form with its choices.
 type KeyFormView struct {
 	Form    KeyForm
-	Tenants []store.Tenant // in scope
+	Tenants []tenants.Tenant // in scope
 	Skills  []string
 	Tools   []string
 	Errors  FieldErrors

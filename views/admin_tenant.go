@@ -2,16 +2,15 @@ package views
 
 import (
 	"github.com/a-h/templ"
-
-	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // TenantView is one tenant's settings page.
 type TenantView struct {
-	Tenant    store.Tenant
-	Freeze    store.Freeze // why and since when it is frozen
-	Name      string       // the rename form's value
-	Retention string       // the retention form's value
+	Tenant    tenants.Tenant
+	Freeze    tenants.Freeze // why and since when it is frozen
+	Name      string         // the rename form's value
+	Retention string         // the retention form's value
 	// DualControl and DualControlCurrency are the threshold form's values
 	// (major units, ISO code); Window the window form's, in hours.
 	DualControl         string
@@ -32,7 +31,7 @@ type ThresholdRow struct {
 
 // TenantFreezeView asks for confirmation before freezing or unfreezing.
 type TenantFreezeView struct {
-	Tenant store.Tenant
+	Tenant tenants.Tenant
 	Freeze bool        // true: freeze; false: unfreeze
 	Reason string      // what was typed, when the page comes back with an error
 	Errors FieldErrors // the reason's error

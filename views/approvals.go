@@ -13,14 +13,14 @@ import (
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/money"
 	"github.com/wardenhq/warden/platform/risk"
-	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // ApprovalQueueView is one page of the approval queue.
 type ApprovalQueueView struct {
 	Rows     []approvals.Row
-	Tenants  []store.Tenant // in scope, for the filter
-	Tools    []string       // for the filter
+	Tenants  []tenants.Tenant // in scope, for the filter
+	Tools    []string         // for the filter
 	Filter   ApprovalFilter
 	Errors   FieldErrors // what is wrong with the filter; no rows are listed then
 	Total    int         // pending actions matching the filter
@@ -66,7 +66,7 @@ type ApprovalView struct {
 	// they block execution, so approvers are warned and a blocked action
 	// says so.
 	ToolSwitch catalog.SwitchState
-	Freeze     store.Freeze
+	Freeze     tenants.Freeze
 	// OnTarget are the tenant's other live or executed actions of the same
 	// tool on the same target, shown to approvers of a pending action
 	// ("ORD-1002 was already refunded").

@@ -14,7 +14,7 @@ import (
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/risk"
-	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // TestActionPageStates renders the action page in each state an action
@@ -57,7 +57,7 @@ func TestActionPageStates(t *testing.T) {
 			if kind == approvals.BlockToolOff {
 				v.ToolSwitch = catalog.SwitchState{Enabled: false, Reason: "INC-7 provider down", At: at(-90 * time.Minute)}
 			} else {
-				v.Freeze = store.Freeze{Frozen: true, Reason: "INC-12 leaked key", At: at(-30 * time.Minute)}
+				v.Freeze = tenants.Freeze{Frozen: true, Reason: "INC-12 leaked key", At: at(-30 * time.Minute)}
 			}
 		}
 	}
@@ -215,7 +215,7 @@ func TestApproveWarning(t *testing.T) {
 	}{
 		{"tool on, tenant open", ApprovalView{Action: a, TenantSlug: "acme", Now: now, ToolSwitch: catalog.SwitchState{Enabled: true}}, ""},
 		{"tool off", ApprovalView{Action: a, TenantSlug: "acme", Now: now, ToolSwitch: catalog.SwitchState{Reason: "INC-7"}}, "The tool issue_refund is switched off (reason: INC-7)."},
-		{"tenant frozen", ApprovalView{Action: a, TenantSlug: "acme", Now: now, ToolSwitch: catalog.SwitchState{Enabled: true}, Freeze: store.Freeze{Frozen: true, Reason: "INC-12"}}, "The tenant acme is frozen (reason: INC-12)."},
+		{"tenant frozen", ApprovalView{Action: a, TenantSlug: "acme", Now: now, ToolSwitch: catalog.SwitchState{Enabled: true}, Freeze: tenants.Freeze{Frozen: true, Reason: "INC-12"}}, "The tenant acme is frozen (reason: INC-12)."},
 	}
 	for _, tt := range tests {
 		doc := renderAction(t, tt.v.For(approver))

@@ -9,16 +9,17 @@ import (
 
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/platform/money"
-	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/principals"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // AuditView is one page of the audit trail.
 type AuditView struct {
 	Events  []audit.Event
-	Names   EventNames     // what the events' ids stand for
-	Filter  AuditFilter    // as typed
-	Errors  FieldErrors    // what is wrong with the filter; no events are listed then
-	Tenants []store.Tenant // in scope, for the filter
+	Names   EventNames       // what the events' ids stand for
+	Filter  AuditFilter      // as typed
+	Errors  FieldErrors      // what is wrong with the filter; no events are listed then
+	Tenants []tenants.Tenant // in scope, for the filter
 	// Filtered is true when a filter or a page other than the first is
 	// shown, so the page offers to clear it.
 	Filtered bool
@@ -70,7 +71,7 @@ type AuditVerifyResult struct {
 // EventNames are what the ids in audit events stand for, so that an event
 // reads as a sentence. An id missing from a map is shown as it is.
 type EventNames struct {
-	Principals store.Names       // principal id → display name
+	Principals principals.Names  // principal id → display name
 	Keys       map[string]string // virtual key id → key name
 	Actions    map[string]string // action id → summary
 }

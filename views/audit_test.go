@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/principals"
 )
 
 // sentenceEvent is an event as the audit package returns it: details
@@ -39,7 +39,7 @@ func TestEventSentence(t *testing.T) {
 	key := audit.Subject{Type: "key", ID: "key_1"}
 	tool := audit.Subject{Type: "tool", ID: "issue_refund"}
 	names := EventNames{
-		Principals: store.Names{"p-alice": "Alice Approver"},
+		Principals: principals.Names{"p-alice": "Alice Approver"},
 		Keys:       map[string]string{"key_1": "refund-bot"},
 		Actions:    map[string]string{"act_01": "Refund $2,400.00 to account ••9182"},
 	}

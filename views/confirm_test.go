@@ -12,7 +12,7 @@ import (
 
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/keys"
-	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/tools"
 )
 
@@ -25,7 +25,7 @@ func TestConfirmPages(t *testing.T) {
 	key := keys.Key{ID: "k1", Name: "bot" + evil, Prefix: "abcd", TenantSlug: "acme", PreviousCallbackUntil: &until}
 	keyWithSecret := key
 	keyWithSecret.HasCallbackSecret = true
-	tenant := store.Tenant{Slug: "acme", Name: "Acme" + evil}
+	tenant := tenants.Tenant{Slug: "acme", Name: "Acme" + evil}
 	frozen := tenant
 	frozen.Frozen = true
 	action := approvals.Action{ID: "a1", Summary: "Refund" + evil}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/wardenhq/warden/alerts"
 	"github.com/wardenhq/warden/approvals"
-	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // HomeView is the signed-in user's start page: a to-do list for each role
@@ -55,7 +55,7 @@ type OncallHome struct {
 	Failed        []ReviewItem // the oldest failed actions
 	FailedTotal   int
 	ReviewEffects int // effects not confirmed with their provider
-	Frozen        []store.Tenant
+	Frozen        []tenants.Tenant
 	Off           []SwitchedOff // tools and skills switched off
 }
 

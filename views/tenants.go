@@ -1,10 +1,10 @@
 package views
 
-import "github.com/wardenhq/warden/platform/store"
+import "github.com/wardenhq/warden/tenants"
 
 // TenantsView lists tenants, with the form that creates one.
 type TenantsView struct {
-	Tenants   []store.Tenant
+	Tenants   []tenants.Tenant
 	CanCreate bool       // the admin's scope covers all tenants
 	Form      TenantForm // the create form's values
 	Errors    FieldErrors

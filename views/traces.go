@@ -6,13 +6,13 @@ import (
 
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/models"
-	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // TracesView is one page of journeys.
 type TracesView struct {
 	Journeys []journeys.Journey
-	Tenants  []store.Tenant // in scope, for the filter
+	Tenants  []tenants.Tenant // in scope, for the filter
 	Filter   TraceFilter
 	Statuses []string
 	NextPage string // older journeys, empty on the last page

@@ -21,6 +21,7 @@ import (
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/tools"
 	"github.com/wardenhq/warden/views"
 )
@@ -56,11 +57,11 @@ func adminSeedTools(t *testing.T, db *store.DB) {
 
 // adminTenant creates a tenant directly (no audit event), for tests that
 // need more than acme.
-func adminTenant(t *testing.T, db *store.DB, slug, name string) store.Tenant {
+func adminTenant(t *testing.T, db *store.DB, slug, name string) tenants.Tenant {
 	t.Helper()
-	var tn store.Tenant
+	var tn tenants.Tenant
 	err := db.Transact(context.Background(), func(tx *store.Tx) (err error) {
-		tn, err = store.CreateTenant(context.Background(), tx, slug, name)
+		tn, err = tenants.Insert(context.Background(), tx, slug, name)
 		return err
 	})
 	if err != nil {
@@ -69,9 +70,9 @@ func adminTenant(t *testing.T, db *store.DB, slug, name string) store.Tenant {
 	return tn
 }
 
-func adminTenantBySlug(t *testing.T, db *store.DB, slug string) store.Tenant {
+func adminTenantBySlug(t *testing.T, db *store.DB, slug string) tenants.Tenant {
 	t.Helper()
-	tn, err := store.TenantBySlug(context.Background(), db.Read(), slug)
+	tn, err := tenants.BySlug(context.Background(), db.Read(), slug)
 	if err != nil {
 		t.Fatalf("tenant %s: %v", slug, err)
 	}
@@ -192,6 +193,6 @@ func httpStatus(err error) int {
 	return 0
 }
 
-func adminLookupTenant(in *instance, slug string) (store.Tenant, error) {
-	return store.TenantBySlug(context.Background(), in.DB.Read(), slug)
+func adminLookupTenant(in *instance, slug string) (tenants.Tenant, error) {
+	return tenants.BySlug(context.Background(), in.DB.Read(), slug)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 )
 
 func TestAdminKeyCreateShowsSecretOnce(t *testing.T) {
@@ -380,7 +381,7 @@ func TestAdminScopedAdminIsRefusedOtherTenants(t *testing.T) {
 	if len(gk) != 1 || gk[0].RevokedAt != nil {
 		t.Errorf("globex keys after refused calls = %+v, want the one unrevoked key", gk)
 	}
-	if g, _ := store.TenantBySlug(ctx, in.DB.Read(), "globex"); g.Frozen || g.Name != "Globex" {
+	if g, _ := tenants.BySlug(ctx, in.DB.Read(), "globex"); g.Frozen || g.Name != "Globex" {
 		t.Errorf("globex after refused calls = %+v, want unchanged", g)
 	}
 

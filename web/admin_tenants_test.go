@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/wardenhq/warden/tenants"
 )
 
 func TestAdminTenantCreateAppearsAndIsAudited(t *testing.T) {
@@ -78,7 +80,7 @@ func TestAdminTenantCreateRefusesBadInput(t *testing.T) {
 	if got := auditCount(t, in.DB); got != before {
 		t.Errorf("audit events %d after refused creates, want %d", got, before)
 	}
-	ts, err := in.DB.ListTenants(t.Context(), nil)
+	ts, err := tenants.List(t.Context(), in.DB, nil)
 	if err != nil || len(ts) != 1 || ts[0].Name != "Acme" {
 		t.Errorf("tenants after refused creates = %+v (%v), want only the unchanged acme", ts, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/wardenhq/warden/execution"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/tools"
 )
 
@@ -78,7 +79,7 @@ func TestJourneyResumesWithoutRerunningSteps(t *testing.T) {
 func TestApprovedActionsAreChargedAndNeverOverspend(t *testing.T) {
 	in := startWardenDemo(t, nil)
 	ctx := context.Background()
-	tenant, _ := store.TenantBySlug(ctx, in.DB.Read(), "acme")
+	tenant, _ := tenants.BySlug(ctx, in.DB.Read(), "acme")
 	refund, _ := catalog.Get(ctx, in.DB.Read(), "issue_refund")
 	rows, _, _ := approvals.List(ctx, in.DB.Read(), approvals.Filter{}, time.Now())
 	var small approvals.Action

@@ -14,6 +14,7 @@ import (
 	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/tools"
 	"github.com/wardenhq/warden/tools/sim"
 )
@@ -27,11 +28,11 @@ import (
 func TestAnotherTenantsOrdersAreUnknown(t *testing.T) {
 	in := startWardenDemo(t, nil)
 	ctx := context.Background()
-	var globex store.Tenant
+	var globex tenants.Tenant
 	var secret string
 	err := in.DB.Transact(ctx, func(tx *store.Tx) error {
 		var err error
-		if globex, err = store.CreateTenant(ctx, tx, "globex", "Globex"); err != nil {
+		if globex, err = tenants.Insert(ctx, tx, "globex", "Globex"); err != nil {
 			return err
 		}
 		if err := budgets.Set(ctx, tx, budgets.Spec{TenantID: globex.ID, Period: budgets.Month, LimitMicros: 100_000_000, AlertPercent: 80}, time.Now()); err != nil {

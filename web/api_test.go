@@ -25,6 +25,7 @@ import (
 	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/platform/redact"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/tools"
 	"github.com/wardenhq/warden/tools/sim"
 )
@@ -93,7 +94,7 @@ func newKey(t *testing.T, in *instance, name string, scopes []string, perMin, bu
 func newKeyWithSecrets(t *testing.T, in *instance, name string, scopes []string, perMin, burst int, expires *time.Time) (keys.Key, keys.Secrets) {
 	t.Helper()
 	ctx := context.Background()
-	tenant, err := store.TenantBySlug(ctx, in.DB.Read(), "acme")
+	tenant, err := tenants.BySlug(ctx, in.DB.Read(), "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,10 +137,10 @@ func TestJourneyCompletesAndIsReadable(t *testing.T) {
 	}
 	// Another tenant's key cannot read it.
 	ctx := context.Background()
-	var other store.Tenant
+	var other tenants.Tenant
 	in.DB.Transact(ctx, func(tx *store.Tx) error {
 		var err error
-		other, err = store.CreateTenant(ctx, tx, "globex", "Globex")
+		other, err = tenants.Insert(ctx, tx, "globex", "Globex")
 		return err
 	})
 	var otherSecret string
@@ -321,7 +322,7 @@ func TestFrozenTenantAndRateLimit(t *testing.T) {
 func TestBudgetExhaustedAndFailClosed(t *testing.T) {
 	in := startWardenDemo(t, nil)
 	ctx := context.Background()
-	tenant, _ := store.TenantBySlug(ctx, in.DB.Read(), "acme")
+	tenant, _ := tenants.BySlug(ctx, in.DB.Read(), "acme")
 	in.DB.Transact(ctx, func(tx *store.Tx) error {
 		return budgets.Set(ctx, tx, budgets.Spec{TenantID: tenant.ID, Period: budgets.Total, LimitMicros: 10, AlertPercent: 80}, time.Now())
 	})
@@ -361,7 +362,7 @@ func TestConcurrentJourneysNeverOverspend(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tenant, _ := store.TenantBySlug(ctx, in.DB.Read(), "acme")
+	tenant, _ := tenants.BySlug(ctx, in.DB.Read(), "acme")
 	in.DB.Transact(ctx, func(tx *store.Tx) error {
 		if _, err := tx.Exec(`UPDATE budgets SET spent_micros = 0, reserved_micros = 0`); err != nil {
 			return err
@@ -407,7 +408,7 @@ func TestConcurrentJourneysNeverOverspend(t *testing.T) {
 func TestClientDisconnectReleasesReservation(t *testing.T) {
 	in := startWardenDemo(t, nil)
 	ctx := context.Background()
-	tenant, _ := store.TenantBySlug(ctx, in.DB.Read(), "acme")
+	tenant, _ := tenants.BySlug(ctx, in.DB.Read(), "acme")
 	in.Agent.Sim.SetFaults(sim.Faults{Delay: 3 * time.Second})
 	cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()

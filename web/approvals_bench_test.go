@@ -13,6 +13,7 @@ import (
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // BenchmarkApprovalQueue10k measures the queue page's server time (a
@@ -22,18 +23,18 @@ func BenchmarkApprovalQueue10k(b *testing.B) {
 	in := startWardenDemo(b, nil)
 	ctx := context.Background()
 	tool, _ := catalog.Get(ctx, in.DB.Read(), "issue_refund")
-	tenants := []string{"acme"}
+	slugs := []string{"acme"}
 	for i := range 4 {
 		slug := fmt.Sprintf("tenant-%d", i)
-		in.DB.Transact(ctx, func(tx *store.Tx) error { _, err := store.CreateTenant(ctx, tx, slug, slug); return err })
-		tenants = append(tenants, slug)
+		in.DB.Transact(ctx, func(tx *store.Tx) error { _, err := tenants.Insert(ctx, tx, slug, slug); return err })
+		slugs = append(slugs, slug)
 	}
 	sealer := in.Agent.Journeys.Sealer()
 	for batch := range 100 {
 		err := in.DB.Transact(ctx, func(tx *store.Tx) error {
 			for i := range 100 {
 				n := batch*100 + i
-				t, _ := store.TenantBySlug(ctx, tx, tenants[n%len(tenants)])
+				t, _ := tenants.BySlug(ctx, tx, slugs[n%len(slugs)])
 				amount := int64(100 + n)
 				_, err := approvals.Create(ctx, tx, sealer, approvals.Spec{
 					TenantID: t.ID, TenantSlug: t.Slug, JourneyID: fmt.Sprintf("bench-%d", n), KeyID: "bench", Tool: catalog.ForApproval(tool),

@@ -17,6 +17,7 @@ import (
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/platform/seal"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // approvalSession starts Warden with the demo data and its background
@@ -78,7 +79,7 @@ func getAction(t *testing.T, in *instance, id string) approvals.Action {
 // createActions records n pending refunds for tenant directly, as an
 // agent's request would, with amounts of amount, amount+1, ... cents.
 // edit, when given, changes each spec before it is recorded.
-func createActions(t *testing.T, in *instance, tenant store.Tenant, n int, amount int64, edit ...func(*approvals.Spec)) []approvals.Action {
+func createActions(t *testing.T, in *instance, tenant tenants.Tenant, n int, amount int64, edit ...func(*approvals.Spec)) []approvals.Action {
 	t.Helper()
 	ctx := context.Background()
 	sealer, err := seal.New(bytes.Repeat([]byte{7}, 32))

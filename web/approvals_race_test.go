@@ -15,6 +15,7 @@ import (
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // TestRacingApproversExecuteOnce: 100 actions, two approvers deciding each
@@ -23,7 +24,7 @@ import (
 func TestRacingApproversExecuteOnce(t *testing.T) {
 	in := startWardenDemo(t, nil)
 	ctx := context.Background()
-	tenant, _ := store.TenantBySlug(ctx, in.DB.Read(), "acme")
+	tenant, _ := tenants.BySlug(ctx, in.DB.Read(), "acme")
 	tool, _ := catalog.Get(ctx, in.DB.Read(), "issue_refund")
 	before, _ := in.Agent.Sim.EffectCount(ctx, "issue_refund")
 	var actions []approvals.Action

@@ -9,7 +9,7 @@ import (
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/journeys"
-	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -38,7 +38,7 @@ func TestBudgetSpendIsItemised(t *testing.T) {
 	}
 	journey(t, in, in.DemoKey, "Where is my order ORD-1003?", nil)
 
-	acme, _ := store.TenantBySlug(ctx, in.DB.Read(), "acme")
+	acme, _ := tenants.BySlug(ctx, in.DB.Read(), "acme")
 	b, err := budgets.Get(ctx, in.DB.Read(), acme.ID)
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // startReplicas runs n Warden servers on one database and one data
@@ -38,7 +39,7 @@ func startReplicas(t *testing.T, env map[string]string) ([]*instance, string) {
 	}
 	ctx := context.Background()
 	db := ins[0].DB
-	acme, err := store.TenantBySlug(ctx, db.Read(), "acme")
+	acme, err := tenants.BySlug(ctx, db.Read(), "acme")
 	if err != nil {
 		t.Fatal(err)
 	}

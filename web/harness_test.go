@@ -26,6 +26,7 @@ import (
 	"github.com/wardenhq/warden/platform/redact"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/tools"
 )
 
@@ -158,7 +159,7 @@ func startClock(t testing.TB, env map[string]string, demo bool, clock func() tim
 			t.Fatal(err)
 		}
 	} else if err := db.Transact(context.Background(), func(tx *store.Tx) error {
-		_, err := store.CreateTenant(context.Background(), tx, "acme", "Acme")
+		_, err := tenants.Insert(context.Background(), tx, "acme", "Acme")
 		return err
 	}); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/principals"
 )
 
 func TestDevLoginShowsWhoYouAre(t *testing.T) {
@@ -50,7 +51,7 @@ func TestDevLoginShowsWhoYouAre(t *testing.T) {
 	if ev.Verb != "auth.login" || ev.Actor.Type != "principal" || ev.Actor.ID == "" {
 		t.Errorf("last audit event = %s by %s/%s, want auth.login by a principal", ev.Verb, ev.Actor.Type, ev.Actor.ID)
 	}
-	p, err := in.DB.PrincipalByID(t.Context(), ev.Actor.ID)
+	p, err := principals.ByID(t.Context(), in.DB, ev.Actor.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/oauth2-proxy/mockoidc"
+	"github.com/wardenhq/warden/principals"
 )
 
 // testUser is a mockoidc user whose ID token claims a test can bend.
@@ -87,7 +88,7 @@ func TestLoginWithIndependentProvider(t *testing.T) {
 		t.Error("production mode shows the development banner")
 	}
 	ev := lastAudit(t, in.DB)
-	p, err := in.DB.PrincipalByID(t.Context(), ev.Actor.ID)
+	p, err := principals.ByID(t.Context(), in.DB, ev.Actor.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 )
 
 var testActor = audit.Actor{Type: audit.ActorSystem, ID: "test"}
@@ -106,9 +107,9 @@ func TestChatContentNoneStoresMetadataOnly(t *testing.T) {
 	}
 }
 
-func (r *modelRig) tenantRow(t *testing.T) store.Tenant {
+func (r *modelRig) tenantRow(t *testing.T) tenants.Tenant {
 	t.Helper()
-	tn, err := store.TenantBySlug(context.Background(), r.in.DB.Read(), "modelco")
+	tn, err := tenants.BySlug(context.Background(), r.in.DB.Read(), "modelco")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/models/fakeupstream"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // modelRig is a Warden with model deployments in front of a fake upstream.
@@ -89,10 +90,10 @@ func newModelRigEnv(t testing.TB, env map[string]string, limitMicros int64, deps
 		}
 	}
 	// A tenant of its own: the demo's journeys spend acme's budget.
-	var tenant store.Tenant
+	var tenant tenants.Tenant
 	if err := in.DB.Transact(ctx, func(tx *store.Tx) error {
 		var err error
-		if tenant, err = store.CreateTenant(ctx, tx, "modelco", "Model Co"); err != nil {
+		if tenant, err = tenants.Insert(ctx, tx, "modelco", "Model Co"); err != nil {
 			return err
 		}
 		return budgets.Set(ctx, tx, budgets.Spec{TenantID: tenant.ID, Period: budgets.Month, LimitMicros: limitMicros, AlertPercent: 80}, time.Now())

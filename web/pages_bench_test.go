@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // BenchmarkConsolePagesAtScale times every list page of the console with a
@@ -93,19 +94,19 @@ func seedScale(b *testing.B, db *store.DB, journeys, events, actions int) {
 	ctx := context.Background()
 	now := time.Now().UTC()
 	err := db.Transact(ctx, func(tx *store.Tx) error {
-		acme, err := store.TenantBySlug(ctx, tx, "acme")
+		acme, err := tenants.BySlug(ctx, tx, "acme")
 		if err != nil {
 			return err
 		}
-		tenants := []store.Tenant{acme}
+		tenantList := []tenants.Tenant{acme}
 		for i := range 3 {
-			t, err := store.CreateTenant(ctx, tx, fmt.Sprintf("bench-%d", i), fmt.Sprintf("Bench %d", i))
+			t, err := tenants.Insert(ctx, tx, fmt.Sprintf("bench-%d", i), fmt.Sprintf("Bench %d", i))
 			if err != nil {
 				return err
 			}
-			tenants = append(tenants, t)
+			tenantList = append(tenantList, t)
 		}
-		for _, t := range tenants {
+		for _, t := range tenantList {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO budgets (tenant_id, period, limit_micros, spent_micros, period_start, updated_at)
 				VALUES (?, 'month', 1000000000000, 0, ?, ?) ON CONFLICT (tenant_id) DO UPDATE SET period = 'month'`,
 				t.ID, store.FormatTime(now.AddDate(0, 0, -40)), store.FormatTime(now)); err != nil {
@@ -119,7 +120,7 @@ func seedScale(b *testing.B, db *store.DB, journeys, events, actions int) {
 			"(?,?,?,?,?,?,?,?,?,?,?,?)", journeys, func(i int) []any {
 				at := now.Add(-span + time.Duration(int64(span)/int64(journeys)*int64(i)))
 				id := fmt.Sprintf("jrn_bench%08d", i)
-				return []any{id, tenants[i%len(tenants)].ID, "req-" + id, "corr-" + id, skills[i%len(skills)], "sha256:bench",
+				return []any{id, tenantList[i%len(tenantList)].ID, "req-" + id, "corr-" + id, skills[i%len(skills)], "sha256:bench",
 					statuses[i%len(statuses)], fmt.Sprintf("Where is my order ORD-%d? My card is [card:%08x], thanks", i, i),
 					int64((i*7919)%100_000 + 1), 300 + i%700, store.FormatTime(at), store.FormatTime(at.Add(time.Second))}
 			}); err != nil {
@@ -144,7 +145,7 @@ func seedScale(b *testing.B, db *store.DB, journeys, events, actions int) {
 				if status == "failed" {
 					failure = "provider refused: account closed"
 				}
-				return []any{id, tenants[i%len(tenants)].ID, fmt.Sprintf("jrn_bench%08d", (i*37)%journeys), "issue_refund", "sealed", `{}`,
+				return []any{id, tenantList[i%len(tenantList)].ID, fmt.Sprintf("jrn_bench%08d", (i*37)%journeys), "issue_refund", "sealed", `{}`,
 					fmt.Sprintf("Refund $%d.00 for order ORD-%d", 10+i%500, i), int64((10 + i%500) * 100), "USD", "high", "compensatable",
 					"bench", "sha256:" + id, "idem-" + id, status, failure, store.FormatTime(now.Add(24 * time.Hour)), store.FormatTime(at), store.FormatTime(at)}
 			}); err != nil {
@@ -160,7 +161,7 @@ func seedScale(b *testing.B, db *store.DB, journeys, events, actions int) {
 				verb := verbs[i%len(verbs)]
 				subject := strings.SplitN(verb, ".", 2)[0]
 				return []any{seq + int64(i) + 1, now.Add(-time.Duration(events-i) * time.Second).Format(time.RFC3339Nano), "principal", "bench-principal",
-					tenants[i%len(tenants)].Slug, verb, subject, fmt.Sprintf("act_bench%07d", i%actions), `{"summary":"Refund $10.00","n":1}`,
+					tenantList[i%len(tenantList)].Slug, verb, subject, fmt.Sprintf("act_bench%07d", i%actions), `{"summary":"Refund $10.00","n":1}`,
 					strings.Repeat("0", 64), fmt.Sprintf("%064x", i)}
 			})
 	})

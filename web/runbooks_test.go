@@ -13,6 +13,7 @@ import (
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 )
 
 func runbookRunCount(t *testing.T, db *store.DB) int {
@@ -155,7 +156,7 @@ func TestRunbookPurgeRunsOnAnotherPersonsApproval(t *testing.T) {
 	in := startWardenDemo(t, nil)
 	in.waitReady(t)
 	ctx := context.Background()
-	acme, err := store.TenantBySlug(ctx, in.DB.Read(), "acme")
+	acme, err := tenants.BySlug(ctx, in.DB.Read(), "acme")
 	if err != nil {
 		t.Fatal(err)
 	}

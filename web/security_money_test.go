@@ -25,6 +25,7 @@ import (
 	"github.com/wardenhq/warden/platform/money"
 	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/tools"
 )
 
@@ -77,7 +78,7 @@ func addPayoutTool(t testing.TB, in *instance, hookURL string) string {
 func newKeyIn(t testing.TB, in *instance, slug, name string, scopes []string, createdBy string) (keys.Key, string) {
 	t.Helper()
 	ctx := context.Background()
-	tenant, err := store.TenantBySlug(ctx, in.DB.Read(), slug)
+	tenant, err := tenants.BySlug(ctx, in.DB.Read(), slug)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -631,9 +632,9 @@ func TestSplitsCannotDodgeTheTargetTotalBySpellingOrCurrency(t *testing.T) {
 	}
 	// EUR has its own threshold, so only the mixed currencies count.
 	ctx := context.Background()
-	acme, _ := store.TenantBySlug(ctx, in.DB.Read(), "acme")
+	acme, _ := tenants.BySlug(ctx, in.DB.Read(), "acme")
 	in.DB.Transact(ctx, func(tx *store.Tx) error {
-		_, err := store.SetThreshold(ctx, tx, acme.ID, store.Threshold{Currency: "EUR", Minor: 100_000})
+		_, err := tenants.SetThresholdTx(ctx, tx, acme.ID, tenants.Threshold{Currency: "EUR", Minor: 100_000})
 		return err
 	})
 	if r := pay("ACCT-10", 80_000, "EUR"); r.Body["approvals_required"] != float64(1) {

@@ -13,6 +13,7 @@ import (
 	"github.com/wardenhq/warden/handlers"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // copyActionAs inserts a copy of the action like (a row of the demo) as a
@@ -73,10 +74,10 @@ func copyActionAs(t testing.TB, db *store.DB, likeSummary, id, tenantID, status 
 func TestStatusFailedActionsScopedInQuery(t *testing.T) {
 	in := startWardenDemo(t, nil)
 	ctx := context.Background()
-	var beta store.Tenant
+	var beta tenants.Tenant
 	if err := in.DB.Transact(ctx, func(tx *store.Tx) error {
 		var err error
-		beta, err = store.CreateTenant(ctx, tx, "beta", "Beta")
+		beta, err = tenants.Insert(ctx, tx, "beta", "Beta")
 		return err
 	}); err != nil {
 		t.Fatal(err)

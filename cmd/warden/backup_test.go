@@ -10,6 +10,7 @@ import (
 
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // The backup procedure of docs/deploy.md: pg_dump of a live database,
@@ -31,7 +32,7 @@ func TestBackupRestoreVerifies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Transact(ctx, func(tx *store.Tx) error { _, err := store.CreateTenant(ctx, tx, "acme", "Acme"); return err }); err != nil {
+	if err := db.Transact(ctx, func(tx *store.Tx) error { _, err := tenants.Insert(ctx, tx, "acme", "Acme"); return err }); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()

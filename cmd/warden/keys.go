@@ -14,6 +14,7 @@ import (
 	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/platform/seal"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // keysCmd runs "warden keys create": it creates a virtual key from the
@@ -52,7 +53,7 @@ func keysCmd(ctx context.Context, args []string, env func(string) (string, bool)
 	}
 	defer db.Close()
 
-	t, err := store.TenantBySlug(ctx, db.Read(), *tenant)
+	t, err := tenants.BySlug(ctx, db.Read(), *tenant)
 	if errors.Is(err, store.ErrNotFound) {
 		fmt.Fprintf(stderr, "warden keys create: --tenant: no tenant %q\n", *tenant)
 		return 2

@@ -15,6 +15,7 @@ import (
 	"github.com/wardenhq/warden/platform/redact"
 	"github.com/wardenhq/warden/platform/seal"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 )
 
 func randomHex(t *testing.T) string {
@@ -52,7 +53,7 @@ func TestInstallationKeysFromSettings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		db.Transact(ctx, func(tx *store.Tx) error { _, err := store.CreateTenant(ctx, tx, "acme", "Acme"); return err })
+		db.Transact(ctx, func(tx *store.Tx) error { _, err := tenants.Insert(ctx, tx, "acme", "Acme"); return err })
 		db.Close()
 		return dir
 	}

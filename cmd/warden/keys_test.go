@@ -13,6 +13,7 @@ import (
 	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/platform/seal"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 )
 
 func TestKeysCreateCommand(t *testing.T) {
@@ -22,7 +23,7 @@ func TestKeysCreateCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db.Transact(ctx, func(tx *store.Tx) error { _, err := store.CreateTenant(ctx, tx, "acme", "Acme"); return err })
+	db.Transact(ctx, func(tx *store.Tx) error { _, err := tenants.Insert(ctx, tx, "acme", "Acme"); return err })
 	db.Close()
 	env := envMap(map[string]string{"WARDEN_DATA_DIR": dir})
 

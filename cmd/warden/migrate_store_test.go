@@ -17,6 +17,7 @@ import (
 
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/tenants"
 )
 
 var migrateInputs = []string{
@@ -233,7 +234,7 @@ func TestMigrateStoreRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Transact(ctx, func(tx *store.Tx) error { _, err := store.CreateTenant(ctx, tx, "acme", "Acme"); return err }); err != nil {
+	if err := db.Transact(ctx, func(tx *store.Tx) error { _, err := tenants.Insert(ctx, tx, "acme", "Acme"); return err }); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
@@ -246,7 +247,7 @@ func TestMigrateStoreRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fdb.Close()
-	if err := fdb.Transact(ctx, func(tx *store.Tx) error { _, err := store.CreateTenant(ctx, tx, "other", "Other"); return err }); err != nil {
+	if err := fdb.Transact(ctx, func(tx *store.Tx) error { _, err := tenants.Insert(ctx, tx, "other", "Other"); return err }); err != nil {
 		t.Fatal(err)
 	}
 	snapshot := func() string { return strings.Join(tableRows(t, fdb.Read(), "tenants"), "\n") }

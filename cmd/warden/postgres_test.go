@@ -16,6 +16,7 @@ import (
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
 	"github.com/wardenhq/warden/releases"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // With WARDEN_DATABASE_URL set, a real warden serve keeps its data in
@@ -75,7 +76,7 @@ func TestCommandsUsePostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if err := db.Transact(ctx, func(tx *store.Tx) error { _, err := store.CreateTenant(ctx, tx, "acme", "Acme"); return err }); err != nil {
+	if err := db.Transact(ctx, func(tx *store.Tx) error { _, err := tenants.Insert(ctx, tx, "acme", "Acme"); return err }); err != nil {
 		t.Fatal(err)
 	}
 	env := envMap(map[string]string{"WARDEN_DATA_DIR": dir, "WARDEN_DATABASE_URL": dbURL, "WARDEN_DB_MAX_CONNS": "3"})

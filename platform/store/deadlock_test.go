@@ -8,6 +8,7 @@ import (
 
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // TestTransactRunsADeadlockedTransactionAgain (PostgreSQL): two
@@ -21,7 +22,7 @@ func TestTransactRunsADeadlockedTransactionAgain(t *testing.T) {
 	db := storetest.Open(t)
 	ctx := context.Background()
 	for _, slug := range []string{"a", "b"} {
-		if err := db.Transact(ctx, func(tx *store.Tx) error { _, err := store.CreateTenant(ctx, tx, slug, slug); return err }); err != nil {
+		if err := db.Transact(ctx, func(tx *store.Tx) error { _, err := tenants.Insert(ctx, tx, slug, slug); return err }); err != nil {
 			t.Fatal(err)
 		}
 	}

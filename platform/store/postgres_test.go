@@ -9,6 +9,7 @@ import (
 
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/tenants"
 )
 
 // Two replicas starting together on a fresh database both open it, and
@@ -114,11 +115,11 @@ func TestFailWritesIsStorageUnavailableOnBothEngines(t *testing.T) {
 	}
 }
 
-func storeTenant(ctx context.Context, db *store.DB, slug string) (store.Tenant, error) {
-	var tn store.Tenant
+func storeTenant(ctx context.Context, db *store.DB, slug string) (tenants.Tenant, error) {
+	var tn tenants.Tenant
 	err := db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
-		tn, err = store.CreateTenant(ctx, tx, slug, "Acme")
+		tn, err = tenants.Insert(ctx, tx, slug, "Acme")
 		return err
 	})
 	return tn, err

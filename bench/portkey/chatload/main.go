@@ -38,6 +38,7 @@ import (
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/platform/seal"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 )
 
 type targets []target
@@ -301,7 +302,7 @@ func setup(args []string) {
 	}
 	var secret string
 	err = db.Transact(ctx, func(tx *store.Tx) error {
-		tenant, err := store.CreateTenant(ctx, tx, "bench", "Bench")
+		tenant, err := tenants.Insert(ctx, tx, "bench", "Bench")
 		if err != nil {
 			return err
 		}

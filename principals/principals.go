@@ -1,4 +1,8 @@
-package store
+// Package principals keeps the console's users as the identity provider
+// names them: one row per (issuer, subject), refreshed at every sign-in,
+// and the names pages show for a principal id. It owns the principals
+// table.
+package principals
 
 import (
 	"context"
@@ -6,22 +10,24 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/wardenhq/warden/platform/store"
 )
 
-// PrincipalRow is a console user as stored.
-type PrincipalRow struct {
+// Principal is a console user as stored.
+type Principal struct {
 	ID, Issuer, Subject, Email, Name string
 	Roles, Tenants                   []string
 	FirstSeenAt, LastLoginAt         string
 }
 
-// UpsertPrincipal records a login of (issuer, subject): it creates the
+// Upsert records a login of (issuer, subject): it creates the
 // principal on first sight, otherwise refreshes name, e-mail, roles and
 // tenant scope. It returns the principal's id.
-func UpsertPrincipal(ctx context.Context, tx *Tx, p PrincipalRow) (string, error) {
+func Upsert(ctx context.Context, tx *store.Tx, p Principal) (string, error) {
 	roles, _ := json.Marshal(p.Roles)
 	tenants, _ := json.Marshal(p.Tenants)
-	now := Now()
+	now := store.Now()
 	var id string
 	err := tx.QueryRowContext(ctx, `
 		INSERT INTO principals (id, issuer, subject, email, name, roles, tenants, first_seen_at, last_login_at)
@@ -30,46 +36,46 @@ func UpsertPrincipal(ctx context.Context, tx *Tx, p PrincipalRow) (string, error
 			email = excluded.email, name = excluded.name, roles = excluded.roles,
 			tenants = excluded.tenants, last_login_at = excluded.last_login_at
 		RETURNING id`,
-		NewID(), p.Issuer, p.Subject, p.Email, p.Name, string(roles), string(tenants), now, now).Scan(&id)
+		store.NewID(), p.Issuer, p.Subject, p.Email, p.Name, string(roles), string(tenants), now, now).Scan(&id)
 	if err != nil {
 		return "", fmt.Errorf("upsert principal: %w", err)
 	}
 	return id, nil
 }
 
-// PrincipalByID loads one principal, or ErrNotFound.
-func (db *DB) PrincipalByID(ctx context.Context, id string) (PrincipalRow, error) {
-	var p PrincipalRow
+// ByID loads one principal, or store.ErrNotFound.
+func ByID(ctx context.Context, db *store.DB, id string) (Principal, error) {
+	var p Principal
 	var roles, tenants string
-	err := db.read.QueryRowContext(ctx, `
+	err := db.Read().QueryRowContext(ctx, `
 		SELECT id, issuer, subject, email, name, roles, tenants, first_seen_at, last_login_at
 		FROM principals WHERE id = ?`, id).
 		Scan(&p.ID, &p.Issuer, &p.Subject, &p.Email, &p.Name, &roles, &tenants, &p.FirstSeenAt, &p.LastLoginAt)
 	if errors.Is(err, sql.ErrNoRows) {
-		return PrincipalRow{}, ErrNotFound
+		return Principal{}, store.ErrNotFound
 	}
 	if err != nil {
-		return PrincipalRow{}, fmt.Errorf("load principal %s: %w", id, err)
+		return Principal{}, fmt.Errorf("load principal %s: %w", id, err)
 	}
 	if err := json.Unmarshal([]byte(roles), &p.Roles); err != nil {
-		return PrincipalRow{}, fmt.Errorf("principal %s roles: %w", id, err)
+		return Principal{}, fmt.Errorf("principal %s roles: %w", id, err)
 	}
 	if err := json.Unmarshal([]byte(tenants), &p.Tenants); err != nil {
-		return PrincipalRow{}, fmt.Errorf("principal %s tenants: %w", id, err)
+		return Principal{}, fmt.Errorf("principal %s tenants: %w", id, err)
 	}
 	return p, nil
 }
 
-// PrincipalNames maps principal ids to display names (name, else e-mail,
+// NamesOf maps principal ids to display names (name, else e-mail,
 // else subject); unknown ids are left out.
-func (db *DB) PrincipalNames(ctx context.Context, ids []string) (Names, error) {
+func NamesOf(ctx context.Context, db *store.DB, ids []string) (Names, error) {
 	out := make(Names, len(ids))
 	for _, id := range ids {
 		if _, seen := out[id]; seen || id == "" {
 			continue
 		}
 		var name, email, subject string
-		err := db.read.QueryRowContext(ctx, `SELECT name, email, subject FROM principals WHERE id = ?`, id).Scan(&name, &email, &subject)
+		err := db.Read().QueryRowContext(ctx, `SELECT name, email, subject FROM principals WHERE id = ?`, id).Scan(&name, &email, &subject)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		}
@@ -101,12 +107,12 @@ func (n Names) Of(id string) string {
 	return id
 }
 
-// PrincipalName is the name to show for one principal id (see Names.Of).
-func (db *DB) PrincipalName(ctx context.Context, id string) (string, error) {
+// NameOf is the name to show for one principal id (see Names.Of).
+func NameOf(ctx context.Context, db *store.DB, id string) (string, error) {
 	if id == "" {
 		return "", nil
 	}
-	names, err := db.PrincipalNames(ctx, []string{id})
+	names, err := NamesOf(ctx, db, []string{id})
 	if err != nil {
 		return "", err
 	}

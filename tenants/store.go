@@ -1,4 +1,4 @@
-package store
+package tenants
 
 import (
 	"context"
@@ -7,13 +7,20 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
 
-	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/store"
 )
+
+// This file holds the tenant tables' SQL: tenants and
+// dual_control_thresholds are written by this package alone.
+
+// invalid is a store.ValidationError of one field.
+func invalid(field, msg string) *store.ValidationError {
+	return &store.ValidationError{Fields: map[string]string{field: msg}}
+}
 
 // Tenant is an organisation whose agents run through Warden.
 type Tenant struct {
@@ -43,71 +50,34 @@ const (
 	MaxDualControlWindow = 90 * 24 * time.Hour
 )
 
-// ValidationError refuses a write because of what a user typed, with one
-// sentence per form field to show next to it. Writes return it (possibly
-// wrapped; use errors.As) so that a handler can tell a user's mistake,
-// which needs a field error, from a failure, which is a 500.
-type ValidationError struct {
-	Fields map[string]string // form field → what to fix
-}
-
-func (e *ValidationError) Error() string {
-	fields := make([]string, 0, len(e.Fields))
-	for f := range e.Fields {
-		fields = append(fields, f)
-	}
-	sort.Strings(fields)
-	var b strings.Builder
-	b.WriteString("invalid")
-	for i, f := range fields {
-		if i > 0 {
-			b.WriteString(";")
-		}
-		b.WriteString(" " + f + ": " + e.Fields[f])
-	}
-	return b.String()
-}
-
-// Unwrap makes a validation error a problem too (422, code
-// "invalid_input"), so that one that reaches the error handler unrendered
-// is shown as what it is, not as a 500.
-func (e *ValidationError) Unwrap() error {
-	return problem.Unprocessable("invalid_input", "Some fields need another value: "+strings.TrimPrefix(e.Error(), "invalid ")+".")
-}
-
-// invalid is a ValidationError of one field.
-func invalid(field, msg string) *ValidationError {
-	return &ValidationError{Fields: map[string]string{field: msg}}
-}
-
 // Limits on tenant settings.
 const (
-	MaxTenantNameChars = 100
-	MinRetentionDays   = 1
-	MaxRetentionDays   = 3650
+	MaxNameChars     = 100
+	MinRetentionDays = 1
+	MaxRetentionDays = 3650
 )
 
 // slugRe is the tenant slug rule: the same alphabet the identity
 // provider's tenant groups use (identity.Grants), 2–63 characters.
 var slugRe = regexp.MustCompile(`^[a-z0-9-]{2,63}$`)
 
-// ValidateTenantSlug returns a message when slug is not a valid tenant
+// ValidateSlug returns a message when slug is not a valid tenant
 // slug, or "".
-func ValidateTenantSlug(slug string) string {
+func ValidateSlug(slug string) string {
 	if !slugRe.MatchString(slug) {
 		return "Use 2–63 lower-case letters, digits and dashes, such as acme or acme-eu."
 	}
 	return ""
 }
 
-// ValidateTenantName returns a message when name (already trimmed) is not
+// ValidateName returns a message when name (already trimmed) is not
 // a usable tenant name, or "".
-func ValidateTenantName(name string) string {
+func ValidateName(name string) string {
 	switch {
 	case name == "":
 		return "Give the tenant a name, such as the organisation's name."
-	case utf8.RuneCountInString(name) > MaxTenantNameChars:
-		return fmt.Sprintf("Keep the name to %d characters or fewer.", MaxTenantNameChars)
+	case utf8.RuneCountInString(name) > MaxNameChars:
+		return fmt.Sprintf("Keep the name to %d characters or fewer.", MaxNameChars)
 	case strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }):
 		return "The name cannot contain control characters."
 	}
@@ -139,16 +109,16 @@ var dualControlWindowRule = fmt.Sprintf("Use a whole number of hours from %d to 
 // ErrDuplicateSlug means another tenant already has the slug.
 var ErrDuplicateSlug = errors.New("tenant slug already taken")
 
-// CreateTenant inserts a tenant inside tx and returns it.
-func CreateTenant(ctx context.Context, tx *Tx, slug, name string) (Tenant, error) {
-	t := Tenant{ID: NewID(), Slug: slug, Name: name, CreatedAt: Now()}
+// Insert inserts a tenant inside tx and returns it.
+func Insert(ctx context.Context, tx *store.Tx, slug, name string) (Tenant, error) {
+	t := Tenant{ID: store.NewID(), Slug: slug, Name: name, CreatedAt: store.Now()}
 	_, err := tx.ExecContext(ctx,
 		`INSERT INTO tenants (id, slug, name, frozen, created_at) VALUES (?, ?, ?, 0, ?)`,
 		t.ID, t.Slug, t.Name, t.CreatedAt)
 	if err != nil {
 		return Tenant{}, fmt.Errorf("create tenant %s: %w", slug, err)
 	}
-	if _, err := SetThreshold(ctx, tx, t.ID, DefaultThreshold); err != nil {
+	if _, err := SetThresholdTx(ctx, tx, t.ID, DefaultThreshold); err != nil {
 		return Tenant{}, err
 	}
 	return t, nil
@@ -164,11 +134,11 @@ func scanTenant(s interface{ Scan(dest ...any) error }) (Tenant, error) {
 	return t, err
 }
 
-// TenantBySlug loads a tenant, or ErrNotFound.
-func TenantBySlug(ctx context.Context, q Querier, slug string) (Tenant, error) {
+// BySlug loads a tenant, or store.ErrNotFound.
+func BySlug(ctx context.Context, q store.Querier, slug string) (Tenant, error) {
 	t, err := scanTenant(q.QueryRowContext(ctx, selectTenant+` WHERE slug = ?`, slug))
 	if errors.Is(err, sql.ErrNoRows) {
-		return Tenant{}, ErrNotFound
+		return Tenant{}, store.ErrNotFound
 	}
 	if err != nil {
 		return Tenant{}, fmt.Errorf("load tenant %s: %w", slug, err)
@@ -176,11 +146,11 @@ func TenantBySlug(ctx context.Context, q Querier, slug string) (Tenant, error) {
 	return t, nil
 }
 
-// TenantByID loads a tenant by id, or ErrNotFound.
-func TenantByID(ctx context.Context, q Querier, id string) (Tenant, error) {
+// ByID loads a tenant by id, or store.ErrNotFound.
+func ByID(ctx context.Context, q store.Querier, id string) (Tenant, error) {
 	t, err := scanTenant(q.QueryRowContext(ctx, selectTenant+` WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return Tenant{}, ErrNotFound
+		return Tenant{}, store.ErrNotFound
 	}
 	if err != nil {
 		return Tenant{}, fmt.Errorf("load tenant %s: %w", id, err)
@@ -188,79 +158,79 @@ func TenantByID(ctx context.Context, q Querier, id string) (Tenant, error) {
 	return t, nil
 }
 
-// TenantSlug is the slug of the tenant with this id (audit events and
+// SlugOf is the slug of the tenant with this id (audit events and
 // providers name tenants by slug).
-func TenantSlug(ctx context.Context, q Querier, id string) (string, error) {
-	t, err := TenantByID(ctx, q, id)
+func SlugOf(ctx context.Context, q store.Querier, id string) (string, error) {
+	t, err := ByID(ctx, q, id)
 	return t.Slug, err
 }
 
-// CreateTenantChecked validates slug and name (a *ValidationError with
+// insertChecked validates slug and name (a *store.ValidationError with
 // both fields' mistakes), refuses a slug that is taken (ErrDuplicateSlug)
 // and then creates the tenant inside tx. Because tx holds the write lock,
 // the check and the insert cannot race another writer.
-func CreateTenantChecked(ctx context.Context, tx *Tx, slug, name string) (Tenant, error) {
+func insertChecked(ctx context.Context, tx *store.Tx, slug, name string) (Tenant, error) {
 	name = strings.TrimSpace(name)
 	errs := map[string]string{}
-	if msg := ValidateTenantSlug(slug); msg != "" {
+	if msg := ValidateSlug(slug); msg != "" {
 		errs["slug"] = msg
 	}
-	if msg := ValidateTenantName(name); msg != "" {
+	if msg := ValidateName(name); msg != "" {
 		errs["name"] = msg
 	}
 	if len(errs) > 0 {
-		return Tenant{}, fmt.Errorf("create tenant %q: %w", slug, &ValidationError{Fields: errs})
+		return Tenant{}, fmt.Errorf("create tenant %q: %w", slug, &store.ValidationError{Fields: errs})
 	}
-	if _, err := TenantBySlug(ctx, tx, slug); err == nil {
+	if _, err := BySlug(ctx, tx, slug); err == nil {
 		return Tenant{}, ErrDuplicateSlug
-	} else if !errors.Is(err, ErrNotFound) {
+	} else if !errors.Is(err, store.ErrNotFound) {
 		return Tenant{}, err
 	}
-	t, err := CreateTenant(ctx, tx, slug, name)
+	t, err := Insert(ctx, tx, slug, name)
 	if err != nil {
 		return Tenant{}, err
 	}
 	// Read it back for the defaults the schema fills in.
-	return TenantByID(ctx, tx, t.ID)
+	return ByID(ctx, tx, t.ID)
 }
 
-// RenameTenant changes a tenant's display name inside tx. It reports
-// whether the name changed; an unusable name is a *ValidationError.
-func RenameTenant(ctx context.Context, tx *Tx, id, name string) (bool, error) {
+// renameTx changes a tenant's display name inside tx. It reports
+// whether the name changed; an unusable name is a *store.ValidationError.
+func renameTx(ctx context.Context, tx *store.Tx, id, name string) (bool, error) {
 	name = strings.TrimSpace(name)
-	if msg := ValidateTenantName(name); msg != "" {
+	if msg := ValidateName(name); msg != "" {
 		return false, fmt.Errorf("rename tenant %s: %w", id, invalid("name", msg))
 	}
 	return updateTenant(ctx, tx, id, "rename", `UPDATE tenants SET name = ? WHERE id = ? AND name != ?`, name, id, name)
 }
 
-// SetFrozen freezes or unfreezes a tenant inside tx. It reports whether
+// SetFrozenTx freezes or unfreezes a tenant inside tx. It reports whether
 // anything changed: freezing a frozen tenant is a harmless no-op.
-func SetFrozen(ctx context.Context, tx *Tx, id string, frozen bool) (bool, error) {
+func SetFrozenTx(ctx context.Context, tx *store.Tx, id string, frozen bool) (bool, error) {
 	return updateTenant(ctx, tx, id, "freeze", `UPDATE tenants SET frozen = ? WHERE id = ? AND frozen != ?`, frozen, id, frozen)
 }
 
-// SetRetention sets how many days a tenant's traces are kept, inside tx.
+// setRetentionTx sets how many days a tenant's traces are kept, inside tx.
 // It reports whether the value changed; days out of range are a
-// *ValidationError.
-func SetRetention(ctx context.Context, tx *Tx, id string, days int) (bool, error) {
+// *store.ValidationError.
+func setRetentionTx(ctx context.Context, tx *store.Tx, id string, days int) (bool, error) {
 	if msg := ValidateRetentionDays(days); msg != "" {
 		return false, fmt.Errorf("set retention of tenant %s: %w", id, invalid("retention_days", msg))
 	}
 	return updateTenant(ctx, tx, id, "set retention of", `UPDATE tenants SET trace_retention_days = ? WHERE id = ? AND trace_retention_days != ?`, days, id, days)
 }
 
-// SetThreshold sets a tenant's dual-control threshold in one currency,
+// SetThresholdTx sets a tenant's dual-control threshold in one currency,
 // inside tx. It reports whether the value changed; a negative amount is a
-// *ValidationError.
-func SetThreshold(ctx context.Context, tx *Tx, id string, th Threshold) (bool, error) {
+// *store.ValidationError.
+func SetThresholdTx(ctx context.Context, tx *store.Tx, id string, th Threshold) (bool, error) {
 	if th.Minor < 0 {
 		return false, fmt.Errorf("set dual control of tenant %s: %w", id, invalid("dual_control", "The threshold cannot be negative."))
 	}
 	res, err := tx.ExecContext(ctx, `INSERT INTO dual_control_thresholds (tenant_id, currency, threshold_minor, updated_at)
 		VALUES (?, ?, ?, ?)
 		ON CONFLICT (tenant_id, currency) DO UPDATE SET threshold_minor = excluded.threshold_minor, updated_at = excluded.updated_at
-		WHERE dual_control_thresholds.threshold_minor != excluded.threshold_minor`, id, th.Currency, th.Minor, Now())
+		WHERE dual_control_thresholds.threshold_minor != excluded.threshold_minor`, id, th.Currency, th.Minor, store.Now())
 	if err != nil {
 		return false, fmt.Errorf("set dual control of tenant %s: %w", id, err)
 	}
@@ -268,10 +238,10 @@ func SetThreshold(ctx context.Context, tx *Tx, id string, th Threshold) (bool, e
 	return n == 1, err
 }
 
-// RemoveThreshold deletes a tenant's threshold in one currency, inside tx:
+// removeThresholdTx deletes a tenant's threshold in one currency, inside tx:
 // that currency then needs two approvers for any amount. It reports
 // whether there was one.
-func RemoveThreshold(ctx context.Context, tx *Tx, id, currency string) (bool, error) {
+func removeThresholdTx(ctx context.Context, tx *store.Tx, id, currency string) (bool, error) {
 	res, err := tx.ExecContext(ctx, `DELETE FROM dual_control_thresholds WHERE tenant_id = ? AND currency = ?`, id, currency)
 	if err != nil {
 		return false, fmt.Errorf("remove dual control of tenant %s: %w", id, err)
@@ -281,7 +251,7 @@ func RemoveThreshold(ctx context.Context, tx *Tx, id, currency string) (bool, er
 }
 
 // Thresholds returns a tenant's dual-control thresholds by currency.
-func Thresholds(ctx context.Context, q Querier, id string) ([]Threshold, error) {
+func Thresholds(ctx context.Context, q store.Querier, id string) ([]Threshold, error) {
 	rows, err := q.QueryContext(ctx, `SELECT currency, threshold_minor FROM dual_control_thresholds WHERE tenant_id = ? ORDER BY currency`, id)
 	if err != nil {
 		return nil, fmt.Errorf("dual control of tenant %s: %w", id, err)
@@ -299,12 +269,12 @@ func Thresholds(ctx context.Context, q Querier, id string) ([]Threshold, error) 
 }
 
 // ThresholdFor returns a tenant's threshold in one currency, or
-// ErrNotFound when none is set.
-func ThresholdFor(ctx context.Context, q Querier, id, currency string) (int64, error) {
+// store.ErrNotFound when none is set.
+func ThresholdFor(ctx context.Context, q store.Querier, id, currency string) (int64, error) {
 	var minor int64
 	err := q.QueryRowContext(ctx, `SELECT threshold_minor FROM dual_control_thresholds WHERE tenant_id = ? AND currency = ?`, id, currency).Scan(&minor)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, ErrNotFound
+		return 0, store.ErrNotFound
 	}
 	if err != nil {
 		return 0, fmt.Errorf("dual control of tenant %s: %w", id, err)
@@ -312,10 +282,10 @@ func ThresholdFor(ctx context.Context, q Querier, id, currency string) (int64, e
 	return minor, nil
 }
 
-// SetDualControlWindow sets how far back actions on one target add up,
+// SetDualControlWindowTx sets how far back actions on one target add up,
 // inside tx. It reports whether the value changed; a window out of range
-// is a *ValidationError.
-func SetDualControlWindow(ctx context.Context, tx *Tx, id string, window time.Duration) (bool, error) {
+// is a *store.ValidationError.
+func SetDualControlWindowTx(ctx context.Context, tx *store.Tx, id string, window time.Duration) (bool, error) {
 	if window < MinDualControlWindow || window > MaxDualControlWindow {
 		return false, fmt.Errorf("set dual-control window of tenant %s: %v: %w", id, window,
 			invalid("window_hours", dualControlWindowRule))
@@ -325,8 +295,8 @@ func SetDualControlWindow(ctx context.Context, tx *Tx, id string, window time.Du
 }
 
 // updateTenant runs a conditional update; no row changed means either no
-// such tenant (ErrNotFound) or nothing to change (false).
-func updateTenant(ctx context.Context, tx *Tx, id, what, query string, args ...any) (bool, error) {
+// such tenant (store.ErrNotFound) or nothing to change (false).
+func updateTenant(ctx context.Context, tx *store.Tx, id, what, query string, args ...any) (bool, error) {
 	res, err := tx.ExecContext(ctx, query, args...)
 	if err != nil {
 		return false, fmt.Errorf("%s tenant %s: %w", what, id, err)
@@ -336,19 +306,19 @@ func updateTenant(ctx context.Context, tx *Tx, id, what, query string, args ...a
 		return false, fmt.Errorf("%s tenant %s: %w", what, id, err)
 	}
 	if n == 0 {
-		if _, err := TenantByID(ctx, tx, id); err != nil {
+		if _, err := ByID(ctx, tx, id); err != nil {
 			return false, err
 		}
 	}
 	return n == 1, nil
 }
 
-// CountTenants counts the tenants visible to a scope: all of them when
+// Count counts the tenants visible to a scope: all of them when
 // slugs is nil, otherwise those whose slug is listed.
-func (db *DB) CountTenants(ctx context.Context, slugs []string) (int64, error) {
+func Count(ctx context.Context, db *store.DB, slugs []string) (int64, error) {
 	var n int64
 	if slugs == nil {
-		err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM tenants`).Scan(&n)
+		err := db.Read().QueryRowContext(ctx, `SELECT COUNT(*) FROM tenants`).Scan(&n)
 		return n, err
 	}
 	if len(slugs) == 0 {
@@ -363,13 +333,13 @@ func (db *DB) CountTenants(ctx context.Context, slugs []string) (int64, error) {
 		}
 		ph = append(ph, '?')
 	}
-	err := db.read.QueryRowContext(ctx, `SELECT COUNT(*) FROM tenants WHERE slug IN (`+string(ph)+`)`, args...).Scan(&n)
+	err := db.Read().QueryRowContext(ctx, `SELECT COUNT(*) FROM tenants WHERE slug IN (`+string(ph)+`)`, args...).Scan(&n)
 	return n, err
 }
 
-// ListTenants returns the tenants in a scope (nil for all), by slug.
-func (db *DB) ListTenants(ctx context.Context, slugs []string) ([]Tenant, error) {
-	rows, err := db.read.QueryContext(ctx, selectTenant+` ORDER BY slug`)
+// List returns the tenants in a scope (nil for all), by slug.
+func List(ctx context.Context, db *store.DB, slugs []string) ([]Tenant, error) {
+	rows, err := db.Read().QueryContext(ctx, selectTenant+` ORDER BY slug`)
 	if err != nil {
 		return nil, fmt.Errorf("list tenants: %w", err)
 	}
@@ -385,4 +355,41 @@ func (db *DB) ListTenants(ctx context.Context, slugs []string) ([]Tenant, error)
 		}
 	}
 	return out, rows.Err()
+}
+
+// Freeze is why a tenant is frozen, by whom ("principal:<id>") and since
+// when; empty when it is not frozen or was frozen before reasons were kept.
+type Freeze struct {
+	Frozen bool
+	Reason string
+	By     string
+	At     *time.Time
+}
+
+// recordFreeze keeps the reason, who and when of a tenant's last freeze
+// or unfreeze, inside tx.
+func recordFreeze(ctx context.Context, tx *store.Tx, id, reason, by string, at time.Time) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE tenants SET frozen_reason = ?, frozen_by = ?, frozen_at = ? WHERE id = ?`,
+		reason, by, store.FormatTime(at), id); err != nil {
+		return fmt.Errorf("record freeze of tenant %s: %w", id, err)
+	}
+	return nil
+}
+
+// FreezeOf reads a tenant's freeze, or store.ErrNotFound.
+func FreezeOf(ctx context.Context, q store.Querier, id string) (Freeze, error) {
+	var f Freeze
+	var at string
+	err := q.QueryRowContext(ctx, `SELECT frozen, frozen_reason, frozen_by, frozen_at FROM tenants WHERE id = ?`, id).
+		Scan(&f.Frozen, &f.Reason, &f.By, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Freeze{}, store.ErrNotFound
+	}
+	if err != nil {
+		return Freeze{}, fmt.Errorf("freeze of tenant %s: %w", id, err)
+	}
+	if t, err := time.Parse(time.RFC3339Nano, at); err == nil && at != "" {
+		f.At = &t
+	}
+	return f, nil
 }
