@@ -140,8 +140,8 @@ func loadTrail(ctx context.Context, st *store.DB, q store.Querier, a approvals.A
 	}
 	v.Steps = trailSteps(parts)
 	v.Ledger = main.Ledger
-	v.Reconciliation, v.Reconciled = ledgerReconciliation(a, main.Ledger)
-	v.Warnings = trailWarnings(main, decisions)
+	v.Reconciliation, v.Reconciled = ledger.Reconciliation(a, main.Ledger)
+	v.Warnings = approvals.TrailWarnings(main.Events, decisions)
 	return v, nil
 }
 
@@ -194,7 +194,7 @@ func trailSteps(parts []trailPart) []views.TrailStep {
 				s.Receipt = a.Receipt
 				s.Notes = append(s.Notes, executionTiming(a, p.Ledger))
 			case "action.failed":
-				s.Notes = append(s.Notes, failureKind(a, p.Ledger))
+				s.Notes = append(s.Notes, ledger.FailureKind(a, p.Ledger))
 				if t := executionTiming(a, p.Ledger); t != "" {
 					s.Notes = append(s.Notes, t)
 				}
@@ -205,11 +205,8 @@ func trailSteps(parts []trailPart) []views.TrailStep {
 			s := views.TrailStep{Kind: approvals.StatusExecuting, Title: "Executing", ActionID: a.ID, Reversal: i > 0}
 			if p.Ledger != nil {
 				s.Time = p.Ledger.UpdatedAt
-				s.Notes = append(s.Notes, attempts(p.Ledger.Attempts)+" so far")
-				if p.Ledger.Error != "" {
-					s.Notes = append(s.Notes, "Last error: "+p.Ledger.Error)
-				}
 			}
+			s.Notes = ledger.InFlight(p.Ledger)
 			steps = append(steps, s)
 		}
 	}
@@ -229,15 +226,16 @@ func trailSteps(parts []trailPart) []views.TrailStep {
 	return steps
 }
 
-// executionTiming says how long after its final approval an action ran
-// and how many provider calls it took; "" when it never ran.
+// executionTiming puts ledger.TimingOf in words; "" when the action never
+// ran.
 func executionTiming(a approvals.Action, e *ledger.Entry) string {
+	t := ledger.TimingOf(a, e)
 	var parts []string
-	if a.ExecutedAt != nil && a.DecidedAt != nil {
-		parts = append(parts, "Done "+views.Latency(a.ExecutedAt.Sub(*a.DecidedAt))+" after the final approval")
+	if t.Timed {
+		parts = append(parts, "Done "+views.Latency(t.AfterApproval)+" after the final approval")
 	}
-	if e != nil && e.Attempts > 0 {
-		parts = append(parts, attempts(e.Attempts))
+	if t.Calls > 0 {
+		parts = append(parts, ledger.Calls(t.Calls))
 	}
 	if len(parts) == 0 {
 		return ""
@@ -245,82 +243,13 @@ func executionTiming(a approvals.Action, e *ledger.Entry) string {
 	return strings.Join(parts, "; ") + "."
 }
 
-func attempts(n int) string {
-	if n == 1 {
-		return "1 provider call"
-	}
-	return fmt.Sprintf("%d provider calls", n)
-}
+// The trail's rules are the ledger's and approvals'; these are the names
+// the handler's tests know them by.
+var (
+	failureKind          = ledger.FailureKind
+	ledgerReconciliation = ledger.Reconciliation
+)
 
-// failureKind classifies a failed action by what the ledger knows: the
-// provider refused it (final), it stopped before any provider call (the
-// tool was switched off, the tenant frozen), or the agent reported it.
-func failureKind(a approvals.Action, e *ledger.Entry) string {
-	switch {
-	case a.External:
-		return "Reported failed by the agent, which executes this action itself."
-	case e == nil:
-		return "Failed without a ledger record: nothing was sent to the provider."
-	case e.State == ledger.Failed:
-		return "Refused by the provider: a final answer, not retried."
-	case e.State == ledger.Intended:
-		return "Stopped before any provider call: nothing was sent."
-	case e.State == ledger.Reserved:
-		return "Failed after a provider call whose outcome is not settled: the ledger asks the provider again."
-	}
-	return "Failed while the ledger says " + string(e.State) + "."
-}
-
-// ledgerReconciliation says whether the effect ledger and the action
-// agree about the effect, and whether that agreement is settled (true)
-// or something an auditor should look at or wait for (false).
-func ledgerReconciliation(a approvals.Action, e *ledger.Entry) (string, bool) {
-	if e == nil {
-		switch {
-		case a.Status == approvals.StatusPending:
-			return "Nothing to reconcile yet: the action waits for approval.", true
-		case !approvals.Live(a.Status) && a.Status != approvals.StatusFailed:
-			return "Nothing to reconcile: the action was never approved, so no effect was intended.", true
-		case a.External:
-			return "The agent executes this action itself and reports the result; Warden's ledger has no record of it.", true
-		}
-		return "The action was approved but the ledger has no record of its effect.", false
-	}
-	switch {
-	case e.State == ledger.Recorded && a.Status == approvals.StatusExecuted:
-		return fmt.Sprintf("The ledger recorded the effect once, after %s, and the action is executed.", attempts(e.Attempts)), true
-	case e.State == ledger.Failed && a.Status == approvals.StatusFailed:
-		return "The provider refused the call; the ledger and the action both record the failure.", true
-	case e.State == ledger.Intended && a.Status == approvals.StatusFailed:
-		return "The action failed before any provider call; the ledger shows the effect was never attempted.", true
-	case e.State == ledger.Intended && a.Status == approvals.StatusApproved:
-		return "The effect is intended and queued to run.", false
-	case e.State == ledger.Reserved && e.NeedsReview:
-		return "The outcome is unknown: a provider call may have happened and the provider could not confirm it. It needs review.", false
-	case e.State == ledger.Reserved:
-		return fmt.Sprintf("A provider call is in flight or will be retried with the same key (%s so far).", attempts(e.Attempts)), false
-	case e.State == ledger.Recorded:
-		return "The ledger recorded the effect but the action is " + strings.ToLower(approvals.StatusWord(a.Status)) + ": Warden is completing it.", false
-	}
-	return "The ledger says " + strings.ReplaceAll(string(e.State), "_", " ") + " while the action is " + strings.ToLower(approvals.StatusWord(a.Status)) + ".", false
-}
-
-// trailWarnings are disagreements between the action's records: every
-// decision is written with its audit event, so their counts must match.
 func trailWarnings(p trailPart, decisions []approvals.Decided) []string {
-	var events int
-	for _, e := range p.Events {
-		switch e.Verb {
-		case "action.approval_recorded", "action.approved", "action.rejected":
-			events++
-		}
-	}
-	var out []string
-	if events != len(decisions) {
-		out = append(out, fmt.Sprintf("The action has %d recorded decisions but the audit chain records %d. Verify the chain.", len(decisions), events))
-	}
-	if len(p.Events) == 0 {
-		out = append(out, "The audit chain records no event for this action, not even its request. Verify the chain.")
-	}
-	return out
+	return approvals.TrailWarnings(p.Events, decisions)
 }
