@@ -178,24 +178,28 @@ func (api *API) GetAction(c echo.Context) error {
 		wait = min(d, MaxWait)
 	}
 	ctx := c.Request().Context()
-	deadline := time.Now().Add(wait)
-	for {
-		a, err := approvals.Get(ctx, api.DB.Read(), c.Param("id"))
-		if errors.Is(err, store.ErrNotFound) || (err == nil && !caller.CanRead(a.TenantID, a.KeyID)) {
+	until := time.Now().Add(wait)
+	a, err := approvals.Get(ctx, api.DB.Read(), c.Param("id"))
+	if errors.Is(err, store.ErrNotFound) || (err == nil && !caller.CanRead(a.TenantID, a.KeyID)) {
+		return jsonError(c, problem.NotFound("not_found", "There is no action with this id."))
+	}
+	if err != nil {
+		return err
+	}
+	// Only an action the caller may read is waited for: another's answers
+	// at once, exactly as an unknown id does.
+	if a.Status == approvals.StatusPending && wait > 0 {
+		a, err = approvals.Wait(ctx, api.DB.Read(), a.ID, until)
+		switch {
+		case ctx.Err() != nil:
+			return nil // the agent has gone
+		case errors.Is(err, store.ErrNotFound): // removed meanwhile
 			return jsonError(c, problem.NotFound("not_found", "There is no action with this id."))
-		}
-		if err != nil {
+		case err != nil:
 			return err
 		}
-		if a.Status != approvals.StatusPending || !time.Now().Before(deadline) {
-			return c.JSON(http.StatusOK, toActionJSON(a))
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(100 * time.Millisecond):
-		}
 	}
+	return c.JSON(http.StatusOK, toActionJSON(a))
 }
 
 type resultRequest struct {
