@@ -2,13 +2,14 @@ package handlers
 
 import (
 	"errors"
-	"github.com/wardenhq/warden/platform/money"
 	"math"
 	"net/http"
 	"net/url"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/wardenhq/warden/platform/money"
 
 	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/platform/identity"

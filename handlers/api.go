@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"encoding/json"
-	"errors"
 	"strings"
 	"time"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/execution"
 	"github.com/wardenhq/warden/journeys"
-	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
 )
 
@@ -97,30 +95,6 @@ func toJourneyJSON(j journeys.Journey, a *approvals.Action, withSteps bool) jour
 		}
 	}
 	return out
-}
-
-// apiFail is the one place an error becomes the API's JSON answer: the
-// status its kind maps to, {"error": {"code", "message"}} (with the journey
-// when it was recorded before it failed) and Retry-After where it applies.
-// An error that is not a *problem.Error is Warden's own failure: 500, and
-// its cause is never shown.
-func apiFail(c echo.Context, err error) (int, any) {
-	p := problem.From(err)
-	p.SetRetryAfter(c.Response().Header())
-	body := map[string]any{"error": apiError{Code: p.Code, Message: p.Message}}
-	var je *journeys.JourneyError
-	if errors.As(err, &je) {
-		j := toJourneyJSON(je.Journey, nil, false)
-		j.Error = &apiError{Code: p.Code, Message: p.Message}
-		body["id"], body["status"], body["journey"] = j.ID, j.Status, j
-	}
-	return p.Status(), body
-}
-
-// jsonError writes err as the API's JSON answer (see apiFail).
-func jsonError(c echo.Context, err error) error {
-	status, body := apiFail(c, err)
-	return c.JSON(status, body)
 }
 
 // bearer reads the virtual key from the Authorization header.

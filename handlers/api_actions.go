@@ -49,15 +49,9 @@ func toActionJSON(a approvals.Action) actionJSON {
 		ExpiresAt: a.ExpiresAt.UTC(), CreatedAt: a.CreatedAt.UTC(), Receipt: a.Receipt, Failure: a.Failure}
 }
 
-// caller authenticates the request's key; when it is refused, the refusal
-// has been written and ok is false.
-func (api *API) caller(c echo.Context) (caller admission.Caller, ok bool) {
-	caller, err := api.Gateway.Authenticate(c.Request().Context(), bearer(c))
-	if err != nil {
-		_ = jsonError(c, err)
-		return admission.Caller{}, false
-	}
-	return caller, true
+// caller authenticates the request's key.
+func (api *API) caller(c echo.Context) (admission.Caller, error) {
+	return api.Gateway.Authenticate(c.Request().Context(), bearer(c))
 }
 
 // decodeJSON reads the body as one JSON object with known fields only,
@@ -135,13 +129,13 @@ type proposalRequest struct {
 
 // Propose is POST /v1/actions → 202 {"id", "status": "pending"}.
 func (api *API) Propose(c echo.Context) error {
-	caller, ok := api.caller(c)
-	if !ok {
-		return nil
+	caller, err := api.caller(c)
+	if err != nil {
+		return err
 	}
 	var req proposalRequest
 	if _, err := decodeJSON(c, &req, `{"tool", "arguments", "summary", "reason", "amount", "currency", "callback_url"}`); err != nil {
-		return jsonError(c, err)
+		return err
 	}
 	a, err := api.Execution.Propose(c.Request().Context(), execution.Proposal{
 		Caller: caller, Tool: req.Tool, Arguments: req.Arguments, Summary: req.Summary, Reason: req.Reason,
@@ -149,7 +143,7 @@ func (api *API) Propose(c echo.Context) error {
 		IdempotencyKey: strings.TrimSpace(c.Request().Header.Get("Idempotency-Key")),
 	})
 	if err != nil {
-		return jsonError(c, err)
+		return err
 	}
 	return c.JSON(http.StatusAccepted, toActionJSON(a))
 }
@@ -165,15 +159,15 @@ var MaxWait = 50 * time.Second
 // GetAction is GET /v1/actions/{id}?wait=30s: the action, after waiting (at most
 // MaxWait) for it to leave pending when wait is given.
 func (api *API) GetAction(c echo.Context) error {
-	caller, ok := api.caller(c)
-	if !ok {
-		return nil
+	caller, err := api.caller(c)
+	if err != nil {
+		return err
 	}
 	var wait time.Duration
 	if w := c.QueryParam("wait"); w != "" {
 		d, err := time.ParseDuration(w)
 		if err != nil || d < 0 {
-			return jsonError(c, problem.Invalid(journeys.CodeInvalidInput, `"wait" must be a duration such as 30s.`))
+			return problem.Invalid(journeys.CodeInvalidInput, `"wait" must be a duration such as 30s.`)
 		}
 		wait = min(d, MaxWait)
 	}
@@ -181,7 +175,7 @@ func (api *API) GetAction(c echo.Context) error {
 	until := time.Now().Add(wait)
 	a, err := approvals.Get(ctx, api.DB.Read(), c.Param("id"))
 	if errors.Is(err, store.ErrNotFound) || (err == nil && !caller.CanRead(a.TenantID, a.KeyID)) {
-		return jsonError(c, problem.NotFound("not_found", "There is no action with this id."))
+		return problem.NotFound("not_found", "There is no action with this id.")
 	}
 	if err != nil {
 		return err
@@ -194,7 +188,7 @@ func (api *API) GetAction(c echo.Context) error {
 		case ctx.Err() != nil:
 			return nil // the agent has gone
 		case errors.Is(err, store.ErrNotFound): // removed meanwhile
-			return jsonError(c, problem.NotFound("not_found", "There is no action with this id."))
+			return problem.NotFound("not_found", "There is no action with this id.")
 		case err != nil:
 			return err
 		}
@@ -211,22 +205,22 @@ type resultRequest struct {
 // Result is POST /v1/actions/{id}/result: the agent reports the outcome of
 // an approved action it executed itself.
 func (api *API) Result(c echo.Context) error {
-	caller, ok := api.caller(c)
-	if !ok {
-		return nil
+	caller, err := api.caller(c)
+	if err != nil {
+		return err
 	}
 	var req resultRequest
 	if _, err := decodeJSON(c, &req, `{"status": "executed"|"failed", "receipt": {...}, "error": "..."}`); err != nil {
-		return jsonError(c, err)
+		return err
 	}
 	a, err := api.Execution.ReportResult(c.Request().Context(), caller, c.Param("id"), execution.Result{Status: req.Status, Receipt: req.Receipt, Error: req.Error})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return jsonError(c, problem.NotFound("not_found", "There is no action with this id."))
+		return problem.NotFound("not_found", "There is no action with this id.")
 	case errors.Is(err, approvals.ErrNotReportable):
-		return jsonError(c, problem.Conflict("not_reportable", problem.From(err).Message+" This one is "+a.Status+"."))
+		return problem.Conflict("not_reportable", problem.From(err).Message+" This one is "+a.Status+".")
 	case err != nil:
-		return jsonError(c, err)
+		return err
 	}
 	return c.JSON(http.StatusOK, toActionJSON(a))
 }
@@ -234,17 +228,17 @@ func (api *API) Result(c echo.Context) error {
 // Cancel is POST /v1/actions/{id}/cancel: the agent withdraws its pending
 // action.
 func (api *API) Cancel(c echo.Context) error {
-	caller, ok := api.caller(c)
-	if !ok {
-		return nil
+	caller, err := api.caller(c)
+	if err != nil {
+		return err
 	}
 	a, err := api.Execution.CancelAction(c.Request().Context(), caller, c.Param("id"))
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		return jsonError(c, problem.NotFound("not_found", "There is no action with this id."))
+		return problem.NotFound("not_found", "There is no action with this id.")
 	case errors.Is(err, approvals.ErrAlreadyDecided):
 		cur, _ := approvals.Get(c.Request().Context(), api.DB.Read(), c.Param("id"))
-		return jsonError(c, problem.Conflict("already_decided", "The action is already "+cur.Status+"."))
+		return problem.Conflict("already_decided", "The action is already "+cur.Status+".")
 	case err != nil:
 		return err
 	}

@@ -31,34 +31,34 @@ func (api *API) CreateJourney(c echo.Context) error {
 	ctx := c.Request().Context()
 	caller, err := api.Gateway.Authenticate(ctx, bearer(c))
 	if err != nil {
-		return jsonError(c, err)
+		return err
 	}
 	var req journeyRequest
 	raw, err := decodeJSON(c, &req, `{"input": "...", "skill": "optional", "metadata": {...}}`)
 	if err != nil {
-		return jsonError(c, err)
+		return err
 	}
 	if strings.TrimSpace(req.Input) == "" {
-		return jsonError(c, problem.Invalid(journeys.CodeInvalidInput, `"input" is required and must not be empty.`))
+		return problem.Invalid(journeys.CodeInvalidInput, `"input" is required and must not be empty.`)
 	}
 
 	idemKey := strings.TrimSpace(c.Request().Header.Get("Idempotency-Key"))
 	if len(idemKey) > 200 {
-		return jsonError(c, problem.Invalid(journeys.CodeInvalidInput, "The Idempotency-Key header is longer than 200 characters."))
+		return problem.Invalid(journeys.CodeInvalidInput, "The Idempotency-Key header is longer than 200 characters.")
 	}
 	// A correlation id too long to keep is refused, not replaced: the
 	// client would otherwise search its logs for an id Warden never kept.
 	if corr := strings.TrimSpace(c.Request().Header.Get("X-Correlation-Id")); len(corr) > maxCorrelationID {
-		return jsonError(c, problem.Invalid(journeys.CodeInvalidInput, "The X-Correlation-Id header is longer than 128 characters."))
+		return problem.Invalid(journeys.CodeInvalidInput, "The X-Correlation-Id header is longer than 128 characters.")
 	}
 	if idemKey != "" {
 		stored, err := idempotency.Begin(ctx, api.DB, caller.Key.ID, idemKey, idempotency.Hash(raw), 30*time.Second)
 		switch {
 		case errors.Is(err, idempotency.ErrMismatch):
-			return jsonError(c, problem.Unprocessable(journeys.CodeIdempotencyMismatch, "This Idempotency-Key was used with a different request body."))
+			return problem.Unprocessable(journeys.CodeIdempotencyMismatch, "This Idempotency-Key was used with a different request body.")
 		case errors.Is(err, idempotency.ErrInFlight):
-			c.Response().Header().Set("Retry-After", "1")
-			return jsonError(c, problem.Conflict("idempotency_in_flight", "A request with this Idempotency-Key is still running."))
+			return &problem.Error{Kind: problem.KindConflict, Code: "idempotency_in_flight",
+				Message: "A request with this Idempotency-Key is still running.", RetryAfter: time.Second}
 		case err != nil:
 			return err
 		case stored != nil:
@@ -112,7 +112,7 @@ func (api *API) run(c echo.Context, caller admission.Caller, req journeyRequest)
 		RequestID: c.Response().Header().Get(echo.HeaderXRequestID), CorrelationID: corr,
 	})
 	if err != nil {
-		return apiFail(c, err)
+		return ProblemJSON(c, err)
 	}
 	status := http.StatusOK
 	if out.Journey.Status == journeys.StatusAwaitingApproval {

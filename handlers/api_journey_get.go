@@ -19,11 +19,11 @@ func (api *API) GetJourney(c echo.Context) error {
 	ctx := c.Request().Context()
 	caller, err := api.Gateway.Authenticate(ctx, bearer(c))
 	if err != nil {
-		return jsonError(c, err)
+		return err
 	}
 	j, err := journeys.GetJourney(ctx, api.DB.Read(), c.Param("id"))
 	if errors.Is(err, store.ErrNotFound) || (err == nil && !caller.CanRead(j.TenantID, j.KeyID)) {
-		return jsonError(c, problem.NotFound("not_found", "There is no journey with this id."))
+		return problem.NotFound("not_found", "There is no journey with this id.")
 	}
 	if err != nil {
 		return err

@@ -12,11 +12,11 @@ func (api *ModelAPI) ListModels(c echo.Context) error {
 	ctx := c.Request().Context()
 	caller, err := api.Gateway.Authenticate(ctx, bearer(c))
 	if err != nil {
-		return openAIFail(c, err)
+		return err
 	}
 	aliases, err := api.Models.Models(ctx, caller)
 	if err != nil {
-		return openAIFail(c, err)
+		return err
 	}
 	data := make([]map[string]any, 0, len(aliases))
 	for _, a := range aliases {

@@ -1,11 +1,12 @@
 package handlers
 
 import (
-	"github.com/wardenhq/warden/platform/money"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/wardenhq/warden/platform/money"
 
 	"github.com/labstack/echo/v4"
 

@@ -1,10 +1,11 @@
 package handlers
 
 import (
-	"github.com/wardenhq/warden/platform/money"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/wardenhq/warden/platform/money"
 
 	"github.com/labstack/echo/v4"
 

@@ -2,10 +2,11 @@ package handlers
 
 import (
 	"errors"
-	"github.com/wardenhq/warden/platform/money"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/wardenhq/warden/platform/money"
 
 	"github.com/labstack/echo/v4"
 

@@ -5,11 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/wardenhq/warden/platform/money"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/wardenhq/warden/platform/money"
 
 	"github.com/labstack/echo/v4"
 

@@ -1,12 +1,13 @@
 package web
 
 import (
-	"net/http"
 	"sync"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/handlers"
+	"github.com/wardenhq/warden/platform/problem"
 )
 
 // shedAPI admits at most WARDEN_API_MAX_INFLIGHT agent API writes at once
@@ -23,16 +24,12 @@ import (
 // concurrency instead of starving journeys.
 func (s *Server) shedAPI() (writes, chat echo.MiddlewareFunc) {
 	slots := make(chan struct{}, s.cfg.APIMaxInFlight)
+	overloaded := problem.Unavailable("overloaded", "Warden is at its limit of requests in flight; try again in a second.", time.Second)
 	shed := func(c echo.Context) error {
 		s.shed.Add(1)
-		c.Response().Header().Set("Retry-After", "1")
-		msg := "Warden is at its limit of requests in flight; try again in a second."
-		if handlers.IsOpenAIRoute(c.Path()) {
-			return c.JSON(http.StatusServiceUnavailable, map[string]any{"error": map[string]string{
-				"code": "overloaded", "type": handlers.OpenAIErrorType(http.StatusServiceUnavailable), "message": msg,
-			}})
-		}
-		return c.JSON(http.StatusServiceUnavailable, map[string]any{"error": map[string]string{"code": "overloaded", "message": msg}})
+		// Answered here, not logged: under overload a line per refusal
+		// would be the load.
+		return handlers.WriteProblem(c, overloaded, handlers.PageFor(c, ""))
 	}
 	writes = func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {

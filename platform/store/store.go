@@ -22,11 +22,16 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wardenhq/warden/platform/problem"
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
-// ErrNotFound is returned by lookups that match no row.
-var ErrNotFound = errors.New("not found")
+// ErrNotFound is returned by lookups that match no row. It is a problem
+// of kind NotFound (a 404 wherever it reaches a response); a domain gives
+// its own sentence with a problem.NotFound of code "not_found", which
+// errors.Is still matches against ErrNotFound (problem.Error.Is compares
+// kind and code), so optional loads test one value everywhere.
+var ErrNotFound = problem.NotFound("not_found", "What you asked for was not found: it does not exist, or it was removed.")
 
 // DB is the opened database with its read and write pools.
 type DB struct {

@@ -21,7 +21,7 @@ import (
 // succeeds again (Ready probes one).
 var ErrStorageUnavailable = problem.Unavailable("storage_unavailable",
 	"Warden cannot write to its storage right now (the disk may be full or failing), so nothing was changed. Try again in a little while.",
-	5*time.Second)
+	5*time.Second).Titled("Storage unavailable")
 
 var probeFill = strings.Repeat(" ", 64<<10)
 
