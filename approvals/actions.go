@@ -29,6 +29,7 @@ import (
 	"github.com/wardenhq/warden/platform/canon"
 	"github.com/wardenhq/warden/platform/jobs"
 	"github.com/wardenhq/warden/platform/money"
+	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/store"
 )
@@ -263,11 +264,15 @@ const actionColumns = `id, tenant_id, journey_id, step_n, key_id, requested_by, 
 
 const selectAction = `SELECT ` + actionColumns + ` FROM actions`
 
-// Get loads an action, or store.ErrNotFound.
+// ErrNotFound is an action that does not exist (or that the caller may not
+// see: it is told the same); errors.Is matches it against store.ErrNotFound.
+var ErrNotFound = problem.NotFound("not_found", "There is no action with this id.")
+
+// Get loads an action, or ErrNotFound.
 func Get(ctx context.Context, q store.Querier, id string) (Action, error) {
 	a, err := store.Get(ctx, q, scan, selectAction+` WHERE id = ?`, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return Action{}, err
+		return Action{}, ErrNotFound
 	}
 	return a, err
 }

@@ -323,7 +323,7 @@ func Cancel(ctx context.Context, db *store.DB, actionID, keyID string, onDecided
 			return err
 		}
 		if a.KeyID != keyID {
-			return store.ErrNotFound
+			return ErrNotFound // another key's action is not this caller's to know of
 		}
 		if a.Status != StatusPending {
 			return ErrAlreadyDecided

@@ -26,9 +26,11 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/policy"
@@ -188,11 +190,12 @@ const selectTool = `SELECT name, description, impact, reversibility, compensatin
 	timeout_ms, max_attempts, args_schema, enabled, approval_ttl_s, unit_cost_micros, amount_arg, currency_arg, target_arg
 	FROM tools`
 
-// Get loads one tool, or store.ErrNotFound.
+// Get loads one tool, or a not-found problem naming it (errors.Is matches
+// it against store.ErrNotFound).
 func Get(ctx context.Context, q store.Querier, name string) (tools.Tool, error) {
 	t, err := store.Get(ctx, q, scan, selectTool+` WHERE name = ?`, name)
 	if errors.Is(err, store.ErrNotFound) {
-		return tools.Tool{}, err
+		return tools.Tool{}, problem.NotFound("not_found", "There is no tool "+strconv.Quote(name)+" in the catalog.")
 	}
 	if err != nil {
 		return tools.Tool{}, fmt.Errorf("load tool %s: %w", name, err)

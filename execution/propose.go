@@ -249,8 +249,11 @@ func (s *Service) ReportResult(ctx context.Context, caller admission.Caller, act
 		return approvals.Action{}, refuse(journeys.CodeInvalidInput, `"receipt" must be JSON.`, nil)
 	}
 	a, err := approvals.Get(ctx, s.o.DB.Read(), actionID)
-	if err != nil || a.KeyID != caller.Key.ID {
-		return approvals.Action{}, store.ErrNotFound
+	if err != nil {
+		return approvals.Action{}, err
+	}
+	if a.KeyID != caller.Key.ID {
+		return approvals.Action{}, approvals.ErrNotFound // another key's action is not this caller's to know of
 	}
 	err = s.o.DB.Transact(ctx, func(tx *store.Tx) error {
 		return approvals.AgentReported(ctx, tx, a, caller.Tenant.Slug, approvals.Report{KeyID: caller.Key.ID, Status: r.Status,

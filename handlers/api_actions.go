@@ -17,7 +17,6 @@ import (
 	"github.com/wardenhq/warden/execution"
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/problem"
-	"github.com/wardenhq/warden/platform/store"
 )
 
 // actionJSON is the action shape of the API.
@@ -174,11 +173,11 @@ func (api *API) GetAction(c echo.Context) error {
 	ctx := c.Request().Context()
 	until := time.Now().Add(wait)
 	a, err := approvals.Get(ctx, api.DB.Read(), c.Param("id"))
-	if errors.Is(err, store.ErrNotFound) || (err == nil && !caller.CanRead(a.TenantID, a.KeyID)) {
-		return problem.NotFound("not_found", "There is no action with this id.")
-	}
 	if err != nil {
 		return err
+	}
+	if !caller.CanRead(a.TenantID, a.KeyID) {
+		return approvals.ErrNotFound
 	}
 	// Only an action the caller may read is waited for: another's answers
 	// at once, exactly as an unknown id does.
@@ -187,9 +186,7 @@ func (api *API) GetAction(c echo.Context) error {
 		switch {
 		case ctx.Err() != nil:
 			return nil // the agent has gone
-		case errors.Is(err, store.ErrNotFound): // removed meanwhile
-			return problem.NotFound("not_found", "There is no action with this id.")
-		case err != nil:
+		case err != nil: // also an action removed meanwhile: not found
 			return err
 		}
 	}
@@ -215,8 +212,6 @@ func (api *API) Result(c echo.Context) error {
 	}
 	a, err := api.Execution.ReportResult(c.Request().Context(), caller, c.Param("id"), execution.Result{Status: req.Status, Receipt: req.Receipt, Error: req.Error})
 	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return problem.NotFound("not_found", "There is no action with this id.")
 	case errors.Is(err, approvals.ErrNotReportable):
 		return problem.Conflict("not_reportable", problem.From(err).Message+" This one is "+a.Status+".")
 	case err != nil:
@@ -234,8 +229,6 @@ func (api *API) Cancel(c echo.Context) error {
 	}
 	a, err := api.Execution.CancelAction(c.Request().Context(), caller, c.Param("id"))
 	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return problem.NotFound("not_found", "There is no action with this id.")
 	case errors.Is(err, approvals.ErrAlreadyDecided):
 		cur, _ := approvals.Get(c.Request().Context(), api.DB.Read(), c.Param("id"))
 		return problem.Conflict("already_decided", "The action is already "+cur.Status+".")

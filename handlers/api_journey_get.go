@@ -8,7 +8,6 @@ import (
 
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/journeys"
-	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
 )
 
@@ -22,11 +21,11 @@ func (api *API) GetJourney(c echo.Context) error {
 		return err
 	}
 	j, err := journeys.GetJourney(ctx, api.DB.Read(), c.Param("id"))
-	if errors.Is(err, store.ErrNotFound) || (err == nil && !caller.CanRead(j.TenantID, j.KeyID)) {
-		return problem.NotFound("not_found", "There is no journey with this id.")
-	}
 	if err != nil {
 		return err
+	}
+	if !caller.CanRead(j.TenantID, j.KeyID) {
+		return journeys.ErrNotFound
 	}
 	var action *approvals.Action
 	if a, err := approvals.ByJourney(ctx, api.DB.Read(), j.ID); err == nil {

@@ -12,7 +12,6 @@ import (
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/identity"
-	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/principals"
@@ -57,11 +56,7 @@ func renderApproval(c echo.Context, status int, v views.ApprovalView) error {
 // and the same 404 when its tenant is outside the principal's scope, so
 // that the answer does not tell which ids exist in other tenants.
 func actionInScope(ctx context.Context, q store.Querier, p *identity.Principal, id string) (approvals.Action, string, error) {
-	notFound := problem.NotFound("not_found", "There is no action with this id.")
 	a, err := approvals.Get(ctx, q, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return approvals.Action{}, "", notFound
-	}
 	if err != nil {
 		return approvals.Action{}, "", err
 	}
@@ -70,7 +65,7 @@ func actionInScope(ctx context.Context, q store.Querier, p *identity.Principal, 
 		return approvals.Action{}, "", err
 	}
 	if p == nil || !p.InTenant(t.Slug) {
-		return approvals.Action{}, "", notFound
+		return approvals.Action{}, "", approvals.ErrNotFound
 	}
 	return a, t.Slug, nil
 }

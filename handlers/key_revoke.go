@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"time"
 
@@ -10,7 +9,6 @@ import (
 
 	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/platform/identity"
-	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/views"
 )
@@ -49,16 +47,12 @@ func (h *Console) KeyRevoke(c echo.Context) error {
 // tenant is outside the principal's scope (like actions and journeys: an
 // id's existence in another tenant is not told).
 func keyInScope(ctx context.Context, q store.Querier, p *identity.Principal, id string) (keys.Key, error) {
-	notFound := problem.NotFound("not_found", "There is no such key.")
 	k, err := keys.ByID(ctx, q, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return keys.Key{}, notFound
-	}
 	if err != nil {
 		return keys.Key{}, err
 	}
 	if p == nil || !p.InTenant(k.TenantSlug) {
-		return keys.Key{}, notFound
+		return keys.Key{}, keys.ErrNotFound
 	}
 	return k, nil
 }

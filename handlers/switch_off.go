@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/platform/problem"
-	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -83,9 +81,6 @@ func (h *Console) switchTarget(ctx context.Context, kind, name string) (views.Sw
 	switch kind {
 	case views.SwitchTool:
 		t, err := catalog.Get(ctx, h.DB.Read(), name)
-		if errors.Is(err, store.ErrNotFound) {
-			return v, problem.NotFound("not_found", "There is no tool "+strconv.Quote(name)+".")
-		}
 		if err != nil {
 			return v, err
 		}

@@ -1,16 +1,11 @@
 package handlers
 
 import (
-	"context"
-	"errors"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/catalog"
-	"github.com/wardenhq/warden/platform/problem"
-	"github.com/wardenhq/warden/platform/store"
-	"github.com/wardenhq/warden/tools"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -20,7 +15,7 @@ func (h *Console) ToolEditForm(c echo.Context) error {
 	if err := requireAllTenants(CurrentPrincipal(c), catalogChange); err != nil {
 		return err
 	}
-	t, err := loadTool(ctx, h.DB.Read(), c.Param("name"))
+	t, err := catalog.Get(ctx, h.DB.Read(), c.Param("name"))
 	if err != nil {
 		return err
 	}
@@ -35,7 +30,7 @@ func (h *Console) ToolUpdate(c echo.Context) error {
 	if err := requireAllTenants(user, catalogChange); err != nil {
 		return err
 	}
-	current, err := loadTool(ctx, h.DB.Read(), c.Param("name"))
+	current, err := catalog.Get(ctx, h.DB.Read(), c.Param("name"))
 	if err != nil {
 		return err
 	}
@@ -55,13 +50,4 @@ func (h *Console) ToolUpdate(c echo.Context) error {
 		done = "unchanged"
 	}
 	return seeOther(c, "/tools?done="+done)
-}
-
-// loadTool loads a catalog entry, or answers 404.
-func loadTool(ctx context.Context, q store.Querier, name string) (tools.Tool, error) {
-	t, err := catalog.Get(ctx, q, name)
-	if errors.Is(err, store.ErrNotFound) {
-		return tools.Tool{}, problem.NotFound("not_found", "There is no tool "+name+" in the catalog.")
-	}
-	return t, err
 }

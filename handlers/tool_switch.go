@@ -17,7 +17,7 @@ func (h *Console) ToolDisableConfirm(c echo.Context) error {
 	if err := requireAllTenants(CurrentPrincipal(c), catalogChange); err != nil {
 		return err
 	}
-	t, err := loadTool(c.Request().Context(), h.DB.Read(), c.Param("name"))
+	t, err := catalog.Get(c.Request().Context(), h.DB.Read(), c.Param("name"))
 	if err != nil {
 		return err
 	}
@@ -46,7 +46,7 @@ func (h *Console) toolSwitch(c echo.Context, enable bool) error {
 	if err := requireAllTenants(user, catalogChange); err != nil {
 		return err
 	}
-	t, err := loadTool(ctx, h.DB.Read(), c.Param("name"))
+	t, err := catalog.Get(ctx, h.DB.Read(), c.Param("name"))
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/models"
-	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/principals"
 	"github.com/wardenhq/warden/views"
@@ -22,16 +21,12 @@ import (
 // tenants is not theirs to learn).
 func (h *Console) TraceDetail(c echo.Context) error {
 	ctx := c.Request().Context()
-	notFound := problem.NotFound("not_found", "There is no journey with this id.")
 	j, err := journeys.GetJourney(ctx, h.DB.Read(), c.Param("id"))
-	if errors.Is(err, store.ErrNotFound) {
-		return notFound
-	}
 	if err != nil {
 		return err
 	}
 	if p := CurrentPrincipal(c); p == nil || !p.InTenant(j.TenantSlug) {
-		return notFound
+		return journeys.ErrNotFound
 	}
 	v := views.TraceView{Journey: j, Now: time.Now()}
 	if v.PrincipalName, err = principals.NameOf(ctx, h.DB, j.PrincipalID); err != nil {

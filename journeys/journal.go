@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/skills"
 	"github.com/wardenhq/warden/tools"
@@ -134,11 +135,15 @@ const selectJourney = `SELECT j.id, j.tenant_id, t.slug, j.key_id, COALESCE(k.na
 	j.finished_at
 	FROM journeys j JOIN tenants t ON t.id = j.tenant_id LEFT JOIN virtual_keys k ON k.id = j.key_id`
 
-// GetJourney loads a journey with its steps, or store.ErrNotFound.
+// ErrNotFound is a journey that does not exist (or that the caller may not
+// see: it is told the same); errors.Is matches it against store.ErrNotFound.
+var ErrNotFound = problem.NotFound("not_found", "There is no journey with this id.")
+
+// GetJourney loads a journey with its steps, or ErrNotFound.
 func GetJourney(ctx context.Context, q store.Querier, id string) (Journey, error) {
 	j, err := store.Get(ctx, q, scanJourney, selectJourney+` WHERE j.id = ?`, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return Journey{}, err
+		return Journey{}, ErrNotFound
 	}
 	if err != nil {
 		return Journey{}, fmt.Errorf("load journey %s: %w", id, err)

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/seal"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/tenants"
@@ -488,11 +489,15 @@ func List(ctx context.Context, q store.Querier, tenantIDs []string) ([]Key, erro
 	return out, rows.Err()
 }
 
-// ByID loads one key, or store.ErrNotFound.
+// ErrNotFound is a key that does not exist (or that the caller may not
+// see); errors.Is matches it against store.ErrNotFound.
+var ErrNotFound = problem.NotFound("not_found", "There is no such key.")
+
+// ByID loads one key, or ErrNotFound.
 func ByID(ctx context.Context, q store.Querier, id string) (Key, error) {
 	k, err := store.Get(ctx, q, scanKey, selectKey+` WHERE k.id = ?`, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return Key{}, err
+		return Key{}, ErrNotFound
 	}
 	return k, err
 }

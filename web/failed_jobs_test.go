@@ -44,7 +44,7 @@ func TestStatusListsFailedJobsAndRetriesThem(t *testing.T) {
 		}
 	}
 	got := text(p, "failed-jobs")
-	for _, want := range []string{"Execute an approved action", "A permanent error", "not found", "1 job(s) stopped retrying"} {
+	for _, want := range []string{"Execute an approved action", "A permanent error", "There is no action with this id", "1 job(s) stopped retrying"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("failed jobs section lacks %q: %q", want, got)
 		}
