@@ -232,6 +232,19 @@ func (in *instance) waitReady(t testing.TB) {
 	}
 }
 
+// waitUntil polls cond every 10 ms until it holds, failing after 10 s with
+// what it waited for.
+func waitUntil(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 10 s for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // browser is an HTTP client with cookies that follows redirects, like a
 // person's browser.
 type browser struct {

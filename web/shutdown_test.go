@@ -44,7 +44,7 @@ func TestShutdownDrainsInOrder(t *testing.T) {
 	if _, err := pw.Write([]byte("_csrf=")); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond) // the request is now being served
+	waitUntil(t, "the in-flight request reached its handler", func() bool { return in.Server.inflight.Load() > 0 })
 
 	in.stop()
 
@@ -70,7 +70,15 @@ func TestShutdownDrainsInOrder(t *testing.T) {
 	}
 
 	// The in-flight request finishes with a real answer.
-	time.Sleep(900 * time.Millisecond) // past the drain delay: the listener is closing
+	u, _ := url.Parse(in.URL)
+	waitUntil(t, "the listener closed after the drain delay", func() bool {
+		c, err := net.DialTimeout("tcp", u.Host, time.Second)
+		if err != nil {
+			return true
+		}
+		c.Close()
+		return false
+	})
 	if _, err := pw.Write([]byte(tok)); err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +102,6 @@ func TestShutdownDrainsInOrder(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Serve did not return")
 	}
-	u, _ := url.Parse(in.URL)
 	if c, err := net.DialTimeout("tcp", u.Host, time.Second); err == nil {
 		c.Close()
 		t.Error("listener still accepts connections after shutdown")
