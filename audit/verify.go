@@ -266,11 +266,20 @@ func (c *chain) end() error {
 const selectEvents = `SELECT seq, time, actor_type, actor_id, tenant, verb,
 	subject_type, subject_id, details, prev_hash, hash FROM audit_events`
 
-func scanRecord(rows *sql.Rows) (record, error) {
+func scanRecord(row store.Scanner) (record, error) {
 	var r record
-	err := rows.Scan(&r.seq, &r.time, &r.actorType, &r.actorID, &r.tenant, &r.verb,
+	err := row.Scan(&r.seq, &r.time, &r.actorType, &r.actorID, &r.tenant, &r.verb,
 		&r.subjectType, &r.subjectID, &r.details, &r.prevHash, &r.hash)
 	return r, err
+}
+
+// scanEvent reads an event as it is stored (List, Page, Trail: not verified).
+func scanEvent(row store.Scanner) (Event, error) {
+	r, err := scanRecord(row)
+	if err != nil {
+		return Event{}, err
+	}
+	return r.event()
 }
 
 // verifyEvents is the query that reads rows as a verifier must, on the
