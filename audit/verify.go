@@ -81,14 +81,8 @@ func Verify(ctx context.Context, q Querier, trust *Trust) (Head, error) {
 		return Head{}, fmt.Errorf("verify audit chain: %w", err)
 	}
 	defer rows.Close()
-	for rows.Next() {
-		r, err := scanVerifyRecord(rows)
-		if err != nil {
-			return c.head, &ChainError{Seq: c.head.Seq + 1, Reason: fmt.Sprintf("unreadable row: %v", err)}
-		}
-		if err := c.add(r, true); err != nil {
-			return c.head, err
-		}
+	if err := c.addRows(rows); err != nil {
+		return c.head, err
 	}
 	if err := rows.Err(); err != nil {
 		return c.head, fmt.Errorf("verify audit chain after seq %d: %w", c.head.Seq, err)
@@ -209,6 +203,22 @@ func (c *chain) reach(h Head) error {
 
 // add checks the next record. canonical asks for the canonical-form check,
 // which records made by encode pass by construction.
+// addRows adds each row of rows, as verifyEvents reads them, in order; it
+// stops at the first that does not read or does not link. The rows' own
+// error (rows.Err) is the caller's to check.
+func (c *chain) addRows(rows *sql.Rows) error {
+	for rows.Next() {
+		r, err := scanVerifyRecord(rows)
+		if err != nil {
+			return &ChainError{Seq: c.head.Seq + 1, Reason: fmt.Sprintf("unreadable row: %v", err)}
+		}
+		if err := c.add(r, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (c *chain) add(r record, canonical bool) error {
 	seq := c.head.Seq + 1
 	bad := func(format string, a ...any) error {
