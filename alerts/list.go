@@ -28,29 +28,28 @@ func list(ctx context.Context, q store.Querier, where string, n int) ([]Alert, e
 	if n >= 0 {
 		args = append(args, n)
 	}
-	rows, err := q.QueryContext(ctx, `
+	out, err := store.Query(ctx, q, scanAlert, `
 		SELECT a.id, a.kind, a.subject, COALESCE(t.slug, ''), a.value, a.threshold, a.fired_at, a.resolved_at
 		FROM alerts a LEFT JOIN tenants t ON a.kind = 'budget_burn' AND t.id = a.subject `+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list alerts: %w", err)
 	}
-	defer rows.Close()
-	var out []Alert
-	for rows.Next() {
-		var a Alert
-		var fired string
-		var resolved sql.NullString
-		if err := rows.Scan(&a.ID, &a.Kind, &a.Subject, &a.Tenant, &a.Value, &a.Threshold, &fired, &resolved); err != nil {
-			return nil, fmt.Errorf("list alerts: %w", err)
-		}
-		a.FiredAt, _ = time.Parse(time.RFC3339Nano, fired)
-		if resolved.Valid {
-			t, _ := time.Parse(time.RFC3339Nano, resolved.String)
-			a.Resolved = &t
-		}
-		out = append(out, a)
+	return out, nil
+}
+
+func scanAlert(s store.Scanner) (Alert, error) {
+	var a Alert
+	var fired string
+	var resolved sql.NullString
+	if err := s.Scan(&a.ID, &a.Kind, &a.Subject, &a.Tenant, &a.Value, &a.Threshold, &fired, &resolved); err != nil {
+		return Alert{}, err
 	}
-	return out, rows.Err()
+	a.FiredAt, _ = time.Parse(time.RFC3339Nano, fired)
+	if resolved.Valid {
+		t, _ := time.Parse(time.RFC3339Nano, resolved.String)
+		a.Resolved = &t
+	}
+	return a, nil
 }
 
 func sortedKeys(m map[key]condition) []key {

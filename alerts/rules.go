@@ -13,21 +13,16 @@ import (
 // Rules returns the rules admins set, by skill. A skill missing from the
 // map is held to DefaultRule.
 func Rules(ctx context.Context, q store.Querier) (map[string]Rule, error) {
-	rows, err := q.QueryContext(ctx, `
+	all, err := store.Query(ctx, q, scanRule, `
 		SELECT skill, failure_rate_percent, p99_latency_ms, window_minutes, min_journeys FROM alert_rules`)
 	if err != nil {
 		return nil, fmt.Errorf("alert rules: %w", err)
 	}
-	defer rows.Close()
-	out := map[string]Rule{}
-	for rows.Next() {
-		r, err := scanRule(rows)
-		if err != nil {
-			return nil, fmt.Errorf("alert rules: %w", err)
-		}
+	out := make(map[string]Rule, len(all))
+	for _, r := range all {
 		out[r.Skill] = r
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // RuleFor returns the skill's rule: the one an admin set, or the default.
@@ -38,7 +33,7 @@ func RuleFor(rules map[string]Rule, skill string) Rule {
 	return DefaultRule(skill)
 }
 
-type scanner interface{ Scan(dest ...any) error }
+type scanner = store.Scanner
 
 func scanRule(s scanner) (Rule, error) {
 	var r Rule

@@ -15,24 +15,18 @@ import (
 // still awaiting approval are kept; audit events are never purged. Each
 // tenant's purge that deleted something is itself an audit event.
 func (rt *Runtime) PurgeTraces(ctx context.Context, now time.Time) (int64, error) {
-	rows, err := rt.DB.Read().QueryContext(ctx, `SELECT id, slug, trace_retention_days FROM tenants`)
-	if err != nil {
-		return 0, fmt.Errorf("retention: %w", err)
-	}
 	type tenant struct {
 		id, slug string
 		days     int
 	}
-	var ts []tenant
-	for rows.Next() {
+	ts, err := store.Query(ctx, rt.DB.Read(), func(s store.Scanner) (tenant, error) {
 		var t tenant
-		if err := rows.Scan(&t.id, &t.slug, &t.days); err != nil {
-			rows.Close()
-			return 0, err
-		}
-		ts = append(ts, t)
+		err := s.Scan(&t.id, &t.slug, &t.days)
+		return t, err
+	}, `SELECT id, slug, trace_retention_days FROM tenants`)
+	if err != nil {
+		return 0, fmt.Errorf("retention: %w", err)
 	}
-	rows.Close()
 	var total int64
 	for _, t := range ts {
 		cutoff := now.Add(-time.Duration(t.days) * 24 * time.Hour)

@@ -25,23 +25,22 @@ type Decided struct {
 
 // Decisions returns an action's decisions, oldest first.
 func Decisions(ctx context.Context, q store.Querier, actionID string) ([]Decided, error) {
-	rows, err := q.QueryContext(ctx, `SELECT principal_id, principal_name, decision, comment, created_at FROM decisions
+	out, err := store.Query(ctx, q, scanDecided, `SELECT principal_id, principal_name, decision, comment, created_at FROM decisions
 		WHERE action_id = ? ORDER BY created_at, id`, actionID)
 	if err != nil {
 		return nil, fmt.Errorf("decisions of %s: %w", actionID, err)
 	}
-	defer rows.Close()
-	var out []Decided
-	for rows.Next() {
-		var d Decided
-		var at string
-		if err := rows.Scan(&d.PrincipalID, &d.PrincipalName, &d.Decision, &d.Comment, &at); err != nil {
-			return nil, err
-		}
-		d.At, _ = time.Parse(time.RFC3339Nano, at)
-		out = append(out, d)
+	return out, nil
+}
+
+func scanDecided(s store.Scanner) (Decided, error) {
+	var d Decided
+	var at string
+	if err := s.Scan(&d.PrincipalID, &d.PrincipalName, &d.Decision, &d.Comment, &at); err != nil {
+		return Decided{}, err
 	}
-	return out, rows.Err()
+	d.At, _ = time.Parse(time.RFC3339Nano, at)
+	return d, nil
 }
 
 // OnDecided runs inside the transaction of a final decision (the action's

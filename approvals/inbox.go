@@ -90,47 +90,29 @@ func inboxRows(ctx context.Context, q store.Querier, where string, args []any, o
 	if total == 0 {
 		return nil, 0, nil
 	}
-	rows, err := q.QueryContext(ctx, `SELECT `+prefixColumns(actionColumns)+`, t.slug FROM actions a JOIN tenants t ON t.id = a.tenant_id WHERE `+
+	out, err := store.Query(ctx, q, scanRow, `SELECT `+prefixColumns(actionColumns)+`, t.slug FROM actions a JOIN tenants t ON t.id = a.tenant_id WHERE `+
 		where+` ORDER BY `+order+` LIMIT ?`, append(args, n)...)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer rows.Close()
-	var out []Row
-	for rows.Next() {
-		var r Row
-		a, err := scan(scanWithSlug{rows, &r.TenantSlug})
-		if err != nil {
-			return nil, 0, err
-		}
-		r.Action = a
-		out = append(out, r)
-	}
-	return out, total, rows.Err()
+	return out, total, nil
 }
 
 func recentDecisions(ctx context.Context, q store.Querier, principalID, scope string, scopeArgs []any, n int) ([]MyDecision, error) {
-	rows, err := q.QueryContext(ctx, `SELECT d.decision, d.created_at, `+prefixColumns(actionColumns)+`, t.slug
-		FROM decisions d JOIN actions a ON a.id = d.action_id JOIN tenants t ON t.id = a.tenant_id
-		WHERE d.principal_id = ?`+scope+` ORDER BY d.created_at DESC, d.id DESC LIMIT ?`,
-		append(append([]any{principalID}, scopeArgs...), n)...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []MyDecision
-	for rows.Next() {
+	return store.Query(ctx, q, func(s store.Scanner) (MyDecision, error) {
 		var d MyDecision
 		var at string
-		a, err := scan(scanDecision{rows, &d.Decision, &at, &d.Action.TenantSlug})
+		a, err := scan(scanDecision{s, &d.Decision, &at, &d.Action.TenantSlug})
 		if err != nil {
-			return nil, err
+			return MyDecision{}, err
 		}
 		d.Action.Action = a
 		d.DecidedAt, _ = time.Parse(time.RFC3339Nano, at)
-		out = append(out, d)
-	}
-	return out, rows.Err()
+		return d, nil
+	}, `SELECT d.decision, d.created_at, `+prefixColumns(actionColumns)+`, t.slug
+		FROM decisions d JOIN actions a ON a.id = d.action_id JOIN tenants t ON t.id = a.tenant_id
+		WHERE d.principal_id = ?`+scope+` ORDER BY d.created_at DESC, d.id DESC LIMIT ?`,
+		append(append([]any{principalID}, scopeArgs...), n)...)
 }
 
 // scanDecision reads a decision's kind and time before the action's
@@ -165,18 +147,17 @@ func JourneyActions(ctx context.Context, q store.Querier, ids []string) (map[str
 	for _, id := range ids {
 		args = append(args, id)
 	}
-	rows, err := q.QueryContext(ctx, `SELECT journey_id, id FROM actions WHERE journey_id IN (?`+strings.Repeat(",?", len(ids)-1)+`)
+	pairs, err := store.Query(ctx, q, func(s store.Scanner) ([2]string, error) {
+		var p [2]string
+		err := s.Scan(&p[0], &p[1])
+		return p, err
+	}, `SELECT journey_id, id FROM actions WHERE journey_id IN (?`+strings.Repeat(",?", len(ids)-1)+`)
 		ORDER BY created_at, id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("actions of journeys: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var j, a string
-		if err := rows.Scan(&j, &a); err != nil {
-			return nil, fmt.Errorf("actions of journeys: %w", err)
-		}
-		out[j] = a
+	for _, p := range pairs {
+		out[p[0]] = p[1] // the newest last: ordered by created_at
 	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -104,23 +104,9 @@ func List(ctx context.Context, q store.Querier, f Filter, now time.Time) (store.
 		where, args = append(where, cond), append(args, cargs...)
 	}
 	cols := prefixColumns(actionColumns)
-	rows, err := q.QueryContext(ctx, `SELECT `+cols+`, t.slug FROM actions a JOIN tenants t ON t.id = a.tenant_id WHERE `+
+	out, err := store.Query(ctx, q, scanRow, `SELECT `+cols+`, t.slug FROM actions a JOIN tenants t ON t.id = a.tenant_id WHERE `+
 		strings.Join(where, " AND ")+` ORDER BY `+f.Page.OrderBy(order)+` LIMIT ?`, append(args, f.Page.Fetch())...)
 	if err != nil {
-		return store.Paged[Row]{}, 0, fmt.Errorf("list actions: %w", err)
-	}
-	defer rows.Close()
-	var out []Row
-	for rows.Next() {
-		var r Row
-		a, err := scan(scanWithSlug{rows, &r.TenantSlug})
-		if err != nil {
-			return store.Paged[Row]{}, 0, fmt.Errorf("list actions: %w", err)
-		}
-		r.Action = a
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
 		return store.Paged[Row]{}, 0, fmt.Errorf("list actions: %w", err)
 	}
 	return store.Paginate(f.Page, out, cursorOf(f.Sort)), total, nil
@@ -142,3 +128,14 @@ type scanWithSlug struct {
 }
 
 func (w scanWithSlug) Scan(dest ...any) error { return w.s.Scan(append(dest, w.slug)...) }
+
+// scanRow reads an action and, after its columns, its tenant's slug.
+func scanRow(s store.Scanner) (Row, error) {
+	var r Row
+	a, err := scan(scanWithSlug{s, &r.TenantSlug})
+	if err != nil {
+		return Row{}, err
+	}
+	r.Action = a
+	return r, nil
+}

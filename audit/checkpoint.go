@@ -165,14 +165,8 @@ func verifySince(ctx context.Context, q Querier, from Head, fromTime string) (He
 		return Head{}, err
 	}
 	defer rows.Close()
-	for rows.Next() {
-		r, err := scanVerifyRecord(rows)
-		if err != nil {
-			return c.head, &ChainError{Seq: c.head.Seq + 1, Reason: fmt.Sprintf("unreadable row: %v", err)}
-		}
-		if err := c.add(r, true); err != nil {
-			return c.head, err
-		}
+	if err := c.addRows(rows); err != nil {
+		return c.head, err
 	}
 	return c.head, rows.Err()
 }

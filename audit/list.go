@@ -70,24 +70,8 @@ func List(ctx context.Context, q Querier, f Filter) ([]Event, error) {
 	query += " ORDER BY seq DESC LIMIT ? OFFSET ?"
 	args = append(args, limit, f.Offset)
 
-	rows, err := q.QueryContext(ctx, query, args...)
+	out, err := store.Query(ctx, q, scanEvent, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list audit events: %w", err)
-	}
-	defer rows.Close()
-	var out []Event
-	for rows.Next() {
-		r, err := scanRecord(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list audit events: %w", err)
-		}
-		ev, err := r.event()
-		if err != nil {
-			return nil, fmt.Errorf("list audit events: %w", err)
-		}
-		out = append(out, ev)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list audit events: %w", err)
 	}
 	return out, nil
@@ -171,24 +155,8 @@ func Page(ctx context.Context, db Querier, q Query, page store.Page) (store.Page
 	if len(where) > 0 {
 		query += " WHERE " + strings.Join(where, " AND ")
 	}
-	rows, err := db.QueryContext(ctx, query+" ORDER BY "+page.OrderBy(pageOrder)+" LIMIT ?", append(args, page.Fetch())...)
+	out, err := store.Query(ctx, db, scanEvent, query+" ORDER BY "+page.OrderBy(pageOrder)+" LIMIT ?", append(args, page.Fetch())...)
 	if err != nil {
-		return store.Paged[Event]{}, fmt.Errorf("page of audit events: %w", err)
-	}
-	defer rows.Close()
-	var out []Event
-	for rows.Next() {
-		r, err := scanRecord(rows)
-		if err != nil {
-			return store.Paged[Event]{}, fmt.Errorf("page of audit events: %w", err)
-		}
-		ev, err := r.event()
-		if err != nil {
-			return store.Paged[Event]{}, fmt.Errorf("page of audit events: %w", err)
-		}
-		out = append(out, ev)
-	}
-	if err := rows.Err(); err != nil {
 		return store.Paged[Event]{}, fmt.Errorf("page of audit events: %w", err)
 	}
 	return store.Paginate(page, out, func(e Event) store.Cursor {

@@ -3,6 +3,8 @@ package audit
 import (
 	"context"
 	"fmt"
+
+	"github.com/wardenhq/warden/platform/store"
 )
 
 // Trail returns every event about one subject, oldest first: the story of
@@ -16,24 +18,8 @@ func Trail(ctx context.Context, db Querier, subjectType, subjectID string) ([]Ev
 		return nil, fmt.Errorf("audit trail: want a subject type and id, got %q %q", subjectType, subjectID)
 	}
 	cond, args := Query{SubjectType: subjectType, SubjectID: subjectID}.Where()
-	rows, err := db.QueryContext(ctx, selectEvents+" WHERE "+cond+" ORDER BY seq", args...)
+	out, err := store.Query(ctx, db, scanEvent, selectEvents+" WHERE "+cond+" ORDER BY seq", args...)
 	if err != nil {
-		return nil, fmt.Errorf("audit trail of %s %s: %w", subjectType, subjectID, err)
-	}
-	defer rows.Close()
-	var out []Event
-	for rows.Next() {
-		r, err := scanRecord(rows)
-		if err != nil {
-			return nil, fmt.Errorf("audit trail of %s %s: %w", subjectType, subjectID, err)
-		}
-		ev, err := r.event()
-		if err != nil {
-			return nil, fmt.Errorf("audit trail of %s %s: %w", subjectType, subjectID, err)
-		}
-		out = append(out, ev)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("audit trail of %s %s: %w", subjectType, subjectID, err)
 	}
 	return out, nil

@@ -81,14 +81,8 @@ func Verify(ctx context.Context, q Querier, trust *Trust) (Head, error) {
 		return Head{}, fmt.Errorf("verify audit chain: %w", err)
 	}
 	defer rows.Close()
-	for rows.Next() {
-		r, err := scanVerifyRecord(rows)
-		if err != nil {
-			return c.head, &ChainError{Seq: c.head.Seq + 1, Reason: fmt.Sprintf("unreadable row: %v", err)}
-		}
-		if err := c.add(r, true); err != nil {
-			return c.head, err
-		}
+	if err := c.addRows(rows); err != nil {
+		return c.head, err
 	}
 	if err := rows.Err(); err != nil {
 		return c.head, fmt.Errorf("verify audit chain after seq %d: %w", c.head.Seq, err)
@@ -209,6 +203,22 @@ func (c *chain) reach(h Head) error {
 
 // add checks the next record. canonical asks for the canonical-form check,
 // which records made by encode pass by construction.
+// addRows adds each row of rows, as verifyEvents reads them, in order; it
+// stops at the first that does not read or does not link. The rows' own
+// error (rows.Err) is the caller's to check.
+func (c *chain) addRows(rows *sql.Rows) error {
+	for rows.Next() {
+		r, err := scanVerifyRecord(rows)
+		if err != nil {
+			return &ChainError{Seq: c.head.Seq + 1, Reason: fmt.Sprintf("unreadable row: %v", err)}
+		}
+		if err := c.add(r, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (c *chain) add(r record, canonical bool) error {
 	seq := c.head.Seq + 1
 	bad := func(format string, a ...any) error {
@@ -266,11 +276,20 @@ func (c *chain) end() error {
 const selectEvents = `SELECT seq, time, actor_type, actor_id, tenant, verb,
 	subject_type, subject_id, details, prev_hash, hash FROM audit_events`
 
-func scanRecord(rows *sql.Rows) (record, error) {
+func scanRecord(row store.Scanner) (record, error) {
 	var r record
-	err := rows.Scan(&r.seq, &r.time, &r.actorType, &r.actorID, &r.tenant, &r.verb,
+	err := row.Scan(&r.seq, &r.time, &r.actorType, &r.actorID, &r.tenant, &r.verb,
 		&r.subjectType, &r.subjectID, &r.details, &r.prevHash, &r.hash)
 	return r, err
+}
+
+// scanEvent reads an event as it is stored (List, Page, Trail: not verified).
+func scanEvent(row store.Scanner) (Event, error) {
+	r, err := scanRecord(row)
+	if err != nil {
+		return Event{}, err
+	}
+	return r.event()
 }
 
 // verifyEvents is the query that reads rows as a verifier must, on the

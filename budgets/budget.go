@@ -172,25 +172,39 @@ func SetAudited(ctx context.Context, db *store.DB, actor audit.Actor, s Spec, no
 
 // Get loads a tenant's budget, or ErrNoBudget.
 func Get(ctx context.Context, q store.Querier, tenantID string) (Budget, error) {
-	var b Budget
-	var start string
-	err := q.QueryRowContext(ctx, `
-		SELECT tenant_id, period, limit_micros, spent_micros, reserved_micros, alert_percent, period_start
-		FROM budgets WHERE tenant_id = ?`, tenantID).
-		Scan(&b.TenantID, &b.Period, &b.LimitMicros, &b.SpentMicros, &b.ReservedMicros, &b.AlertPercent, &start)
-	if errors.Is(err, sql.ErrNoRows) {
+	b, err := store.Get(ctx, q, scanBudget, selectBudget+` WHERE tenant_id = ?`, tenantID)
+	if errors.Is(err, store.ErrNotFound) {
 		return Budget{}, ErrNoBudget
 	}
 	if err != nil {
 		return Budget{}, fmt.Errorf("load budget of %s: %w", tenantID, err)
 	}
-	b.PeriodStart, _ = time.Parse(time.RFC3339Nano, start)
 	// A period that has ended is shown as the new one, with nothing spent
 	// yet; the next reservation writes the roll-over.
-	if cur := PeriodStart(b.Period, time.Now()); b.PeriodStart.Before(cur) {
+	return b.current(time.Now()), nil
+}
+
+const selectBudget = `
+		SELECT tenant_id, period, limit_micros, spent_micros, reserved_micros, alert_percent, period_start
+		FROM budgets`
+
+func scanBudget(s store.Scanner) (Budget, error) {
+	var b Budget
+	var start string
+	if err := s.Scan(&b.TenantID, &b.Period, &b.LimitMicros, &b.SpentMicros, &b.ReservedMicros, &b.AlertPercent, &start); err != nil {
+		return Budget{}, err
+	}
+	b.PeriodStart, _ = time.Parse(time.RFC3339Nano, start)
+	return b, nil
+}
+
+// current is b in the period containing now: one that has ended reads as
+// the new one, with nothing spent yet.
+func (b Budget) current(now time.Time) Budget {
+	if cur := PeriodStart(b.Period, now); b.PeriodStart.Before(cur) {
 		b.PeriodStart, b.SpentMicros = cur, 0
 	}
-	return b, nil
+	return b
 }
 
 // Reserve reserves amount micro-units of the tenant's budget with one
@@ -273,25 +287,12 @@ func Release(ctx context.Context, tx *store.Tx, tenantID string, reserved int64)
 // tenant order. A period that has ended reads as the new one, with
 // nothing spent yet, as Get does.
 func List(ctx context.Context, q store.Querier, now time.Time) ([]Budget, error) {
-	rows, err := q.QueryContext(ctx, `
-		SELECT tenant_id, period, limit_micros, spent_micros, reserved_micros, alert_percent, period_start
-		FROM budgets ORDER BY tenant_id`)
+	out, err := store.Query(ctx, q, scanBudget, selectBudget+` ORDER BY tenant_id`)
 	if err != nil {
 		return nil, fmt.Errorf("list budgets: %w", err)
 	}
-	defer rows.Close()
-	var out []Budget
-	for rows.Next() {
-		var b Budget
-		var start string
-		if err := rows.Scan(&b.TenantID, &b.Period, &b.LimitMicros, &b.SpentMicros, &b.ReservedMicros, &b.AlertPercent, &start); err != nil {
-			return nil, fmt.Errorf("list budgets: %w", err)
-		}
-		b.PeriodStart, _ = time.Parse(time.RFC3339Nano, start)
-		if cur := PeriodStart(b.Period, now); b.PeriodStart.Before(cur) {
-			b.PeriodStart, b.SpentMicros = cur, 0
-		}
-		out = append(out, b)
+	for i := range out {
+		out[i] = out[i].current(now)
 	}
-	return out, rows.Err()
+	return out, nil
 }

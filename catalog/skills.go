@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -34,20 +33,15 @@ func SkillEnabled(ctx context.Context, q store.Querier, skill string) (bool, err
 // SkillSwitches returns every stored skill switch by skill name; a skill
 // missing from the map is on.
 func SkillSwitches(ctx context.Context, q store.Querier) (map[string]SkillSwitch, error) {
-	rows, err := q.QueryContext(ctx, `SELECT skill, enabled, reason, changed_by, changed_at FROM skill_switches`)
+	all, err := store.Query(ctx, q, scanSkillSwitch, `SELECT skill, enabled, reason, changed_by, changed_at FROM skill_switches`)
 	if err != nil {
 		return nil, fmt.Errorf("list skill switches: %w", err)
 	}
-	defer rows.Close()
-	out := map[string]SkillSwitch{}
-	for rows.Next() {
-		sw, err := scanSkillSwitch(rows)
-		if err != nil {
-			return nil, err
-		}
+	out := make(map[string]SkillSwitch, len(all))
+	for _, sw := range all {
 		out[sw.Skill] = sw
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // SwitchSkill turns a skill on (enabled true) or off: while it is off no
@@ -98,8 +92,8 @@ func SwitchSkill(ctx context.Context, db *store.DB, actor audit.Actor, skill str
 }
 
 func skillSwitch(ctx context.Context, q store.Querier, skill string) (SkillSwitch, error) {
-	sw, err := scanSkillSwitch(q.QueryRowContext(ctx, `SELECT skill, enabled, reason, changed_by, changed_at FROM skill_switches WHERE skill = ?`, skill))
-	if errors.Is(err, sql.ErrNoRows) {
+	sw, err := store.Get(ctx, q, scanSkillSwitch, `SELECT skill, enabled, reason, changed_by, changed_at FROM skill_switches WHERE skill = ?`, skill)
+	if errors.Is(err, store.ErrNotFound) {
 		return SkillSwitch{Skill: skill, Enabled: true}, nil
 	}
 	return sw, err
@@ -109,9 +103,6 @@ func scanSkillSwitch(s scanner) (SkillSwitch, error) {
 	var sw SkillSwitch
 	var at string
 	if err := s.Scan(&sw.Skill, &sw.Enabled, &sw.Reason, &sw.ChangedBy, &at); err != nil {
-		if errors.Is(err, sql.ErrNoRows) {
-			return SkillSwitch{}, err
-		}
 		return SkillSwitch{}, fmt.Errorf("load skill switch: %w", err)
 	}
 	sw.ChangedAt, _ = time.Parse(time.RFC3339Nano, at)

@@ -40,22 +40,27 @@ func SwitchOf(ctx context.Context, q store.Querier, name string) (SwitchState, e
 
 // SwitchStates reads every tool's switch, by tool name.
 func SwitchStates(ctx context.Context, q store.Querier) (map[string]SwitchState, error) {
-	rows, err := q.QueryContext(ctx, `SELECT name, enabled, switch_reason, switched_by, switched_at FROM tools`)
+	type named struct {
+		name string
+		s    SwitchState
+	}
+	all, err := store.Query(ctx, q, func(r store.Scanner) (named, error) {
+		var n named
+		var at string
+		if err := r.Scan(&n.name, &n.s.Enabled, &n.s.Reason, &n.s.By, &at); err != nil {
+			return named{}, err
+		}
+		if t, err := time.Parse(time.RFC3339Nano, at); err == nil && at != "" {
+			n.s.At = &t
+		}
+		return n, nil
+	}, `SELECT name, enabled, switch_reason, switched_by, switched_at FROM tools`)
 	if err != nil {
 		return nil, fmt.Errorf("tool switches: %w", err)
 	}
-	defer rows.Close()
-	out := map[string]SwitchState{}
-	for rows.Next() {
-		var name, at string
-		var s SwitchState
-		if err := rows.Scan(&name, &s.Enabled, &s.Reason, &s.By, &at); err != nil {
-			return nil, fmt.Errorf("tool switches: %w", err)
-		}
-		if t, err := time.Parse(time.RFC3339Nano, at); err == nil && at != "" {
-			s.At = &t
-		}
-		out[name] = s
+	out := make(map[string]SwitchState, len(all))
+	for _, n := range all {
+		out[n.name] = n.s
 	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -148,24 +148,25 @@ func GetJourney(ctx context.Context, q store.Querier, id string) (Journey, error
 	if err != nil {
 		return Journey{}, fmt.Errorf("load journey %s: %w", id, err)
 	}
-	rows, err := q.QueryContext(ctx, `SELECT n, kind, tool, arguments, result, status, error, units, latency_ms, started_at
+	steps, err := store.Query(ctx, q, scanStep, `SELECT n, kind, tool, arguments, result, status, error, units, latency_ms, started_at
 		FROM journey_steps WHERE journey_id = ? ORDER BY n`, id)
 	if err != nil {
 		return Journey{}, fmt.Errorf("load steps of %s: %w", id, err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var s Step
-		var ms int64
-		var started string
-		if err := rows.Scan(&s.N, &s.Kind, &s.Tool, &s.Arguments, &s.Result, &s.Status, &s.Error, &s.Units, &ms, &started); err != nil {
-			return Journey{}, err
-		}
-		s.Latency = time.Duration(ms) * time.Millisecond
-		s.StartedAt, _ = time.Parse(time.RFC3339Nano, started)
-		j.Steps = append(j.Steps, s)
+	j.Steps = steps
+	return j, nil
+}
+
+func scanStep(sc scanner) (Step, error) {
+	var s Step
+	var ms int64
+	var started string
+	if err := sc.Scan(&s.N, &s.Kind, &s.Tool, &s.Arguments, &s.Result, &s.Status, &s.Error, &s.Units, &ms, &started); err != nil {
+		return Step{}, err
 	}
-	return j, rows.Err()
+	s.Latency = time.Duration(ms) * time.Millisecond
+	s.StartedAt, _ = time.Parse(time.RFC3339Nano, started)
+	return s, nil
 }
 
 // Filter selects journeys for the traces page.
@@ -222,20 +223,8 @@ func ListJourneys(ctx context.Context, q store.Querier, f Filter) (store.Paged[J
 	}
 	page += " ORDER BY " + f.Page.OrderBy(journeyOrder) + " LIMIT ?"
 	query := strings.Replace(selectJourney, "FROM journeys j ", "FROM ("+page+") j ", 1) + " ORDER BY " + f.Page.OrderBy(journeyOrder)
-	rows, err := q.QueryContext(ctx, query, append(args, f.Page.Fetch())...)
+	out, err := store.Query(ctx, q, scanJourney, query, append(args, f.Page.Fetch())...)
 	if err != nil {
-		return store.Paged[Journey]{}, fmt.Errorf("list journeys: %w", err)
-	}
-	defer rows.Close()
-	var out []Journey
-	for rows.Next() {
-		j, err := scanJourney(rows)
-		if err != nil {
-			return store.Paged[Journey]{}, fmt.Errorf("list journeys: %w", err)
-		}
-		out = append(out, j)
-	}
-	if err := rows.Err(); err != nil {
 		return store.Paged[Journey]{}, fmt.Errorf("list journeys: %w", err)
 	}
 	return store.Paginate(f.Page, out, func(j Journey) store.Cursor { return store.Cursor{Key: j.ID, ID: j.ID} }), nil

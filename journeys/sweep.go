@@ -51,26 +51,24 @@ func (s *Service) sweepBefore(ctx context.Context, before time.Time) (int, error
 			OR (replica_id NOT IN ('', ?) AND replica_id NOT IN (SELECT id FROM replicas WHERE last_seen >= ?)))`
 		args = []any{cutoff, s.o.ReplicaID, s.o.ReplicaID, store.LiveReplicaCutoff(s.o.Now())}
 	}
-	rows, err := s.o.DB.Read().QueryContext(ctx, query, args...)
-	if err != nil {
-		return 0, err
-	}
 	type stale struct {
 		id, tenant string
 		reserved   int64
 	}
-	var found []stale
-	for rows.Next() {
+	all, err := store.Query(ctx, s.o.DB.Read(), func(r store.Scanner) (stale, error) {
 		var st stale
-		if err := rows.Scan(&st.id, &st.tenant, &st.reserved); err != nil {
-			rows.Close()
-			return 0, err
-		}
+		err := r.Scan(&st.id, &st.tenant, &st.reserved)
+		return st, err
+	}, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	var found []stale
+	for _, st := range all {
 		if _, here := s.running.Load(st.id); !here {
 			found = append(found, st)
 		}
 	}
-	rows.Close()
 	n := 0
 	for _, st := range found {
 		ended, err := s.endRunning(ctx, st.id, st.tenant, st.reserved, StatusFailed, "interrupted")
@@ -155,21 +153,14 @@ func (s *Service) Shutdown(ctx context.Context, wait time.Duration) (int, error)
 	}
 	var found []left
 	if s.o.ReplicaID != "" {
-		rows, err := s.o.DB.Read().QueryContext(ctx, `SELECT id, tenant_id, reserved_micros FROM journeys
+		var err error
+		found, err = store.Query(ctx, s.o.DB.Read(), func(r store.Scanner) (left, error) {
+			var l left
+			err := r.Scan(&l.id, &l.tenant, &l.reserved)
+			return l, err
+		}, `SELECT id, tenant_id, reserved_micros FROM journeys
 			WHERE status = 'running' AND replica_id = ?`, s.o.ReplicaID)
 		if err != nil {
-			return 0, fmt.Errorf("journeys left running: %w", err)
-		}
-		for rows.Next() {
-			var l left
-			if err := rows.Scan(&l.id, &l.tenant, &l.reserved); err != nil {
-				rows.Close()
-				return 0, fmt.Errorf("journeys left running: %w", err)
-			}
-			found = append(found, l)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
 			return 0, fmt.Errorf("journeys left running: %w", err)
 		}
 	} else {

@@ -448,8 +448,9 @@ func Authenticate(ctx context.Context, q store.Querier, secret string, now time.
 		return Key{}, err
 	}
 	var hash string
-	k, err := scanKeyWithHash(q.QueryRowContext(ctx, `SELECT k.secret_hash, `+strings.TrimPrefix(selectKey, "SELECT ")+` WHERE k.prefix = ?`, prefix), &hash)
-	if errors.Is(err, sql.ErrNoRows) {
+	k, err := store.Get(ctx, q, func(s store.Scanner) (Key, error) { return scanKeyWithHash(s, &hash) },
+		`SELECT k.secret_hash, `+strings.TrimPrefix(selectKey, "SELECT ")+` WHERE k.prefix = ?`, prefix)
+	if errors.Is(err, store.ErrNotFound) {
 		// Compare anyway, so an unknown prefix costs what a known one does.
 		subtle.ConstantTimeCompare([]byte(hashSecret(secret)), []byte(hashSecret("")))
 		return Key{}, ErrUnknown
@@ -471,22 +472,17 @@ func Authenticate(ctx context.Context, q store.Querier, secret string, now time.
 
 // List returns the keys of the given tenants (nil for all), newest first.
 func List(ctx context.Context, q store.Querier, tenantIDs []string) ([]Key, error) {
-	rows, err := q.QueryContext(ctx, selectKey+` ORDER BY k.created_at DESC, k.id DESC`)
+	all, err := store.Query(ctx, q, scanKey, selectKey+` ORDER BY k.created_at DESC, k.id DESC`)
 	if err != nil {
 		return nil, fmt.Errorf("list keys: %w", err)
 	}
-	defer rows.Close()
 	var out []Key
-	for rows.Next() {
-		k, err := scanKey(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list keys: %w", err)
-		}
+	for _, k := range all {
 		if tenantIDs == nil || slices.Contains(tenantIDs, k.TenantID) {
 			out = append(out, k)
 		}
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // ErrNotFound is a key that does not exist (or that the caller may not
@@ -589,20 +585,8 @@ func Page(ctx context.Context, q store.Querier, tenantIDs []string, page store.P
 	if len(where) > 0 {
 		query += " WHERE " + strings.Join(where, " AND ")
 	}
-	rows, err := q.QueryContext(ctx, query+" ORDER BY "+page.OrderBy(listOrder)+" LIMIT ?", append(args, page.Fetch())...)
+	out, err := store.Query(ctx, q, scanKey, query+" ORDER BY "+page.OrderBy(listOrder)+" LIMIT ?", append(args, page.Fetch())...)
 	if err != nil {
-		return store.Paged[Key]{}, 0, fmt.Errorf("list keys: %w", err)
-	}
-	defer rows.Close()
-	var out []Key
-	for rows.Next() {
-		k, err := scanKey(rows)
-		if err != nil {
-			return store.Paged[Key]{}, 0, fmt.Errorf("list keys: %w", err)
-		}
-		out = append(out, k)
-	}
-	if err := rows.Err(); err != nil {
 		return store.Paged[Key]{}, 0, fmt.Errorf("list keys: %w", err)
 	}
 	return store.Paginate(page, out, func(k Key) store.Cursor {

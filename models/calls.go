@@ -103,30 +103,29 @@ func Calls(ctx context.Context, q store.Querier, tenantIDs []string, limit int) 
 		}
 	}
 	args = append(args, limit)
-	rows, err := q.QueryContext(ctx, `SELECT id, tenant_id, key_id, alias, deployment, attempts, stream, status, http_status, latency_ms, ttft_ms,
+	out, err := store.Query(ctx, q, scanCall, `SELECT id, tenant_id, key_id, alias, deployment, attempts, stream, status, http_status, latency_ms, ttft_ms,
 		input_tokens, output_tokens, reserved_micros, cost_micros, prompt, completion, created_at, cache_hit, journey_id, overrun_micros, usage_source
 		FROM model_calls `+where+` ORDER BY created_at DESC, id DESC LIMIT ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list model calls: %w", err)
 	}
-	defer rows.Close()
-	var out []Call
-	for rows.Next() {
-		var c Call
-		var att, created string
-		var stream, hit int
-		var lat, ttft int64
-		if err := rows.Scan(&c.ID, &c.TenantID, &c.KeyID, &c.Alias, &c.Deployment, &att, &stream, &c.Status, &c.HTTPStatus, &lat, &ttft,
-			&c.InputTokens, &c.OutputTokens, &c.ReservedMicros, &c.CostMicros, &c.Prompt, &c.Completion, &created, &hit, &c.JourneyID, &c.OverrunMicros, &c.Usage); err != nil {
-			return nil, fmt.Errorf("list model calls: %w", err)
-		}
-		_ = json.Unmarshal([]byte(att), &c.Attempts)
-		c.CacheHit = hit == 1
-		c.Stream, c.Latency, c.TTFT = stream == 1, time.Duration(lat)*time.Millisecond, time.Duration(ttft)*time.Millisecond
-		c.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
-		out = append(out, c)
+	return out, nil
+}
+
+func scanCall(s store.Scanner) (Call, error) {
+	var c Call
+	var att, created string
+	var stream, hit int
+	var lat, ttft int64
+	if err := s.Scan(&c.ID, &c.TenantID, &c.KeyID, &c.Alias, &c.Deployment, &att, &stream, &c.Status, &c.HTTPStatus, &lat, &ttft,
+		&c.InputTokens, &c.OutputTokens, &c.ReservedMicros, &c.CostMicros, &c.Prompt, &c.Completion, &created, &hit, &c.JourneyID, &c.OverrunMicros, &c.Usage); err != nil {
+		return Call{}, err
 	}
-	return out, rows.Err()
+	_ = json.Unmarshal([]byte(att), &c.Attempts)
+	c.CacheHit = hit == 1
+	c.Stream, c.Latency, c.TTFT = stream == 1, time.Duration(lat)*time.Millisecond, time.Duration(ttft)*time.Millisecond
+	c.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
+	return c, nil
 }
 
 // SpentSince sums what the tenant's model calls cost since, and counts
@@ -153,19 +152,14 @@ type Overrun struct {
 // Overruns lists, per deployment, the calls since then that cost more
 // than their reservations, by deployment (the model_overrun alert).
 func Overruns(ctx context.Context, q store.Querier, since time.Time) ([]Overrun, error) {
-	rows, err := q.QueryContext(ctx, `SELECT deployment, MIN(alias), COUNT(*), SUM(overrun_micros) FROM model_calls
+	out, err := store.Query(ctx, q, func(s store.Scanner) (Overrun, error) {
+		var o Overrun
+		err := s.Scan(&o.Deployment, &o.Alias, &o.Calls, &o.Micros)
+		return o, err
+	}, `SELECT deployment, MIN(alias), COUNT(*), SUM(overrun_micros) FROM model_calls
 		WHERE overrun_micros > 0 AND created_at >= ? GROUP BY deployment ORDER BY deployment`, store.FormatTime(since))
 	if err != nil {
 		return nil, fmt.Errorf("model call overruns: %w", err)
 	}
-	defer rows.Close()
-	var out []Overrun
-	for rows.Next() {
-		var o Overrun
-		if err := rows.Scan(&o.Deployment, &o.Alias, &o.Calls, &o.Micros); err != nil {
-			return nil, fmt.Errorf("model call overruns: %w", err)
-		}
-		out = append(out, o)
-	}
-	return out, rows.Err()
+	return out, nil
 }

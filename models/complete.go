@@ -183,19 +183,14 @@ func CallsOfJourney(ctx context.Context, q store.Querier, journeyID string) ([]J
 	if journeyID == "" {
 		return nil, errors.New("calls of journey: no journey id")
 	}
-	rows, err := q.QueryContext(ctx, `SELECT id, alias, deployment, status, input_tokens, output_tokens, cost_micros, tenant_id
+	out, err := store.Query(ctx, q, func(s store.Scanner) (JourneyCall, error) {
+		var c JourneyCall
+		err := s.Scan(&c.ID, &c.Alias, &c.Deployment, &c.Status, &c.InputTokens, &c.OutputTokens, &c.CostMicros, &c.TenantID)
+		return c, err
+	}, `SELECT id, alias, deployment, status, input_tokens, output_tokens, cost_micros, tenant_id
 		FROM model_calls WHERE journey_id = ? ORDER BY created_at, id`, journeyID)
 	if err != nil {
 		return nil, fmt.Errorf("calls of journey %s: %w", journeyID, err)
 	}
-	defer rows.Close()
-	var out []JourneyCall
-	for rows.Next() {
-		var c JourneyCall
-		if err := rows.Scan(&c.ID, &c.Alias, &c.Deployment, &c.Status, &c.InputTokens, &c.OutputTokens, &c.CostMicros, &c.TenantID); err != nil {
-			return nil, fmt.Errorf("calls of journey %s: %w", journeyID, err)
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return out, nil
 }

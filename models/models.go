@@ -20,7 +20,6 @@ package models
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"net/url"
@@ -133,28 +132,25 @@ func scan(row interface{ Scan(...any) error }) (Deployment, string, error) {
 	return d, sealed, nil
 }
 
+// scanDeployment reads a deployment without its sealed API key.
+func scanDeployment(row store.Scanner) (Deployment, error) {
+	d, _, err := scan(row)
+	return d, err
+}
+
 // List returns every deployment by alias and priority, without API keys.
 func List(ctx context.Context, q store.Querier) ([]Deployment, error) {
-	rows, err := q.QueryContext(ctx, `SELECT `+columns+` FROM model_deployments ORDER BY alias, priority, name`)
+	out, err := store.Query(ctx, q, scanDeployment, `SELECT `+columns+` FROM model_deployments ORDER BY alias, priority, name`)
 	if err != nil {
 		return nil, fmt.Errorf("list model deployments: %w", err)
 	}
-	defer rows.Close()
-	var out []Deployment
-	for rows.Next() {
-		d, _, err := scan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list model deployments: %w", err)
-		}
-		out = append(out, d)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Get loads one deployment by name, without its API key.
 func Get(ctx context.Context, q store.Querier, name string) (Deployment, error) {
-	d, _, err := scan(q.QueryRowContext(ctx, `SELECT `+columns+` FROM model_deployments WHERE name = ?`, name))
-	if errors.Is(err, sql.ErrNoRows) {
+	d, err := store.Get(ctx, q, scanDeployment, `SELECT `+columns+` FROM model_deployments WHERE name = ?`, name)
+	if errors.Is(err, store.ErrNotFound) {
 		return Deployment{}, ErrNotFound
 	}
 	return d, err
@@ -163,22 +159,25 @@ func Get(ctx context.Context, q store.Querier, name string) (Deployment, error) 
 // For returns the enabled deployments of alias in the order they are
 // tried, with their API keys opened.
 func For(ctx context.Context, q store.Querier, sealer *seal.Sealer, alias string) ([]Deployment, error) {
-	rows, err := q.QueryContext(ctx, `SELECT `+columns+` FROM model_deployments WHERE alias = ? AND enabled = 1 ORDER BY priority, name`, alias)
+	type sealedDeployment struct {
+		d      Deployment
+		sealed string
+	}
+	all, err := store.Query(ctx, q, func(row store.Scanner) (sealedDeployment, error) {
+		d, sealed, err := scan(row)
+		return sealedDeployment{d, sealed}, err
+	}, `SELECT `+columns+` FROM model_deployments WHERE alias = ? AND enabled = 1 ORDER BY priority, name`, alias)
 	if err != nil {
 		return nil, fmt.Errorf("deployments of %s: %w", alias, err)
 	}
-	defer rows.Close()
 	var out []Deployment
-	for rows.Next() {
-		d, sealed, err := scan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("deployments of %s: %w", alias, err)
-		}
-		if sealed != "" {
+	for _, s := range all {
+		d := s.d
+		if s.sealed != "" {
 			if sealer == nil {
 				return nil, errors.New("no sealer to open a model API key")
 			}
-			k, err := sealer.Open(sealed, d.ID)
+			k, err := sealer.Open(s.sealed, d.ID)
 			if err != nil {
 				return nil, fmt.Errorf("open API key of %s: %w", d.Name, err)
 			}
@@ -186,25 +185,16 @@ func For(ctx context.Context, q store.Querier, sealer *seal.Sealer, alias string
 		}
 		out = append(out, d)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Aliases returns the aliases that have an enabled deployment.
 func Aliases(ctx context.Context, q store.Querier) ([]string, error) {
-	rows, err := q.QueryContext(ctx, `SELECT DISTINCT alias FROM model_deployments WHERE enabled = 1 ORDER BY alias`)
+	out, err := store.Strings(ctx, q, `SELECT DISTINCT alias FROM model_deployments WHERE enabled = 1 ORDER BY alias`)
 	if err != nil {
 		return nil, fmt.Errorf("model aliases: %w", err)
 	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var a string
-		if err := rows.Scan(&a); err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func details(d Deployment) map[string]any {

@@ -177,22 +177,23 @@ func AliasSettingsOf(ctx context.Context, q store.Querier, alias string) (AliasS
 
 // AllAliasSettings returns the stored options of every alias by name.
 func AllAliasSettings(ctx context.Context, q store.Querier) (map[string]AliasSettings, error) {
-	rows, err := q.QueryContext(ctx, `SELECT alias, cascade, cache_ttl_s FROM model_aliases`)
+	all, err := store.Query(ctx, q, func(r store.Scanner) (AliasSettings, error) {
+		var s AliasSettings
+		var cascade int
+		if err := r.Scan(&s.Alias, &cascade, &s.CacheTTL); err != nil {
+			return AliasSettings{}, err
+		}
+		s.Cascade = cascade == 1
+		return s, nil
+	}, `SELECT alias, cascade, cache_ttl_s FROM model_aliases`)
 	if err != nil {
 		return nil, fmt.Errorf("alias settings: %w", err)
 	}
-	defer rows.Close()
-	out := map[string]AliasSettings{}
-	for rows.Next() {
-		var s AliasSettings
-		var cascade int
-		if err := rows.Scan(&s.Alias, &cascade, &s.CacheTTL); err != nil {
-			return nil, fmt.Errorf("alias settings: %w", err)
-		}
-		s.Cascade = cascade == 1
+	out := make(map[string]AliasSettings, len(all))
+	for _, s := range all {
 		out[s.Alias] = s
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // SetAliasSettings saves an alias's options with their audit event

@@ -464,21 +464,9 @@ func History(ctx context.Context, q store.Querier, agent, env string, page store
 	if where != "" {
 		query += " AND " + where
 	}
-	rows, err := q.QueryContext(ctx, query+" ORDER BY "+page.OrderBy(order)+" LIMIT ?", append(args, page.Fetch())...)
+	out, err := store.Query(ctx, q, scanPointer, query+" ORDER BY "+page.OrderBy(order)+" LIMIT ?", append(args, page.Fetch())...)
 	if err != nil {
 		return store.Paged[Pointer]{}, fmt.Errorf("release history of %s/%s: %w", agent, env, err)
-	}
-	defer rows.Close()
-	var out []Pointer
-	for rows.Next() {
-		p, err := scanPointer(rows)
-		if err != nil {
-			return store.Paged[Pointer]{}, err
-		}
-		out = append(out, p)
-	}
-	if err := rows.Err(); err != nil {
-		return store.Paged[Pointer]{}, err
 	}
 	return store.Paginate(page, out, func(p Pointer) store.Cursor {
 		id := fmt.Sprint(p.ID)
@@ -491,20 +479,15 @@ type Target struct{ Agent, Env string }
 
 // Targets lists the agents and environments with a pointer.
 func Targets(ctx context.Context, q store.Querier) ([]Target, error) {
-	rows, err := q.QueryContext(ctx, `SELECT DISTINCT agent, env FROM release_pointers ORDER BY agent, env`)
+	out, err := store.Query(ctx, q, func(s store.Scanner) (Target, error) {
+		var t Target
+		err := s.Scan(&t.Agent, &t.Env)
+		return t, err
+	}, `SELECT DISTINCT agent, env FROM release_pointers ORDER BY agent, env`)
 	if err != nil {
 		return nil, fmt.Errorf("release targets: %w", err)
 	}
-	defer rows.Close()
-	var out []Target
-	for rows.Next() {
-		var t Target
-		if err := rows.Scan(&t.Agent, &t.Env); err != nil {
-			return nil, err
-		}
-		out = append(out, t)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Recent are the digests of the newest published bundles, newest first:

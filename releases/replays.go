@@ -2,7 +2,6 @@ package releases
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -84,8 +83,8 @@ func scanReplay(row store.Scanner) (Replay, error) {
 
 // GetReplay loads a stored replay, or a 404.
 func GetReplay(ctx context.Context, q store.Querier, id string) (Replay, error) {
-	r, err := scanReplay(q.QueryRowContext(ctx, selectReplay+` WHERE id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
+	r, err := store.Get(ctx, q, scanReplay, selectReplay+` WHERE id = ?`, id)
+	if errors.Is(err, store.ErrNotFound) {
 		return Replay{}, problem.NotFound("no_replay", "No replay "+id+" was kept.")
 	}
 	if err != nil {

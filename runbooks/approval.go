@@ -2,7 +2,6 @@ package runbooks
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -79,8 +78,8 @@ func Decided(d Deps) approvals.OnDecided {
 		if err := json.Unmarshal(raw, &args); err != nil {
 			return fmt.Errorf("runbook action %s: %w", act.ID, err)
 		}
-		run, err := scanRun(tx.QueryRowContext(ctx, selectRun+` WHERE id = ?`, args.Run))
-		if errors.Is(err, sql.ErrNoRows) || (err == nil && (run.Status != StatusAwaiting || run.ActionID != act.ID)) {
+		run, err := store.Get(ctx, tx, scanRun, selectRun+` WHERE id = ?`, args.Run)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && (run.Status != StatusAwaiting || run.ActionID != act.ID)) {
 			return nil
 		}
 		if err != nil {

@@ -2,7 +2,6 @@ package runbooks
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -228,17 +227,13 @@ func scanRun(row store.Scanner) (RunRecord, error) {
 }
 
 func runByKey(ctx context.Context, q store.Querier, key string) (RunRecord, error) {
-	r, err := store.Get(ctx, q, scanRun, selectRun+` WHERE idempotency_key = ?`, key)
-	if errors.Is(err, store.ErrNotFound) {
-		return RunRecord{}, err
-	}
-	return r, err
+	return store.Get(ctx, q, scanRun, selectRun+` WHERE idempotency_key = ?`, key)
 }
 
 // GetRun loads one run, or a 404.
 func GetRun(ctx context.Context, q store.Querier, id string) (RunRecord, error) {
-	r, err := scanRun(q.QueryRowContext(ctx, selectRun+` WHERE id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
+	r, err := store.Get(ctx, q, scanRun, selectRun+` WHERE id = ?`, id)
+	if errors.Is(err, store.ErrNotFound) {
 		return RunRecord{}, problem.NotFound("not_found", "There is no runbook run "+id+".")
 	}
 	if err != nil {
@@ -256,21 +251,9 @@ func Runs(ctx context.Context, q store.Querier, runbookID string, page store.Pag
 	if where != "" {
 		query += " AND " + where
 	}
-	rows, err := q.QueryContext(ctx, query+" ORDER BY "+page.OrderBy(order)+" LIMIT ?", append(args, page.Fetch())...)
+	out, err := store.Query(ctx, q, scanRun, query+" ORDER BY "+page.OrderBy(order)+" LIMIT ?", append(args, page.Fetch())...)
 	if err != nil {
 		return store.Paged[RunRecord]{}, fmt.Errorf("runs of runbook %s: %w", runbookID, err)
-	}
-	defer rows.Close()
-	var out []RunRecord
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return store.Paged[RunRecord]{}, err
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return store.Paged[RunRecord]{}, err
 	}
 	return store.Paginate(page, out, func(r RunRecord) store.Cursor {
 		return store.Cursor{Key: store.FormatTime(r.CreatedAt), ID: r.ID}

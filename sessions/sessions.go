@@ -280,26 +280,20 @@ func Active(ctx context.Context, q store.Querier, principal string, now time.Tim
 	if cond, cargs := page.Where(listOrder); cond != "" {
 		where, args = where+" AND "+cond, append(args, cargs...)
 	}
-	rows, err := q.QueryContext(ctx, `
+	out, err := store.Query(ctx, q, func(s store.Scanner) (Row, error) {
+		var r Row
+		var name, email, subject, created, seen, expires string
+		if err := s.Scan(&r.ID, &r.PrincipalID, &name, &email, &subject, &r.ClientAddr, &created, &seen, &expires); err != nil {
+			return Row{}, err
+		}
+		r.Name = identity.Principal{Name: name, Email: email, Subject: subject}.DisplayName()
+		r.CreatedAt, r.LastSeenAt, r.ExpiresAt = parseTime(created), parseTime(seen), parseTime(expires)
+		return r, nil
+	}, `
 		SELECT s.id, s.principal, p.name, p.email, p.subject, s.client_addr, s.created_at, s.last_seen_at, s.expires_at
 		FROM sessions s JOIN principals p ON p.id = s.principal
 		WHERE `+where+` ORDER BY `+page.OrderBy(listOrder)+` LIMIT ?`, append(args, page.Fetch())...)
 	if err != nil {
-		return store.Paged[Row]{}, 0, fmt.Errorf("list sessions: %w", err)
-	}
-	defer rows.Close()
-	var out []Row
-	for rows.Next() {
-		var r Row
-		var name, email, subject, created, seen, expires string
-		if err := rows.Scan(&r.ID, &r.PrincipalID, &name, &email, &subject, &r.ClientAddr, &created, &seen, &expires); err != nil {
-			return store.Paged[Row]{}, 0, fmt.Errorf("list sessions: %w", err)
-		}
-		r.Name = identity.Principal{Name: name, Email: email, Subject: subject}.DisplayName()
-		r.CreatedAt, r.LastSeenAt, r.ExpiresAt = parseTime(created), parseTime(seen), parseTime(expires)
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
 		return store.Paged[Row]{}, 0, fmt.Errorf("list sessions: %w", err)
 	}
 	return store.Paginate(page, out, func(r Row) store.Cursor {

@@ -126,7 +126,7 @@ func Insert(ctx context.Context, tx *store.Tx, slug, name string) (Tenant, error
 
 const selectTenant = `SELECT id, slug, name, frozen, created_at, trace_retention_days, dual_control_window_s FROM tenants`
 
-func scanTenant(s interface{ Scan(dest ...any) error }) (Tenant, error) {
+func scanTenant(s store.Scanner) (Tenant, error) {
 	var t Tenant
 	var windowS int64
 	err := s.Scan(&t.ID, &t.Slug, &t.Name, &t.Frozen, &t.CreatedAt, &t.RetentionDays, &windowS)
@@ -136,9 +136,9 @@ func scanTenant(s interface{ Scan(dest ...any) error }) (Tenant, error) {
 
 // BySlug loads a tenant, or store.ErrNotFound.
 func BySlug(ctx context.Context, q store.Querier, slug string) (Tenant, error) {
-	t, err := scanTenant(q.QueryRowContext(ctx, selectTenant+` WHERE slug = ?`, slug))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Tenant{}, store.ErrNotFound
+	t, err := store.Get(ctx, q, scanTenant, selectTenant+` WHERE slug = ?`, slug)
+	if errors.Is(err, store.ErrNotFound) {
+		return Tenant{}, err
 	}
 	if err != nil {
 		return Tenant{}, fmt.Errorf("load tenant %s: %w", slug, err)
@@ -148,9 +148,9 @@ func BySlug(ctx context.Context, q store.Querier, slug string) (Tenant, error) {
 
 // ByID loads a tenant by id, or store.ErrNotFound.
 func ByID(ctx context.Context, q store.Querier, id string) (Tenant, error) {
-	t, err := scanTenant(q.QueryRowContext(ctx, selectTenant+` WHERE id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return Tenant{}, store.ErrNotFound
+	t, err := store.Get(ctx, q, scanTenant, selectTenant+` WHERE id = ?`, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return Tenant{}, err
 	}
 	if err != nil {
 		return Tenant{}, fmt.Errorf("load tenant %s: %w", id, err)
@@ -252,20 +252,15 @@ func removeThresholdTx(ctx context.Context, tx *store.Tx, id, currency string) (
 
 // Thresholds returns a tenant's dual-control thresholds by currency.
 func Thresholds(ctx context.Context, q store.Querier, id string) ([]Threshold, error) {
-	rows, err := q.QueryContext(ctx, `SELECT currency, threshold_minor FROM dual_control_thresholds WHERE tenant_id = ? ORDER BY currency`, id)
+	out, err := store.Query(ctx, q, func(s store.Scanner) (Threshold, error) {
+		var th Threshold
+		err := s.Scan(&th.Currency, &th.Minor)
+		return th, err
+	}, `SELECT currency, threshold_minor FROM dual_control_thresholds WHERE tenant_id = ? ORDER BY currency`, id)
 	if err != nil {
 		return nil, fmt.Errorf("dual control of tenant %s: %w", id, err)
 	}
-	defer rows.Close()
-	var out []Threshold
-	for rows.Next() {
-		var th Threshold
-		if err := rows.Scan(&th.Currency, &th.Minor); err != nil {
-			return nil, err
-		}
-		out = append(out, th)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // ThresholdFor returns a tenant's threshold in one currency, or
@@ -339,22 +334,17 @@ func Count(ctx context.Context, db *store.DB, slugs []string) (int64, error) {
 
 // List returns the tenants in a scope (nil for all), by slug.
 func List(ctx context.Context, db *store.DB, slugs []string) ([]Tenant, error) {
-	rows, err := db.Read().QueryContext(ctx, selectTenant+` ORDER BY slug`)
+	all, err := store.Query(ctx, db.Read(), scanTenant, selectTenant+` ORDER BY slug`)
 	if err != nil {
 		return nil, fmt.Errorf("list tenants: %w", err)
 	}
-	defer rows.Close()
 	var out []Tenant
-	for rows.Next() {
-		t, err := scanTenant(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list tenants: %w", err)
-		}
+	for _, t := range all {
 		if slugs == nil || slices.Contains(slugs, t.Slug) {
 			out = append(out, t)
 		}
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Freeze is why a tenant is frozen, by whom ("principal:<id>") and since

@@ -49,31 +49,30 @@ func ListFailed(ctx context.Context, db *store.DB, limit int) ([]Failed, int, er
 	if err := q.QueryRowContext(ctx, count).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count failed jobs: %w", err)
 	}
-	rows, err := q.QueryContext(ctx, list, limit)
+	out, err := store.Query(ctx, q, scanFailed, list, limit)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list failed jobs: %w", err)
 	}
-	defer rows.Close()
-	var out []Failed
-	for rows.Next() {
-		var f Failed
-		var state, at, payload string
-		if err := rows.Scan(&f.ID, &f.Kind, &state, &f.Attempts, &f.MaxAttempts, &f.Error, &at, &payload); err != nil {
-			return nil, 0, fmt.Errorf("list failed jobs: %w", err)
-		}
-		f.At, _ = time.Parse(time.RFC3339Nano, at)
-		// River's cancelled is the outbox's discarded by a permanent error.
-		f.Permanent = state == "cancelled" || strings.HasPrefix(f.Error, "permanent: ")
-		f.Error = strings.TrimPrefix(strings.TrimPrefix(f.Error, "JobCancelError: "), "permanent: ")
-		var about struct {
-			ActionID  string `json:"action_id"`
-			JourneyID string `json:"journey_id"`
-		}
-		_ = json.Unmarshal([]byte(payload), &about) // a payload naming neither is fine
-		f.ActionID, f.JourneyID = about.ActionID, about.JourneyID
-		out = append(out, f)
+	return out, total, nil
+}
+
+func scanFailed(s store.Scanner) (Failed, error) {
+	var f Failed
+	var state, at, payload string
+	if err := s.Scan(&f.ID, &f.Kind, &state, &f.Attempts, &f.MaxAttempts, &f.Error, &at, &payload); err != nil {
+		return Failed{}, err
 	}
-	return out, total, rows.Err()
+	f.At, _ = time.Parse(time.RFC3339Nano, at)
+	// River's cancelled is the outbox's discarded by a permanent error.
+	f.Permanent = state == "cancelled" || strings.HasPrefix(f.Error, "permanent: ")
+	f.Error = strings.TrimPrefix(strings.TrimPrefix(f.Error, "JobCancelError: "), "permanent: ")
+	var about struct {
+		ActionID  string `json:"action_id"`
+		JourneyID string `json:"journey_id"`
+	}
+	_ = json.Unmarshal([]byte(payload), &about) // a payload naming neither is fine
+	f.ActionID, f.JourneyID = about.ActionID, about.JourneyID
+	return f, nil
 }
 
 // Retry makes a failed job run again, at once, with one more attempt;

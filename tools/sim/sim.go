@@ -318,28 +318,20 @@ func (p *Provider) redactStored(ctx context.Context, tx *store.Tx) error {
 	for _, q := range []struct{ table, column string }{
 		{"change_requests", "change"}, {"emails", "subject"}, {"emails", "body"},
 	} {
-		rows, err := tx.QueryContext(ctx, `SELECT id, `+q.column+` FROM `+q.table)
+		stored, err := store.Query(ctx, tx, func(s store.Scanner) ([2]string, error) {
+			var r [2]string // id, text
+			err := s.Scan(&r[0], &r[1])
+			return r, err
+		}, `SELECT id, `+q.column+` FROM `+q.table)
 		if err != nil {
 			return err
 		}
-		changed := map[string]string{}
-		for rows.Next() {
-			var id, text string
-			if err := rows.Scan(&id, &text); err != nil {
-				rows.Close()
-				return err
-			}
-			if r := p.redactor.String(text); r != text {
-				changed[id] = r
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		for id, text := range changed {
-			if _, err := tx.ExecContext(ctx, `UPDATE `+q.table+` SET `+q.column+` = ? WHERE id = ?`, text, id); err != nil {
-				return err
+		for _, r := range stored {
+			id, text := r[0], r[1]
+			if red := p.redactor.String(text); red != text {
+				if _, err := tx.ExecContext(ctx, `UPDATE `+q.table+` SET `+q.column+` = ? WHERE id = ?`, red, id); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -534,26 +526,21 @@ type Effect struct {
 
 // Effects lists every committed effect, oldest first.
 func (p *Provider) Effects(ctx context.Context) ([]Effect, error) {
-	rows, err := p.read.QueryContext(ctx,
-		`SELECT idempotency_key, tool, tenant, args_digest, receipt, committed_at FROM effects ORDER BY rowid`)
-	if err != nil {
-		return nil, fmt.Errorf("list effects: %w", err)
-	}
-	defer rows.Close()
-	var out []Effect
-	for rows.Next() {
+	out, err := store.Query(ctx, p.read, func(s store.Scanner) (Effect, error) {
 		var e Effect
 		var receipt, at string
-		if err := rows.Scan(&e.IdempotencyKey, &e.Tool, &e.Tenant, &e.ArgsDigest, &receipt, &at); err != nil {
-			return nil, fmt.Errorf("list effects: %w", err)
+		if err := s.Scan(&e.IdempotencyKey, &e.Tool, &e.Tenant, &e.ArgsDigest, &receipt, &at); err != nil {
+			return Effect{}, err
 		}
 		e.Receipt = json.RawMessage(receipt)
-		if e.CommittedAt, err = time.Parse(time.RFC3339Nano, at); err != nil {
-			return nil, fmt.Errorf("list effects: effect %s: %w", e.IdempotencyKey, err)
+		t, err := time.Parse(time.RFC3339Nano, at)
+		if err != nil {
+			return Effect{}, fmt.Errorf("effect %s: %w", e.IdempotencyKey, err)
 		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
+		e.CommittedAt = t
+		return e, nil
+	}, `SELECT idempotency_key, tool, tenant, args_digest, receipt, committed_at FROM effects ORDER BY rowid`)
+	if err != nil {
 		return nil, fmt.Errorf("list effects: %w", err)
 	}
 	return out, nil
