@@ -12,7 +12,6 @@ import (
 
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/platform/identity"
-	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/views"
@@ -74,11 +73,7 @@ func tenantInScope(ctx context.Context, q store.Querier, p *identity.Principal, 
 	if err := requireTenant(p, slug); err != nil {
 		return tenants.Tenant{}, err
 	}
-	t, err := tenants.BySlug(ctx, q, slug)
-	if errors.Is(err, store.ErrNotFound) {
-		return tenants.Tenant{}, problem.NotFound("not_found", "There is no tenant "+strconv.Quote(slug)+".")
-	}
-	return t, err
+	return tenants.BySlug(ctx, q, slug)
 }
 
 // tenantIDs returns the ids of the tenants, for filters that take ids.

@@ -9,8 +9,6 @@ import (
 
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/platform/jobs"
-	"github.com/wardenhq/warden/platform/problem"
-	"github.com/wardenhq/warden/platform/store"
 )
 
 var statusNotices = map[string]string{
@@ -27,12 +25,10 @@ func (h *Console) JobRetry(c echo.Context) error {
 	}
 	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
 	if err != nil || id <= 0 {
-		return problem.NotFound("not_found", "There is no such job.")
+		return jobs.ErrNotFound
 	}
 	err = jobs.Retry(c.Request().Context(), h.DB, id, audit.JobRetried(principalActor(CurrentPrincipal(c)), id))
 	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return problem.NotFound("not_found", "There is no such job.")
 	case errors.Is(err, jobs.ErrNotFailed):
 		return c.Redirect(http.StatusSeeOther, "/status?done=job_not_failed#failed-jobs")
 	case err != nil:

@@ -1,13 +1,11 @@
 package handlers
 
 import (
-	"errors"
 	"net/http"
 	"net/url"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/principals"
 	"github.com/wardenhq/warden/sessions"
@@ -51,9 +49,7 @@ func (h *Console) SessionRevokeAllConfirm(c echo.Context) error {
 		return err
 	}
 	id := c.Param("principal")
-	if _, err := principals.ByID(ctx, h.DB, id); errors.Is(err, store.ErrNotFound) {
-		return problem.NotFound("not_found", "There is no such user.")
-	} else if err != nil {
+	if _, err := principals.ByID(ctx, h.DB, id); err != nil {
 		return err
 	}
 	name, err := principals.NameOf(ctx, h.DB, id)

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
 )
 
@@ -43,7 +44,11 @@ func Upsert(ctx context.Context, tx *store.Tx, p Principal) (string, error) {
 	return id, nil
 }
 
-// ByID loads one principal, or store.ErrNotFound.
+// ErrNotFound is a principal Warden has never seen sign in; errors.Is
+// matches it against store.ErrNotFound.
+var ErrNotFound = problem.NotFound("not_found", "There is no such user.")
+
+// ByID loads one principal, or ErrNotFound.
 func ByID(ctx context.Context, db *store.DB, id string) (Principal, error) {
 	var p Principal
 	var roles, tenants string
@@ -52,7 +57,7 @@ func ByID(ctx context.Context, db *store.DB, id string) (Principal, error) {
 		FROM principals WHERE id = ?`, id).
 		Scan(&p.ID, &p.Issuer, &p.Subject, &p.Email, &p.Name, &roles, &tenants, &p.FirstSeenAt, &p.LastLoginAt)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Principal{}, store.ErrNotFound
+		return Principal{}, ErrNotFound
 	}
 	if err != nil {
 		return Principal{}, fmt.Errorf("load principal %s: %w", id, err)

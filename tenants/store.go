@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
 )
 
@@ -138,7 +140,7 @@ func scanTenant(s store.Scanner) (Tenant, error) {
 func BySlug(ctx context.Context, q store.Querier, slug string) (Tenant, error) {
 	t, err := store.Get(ctx, q, scanTenant, selectTenant+` WHERE slug = ?`, slug)
 	if errors.Is(err, store.ErrNotFound) {
-		return Tenant{}, err
+		return Tenant{}, problem.NotFound("not_found", "There is no tenant "+strconv.Quote(slug)+".")
 	}
 	if err != nil {
 		return Tenant{}, fmt.Errorf("load tenant %s: %w", slug, err)
@@ -150,7 +152,7 @@ func BySlug(ctx context.Context, q store.Querier, slug string) (Tenant, error) {
 func ByID(ctx context.Context, q store.Querier, id string) (Tenant, error) {
 	t, err := store.Get(ctx, q, scanTenant, selectTenant+` WHERE id = ?`, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return Tenant{}, err
+		return Tenant{}, problem.NotFound("not_found", "There is no such tenant.")
 	}
 	if err != nil {
 		return Tenant{}, fmt.Errorf("load tenant %s: %w", id, err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
 )
 
@@ -75,6 +76,10 @@ func scanFailed(s store.Scanner) (Failed, error) {
 	return f, nil
 }
 
+// ErrNotFound is a job id that names no job; errors.Is matches it against
+// store.ErrNotFound.
+var ErrNotFound = problem.NotFound("not_found", "There is no such job.")
+
 // Retry makes a failed job run again, at once, with one more attempt;
 // record writes what the retry leaves in the audit trail (the caller's
 // audit.JobRetried), in the same transaction. Handlers are idempotent, so
@@ -95,7 +100,7 @@ func retry(ctx context.Context, tx *store.Tx, id int64) (string, error) {
 	if tx.Dialect() == store.Postgres {
 		err := tx.QueryRowContext(ctx, `SELECT kind, state::text FROM river_job WHERE id = ? FOR UPDATE`, id).Scan(&kind, &state)
 		if errors.Is(err, sql.ErrNoRows) {
-			return "", store.ErrNotFound
+			return "", ErrNotFound
 		}
 		if err != nil {
 			return "", fmt.Errorf("retry job %d: %w", id, err)
@@ -114,7 +119,7 @@ func retry(ctx context.Context, tx *store.Tx, id int64) (string, error) {
 	}
 	err := tx.QueryRowContext(ctx, `SELECT kind, state FROM jobs WHERE id = ?`, id).Scan(&kind, &state)
 	if errors.Is(err, sql.ErrNoRows) {
-		return "", store.ErrNotFound
+		return "", ErrNotFound
 	}
 	if err != nil {
 		return "", fmt.Errorf("retry job %d: %w", id, err)
