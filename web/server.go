@@ -61,6 +61,7 @@ type Server struct {
 	refusedCallbacks atomic.Int64 // callbacks refused before any audit: no or unknown state
 
 	devIdP    http.Handler
+	hosts     hostSet // the Host values a development server answers to (host.go)
 	started   time.Time
 	gateway   *admission.Gateway
 	runtime   *journeys.Service
@@ -190,6 +191,7 @@ func New(o Options) (*Server, error) {
 		s.requestID(),
 		s.clientClosed(),
 		s.requestLog(),
+		s.hostCheck(),
 		middleware.BodyLimit("1M"),
 	)
 	s.echo = e
@@ -235,6 +237,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	reqCtx, cancelRequests := context.WithCancelCause(context.Background())
 	defer cancelRequests(nil)
 	srv.BaseContext = func(net.Listener) context.Context { return reqCtx }
+	s.hosts.allowListener(ln.Addr())
 	bgCtx, stopBG := context.WithCancel(context.Background())
 	defer stopBG()
 	s.bg.Add(1)
