@@ -33,7 +33,7 @@ import (
 	"github.com/wardenhq/warden/web/devidp"
 )
 
-const devIdPPath = "/dev-idp"
+const devIdPPath = devidp.Path
 
 // Redactor removes PII and secrets from values before they are written to
 // the audit trail.
@@ -157,7 +157,13 @@ func New(o Options) (*Server, error) {
 		log:          s.log,
 	}
 	if cfg.DevMode() {
-		a.issuer = cfg.PublicURL.String() + devIdPPath
+		a.issuer = devidp.IssuerFor(cfg.PublicURL)
+		if prev, err := devidp.RecordIssuer(cfg.DataDir, a.issuer); err != nil {
+			return nil, err
+		} else if prev != "" {
+			s.log.Warn("the development identity provider's issuer changed with the public URL: people who signed in through the earlier one are other principals now; set WARDEN_PUBLIC_URL to keep one issuer per data directory",
+				"issuer", a.issuer, "earlier_issuer", prev, "data_dir", cfg.DataDir)
+		}
 		a.clientID = "warden-console"
 		a.clientSecret = randomToken()
 		var key [32]byte
