@@ -25,7 +25,10 @@ var (
 	bob     = identity.Principal{ID: "p-bob", Name: "Bob", Roles: []string{"approver"}, Tenants: []string{"acme"}}
 	globex  = identity.Principal{ID: "p-gina", Name: "Gina", Roles: []string{"approver"}, Tenants: []string{"globex"}}
 	auditor = identity.Principal{ID: "p-dave", Name: "Dave", Roles: []string{"auditor"}, Tenants: []string{"*"}}
-	erin    = identity.Principal{ID: "p-erin", Name: "Erin", Roles: []string{"approver", "admin"}, Tenants: []string{"*"}}
+	// aliceElsewhere is Alice signed in through another issuer: another
+	// principal, the same e-mail.
+	aliceElsewhere = identity.Principal{ID: "p-alice-new", Issuer: "https://new.example", Subject: "alice", Name: "Alice", Email: "alice@example.com", Roles: []string{"approver"}, Tenants: []string{"acme"}}
+	erin           = identity.Principal{ID: "p-erin", Name: "Erin", Roles: []string{"approver", "admin"}, Tenants: []string{"*"}}
 )
 
 func TestCheckPolicy(t *testing.T) {
@@ -35,7 +38,7 @@ func TestCheckPolicy(t *testing.T) {
 		name       string
 		p          identity.Principal
 		a          Action
-		approvedBy []string
+		approvedBy []Approver
 		digest     string
 		want       error
 	}{
@@ -45,7 +48,11 @@ func TestCheckPolicy(t *testing.T) {
 		{"other tenant", globex, pending, nil, "d1", ErrOutOfScope},
 		{"own request", erin, pending, nil, "d1", ErrOwnRequest},
 		{"request through a key the approver created", alice, Action{Status: StatusPending, PayloadDigest: "d1", ExpiresAt: now.Add(time.Hour), KeyOwner: "p-alice"}, nil, "d1", ErrOwnKey},
-		{"second approval by the same person", alice, pending, []string{"p-alice"}, "d1", ErrAlreadyApproved},
+		{"second approval by the same person", alice, pending, []Approver{{ID: "p-alice"}}, "d1", ErrAlreadyApproved},
+		{"the same e-mail through another issuer", aliceElsewhere, pending, []Approver{{ID: "p-alice", Issuer: "https://old.example", Email: "alice@example.com"}}, "d1", ErrSameEmail},
+		{"the same e-mail in other case", aliceElsewhere, pending, []Approver{{ID: "p-alice", Issuer: "https://old.example", Email: " Alice@Example.COM"}}, "d1", ErrSameEmail},
+		{"another e-mail counts", aliceElsewhere, pending, []Approver{{ID: "p-bob", Issuer: "https://old.example", Email: "bob@example.com"}}, "d1", nil},
+		{"no e-mail on either side counts", alice, pending, []Approver{{ID: "p-bob"}}, "d1", nil},
 		{"stale digest", alice, pending, nil, "d0", ErrStale},
 		{"expired by time", alice, Action{Status: StatusPending, PayloadDigest: "d1", ExpiresAt: now.Add(-time.Second)}, nil, "d1", ErrExpired},
 		{"expired by status", alice, Action{Status: StatusExpired, PayloadDigest: "d1", ExpiresAt: now.Add(-time.Hour)}, nil, "d1", ErrExpired},

@@ -99,7 +99,7 @@ func Decide(ctx context.Context, db *store.DB, req Request, onDecided OnDecided,
 		if err != nil {
 			return err
 		}
-		approvedBy, err := approvers(ctx, tx, a.ID)
+		approvedBy, err := Approvers(ctx, tx, a.ID)
 		if err != nil {
 			return err
 		}

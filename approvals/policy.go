@@ -34,8 +34,11 @@ const (
 
 // Check applies the approval policy to one principal deciding one action.
 // tenantSlug is the action's tenant; approvedBy lists the principals who
-// already approved it. It is pure: the caller loads, Check decides.
-func Check(p identity.Principal, a Action, tenantSlug string, approvedBy []string, digest string, now time.Time) error {
+// already approved it (Approvers). A principal who already approved, or
+// whose e-mail is an earlier approver's (the same person signed in
+// through another issuer, ErrSameEmail), is not a second approver. It is
+// pure: the caller loads, Check decides.
+func Check(p identity.Principal, a Action, tenantSlug string, approvedBy []Approver, digest string, now time.Time) error {
 	switch {
 	case !p.HasRole(identity.RoleApprover):
 		return ErrNotApprover
@@ -52,9 +55,14 @@ func Check(p identity.Principal, a Action, tenantSlug string, approvedBy []strin
 	case digest != a.PayloadDigest:
 		return ErrStale
 	}
-	for _, id := range approvedBy {
-		if id == p.ID {
+	for _, earlier := range approvedBy {
+		if earlier.ID == p.ID {
 			return ErrAlreadyApproved
+		}
+	}
+	for _, earlier := range approvedBy {
+		if sameAddress(earlier.Email, p.Email) {
+			return sameEmail(p, earlier)
 		}
 	}
 	return nil

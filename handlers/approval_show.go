@@ -83,6 +83,9 @@ func loadApproval(ctx context.Context, st *store.DB, user *identity.Principal, i
 	if v.Decisions, err = approvals.Decisions(ctx, q, a.ID); err != nil {
 		return views.ApprovalView{}, err
 	}
+	if v.Approvers, err = approvals.Approvers(ctx, q, a.ID); err != nil {
+		return views.ApprovalView{}, err
+	}
 	if a.JourneyID != "" {
 		j, err := journeys.GetJourney(ctx, q, a.JourneyID)
 		switch {

@@ -123,3 +123,29 @@ func NameOf(ctx context.Context, db *store.DB, id string) (string, error) {
 	}
 	return names.Of(id), nil
 }
+
+// EmailsOf loads the issuer and e-mail of each principal in ids, keyed by
+// id (ID, Issuer and Email filled; unknown ids left out): what dual
+// control compares to tell one person signed in through two issuers,
+// whose ids differ, from two people.
+func EmailsOf(ctx context.Context, q store.Querier, ids []string) (map[string]Principal, error) {
+	out := make(map[string]Principal, len(ids))
+	for _, id := range ids {
+		if _, seen := out[id]; seen || id == "" {
+			continue
+		}
+		p, err := store.Get(ctx, q, func(s store.Scanner) (Principal, error) {
+			var p Principal
+			err := s.Scan(&p.ID, &p.Issuer, &p.Email)
+			return p, err
+		}, `SELECT id, issuer, email FROM principals WHERE id = ?`, id)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("principal e-mails: %w", err)
+		}
+		out[id] = p
+	}
+	return out, nil
+}

@@ -55,6 +55,11 @@ type ApprovalView struct {
 	Journey    *journeys.Journey // the journey that asked, when there is one
 	Original   *approvals.Action // the action this one reverses
 	Reversal   *approvals.Action // the action that reverses this one
+	// Approvers are the approvals among Decisions with the issuer and
+	// e-mail each approver signed in with (approvals.Approvers), so the
+	// page refuses the same person under a second sign-in as the decision
+	// would.
+	Approvers []approvals.Approver
 	// CompensatingTool is the catalog's compensating tool of a
 	// compensatable action.
 	CompensatingTool string

@@ -21,10 +21,10 @@ func (v ApprovalView) For(user identity.Principal) ApprovalView {
 	v.CanTrace = user.HasAnyRole(identity.RoleOncall, identity.RoleAuditor, identity.RoleAdmin)
 	v.CanQueue = user.HasRole(identity.RoleApprover)
 	v.ViewerApproved = false
-	var approvedBy []string
+	var approvedBy []approvals.Approver
 	for _, d := range v.Decisions {
 		if d.Decision == approvals.Approve {
-			approvedBy = append(approvedBy, d.PrincipalID)
+			approvedBy = append(approvedBy, v.approver(d.PrincipalID))
 			if d.PrincipalID == user.ID {
 				v.ViewerApproved = true
 			}
@@ -42,6 +42,17 @@ func (v ApprovalView) For(user identity.Principal) ApprovalView {
 	v.CanRetry = approvals.BlockOf(a) != "" && v.BlockLifted() &&
 		user.HasAnyRole(identity.RoleOncall, identity.RoleAdmin) && user.InTenant(v.TenantSlug)
 	return v
+}
+
+// approver is the approval of id with the issuer and e-mail it signed in
+// with, when Approvers has them.
+func (v ApprovalView) approver(id string) approvals.Approver {
+	for _, a := range v.Approvers {
+		if a.ID == id {
+			return a
+		}
+	}
+	return approvals.Approver{ID: id}
 }
 
 // BlockLifted reports whether what blocks the action's execution is gone:

@@ -33,7 +33,7 @@ import (
 	"github.com/wardenhq/warden/web/devidp"
 )
 
-const devIdPPath = "/dev-idp"
+const devIdPPath = devidp.Path
 
 // Redactor removes PII and secrets from values before they are written to
 // the audit trail.
@@ -61,6 +61,7 @@ type Server struct {
 	refusedCallbacks atomic.Int64 // callbacks refused before any audit: no or unknown state
 
 	devIdP    http.Handler
+	hosts     hostSet // the Host values a development server answers to (host.go)
 	started   time.Time
 	gateway   *admission.Gateway
 	runtime   *journeys.Service
@@ -156,7 +157,13 @@ func New(o Options) (*Server, error) {
 		log:          s.log,
 	}
 	if cfg.DevMode() {
-		a.issuer = cfg.PublicURL.String() + devIdPPath
+		a.issuer = devidp.IssuerFor(cfg.PublicURL)
+		if prev, err := devidp.RecordIssuer(cfg.DataDir, a.issuer); err != nil {
+			return nil, err
+		} else if prev != "" {
+			s.log.Warn("the development identity provider's issuer changed with the public URL: people who signed in through the earlier one are other principals now; set WARDEN_PUBLIC_URL to keep one issuer per data directory",
+				"issuer", a.issuer, "earlier_issuer", prev, "data_dir", cfg.DataDir)
+		}
 		a.clientID = "warden-console"
 		a.clientSecret = randomToken()
 		var key [32]byte
@@ -190,6 +197,7 @@ func New(o Options) (*Server, error) {
 		s.requestID(),
 		s.clientClosed(),
 		s.requestLog(),
+		s.hostCheck(),
 		middleware.BodyLimit("1M"),
 	)
 	s.echo = e
@@ -235,6 +243,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	reqCtx, cancelRequests := context.WithCancelCause(context.Background())
 	defer cancelRequests(nil)
 	srv.BaseContext = func(net.Listener) context.Context { return reqCtx }
+	s.hosts.allowListener(ln.Addr())
 	bgCtx, stopBG := context.WithCancel(context.Background())
 	defer stopBG()
 	s.bg.Add(1)
