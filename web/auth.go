@@ -65,7 +65,7 @@ func (s *Server) loginStart(c echo.Context) error {
 	now := s.now()
 	f := s.flow(c)
 	m := pendingLogins(f, now)
-	m[ls.state] = pendingLogin{Nonce: ls.nonce, Verifier: ls.verifier, Next: safeNext(c.QueryParam("next")), Started: now.Unix()}
+	m[ls.state] = pendingLogin{Nonce: ls.nonce, Verifier: ls.verifier, Next: safeNext(c.QueryParam("next")), Started: now.UnixNano()}
 	setPendingLogins(f, m)
 	if err := f.Save(c.Request(), c.Response()); err != nil {
 		return err
