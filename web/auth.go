@@ -65,7 +65,7 @@ func (s *Server) loginStart(c echo.Context) error {
 	now := s.now()
 	f := s.flow(c)
 	m := pendingLogins(f, now)
-	m[ls.state] = pendingLogin{Nonce: ls.nonce, Verifier: ls.verifier, Next: safeNext(c.QueryParam("next")), Started: now.Unix()}
+	m[ls.state] = pendingLogin{Nonce: ls.nonce, Verifier: ls.verifier, Next: safeNext(c.QueryParam("next")), Started: now.UnixNano()}
 	setPendingLogins(f, m)
 	if err := f.Save(c.Request(), c.Response()); err != nil {
 		return err
@@ -164,6 +164,13 @@ func (s *Server) auditLoginFailure(c echo.Context, le *loginError) error {
 // next (RP-initiated logout, with the session's ID token as
 // id_token_hint), so the provider's own session ends too and the next
 // "Continue" asks who is signing in; it comes back to the sign-in page.
+//
+// The browser gets there from a page of Warden's (views.SignOut), not by
+// a redirect: a browser applies CSP form-action to every redirect of a
+// form submission, and providers send the browser on through logout pages
+// of other origins (Hydra's logout UI, Keycloak's, Okta's), which
+// form-action 'self' refuses; the navigation would be aborted and the
+// provider's session survive.
 func (s *Server) logout(c echo.Context) error {
 	ctx := c.Request().Context()
 	var idToken string
@@ -179,7 +186,12 @@ func (s *Server) logout(c echo.Context) error {
 		if err := (sessionFlash{s}).Put(c, flashSignedOut, "1"); err != nil {
 			return err
 		}
-		return c.Redirect(http.StatusSeeOther, end)
+		// The page carries the ID token in its link: never kept.
+		c.Response().Header().Set("Cache-Control", "no-store")
+		page := handlers.PageFor(c, "Signing out")
+		page.User, page.Nav, page.CSRF = nil, nil, ""
+		v := views.SignOutView{ProviderName: s.loginView("").ProviderName, EndSessionURL: end}
+		return handlers.Render(c, http.StatusOK, page, views.SignOut(v))
 	}
 	return c.Redirect(http.StatusSeeOther, "/login?signed_out=1")
 }

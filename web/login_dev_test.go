@@ -71,7 +71,7 @@ func TestLogoutClearsSessionAndIsAudited(t *testing.T) {
 	b.loginDev("carol")
 	tok := b.csrf()
 
-	out := b.post("/auth/logout", url.Values{"_csrf": {tok}}, nil)
+	out := b.continueSignOut(b.post("/auth/logout", url.Values{"_csrf": {tok}}, nil))
 	if out.URL.Path != "/login" || out.Status != http.StatusOK || text(out, "signed-out") == "" {
 		t.Fatalf("logout ended at %s (%d), want /login saying so", out.URL, out.Status)
 	}

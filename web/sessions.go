@@ -179,11 +179,16 @@ type pendingLogin struct {
 	Nonce    string `json:"n"`
 	Verifier string `json:"v"`
 	Next     string `json:"x,omitempty"`
-	Started  int64  `json:"t"` // unix seconds
+	// Started is when the sign-in began, in unix nanoseconds: several
+	// tabs start within one second, and the oldest must give way.
+	Started int64 `json:"ns"`
+	// StartedSec is the whole-second start a cookie written before
+	// Started existed carries; pendingLogins reads it into Started.
+	StartedSec int64 `json:"t,omitempty"`
 }
 
 func (p pendingLogin) live(now time.Time) bool {
-	return now.Sub(time.Unix(p.Started, 0)) < loginMaxAge
+	return now.Sub(time.Unix(0, p.Started)) < loginMaxAge
 }
 
 // pendingLogins reads the sign-ins in progress, dropping expired ones.
@@ -193,6 +198,10 @@ func pendingLogins(f *gsessions.Session, now time.Time) map[string]pendingLogin 
 		_ = json.Unmarshal([]byte(raw), &m)
 	}
 	for state, p := range m {
+		if p.Started == 0 && p.StartedSec != 0 {
+			p.Started, p.StartedSec = time.Unix(p.StartedSec, 0).UnixNano(), 0
+			m[state] = p
+		}
 		if !p.live(now) {
 			delete(m, state)
 		}
@@ -201,21 +210,28 @@ func pendingLogins(f *gsessions.Session, now time.Time) map[string]pendingLogin 
 }
 
 func setPendingLogins(f *gsessions.Session, m map[string]pendingLogin) {
-	for len(m) > maxPendingLogins {
-		oldest := ""
-		for state, p := range m {
-			if oldest == "" || p.Started < m[oldest].Started {
-				oldest = state
-			}
-		}
-		delete(m, oldest)
-	}
+	evictOldest(m)
 	if len(m) == 0 {
 		delete(f.Values, flowLogins)
 		return
 	}
 	raw, _ := json.Marshal(m)
 	f.Values[flowLogins] = string(raw)
+}
+
+// evictOldest drops the sign-ins started first until at most
+// maxPendingLogins remain. Equal start times (a clock that did not move)
+// are ordered by state, so the choice never depends on the map's order.
+func evictOldest(m map[string]pendingLogin) {
+	for len(m) > maxPendingLogins {
+		oldest := ""
+		for state, p := range m {
+			if o, ok := m[oldest]; !ok || p.Started < o.Started || (p.Started == o.Started && state < oldest) {
+				oldest = state
+			}
+		}
+		delete(m, oldest)
+	}
 }
 
 func randomToken() string {

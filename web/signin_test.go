@@ -58,7 +58,7 @@ func TestSignOutEndsTheSessionOnTheServer(t *testing.T) {
 	}
 	hint := idp.lastIssued()
 
-	out := b.post("/auth/logout", url.Values{"_csrf": {b.csrf()}}, nil)
+	out := b.continueSignOut(b.post("/auth/logout", url.Values{"_csrf": {b.csrf()}}, nil))
 	if out.URL.Path != "/login" || text(out, "signed-out") == "" {
 		t.Fatalf("sign-out ended at %s (%d), want the sign-in page saying so", out.URL, out.Status)
 	}

@@ -50,6 +50,9 @@ type testProvider struct {
 	codes       map[string]tpGrant
 	issued      []string     // ID tokens issued, in order
 	endCalls    []url.Values // end-session requests
+	// sessions, when set, gives the provider sessions of its own and a
+	// logout page on another origin (idpSessions).
+	sessions *idpSessions
 }
 
 type tpGrant struct {
@@ -81,6 +84,8 @@ func newTestProvider(t testing.TB, alg jose.SignatureAlgorithm) *testProvider {
 	mux.HandleFunc("POST /token", p.token)
 	mux.HandleFunc("GET /jwks", p.jwks)
 	mux.HandleFunc("GET /end_session", p.endSessionHandler)
+	mux.HandleFunc("GET /authorize/as", p.authorizeAs)
+	mux.HandleFunc("GET /end_session/done", p.endSessionDone)
 	p.srv = httptest.NewServer(mux)
 	t.Cleanup(p.srv.Close)
 	return p
@@ -131,6 +136,9 @@ func (p *testProvider) discovery(w http.ResponseWriter, _ *http.Request) {
 }
 
 func (p *testProvider) authorize(w http.ResponseWriter, r *http.Request) {
+	if s := p.sess(); s != nil && !s.signedIn(w, r) {
+		return
+	}
 	q := r.URL.Query()
 	redirect, err := url.Parse(q.Get("redirect_uri"))
 	if err != nil || q.Get("client_id") != p.clientID || q.Get("response_type") != "code" || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" {
@@ -220,6 +228,9 @@ func (p *testProvider) endSessionHandler(w http.ResponseWriter, r *http.Request)
 	p.mu.Lock()
 	p.endCalls = append(p.endCalls, r.URL.Query())
 	p.mu.Unlock()
+	if s := p.sess(); s != nil && s.toLogoutPage(w, r) {
+		return
+	}
 	back := r.URL.Query().Get("post_logout_redirect_uri")
 	if back == "" {
 		_, _ = w.Write([]byte("signed out at the provider"))
