@@ -3,6 +3,8 @@ package web
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -22,8 +24,10 @@ import (
 )
 
 // authenticator runs the OIDC authorization-code flow with PKCE, state and
-// nonce. The provider is discovered once; until discovery succeeds it is
-// retried in the background and sign-in is unavailable. An issuer that
+// nonce. The provider is discovered at start-up; until discovery succeeds
+// it is retried in the background and sign-in is unavailable. Discovery is
+// read again when an ID token comes signed with an algorithm it did not
+// list (verify). An issuer that
 // does not match what the provider calls itself is told apart from an
 // unreachable provider (providerStatus).
 type authenticator struct {
@@ -41,14 +45,20 @@ type authenticator struct {
 	mu         sync.RWMutex
 	oauth      *oauth2.Config
 	verifier   *oidc.IDTokenVerifier
-	authStyle  string // the token endpoint method in use: config.TokenAuthBasic, Post or Auto
-	endSession string // the provider's end_session_endpoint, "" when it has none
+	authStyle  string   // the token endpoint method in use: config.TokenAuthBasic, Post or Auto
+	algs       []string // the ID-token algorithms the verifier accepts, from discovery
+	endSession string   // the provider's end_session_endpoint, "" when it has none
 	lastErr    error
 	mismatch   *oidc.IssuerMismatchError
 
 	probeMu  sync.Mutex
 	probedAt time.Time
 	probeErr error
+
+	// rereadMu makes concurrent sign-ins that meet an algorithm the
+	// discovery did not list re-read it once; rereadAt rate-limits that.
+	rereadMu sync.Mutex
+	rereadAt time.Time
 }
 
 // endSessionOrigin is the scheme and host of the provider's end-session
@@ -176,6 +186,7 @@ func (a *authenticator) discover(ctx context.Context) {
 // discovery is what Warden reads from the discovery document beyond what
 // go-oidc keeps.
 type discovery struct {
+	Algs            []string `json:"id_token_signing_alg_values_supported"`
 	EndSession      string   `json:"end_session_endpoint"`
 	TokenAuth       []string `json:"token_endpoint_auth_methods_supported"`
 	ScopesSupported []string `json:"scopes_supported"`
@@ -214,6 +225,7 @@ func (a *authenticator) discoverOnce(ctx context.Context) error {
 		Scopes:       a.scopes,
 	}
 	a.authStyle = style
+	a.algs = verifierAlgs(d.Algs)
 	a.endSession = d.EndSession
 	a.lastErr, a.mismatch = nil, nil
 	return nil
@@ -353,9 +365,9 @@ func (a *authenticator) finish(ctx context.Context, pending pendingLogin, q url.
 	if !ok || raw == "" {
 		return verified{}, refuse("missing_id_token", "token response carried no id_token", "The identity provider sent no ID token.")
 	}
-	idt, err := verifier.Verify(a.ctx(xctx), raw)
+	idt, err := a.verify(a.ctx(xctx), verifier, raw)
 	if err != nil {
-		return verified{}, refuse(verifyReason(err), verifyDetail(err), "The identity provider's ID token could not be verified.")
+		return verified{}, err
 	}
 	if !equalSecret(idt.Nonce, pending.Nonce) {
 		return verified{}, refuse("nonce_mismatch", "ID token nonce does not match the session", "The ID token was not issued for this sign-in. Please sign in again.")
@@ -372,6 +384,113 @@ func (a *authenticator) finish(ctx context.Context, pending pendingLogin, q url.
 	}
 	p.Roles, p.Tenants = a.grants.Apply(stringList(claims[a.groupsClaim]))
 	return verified{principal: p, idToken: raw}, nil
+}
+
+// rereadEvery bounds how often an ID token signed with an algorithm the
+// discovery did not list makes Warden read discovery again.
+const rereadEvery = time.Minute
+
+// goOIDCAlgs are the algorithms go-oidc verifies; it ignores the others a
+// discovery lists, and accepts RS256 alone when none is left.
+var goOIDCAlgs = []string{"RS256", "RS384", "RS512", "ES256", "ES384", "ES512", "PS256", "PS384", "PS512", "EdDSA"}
+
+// verifierAlgs is what go-oidc's verifier accepts given discovery's
+// id_token_signing_alg_values_supported.
+func verifierAlgs(listed []string) []string {
+	var out []string
+	for _, alg := range listed {
+		if slices.Contains(goOIDCAlgs, alg) {
+			out = append(out, alg)
+		}
+	}
+	if len(out) == 0 {
+		return []string{"RS256"}
+	}
+	return out
+}
+
+// verify checks the ID token. A provider that rotated its keys to another
+// algorithm (RS256 to ES256, say) signs with an algorithm the discovery
+// read at start-up does not list: then discovery is read again, at most
+// once a minute and once for concurrent sign-ins, and the token verified
+// once more with the verifier it gives. It returns a *loginError.
+func (a *authenticator) verify(ctx context.Context, verifier *oidc.IDTokenVerifier, raw string) (*oidc.IDToken, error) {
+	idt, err := verifier.Verify(ctx, raw)
+	if err == nil {
+		return idt, nil
+	}
+	alg := tokenAlg(raw)
+	if alg == "" || slices.Contains(a.acceptedAlgs(), alg) {
+		return nil, refuse(verifyReason(err), verifyDetail(err), "The identity provider's ID token could not be verified.")
+	}
+	if a.rereadFor(ctx, alg) {
+		a.mu.RLock()
+		verifier = a.verifier
+		a.mu.RUnlock()
+		if idt, err = verifier.Verify(ctx, raw); err == nil {
+			return idt, nil
+		}
+		if slices.Contains(a.acceptedAlgs(), alg) {
+			return nil, refuse(verifyReason(err), verifyDetail(err), "The identity provider's ID token could not be verified.")
+		}
+	}
+	listed := strings.Join(a.acceptedAlgs(), ", ")
+	a.log.Warn("ID token signed with an algorithm the identity provider's discovery does not list",
+		"alg", alg, "listed", listed)
+	return nil, refuse("unexpected_algorithm", verifyDetail(err),
+		"The identity provider signed the ID token with "+alg+", an algorithm its discovery document does not list (it lists "+listed+"). If the provider has just changed its signing keys, try again in a minute.")
+}
+
+func (a *authenticator) acceptedAlgs() []string {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return a.algs
+}
+
+// rereadFor reads discovery again because a token came signed with alg,
+// which the discovery last read did not list, and reports whether the
+// discovery now lists it. Concurrent callers wait for one re-read; after
+// one, the next waits rereadEvery.
+func (a *authenticator) rereadFor(ctx context.Context, alg string) bool {
+	a.rereadMu.Lock()
+	defer a.rereadMu.Unlock()
+	if slices.Contains(a.acceptedAlgs(), alg) {
+		return true // another sign-in re-read it meanwhile
+	}
+	if !a.rereadAt.IsZero() && time.Since(a.rereadAt) < rereadEvery {
+		return false
+	}
+	a.rereadAt = time.Now()
+	a.log.Info("ID token signed with an algorithm the identity provider's discovery did not list; reading discovery again",
+		"alg", alg, "listed", strings.Join(a.acceptedAlgs(), ", "))
+	if err := a.discoverOnce(ctx); err != nil {
+		a.log.Warn("reading the identity provider's discovery again failed", "alg", alg, "err", err)
+		return false
+	}
+	ok := slices.Contains(a.acceptedAlgs(), alg)
+	if ok {
+		a.log.Info("the identity provider now signs ID tokens with another algorithm", "alg", alg)
+	}
+	return ok
+}
+
+// tokenAlg is the alg of a compact JWS's header, "" when it cannot be read.
+func tokenAlg(raw string) string {
+	head, _, ok := strings.Cut(raw, ".")
+	if !ok {
+		return ""
+	}
+	b, err := base64.RawURLEncoding.DecodeString(head)
+	if err != nil {
+		return ""
+	}
+	var h struct {
+		Alg string `json:"alg"`
+	}
+	if json.Unmarshal(b, &h) != nil || h.Alg == "" {
+		return ""
+	}
+	return safeCode(h.Alg)
 }
 
 // providerRefusal is the refusal of a callback that carries ?error=: the
