@@ -248,9 +248,13 @@ func tokenAuthFromDiscovery(methods []string) string {
 
 // exchange redeems the code at the token endpoint with the configured
 // client authentication. Auto tries basic, then post when the provider
-// answers with an error, at every sign-in: unlike x/oauth2's own
-// detection it remembers nothing, so a provider that changes its method
-// does not break sign-in until a restart.
+// refuses the client (clientRefused), at every sign-in:
+// unlike x/oauth2's own detection it remembers nothing, so a provider that
+// changes its method does not break sign-in until a restart. Any other
+// refusal (a used code, a wrong PKCE verifier: invalid_grant) is the
+// answer, reported as is, and the secret is not sent again for a dead
+// code. When post is refused as a client too, the first refusal is
+// reported.
 func (a *authenticator) exchange(ctx context.Context, cfg *oauth2.Config, style, code, verifier string) (*oauth2.Token, error) {
 	with := func(s oauth2.AuthStyle) (*oauth2.Token, error) {
 		c := *cfg
@@ -262,14 +266,34 @@ func (a *authenticator) exchange(ctx context.Context, cfg *oauth2.Config, style,
 		return with(oauth2.AuthStyleInParams)
 	case config.TokenAuthAuto:
 		tok, err := with(oauth2.AuthStyleInHeader)
-		var re *oauth2.RetrieveError
-		if errors.As(err, &re) {
-			return with(oauth2.AuthStyleInParams)
+		if !clientRefused(err) {
+			return tok, err
 		}
-		return tok, err
+		tok, postErr := with(oauth2.AuthStyleInParams)
+		if clientRefused(postErr) {
+			return nil, err
+		}
+		return tok, postErr
 	default:
 		return with(oauth2.AuthStyleInHeader)
 	}
+}
+
+// clientRefused reports whether the token endpoint refused the client's
+// authentication rather than the grant: invalid_client, HTTP 401, or
+// invalid_request, which is how a post-only provider answers credentials
+// it did not find in the body (mockoidc: "missing the required parameter:
+// client_id"). A used code or a wrong PKCE verifier is invalid_grant.
+func clientRefused(err error) bool {
+	var re *oauth2.RetrieveError
+	if !errors.As(err, &re) {
+		return false
+	}
+	switch re.ErrorCode {
+	case "invalid_client", "invalid_request":
+		return true
+	}
+	return re.Response != nil && re.Response.StatusCode == http.StatusUnauthorized
 }
 
 // endSessionURL is the provider's end-session endpoint with the
@@ -346,7 +370,7 @@ func (a *authenticator) finish(ctx context.Context, pending pendingLogin, q url.
 		return verified{}, refuse("missing_code", "callback without an authorization code", "The identity provider sent no authorization code.")
 	}
 	a.mu.RLock()
-	cfg, verifier, style := a.oauth, a.verifier, a.authStyle
+	cfg, verifier, algs, style := a.oauth, a.verifier, a.algs, a.authStyle
 	a.mu.RUnlock()
 	if cfg == nil {
 		return verified{}, refuse("provider_unavailable", "provider not discovered", "The identity provider is unreachable.")
@@ -359,13 +383,13 @@ func (a *authenticator) finish(ctx context.Context, pending pendingLogin, q url.
 		if errors.As(err, &re) && re.ErrorCode == "invalid_scope" {
 			return verified{}, refuse("invalid_scope", exchangeDetail(err), scopeMessage(a.scopes))
 		}
-		return verified{}, refuse("code_exchange_failed", exchangeDetail(err), "The identity provider refused to redeem the sign-in code (it may have been used already). Please sign in again.")
+		return verified{}, refuse("code_exchange_failed", exchangeDetail(err), exchangeMessage(err))
 	}
 	raw, ok := tok.Extra("id_token").(string)
 	if !ok || raw == "" {
 		return verified{}, refuse("missing_id_token", "token response carried no id_token", "The identity provider sent no ID token.")
 	}
-	idt, err := a.verify(a.ctx(xctx), verifier, raw)
+	idt, err := a.verify(a.ctx(xctx), verifier, algs, raw)
 	if err != nil {
 		return verified{}, err
 	}
@@ -413,14 +437,16 @@ func verifierAlgs(listed []string) []string {
 // algorithm (RS256 to ES256, say) signs with an algorithm the discovery
 // read at start-up does not list: then discovery is read again, at most
 // once a minute and once for concurrent sign-ins, and the token verified
-// once more with the verifier it gives. It returns a *loginError.
-func (a *authenticator) verify(ctx context.Context, verifier *oidc.IDTokenVerifier, raw string) (*oidc.IDToken, error) {
+// once more with the verifier it gives. verifier and algs are one
+// discovery's (another sign-in may read it again meanwhile). It returns a
+// *loginError.
+func (a *authenticator) verify(ctx context.Context, verifier *oidc.IDTokenVerifier, algs []string, raw string) (*oidc.IDToken, error) {
 	idt, err := verifier.Verify(ctx, raw)
 	if err == nil {
 		return idt, nil
 	}
 	alg := tokenAlg(raw)
-	if alg == "" || slices.Contains(a.acceptedAlgs(), alg) {
+	if alg == "" || slices.Contains(algs, alg) {
 		return nil, refuse(verifyReason(err), verifyDetail(err), "The identity provider's ID token could not be verified.")
 	}
 	if a.rereadFor(ctx, alg) {
@@ -577,6 +603,27 @@ func exchangeDetail(err error) string {
 		return fmt.Sprintf("token endpoint answered HTTP %d", re.Response.StatusCode)
 	}
 	return "token endpoint unreachable"
+}
+
+// exchangeMessage is the sign-in page's sentence for a code the token
+// endpoint did not redeem; it names the provider's error code.
+func exchangeMessage(err error) string {
+	var re *oauth2.RetrieveError
+	if !errors.As(err, &re) {
+		return "The identity provider's token endpoint could not be reached to redeem the sign-in code. Please sign in again."
+	}
+	code := safeCode(re.ErrorCode)
+	if re.ErrorCode == "" && re.Response != nil {
+		code = fmt.Sprintf("HTTP %d", re.Response.StatusCode)
+	}
+	switch {
+	case re.ErrorCode == "invalid_grant":
+		return "The identity provider refused to redeem the sign-in code (invalid_grant: it may have been used already, or it was not issued for this sign-in). Please sign in again."
+	case re.ErrorCode == "invalid_client", re.Response != nil && re.Response.StatusCode == http.StatusUnauthorized:
+		return "The identity provider did not accept Warden's client credentials (" + code + "). An administrator can check WARDEN_OIDC_CLIENT_ID, WARDEN_OIDC_CLIENT_SECRET and WARDEN_OIDC_TOKEN_AUTH."
+	default:
+		return "The identity provider refused to redeem the sign-in code (" + code + "). Please sign in again."
+	}
 }
 
 func verifyReason(err error) string {
