@@ -51,6 +51,15 @@ type authenticator struct {
 	lastErr    error
 	mismatch   *oidc.IssuerMismatchError
 
+	// The discovery attempts of discover: how many ended, whether one is
+	// running, and a channel closed when the running (or first) one ends.
+	// A sign-in started meanwhile waits for it, up to discoveryWait
+	// (0: defaultDiscoveryWait).
+	attempts      int
+	attempting    bool
+	attemptDone   chan struct{}
+	discoveryWait time.Duration
+
 	probeMu  sync.Mutex
 	probedAt time.Time
 	probeErr error
@@ -152,8 +161,12 @@ func (a *authenticator) status() providerStatus {
 func (a *authenticator) discover(ctx context.Context) {
 	wait := 200 * time.Millisecond
 	for attempt := 1; ; attempt++ {
+		a.mu.Lock()
+		a.attempting = true
+		a.mu.Unlock()
 		err := a.discoverOnce(ctx)
 		if err == nil {
+			a.endAttempt()
 			a.log.Info("identity provider discovered", "issuer", a.issuer, "attempts", attempt)
 			return
 		}
@@ -166,6 +179,7 @@ func (a *authenticator) discover(ctx context.Context) {
 			a.mismatch = mismatch
 		}
 		a.mu.Unlock()
+		a.endAttempt()
 		if attempt == 1 || attempt%10 == 0 {
 			if isMismatch {
 				a.log.Error("identity provider issuer mismatch: WARDEN_OIDC_ISSUER must be exactly the issuer the provider announces (mind a trailing slash); sign-in is unavailable",
@@ -181,6 +195,63 @@ func (a *authenticator) discover(ctx context.Context) {
 		}
 		wait = min(wait*2, 30*time.Second)
 	}
+}
+
+// endAttempt records that a discovery attempt ended and wakes the
+// sign-ins waiting for it.
+func (a *authenticator) endAttempt() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.attempting = false
+	a.attempts++
+	if a.attemptDone != nil {
+		close(a.attemptDone)
+		a.attemptDone = nil
+	}
+}
+
+// defaultDiscoveryWait bounds how long a sign-in waits for a discovery in
+// progress.
+const defaultDiscoveryWait = 5 * time.Second
+
+// oauthConfig is the discovered client configuration. Before the provider
+// is discovered, a sign-in started while the first discovery (or a retry)
+// is under way waits for that attempt to end, up to discoveryWait, so a
+// sign-in right after start-up is not turned away; with a known issuer
+// mismatch, or between retries of a provider that failed, it does not
+// wait. It returns errProviderUnavailable when there is no configuration.
+func (a *authenticator) oauthConfig(ctx context.Context) (*oauth2.Config, error) {
+	a.mu.Lock()
+	cfg := a.oauth
+	inProgress := a.attempting || a.attempts == 0
+	if cfg != nil || a.mismatch != nil || !inProgress {
+		a.mu.Unlock()
+		if cfg == nil {
+			return nil, errProviderUnavailable
+		}
+		return cfg, nil
+	}
+	if a.attemptDone == nil {
+		a.attemptDone = make(chan struct{})
+	}
+	done, wait := a.attemptDone, a.discoveryWait
+	a.mu.Unlock()
+	if wait <= 0 {
+		wait = defaultDiscoveryWait
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	if a.oauth == nil {
+		return nil, errProviderUnavailable
+	}
+	return a.oauth, nil
 }
 
 // discovery is what Warden reads from the discovery document beyond what
@@ -325,20 +396,19 @@ type loginStart struct {
 	authURL                string
 }
 
-// start prepares a new login: fresh state, nonce and PKCE verifier.
-func (a *authenticator) start() (loginStart, error) {
-	a.mu.RLock()
-	cfg := a.oauth
-	a.mu.RUnlock()
-	if cfg == nil {
-		return loginStart{}, errProviderUnavailable
+// start prepares a new login: fresh state, nonce and PKCE verifier. It
+// waits for a discovery in progress (oauthConfig).
+func (a *authenticator) start(ctx context.Context) (loginStart, error) {
+	cfg, err := a.oauthConfig(ctx)
+	if err != nil {
+		return loginStart{}, err
 	}
 	ls := loginStart{state: randomToken(), nonce: randomToken(), verifier: oauth2.GenerateVerifier()}
 	ls.authURL = cfg.AuthCodeURL(ls.state, oidc.Nonce(ls.nonce), oauth2.S256ChallengeOption(ls.verifier))
 	return ls, nil
 }
 
-var errProviderUnavailable = errors.New("identity provider unavailable")
+var errProviderUnavailable = errors.New("identity provider not discovered")
 
 // loginError is a refused login: a short reason for the audit trail and a
 // sentence for the user.

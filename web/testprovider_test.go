@@ -38,22 +38,23 @@ type testProvider struct {
 	secret    string
 	announced string // the issuer in discovery and tokens; default the server's URL
 
-	mu          sync.Mutex
-	alg         jose.SignatureAlgorithm
-	key         crypto.Signer
-	kid         string
-	listAlgs    []string // id_token_signing_alg_values_supported; nil lists alg
-	discoveries int      // discovery requests answered
-	tokenCalls  int      // token endpoint requests
-	authMethods []string // token_endpoint_auth_methods_supported; nil leaves it out
-	accepts     string   // "basic", "post" or "" (either): what the token endpoint accepts
-	refuseScope string   // /authorize answers invalid_scope when this scope is asked for
-	endSession  bool     // advertise end_session_endpoint
-	sub, name   string
-	groups      []string
-	codes       map[string]tpGrant
-	issued      []string     // ID tokens issued, in order
-	endCalls    []url.Values // end-session requests
+	mu            sync.Mutex
+	alg           jose.SignatureAlgorithm
+	key           crypto.Signer
+	kid           string
+	listAlgs      []string      // id_token_signing_alg_values_supported; nil lists alg
+	discoveries   int           // discovery requests answered
+	discoveryGate chan struct{} // when set, discovery answers once it is closed
+	tokenCalls    int           // token endpoint requests
+	authMethods   []string      // token_endpoint_auth_methods_supported; nil leaves it out
+	accepts       string        // "basic", "post" or "" (either): what the token endpoint accepts
+	refuseScope   string        // /authorize answers invalid_scope when this scope is asked for
+	endSession    bool          // advertise end_session_endpoint
+	sub, name     string
+	groups        []string
+	codes         map[string]tpGrant
+	issued        []string     // ID tokens issued, in order
+	endCalls      []url.Values // end-session requests
 }
 
 type tpGrant struct {
@@ -121,7 +122,17 @@ func (p *testProvider) set(f func(*testProvider)) {
 	f(p)
 }
 
-func (p *testProvider) discovery(w http.ResponseWriter, _ *http.Request) {
+func (p *testProvider) discovery(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	gate := p.discoveryGate
+	p.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-r.Context().Done():
+			return
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.discoveries++
