@@ -50,8 +50,12 @@ func (s *Server) loginView(next string) views.LoginView {
 // and PKCE challenge. The sign-in is remembered in the flow cookie under
 // its state, next to any other sign-in in progress in another tab.
 func (s *Server) loginStart(c echo.Context) error {
-	ls, err := s.auth.start()
+	// Right after start-up this waits for the discovery in progress; when
+	// there is none or it does not end in time, the sign-in page says why
+	// (unreachable, or an issuer mismatch).
+	ls, err := s.auth.start(c.Request().Context())
 	if err != nil {
+		s.log.WarnContext(c.Request().Context(), "sign-in refused: the identity provider is not discovered", "state", s.auth.status().State)
 		return c.Redirect(http.StatusSeeOther, "/login")
 	}
 	if !s.cfg.DevMode() {

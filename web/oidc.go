@@ -3,6 +3,8 @@ package web
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -22,8 +24,10 @@ import (
 )
 
 // authenticator runs the OIDC authorization-code flow with PKCE, state and
-// nonce. The provider is discovered once; until discovery succeeds it is
-// retried in the background and sign-in is unavailable. An issuer that
+// nonce. The provider is discovered at start-up; until discovery succeeds
+// it is retried in the background and sign-in is unavailable. Discovery is
+// read again when an ID token comes signed with an algorithm it did not
+// list (verify). An issuer that
 // does not match what the provider calls itself is told apart from an
 // unreachable provider (providerStatus).
 type authenticator struct {
@@ -41,14 +45,29 @@ type authenticator struct {
 	mu         sync.RWMutex
 	oauth      *oauth2.Config
 	verifier   *oidc.IDTokenVerifier
-	authStyle  string // the token endpoint method in use: config.TokenAuthBasic, Post or Auto
-	endSession string // the provider's end_session_endpoint, "" when it has none
+	authStyle  string   // the token endpoint method in use: config.TokenAuthBasic, Post or Auto
+	algs       []string // the ID-token algorithms the verifier accepts, from discovery
+	endSession string   // the provider's end_session_endpoint, "" when it has none
 	lastErr    error
 	mismatch   *oidc.IssuerMismatchError
+
+	// The discovery attempts of discover: how many ended, whether one is
+	// running, and a channel closed when the running (or first) one ends.
+	// A sign-in started meanwhile waits for it, up to discoveryWait
+	// (0: defaultDiscoveryWait).
+	attempts      int
+	attempting    bool
+	attemptDone   chan struct{}
+	discoveryWait time.Duration
 
 	probeMu  sync.Mutex
 	probedAt time.Time
 	probeErr error
+
+	// rereadMu makes concurrent sign-ins that meet an algorithm the
+	// discovery did not list re-read it once; rereadAt rate-limits that.
+	rereadMu sync.Mutex
+	rereadAt time.Time
 }
 
 // endSessionOrigin is the scheme and host of the provider's end-session
@@ -142,8 +161,12 @@ func (a *authenticator) status() providerStatus {
 func (a *authenticator) discover(ctx context.Context) {
 	wait := 200 * time.Millisecond
 	for attempt := 1; ; attempt++ {
+		a.mu.Lock()
+		a.attempting = true
+		a.mu.Unlock()
 		err := a.discoverOnce(ctx)
 		if err == nil {
+			a.endAttempt()
 			a.log.Info("identity provider discovered", "issuer", a.issuer, "attempts", attempt)
 			return
 		}
@@ -156,6 +179,7 @@ func (a *authenticator) discover(ctx context.Context) {
 			a.mismatch = mismatch
 		}
 		a.mu.Unlock()
+		a.endAttempt()
 		if attempt == 1 || attempt%10 == 0 {
 			if isMismatch {
 				a.log.Error("identity provider issuer mismatch: WARDEN_OIDC_ISSUER must be exactly the issuer the provider announces (mind a trailing slash); sign-in is unavailable",
@@ -173,9 +197,67 @@ func (a *authenticator) discover(ctx context.Context) {
 	}
 }
 
+// endAttempt records that a discovery attempt ended and wakes the
+// sign-ins waiting for it.
+func (a *authenticator) endAttempt() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.attempting = false
+	a.attempts++
+	if a.attemptDone != nil {
+		close(a.attemptDone)
+		a.attemptDone = nil
+	}
+}
+
+// defaultDiscoveryWait bounds how long a sign-in waits for a discovery in
+// progress.
+const defaultDiscoveryWait = 5 * time.Second
+
+// oauthConfig is the discovered client configuration. Before the provider
+// is discovered, a sign-in started while the first discovery (or a retry)
+// is under way waits for that attempt to end, up to discoveryWait, so a
+// sign-in right after start-up is not turned away; with a known issuer
+// mismatch, or between retries of a provider that failed, it does not
+// wait. It returns errProviderUnavailable when there is no configuration.
+func (a *authenticator) oauthConfig(ctx context.Context) (*oauth2.Config, error) {
+	a.mu.Lock()
+	cfg := a.oauth
+	inProgress := a.attempting || a.attempts == 0
+	if cfg != nil || a.mismatch != nil || !inProgress {
+		a.mu.Unlock()
+		if cfg == nil {
+			return nil, errProviderUnavailable
+		}
+		return cfg, nil
+	}
+	if a.attemptDone == nil {
+		a.attemptDone = make(chan struct{})
+	}
+	done, wait := a.attemptDone, a.discoveryWait
+	a.mu.Unlock()
+	if wait <= 0 {
+		wait = defaultDiscoveryWait
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	if a.oauth == nil {
+		return nil, errProviderUnavailable
+	}
+	return a.oauth, nil
+}
+
 // discovery is what Warden reads from the discovery document beyond what
 // go-oidc keeps.
 type discovery struct {
+	Algs            []string `json:"id_token_signing_alg_values_supported"`
 	EndSession      string   `json:"end_session_endpoint"`
 	TokenAuth       []string `json:"token_endpoint_auth_methods_supported"`
 	ScopesSupported []string `json:"scopes_supported"`
@@ -214,6 +296,7 @@ func (a *authenticator) discoverOnce(ctx context.Context) error {
 		Scopes:       a.scopes,
 	}
 	a.authStyle = style
+	a.algs = verifierAlgs(d.Algs)
 	a.endSession = d.EndSession
 	a.lastErr, a.mismatch = nil, nil
 	return nil
@@ -236,9 +319,13 @@ func tokenAuthFromDiscovery(methods []string) string {
 
 // exchange redeems the code at the token endpoint with the configured
 // client authentication. Auto tries basic, then post when the provider
-// answers with an error, at every sign-in: unlike x/oauth2's own
-// detection it remembers nothing, so a provider that changes its method
-// does not break sign-in until a restart.
+// refuses the client (clientRefused), at every sign-in:
+// unlike x/oauth2's own detection it remembers nothing, so a provider that
+// changes its method does not break sign-in until a restart. Any other
+// refusal (a used code, a wrong PKCE verifier: invalid_grant) is the
+// answer, reported as is, and the secret is not sent again for a dead
+// code. When post is refused as a client too, the first refusal is
+// reported.
 func (a *authenticator) exchange(ctx context.Context, cfg *oauth2.Config, style, code, verifier string) (*oauth2.Token, error) {
 	with := func(s oauth2.AuthStyle) (*oauth2.Token, error) {
 		c := *cfg
@@ -250,14 +337,34 @@ func (a *authenticator) exchange(ctx context.Context, cfg *oauth2.Config, style,
 		return with(oauth2.AuthStyleInParams)
 	case config.TokenAuthAuto:
 		tok, err := with(oauth2.AuthStyleInHeader)
-		var re *oauth2.RetrieveError
-		if errors.As(err, &re) {
-			return with(oauth2.AuthStyleInParams)
+		if !clientRefused(err) {
+			return tok, err
 		}
-		return tok, err
+		tok, postErr := with(oauth2.AuthStyleInParams)
+		if clientRefused(postErr) {
+			return nil, err
+		}
+		return tok, postErr
 	default:
 		return with(oauth2.AuthStyleInHeader)
 	}
+}
+
+// clientRefused reports whether the token endpoint refused the client's
+// authentication rather than the grant: invalid_client, HTTP 401, or
+// invalid_request, which is how a post-only provider answers credentials
+// it did not find in the body (mockoidc: "missing the required parameter:
+// client_id"). A used code or a wrong PKCE verifier is invalid_grant.
+func clientRefused(err error) bool {
+	var re *oauth2.RetrieveError
+	if !errors.As(err, &re) {
+		return false
+	}
+	switch re.ErrorCode {
+	case "invalid_client", "invalid_request":
+		return true
+	}
+	return re.Response != nil && re.Response.StatusCode == http.StatusUnauthorized
 }
 
 // endSessionURL is the provider's end-session endpoint with the
@@ -289,20 +396,19 @@ type loginStart struct {
 	authURL                string
 }
 
-// start prepares a new login: fresh state, nonce and PKCE verifier.
-func (a *authenticator) start() (loginStart, error) {
-	a.mu.RLock()
-	cfg := a.oauth
-	a.mu.RUnlock()
-	if cfg == nil {
-		return loginStart{}, errProviderUnavailable
+// start prepares a new login: fresh state, nonce and PKCE verifier. It
+// waits for a discovery in progress (oauthConfig).
+func (a *authenticator) start(ctx context.Context) (loginStart, error) {
+	cfg, err := a.oauthConfig(ctx)
+	if err != nil {
+		return loginStart{}, err
 	}
 	ls := loginStart{state: randomToken(), nonce: randomToken(), verifier: oauth2.GenerateVerifier()}
 	ls.authURL = cfg.AuthCodeURL(ls.state, oidc.Nonce(ls.nonce), oauth2.S256ChallengeOption(ls.verifier))
 	return ls, nil
 }
 
-var errProviderUnavailable = errors.New("identity provider unavailable")
+var errProviderUnavailable = errors.New("identity provider not discovered")
 
 // loginError is a refused login: a short reason for the audit trail and a
 // sentence for the user.
@@ -334,7 +440,7 @@ func (a *authenticator) finish(ctx context.Context, pending pendingLogin, q url.
 		return verified{}, refuse("missing_code", "callback without an authorization code", "The identity provider sent no authorization code.")
 	}
 	a.mu.RLock()
-	cfg, verifier, style := a.oauth, a.verifier, a.authStyle
+	cfg, verifier, algs, style := a.oauth, a.verifier, a.algs, a.authStyle
 	a.mu.RUnlock()
 	if cfg == nil {
 		return verified{}, refuse("provider_unavailable", "provider not discovered", "The identity provider is unreachable.")
@@ -347,15 +453,15 @@ func (a *authenticator) finish(ctx context.Context, pending pendingLogin, q url.
 		if errors.As(err, &re) && re.ErrorCode == "invalid_scope" {
 			return verified{}, refuse("invalid_scope", exchangeDetail(err), scopeMessage(a.scopes))
 		}
-		return verified{}, refuse("code_exchange_failed", exchangeDetail(err), "The identity provider refused to redeem the sign-in code (it may have been used already). Please sign in again.")
+		return verified{}, refuse("code_exchange_failed", exchangeDetail(err), exchangeMessage(err))
 	}
 	raw, ok := tok.Extra("id_token").(string)
 	if !ok || raw == "" {
 		return verified{}, refuse("missing_id_token", "token response carried no id_token", "The identity provider sent no ID token.")
 	}
-	idt, err := verifier.Verify(a.ctx(xctx), raw)
+	idt, err := a.verify(a.ctx(xctx), verifier, algs, raw)
 	if err != nil {
-		return verified{}, refuse(verifyReason(err), verifyDetail(err), "The identity provider's ID token could not be verified.")
+		return verified{}, err
 	}
 	if !equalSecret(idt.Nonce, pending.Nonce) {
 		return verified{}, refuse("nonce_mismatch", "ID token nonce does not match the session", "The ID token was not issued for this sign-in. Please sign in again.")
@@ -372,6 +478,115 @@ func (a *authenticator) finish(ctx context.Context, pending pendingLogin, q url.
 	}
 	p.Roles, p.Tenants = a.grants.Apply(stringList(claims[a.groupsClaim]))
 	return verified{principal: p, idToken: raw}, nil
+}
+
+// rereadEvery bounds how often an ID token signed with an algorithm the
+// discovery did not list makes Warden read discovery again.
+const rereadEvery = time.Minute
+
+// goOIDCAlgs are the algorithms go-oidc verifies; it ignores the others a
+// discovery lists, and accepts RS256 alone when none is left.
+var goOIDCAlgs = []string{"RS256", "RS384", "RS512", "ES256", "ES384", "ES512", "PS256", "PS384", "PS512", "EdDSA"}
+
+// verifierAlgs is what go-oidc's verifier accepts given discovery's
+// id_token_signing_alg_values_supported.
+func verifierAlgs(listed []string) []string {
+	var out []string
+	for _, alg := range listed {
+		if slices.Contains(goOIDCAlgs, alg) {
+			out = append(out, alg)
+		}
+	}
+	if len(out) == 0 {
+		return []string{"RS256"}
+	}
+	return out
+}
+
+// verify checks the ID token. A provider that rotated its keys to another
+// algorithm (RS256 to ES256, say) signs with an algorithm the discovery
+// read at start-up does not list: then discovery is read again, at most
+// once a minute and once for concurrent sign-ins, and the token verified
+// once more with the verifier it gives. verifier and algs are one
+// discovery's (another sign-in may read it again meanwhile). It returns a
+// *loginError.
+func (a *authenticator) verify(ctx context.Context, verifier *oidc.IDTokenVerifier, algs []string, raw string) (*oidc.IDToken, error) {
+	idt, err := verifier.Verify(ctx, raw)
+	if err == nil {
+		return idt, nil
+	}
+	alg := tokenAlg(raw)
+	if alg == "" || slices.Contains(algs, alg) {
+		return nil, refuse(verifyReason(err), verifyDetail(err), "The identity provider's ID token could not be verified.")
+	}
+	if a.rereadFor(ctx, alg) {
+		a.mu.RLock()
+		verifier = a.verifier
+		a.mu.RUnlock()
+		if idt, err = verifier.Verify(ctx, raw); err == nil {
+			return idt, nil
+		}
+		if slices.Contains(a.acceptedAlgs(), alg) {
+			return nil, refuse(verifyReason(err), verifyDetail(err), "The identity provider's ID token could not be verified.")
+		}
+	}
+	listed := strings.Join(a.acceptedAlgs(), ", ")
+	a.log.Warn("ID token signed with an algorithm the identity provider's discovery does not list",
+		"alg", alg, "listed", listed)
+	return nil, refuse("unexpected_algorithm", verifyDetail(err),
+		"The identity provider signed the ID token with "+alg+", an algorithm its discovery document does not list (it lists "+listed+"). If the provider has just changed its signing keys, try again in a minute.")
+}
+
+func (a *authenticator) acceptedAlgs() []string {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	return a.algs
+}
+
+// rereadFor reads discovery again because a token came signed with alg,
+// which the discovery last read did not list, and reports whether the
+// discovery now lists it. Concurrent callers wait for one re-read; after
+// one, the next waits rereadEvery.
+func (a *authenticator) rereadFor(ctx context.Context, alg string) bool {
+	a.rereadMu.Lock()
+	defer a.rereadMu.Unlock()
+	if slices.Contains(a.acceptedAlgs(), alg) {
+		return true // another sign-in re-read it meanwhile
+	}
+	if !a.rereadAt.IsZero() && time.Since(a.rereadAt) < rereadEvery {
+		return false
+	}
+	a.rereadAt = time.Now()
+	a.log.Info("ID token signed with an algorithm the identity provider's discovery did not list; reading discovery again",
+		"alg", alg, "listed", strings.Join(a.acceptedAlgs(), ", "))
+	if err := a.discoverOnce(ctx); err != nil {
+		a.log.Warn("reading the identity provider's discovery again failed", "alg", alg, "err", err)
+		return false
+	}
+	ok := slices.Contains(a.acceptedAlgs(), alg)
+	if ok {
+		a.log.Info("the identity provider now signs ID tokens with another algorithm", "alg", alg)
+	}
+	return ok
+}
+
+// tokenAlg is the alg of a compact JWS's header, "" when it cannot be read.
+func tokenAlg(raw string) string {
+	head, _, ok := strings.Cut(raw, ".")
+	if !ok {
+		return ""
+	}
+	b, err := base64.RawURLEncoding.DecodeString(head)
+	if err != nil {
+		return ""
+	}
+	var h struct {
+		Alg string `json:"alg"`
+	}
+	if json.Unmarshal(b, &h) != nil || h.Alg == "" {
+		return ""
+	}
+	return safeCode(h.Alg)
 }
 
 // providerRefusal is the refusal of a callback that carries ?error=: the
@@ -458,6 +673,27 @@ func exchangeDetail(err error) string {
 		return fmt.Sprintf("token endpoint answered HTTP %d", re.Response.StatusCode)
 	}
 	return "token endpoint unreachable"
+}
+
+// exchangeMessage is the sign-in page's sentence for a code the token
+// endpoint did not redeem; it names the provider's error code.
+func exchangeMessage(err error) string {
+	var re *oauth2.RetrieveError
+	if !errors.As(err, &re) {
+		return "The identity provider's token endpoint could not be reached to redeem the sign-in code. Please sign in again."
+	}
+	code := safeCode(re.ErrorCode)
+	if re.ErrorCode == "" && re.Response != nil {
+		code = fmt.Sprintf("HTTP %d", re.Response.StatusCode)
+	}
+	switch {
+	case re.ErrorCode == "invalid_grant":
+		return "The identity provider refused to redeem the sign-in code (invalid_grant: it may have been used already, or it was not issued for this sign-in). Please sign in again."
+	case re.ErrorCode == "invalid_client", re.Response != nil && re.Response.StatusCode == http.StatusUnauthorized:
+		return "The identity provider did not accept Warden's client credentials (" + code + "). An administrator can check WARDEN_OIDC_CLIENT_ID, WARDEN_OIDC_CLIENT_SECRET and WARDEN_OIDC_TOKEN_AUTH."
+	default:
+		return "The identity provider refused to redeem the sign-in code (" + code + "). Please sign in again."
+	}
 }
 
 func verifyReason(err error) string {

@@ -34,22 +34,27 @@ type testProvider struct {
 	t   testing.TB
 	srv *httptest.Server
 
-	alg       jose.SignatureAlgorithm
-	key       crypto.Signer
 	clientID  string
 	secret    string
 	announced string // the issuer in discovery and tokens; default the server's URL
 
-	mu          sync.Mutex
-	authMethods []string // token_endpoint_auth_methods_supported; nil leaves it out
-	accepts     string   // "basic", "post" or "" (either): what the token endpoint accepts
-	refuseScope string   // /authorize answers invalid_scope when this scope is asked for
-	endSession  bool     // advertise end_session_endpoint
-	sub, name   string
-	groups      []string
-	codes       map[string]tpGrant
-	issued      []string     // ID tokens issued, in order
-	endCalls    []url.Values // end-session requests
+	mu            sync.Mutex
+	alg           jose.SignatureAlgorithm
+	key           crypto.Signer
+	kid           string
+	listAlgs      []string      // id_token_signing_alg_values_supported; nil lists alg
+	discoveries   int           // discovery requests answered
+	discoveryGate chan struct{} // when set, discovery answers once it is closed
+	tokenCalls    int           // token endpoint requests
+	authMethods   []string      // token_endpoint_auth_methods_supported; nil leaves it out
+	accepts       string        // "basic", "post" or "" (either): what the token endpoint accepts
+	refuseScope   string        // /authorize answers invalid_scope when this scope is asked for
+	endSession    bool          // advertise end_session_endpoint
+	sub, name     string
+	groups        []string
+	codes         map[string]tpGrant
+	issued        []string     // ID tokens issued, in order
+	endCalls      []url.Values // end-session requests
 	// sessions, when set, gives the provider sessions of its own and a
 	// logout page on another origin (idpSessions).
 	sessions *idpSessions
@@ -64,20 +69,7 @@ func newTestProvider(t testing.TB, alg jose.SignatureAlgorithm) *testProvider {
 	p := &testProvider{t: t, alg: alg, clientID: "warden-test", secret: "s3cret", codes: map[string]tpGrant{},
 		sub: "u-1", name: "Tess Provider", groups: []string{"warden-admin", "warden-tenant-*"}, endSession: true,
 		authMethods: []string{"client_secret_basic", "client_secret_post"}}
-	var err error
-	switch alg {
-	case jose.RS256:
-		p.key, err = rsa.GenerateKey(rand.Reader, 2048)
-	case jose.ES256:
-		p.key, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	case jose.EdDSA:
-		_, p.key, err = ed25519.GenerateKey(rand.Reader)
-	default:
-		t.Fatalf("testProvider: algorithm %s not set up", alg)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	p.rotate(alg)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/openid-configuration", p.discovery)
 	mux.HandleFunc("GET /authorize", p.authorize)
@@ -89,6 +81,28 @@ func newTestProvider(t testing.TB, alg jose.SignatureAlgorithm) *testProvider {
 	p.srv = httptest.NewServer(mux)
 	t.Cleanup(p.srv.Close)
 	return p
+}
+
+// rotate replaces the signing key by a fresh one of alg, under a new key
+// id, as a provider that rotates its keys to another algorithm does;
+// discovery then lists alg.
+func (p *testProvider) rotate(alg jose.SignatureAlgorithm) {
+	var key crypto.Signer
+	var err error
+	switch alg {
+	case jose.RS256:
+		key, err = rsa.GenerateKey(rand.Reader, 2048)
+	case jose.ES256:
+		key, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	case jose.EdDSA:
+		_, key, err = ed25519.GenerateKey(rand.Reader)
+	default:
+		p.t.Fatalf("testProvider: algorithm %s not set up", alg)
+	}
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.set(func(p *testProvider) { p.alg, p.key, p.kid = alg, key, randomToken()[:8] })
 }
 
 func (p *testProvider) issuer() string {
@@ -113,9 +127,20 @@ func (p *testProvider) set(f func(*testProvider)) {
 	f(p)
 }
 
-func (p *testProvider) discovery(w http.ResponseWriter, _ *http.Request) {
+func (p *testProvider) discovery(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	gate := p.discoveryGate
+	p.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-r.Context().Done():
+			return
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.discoveries++
 	d := map[string]any{
 		"issuer":                                p.issuer(),
 		"authorization_endpoint":                p.srv.URL + "/authorize",
@@ -123,7 +148,7 @@ func (p *testProvider) discovery(w http.ResponseWriter, _ *http.Request) {
 		"jwks_uri":                              p.srv.URL + "/jwks",
 		"response_types_supported":              []string{"code"},
 		"subject_types_supported":               []string{"public"},
-		"id_token_signing_alg_values_supported": []string{string(p.alg)},
+		"id_token_signing_alg_values_supported": p.signingAlgs(),
 		"code_challenge_methods_supported":      []string{"S256"},
 	}
 	if p.authMethods != nil {
@@ -133,6 +158,20 @@ func (p *testProvider) discovery(w http.ResponseWriter, _ *http.Request) {
 		d["end_session_endpoint"] = p.srv.URL + "/end_session"
 	}
 	_ = json.NewEncoder(w).Encode(d)
+}
+
+func (p *testProvider) signingAlgs() []string {
+	if p.listAlgs != nil {
+		return p.listAlgs
+	}
+	return []string{string(p.alg)}
+}
+
+// counts is the number of discovery and token endpoint requests so far.
+func (p *testProvider) counts() (discoveries, tokenCalls int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.discoveries, p.tokenCalls
 }
 
 func (p *testProvider) authorize(w http.ResponseWriter, r *http.Request) {
@@ -167,6 +206,7 @@ func (p *testProvider) token(w http.ResponseWriter, r *http.Request) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.tokenCalls++
 	fail := func(code string, status int) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
@@ -204,7 +244,7 @@ func (p *testProvider) token(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *testProvider) sign(claims map[string]any) string {
-	s, err := jose.NewSigner(jose.SigningKey{Algorithm: p.alg, Key: jose.JSONWebKey{Key: p.key, KeyID: "k1", Algorithm: string(p.alg)}},
+	s, err := jose.NewSigner(jose.SigningKey{Algorithm: p.alg, Key: jose.JSONWebKey{Key: p.key, KeyID: p.kid, Algorithm: string(p.alg)}},
 		(&jose.SignerOptions{}).WithType("JWT"))
 	if err != nil {
 		p.t.Errorf("signer: %v", err)
@@ -221,7 +261,9 @@ func (p *testProvider) sign(claims map[string]any) string {
 }
 
 func (p *testProvider) jwks(w http.ResponseWriter, _ *http.Request) {
-	_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: p.key.Public(), KeyID: "k1", Algorithm: string(p.alg), Use: "sig"}}})
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: p.key.Public(), KeyID: p.kid, Algorithm: string(p.alg), Use: "sig"}}})
 }
 
 func (p *testProvider) endSessionHandler(w http.ResponseWriter, r *http.Request) {

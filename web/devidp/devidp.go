@@ -12,6 +12,9 @@ package devidp
 
 import (
 	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"errors"
@@ -21,6 +24,7 @@ import (
 	"net/url"
 	"strings"
 
+	jose "github.com/go-jose/go-jose/v4"
 	"github.com/zitadel/oidc/v3/pkg/op"
 	"golang.org/x/text/language"
 )
@@ -78,7 +82,7 @@ const (
 // groupsScope may be requested for clarity; groups are emitted either way.
 const groupsScope = "groups"
 
-// New builds a provider with a fresh RSA-2048 signing key.
+// New builds a provider with a fresh RSA-2048 signing key (RS256).
 func New(cfg Config) (*Provider, error) {
 	prefix, insecure, err := validateConfig(cfg)
 	if err != nil {
@@ -88,9 +92,9 @@ func New(cfg Config) (*Provider, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	key, err := newSigningKey(jose.RS256)
 	if err != nil {
-		return nil, fmt.Errorf("devidp: generate signing key: %w", err)
+		return nil, err
 	}
 	c := &client{
 		id:                     cfg.ClientID,
@@ -141,6 +145,40 @@ func New(cfg Config) (*Provider, error) {
 // e.Any("/dev-idp/*", echo.WrapHandler(h)). Paths outside the issuer path
 // get 404.
 func (p *Provider) Handler() http.Handler { return p.handler }
+
+// RotateSigningKey signs the ID tokens issued from now on with a fresh key
+// of alg (jose.RS256 or jose.ES256), as a provider that rotates its keys
+// to another algorithm does: discovery's id_token_signing_alg_values_supported
+// then lists alg only, and the JWKS holds the new key first and the
+// earlier ones after it.
+func (p *Provider) RotateSigningKey(alg jose.SignatureAlgorithm) error {
+	key, err := newSigningKey(alg)
+	if err != nil {
+		return err
+	}
+	p.store.rotate(key)
+	p.log.Info("development identity provider rotated its signing key", "alg", string(alg), "kid", key.id)
+	return nil
+}
+
+func newSigningKey(alg jose.SignatureAlgorithm) (signingKey, error) {
+	var (
+		key crypto.Signer
+		err error
+	)
+	switch alg {
+	case jose.RS256:
+		key, err = rsa.GenerateKey(rand.Reader, 2048)
+	case jose.ES256:
+		key, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	default:
+		return signingKey{}, fmt.Errorf("devidp: signing algorithm %s is not supported (RS256 or ES256)", alg)
+	}
+	if err != nil {
+		return signingKey{}, fmt.Errorf("devidp: generate %s signing key: %w", alg, err)
+	}
+	return signingKey{id: rand.Text(), alg: alg, key: key}, nil
+}
 
 // Issuer returns the issuer URL the provider announces.
 func (p *Provider) Issuer() string { return p.issuer }

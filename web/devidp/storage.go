@@ -2,8 +2,8 @@ package devidp
 
 import (
 	"context"
+	"crypto"
 	"crypto/rand"
-	"crypto/rsa"
 	"crypto/subtle"
 	"errors"
 	"slices"
@@ -36,14 +36,17 @@ var (
 )
 
 // storage is the op.Storage of the provider: everything in memory, one
-// client, a fixed set of users and one signing key for the process.
+// client, a fixed set of users and one signing key at a time (a new one
+// replaces it only through Provider.RotateSigningKey).
 type storage struct {
 	now    func() time.Time // replaced in tests; set before first use
 	client *client
 	users  []User          // in picker order; never modified
 	bySub  map[string]User // never modified
-	key    *rsa.PrivateKey
-	keyID  string
+
+	keyMu   sync.RWMutex
+	key     signingKey
+	retired []publicKey // earlier keys, still in the JWKS for tokens they signed
 
 	mu       sync.Mutex
 	requests map[string]*authRequest
@@ -63,14 +66,13 @@ type accessToken struct {
 	expires  time.Time
 }
 
-func newStorage(c *client, users []User, key *rsa.PrivateKey) *storage {
+func newStorage(c *client, users []User, key signingKey) *storage {
 	s := &storage{
 		now:      time.Now,
 		client:   c,
 		users:    make([]User, len(users)),
 		bySub:    make(map[string]User, len(users)),
 		key:      key,
-		keyID:    rand.Text(),
 		requests: make(map[string]*authRequest),
 		codes:    make(map[string]string),
 		tokens:   make(map[string]accessToken),
@@ -316,15 +318,37 @@ func (s *storage) RevokeToken(_ context.Context, tokenOrTokenID, _, clientID str
 }
 
 func (s *storage) SigningKey(context.Context) (op.SigningKey, error) {
-	return signingKey{id: s.keyID, key: s.key}, nil
+	s.keyMu.RLock()
+	defer s.keyMu.RUnlock()
+	return s.key, nil
 }
 
+// SignatureAlgorithms is discovery's id_token_signing_alg_values_supported:
+// the algorithm of the current key only, as a provider that switched
+// algorithms announces it.
 func (s *storage) SignatureAlgorithms(context.Context) ([]jose.SignatureAlgorithm, error) {
-	return []jose.SignatureAlgorithm{jose.RS256}, nil
+	s.keyMu.RLock()
+	defer s.keyMu.RUnlock()
+	return []jose.SignatureAlgorithm{s.key.alg}, nil
 }
 
+// KeySet is the JWKS: the current key first, then the retired ones.
 func (s *storage) KeySet(context.Context) ([]op.Key, error) {
-	return []op.Key{publicKey{id: s.keyID, key: &s.key.PublicKey}}, nil
+	s.keyMu.RLock()
+	defer s.keyMu.RUnlock()
+	keys := []op.Key{s.key.public()}
+	for _, k := range s.retired {
+		keys = append(keys, k)
+	}
+	return keys, nil
+}
+
+// rotate makes key the signing key; the one it replaces stays in the JWKS.
+func (s *storage) rotate(key signingKey) {
+	s.keyMu.Lock()
+	defer s.keyMu.Unlock()
+	s.retired = append([]publicKey{s.key.public()}, s.retired...)
+	s.key = key
 }
 
 func (s *storage) GetClientByClientID(_ context.Context, clientID string) (op.Client, error) {
@@ -482,19 +506,25 @@ func (r *authRequest) Done() bool                            { return r.done }
 
 type signingKey struct {
 	id  string
-	key *rsa.PrivateKey
+	alg jose.SignatureAlgorithm
+	key crypto.Signer // *rsa.PrivateKey for RS256, *ecdsa.PrivateKey (P-256) for ES256
 }
 
-func (k signingKey) SignatureAlgorithm() jose.SignatureAlgorithm { return jose.RS256 }
+func (k signingKey) SignatureAlgorithm() jose.SignatureAlgorithm { return k.alg }
 func (k signingKey) Key() any                                    { return k.key }
 func (k signingKey) ID() string                                  { return k.id }
 
+func (k signingKey) public() publicKey {
+	return publicKey{id: k.id, alg: k.alg, key: k.key.Public()}
+}
+
 type publicKey struct {
 	id  string
-	key *rsa.PublicKey
+	alg jose.SignatureAlgorithm
+	key crypto.PublicKey
 }
 
 func (k publicKey) ID() string                         { return k.id }
-func (k publicKey) Algorithm() jose.SignatureAlgorithm { return jose.RS256 }
+func (k publicKey) Algorithm() jose.SignatureAlgorithm { return k.alg }
 func (k publicKey) Use() string                        { return "sig" }
 func (k publicKey) Key() any                           { return k.key }
