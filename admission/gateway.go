@@ -168,12 +168,12 @@ func (g *Gateway) Authenticate(ctx context.Context, secret string) (Caller, erro
 		case errors.Is(err, keys.ErrMalformed):
 			return Caller{}, refuse(CodeUnauthorized, "The key is not valid.", 0, err)
 		default:
-			return Caller{}, refuse(CodeUnavailable, "Keys cannot be checked right now.", time.Second, err)
+			return Caller{}, g.unavailable("Keys cannot be checked right now: Warden's storage is not answering.", "Keys cannot be checked right now.", err)
 		}
 	}
 	t, err := tenants.BySlug(ctx, g.db.Read(), k.TenantSlug)
 	if err != nil {
-		return Caller{}, refuse(CodeUnavailable, "The tenant cannot be loaded right now.", time.Second, err)
+		return Caller{}, g.unavailable("The tenant cannot be loaded right now: Warden's storage is not answering.", "The tenant cannot be loaded right now.", err)
 	}
 	if t.Frozen {
 		g.auditRefusal(ctx, k, "tenant.frozen_refused", map[string]any{"prefix": k.Prefix})
@@ -186,6 +186,18 @@ func (g *Gateway) Authenticate(ctx context.Context, secret string) (Caller, erro
 		return Caller{}, refuse(CodeRateLimited, fmt.Sprintf("Tenant %s reached its limit of %d requests a second across its keys.", t.Slug, g.tenantRate), wait, nil)
 	}
 	return Caller{Key: k, Tenant: t}, nil
+}
+
+// unavailable refuses a request whose key or tenant could not be read. A
+// database that does not answer is storage_unavailable with its
+// Retry-After, as every other path that notices it answers
+// (store.ErrStorageUnavailable, docs/failure-modes.md); anything else
+// (the caller gave up) stays a short unavailable.
+func (g *Gateway) unavailable(storageMessage, message string, err error) error {
+	if g.db.NotAnswering(err) {
+		return g.db.StorageNotAnswering(storageMessage, err)
+	}
+	return refuse(CodeUnavailable, message, time.Second, err)
 }
 
 // lookupKey authenticates secret, coalescing concurrent lookups of the

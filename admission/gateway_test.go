@@ -283,17 +283,22 @@ func TestAuthenticateRateLimit(t *testing.T) {
 	}
 }
 
-// Keys that cannot be checked (the database is gone) are refused as
-// unavailable, never let through.
+// Keys that cannot be checked (the database is gone) are refused, never
+// let through, and with the answer every path gives when the database is
+// not answering: 503 storage_unavailable, Retry-After 5 s.
 func TestAuthenticateFailsClosedWhenKeysCannotBeRead(t *testing.T) {
 	r := newRig(t)
 	_, secret := r.key(r.tenant("acme", false), keys.NewSpec{})
 	r.db.Close()
 	c, err := r.g.Authenticate(r.ctx, secret)
 	p := asProblem(t, "Authenticate on a closed database", err)
-	if p.Code != CodeUnavailable || p.Kind != problem.KindUnavailable || p.RetryAfter <= 0 {
-		t.Errorf("Authenticate on a closed database = %s (kind %d, retry after %v), want %s (kind %d) with a Retry-After",
-			p.Code, p.Kind, p.RetryAfter, CodeUnavailable, problem.KindUnavailable)
+	want := store.ErrStorageUnavailable
+	if p.Code != want.Code || p.Kind != problem.KindUnavailable || p.RetryAfter != want.RetryAfter || !errors.Is(err, want) {
+		t.Errorf("Authenticate on a closed database = %s (kind %d, retry after %v), want %s (kind %d) with Retry-After %v",
+			p.Code, p.Kind, p.RetryAfter, want.Code, problem.KindUnavailable, want.RetryAfter)
+	}
+	if !strings.Contains(p.Message, "Keys cannot be checked") {
+		t.Errorf("message %q, want it to say the keys cannot be checked", p.Message)
 	}
 	if c.Key.ID != "" {
 		t.Errorf("Authenticate on a closed database let key %s in", c.Key.ID)

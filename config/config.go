@@ -8,10 +8,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -540,7 +542,8 @@ func isRole(r string) bool {
 	return false
 }
 
-// prepareDataDir creates dir with mode 0700 if needed and proves it is
+// prepareDataDir creates dir with mode 0700 if needed, refuses it when
+// others can write to it or its key files (CheckDataDir), and proves it is
 // writable by creating and removing a file in it.
 func prepareDataDir(dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
@@ -557,6 +560,9 @@ func prepareDataDir(dir string) (string, error) {
 	if !st.IsDir() {
 		return "", fmt.Errorf("%s is not a directory", abs)
 	}
+	if err := checkDataDirModes(abs); err != nil {
+		return "", err
+	}
 	f, err := os.CreateTemp(abs, ".write-check-*")
 	if err != nil {
 		return "", fmt.Errorf("%s is not writable: %v", abs, unwrapPath(err))
@@ -565,6 +571,66 @@ func prepareDataDir(dir string) (string, error) {
 	f.Close()
 	os.Remove(name)
 	return abs, nil
+}
+
+// DataDirFiles are the files in the data directory whose replacement
+// would hand someone else the installation: its keys and its SQLite
+// database with the database's journal files.
+var DataDirFiles = []string{"sealing.key", "session.keys", "redaction.key", "audit-signing.key",
+	"warden.db", "warden.db-wal", "warden.db-shm"}
+
+// CheckDataDir refuses a data directory that group or others can write
+// to, or one of DataDirFiles in it that they can write to: anyone who can
+// could delete or replace a key or the database. Warden itself creates
+// the directory 0700 and its files 0600; a directory made beforehand
+// keeps the mode it was given, so it is checked rather than changed. The
+// error names WARDEN_DATA_DIR, the mode and the chmod that fixes it.
+func CheckDataDir(dir string) error {
+	if err := checkDataDirModes(dir); err != nil {
+		return fmt.Errorf("WARDEN_DATA_DIR %w", err)
+	}
+	return nil
+}
+
+func checkDataDirModes(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil // no group and other bits to check
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if err := notWritableByOthers(dir, st.Mode(), "700"); err != nil {
+		return err
+	}
+	for _, name := range DataDirFiles {
+		path := filepath.Join(dir, name)
+		st, err := os.Lstat(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %v", path, unwrapPath(err))
+		}
+		if err := notWritableByOthers(path, st.Mode(), "600"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func notWritableByOthers(path string, mode fs.FileMode, fix string) error {
+	if mode&0o022 == 0 {
+		return nil
+	}
+	who := "others"
+	switch {
+	case mode&0o022 == 0o022:
+		who = "group and others"
+	case mode&0o020 != 0:
+		who = "its group"
+	}
+	return fmt.Errorf("%s is mode %04o: %s can write to it; run chmod %s %s", path, mode.Perm(), who, fix, path)
 }
 
 func unwrapPath(err error) error {

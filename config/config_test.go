@@ -298,3 +298,80 @@ func TestInstallationKeySettings(t *testing.T) {
 		}
 	}
 }
+
+// A data directory, or a key or database file in it, that group or others
+// can write to is refused with the mode and the chmod that fixes it: any
+// local user could replace sealing.key, session.keys or the database. A
+// 0700 directory with 0600 files loads; a group-readable file is left to
+// the code that reads it (the redaction key tightens itself).
+func TestLoadRefusesADataDirOthersCanWrite(t *testing.T) {
+	chmod := func(t *testing.T, path string, mode os.FileMode) {
+		t.Helper()
+		if err := os.Chmod(path, mode); err != nil { // Chmod is not subject to the umask
+			t.Fatal(err)
+		}
+	}
+	withFiles := func(t *testing.T, dirMode os.FileMode, fileModes map[string]os.FileMode) string {
+		t.Helper()
+		dir := filepath.Join(t.TempDir(), "data")
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		for name, mode := range fileModes {
+			path := filepath.Join(dir, name)
+			if err := os.WriteFile(path, []byte("k"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			chmod(t, path, mode)
+		}
+		chmod(t, dir, dirMode)
+		return dir
+	}
+	for _, tt := range []struct {
+		name     string
+		dirMode  os.FileMode
+		files    map[string]os.FileMode
+		want     string // "" loads; else the error names this path…
+		sentence string // …with this sentence
+	}{
+		{"0777 directory", 0o777, nil, ".", "is mode 0777: group and others can write to it; run chmod 700 "},
+		{"world-writable sticky directory", 0o777 | os.ModeSticky, nil, ".", "is mode 0777: group and others can write to it; run chmod 700 "},
+		{"group-writable directory", 0o770, nil, ".", "is mode 0770: its group can write to it; run chmod 700 "},
+		{"0666 sealing key", 0o700, map[string]os.FileMode{"sealing.key": 0o666}, "sealing.key", "is mode 0666: group and others can write to it; run chmod 600 "},
+		{"0602 session keys", 0o700, map[string]os.FileMode{"session.keys": 0o602}, "session.keys", "is mode 0602: others can write to it; run chmod 600 "},
+		{"0660 database", 0o700, map[string]os.FileMode{"warden.db": 0o660}, "warden.db", "is mode 0660: its group can write to it; run chmod 600 "},
+		{"0662 redaction key", 0o700, map[string]os.FileMode{"redaction.key": 0o662}, "redaction.key", "is mode 0662: group and others can write to it; run chmod 600 "},
+		{"0700 directory, 0600 files", 0o700, map[string]os.FileMode{"sealing.key": 0o600, "session.keys": 0o600, "redaction.key": 0o600, "warden.db": 0o600}, "", ""},
+		{"0755 directory, 0644 files", 0o755, map[string]os.FileMode{"warden.db": 0o644, "audit-signing.key": 0o644}, "", ""},
+		{"an unrelated 0666 file", 0o700, map[string]os.FileMode{"notes.txt": 0o666}, "", ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := withFiles(t, tt.dirMode, tt.files)
+			defer chmod(t, dir, 0o700) // so the test's cleanup can remove it
+			_, err := Load(nil, envOf(map[string]string{"WARDEN_DATA_DIR": dir}))
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("Load with %s = %v, want it to load", tt.name, err)
+				}
+				return
+			}
+			path := filepath.Join(dir, tt.want)
+			wantLine := "WARDEN_DATA_DIR: " + path + " " + tt.sentence + path
+			if err == nil || !strings.Contains(err.Error(), wantLine) {
+				t.Fatalf("Load with %s = %v, want a line %q", tt.name, err, wantLine)
+			}
+		})
+	}
+	// Warden creates a missing directory itself, 0700, and loads it.
+	dir := filepath.Join(t.TempDir(), "new")
+	if _, err := Load(nil, envOf(map[string]string{"WARDEN_DATA_DIR": dir})); err != nil {
+		t.Fatalf("Load with a new directory = %v", err)
+	}
+	if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("created data directory: %v, %v; want mode 0700", st.Mode().Perm(), err)
+	}
+	if err := CheckDataDir(withFiles(t, 0o700, map[string]os.FileMode{"sealing.key": 0o666})); err == nil ||
+		!strings.HasPrefix(err.Error(), "WARDEN_DATA_DIR /") || !strings.Contains(err.Error(), "sealing.key is mode 0666") {
+		t.Errorf("CheckDataDir with a 0666 sealing key = %v, want WARDEN_DATA_DIR …/sealing.key is mode 0666…", err)
+	}
+}

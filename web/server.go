@@ -70,6 +70,7 @@ type Server struct {
 	runbooks  *runbooks.Set
 	version   string
 
+	ready      readiness // /readyz's database check
 	drainDelay time.Duration
 	draining   atomic.Bool
 	bg         sync.WaitGroup
@@ -100,6 +101,9 @@ type Options struct {
 	// Clock is the sessions' clock: idle timeouts, lifetimes, sign-ins in
 	// progress (tests move it). Nil is time.Now.
 	Clock func() time.Time
+	// ReadyTimeout bounds /readyz's database check; zero is
+	// DefaultReadyTimeout.
+	ReadyTimeout time.Duration
 }
 
 // New builds the server. In development mode it also builds the built-in
@@ -135,6 +139,10 @@ func New(o Options) (*Server, error) {
 		s.now = o.Clock
 	}
 	s.drainDelay = cfg.DrainDelay
+	s.ready = readiness{timeout: o.ReadyTimeout, check: s.db.Ready}
+	if s.ready.timeout <= 0 {
+		s.ready.timeout = DefaultReadyTimeout
+	}
 	s.version = o.Version
 	s.gateway, s.runtime, s.execution, s.models = o.Gateway, o.Runtime, o.Execution, o.Models
 	s.runbooks = loadRunbooks(cfg.RunbookDir, s.log)
@@ -349,16 +357,17 @@ func (s *Server) healthz(c echo.Context) error {
 }
 
 // readyz is readiness: the database answers, every migration is applied
-// and the server is not draining.
+// and the server is not draining. The database check has its own bound
+// (readiness, DefaultReadyTimeout), and a 503 names the check that failed.
 func (s *Server) readyz(c echo.Context) error {
 	if s.draining.Load() {
 		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "draining"})
 	}
-	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
-	defer cancel()
-	if err := s.db.Ready(ctx); err != nil {
-		s.log.WarnContext(ctx, "not ready", "err", err)
-		return c.JSON(http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": "database"})
+	ctx := c.Request().Context()
+	if failed, detail, err := s.ready.database(ctx); err != nil {
+		s.log.WarnContext(ctx, "not ready", "failed", failed, "err", err)
+		return c.JSON(http.StatusServiceUnavailable, map[string]string{
+			"status": "unavailable", "reason": "database", "failed": failed, "detail": detail})
 	}
 	// The identity provider does not decide readiness (signed-in people
 	// keep working without it), but its state is reported: an issuer

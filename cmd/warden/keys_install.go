@@ -19,8 +19,14 @@ import (
 // redact and sign alike. A key already in the directory must be the same:
 // a different one is refused, since replacing it would make what it
 // sealed unreadable, its tokens uncorrelated or its signatures
-// unverifiable.
+// unverifiable. A directory others can write to is refused before any
+// key is written into it (config.CheckDataDir), as serve refuses it.
 func installKeys(dataDir string, cfg config.Config) error {
+	if _, err := os.Stat(dataDir); err == nil {
+		if err := config.CheckDataDir(dataDir); err != nil {
+			return err
+		}
+	}
 	for _, k := range []struct {
 		setting, file string
 		key           []byte

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/platform/redact"
 	"github.com/wardenhq/warden/platform/seal"
 	"github.com/wardenhq/warden/platform/store"
@@ -106,5 +107,22 @@ func TestInstallationKeysFromSettings(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(filepath.Join(c, "sealing.key")); !bytes.Equal(got, mine) {
 		t.Error("the refused start replaced the directory's sealing key")
+	}
+}
+
+// Installing a key into a directory others can write to is refused
+// before the key is written: whoever can write there could replace it.
+func TestInstallKeysRefusesADataDirOthersCanWrite(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(dir, 0o700)
+	err := installKeys(dir, config.Config{SealingKey: bytes.Repeat([]byte{1}, 32)})
+	if err == nil || !strings.Contains(err.Error(), "WARDEN_DATA_DIR "+dir+" is mode 0777") {
+		t.Fatalf("installKeys into a 0777 directory = %v, want it refused naming WARDEN_DATA_DIR and the mode", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "sealing.key")); !os.IsNotExist(err) {
+		t.Errorf("sealing.key was written into the 0777 directory (%v)", err)
 	}
 }

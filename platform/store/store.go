@@ -46,6 +46,9 @@ type DB struct {
 	dsn string
 	// failWrites makes every PostgreSQL transaction read-only (FailWrites).
 	failWrites atomic.Bool
+	// closed is set by Close: a read that fails afterwards failed because
+	// the store is gone (NotAnswering).
+	closed atomic.Bool
 }
 
 // ErrReadOnly is returned by Transact on a database opened with
@@ -181,6 +184,7 @@ func (db *DB) Read() *sql.DB { return db.read }
 
 // Close closes both pools.
 func (db *DB) Close() error {
+	db.closed.Store(true)
 	if db.write == nil {
 		return db.read.Close()
 	}
@@ -300,15 +304,24 @@ func (db *DB) transact(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	return nil
 }
 
+// The readiness checks, as Ready's errors name them (errors.Is): the
+// database answers a read, every migration is applied, writes work.
+var (
+	ErrNotReachable      = errors.New("database not reachable")
+	ErrMigrationsPending = errors.New("migrations pending")
+	ErrNotWritable       = errors.New("storage not writable")
+)
+
 // Ready reports whether the database answers and every embedded migration
-// has been applied. It is what /readyz asks.
+// has been applied. It is what /readyz asks, under a deadline of its own:
+// every check honours ctx, a new connection included.
 func (db *DB) Ready(ctx context.Context) error {
 	applied, err := db.appliedVersion(ctx, db.read)
 	if err != nil {
-		return fmt.Errorf("database not reachable: %w", err)
+		return fmt.Errorf("%w: %w", ErrNotReachable, err)
 	}
 	if want := latestVersion(db.dialect); applied < want {
-		return fmt.Errorf("migrations pending: at %d, want %d", applied, want)
+		return fmt.Errorf("%w: at %d, want %d", ErrMigrationsPending, applied, want)
 	}
 	return db.Writable(ctx)
 }

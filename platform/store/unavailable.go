@@ -25,6 +25,35 @@ var ErrStorageUnavailable = problem.Unavailable("storage_unavailable",
 
 var probeFill = strings.Repeat(" ", 64<<10)
 
+// StorageNotAnswering is a read that failed because the storage did not
+// answer (a refused or lost connection, a deadline that ran out on the
+// database, an I/O error): the same code, title and Retry-After as
+// ErrStorageUnavailable, so a client sees one answer for "the database is
+// not answering" whichever path noticed it, with message saying what
+// could not be done. errors.Is matches ErrStorageUnavailable. Other
+// errors come back unchanged; see also DB.NotAnswering.
+func (db *DB) StorageNotAnswering(message string, err error) error {
+	if !db.NotAnswering(err) {
+		return err
+	}
+	p := ErrStorageUnavailable.Wrap(err)
+	p.Message = message
+	return p
+}
+
+// NotAnswering reports whether err is the storage not answering rather
+// than a statement's or the data's fault: what Transact classifies as a
+// storage failure, a deadline that ran out while the database was asked,
+// or a store already closed (shutting down). A caller that gave up (its
+// context cancelled) is not the storage's failure.
+func (db *DB) NotAnswering(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	return db.closed.Load() || errors.Is(err, ErrStorageUnavailable) || errors.Is(err, context.DeadlineExceeded) ||
+		storageFailure(err) || pgStorageFailure(err)
+}
+
 // storageFailure reports whether err is SQLite saying the storage, not the
 // statement, failed.
 func storageFailure(err error) bool {
@@ -73,7 +102,7 @@ func (db *DB) Writable(ctx context.Context) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("storage not writable: %w", err)
+		return fmt.Errorf("%w: %w", ErrNotWritable, err)
 	}
 	return nil
 }
