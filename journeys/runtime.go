@@ -291,7 +291,11 @@ func (s *Service) Run(ctx context.Context, req Request) (Outcome, error) {
 	}
 	estimate, err := s.Estimate(ctx, req.Input)
 	if err != nil {
-		return Outcome{}, problem.Unavailable(admission.CodeUnavailable, "The catalog cannot be read right now.", time.Second).Wrap(err)
+		const msg = "The catalog cannot be read right now."
+		if s.o.DB.NotAnswering(err) {
+			return Outcome{}, s.o.DB.StorageNotAnswering(msg, err)
+		}
+		return Outcome{}, problem.Unavailable(admission.CodeUnavailable, msg, time.Second).Wrap(err)
 	}
 	now := s.o.Now()
 	j := &Journey{
@@ -346,7 +350,11 @@ func (s *Service) Run(ctx context.Context, req Request) (Outcome, error) {
 		if p != nil {
 			return Outcome{}, p
 		}
-		return Outcome{}, problem.Unavailable(admission.CodeUnavailable, "The budget cannot be written right now; nothing was admitted.", 2*time.Second).Wrap(err)
+		const msg = "The budget cannot be written right now; nothing was admitted."
+		if s.o.DB.NotAnswering(err) {
+			return Outcome{}, s.o.DB.StorageNotAnswering(msg, err)
+		}
+		return Outcome{}, problem.Unavailable(admission.CodeUnavailable, msg, 2*time.Second).Wrap(err)
 	}
 
 	r := &run{s: s, req: req, j: j, start: now}

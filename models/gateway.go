@@ -205,7 +205,11 @@ func (g *Gateway) Chat(ctx context.Context, caller admission.Caller, body []byte
 		opts, settings, limits, allowedHosts, err = callOptions(ctx, g.db.Read(), req.Model, caller.Tenant.ID, caller.Key.ID)
 	}
 	if err != nil {
-		return problem.Unavailable("unavailable", "The model deployments cannot be read right now.", time.Second).Wrap(err)
+		const msg = "The model deployments cannot be read right now."
+		if g.db.NotAnswering(err) {
+			return g.db.StorageNotAnswering(msg, err)
+		}
+		return problem.Unavailable("unavailable", msg, time.Second).Wrap(err)
 	}
 	if len(deps) == 0 {
 		return problem.NotFound("model_not_found", "There is no model "+req.Model+" (or every deployment of it is switched off).")
