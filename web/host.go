@@ -2,11 +2,11 @@ package web
 
 import (
 	"net"
-	"net/http"
 	"strings"
 	"sync"
 
 	"github.com/labstack/echo/v4"
+	"github.com/wardenhq/warden/platform/problem"
 )
 
 // hostCheck refuses, in development mode only, a request whose Host is not
@@ -21,7 +21,10 @@ import (
 // The hosts allowed are the public URL's host and the address listened on
 // (Serve adds it), with localhost, 127.0.0.1 and [::1] as aliases of a
 // loopback listen address on the same port. A refusal is 421 Misdirected
-// Request with a sentence naming where the server does answer.
+// Request with a sentence naming where the server does answer. The probes
+// (/healthz, /readyz) answer whatever the Host: a load balancer or an
+// orchestrator asks by address, and they tell nothing a rebinding page
+// could use.
 func (s *Server) hostCheck() echo.MiddlewareFunc {
 	if !s.cfg.DevMode() {
 		return func(next echo.HandlerFunc) echo.HandlerFunc { return next }
@@ -31,15 +34,12 @@ func (s *Server) hostCheck() echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			r := c.Request()
-			if s.hosts.allowed(r.Host) {
+			if s.hosts.allowed(r.Host) || r.URL.Path == "/healthz" || r.URL.Path == "/readyz" {
 				return next(c)
 			}
 			s.log.WarnContext(r.Context(), "request refused: unknown Host in development mode", "request_id", requestID(c), "host", r.Host, "path", r.URL.Path)
-			msg := "This development server answers only at " + public + "; open it there."
-			if strings.HasPrefix(r.URL.Path, "/v1/") {
-				return c.JSON(http.StatusMisdirectedRequest, map[string]any{"error": map[string]string{"code": "misdirected_request", "message": msg}})
-			}
-			return c.String(http.StatusMisdirectedRequest, msg+"\n")
+			return problem.New(problem.KindMisdirected, "misdirected_request",
+				"This development server answers only at "+public+"; open it there.")
 		}
 	}
 }

@@ -47,6 +47,12 @@ func TestDevModeRefusesOtherHosts(t *testing.T) {
 	if status, body := send("rebind.evil.example", "/v1/journeys"); !strings.Contains(body, `"code":"misdirected_request"`) {
 		t.Errorf("/v1 refusal = %d %s, want the API's error shape", status, body)
 	}
+	// Probes answer whatever the Host: an orchestrator asks by address.
+	for _, path := range []string{"/healthz", "/readyz"} {
+		if status, body := send("10.0.0.7:8080", path); status != http.StatusOK {
+			t.Errorf("%s with Host 10.0.0.7:8080 = %d %s, want 200", path, status, body)
+		}
+	}
 
 	// The public URL's host and the loopback aliases of the listen address.
 	p := portOf(t, in.URL)

@@ -37,6 +37,7 @@ const (
 	KindRateLimited                 // too many requests: 429
 	KindUnavailable                 // a dependency is down or busy: 503
 	KindBadGateway                  // an upstream answered outside its protocol: 502
+	KindMisdirected                 // this server does not answer at that host: 421
 )
 
 var statuses = map[Kind]int{
@@ -45,7 +46,7 @@ var statuses = map[Kind]int{
 	KindForbidden: http.StatusForbidden, KindNotFound: http.StatusNotFound, KindConflict: http.StatusConflict,
 	KindTooLarge: http.StatusRequestEntityTooLarge, KindUnprocessable: http.StatusUnprocessableEntity,
 	KindRateLimited: http.StatusTooManyRequests, KindUnavailable: http.StatusServiceUnavailable,
-	KindBadGateway: http.StatusBadGateway,
+	KindBadGateway: http.StatusBadGateway, KindMisdirected: http.StatusMisdirectedRequest,
 }
 
 // Status is the HTTP status of a kind.
