@@ -12,6 +12,7 @@ import (
 
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/keys"
+	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/tenants"
@@ -153,29 +154,35 @@ func noStore(c echo.Context) {
 	h.Set("Pragma", "no-cache")
 }
 
-// keyScopeChoices lists every scope the form offers: "skill:NAME" for each
-// skill, "tool:NAME" for each catalog tool, and read:tenant.
+// keyScopeChoices lists every scope the form offers (keys.Offered).
 func keyScopeChoices(ctx context.Context, st *store.DB, skills *Console) ([]string, error) {
-	sk, ts, err := keyFormChoices(ctx, st, skills)
+	ch, err := keyFormChoices(ctx, st, skills)
 	if err != nil {
 		return nil, err
 	}
-	return keys.Offered(sk, ts), nil
+	return keys.Offered(ch.skills, ch.tools, ch.models), nil
 }
 
-func keyFormChoices(ctx context.Context, st *store.DB, skills *Console) (skillNames, toolNames []string, err error) {
-	skillNames, err = skills.SkillNames(ctx)
-	if err != nil {
-		return nil, nil, fmt.Errorf("list skills: %w", err)
+// scopeChoices are the names the key form offers scopes for.
+type scopeChoices struct{ skills, tools, models []string }
+
+func keyFormChoices(ctx context.Context, st *store.DB, skills *Console) (scopeChoices, error) {
+	var ch scopeChoices
+	var err error
+	if ch.skills, err = skills.SkillNames(ctx); err != nil {
+		return ch, fmt.Errorf("list skills: %w", err)
 	}
 	tools, err := catalog.List(ctx, st.Read())
 	if err != nil {
-		return nil, nil, err
+		return ch, err
 	}
 	for _, t := range tools {
-		toolNames = append(toolNames, t.Name)
+		ch.tools = append(ch.tools, t.Name)
 	}
-	return skillNames, toolNames, nil
+	if ch.models, err = models.Aliases(ctx, st.Read()); err != nil {
+		return ch, err
+	}
+	return ch, nil
 }
 
 func renderKeyForm(c echo.Context, st *store.DB, skills *Console, status int, form views.KeyForm, errs views.FieldErrors) error {
@@ -187,11 +194,11 @@ func renderKeyForm(c echo.Context, st *store.DB, skills *Console, status int, fo
 	if form.Tenant == "" && len(tenantList) == 1 {
 		form.Tenant = tenantList[0].Slug
 	}
-	sk, ts, err := keyFormChoices(ctx, st, skills)
+	ch, err := keyFormChoices(ctx, st, skills)
 	if err != nil {
 		return err
 	}
 	page := PageFor(c, "Create a key")
 	page.Active = "/keys"
-	return Render(c, status, page, views.KeyNew(page, views.KeyFormView{Form: form, Tenants: tenantList, Skills: sk, Tools: ts, Errors: errs}))
+	return Render(c, status, page, views.KeyNew(page, views.KeyFormView{Form: form, Tenants: tenantList, Skills: ch.skills, Tools: ch.tools, Models: ch.models, Errors: errs}))
 }

@@ -137,10 +137,11 @@ type NewSpec struct {
 }
 
 // Offered is every scope a key can be given in the console: read:tenant,
-// skill:NAME for each skill and tool:NAME for each catalog tool, in that
-// order.
-func Offered(skills, tools []string) []string {
-	out := make([]string, 0, len(skills)+len(tools)+1)
+// skill:NAME for each skill, tool:NAME for each catalog tool and
+// model:ALIAS for each model alias (the model door, /v1/chat/completions),
+// in that order.
+func Offered(skills, tools, models []string) []string {
+	out := make([]string, 0, len(skills)+len(tools)+len(models)+1)
 	out = append(out, ScopeReadTenant)
 	for _, s := range skills {
 		out = append(out, "skill:"+s)
@@ -148,16 +149,23 @@ func Offered(skills, tools []string) []string {
 	for _, t := range tools {
 		out = append(out, "tool:"+t)
 	}
+	for _, m := range models {
+		out = append(out, "model:"+m)
+	}
 	return out
 }
 
 // UnknownScope returns the message for the first of scopes that is not
-// offered (a skill or tool Warden does not know), or "".
+// offered (a skill, tool or model alias Warden does not know), or "".
 func UnknownScope(scopes, offered []string) string {
 	for _, sc := range scopes {
-		if !slices.Contains(offered, sc) {
-			return fmt.Sprintf("%q is not a skill or tool Warden knows.", sc)
+		if slices.Contains(offered, sc) {
+			continue
 		}
+		if strings.HasPrefix(sc, "model:") {
+			return fmt.Sprintf("%q is not a model alias Warden knows: add a deployment with that alias on the Models page first.", sc)
+		}
+		return fmt.Sprintf("%q is not a skill or tool Warden knows.", sc)
 	}
 	return ""
 }

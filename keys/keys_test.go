@@ -123,7 +123,7 @@ func flipLast(s string) string {
 }
 
 func TestOfferedAndUnknownScope(t *testing.T) {
-	offered := Offered([]string{"refunds"}, []string{"lookup_order"})
+	offered := Offered([]string{"refunds"}, []string{"lookup_order"}, nil)
 	if want := []string{ScopeReadTenant, "skill:refunds", "tool:lookup_order"}; !slices.Equal(offered, want) {
 		t.Fatalf("Offered = %q, want %q", offered, want)
 	}
@@ -132,5 +132,12 @@ func TestOfferedAndUnknownScope(t *testing.T) {
 	}
 	if msg := UnknownScope([]string{"skill:refunds", "tool:wire_money", "skill:nope"}, offered); msg != `"tool:wire_money" is not a skill or tool Warden knows.` {
 		t.Errorf("UnknownScope = %q, want the first unknown scope named", msg)
+	}
+	withModels := Offered(nil, nil, []string{"chat"})
+	if want := []string{ScopeReadTenant, "model:chat"}; !slices.Equal(withModels, want) {
+		t.Errorf("Offered with a model alias = %q, want %q", withModels, want)
+	}
+	if msg := UnknownScope([]string{"model:chat", "model:nope"}, withModels); !strings.HasPrefix(msg, `"model:nope" is not a model alias Warden knows`) {
+		t.Errorf("UnknownScope(model:nope) = %q", msg)
 	}
 }

@@ -52,6 +52,7 @@ type KeyFormView struct {
 	Tenants []tenants.Tenant // in scope
 	Skills  []string
 	Tools   []string
+	Models  []string // model aliases (enabled deployments)
 	Errors  FieldErrors
 }
 

@@ -12,8 +12,10 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/handlers"
 	"github.com/wardenhq/warden/keys"
+	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/tenants"
@@ -435,4 +437,43 @@ func keyRowIDs(p page) []string {
 		ids = append(ids, s.Text())
 	})
 	return ids
+}
+
+// A key for the model door is made in the console like any other: the
+// form offers model:ALIAS for each enabled alias, the key holds it, and
+// an alias Warden does not know is refused with a sentence.
+func TestAdminKeyCreateOffersModelAliases(t *testing.T) {
+	in, b := adminSession(t, "erin")
+	form := b.get("/keys/new")
+	if !strings.Contains(text(form, "main"), "No model deployments") && form.Doc.Find(`input[value^="model:"]`).Length() != 0 {
+		t.Fatalf("without deployments the form offers model scopes")
+	}
+	d := deployment("chat-a", "echo", 1)
+	d.BaseURL = "http://127.0.0.1:9/v1"
+	if _, err := models.Create(context.Background(), in.DB, in.Agent.Journeys.Sealer(), audit.Actor{Type: audit.ActorSystem, ID: "test"}, d, "sk-x"); err != nil {
+		t.Fatal(err)
+	}
+	form = b.get("/keys/new")
+	if form.Doc.Find(`input[name="scopes"][value="model:chat"]`).Length() != 1 {
+		t.Fatalf("the key form does not offer model:chat")
+	}
+	res := b.post("/keys", b.withCSRF(url.Values{
+		"tenant": {"acme"}, "name": {"model-bot"}, "scopes": {"model:chat"}, "rate_per_min": {"60"}, "burst": {"10"},
+	}), nil)
+	if res.Status != http.StatusOK || !strings.HasSuffix(res.URL.Path, "/created") {
+		t.Fatalf("create with model:chat = %d at %s: %s", res.Status, res.URL, text(res, "form-errors"))
+	}
+	var scopes string
+	if err := in.DB.Read().QueryRow(`SELECT scopes FROM virtual_keys WHERE name = 'model-bot'`).Scan(&scopes); err != nil || !strings.Contains(scopes, "model:chat") {
+		t.Errorf("stored scopes = %q (%v), want model:chat", scopes, err)
+	}
+	bad := b.post("/keys", b.withCSRF(url.Values{
+		"tenant": {"acme"}, "name": {"model-bot-2"}, "scopes": {"model:nope"}, "rate_per_min": {"60"}, "burst": {"10"},
+	}), nil)
+	if bad.Status != http.StatusUnprocessableEntity && bad.Status != http.StatusBadRequest || !strings.Contains(bad.Body, "is not a model alias Warden knows") {
+		t.Errorf("model:nope = %d: %s", bad.Status, text(bad, "form-errors"))
+	}
+	if n := countRows(t, in.DB, `SELECT COUNT(*) FROM virtual_keys WHERE name = 'model-bot-2'`); n != 0 {
+		t.Errorf("a key with an unknown alias was made")
+	}
 }
