@@ -70,18 +70,6 @@ type authenticator struct {
 	rereadAt time.Time
 }
 
-// endSessionOrigin is the scheme and host of the provider's end-session
-// endpoint, or "" when it has none (or is not discovered yet).
-func (a *authenticator) endSessionOrigin() string {
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	u, err := url.Parse(a.endSession)
-	if a.endSession == "" || err != nil || u.Host == "" {
-		return ""
-	}
-	return u.Scheme + "://" + u.Host
-}
-
 // probeEvery bounds how often reachable asks a provider that failed.
 const probeEvery = 5 * time.Second
 
