@@ -18,8 +18,14 @@ func TestSignInDuringDiscoveryWaitsForIt(t *testing.T) {
 	gate := make(chan struct{})
 	idp.discoveryGate = gate
 	in := startWarden(t, idp.env())
+	// The gate opens once the sign-in below is in Warden's hands, so the
+	// sign-in arrives while discovery (started with the server) is held.
 	go func() {
-		time.Sleep(300 * time.Millisecond)
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if in.Server.inflight.Load() > 0 {
+				break
+			}
+		}
 		close(gate)
 	}()
 	resp, err := newBrowser(t, in.URL).noRedirect().c.Get(in.URL + "/auth/login")

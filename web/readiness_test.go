@@ -116,17 +116,10 @@ func TestReadyzAndKeyCheckWhenPostgresStopsAnswering(t *testing.T) {
 	}
 	proxy.BlackHole(false)
 	lifted = true
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		st, b := getReadyz(t, in.URL)
-		if st == http.StatusOK {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/readyz after the network is back = %d %+v", st, b)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	waitUntil(t, "/readyz to answer 200 once the network is back", func() bool {
+		st, _ := getReadyz(t, in.URL)
+		return st == http.StatusOK
+	})
 	if j := journey(t, in, in.DemoKey, "Where is my order ORD-1003?", nil); j.Status != http.StatusOK {
 		t.Errorf("journey after recovery = %d %s", j.Status, j.Raw)
 	}

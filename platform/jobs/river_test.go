@@ -89,7 +89,13 @@ func riverStates(t *testing.T, db *store.DB) map[string]string {
 // waitFor polls cond for up to ten seconds.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	waitForWithin(t, 10*time.Second, what, cond)
+}
+
+// waitForWithin is waitFor with a deadline of its own.
+func waitForWithin(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if cond() {
 			return
 		}
