@@ -7,12 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wardenhq/warden/web/browsertest"
 
 	"github.com/chromedp/chromedp"
 	jose "github.com/go-jose/go-jose/v4"
@@ -138,40 +138,10 @@ func (p *testProvider) endSessionDone(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, back, http.StatusFound)
 }
 
-// chromiumContext starts a headless Chromium for one test, as the
-// browser tests of cmd/warden do: without chromium on PATH the test
-// skips, unless WARDEN_E2E=1 makes that a failure.
+// chromiumContext starts a headless Chromium for one test (browsertest).
 func chromiumContext(t *testing.T) context.Context {
 	t.Helper()
-	path := ""
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			path = p
-			break
-		}
-	}
-	if path == "" {
-		if os.Getenv("WARDEN_E2E") == "1" {
-			t.Fatal("WARDEN_E2E=1 but no chromium on PATH: apt-get install -y chromium")
-		}
-		t.Skip("browser test skipped: no chromium on PATH (apt-get install -y chromium, or set WARDEN_E2E=1 to require it)")
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(path),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelC := chromedp.NewContext(actx)
-	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
-	return ctx
+	return browsertest.Context(t)
 }
 
 func testID(id string) string { return `[data-testid="` + id + `"]` }

@@ -5,50 +5,18 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
-)
 
-// chromium finds Debian's chromium. Without it the browser tests skip,
-// unless WARDEN_E2E=1 (as in CI) makes a missing browser a failure.
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("WARDEN_E2E") == "1" {
-		t.Fatal("WARDEN_E2E=1 but no chromium on PATH: apt-get install -y chromium")
-	}
-	t.Skip("browser tests skipped: no chromium on PATH (apt-get install -y chromium, or set WARDEN_E2E=1 to require them)")
-	return ""
-}
+	"github.com/wardenhq/warden/web/browsertest"
+)
 
 func newBrowserContext(t *testing.T) context.Context {
 	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium(t)),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	)
-	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelC := chromedp.NewContext(actx)
-	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
-	return ctx
+	return browsertest.Context(t, chromedp.WindowSize(1280, 900))
 }
 
 // css selects the first element matching a CSS selector.
