@@ -62,23 +62,7 @@ func TestSecurityHeaders(t *testing.T) {
 }
 
 func TestHTTPSPublicURLMakesCookiesSecureAndSendsHSTS(t *testing.T) {
-	vals := testEnv(t, map[string]string{
-		"WARDEN_ADDR":               "127.0.0.1:0",
-		"WARDEN_PUBLIC_URL":         "https://warden.example.com",
-		"WARDEN_OIDC_ISSUER":        "https://idp.example.com",
-		"WARDEN_OIDC_CLIENT_ID":     "warden",
-		"WARDEN_OIDC_CLIENT_SECRET": "x",
-	})
-	cfg, err := config.Load(nil, func(k string) (string, bool) { v, ok := vals[k]; return v, ok })
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := openStore(t, cfg)
-	defer db.Close()
-	srv, err := New(Options{Config: cfg, DB: db, Logger: slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := productionServer(t)
 	if !srv.flows.Options.Secure {
 		t.Error("flow cookie not Secure under an https public URL")
 	}
@@ -159,4 +143,29 @@ func TestHealthAndReadiness(t *testing.T) {
 	if p := b.get("/healthz"); p.Status != http.StatusOK {
 		t.Errorf("healthz with the database closed = %d, want 200", p.Status)
 	}
+}
+
+// productionServer is a server in production mode (an https public URL,
+// a real identity provider's settings) that is never started: its
+// Handler answers requests in-process.
+func productionServer(t *testing.T) *Server {
+	t.Helper()
+	vals := testEnv(t, map[string]string{
+		"WARDEN_ADDR":               "127.0.0.1:0",
+		"WARDEN_PUBLIC_URL":         "https://warden.example.com",
+		"WARDEN_OIDC_ISSUER":        "https://idp.example.com",
+		"WARDEN_OIDC_CLIENT_ID":     "warden",
+		"WARDEN_OIDC_CLIENT_SECRET": "x",
+	})
+	cfg, err := config.Load(nil, func(k string) (string, bool) { v, ok := vals[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := openStore(t, cfg)
+	t.Cleanup(func() { db.Close() })
+	srv, err := New(Options{Config: cfg, DB: db, Logger: slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
 }

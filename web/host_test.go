@@ -1,17 +1,13 @@
 package web
 
 import (
-	"bytes"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
-
-	"github.com/wardenhq/warden/config"
 )
 
 // A page on another site that rebinds its name to 127.0.0.1 reaches a
@@ -72,23 +68,7 @@ func TestDevModeRefusesOtherHosts(t *testing.T) {
 // In production the names that reach Warden are the load balancer's
 // business: no Host is refused.
 func TestProductionModeAcceptsAnyHost(t *testing.T) {
-	vals := testEnv(t, map[string]string{
-		"WARDEN_ADDR":               "127.0.0.1:0",
-		"WARDEN_PUBLIC_URL":         "https://warden.example.com",
-		"WARDEN_OIDC_ISSUER":        "https://idp.example.com",
-		"WARDEN_OIDC_CLIENT_ID":     "warden",
-		"WARDEN_OIDC_CLIENT_SECRET": "x",
-	})
-	cfg, err := config.Load(nil, func(k string) (string, bool) { v, ok := vals[k]; return v, ok })
-	if err != nil {
-		t.Fatal(err)
-	}
-	db := openStore(t, cfg)
-	defer db.Close()
-	srv, err := New(Options{Config: cfg, DB: db, Logger: slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv := productionServer(t)
 	for _, path := range []string{"/healthz", "/login"} {
 		req := httptest.NewRequest(http.MethodGet, path, nil)
 		req.Host = "rebind.evil.example"
