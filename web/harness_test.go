@@ -245,6 +245,19 @@ func waitUntil(t testing.TB, what string, cond func() bool) {
 	}
 }
 
+// recordCallback makes b remember the last /auth/callback URL the
+// provider sends it to (for a replay), read through the pointer.
+func (b *browser) recordCallback() *string {
+	var callback string
+	b.c.CheckRedirect = func(req *http.Request, _ []*http.Request) error {
+		if req.URL.Path == "/auth/callback" {
+			callback = req.URL.String()
+		}
+		return nil
+	}
+	return &callback
+}
+
 // browser is an HTTP client with cookies that follows redirects, like a
 // person's browser.
 type browser struct {

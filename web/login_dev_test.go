@@ -221,22 +221,16 @@ func TestReplayedCallbackIsRefused(t *testing.T) {
 	b := newBrowser(t, in.URL)
 
 	// Capture the callback URL the provider sends the browser to.
-	var callback string
-	b.c.CheckRedirect = func(req *http.Request, _ []*http.Request) error {
-		if req.URL.Path == "/auth/callback" {
-			callback = req.URL.String()
-		}
-		return nil
-	}
+	callback := b.recordCallback()
 	b.loginDev("bob")
-	if callback == "" {
+	if *callback == "" {
 		t.Fatal("never saw the callback")
 	}
 	// Same browser, same callback again: the state was used up, so the
 	// callback matches no sign-in in progress. Anyone can send such a
 	// request, so it is refused without writing the audit trail.
 	before := auditCount(t, in.DB)
-	p := b.get(callback)
+	p := b.get(*callback)
 	if p.Status != http.StatusBadRequest || text(p, "login-error") == "" {
 		t.Errorf("replayed callback = %d, want 400 with an error", p.Status)
 	}
@@ -251,7 +245,7 @@ func TestReplayedCallbackIsRefused(t *testing.T) {
 	start := nr.get("/auth/login")
 	authURL, _ := url.Parse(start.Header.Get("Location"))
 	state := authURL.Query().Get("state")
-	old, _ := url.Parse(callback)
+	old, _ := url.Parse(*callback)
 	q := old.Query()
 	q.Set("state", state)
 	old.RawQuery = q.Encode()

@@ -18,20 +18,14 @@ func TestAutoTokenAuthReportsTheRealRefusal(t *testing.T) {
 	in := startWarden(t, merged(idp.env(), map[string]string{"WARDEN_OIDC_TOKEN_AUTH": "auto"}))
 	in.waitReady(t)
 	b := newBrowser(t, in.URL)
-	var callback string
-	b.c.CheckRedirect = func(req *http.Request, _ []*http.Request) error {
-		if req.URL.Path == "/auth/callback" {
-			callback = req.URL.String()
-		}
-		return nil
-	}
+	callback := b.recordCallback()
 	if home := b.signIn(); home.URL.Path != "/" {
 		t.Fatalf("sign-in ended at %s: %s", home.URL, text(home, "login-error"))
 	}
 
 	// A new sign-in's state with the code already redeemed.
 	state := b.startLogin().Query().Get("state")
-	replay, _ := url.Parse(callback)
+	replay, _ := url.Parse(*callback)
 	q := replay.Query()
 	q.Set("state", state)
 	replay.RawQuery = q.Encode()
