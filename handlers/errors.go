@@ -32,18 +32,13 @@ func ProblemOf(err error) (int, *problem.Error) {
 	switch {
 	case errors.As(err, &p):
 	case errors.As(err, &he):
+		// The router's words for its own failure are internal, and its
+		// status text says nothing a sentence would not.
 		msg, _ := he.Message.(string)
-		if msg == http.StatusText(he.Code) {
-			msg = ""
+		if msg == "" || msg == http.StatusText(he.Code) || he.Code >= 500 {
+			msg = defaultMessage(he.Code)
 		}
-		p = problem.New(problem.KindOf(he.Code), problem.DefaultCode(he.Code), msg)
-		if he.Code >= 500 {
-			p.Message = "" // the router's words for its own failure are internal
-		}
-		if p.Message == "" {
-			p.Message = defaultMessage(he.Code)
-		}
-		return he.Code, p
+		return he.Code, problem.New(problem.KindOf(he.Code), problem.DefaultCode(he.Code), msg)
 	default:
 		p = problem.Internal(err)
 	}
