@@ -686,10 +686,10 @@ func (r *run) finish(output string, runErr error) error {
 // ending runs fn — a write that ends a journey and settles its
 // reservation, and does nothing when the journey has ended already — on a
 // context of its own, again after a failure (a lost connection, a
-// storage hiccup), for up to EndingTimeout: a journey whose end is not
+// storage hiccup), for up to endingTimeout: a journey whose end is not
 // written keeps its reservation until a sweep.
 func (s *Service) ending(fn func(ctx context.Context) error) error {
-	ctx, cancel := context.WithTimeout(context.Background(), EndingTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), endingTimeout)
 	defer cancel()
 	wait := 50 * time.Millisecond
 	for {
@@ -710,10 +710,8 @@ func (s *Service) ending(fn func(ctx context.Context) error) error {
 	}
 }
 
-// EndingTimeout bounds how long ending tries to write a journey's end. It
-// is a variable only so that tests whose storage fails for good need not
-// wait it out; set it before any journey runs.
-var EndingTimeout = 10 * time.Second
+// endingTimeout bounds how long ending tries to write a journey's end.
+const endingTimeout = 10 * time.Second
 
 func (s *Service) redactJSON(raw json.RawMessage) string { return s.o.Redactor.JSONText(raw) }
 
