@@ -22,8 +22,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"modernc.org/sqlite" // also registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
+
 	"github.com/wardenhq/warden/platform/problem"
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
 // ErrNotFound is returned by lookups that match no row. It is a problem
@@ -98,7 +100,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	read.SetMaxIdleConns(n)
 
 	db := &DB{path: path, write: write, read: read}
-	if err := db.write.PingContext(ctx); err != nil {
+	if err := db.connect(ctx); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("connect to database %s: %w", path, err)
 	}
@@ -107,6 +109,28 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, err
 	}
 	return db, nil
+}
+
+// connect makes the write pool's first connection. Its journal_mode(WAL)
+// pragma needs the file's exclusive lock for a moment; when several
+// processes open a fresh file at once, SQLite can answer SQLITE_BUSY at
+// once instead of calling the busy handler (it would deadlock otherwise),
+// so connect tries again, for as long as the busy timeout, before it
+// gives up.
+func (db *DB) connect(ctx context.Context) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		err := db.write.PingContext(ctx)
+		var se *sqlite.Error
+		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
 }
 
 // OpenReadOnly opens the existing database file at path for reading only,
