@@ -56,8 +56,17 @@ type Call struct {
 	Prompt         string // redacted
 	Completion     string // redacted
 	JourneyID      string // the journey whose skill made the call; "" for an agent's own call
+	Operation      string // OpChat, OpResponses or OpEmbeddings; "" is recorded as OpChat
+	Metadata       string // the agent's tags for the call: a JSON object, redacted; "" when none
 	CreatedAt      time.Time
 }
+
+// Operations a model call serves (the OpenAI route it came through).
+const (
+	OpChat       = "chat"
+	OpResponses  = "responses"
+	OpEmbeddings = "embeddings"
+)
 
 // settle charges the call's cost against its reservation and records the
 // call, in one transaction: the budget and the trace always agree. The
@@ -67,6 +76,9 @@ type Call struct {
 // charges once.
 func settle(ctx context.Context, db *store.DB, c Call) error {
 	att, _ := json.Marshal(c.Attempts)
+	if c.Operation == "" {
+		c.Operation = OpChat
+	}
 	return db.Transact(ctx, func(tx *store.Tx) error {
 		if c.ReservedMicros > 0 || c.CostMicros > 0 {
 			if err := budgets.Charge(ctx, tx, c.TenantID, c.ReservedMicros, c.CostMicros); err != nil {
@@ -75,11 +87,11 @@ func settle(ctx context.Context, db *store.DB, c Call) error {
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO model_calls (id, tenant_id, key_id, alias, deployment, attempts, stream, status, http_status,
 			latency_ms, ttft_ms, input_tokens, output_tokens, reserved_micros, cost_micros, prompt, completion, journey_id, created_at, cache_hit,
-			overrun_micros, usage_source)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			overrun_micros, usage_source, operation, metadata)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			c.ID, c.TenantID, c.KeyID, c.Alias, c.Deployment, string(att), boolInt(c.Stream), c.Status, c.HTTPStatus,
 			c.Latency.Milliseconds(), c.TTFT.Milliseconds(), c.InputTokens, c.OutputTokens, c.ReservedMicros, c.CostMicros,
-			c.Prompt, c.Completion, c.JourneyID, store.FormatTime(c.CreatedAt), boolInt(c.CacheHit), c.OverrunMicros, c.Usage)
+			c.Prompt, c.Completion, c.JourneyID, store.FormatTime(c.CreatedAt), boolInt(c.CacheHit), c.OverrunMicros, c.Usage, c.Operation, c.Metadata)
 		if err != nil {
 			return fmt.Errorf("record model call: %w", err)
 		}
@@ -104,7 +116,7 @@ func Calls(ctx context.Context, q store.Querier, tenantIDs []string, limit int) 
 	}
 	args = append(args, limit)
 	out, err := store.Query(ctx, q, scanCall, `SELECT id, tenant_id, key_id, alias, deployment, attempts, stream, status, http_status, latency_ms, ttft_ms,
-		input_tokens, output_tokens, reserved_micros, cost_micros, prompt, completion, created_at, cache_hit, journey_id, overrun_micros, usage_source
+		input_tokens, output_tokens, reserved_micros, cost_micros, prompt, completion, created_at, cache_hit, journey_id, overrun_micros, usage_source, operation, metadata
 		FROM model_calls `+where+` ORDER BY created_at DESC, id DESC LIMIT ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list model calls: %w", err)
@@ -118,7 +130,7 @@ func scanCall(s store.Scanner) (Call, error) {
 	var stream, hit int
 	var lat, ttft int64
 	if err := s.Scan(&c.ID, &c.TenantID, &c.KeyID, &c.Alias, &c.Deployment, &att, &stream, &c.Status, &c.HTTPStatus, &lat, &ttft,
-		&c.InputTokens, &c.OutputTokens, &c.ReservedMicros, &c.CostMicros, &c.Prompt, &c.Completion, &created, &hit, &c.JourneyID, &c.OverrunMicros, &c.Usage); err != nil {
+		&c.InputTokens, &c.OutputTokens, &c.ReservedMicros, &c.CostMicros, &c.Prompt, &c.Completion, &created, &hit, &c.JourneyID, &c.OverrunMicros, &c.Usage, &c.Operation, &c.Metadata); err != nil {
 		return Call{}, err
 	}
 	_ = json.Unmarshal([]byte(att), &c.Attempts)
