@@ -758,6 +758,7 @@ func (g *Gateway) stream(ctx context.Context, d Deployment, res *http.Response, 
 	var textLen int64
 	var u *usage
 	done := false
+	gone := false // the agent could not be written to
 	// account charges what the stream used: the usage it reported, or for
 	// a stream cut before its usage, the text that arrived.
 	account := func(status string) {
@@ -828,6 +829,7 @@ func (g *Gateway) stream(ctx context.Context, d Deployment, res *http.Response, 
 			// written and never inside content.
 			ev = renameModel(ev, d.UpstreamModel, call.Alias)
 			if _, err := w.Write(ev); err != nil {
+				gone = true
 				break
 			}
 			w.Flush()
@@ -846,6 +848,25 @@ func (g *Gateway) stream(ctx context.Context, d Deployment, res *http.Response, 
 		}
 	}
 	account(StatusCut)
+	// A stream the upstream broke must not look finished: without [DONE]
+	// a client would take the text so far for the whole answer. The
+	// protocol's error event makes every OpenAI SDK raise.
+	if !done && !gone && ctx.Err() == nil {
+		code, msg := "upstream_cut", "The model's stream ended before it finished, so the answer is incomplete; what arrived was charged."
+		if stalled.Load() {
+			code, msg = "upstream_stalled", fmt.Sprintf("The model's stream stalled (no event for %s) and was cut, so the answer is incomplete; what arrived was charged.", d.Timeout)
+		}
+		_, _ = w.Write(StreamError(code, msg))
+		w.Flush()
+	}
+}
+
+// StreamError is the server-sent event that ends a chat stream Warden
+// could not finish, as OpenAI ends one: an event named error whose data
+// is OpenAI's error object (type server_error), and no [DONE] after it.
+func StreamError(code, message string) []byte {
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": message, "type": "server_error", "code": code, "param": nil}})
+	return append(append([]byte("event: error\ndata: "), b...), "\n\n"...)
 }
 
 // maxStored bounds a stored prompt or completion.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/models"
@@ -217,6 +218,11 @@ func TestChatStalledStreamIsCut(t *testing.T) {
 	}
 	if ctx.Err() != nil {
 		t.Fatal("the stalled stream was not cut by Warden")
+	}
+	// The client raises: a cut answer never looks finished.
+	var streamErr *ssestream.StreamError
+	if err := stream.Err(); !errors.As(err, &streamErr) || !strings.Contains(err.Error(), "upstream_stalled") {
+		t.Fatalf("the stream ended with %v, want the upstream_stalled error", err)
 	}
 	if text.Len() == 0 || !strings.HasPrefix("echo: a b c d e f g h", text.String()) || text.String() == "echo: a b c d e f g h" {
 		t.Fatalf("got %q, want the start of the answer", text.String())

@@ -18,6 +18,7 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/budgets"
@@ -353,6 +354,11 @@ func TestChatStartedStreamIsNeverRestarted(t *testing.T) {
 	}
 	if r.fake.Requests() != 1 || !strings.HasPrefix("echo: a b c d e f g h", text.String()) || text.String() == "echo: a b c d e f g h" {
 		t.Fatalf("got %q after %d upstream requests, want part of the answer after 1", text.String(), r.fake.Requests())
+	}
+	// The client raises: a cut answer never looks finished.
+	var streamErr *ssestream.StreamError
+	if err := stream.Err(); !errors.As(err, &streamErr) || !strings.Contains(err.Error(), "upstream_cut") {
+		t.Fatalf("the stream ended with %v, want the upstream_cut error", err)
 	}
 	cs := r.calls(t)
 	if len(cs) != 1 || cs[0].Status != models.StatusCut || cs[0].Deployment != "first" || cs[0].CostMicros <= 0 || cs[0].CostMicros > cs[0].ReservedMicros {
