@@ -4,6 +4,9 @@
 // prints p50 and p99 latency per target and rate, and each gateway's
 // overhead: its percentile minus the first target's (the upstream alone).
 // It only talks to loopback addresses and runs for a bounded time.
+// "-op name=responses" (or embeddings) sends target name the same request
+// as a POST /v1/responses (or /v1/embeddings) instead, for comparing
+// Warden's model doors in one run.
 //
 //	chatload -target 'fake=http://127.0.0.1:8090/v1' \
 //	         -target 'warden=http://127.0.0.1:8080/v1|Authorization: Bearer wk_...' \
@@ -44,8 +47,27 @@ import (
 type targets []target
 
 type target struct {
-	name, url string
-	header    http.Header
+	name, base, url string
+	op              string // chat, responses or embeddings
+	header          http.Header
+}
+
+// bodies are the request each operation sends, and what its answer
+// holds.
+var bodies = map[string]struct {
+	body func(model string) []byte
+	ok   []byte
+	path string
+}{
+	"chat": {func(m string) []byte {
+		return []byte(`{"model":` + strconv.Quote(m) + `,"messages":[{"role":"user","content":"Where is my order ORD-1003? It was due on Monday."}],"max_tokens":32}`)
+	}, []byte(`"choices"`), "/chat/completions"},
+	"responses": {func(m string) []byte {
+		return []byte(`{"model":` + strconv.Quote(m) + `,"input":"Where is my order ORD-1003? It was due on Monday.","max_output_tokens":32,"store":false}`)
+	}, []byte(`"output"`), "/responses"},
+	"embeddings": {func(m string) []byte {
+		return []byte(`{"model":` + strconv.Quote(m) + `,"input":"Where is my order ORD-1003? It was due on Monday."}`)
+	}, []byte(`"embedding"`), "/embeddings"},
 }
 
 func (t *targets) String() string { return fmt.Sprint(len(*t)) }
@@ -69,7 +91,7 @@ func (t *targets) Set(s string) error {
 		}
 		h.Set(strings.TrimSpace(k), strings.TrimSpace(v))
 	}
-	*t = append(*t, target{name: name, url: strings.TrimRight(parts[0], "/") + "/chat/completions", header: h})
+	*t = append(*t, target{name: name, base: strings.TrimRight(parts[0], "/"), op: "chat", header: h})
 	return nil
 }
 
@@ -85,6 +107,8 @@ func main() {
 	warmup := flag.Duration("warmup", 2*time.Second, "load at the first rate before measuring each target, not counted")
 	model := flag.String("model", "bench", "the model field of each request")
 	inflight := flag.Int("inflight", 2000, "most requests in flight; a send beyond it is counted as dropped")
+	ops := opFlag{}
+	flag.Var(ops, "op", "name=chat|responses|embeddings: the operation target name receives (default chat); repeat")
 	pids := pidFlag{}
 	flag.Var(pids, "pid", "name=PID: report the CPU time process PID (Linux) spent per answered call of target name; repeat")
 	flag.Parse()
@@ -93,7 +117,12 @@ func main() {
 		os.Exit(2)
 	}
 	d := min(*duration, 2*time.Minute)
-	body := []byte(`{"model":` + strconv.Quote(*model) + `,"messages":[{"role":"user","content":"Where is my order ORD-1003? It was due on Monday."}],"max_tokens":32}`)
+	for i := range ts {
+		if op, ok := ops[ts[i].name]; ok {
+			ts[i].op = op
+		}
+		ts[i].url = ts[i].base + bodies[ts[i].op].path
+	}
 	// Idle connections close after 4 s, before Node's server closes them
 	// (its keep-alive timeout is 5 s): a request sent on a connection the
 	// server is closing would fail with a reset that is not the gateway's.
@@ -108,15 +137,15 @@ func main() {
 		}
 		rs = append(rs, r)
 	}
-	fmt.Printf("%-8s %7s %7s %7s %7s %7s %9s %9s %12s %12s %10s\n", "target", "rate/s", "sent", "ok", "errors", "dropped", "p50", "p99", "overhead50", "overhead99", "cpu/call")
+	fmt.Printf("%-18s %7s %7s %7s %7s %7s %9s %9s %12s %12s %10s\n", "target", "rate/s", "sent", "ok", "errors", "dropped", "p50", "p99", "overhead50", "overhead99", "cpu/call")
 	for _, rate := range rs {
 		var base result
 		for i, t := range ts {
 			if *warmup > 0 {
-				runRate(client, t, body, rs[0], *warmup, *inflight)
+				runRate(client, t, bodies[t.op].body(*model), rs[0], *warmup, *inflight)
 			}
 			cpu0, cpuOK := cpuTime(pids[t.name])
-			r := runRate(client, t, body, rate, d, *inflight)
+			r := runRate(client, t, bodies[t.op].body(*model), rate, d, *inflight)
 			cpu1, _ := cpuTime(pids[t.name])
 			perCall := ""
 			if cpuOK && r.ok > 0 {
@@ -128,7 +157,7 @@ func main() {
 			} else {
 				over50, over99 = ms(r.p50-base.p50), ms(r.p99-base.p99)
 			}
-			fmt.Printf("%-8s %7d %7d %7d %7d %7d %9s %9s %12s %12s %10s\n", t.name, rate, r.sent, r.ok, r.errors, r.dropped, ms(r.p50), ms(r.p99), over50, over99, perCall)
+			fmt.Printf("%-18s %7d %7d %7d %7d %7d %9s %9s %12s %12s %10s\n", t.name, rate, r.sent, r.ok, r.errors, r.dropped, ms(r.p50), ms(r.p99), over50, over99, perCall)
 			if r.firstErr != "" {
 				fmt.Printf("         first error: %s\n", r.firstErr)
 			}
@@ -137,6 +166,20 @@ func main() {
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d.Microseconds())/1000) }
+
+// opFlag maps a target's name to its operation (a key of bodies).
+type opFlag map[string]string
+
+func (o opFlag) String() string { return fmt.Sprint(map[string]string(o)) }
+
+func (o opFlag) Set(s string) error {
+	name, op, _ := strings.Cut(s, "=")
+	if _, ok := bodies[op]; !ok || name == "" {
+		return fmt.Errorf("want name=chat|responses|embeddings, got %q", s)
+	}
+	o[name] = op
+	return nil
+}
 
 // pidFlag maps a target's name to the process that serves it.
 type pidFlag map[string]int
@@ -231,7 +274,7 @@ func runRate(c *http.Client, t target, body []byte, rate int, d time.Duration, i
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
-			case err == nil && status == http.StatusOK && bytes.Contains(snippet, []byte(`"choices"`)):
+			case err == nil && status == http.StatusOK && bytes.Contains(snippet, bodies[t.op].ok):
 				res.ok++
 				lat = append(lat, took)
 			default:
