@@ -192,11 +192,11 @@ func Offered(skills, tools, models []string) []string {
 
 // UnknownScope returns the message for the first of scopes that is not
 // offered (a skill, tool or model alias Warden does not know), or "". A
-// pattern (IsPattern) need not match anything yet: it also allows what is
-// added later; NewSpec.Validate checks its form.
+// scope with a * is a pattern, which need not match anything yet (it also
+// allows what is added later): NewSpec.Validate checks its form.
 func UnknownScope(scopes, offered []string) string {
 	for _, sc := range scopes {
-		if slices.Contains(offered, sc) || IsPattern(sc) {
+		if slices.Contains(offered, sc) || strings.Contains(sc, "*") {
 			continue
 		}
 		if strings.HasPrefix(sc, "model:") {
