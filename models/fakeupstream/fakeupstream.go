@@ -41,6 +41,9 @@
 //	                most words with the user's message
 //	router-unknown  answers a skill name that was not offered
 //
+// POST …/embeddings answers a deterministic vector per input
+// (embeddings.go).
+//
 //	srv := httptest.NewServer(fakeupstream.New())
 //	// base URL: srv.URL + "/v1"
 package fakeupstream
