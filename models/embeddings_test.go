@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/platform/problem"
@@ -261,4 +262,33 @@ func clip(s string) string {
 		return s[:60] + "…"
 	}
 	return s
+}
+
+// A deployment that does not answer within its timeout is left for the
+// next one.
+func TestEmbeddingsTimeoutFallsOver(t *testing.T) {
+	hang := dep("hang", "hang")
+	hang.Timeout = 200 * time.Millisecond
+	up := dep("up", "fake")
+	up.Priority = 1
+	r := newGWRig(t, rigOptions{}, hang, up)
+	if res := r.embed(`{"model":"chat","input":"hello"}`); res.status != 200 {
+		t.Fatalf("= %d %v", res.status, res.err)
+	}
+	c := r.calls()[0]
+	if c.Deployment != "up" || len(c.Attempts) != 2 || !strings.HasPrefix(c.Attempts[0].Error, "timeout") {
+		t.Errorf("answered by %q after %+v", c.Deployment, c.Attempts)
+	}
+}
+
+// The key's model limits count embeddings calls: requests a minute here.
+func TestEmbeddingsKeyLimits(t *testing.T) {
+	r := newGWRig(t, rigOptions{limits: models.KeyLimits{RPM: 1}}, dep("emb", "fake"))
+	if res := r.embed(`{"model":"chat","input":"hello"}`); res.status != 200 {
+		t.Fatalf("first = %d %v", res.status, res.err)
+	}
+	res := r.embed(`{"model":"chat","input":"hello"}`)
+	if p := problem.From(res.err); res.status != http.StatusTooManyRequests || p.Code != "rate_limited" || p.RetryAfter <= 0 || r.fake.Requests() != 1 {
+		t.Errorf("second = %d %v (Retry-After %s), %d upstream requests", res.status, res.err, p.RetryAfter, r.fake.Requests())
+	}
 }
