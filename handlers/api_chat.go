@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -13,7 +14,8 @@ import (
 )
 
 // ModelAPI serves the OpenAI-compatible model gateway (/v1/chat/completions,
-// /v1/models) under the same virtual keys as the rest of /v1.
+// /v1/embeddings, /v1/models) under the same virtual keys as the rest of
+// /v1.
 type ModelAPI struct {
 	Gateway *admission.Gateway
 	Models  *models.Gateway
@@ -27,13 +29,9 @@ func (api *ModelAPI) ChatCompletions(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	raw, err := io.ReadAll(c.Request().Body)
+	raw, err := readModelBody(c)
 	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return problem.New(problem.KindTooLarge, "too_large", "The request body is too large.")
-		}
-		return problem.Invalid("invalid_json", "The request body could not be read.")
+		return err
 	}
 	if err := api.Models.Chat(ctx, caller, raw, c.Response()); err != nil {
 		return err
@@ -41,9 +39,38 @@ func (api *ModelAPI) ChatCompletions(c echo.Context) error {
 	return nil
 }
 
-// IsOpenAIRoute reports whether path is one of the routes that answer in
-// OpenAI's error shape, so errors raised before their handler runs (a
-// body over the limit, a wrong method) keep that shape too.
-func IsOpenAIRoute(path string) bool {
-	return path == "/v1/chat/completions" || path == "/v1/models"
+// readModelBody reads a model route's request body (bounded by the
+// server's body limit).
+func readModelBody(c echo.Context) ([]byte, error) {
+	raw, err := io.ReadAll(c.Request().Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, problem.New(problem.KindTooLarge, "too_large", "The request body is too large.")
+		}
+		return nil, problem.Invalid("invalid_json", "The request body could not be read.")
+	}
+	return raw, nil
 }
+
+// IsOpenAIRoute reports whether path answers in OpenAI's error shape:
+// every path under /v1/ but Warden's own API (/v1/journeys, /v1/actions,
+// docs/api.md), also a path Warden does not serve, so errors raised
+// before a handler runs (a body over the limit, a wrong method, an
+// unknown path) keep that shape too, and an OpenAI client reads them.
+func IsOpenAIRoute(path string) bool {
+	rest, ok := strings.CutPrefix(path, "/v1/")
+	if !ok {
+		return false
+	}
+	for _, own := range []string{"journeys", "actions"} {
+		if rest == own || strings.HasPrefix(rest, own+"/") {
+			return false
+		}
+	}
+	return true
+}
+
+// ServedRoutes names the routes under /v1/, for an error that answers a
+// path or method Warden does not serve.
+const ServedRoutes = "Warden serves /v1/chat/completions, /v1/responses, /v1/embeddings, /v1/models (and /v1/journeys, /v1/actions for Warden's own API)."

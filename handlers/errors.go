@@ -83,7 +83,18 @@ func ProblemJSON(c echo.Context, err error) (int, any) {
 	status, p := ProblemOf(err)
 	p.SetRetryAfter(c.Response().Header())
 	if shapeOf(c) == shapeOpenAI {
-		return status, map[string]any{"error": map[string]any{"message": p.Message, "type": openAIType(p.Kind), "code": p.Code}}
+		msg, code := p.Message, p.Code
+		var he *echo.HTTPError
+		if errors.As(err, &he) && (he.Code == http.StatusNotFound || he.Code == http.StatusMethodNotAllowed) {
+			// The router's own refusal: the client asked for a route Warden
+			// does not serve (an OpenAI endpoint it lacks, a typo, a GET
+			// of a POST route), and the answer says which ones it does.
+			msg, code = unservedMessage(c, he.Code), "unknown_url"
+			if he.Code == http.StatusMethodNotAllowed {
+				code = "method_not_allowed"
+			}
+		}
+		return status, map[string]any{"error": map[string]any{"message": msg, "type": openAIType(p.Kind), "code": code}}
 	}
 	body := map[string]any{"error": apiError{Code: p.Code, Message: p.Message}}
 	var je *journeys.JourneyError
@@ -95,8 +106,25 @@ func ProblemJSON(c echo.Context, err error) (int, any) {
 	return status, body
 }
 
+// unservedMessage is the sentence of a 404 or 405 of the router on an
+// OpenAI route: what was asked, and the routes Warden serves.
+func unservedMessage(c echo.Context, status int) string {
+	r := c.Request()
+	path := r.URL.Path
+	if len(path) > 100 {
+		path = path[:100] + "…"
+	}
+	what := "is not a route of Warden"
+	if status == http.StatusMethodNotAllowed {
+		what = "is not served: the route does not take " + r.Method
+	}
+	return r.Method + " " + path + " " + what + ". " + ServedRoutes
+}
+
 // openAIType is the OpenAI error "type" of a problem kind, the one
-// mapping the model door uses for every error it answers.
+// mapping the model door uses for every error it answers. Every kind is
+// named (TestOpenAITypeNamesEveryKind): OpenAI's clients read the type to
+// decide what to raise.
 func openAIType(k problem.Kind) string {
 	switch k {
 	case problem.KindUnauthenticated:
@@ -109,8 +137,11 @@ func openAIType(k problem.Kind) string {
 		return "rate_limit_error"
 	case problem.KindUnavailable, problem.KindInternal, problem.KindBadGateway:
 		return "server_error"
+	case problem.KindInvalid, problem.KindNotFound, problem.KindConflict, problem.KindTooLarge,
+		problem.KindUnprocessable, problem.KindMisdirected:
+		return "invalid_request_error"
 	}
-	return "invalid_request_error"
+	return "server_error" // a kind added without its type here is Warden's to name
 }
 
 // WriteProblem answers err in the request's shape: JSON for the API and

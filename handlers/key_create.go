@@ -46,6 +46,7 @@ func (h *Console) KeyCreate(c echo.Context) error {
 		Tenant:     strings.TrimSpace(params.Get("tenant")),
 		Name:       params.Get("name"),
 		Scopes:     params["scopes"],
+		Patterns:   strings.TrimSpace(params.Get("scope_patterns")),
 		RatePerMin: params.Get("rate_per_min"),
 		Burst:      params.Get("burst"),
 		ExpiresAt:  strings.TrimSpace(params.Get("expires_at")),
@@ -61,6 +62,9 @@ func (h *Console) KeyCreate(c echo.Context) error {
 	} else if err != nil {
 		return err
 	}
+	// Patterns are typed, not ticked: they join the ticked scopes, and
+	// the form shows them as typed when it comes back.
+	form.Scopes = append(form.Scopes, strings.Fields(form.Patterns)...)
 	spec := keys.NewSpec{TenantID: tenant.ID, Name: form.Name, Scopes: form.Scopes, CreatedBy: user.ID}
 	if n, msg := formInt(form.RatePerMin, "Enter a whole number of requests a minute."); msg != "" {
 		errs["rate_per_min"] = msg

@@ -76,7 +76,7 @@ type Key struct {
 	TenantSlug string
 	Name       string
 	Prefix     string
-	Scopes     []string // "skill:NAME" and "tool:NAME"
+	Scopes     []string // "skill:NAME", "tool:NAME", "model:ALIAS", "read:tenant"; a name may end in * (IsPattern)
 	RatePerMin int
 	Burst      int
 	CreatedBy  string
@@ -114,10 +114,45 @@ const ScopeReadTenant = "read:tenant"
 func ReadTenant() (kind, name string) { return "read", "tenant" }
 
 // Allows reports whether the key's scopes allow kind ("skill", "tool" or
-// "model", a model alias of the chat gateway)
-// name. Deny by default: only what is listed.
+// "model", a model alias of the chat gateway) name. Deny by default: only
+// what is listed, or matched by a pattern (a scope whose name ends in *:
+// "model:gpt-*" allows every alias that starts with "gpt-", "model:*"
+// every alias). A pattern matches names of its own kind only, whatever
+// the kind.
 func (k Key) Allows(kind, name string) bool {
-	return slices.Contains(k.Scopes, kind+":"+name)
+	want := kind + ":" + name
+	for _, sc := range k.Scopes {
+		if sc == want {
+			return true
+		}
+		if prefix, ok := strings.CutSuffix(sc, "*"); ok && name != "" && strings.HasPrefix(want, prefix) &&
+			strings.HasPrefix(prefix, kind+":") {
+			return true
+		}
+	}
+	return false
+}
+
+// patternKinds are the kinds whose scopes may be patterns (IsPattern).
+var patternKinds = []string{"skill", "tool", "model"}
+
+// IsPattern reports whether a scope is a pattern: its name ends in *.
+func IsPattern(scope string) bool {
+	_, name, ok := strings.Cut(scope, ":")
+	return ok && strings.HasSuffix(name, "*")
+}
+
+// checkPattern returns why a pattern scope is refused, or "": its kind is
+// one of patternKinds and its only * is its last character.
+func checkPattern(scope string) string {
+	kind, name, _ := strings.Cut(scope, ":")
+	switch {
+	case !slices.Contains(patternKinds, kind):
+		return fmt.Sprintf("%q is not a scope: a pattern is skill:PREFIX*, tool:PREFIX* or model:PREFIX*.", scope)
+	case strings.Count(name, "*") != 1 || !strings.HasSuffix(name, "*") || strings.ContainsAny(name, " \t"):
+		return fmt.Sprintf("%q is not a scope: a pattern has one *, at its end (such as %s:gpt-*).", scope, kind)
+	}
+	return ""
 }
 
 // Active reports whether the key may be used at now.
@@ -156,10 +191,12 @@ func Offered(skills, tools, models []string) []string {
 }
 
 // UnknownScope returns the message for the first of scopes that is not
-// offered (a skill, tool or model alias Warden does not know), or "".
+// offered (a skill, tool or model alias Warden does not know), or "". A
+// scope with a * is a pattern, which need not match anything yet (it also
+// allows what is added later): NewSpec.Validate checks its form.
 func UnknownScope(scopes, offered []string) string {
 	for _, sc := range scopes {
-		if slices.Contains(offered, sc) {
+		if slices.Contains(offered, sc) || strings.Contains(sc, "*") {
 			continue
 		}
 		if strings.HasPrefix(sc, "model:") {
@@ -192,6 +229,12 @@ func (s NewSpec) Validate(now time.Time) map[string]string {
 		if !ok || (kind != "skill" && kind != "tool" && kind != "model") || name == "" {
 			errs["scopes"] = fmt.Sprintf("%q is not a scope: write skill:NAME, tool:NAME, model:NAME or read:tenant.", sc)
 			break
+		}
+		if strings.Contains(name, "*") {
+			if msg := checkPattern(sc); msg != "" {
+				errs["scopes"] = msg
+				break
+			}
 		}
 	}
 	if s.RatePerMin < 1 || s.RatePerMin > 600000 {

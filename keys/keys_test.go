@@ -141,3 +141,62 @@ func TestOfferedAndUnknownScope(t *testing.T) {
 		t.Errorf("UnknownScope(model:nope) = %q", msg)
 	}
 }
+
+// A scope whose name ends in * allows every name of its kind with that
+// prefix, and nothing of another kind.
+func TestAllowsPatterns(t *testing.T) {
+	k := Key{Scopes: []string{"model:gpt-*", "tool:lookup_*", "skill:refunds", "mcp:server/*"}}
+	for _, tc := range []struct {
+		kind, name string
+		want       bool
+	}{
+		{"model", "gpt-4o", true},
+		{"model", "gpt-", true},
+		{"model", "claude", false},
+		{"model", "", false},
+		{"tool", "lookup_order", true},
+		{"tool", "issue_refund", false},
+		{"skill", "gpt-4o", false},        // another kind's pattern
+		{"skill", "refunds", true},        // exact
+		{"skill", "refunds_extra", false}, // exact is not a prefix
+		{"mcp", "server/files", true},     // any kind, such as a future one
+		{"mcp", "other/files", false},
+	} {
+		if got := k.Allows(tc.kind, tc.name); got != tc.want {
+			t.Errorf("Allows(%q, %q) = %v, want %v", tc.kind, tc.name, got, tc.want)
+		}
+	}
+	all := Key{Scopes: []string{"model:*"}}
+	if !all.Allows("model", "anything") || all.Allows("tool", "anything") {
+		t.Error("model:* must allow every model alias and no tool")
+	}
+}
+
+func TestValidatePatternScopes(t *testing.T) {
+	base := NewSpec{TenantID: "t", Name: "bot", RatePerMin: 60, Burst: 5}
+	for _, tc := range []struct {
+		scope string
+		ok    bool
+	}{
+		{"model:*", true},
+		{"model:gpt-*", true},
+		{"tool:lookup_*", true},
+		{"skill:ref*", true},
+		{"model:*-mini", false},
+		{"model:gpt-**", false},
+		{"model:g*t*", false},
+		{"read:*", false},
+		{"mcp:server/*", false}, // not a kind Warden knows yet
+		{"*", false},
+	} {
+		s := base
+		s.Scopes = []string{tc.scope}
+		errs := s.Validate(time.Now())
+		if got := errs["scopes"] == ""; got != tc.ok {
+			t.Errorf("Validate(%q): scopes error %q, want accepted %v", tc.scope, errs["scopes"], tc.ok)
+		}
+	}
+	if msg := UnknownScope([]string{"model:gpt-*", "tool:x*"}, Offered(nil, nil, nil)); msg != "" {
+		t.Errorf("a pattern need not match anything yet: %q", msg)
+	}
+}

@@ -184,9 +184,6 @@ func (g *Gateway) Chat(ctx context.Context, caller admission.Caller, body []byte
 		return err
 	}
 	req, fields := cr.request, cr.fields
-	if !caller.Key.Allows("model", req.Model) {
-		return problem.Forbidden("model_not_allowed", "This key may not use model "+req.Model+": it needs the scope model:"+req.Model+".")
-	}
 	asked := int64(0)
 	if req.MaxCompletionTokens != nil {
 		asked = *req.MaxCompletionTokens
@@ -212,7 +209,10 @@ func (g *Gateway) Chat(ctx context.Context, caller admission.Caller, body []byte
 		return problem.Unavailable("unavailable", msg, time.Second).Wrap(err)
 	}
 	if len(deps) == 0 {
-		return problem.NotFound("model_not_found", "There is no model "+req.Model+" (or every deployment of it is switched off).")
+		return modelNotFound(req.Model)
+	}
+	if err := modelAllowed(caller, req.Model); err != nil { // after existence (access.go)
+		return err
 	}
 	// worst is the reservation for a forwarded body of bodyBytes and the
 	// tokens it may use at most (for the key's tokens a minute).

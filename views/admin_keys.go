@@ -2,6 +2,7 @@ package views
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/a-h/templ"
@@ -41,6 +42,7 @@ type KeyForm struct {
 	Tenant     string
 	Name       string
 	Scopes     []string
+	Patterns   string // pattern scopes as typed, such as "model:gpt-* tool:lookup_*"
 	RatePerMin string
 	Burst      string
 	ExpiresAt  string // a date, YYYY-MM-DD
@@ -126,4 +128,21 @@ func (v KeyRevokeView) confirm() ConfirmView {
 		c.Warning = text("This key is already revoked. Confirming changes nothing.")
 	}
 	return c
+}
+
+// scopeTitle explains a pattern scope (keys.IsPattern) where it is shown;
+// "" for a scope that names one thing.
+func scopeTitle(scope string) string {
+	if !keys.IsPattern(scope) {
+		return ""
+	}
+	kind, name, _ := strings.Cut(scope, ":")
+	words := map[string]string{"skill": "skill", "tool": "tool", "model": "model alias"}[kind]
+	if words == "" {
+		words = kind
+	}
+	if name == "*" {
+		return "A pattern: every " + words + ", also those added later."
+	}
+	return "A pattern: every " + words + " whose name starts with " + strings.TrimSuffix(name, "*") + ", also those added later."
 }

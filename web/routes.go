@@ -187,7 +187,9 @@ func (s *Server) routes() {
 		}
 		chat := &handlers.ModelAPI{Gateway: s.gateway, Models: mg}
 		e.POST("/v1/chat/completions", chat.ChatCompletions, shedChat)
+		e.POST("/v1/embeddings", chat.Embeddings, shedChat)
 		e.GET("/v1/models", chat.ListModels)
+		e.GET("/v1/models/:id", chat.GetModel)
 	}
 
 	e.Use(s.loadSession(), s.csrf(), s.page(pages))

@@ -41,6 +41,9 @@
 //	                most words with the user's message
 //	router-unknown  answers a skill name that was not offered
 //
+// POST …/embeddings answers a deterministic vector per input
+// (embeddings.go).
+//
 //	srv := httptest.NewServer(fakeupstream.New())
 //	// base URL: srv.URL + "/v1"
 package fakeupstream
@@ -61,8 +64,9 @@ import (
 type Server struct {
 	requests atomic.Int64
 
-	mu   sync.Mutex
-	seen []Seen
+	mu       sync.Mutex
+	seen     []Seen
+	embedded []string // the text inputs of embeddings requests, as they arrived
 }
 
 // Seen is one chat request as the fake saw it.
@@ -82,7 +86,7 @@ func (s *Server) Seen() []Seen {
 // New returns a fake upstream.
 func New() *Server { return &Server{} }
 
-// Requests is how many chat requests arrived.
+// Requests is how many chat and embeddings requests arrived.
 func (s *Server) Requests() int64 { return s.requests.Load() }
 
 type message struct {
@@ -153,11 +157,16 @@ func fail(w http.ResponseWriter, status int, typ, msg string) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": nil}})
 }
 
-// ServeHTTP answers POST …/chat/completions and GET …/models.
+// ServeHTTP answers POST …/chat/completions, POST …/embeddings
+// (embeddings.go) and GET …/models.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models") {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"object":"list","data":[{"id":"fake","object":"model","created":0,"owned_by":"fake"}]}`))
+		return
+	}
+	if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/embeddings") {
+		s.embeddings(w, r)
 		return
 	}
 	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
