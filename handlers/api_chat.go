@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -13,7 +14,7 @@ import (
 )
 
 // ModelAPI serves the OpenAI-compatible model gateway (/v1/chat/completions,
-// /v1/models) under the same virtual keys as the rest of /v1.
+// /v1/responses, /v1/models) under the same virtual keys as the rest of /v1.
 type ModelAPI struct {
 	Gateway *admission.Gateway
 	Models  *models.Gateway
@@ -45,5 +46,5 @@ func (api *ModelAPI) ChatCompletions(c echo.Context) error {
 // OpenAI's error shape, so errors raised before their handler runs (a
 // body over the limit, a wrong method) keep that shape too.
 func IsOpenAIRoute(path string) bool {
-	return path == "/v1/chat/completions" || path == "/v1/models"
+	return path == "/v1/chat/completions" || path == "/v1/models" || path == "/v1/responses" || strings.HasPrefix(path, "/v1/responses/")
 }
