@@ -188,7 +188,7 @@ type chatPart struct {
 var itemMembers = map[string]map[string]bool{
 	"message":              {"type": true, "role": true, "content": true, "id": true, "status": true},
 	"function_call":        {"type": true, "id": true, "call_id": true, "name": true, "arguments": true, "status": true},
-	"function_call_output": {"type": true, "id": true, "call_id": true, "output": true, "status": true},
+	"function_call_output": {"type": true, "id": true, "call_id": true, "output": true, "status": true, "name": true}, // the name is the call's, said again
 }
 
 var itemRoles = map[string]bool{"user": true, "system": true, "developer": true, "assistant": true}
