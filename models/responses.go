@@ -407,7 +407,9 @@ func chatBody(r respRequest, items []json.RawMessage) ([]byte, error) {
 		}
 		b["tools"] = tools
 	}
-	if !isNullOrEmpty(r.ToolChoice) {
+	// Without tools, "auto" and "none" say nothing, and some upstreams
+	// refuse a tool_choice without tools.
+	if !isNullOrEmpty(r.ToolChoice) && (len(r.Tools) > 0 || !(string(r.ToolChoice) == `"auto"` || string(r.ToolChoice) == `"none"`)) {
 		tc, err := chatToolChoice(r.ToolChoice)
 		if err != nil {
 			return nil, err
@@ -938,6 +940,9 @@ func (resp *response) object(status string) map[string]any {
 	if status != "in_progress" {
 		o["store"] = resp.stored
 	}
+	if status == "incomplete" {
+		_, o["incomplete_details"] = resp.finalStatus()
+	}
 	if !isNullOrEmpty(r.User) {
 		o["user"] = r.User
 	}
@@ -977,11 +982,9 @@ func (resp *response) finish(ctx context.Context, caller admission.Caller) error
 		if err := resp.readAnswer(); err != nil {
 			return err
 		}
-		status, why := resp.finalStatus()
+		status, _ := resp.finalStatus()
 		resp.store(ctx, caller, status)
-		o := resp.object(status)
-		o["incomplete_details"] = why
-		b, _ := json.Marshal(o)
+		b, _ := json.Marshal(resp.object(status))
 		resp.w.Header().Set("Content-Type", "application/json")
 		resp.w.WriteHeader(http.StatusOK)
 		_, _ = resp.w.Write(b)
@@ -1017,10 +1020,9 @@ func (resp *response) finish(ctx context.Context, caller admission.Caller) error
 	for _, it := range resp.output {
 		resp.closeItem(it)
 	}
-	status, why := resp.finalStatus()
+	status, _ := resp.finalStatus()
 	resp.store(ctx, caller, status)
 	o := resp.object(status)
-	o["incomplete_details"] = why
 	typ := "response.completed"
 	if status == "incomplete" {
 		typ = "response.incomplete"
