@@ -1013,7 +1013,11 @@ func (resp *response) finish(ctx context.Context, caller admission.Caller) error
 		o := resp.object("failed")
 		o["error"] = map[string]string{"code": code, "message": msg}
 		resp.event("response.failed", map[string]any{"response": o})
-		resp.event("error", map[string]any{"code": code, "message": msg, "param": nil})
+		// The event is OpenAI's; its "error" member is also what OpenAI's
+		// SDKs raise on in a stream (openai-go, openai-node), so a client
+		// that reads events one by one cannot take the cut for an end.
+		resp.event("error", map[string]any{"code": code, "message": msg, "param": nil,
+			"error": map[string]any{"type": "server_error", "code": code, "message": msg}})
 		resp.w.Flush()
 		return nil
 	}

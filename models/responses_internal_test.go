@@ -1,8 +1,14 @@
 package models
 
 import (
+	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
+
+	"github.com/wardenhq/warden/admission"
 )
 
 // TestChatBody: each Responses request and the chat completion body it
@@ -66,3 +72,44 @@ func TestChatBody(t *testing.T) {
 		})
 	}
 }
+
+// A chat stream that ends with the gateway's error event (event: error,
+// {"error": {...}}) after some text is a failed Response with that
+// error's code, even when [DONE] is not the problem.
+func TestResponseSinkReadsTheChatErrorEvent(t *testing.T) {
+	for _, tt := range []struct{ name, tail, code string }{
+		{"error event", "event: error\ndata: {\"error\":{\"message\":\"The model stalled.\",\"type\":\"server_error\",\"code\":\"upstream_stalled\"}}\n\n", "upstream_stalled"},
+		{"plain end", "", "upstream_cut"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := httptest.NewRecorder()
+			resp := &response{req: respRequest{Model: "m", Stream: true}, ID: "resp_x", w: recorderSink{w}, stream: true, keep: true}
+			resp.Header().Set("Content-Type", "text/event-stream")
+			resp.WriteHeader(http.StatusOK)
+			chunk := "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"half an\"}}]}\n\n"
+			// Written in pieces that split lines, as a network may.
+			all := chunk + tt.tail
+			for i := 0; i < len(all); i += 7 {
+				if _, err := resp.Write([]byte(all[i:min(len(all), i+7)])); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := resp.finish(context.Background(), admission.Caller{}); err != nil {
+				t.Fatal(err)
+			}
+			body := w.Body.String()
+			if strings.Contains(body, "response.completed") || !strings.Contains(body, "event: response.failed") ||
+				!strings.Contains(body, `"code":"`+tt.code+`"`) || !strings.Contains(body, `"delta":"half an"`) {
+				t.Fatalf("events:\n%s", body)
+			}
+			last := body[strings.LastIndex(strings.TrimSpace(body), "\n\n")+2:]
+			if !strings.HasPrefix(last, "event: error\n") {
+				t.Fatalf("last event = %q", last)
+			}
+		})
+	}
+}
+
+type recorderSink struct{ *httptest.ResponseRecorder }
+
+func (recorderSink) Flush() {}

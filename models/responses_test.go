@@ -406,9 +406,9 @@ func TestResponsesCutStreamFails(t *testing.T) {
 	}
 }
 
-// A chat stream that ends with the gateway's error event (event: error)
-// is a failed Response with that error's code.
-func TestResponsesStreamErrorEvent(t *testing.T) {
+// A stream that stalls (no event for the deployment's timeout) is cut:
+// response.failed and an error event.
+func TestResponsesStalledStreamFails(t *testing.T) {
 	r := respRig(t, rigOptions{}, models.Deployment{Name: "s", Alias: "chat", UpstreamModel: "stall", InputMicrosPerM: 1, OutputMicrosPerM: 1,
 		ContextWindow: 8192, MaxOutputTokens: 64, Timeout: 300 * time.Millisecond, Concurrency: 4, Enabled: true})
 	res := r.responses(r.caller, `{"model":"chat","input":"one two three four five six","stream":true}`)
