@@ -193,12 +193,14 @@ var itemMembers = map[string]map[string]bool{
 
 var itemRoles = map[string]bool{"user": true, "system": true, "developer": true, "assistant": true}
 
-// toMessages translates Responses items (context then input) into chat
-// messages. What an item holds that chat cannot carry is refused by name.
-func toMessages(items []json.RawMessage) ([]chatMsg, error) {
+// toMessages translates Responses items (the first stored of them the
+// context of previous_response_id, then the input) into chat messages.
+// What an item holds that chat cannot carry is refused by name; an input
+// item is named by its place in the input.
+func toMessages(items []json.RawMessage, stored int) ([]chatMsg, error) {
 	var out []chatMsg
 	for i, raw := range items {
-		n := i + 1
+		n := i + 1 - stored // a stored item is numbered from the end of the context: 0, -1, …
 		var m map[string]json.RawMessage
 		if json.Unmarshal(raw, &m) != nil {
 			return nil, invalid(fmt.Sprintf("Input item %d is not an object.", n))
@@ -388,8 +390,8 @@ func chatFormat(raw json.RawMessage) (json.RawMessage, error) {
 
 // chatBody is the Chat Completions body a Responses request (with its
 // context items) makes.
-func chatBody(r respRequest, items []json.RawMessage) ([]byte, error) {
-	msgs, err := toMessages(items)
+func chatBody(r respRequest, history, input []json.RawMessage) ([]byte, error) {
+	msgs, err := toMessages(append(append([]json.RawMessage(nil), history...), input...), len(history))
 	if err != nil {
 		return nil, err
 	}
@@ -524,7 +526,7 @@ func (g *Gateway) Responses(ctx context.Context, caller admission.Caller, body [
 			return err
 		}
 	}
-	chat, err := chatBody(r, append(append([]json.RawMessage(nil), history...), input...))
+	chat, err := chatBody(r, history, input)
 	if err != nil {
 		return err
 	}

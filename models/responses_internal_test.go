@@ -53,7 +53,7 @@ func TestChatBody(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := chatBody(r, items)
+			got, err := chatBody(r, nil, items)
 			if err != nil {
 				t.Fatal(err)
 			}
