@@ -475,3 +475,26 @@ func TestResponsesWithoutRedactorAreNotStored(t *testing.T) {
 		t.Fatalf("GET = %v", err)
 	}
 }
+
+// A refusal is a message whose content is a refusal part.
+func TestResponsesRefusal(t *testing.T) {
+	r := respRig(t, rigOptions{}, dep("big", "refuse"))
+	res := r.responses(r.caller, `{"model":"chat","input":"hi"}`)
+	var o struct {
+		Status string `json:"status"`
+		Output []struct {
+			Type    string `json:"type"`
+			Content []struct {
+				Type    string `json:"type"`
+				Refusal string `json:"refusal"`
+			} `json:"content"`
+		} `json:"output"`
+	}
+	if err := json.Unmarshal(res.body, &o); err != nil {
+		t.Fatalf("%v: %d %v", err, res.status, res.err)
+	}
+	if o.Status != "completed" || len(o.Output) != 1 || o.Output[0].Type != "message" || len(o.Output[0].Content) != 1 ||
+		o.Output[0].Content[0].Type != "refusal" || o.Output[0].Content[0].Refusal != "I can't help with that." {
+		t.Fatalf("refusal = %s", res.body)
+	}
+}
