@@ -1046,6 +1046,8 @@ func (resp *response) store(ctx context.Context, caller admission.Caller, status
 	if !resp.keep || g.redactor == nil {
 		return
 	}
+	// The answer is paid for and sent: an agent gone now still finds it.
+	ctx = context.WithoutCancel(ctx)
 	settings, err := TenantSettingsOf(ctx, g.db.Read(), caller.Tenant.ID)
 	if err != nil || settings.Content == ContentNone {
 		return
@@ -1067,7 +1069,7 @@ func (resp *response) store(ctx context.Context, caller admission.Caller, status
 		g.log.ErrorContext(ctx, "could not redact a response to store it", "response", resp.ID, "err", err)
 		return
 	}
-	err = g.db.Transact(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+	err = g.db.Transact(ctx, func(tx *store.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO model_responses (id, tenant_id, key_id, previous_id, input, output, response, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, resp.ID, caller.Tenant.ID, caller.Key.ID, resp.req.PreviousResponseID,
 			string(in), string(outRed), string(obj), store.FormatTime(resp.created))
