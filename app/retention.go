@@ -7,11 +7,13 @@ import (
 
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/platform/store"
 )
 
 // PurgeTraces enforces each tenant's trace retention: journeys (and their
-// step journals) older than the tenant's retention are deleted. Journeys
+// step journals) and stored model responses (/v1/responses) older than
+// the tenant's retention are deleted; it returns the journeys deleted. Journeys
 // still awaiting approval are kept; audit events are never purged. Each
 // tenant's purge that deleted something is itself an audit event.
 func (rt *Runtime) PurgeTraces(ctx context.Context, now time.Time) (int64, error) {
@@ -34,13 +36,17 @@ func (rt *Runtime) PurgeTraces(ctx context.Context, now time.Time) (int64, error
 		err := rt.DB.Transact(ctx, func(tx *store.Tx) error {
 			n, err := journeys.DeleteOlderThan(ctx, tx, t.id, cutoff)
 			purged = n
-			if err != nil || n == 0 {
+			if err != nil {
+				return err
+			}
+			r, err := models.DeleteResponsesOlderThan(ctx, tx, t.id, cutoff)
+			if err != nil || n+r == 0 {
 				return err
 			}
 			_, err = audit.Append(ctx, tx, audit.Event{
 				Actor: audit.Actor{Type: audit.ActorSystem, ID: "retention"}, Tenant: t.slug, Verb: "traces.purged",
 				Subject: audit.Subject{Type: "tenant", ID: t.id},
-				Details: map[string]any{"journeys": n, "older_than": store.FormatTime(cutoff), "retention_days": t.days},
+				Details: map[string]any{"journeys": n, "responses": r, "older_than": store.FormatTime(cutoff), "retention_days": t.days},
 			})
 			return err
 		})

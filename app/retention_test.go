@@ -6,11 +6,15 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/admission"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/keys"
+	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/platform/redact"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
@@ -242,5 +246,66 @@ func TestStartupSweepEndsWhatAPreviousProcessLeftRunning(t *testing.T) {
 	<-done
 	if status != "failed" || reserved != 0 {
 		t.Errorf("after start-up the minute-old running journey is %q with %d reserved; want failed and 0", status, reserved)
+	}
+}
+
+// Stored model responses (/v1/responses) past the tenant's retention are
+// deleted with its journeys; newer ones, and other tenants', stay
+// readable.
+func TestRetentionDeletesOldStoredResponses(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	db := storetest.Open(t)
+	key, _ := redact.LoadOrCreateKey(dir)
+	rt, err := New(ctx, Options{DataDir: dir, DB: db, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Redactor: redact.New(key)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	now := time.Now().UTC()
+	day := 24 * time.Hour
+	var acme, globex tenants.Tenant
+	err = db.Transact(ctx, func(tx *store.Tx) error {
+		if acme, err = tenants.Insert(ctx, tx, "acme", "Acme"); err != nil { // 30 days
+			return err
+		}
+		if globex, err = tenants.Insert(ctx, tx, "globex", "Globex"); err != nil {
+			return err
+		}
+		var errs []error
+		_, e := tx.Exec(`UPDATE tenants SET trace_retention_days = 7 WHERE id = ?`, globex.ID)
+		errs = append(errs, e)
+		ins := func(id, tenant string, age time.Duration) {
+			_, err := tx.Exec(`INSERT INTO model_responses (id, tenant_id, key_id, previous_id, input, output, response, created_at)
+				VALUES (?, ?, 'k1', '', '[]', '[]', '{"object":"response","status":"completed"}', ?)`, id, tenant, store.FormatTime(now.Add(-age)))
+			errs = append(errs, err)
+		}
+		ins("resp_acme_old", acme.ID, 31*day)
+		ins("resp_acme_new", acme.ID, 29*day)
+		ins("resp_globex_old", globex.ID, 8*day)
+		ins("resp_globex_new", globex.ID, 6*day)
+		return errors.Join(errs...)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.PurgeTraces(ctx, now); err != nil {
+		t.Fatal(err)
+	}
+	g := models.NewGateway(db, nil, nil, nil)
+	for id, want := range map[string]bool{"resp_acme_old": false, "resp_acme_new": true, "resp_globex_old": false, "resp_globex_new": true} {
+		tn := acme
+		if strings.HasPrefix(id, "resp_globex") {
+			tn = globex
+		}
+		_, err := g.Response(ctx, admission.Caller{Tenant: tn, Key: keys.Key{ID: "k1", TenantID: tn.ID}}, id)
+		if got := err == nil; got != want {
+			t.Errorf("%s readable after retention = %v (%v), want %v", id, got, err, want)
+		}
+	}
+	var details string
+	db.Read().QueryRow(`SELECT details FROM audit_events WHERE verb = 'traces.purged' AND tenant = 'acme'`).Scan(&details)
+	if !strings.Contains(details, `"responses":1`) {
+		t.Errorf("acme's purge event = %q, want it to count the response", details)
 	}
 }

@@ -14,8 +14,8 @@ import (
 )
 
 // ModelAPI serves the OpenAI-compatible model gateway (/v1/chat/completions,
-// /v1/embeddings, /v1/models) under the same virtual keys as the rest of
-// /v1.
+// /v1/responses, /v1/embeddings, /v1/models) under the same virtual keys as
+// the rest of /v1.
 type ModelAPI struct {
 	Gateway *admission.Gateway
 	Models  *models.Gateway

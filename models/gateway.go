@@ -244,7 +244,7 @@ func (g *Gateway) Chat(ctx context.Context, caller admission.Caller, body []byte
 	}
 	keep := settings.Content != ContentNone
 	call := Call{ID: store.NewID(), TenantID: caller.Tenant.ID, KeyID: caller.Key.ID, Alias: req.Model, Stream: req.Stream,
-		CreatedAt: start.UTC(), JourneyID: JourneyOf(ctx)}
+		CreatedAt: start.UTC(), JourneyID: JourneyOf(ctx), Operation: operationOf(ctx)}
 	if keep {
 		call.Prompt = g.storedJSON(req.Messages)
 	}

@@ -188,6 +188,9 @@ func (s *Server) routes() {
 		chat := &handlers.ModelAPI{Gateway: s.gateway, Models: mg}
 		e.POST("/v1/chat/completions", chat.ChatCompletions, shedChat)
 		e.POST("/v1/embeddings", chat.Embeddings, shedChat)
+		e.POST("/v1/responses", chat.Responses, shedChat)
+		e.GET("/v1/responses/:id", chat.GetResponse)
+		e.DELETE("/v1/responses/:id", chat.DeleteResponse)
 		e.GET("/v1/models", chat.ListModels)
 		e.GET("/v1/models/:id", chat.GetModel)
 	}
