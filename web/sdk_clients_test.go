@@ -111,7 +111,7 @@ func TestOfficialClientsAtTheirDefaults(t *testing.T) {
 			if res := got["error"]; res.OK || res.Status != 402 && !strings.Contains(res.Error, "402") {
 				t.Errorf("error: %+v, want the client to raise the 402", res)
 			}
-			if res := got["cut"]; res.OK {
+			if res := got["cut"]; res.OK || !strings.Contains(res.Error, "ended before it finished") && !strings.Contains(res.Error, "response.failed") {
 				t.Errorf("cut: %+v, want the client to raise when the upstream cuts the stream", res)
 			}
 			if t.Failed() {
