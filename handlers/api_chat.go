@@ -35,6 +35,8 @@ func (api *ModelAPI) ChatCompletions(c echo.Context) error {
 		}
 		return problem.Invalid("invalid_json", "The request body could not be read.")
 	}
+	// The agent's tags for the call, checked with the body's metadata.
+	ctx = models.WithTagsHeader(ctx, c.Request().Header.Get(models.HeaderMetadata))
 	if err := api.Models.Chat(ctx, caller, raw, c.Response()); err != nil {
 		return err
 	}
