@@ -29,8 +29,8 @@ func defaultModelForm() views.ModelForm {
 }
 
 // ModelList shows the model deployments, the form that adds one and the
-// newest calls of the tenants in the admin's scope.
-// A tag (?tag=key=value) lists only the calls the agent tagged so.
+// newest calls of the tenants in the admin's scope; with a tag
+// (?tag=key=value), only the calls the agent tagged so.
 func (h *Console) ModelList(c echo.Context) error {
 	v := views.ModelsView{Notice: doneNotice(c, modelNotices), Form: defaultModelForm(), CallTagText: c.QueryParam("tag")}
 	tag, err := models.ParseTag(v.CallTagText)
