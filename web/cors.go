@@ -23,8 +23,8 @@ var corsHeaders = []string{
 // call the agents' API, /v1/* only: preflights are answered, keys go in
 // Authorization (never cookies, so no credentials are allowed). The
 // console is skipped: a page, a form or a sign-in never answers another
-// origin. Without origins there is no middleware at all, and an OPTIONS
-// request is refused as before (405).
+// origin. Without origins there is no middleware at all: an OPTIONS
+// request gets the router's 204 with Allow, and no CORS header, as before.
 func (s *Server) cors() echo.MiddlewareFunc {
 	origins := s.cfg.CORSOrigins
 	if len(origins) == 0 {
