@@ -108,6 +108,11 @@ type Config struct {
 	// needs none.
 	MetricsToken string
 
+	// CORSOrigins are the browser origins (scheme://host[:port]) allowed
+	// to call the agents' API (/v1/*) across origins; empty allows none.
+	// The console never answers CORS.
+	CORSOrigins []string
+
 	publicURLDefaulted, redirectDefaulted bool
 }
 
@@ -219,6 +224,7 @@ var settings = []setting{
 	{"WARDEN_API_MAX_INFLIGHT", "api-max-inflight", "64", "agent API writes admitted at once; more are shed with 503 (1 to 100000)"},
 	{"WARDEN_TENANT_RATE", "tenant-rate", "1000", "agent API requests per second per tenant, across its keys (1 to 1000000)"},
 	{"WARDEN_METRICS_TOKEN", "metrics-token", "", "bearer token a Prometheus scraper sends for /metrics from another host (loopback needs none)"},
+	{"WARDEN_CORS_ORIGINS", "cors-origins", "", "browser origins (https://app.example.com) allowed to call /v1/* across origins, comma separated; empty allows none (never the console)"},
 }
 
 // Load reads settings from env (a lookup such as os.LookupEnv) and args
@@ -402,6 +408,19 @@ func Load(args []string, env func(string) (string, bool)) (Config, error) {
 	c.MetricsToken = get("WARDEN_METRICS_TOKEN")
 	if c.MetricsToken != "" && len(c.MetricsToken) < 16 {
 		bad("WARDEN_METRICS_TOKEN", "must be at least 16 characters")
+	}
+
+	for _, o := range strings.Split(get("WARDEN_CORS_ORIGINS"), ",") {
+		if o = strings.TrimSpace(o); o == "" {
+			continue
+		}
+		if why := badOrigin(o); why != "" {
+			bad("WARDEN_CORS_ORIGINS", "%q %s", o, why)
+			continue
+		}
+		if !slices.Contains(c.CORSOrigins, o) {
+			c.CORSOrigins = append(c.CORSOrigins, o)
+		}
 	}
 
 	if rd := get("WARDEN_RUNBOOK_DIR"); rd != "" {
@@ -730,4 +749,21 @@ func hexKey(get func(string) string, bad func(name, format string, a ...any), na
 		return []byte{} // set, though bad: no second complaint that it is missing
 	}
 	return k
+}
+
+// badOrigin says why o is not an origin as a browser sends it in Origin
+// (scheme://host[:port], lower case, nothing after), or "".
+func badOrigin(o string) string {
+	u, err := url.Parse(o)
+	switch {
+	case o == "*":
+		return "is a wildcard: list the origins allowed"
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		return "is not an origin such as https://app.example.com"
+	case u.User != nil || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || strings.HasSuffix(o, "/"):
+		return "is not an origin: only scheme://host[:port], without a path"
+	case o != strings.ToLower(o):
+		return "must be lower case, as browsers send it"
+	}
+	return ""
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -107,6 +108,23 @@ func TestAlertInterval(t *testing.T) {
 	}
 }
 
+func TestCORSOrigins(t *testing.T) {
+	for _, tt := range []struct {
+		env  string
+		want []string
+	}{
+		{"", nil},
+		{" , ", nil},
+		{"https://app.example.com", []string{"https://app.example.com"}},
+		{"https://app.example.com, http://127.0.0.1:5173,https://app.example.com", []string{"https://app.example.com", "http://127.0.0.1:5173"}},
+	} {
+		c, err := Load(nil, envOf(map[string]string{"WARDEN_DATA_DIR": t.TempDir(), "WARDEN_CORS_ORIGINS": tt.env}))
+		if err != nil || !slices.Equal(c.CORSOrigins, tt.want) {
+			t.Errorf("WARDEN_CORS_ORIGINS=%q: CORSOrigins = %q, %v; want %q", tt.env, c.CORSOrigins, err, tt.want)
+		}
+	}
+}
+
 func TestUsageListsEverySetting(t *testing.T) {
 	u := Usage()
 	for _, s := range settings {
@@ -201,6 +219,12 @@ func TestLoadRefusesBadSettings(t *testing.T) {
 		{"price not a number", map[string]string{"WARDEN_PRICE_INPUT_TOKEN": "0.5"}, "WARDEN_PRICE_INPUT_TOKEN", "whole number"},
 		{"negative price", map[string]string{"WARDEN_PRICE_OUTPUT_TOKEN": "-1"}, "WARDEN_PRICE_OUTPUT_TOKEN", "whole number"},
 		{"runbook dir missing", map[string]string{"WARDEN_RUNBOOK_DIR": "/nonexistent/runbooks"}, "WARDEN_RUNBOOK_DIR", "not a directory"},
+		{"CORS wildcard", map[string]string{"WARDEN_CORS_ORIGINS": "*"}, "WARDEN_CORS_ORIGINS", "list the origins"},
+		{"CORS origin with a path", map[string]string{"WARDEN_CORS_ORIGINS": "https://app.example.com/agent"}, "WARDEN_CORS_ORIGINS", "without a path"},
+		{"CORS origin with a slash", map[string]string{"WARDEN_CORS_ORIGINS": "https://app.example.com/"}, "WARDEN_CORS_ORIGINS", "without a path"},
+		{"CORS origin not http", map[string]string{"WARDEN_CORS_ORIGINS": "https://ok.example.com, ftp://files.example.com"}, "WARDEN_CORS_ORIGINS", `"ftp://files.example.com" is not an origin`},
+		{"CORS origin bare host", map[string]string{"WARDEN_CORS_ORIGINS": "app.example.com"}, "WARDEN_CORS_ORIGINS", "not an origin"},
+		{"CORS origin upper case", map[string]string{"WARDEN_CORS_ORIGINS": "https://App.example.com"}, "WARDEN_CORS_ORIGINS", "lower case"},
 		{"data dir under a file", map[string]string{"WARDEN_DATA_DIR": filepath.Join(file, "data")}, "WARDEN_DATA_DIR", "cannot create"},
 		{"data dir is a file", map[string]string{"WARDEN_DATA_DIR": file}, "WARDEN_DATA_DIR", "not a directory"},
 		{"production on any interface is fine but issuer broken", merge(prod, map[string]string{"WARDEN_ADDR": "0.0.0.0:8080", "WARDEN_OIDC_ISSUER": "ftp://idp"}), "WARDEN_OIDC_ISSUER", "http"},

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -24,33 +25,33 @@ type ModelAPI struct {
 // ChatCompletions is POST /v1/chat/completions: authenticate, then the
 // model gateway reserves, routes, answers (or streams) and settles.
 func (api *ModelAPI) ChatCompletions(c echo.Context) error {
+	ctx, caller, raw, err := api.modelRequest(c)
+	if err != nil {
+		return err
+	}
+	return api.Models.Chat(ctx, caller, raw, c.Response())
+}
+
+// modelRequest is what every model route (chat, responses, embeddings)
+// starts with: the caller of the key, the request body (bounded by the
+// server's body limit), and a context carrying the agent's tags header
+// (x-warden-metadata), which the gateway checks with the body's metadata
+// before anything is reserved.
+func (api *ModelAPI) modelRequest(c echo.Context) (context.Context, admission.Caller, []byte, error) {
 	ctx := c.Request().Context()
 	caller, err := api.Gateway.Authenticate(ctx, bearer(c))
 	if err != nil {
-		return err
+		return nil, admission.Caller{}, nil, err
 	}
-	raw, err := readModelBody(c)
-	if err != nil {
-		return err
-	}
-	if err := api.Models.Chat(ctx, caller, raw, c.Response()); err != nil {
-		return err
-	}
-	return nil
-}
-
-// readModelBody reads a model route's request body (bounded by the
-// server's body limit).
-func readModelBody(c echo.Context) ([]byte, error) {
 	raw, err := io.ReadAll(c.Request().Body)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return nil, problem.New(problem.KindTooLarge, "too_large", "The request body is too large.")
+			return nil, admission.Caller{}, nil, problem.New(problem.KindTooLarge, "too_large", "The request body is too large.")
 		}
-		return nil, problem.Invalid("invalid_json", "The request body could not be read.")
+		return nil, admission.Caller{}, nil, problem.Invalid("invalid_json", "The request body could not be read.")
 	}
-	return raw, nil
+	return models.WithTagsHeader(ctx, c.Request().Header.Get(models.HeaderMetadata)), caller, raw, nil
 }
 
 // IsOpenAIRoute reports whether path answers in OpenAI's error shape:

@@ -7,12 +7,7 @@ import (
 // Embeddings is POST /v1/embeddings: authenticate, then the model gateway
 // reserves, routes, answers and settles (models.Gateway.Embeddings).
 func (api *ModelAPI) Embeddings(c echo.Context) error {
-	ctx := c.Request().Context()
-	caller, err := api.Gateway.Authenticate(ctx, bearer(c))
-	if err != nil {
-		return err
-	}
-	raw, err := readModelBody(c)
+	ctx, caller, raw, err := api.modelRequest(c)
 	if err != nil {
 		return err
 	}

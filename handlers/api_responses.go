@@ -1,31 +1,18 @@
 package handlers
 
 import (
-	"errors"
-	"io"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
-
-	"github.com/wardenhq/warden/platform/problem"
 )
 
 // Responses is POST /v1/responses (OpenAI's Responses API): authenticate,
 // then the model gateway translates it to a chat call, which reserves,
 // routes, answers (or streams) and settles as chat does.
 func (api *ModelAPI) Responses(c echo.Context) error {
-	ctx := c.Request().Context()
-	caller, err := api.Gateway.Authenticate(ctx, bearer(c))
+	ctx, caller, raw, err := api.modelRequest(c)
 	if err != nil {
 		return err
-	}
-	raw, err := io.ReadAll(c.Request().Body)
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			return problem.New(problem.KindTooLarge, "too_large", "The request body is too large.")
-		}
-		return problem.Invalid("invalid_json", "The request body could not be read.")
 	}
 	return api.Models.Responses(ctx, caller, raw, c.Response())
 }

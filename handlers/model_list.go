@@ -29,9 +29,18 @@ func defaultModelForm() views.ModelForm {
 }
 
 // ModelList shows the model deployments, the form that adds one and the
-// newest calls of the tenants in the admin's scope.
+// newest calls of the tenants in the admin's scope; with a tag
+// (?tag=key=value), only the calls the agent tagged so.
 func (h *Console) ModelList(c echo.Context) error {
-	return h.renderModels(c, http.StatusOK, views.ModelsView{Notice: doneNotice(c, modelNotices), Form: defaultModelForm()})
+	v := views.ModelsView{Notice: doneNotice(c, modelNotices), Form: defaultModelForm(), CallTagText: c.QueryParam("tag")}
+	tag, err := models.ParseTag(v.CallTagText)
+	if err != nil {
+		_, p := ProblemOf(err)
+		v.CallTagError = p.Message
+		return h.renderModels(c, http.StatusBadRequest, v)
+	}
+	v.CallTag = tag
+	return h.renderModels(c, http.StatusOK, v)
 }
 
 // ModelEditForm shows the page with the form filled from a deployment.
@@ -63,7 +72,7 @@ func (h *Console) renderModels(c echo.Context, status int, v views.ModelsView) e
 	if v.Deployments, err = models.List(ctx, h.DB.Read()); err != nil {
 		return err
 	}
-	if v.Calls, err = models.Calls(ctx, h.DB.Read(), ids, 50); err != nil {
+	if v.Calls, err = models.CallsTagged(ctx, h.DB.Read(), ids, v.CallTag, 50); err != nil {
 		return err
 	}
 	opts, err := models.AllAliasSettings(ctx, h.DB.Read())

@@ -68,13 +68,14 @@ const (
 	OpEmbeddings = "embeddings"
 )
 
-// settle charges the call's cost against its reservation and records the
-// call, in one transaction: the budget and the trace always agree. The
+// settleCall charges the call's cost against its reservation and records the
+// call, in one transaction (doors call Gateway.settle, which also tells
+// the observer): the budget and the trace always agree. The
 // cost is charged whole, even above the reservation (budget.Charge): an
 // upstream that billed more has the money, and the budget must say so.
 // It only writes, so running it again after a retried transaction
 // charges once.
-func settle(ctx context.Context, db *store.DB, c Call) error {
+func settleCall(ctx context.Context, db *store.DB, c Call) error {
 	att, _ := json.Marshal(c.Attempts)
 	if c.Operation == "" {
 		c.Operation = OpChat
@@ -104,15 +105,32 @@ func settle(ctx context.Context, db *store.DB, c Call) error {
 // the query, so a viewer scoped to some tenants sees their newest calls
 // however busy the others are.
 func Calls(ctx context.Context, q store.Querier, tenantIDs []string, limit int) ([]Call, error) {
+	return CallsTagged(ctx, q, tenantIDs, Tag{}, limit)
+}
+
+// CallsTagged is Calls of the calls tagged t only (every call when t has
+// no key). The tag is matched in the stored, redacted metadata: a value
+// the redactor replaced is found by its token. replace() is SQLite's and
+// PostgreSQL's alike and, unlike LIKE, case-sensitive on both.
+func CallsTagged(ctx context.Context, q store.Querier, tenantIDs []string, t Tag, limit int) ([]Call, error) {
 	if tenantIDs != nil && len(tenantIDs) == 0 {
 		return nil, nil
 	}
-	where, args := "", []any{}
+	var conds []string
+	args := []any{}
 	if tenantIDs != nil {
-		where = "WHERE tenant_id IN (?" + strings.Repeat(",?", len(tenantIDs)-1) + ")"
+		conds = append(conds, "tenant_id IN (?"+strings.Repeat(",?", len(tenantIDs)-1)+")")
 		for _, id := range tenantIDs {
 			args = append(args, id)
 		}
+	}
+	if t.Key != "" {
+		conds = append(conds, "metadata <> '' AND replace(metadata, ?, '') <> metadata")
+		args = append(args, t.needle())
+	}
+	where := ""
+	if len(conds) > 0 {
+		where = "WHERE " + strings.Join(conds, " AND ")
 	}
 	args = append(args, limit)
 	out, err := store.Query(ctx, q, scanCall, `SELECT id, tenant_id, key_id, alias, deployment, attempts, stream, status, http_status, latency_ms, ttft_ms,

@@ -194,6 +194,11 @@ func (g *Gateway) Embeddings(ctx context.Context, caller admission.Caller, body 
 	if err != nil {
 		return err
 	}
+	// OpenAI's embeddings take no metadata: tags come in the header only.
+	tags, err := callTags(ctx, nil)
+	if err != nil {
+		return err
+	}
 	deps, err := For(ctx, g.db.Read(), g.sealer, er.model)
 	var settings TenantSettings
 	var limits KeyLimits
@@ -238,12 +243,14 @@ func (g *Gateway) Embeddings(ctx context.Context, caller admission.Caller, body 
 
 	start := g.now()
 	tk, err := g.limits.admit(caller.Key.ID, limits, tokens, start)
+	g.rateLimitHeaders(w.Header(), caller.Key.ID, limits, start)
 	if err != nil {
 		return err
 	}
 	keep := settings.Content != ContentNone
 	call := Call{ID: store.NewID(), TenantID: caller.Tenant.ID, KeyID: caller.Key.ID, Alias: er.model, Operation: OpEmbeddings,
-		CreatedAt: start.UTC(), JourneyID: JourneyOf(ctx), ReservedMicros: reserve}
+		CreatedAt: start.UTC(), JourneyID: JourneyOf(ctx), ReservedMicros: reserve, Metadata: g.storedMetadata(tags)}
+	w.Header().Set(HeaderRequestID, call.ID)
 	if keep {
 		if er.tokens {
 			call.Prompt = fmt.Sprintf("%q", fmt.Sprintf("(%d token arrays, not kept)", er.inputs))
@@ -260,14 +267,16 @@ func (g *Gateway) Embeddings(ctx context.Context, caller admission.Caller, body 
 		}
 		return err
 	}
+	g.observeReserved(call.Alias, reserve)
 	// From here the reservation is settled on every path.
 	finish := func(status string, httpStatus int) {
 		call.Status, call.HTTPStatus, call.Latency = status, httpStatus, g.now().Sub(start)
 		call.OverrunMicros = max(0, call.CostMicros-call.ReservedMicros)
 		g.limits.settle(tk, call.InputTokens)
-		if err := settle(context.WithoutCancel(ctx), g.db, call); err != nil {
+		if err := g.settle(context.WithoutCancel(ctx), call); err != nil {
 			g.log.ErrorContext(ctx, "could not settle a model call", "call", call.ID, "err", err)
 		}
+		setCost(w.Header(), &call)
 		if call.OverrunMicros > 0 {
 			g.log.WarnContext(ctx, "a model call cost more than its reservation", "call", call.ID, "deployment", call.Deployment,
 				"reserved_micros", call.ReservedMicros, "cost_micros", call.CostMicros, "overrun_micros", call.OverrunMicros)

@@ -49,6 +49,8 @@ type Gateway struct {
 
 	egressMu sync.Mutex
 	egress   *upstreamClient // the client for the allowed hosts last read
+
+	obs atomic.Pointer[observerBox] // SetObserver; nil: none
 }
 
 // upstreamClient is the HTTP client for one list of allowed hosts. A
@@ -184,6 +186,10 @@ func (g *Gateway) Chat(ctx context.Context, caller admission.Caller, body []byte
 		return err
 	}
 	req, fields := cr.request, cr.fields
+	tags, err := callTags(ctx, fields["metadata"])
+	if err != nil {
+		return err
+	}
 	asked := int64(0)
 	if req.MaxCompletionTokens != nil {
 		asked = *req.MaxCompletionTokens
@@ -239,12 +245,14 @@ func (g *Gateway) Chat(ctx context.Context, caller admission.Caller, body []byte
 
 	start := g.now()
 	tk, err := g.limits.admit(caller.Key.ID, limits, tokens, start)
+	g.rateLimitHeaders(w.Header(), caller.Key.ID, limits, start)
 	if err != nil {
 		return err
 	}
 	keep := settings.Content != ContentNone
 	call := Call{ID: store.NewID(), TenantID: caller.Tenant.ID, KeyID: caller.Key.ID, Alias: req.Model, Stream: req.Stream,
-		CreatedAt: start.UTC(), JourneyID: JourneyOf(ctx), Operation: operationOf(ctx)}
+		CreatedAt: start.UTC(), JourneyID: JourneyOf(ctx), Operation: operationOf(ctx), Metadata: g.storedMetadata(tags)}
+	w.Header().Set(HeaderRequestID, call.ID)
 	if keep {
 		call.Prompt = g.storedJSON(req.Messages)
 	}
@@ -265,9 +273,10 @@ func (g *Gateway) Chat(ctx context.Context, caller admission.Caller, body []byte
 			}
 			call.Latency = g.now().Sub(start)
 			call.TTFT = call.Latency
-			if err := settle(context.WithoutCancel(ctx), g.db, call); err != nil {
+			if err := g.settle(context.WithoutCancel(ctx), call); err != nil {
 				g.log.ErrorContext(ctx, "could not record a model call", "call", call.ID, "err", err)
 			}
+			setCost(w.Header(), &call)
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("X-Warden-Cache", "hit")
 			w.WriteHeader(http.StatusOK)
@@ -306,6 +315,7 @@ func (g *Gateway) Chat(ctx context.Context, caller admission.Caller, body []byte
 		}
 		return err
 	}
+	g.observeReserved(call.Alias, reserve)
 	// From here the reservation is settled on every path, even when the
 	// agent has gone away.
 	settled := false
@@ -322,9 +332,10 @@ func (g *Gateway) Chat(ctx context.Context, caller admission.Caller, body []byte
 			call.Prompt, call.Completion = "", ""
 		}
 		g.limits.settle(tk, call.InputTokens+call.OutputTokens)
-		if err := settle(context.WithoutCancel(ctx), g.db, call); err != nil {
+		if err := g.settle(context.WithoutCancel(ctx), call); err != nil {
 			g.log.ErrorContext(ctx, "could not settle a model call", "call", call.ID, "err", err)
 		}
+		setCost(w.Header(), &call)
 		if call.OverrunMicros > 0 {
 			g.log.WarnContext(ctx, "a model call cost more than its reservation", "call", call.ID, "deployment", call.Deployment,
 				"reserved_micros", call.ReservedMicros, "cost_micros", call.CostMicros, "overrun_micros", call.OverrunMicros)

@@ -3,6 +3,7 @@ package views
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -38,6 +39,12 @@ type ModelsView struct {
 	HostsForm    string
 	HostsTyped   bool
 	HostsErrors  FieldErrors
+	// CallTag filters the calls listed to those the agent tagged so
+	// (x-warden-metadata); CallTagText is the filter as typed, and
+	// CallTagError why it was refused.
+	CallTag      models.Tag
+	CallTagText  string
+	CallTagError string
 }
 
 // ModelForm is what the deployment form posts, as typed.
@@ -171,4 +178,22 @@ func usageText(c models.Call) string {
 		s += " (invalid usage reported: the reservation is charged)"
 	}
 	return s
+}
+
+// tagsText shows a call's stored tags as key=value pairs, in order.
+func tagsText(metadata string) string {
+	var tags map[string]string
+	if metadata == "" || json.Unmarshal([]byte(metadata), &tags) != nil || len(tags) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(tags))
+	for k := range tags {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + tags[k]
+	}
+	return clip(strings.Join(parts, ", "), 300)
 }

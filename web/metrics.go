@@ -8,10 +8,13 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// Prometheus metrics (/metrics), per tool dependency — breaker state,
+// Prometheus metrics (/metrics): the model gateway's traffic
+// (model_metrics.go), the Go runtime's and the process's (go_*,
+// process_*), and per tool dependency — breaker state,
 // calls, failures, retries, timeouts, retry-budget denials, bulkhead
 // rejections, calls refused while the breaker was open, calls in flight —
 // and the agent API's load shedding. Breaker transitions are also log
@@ -69,7 +72,8 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 // as if there were nothing here.
 func (s *Server) metricsHandler() echo.HandlerFunc {
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(collector{s})
+	reg.MustRegister(collector{s}, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(s.modelMetrics.collectors()...)
 	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	return func(c echo.Context) error {
 		if !s.mayScrape(c.Request()) {

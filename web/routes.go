@@ -158,10 +158,16 @@ func (s *Server) routes() {
 	// Open to everyone: operations, assets, sign-in.
 	e.GET("/healthz", s.healthz)
 	e.GET("/readyz", s.readyz)
+	s.modelMetrics = newModelMetrics()
 	e.GET("/metrics", s.metricsHandler())
 	e.GET("/static/*", echo.WrapHandler(http.StripPrefix("/static/", static.Handler())))
 	if s.devIdP != nil {
 		e.Any(devIdPPath+"/*", echo.WrapHandler(s.devIdP))
+	}
+
+	// Browser agents on the configured origins may call /v1/* (cors.go).
+	if mw := s.cors(); mw != nil {
+		e.Use(mw)
 	}
 
 	// The agents' JSON API: virtual keys, no cookies, no CSRF.
@@ -185,6 +191,7 @@ func (s *Server) routes() {
 			rd, _ := s.redactor.(*redact.Redactor)
 			mg = models.NewGateway(s.db, s.sealer(), rd, s.log)
 		}
+		mg.SetObserver(s.modelMetrics)
 		chat := &handlers.ModelAPI{Gateway: s.gateway, Models: mg}
 		e.POST("/v1/chat/completions", chat.ChatCompletions, shedChat)
 		e.POST("/v1/embeddings", chat.Embeddings, shedChat)

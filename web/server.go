@@ -76,6 +76,8 @@ type Server struct {
 	bg         sync.WaitGroup
 	inflight   atomic.Int64 // requests being handled (waitInflight)
 	shed       atomic.Int64 // agent API requests shed (/metrics)
+
+	modelMetrics *modelMetrics // the model gateway's observer (/metrics)
 }
 
 // Options are the parts of a server that its caller builds.
