@@ -83,7 +83,7 @@ func TestModelMetricsAfterTraffic(t *testing.T) {
 	_, key := newKeyIn(t, r.in, "modelco", "meter-bot", []string{"model:chat", "model:flaky"}, "test")
 
 	before := scrape(t, r.in.URL)
-	if v := sample(before, `warden_model_requests_total{alias="chat",deployment="fake-a",outcome="ok"}`); v != -1 {
+	if v := sample(before, `warden_model_requests_total{alias="chat",deployment="fake-a",operation="chat",outcome="ok"}`); v != -1 {
 		t.Fatalf("a call counted before any: %v", v)
 	}
 	det := `{"model":"chat","temperature":0,"messages":[{"role":"user","content":"count me"}]}`
@@ -119,9 +119,9 @@ func TestModelMetricsAfterTraffic(t *testing.T) {
 	}
 	body := scrape(t, r.in.URL)
 	for series, want := range map[string]float64{
-		`warden_model_requests_total{alias="chat",deployment="fake-a",outcome="ok"}`:        2, // the plain call and the stream
-		`warden_model_requests_total{alias="chat",deployment="fake-a",outcome="cache_hit"}`: 1,
-		`warden_model_requests_total{alias="flaky",deployment="flaky-b",outcome="ok"}`:      1,
+		`warden_model_requests_total{alias="chat",deployment="fake-a",operation="chat",outcome="ok"}`:        2, // the plain call and the stream
+		`warden_model_requests_total{alias="chat",deployment="fake-a",operation="chat",outcome="cache_hit"}`: 1,
+		`warden_model_requests_total{alias="flaky",deployment="flaky-b",operation="chat",outcome="ok"}`:      1,
 		`warden_model_cache_hits_total{alias="chat",deployment="fake-a"}`:                   1,
 		`warden_model_fallbacks_total{alias="flaky",deployment="flaky-a"}`:                  1,
 		`warden_model_input_tokens_total{alias="chat",deployment="fake-a"}`:                 float64(in["fake-a"]),
@@ -145,8 +145,8 @@ func TestModelMetricsAfterTraffic(t *testing.T) {
 	}
 	for _, absent := range []string{
 		`warden_model_fallbacks_total{alias="chat",deployment="fake-a"}`,
-		`warden_model_requests_total{alias="flaky",deployment="flaky-a",outcome="ok"}`,
-		`warden_model_requests_total{alias="chat",deployment="",outcome="failed"}`,
+		`warden_model_requests_total{alias="flaky",deployment="flaky-a",operation="chat",outcome="ok"}`,
+		`warden_model_requests_total{alias="chat",deployment="",operation="chat",outcome="failed"}`,
 	} {
 		if got := sample(body, absent); got != -1 {
 			t.Errorf("%s = %v, want no such series", absent, got)
@@ -190,7 +190,7 @@ func TestModelMetricsReservationHeld(t *testing.T) {
 	if v := sample(body, `warden_model_reserved_micros{alias="chat"}`); v != 0 {
 		t.Fatalf("held after the call = %v", v)
 	}
-	if v := sample(body, `warden_model_requests_total{alias="chat",deployment="",outcome="failed"}`); v != 1 {
+	if v := sample(body, `warden_model_requests_total{alias="chat",deployment="",operation="chat",outcome="failed"}`); v != 1 {
 		t.Fatalf("failed calls = %v", v)
 	}
 }

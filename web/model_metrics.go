@@ -35,8 +35,8 @@ func newModelMetrics() *modelMetrics {
 	buckets := []float64{.05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300}
 	return &modelMetrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "warden_model_requests_total",
-			Help: "Model calls by outcome: ok, cut (a stream ended early), rejected (the upstream refused, 4xx), failed (no deployment answered), cache_hit. The deployment is the one that answered; empty when none did."},
-			[]string{"alias", "deployment", "outcome"}),
+			Help: "Model calls by operation (chat, responses, embeddings) and outcome: ok, cut (a stream ended early), rejected (the upstream refused, 4xx), failed (no deployment answered), cache_hit. The deployment is the one that answered; empty when none did."},
+			[]string{"alias", "deployment", "operation", "outcome"}),
 		inputTokens: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "warden_model_input_tokens_total",
 			Help: "Input (prompt) tokens charged, per deployment that answered (every answer of a cascade)."}, ad),
 		outputTokens: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "warden_model_output_tokens_total",
@@ -73,7 +73,11 @@ func (m *modelMetrics) Settled(c models.Call) {
 		outcome = outcomeCacheHit
 		m.cacheHits.WithLabelValues(c.Alias, c.Deployment).Inc()
 	}
-	m.requests.WithLabelValues(c.Alias, c.Deployment, outcome).Inc()
+	op := c.Operation
+	if op == "" {
+		op = models.OpChat
+	}
+	m.requests.WithLabelValues(c.Alias, c.Deployment, op, outcome).Inc()
 	for i, a := range c.Attempts {
 		m.latency.WithLabelValues(c.Alias, a.Deployment).Observe((time.Duration(a.LatencyMS) * time.Millisecond).Seconds())
 		if a.InputTokens > 0 || a.OutputTokens > 0 || a.CostMicros > 0 {
