@@ -28,6 +28,10 @@ type API struct {
 type apiError struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// Type is OpenAI's error type for the same status (openAIType), so a
+	// client that reads OpenAI's errors reads every /v1 error alike; set
+	// on an error answer, not on a recorded journey's error.
+	Type string `json:"type,omitempty"`
 }
 
 // journeyJSON is the journey shape of the API contract; fields may be

@@ -96,7 +96,11 @@ func ProblemJSON(c echo.Context, err error) (int, any) {
 		}
 		return status, map[string]any{"error": map[string]any{"message": msg, "type": openAIType(p.Kind), "code": code}}
 	}
-	body := map[string]any{"error": apiError{Code: p.Code, Message: p.Message}}
+	ae := apiError{Code: p.Code, Message: p.Message}
+	if strings.HasPrefix(c.Request().URL.Path, "/v1/") {
+		ae.Type = openAIType(p.Kind) // every /v1 error carries OpenAI's type
+	}
+	body := map[string]any{"error": ae}
 	var je *journeys.JourneyError
 	if errors.As(err, &je) {
 		j := toJourneyJSON(je.Journey, nil, false)

@@ -64,7 +64,7 @@ func TestWriteProblemSpeaksEachDoorsShape(t *testing.T) {
 		if e["code"] != "overloaded" || e["message"] != busy.Message {
 			t.Errorf("%s: error %v", tc.door, e)
 		}
-		if typ, has := e["type"]; (tc.door == "openai") != has || has && typ != "server_error" {
+		if typ, has := e["type"]; (tc.door != "console asking for JSON") != has || has && typ != "server_error" {
 			t.Errorf("%s: type %v (present %v)", tc.door, typ, has)
 		}
 	}

@@ -78,9 +78,9 @@ func TestUnservedRoutesSayWhatIsServed(t *testing.T) {
 	if e := errorBody(t, rec); rec.Code != 404 || e["code"] != "model_not_found" || e["message"] != "There is no model nope." || e["type"] != "invalid_request_error" {
 		t.Errorf("model_not_found: %d %v", rec.Code, e)
 	}
-	// Warden's own API: its documented shape, without OpenAI's type.
+	// Warden's own API: its documented shape, with OpenAI's type too.
 	rec = answer(t, http.MethodGet, "/v1/actions", "", echo.ErrMethodNotAllowed)
-	if e := errorBody(t, rec); rec.Code != 405 || e["code"] != "method_not_allowed" || e["type"] != nil {
+	if e := errorBody(t, rec); rec.Code != 405 || e["code"] != "method_not_allowed" || e["type"] != "invalid_request_error" {
 		t.Errorf("/v1/actions 405: %d %v", rec.Code, e)
 	}
 }
