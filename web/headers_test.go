@@ -120,14 +120,14 @@ func TestErrorHandler(t *testing.T) {
 
 	// API clients get JSON errors: OpenAI's shape under /v1/ (an unknown
 	// path there is most likely an OpenAI client's), Warden's own under
-	// its API.
+	// its API, with OpenAI's type too.
 	req2, _ := http.NewRequest(http.MethodGet, in.URL+"/v1/nothing", nil)
 	resp := b.do(req2)
 	if resp.Status != http.StatusNotFound || !strings.Contains(resp.Body, `"code":"unknown_url"`) || !strings.Contains(resp.Body, `"type":"invalid_request_error"`) {
 		t.Errorf("/v1 404 = %d %s, want OpenAI's JSON error", resp.Status, resp.Body)
 	}
 	req3, _ := http.NewRequest(http.MethodGet, in.URL+"/v1/actions/a1/nowhere", nil)
-	if resp := b.do(req3); resp.Status != http.StatusNotFound || !strings.Contains(resp.Body, `"code":"not_found"`) || strings.Contains(resp.Body, `"type"`) {
+	if resp := b.do(req3); resp.Status != http.StatusNotFound || !strings.Contains(resp.Body, `"code":"not_found"`) || !strings.Contains(resp.Body, `"type":"invalid_request_error"`) {
 		t.Errorf("/v1/actions 404 = %d %s, want the API's JSON error", resp.Status, resp.Body)
 	}
 }
