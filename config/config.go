@@ -108,6 +108,12 @@ type Config struct {
 	// needs none.
 	MetricsToken string
 
+	// OTLPEndpoint is the OTLP/HTTP collector traces are sent to (such
+	// as http://localhost:4318); empty sends none (docs/tracing.md).
+	// OTLPHeaders go with every export (a collector's credentials).
+	OTLPEndpoint string
+	OTLPHeaders  map[string]string
+
 	publicURLDefaulted, redirectDefaulted bool
 }
 
@@ -219,6 +225,8 @@ var settings = []setting{
 	{"WARDEN_API_MAX_INFLIGHT", "api-max-inflight", "64", "agent API writes admitted at once; more are shed with 503 (1 to 100000)"},
 	{"WARDEN_TENANT_RATE", "tenant-rate", "1000", "agent API requests per second per tenant, across its keys (1 to 1000000)"},
 	{"WARDEN_METRICS_TOKEN", "metrics-token", "", "bearer token a Prometheus scraper sends for /metrics from another host (loopback needs none)"},
+	{"WARDEN_OTLP_ENDPOINT", "otlp-endpoint", "", "OTLP/HTTP collector base URL traces are sent to, such as http://localhost:4318 (empty: no traces)"},
+	{"WARDEN_OTLP_HEADERS", "otlp-headers", "", "headers sent with every trace export, key=value pairs, comma separated, values percent-encoded (such as Authorization=Basic%20...)"},
 }
 
 // Load reads settings from env (a lookup such as os.LookupEnv) and args
@@ -403,6 +411,8 @@ func Load(args []string, env func(string) (string, bool)) (Config, error) {
 	if c.MetricsToken != "" && len(c.MetricsToken) < 16 {
 		bad("WARDEN_METRICS_TOKEN", "must be at least 16 characters")
 	}
+
+	parseOTLP(&c, get, bad)
 
 	if rd := get("WARDEN_RUNBOOK_DIR"); rd != "" {
 		abs, err := filepath.Abs(rd)
@@ -730,4 +740,60 @@ func hexKey(get func(string) string, bad func(name, format string, a ...any), na
 		return []byte{} // set, though bad: no second complaint that it is missing
 	}
 	return k
+}
+
+// parseOTLP reads the trace export settings into c. The headers are
+// credentials: an error names the bad pair's key, never its value.
+func parseOTLP(c *Config, get func(string) string, bad func(name, format string, a ...any)) {
+	if e := get("WARDEN_OTLP_ENDPOINT"); e != "" {
+		if _, err := parseHTTPURL(e); err != nil {
+			bad("WARDEN_OTLP_ENDPOINT", "%v", err)
+		}
+		c.OTLPEndpoint = e
+	}
+	h, err := parseHeaders(get("WARDEN_OTLP_HEADERS"))
+	switch {
+	case err != nil:
+		bad("WARDEN_OTLP_HEADERS", "%v", err)
+	case len(h) > 0 && c.OTLPEndpoint == "":
+		bad("WARDEN_OTLP_HEADERS", "set only with WARDEN_OTLP_ENDPOINT")
+	}
+	c.OTLPHeaders = h
+}
+
+// parseHeaders reads key=value pairs, comma separated, with values
+// percent-encoded, as OTEL_EXPORTER_OTLP_HEADERS is written. A "+" stays
+// a "+" (base64 in Basic credentials).
+func parseHeaders(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for i, pair := range strings.Split(s, ",") {
+		if strings.TrimSpace(pair) == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(pair, "=")
+		k = strings.TrimSpace(k)
+		if !ok || !validHeaderName(k) {
+			return nil, fmt.Errorf("pair %d is not name=value with a header name", i+1)
+		}
+		dec, err := url.PathUnescape(strings.TrimSpace(v))
+		if err != nil || strings.ContainsAny(dec, "\r\n\x00") {
+			return nil, fmt.Errorf("the value of %s is not percent-encoded text", k)
+		}
+		out[k] = dec
+	}
+	return out, nil
+}
+
+// validHeaderName reports whether k is an HTTP header name (RFC 9110
+// token).
+func validHeaderName(k string) bool {
+	if k == "" {
+		return false
+	}
+	for _, r := range k {
+		if r > 0x7e || r <= 0x20 || strings.ContainsRune("\"(),/:;<=>?@[\\]{}", r) {
+			return false
+		}
+	}
+	return true
 }

@@ -69,6 +69,9 @@ type Server struct {
 	models    *models.Gateway
 	runbooks  *runbooks.Set
 	version   string
+	// stopTraces flushes and stops the trace exporter (tracing.go); nil
+	// without WARDEN_OTLP_ENDPOINT.
+	stopTraces func(context.Context) error
 
 	ready      readiness // /readyz's database check
 	drainDelay time.Duration
@@ -144,6 +147,9 @@ func New(o Options) (*Server, error) {
 		s.ready.timeout = DefaultReadyTimeout
 	}
 	s.version = o.Version
+	if err := s.startTracing(); err != nil {
+		return nil, err
+	}
 	s.gateway, s.runtime, s.execution, s.models = o.Gateway, o.Runtime, o.Execution, o.Models
 	s.runbooks = loadRunbooks(cfg.RunbookDir, s.log)
 	if s.runtime != nil && s.execution != nil {
@@ -203,6 +209,7 @@ func New(o Options) (*Server, error) {
 		middleware.Recover(),
 		s.secureHeaders(),
 		s.requestID(),
+		s.traceContext(),
 		s.clientClosed(),
 		s.requestLog(),
 		s.hostCheck(),
@@ -230,6 +237,8 @@ const writeTimeout = 60 * time.Second
 // to the configured grace period to finish. The caller closes the database
 // after Serve returns.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	// Last: the spans of the requests that ended are sent.
+	defer s.stopTracing()
 	srv := &http.Server{
 		Handler:           s.echo,
 		ReadHeaderTimeout: 10 * time.Second,

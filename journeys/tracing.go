@@ -1,0 +1,62 @@
+package journeys
+
+import (
+	"context"
+	"errors"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/tracing"
+)
+
+var tracer = tracing.Tracer("journeys")
+
+// startJourney starts the span of one journey run, a child of the agent's
+// span when its request carried a traceparent. Its tool calls and model
+// calls are its children.
+func startJourney(ctx context.Context, req Request) (context.Context, trace.Span) {
+	ctx, span := tracer.Start(ctx, "journey", trace.WithAttributes(
+		attribute.String("warden.tenant.id", req.Caller.Tenant.ID),
+		attribute.String("warden.key.id", req.Caller.Key.ID)))
+	if req.Skill != "" && span.IsRecording() {
+		span.SetAttributes(attribute.String("warden.skill.requested", req.Skill))
+	}
+	return ctx, span
+}
+
+// endJourney records the journey's id, skill, status and cost, and ends
+// the span. The input, output and the steps' arguments are not recorded.
+func endJourney(span trace.Span, out Outcome, err error) {
+	defer span.End()
+	if !span.IsRecording() {
+		return
+	}
+	j := out.Journey
+	if j.ID != "" {
+		span.SetName("journey " + j.Skill)
+		if j.Skill == "" {
+			span.SetName("journey")
+		}
+		span.SetAttributes(
+			attribute.String("warden.journey.id", j.ID),
+			attribute.String("warden.skill", j.Skill),
+			attribute.String("warden.journey.status", j.Status),
+			attribute.String("warden.release", j.Release),
+			attribute.Int("warden.journey.steps", len(j.Steps)),
+			attribute.Int64("warden.cost_micros", j.Cost.TotalMicros),
+		)
+	}
+	if out.Action != nil {
+		span.SetAttributes(attribute.String("warden.action.id", out.Action.ID))
+	}
+	if err != nil {
+		code := "_OTHER"
+		var p *problem.Error
+		if errors.As(err, &p) && p.Code != "" {
+			code = p.Code
+		}
+		tracing.Fail(span, code)
+	}
+}
