@@ -84,7 +84,7 @@ func Start(ctx context.Context, o Options) (shutdown func(context.Context) error
 		return nil, fmt.Errorf("tracing: resource: %w", err)
 	}
 	tp := sdktrace.NewTracerProvider(
-		sdktrace.WithBatcher(exp),
+		sdktrace.WithSpanProcessor(ownSpans{sdktrace.NewBatchSpanProcessor(exp)}),
 		sdktrace.WithResource(res),
 		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.AlwaysSample())))
 	log := o.Log
@@ -102,6 +102,22 @@ func Start(ctx context.Context, o Options) (shutdown func(context.Context) error
 	}, nil
 }
 
+// scopePrefix is the instrumentation scope of every tracer Tracer hands
+// out.
+const scopePrefix = "github.com/wardenhq/warden/"
+
+// ownSpans passes on only the spans of Warden's own tracers. Libraries
+// that trace through the global provider (the OIDC library does) start
+// spans too; their attributes are not reviewed for personal data, so they
+// are not exported.
+type ownSpans struct{ sdktrace.SpanProcessor }
+
+func (o ownSpans) OnEnd(s sdktrace.ReadOnlySpan) {
+	if strings.HasPrefix(s.InstrumentationScope().Name, scopePrefix) {
+		o.SpanProcessor.OnEnd(s)
+	}
+}
+
 // TracesURL is where spans are sent for an OTLP/HTTP base URL, as the
 // OpenTelemetry exporters read OTEL_EXPORTER_OTLP_ENDPOINT.
 func TracesURL(endpoint string) string {
@@ -115,7 +131,7 @@ func TracesURL(endpoint string) string {
 // Tracer is the tracer of one Warden package (its import path under the
 // module), from the global provider.
 func Tracer(pkg string) trace.Tracer {
-	return otel.Tracer("github.com/wardenhq/warden/" + pkg)
+	return otel.Tracer(scopePrefix + pkg)
 }
 
 var propagator = propagation.TraceContext{}

@@ -1,0 +1,326 @@
+package web
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/hex"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
+)
+
+// otlpReceiver is an OTLP/HTTP collector on loopback: it accepts POST
+// /v1/traces in protobuf, as Jaeger, Tempo or Langfuse do, and keeps
+// each export's raw body and its spans.
+type otlpReceiver struct {
+	srv *httptest.Server
+
+	mu       sync.Mutex
+	bodies   [][]byte
+	spans    []*tracepb.Span
+	resource []*commonpb.KeyValue
+	scopes   []string // the instrumentation scope of each exported scope's spans
+	headers  []http.Header
+}
+
+func newOTLPReceiver(t *testing.T) *otlpReceiver {
+	t.Helper()
+	r := &otlpReceiver{}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Method != http.MethodPost || req.URL.Path != "/v1/traces" || req.Header.Get("Content-Type") != "application/x-protobuf" {
+			t.Errorf("collector got %s %s (%s)", req.Method, req.URL.Path, req.Header.Get("Content-Type"))
+			http.Error(w, "not OTLP/HTTP protobuf", http.StatusNotFound)
+			return
+		}
+		var body io.Reader = req.Body
+		if req.Header.Get("Content-Encoding") == "gzip" {
+			zr, err := gzip.NewReader(req.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			body = zr
+		}
+		raw, err := io.ReadAll(body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		var export collectortrace.ExportTraceServiceRequest
+		if err := proto.Unmarshal(raw, &export); err != nil {
+			t.Errorf("export is not an ExportTraceServiceRequest: %v", err)
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.mu.Lock()
+		r.bodies = append(r.bodies, raw)
+		r.headers = append(r.headers, req.Header.Clone())
+		for _, rs := range export.ResourceSpans {
+			r.resource = rs.GetResource().GetAttributes()
+			for _, ss := range rs.ScopeSpans {
+				r.scopes = append(r.scopes, ss.GetScope().GetName())
+				r.spans = append(r.spans, ss.Spans...)
+			}
+		}
+		r.mu.Unlock()
+		out, _ := proto.Marshal(&collectortrace.ExportTraceServiceResponse{})
+		w.Header().Set("Content-Type", "application/x-protobuf")
+		_, _ = w.Write(out)
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+// named returns the spans called name.
+func (r *otlpReceiver) named(name string) []*tracepb.Span {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []*tracepb.Span
+	for _, s := range r.spans {
+		if s.Name == name {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (r *otlpReceiver) names() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, s := range r.spans {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// attr is the value of a span attribute as text ("" when absent).
+func attr(kvs []*commonpb.KeyValue, key string) string {
+	for _, kv := range kvs {
+		if kv.Key != key {
+			continue
+		}
+		switch v := kv.Value.Value.(type) {
+		case *commonpb.AnyValue_StringValue:
+			return v.StringValue
+		case *commonpb.AnyValue_IntValue:
+			return strconv.FormatInt(v.IntValue, 10)
+		case *commonpb.AnyValue_BoolValue:
+			if v.BoolValue {
+				return "true"
+			}
+			return "false"
+		}
+		return kv.Value.String()
+	}
+	return ""
+}
+
+// The agent's trace: one trace id, a span of its own for each request.
+const (
+	agentTrace       = "4bf92f3577b34da6a3ce929d0e0e4736"
+	agentChatSpan    = "00f067aa0ba902b7"
+	agentJourneySpan = "a1b2c3d4e5f60718"
+	agentWaitSpan    = "1122334455667788"
+)
+
+func traceparent(span string) string { return "00-" + agentTrace + "-" + span + "-01" }
+
+// TestTracesReachAnOTLPCollector runs a Warden exporting to a real
+// OTLP/HTTP receiver and drives it as an agent with a W3C trace: a
+// journey with a tool call, one awaiting approval and its long poll, and
+// a chat completion, each carrying personal data and a traceparent. The
+// spans arrive when the server stops, children of the agent's spans, the
+// model span with the GenAI attributes, the upstream in the same trace,
+// and none of the personal data anywhere in what was exported.
+func TestTracesReachAnOTLPCollector(t *testing.T) {
+	recv := newOTLPReceiver(t)
+	r := newModelRigEnv(t, map[string]string{
+		"WARDEN_OTLP_ENDPOINT": recv.srv.URL,
+		"WARDEN_OTLP_HEADERS":  "Authorization=Basic%20dXNlcjpwYXNz+/=,X-Scope-OrgID=warden-test",
+	}, 1_000_000, deployment("fake-a", "fake", 0))
+	ctx := context.Background()
+	pii := " I am " + plantedName + ", " + plantedAddress + ", card " + plantedCard + ", mail " + plantedEmail + "."
+
+	// A journey with a tool call, and one that stops for approval.
+	j := journey(t, r.in, r.in.DemoKey, "Where is my order ORD-1003?"+pii, map[string]string{"traceparent": traceparent(agentJourneySpan)})
+	if j.Status != http.StatusOK || j.str("status") != "completed" {
+		t.Fatalf("journey = %d %s", j.Status, j.Raw)
+	}
+	refund := journey(t, r.in, r.in.DemoKey, "Refund order ORD-1004 in full, the customer returned everything."+pii, nil)
+	action, _ := refund.Body["action"].(map[string]any)
+	if refund.Status != http.StatusAccepted || action == nil {
+		t.Fatalf("refund journey = %d %s", refund.Status, refund.Raw)
+	}
+	actionID, _ := action["id"].(string)
+	if w := callAPI(t, ctx, http.MethodGet, r.in.URL+"/v1/actions/"+actionID+"?wait=200ms", r.in.DemoKey, nil,
+		map[string]string{"traceparent": traceparent(agentWaitSpan)}); w.Status != http.StatusOK || w.str("status") != "pending" {
+		t.Fatalf("long poll = %d %s", w.Status, w.Raw)
+	}
+
+	// A chat completion.
+	params := userChat(plantedPrompt())
+	params.MaxCompletionTokens = openai.Int(50)
+	if _, err := r.client.Chat.Completions.New(ctx, params, option.WithHeader("traceparent", traceparent(agentChatSpan))); err != nil {
+		t.Fatal(err)
+	}
+
+	// Stopping the server sends what is buffered.
+	r.in.Stop(t)
+
+	// Only Warden's own spans: the OIDC library's, whose attributes
+	// nobody reviewed, are not exported.
+	recv.mu.Lock()
+	for _, sc := range recv.scopes {
+		if !strings.HasPrefix(sc, "github.com/wardenhq/warden/") {
+			t.Errorf("spans of instrumentation scope %q were exported", sc)
+		}
+	}
+	recv.mu.Unlock()
+
+	// The model call: a span "chat ALIAS", child of the agent's.
+	chats := recv.named("chat chat")
+	if len(chats) != 1 {
+		t.Fatalf("spans named %q: %d; all spans: %q", "chat chat", len(chats), recv.names())
+	}
+	chat := chats[0]
+	if hex.EncodeToString(chat.TraceId) != agentTrace || hex.EncodeToString(chat.ParentSpanId) != agentChatSpan {
+		t.Errorf("model span in trace %x under %x, want trace %s under the agent's span %s", chat.TraceId, chat.ParentSpanId, agentTrace, agentChatSpan)
+	}
+	for key, want := range map[string]string{
+		"gen_ai.operation.name":     "chat",
+		"gen_ai.provider.name":      "openai",
+		"gen_ai.system":             "openai",
+		"gen_ai.request.model":      "chat",
+		"gen_ai.response.model":     "fake",
+		"gen_ai.request.max_tokens": "50",
+		"warden.deployment":         "fake-a",
+		"warden.model_call.status":  "ok",
+	} {
+		if got := attr(chat.Attributes, key); got != want {
+			t.Errorf("model span %s = %q, want %q", key, got, want)
+		}
+	}
+	calls := r.calls(t)
+	if len(calls) != 1 {
+		t.Fatalf("%d model calls recorded, want 1", len(calls))
+	}
+	if got, want := attr(chat.Attributes, "gen_ai.usage.input_tokens"), strconv.FormatInt(calls[0].InputTokens, 10); got != want || want == "0" {
+		t.Errorf("gen_ai.usage.input_tokens = %q, want the call's %s", got, want)
+	}
+	if got, want := attr(chat.Attributes, "gen_ai.usage.output_tokens"), strconv.FormatInt(calls[0].OutputTokens, 10); got != want || want == "0" {
+		t.Errorf("gen_ai.usage.output_tokens = %q, want the call's %s", got, want)
+	}
+	if got := attr(chat.Attributes, "warden.model_call.id"); got != calls[0].ID {
+		t.Errorf("warden.model_call.id = %q, want %s", got, calls[0].ID)
+	}
+
+	// Its upstream attempt: a client span under it, whose context the
+	// upstream received as its traceparent.
+	attempts := recv.named("chat fake")
+	if len(attempts) != 1 {
+		t.Fatalf("attempt spans: %d; all spans: %q", len(attempts), recv.names())
+	}
+	att := attempts[0]
+	if !bytes.Equal(att.ParentSpanId, chat.SpanId) || att.Kind != tracepb.Span_SPAN_KIND_CLIENT {
+		t.Errorf("attempt span under %x (kind %v), want under the model span %x as a client span", att.ParentSpanId, att.Kind, chat.SpanId)
+	}
+	if got := attr(att.Attributes, "http.response.status_code"); got != "200" {
+		t.Errorf("attempt http.response.status_code = %q", got)
+	}
+	r.sent.mu.Lock()
+	upstreamHeaders := r.sent.headers
+	r.sent.mu.Unlock()
+	if len(upstreamHeaders) != 1 {
+		t.Fatalf("the upstream got %d requests, want 1", len(upstreamHeaders))
+	}
+	wantTP := "00-" + agentTrace + "-" + hex.EncodeToString(att.SpanId) + "-01"
+	if got := upstreamHeaders[0].Get("traceparent"); got != wantTP {
+		t.Errorf("upstream traceparent = %q, want %q (the agent's trace, the attempt's span)", got, wantTP)
+	}
+
+	// The journey: a span under the agent's, its tool call under it.
+	var jspan *tracepb.Span
+	for _, s := range recv.spans {
+		if attr(s.Attributes, "warden.journey.id") == j.str("id") && strings.HasPrefix(s.Name, "journey") {
+			jspan = s
+		}
+	}
+	if jspan == nil {
+		t.Fatalf("no span of journey %s; all spans: %q", j.str("id"), recv.names())
+	}
+	if hex.EncodeToString(jspan.TraceId) != agentTrace || hex.EncodeToString(jspan.ParentSpanId) != agentJourneySpan {
+		t.Errorf("journey span in trace %x under %x, want under the agent's span %s", jspan.TraceId, jspan.ParentSpanId, agentJourneySpan)
+	}
+	if got := attr(jspan.Attributes, "warden.journey.status"); got != "completed" || jspan.Name != "journey order_status" {
+		t.Errorf("journey span %q status %q, want %q completed", jspan.Name, got, "journey order_status")
+	}
+	var tool *tracepb.Span
+	for _, s := range recv.spans {
+		if bytes.Equal(s.ParentSpanId, jspan.SpanId) && attr(s.Attributes, "gen_ai.operation.name") == "execute_tool" {
+			tool = s
+		}
+	}
+	if tool == nil {
+		t.Fatalf("no tool span under the journey; all spans: %q", recv.names())
+	}
+	if name := attr(tool.Attributes, "gen_ai.tool.name"); tool.Name != "execute_tool "+name || name == "" {
+		t.Errorf("tool span %q, gen_ai.tool.name %q", tool.Name, name)
+	}
+
+	// The long poll for the approval.
+	waits := recv.named("approval wait")
+	if len(waits) != 1 {
+		t.Fatalf("approval wait spans: %d; all spans: %q", len(waits), recv.names())
+	}
+	if hex.EncodeToString(waits[0].ParentSpanId) != agentWaitSpan || attr(waits[0].Attributes, "warden.action.id") != actionID ||
+		attr(waits[0].Attributes, "warden.action.status") != "pending" {
+		t.Errorf("approval wait span under %x with %v", waits[0].ParentSpanId, waits[0].Attributes)
+	}
+
+	// The resource, and the collector's credentials.
+	recv.mu.Lock()
+	defer recv.mu.Unlock()
+	if attr(recv.resource, "service.name") != "warden" || attr(recv.resource, "service.version") != "test" {
+		t.Errorf("resource = %v, want service.name warden, service.version test", recv.resource)
+	}
+	for _, h := range recv.headers {
+		if h.Get("Authorization") != "Basic dXNlcjpwYXNz+/=" || h.Get("X-Scope-OrgID") != "warden-test" {
+			t.Errorf("export headers = %v, want WARDEN_OTLP_HEADERS decoded", h)
+		}
+	}
+	// No personal data in anything exported: names, attributes, events,
+	// status messages, resource.
+	for i, raw := range recv.bodies {
+		assertNoPlanted(t, "trace export "+strconv.FormatInt(int64(i), 10), raw)
+	}
+	if strings.Contains(r.in.Logs.String(), "dXNlcjpwYXNz") {
+		t.Error("the collector's credentials are in the log")
+	}
+}
+
+// TestNoTracesWithoutEndpoint: without WARDEN_OTLP_ENDPOINT nothing is
+// traced, and an agent's traceparent is not passed on to the upstream.
+func TestNoTracesWithoutEndpoint(t *testing.T) {
+	r := newModelRig(t, 1_000_000, deployment("fake-a", "fake", 0))
+	if _, err := r.client.Chat.Completions.New(context.Background(), userChat("hello"), option.WithHeader("traceparent", traceparent(agentChatSpan))); err != nil {
+		t.Fatal(err)
+	}
+	r.sent.mu.Lock()
+	defer r.sent.mu.Unlock()
+	if len(r.sent.headers) != 1 || r.sent.headers[0].Get("traceparent") != "" {
+		t.Errorf("upstream requests %d, traceparent %q; want 1 without one", len(r.sent.headers), r.sent.headers[0].Get("traceparent"))
+	}
+}
