@@ -324,3 +324,69 @@ func TestNoTracesWithoutEndpoint(t *testing.T) {
 		t.Errorf("upstream requests %d, traceparent %q; want 1 without one", len(r.sent.headers), r.sent.headers[0].Get("traceparent"))
 	}
 }
+
+// TestTracesOfFallbackStreamAndRefusal: a deployment that fails falls
+// over to the next, each attempt a span of its own, also for a stream
+// (whose attempt span lasts until the stream's end); a refused call is a
+// failed span with its error code as error.type.
+func TestTracesOfFallbackStreamAndRefusal(t *testing.T) {
+	recv := newOTLPReceiver(t)
+	r := newModelRigEnv(t, map[string]string{"WARDEN_OTLP_ENDPOINT": recv.srv.URL}, 1_000_000,
+		deployment("broken", "fail-500", 0), deployment("fake-b", "fake", 1))
+	ctx := context.Background()
+	if _, err := r.client.Chat.Completions.New(ctx, userChat(plantedPrompt()), option.WithHeader("traceparent", traceparent(agentChatSpan))); err != nil {
+		t.Fatal(err)
+	}
+	stream := r.client.Chat.Completions.NewStreaming(ctx, userChat(plantedPrompt()), option.WithHeader("traceparent", traceparent(agentJourneySpan)))
+	for stream.Next() {
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "other",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(plantedPrompt())}}); err == nil {
+		t.Fatal("a call of an alias outside the key's scopes succeeded")
+	}
+	r.in.Stop(t)
+
+	for _, parent := range []string{agentChatSpan, agentJourneySpan} {
+		var chat *tracepb.Span
+		for _, s := range recv.named("chat chat") {
+			if hex.EncodeToString(s.ParentSpanId) == parent {
+				chat = s
+			}
+		}
+		if chat == nil {
+			t.Fatalf("no model span under %s; all spans: %q", parent, recv.names())
+		}
+		stream := parent == agentJourneySpan
+		if got := attr(chat.Attributes, "warden.stream"); got != strconv.FormatBool(stream) {
+			t.Errorf("model span under %s: warden.stream = %q", parent, got)
+		}
+		if attr(chat.Attributes, "warden.attempts") != "2" || attr(chat.Attributes, "gen_ai.response.model") != "fake" ||
+			attr(chat.Attributes, "warden.deployment") != "fake-b" || attr(chat.Attributes, "error.type") != "" || chat.Status.GetCode() == tracepb.Status_STATUS_CODE_ERROR {
+			t.Errorf("model span under %s = %v, want 2 attempts answered by fake-b, no error", parent, chat.Attributes)
+		}
+		got := map[string]string{}
+		for _, s := range recv.spans {
+			if bytes.Equal(s.ParentSpanId, chat.SpanId) {
+				got[s.Name] = attr(s.Attributes, "http.response.status_code") + " " + attr(s.Attributes, "error.type")
+				if s.EndTimeUnixNano < s.StartTimeUnixNano || s.EndTimeUnixNano == 0 {
+					t.Errorf("attempt span %s never ended", s.Name)
+				}
+			}
+		}
+		if len(got) != 2 || got["chat fail-500"] != "500 500" || got["chat fake"] != "200 " {
+			t.Errorf("attempt spans under the model span under %s (status, error.type) = %v, want chat fail-500 failed with 500, chat fake 200", parent, got)
+		}
+	}
+	refused := recv.named("chat other")
+	if len(refused) != 1 || attr(refused[0].Attributes, "error.type") != "model_not_allowed" || refused[0].Status.GetCode() != tracepb.Status_STATUS_CODE_ERROR {
+		t.Errorf("refused call's spans = %v, want one with error.type model_not_allowed", refused)
+	}
+	recv.mu.Lock()
+	defer recv.mu.Unlock()
+	for i, raw := range recv.bodies {
+		assertNoPlanted(t, "trace export "+strconv.Itoa(i), raw)
+	}
+}
