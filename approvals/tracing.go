@@ -16,6 +16,9 @@ var tracer = tracing.Tracer("approvals")
 
 // startWait starts the span of an agent's long poll for a decision.
 func startWait(ctx context.Context, id string, until time.Time) (context.Context, trace.Span) {
+	if !tracing.Enabled() {
+		return tracing.Off(ctx)
+	}
 	return tracer.Start(ctx, "approval wait", trace.WithAttributes(
 		attribute.String("warden.action.id", id),
 		attribute.Int64("warden.wait.max_ms", time.Until(until).Milliseconds())))

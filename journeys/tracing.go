@@ -17,6 +17,9 @@ var tracer = tracing.Tracer("journeys")
 // span when its request carried a traceparent. Its tool calls and model
 // calls are its children.
 func startJourney(ctx context.Context, req Request) (context.Context, trace.Span) {
+	if !tracing.Enabled() {
+		return tracing.Off(ctx)
+	}
 	ctx, span := tracer.Start(ctx, "journey", trace.WithAttributes(
 		attribute.String("warden.tenant.id", req.Caller.Tenant.ID),
 		attribute.String("warden.key.id", req.Caller.Key.ID)))

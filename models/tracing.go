@@ -44,6 +44,10 @@ type chatSpanKey struct{}
 // startChat starts the span of one gateway call; Chat names it once the
 // alias is read (request) and ends it on return (end).
 func startChat(ctx context.Context) (context.Context, *chatSpan) {
+	if !tracing.Enabled() {
+		_, off := tracing.Off(ctx)
+		return ctx, &chatSpan{span: off}
+	}
 	ctx, span := tracer.Start(ctx, tracing.OperationChat, trace.WithAttributes(
 		tracing.GenAIOperationName.String(tracing.OperationChat),
 		tracing.GenAIProviderName.String(providerName),

@@ -18,6 +18,9 @@ var tracer = tracing.Tracer("tools")
 // recorded; the idempotency key is not either (it is derived from the
 // arguments).
 func startCall(ctx context.Context, t Tool, name string) (context.Context, trace.Span) {
+	if !tracing.Enabled() {
+		return tracing.Off(ctx)
+	}
 	return tracer.Start(ctx, tracing.OperationExecuteTool+" "+name, trace.WithAttributes(
 		tracing.GenAIOperationName.String(tracing.OperationExecuteTool),
 		tracing.GenAIToolName.String(name),
