@@ -43,3 +43,26 @@ func endWait(span trace.Span, a Action, err error) {
 		tracing.Fail(span, "_OTHER")
 	}
 }
+
+// traceDecided records an action's time pending, from its proposal to
+// the final decision, as a span: the decision comes from a person in the
+// console, long after the agent's request, so the span is in the
+// decision's trace, not the agent's (its ids name the action and the
+// journey to look up).
+func traceDecided(ctx context.Context, a Action, now time.Time) {
+	if !tracing.Enabled() {
+		return
+	}
+	_, span := tracer.Start(ctx, "approval "+a.Tool, trace.WithTimestamp(a.CreatedAt), trace.WithAttributes(
+		attribute.String("warden.action.id", a.ID),
+		attribute.String("warden.tenant.id", a.TenantID),
+		attribute.String("warden.tool", a.Tool),
+		attribute.String("warden.tool.impact", string(a.Impact)),
+		attribute.String("warden.action.status", a.Status),
+		attribute.Int("warden.approvals.given", a.ApprovalsGiven),
+		attribute.Int("warden.approvals.required", a.ApprovalsRequired)))
+	if a.JourneyID != "" {
+		span.SetAttributes(attribute.String("warden.journey.id", a.JourneyID))
+	}
+	span.End(trace.WithTimestamp(now))
+}

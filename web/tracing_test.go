@@ -19,6 +19,9 @@ import (
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/platform/identity"
 )
 
 // otlpReceiver is an OTLP/HTTP collector on loopback: it accepts POST
@@ -169,6 +172,16 @@ func TestTracesReachAnOTLPCollector(t *testing.T) {
 		map[string]string{"traceparent": traceparent(agentWaitSpan)}); w.Status != http.StatusOK || w.str("status") != "pending" {
 		t.Fatalf("long poll = %d %s", w.Status, w.Raw)
 	}
+	// An approver rejects it, with personal data in the reason.
+	pending, err := approvals.Get(ctx, r.in.DB.Read(), actionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := identity.Principal{ID: "p-a", Name: "A", Roles: []string{"approver"}, Tenants: []string{"acme"}}
+	if _, err := r.in.Agent.Execution.Decide(ctx, approvals.Request{Principal: alice, ActionID: actionID, Decision: approvals.Reject,
+		Comment: "Not for " + plantedName + " at " + plantedEmail, Digest: pending.PayloadDigest}); err != nil {
+		t.Fatal(err)
+	}
 
 	// A chat completion.
 	params := userChat(plantedPrompt())
@@ -288,6 +301,16 @@ func TestTracesReachAnOTLPCollector(t *testing.T) {
 	if hex.EncodeToString(waits[0].ParentSpanId) != agentWaitSpan || attr(waits[0].Attributes, "warden.action.id") != actionID ||
 		attr(waits[0].Attributes, "warden.action.status") != "pending" {
 		t.Errorf("approval wait span under %x with %v", waits[0].ParentSpanId, waits[0].Attributes)
+	}
+
+	// The time it waited for a decision.
+	decided := recv.named("approval issue_refund")
+	if len(decided) != 1 {
+		t.Fatalf("approval spans: %d; all spans: %q", len(decided), recv.names())
+	}
+	if d := decided[0]; attr(d.Attributes, "warden.action.id") != actionID || attr(d.Attributes, "warden.action.status") != "rejected" ||
+		attr(d.Attributes, "warden.journey.id") != refund.str("id") || d.StartTimeUnixNano != uint64(pending.CreatedAt.UnixNano()) || d.EndTimeUnixNano <= d.StartTimeUnixNano {
+		t.Errorf("approval span %v from %d to %d, want action %s rejected, from its creation (%d)", d.Attributes, d.StartTimeUnixNano, d.EndTimeUnixNano, actionID, pending.CreatedAt.UnixNano())
 	}
 
 	// The resource, and the collector's credentials.
