@@ -183,6 +183,25 @@ func TestTracesReachAnOTLPCollector(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A small refund is approved and executed by the background work.
+	small := journey(t, r.in, r.in.DemoKey, "The customer was charged twice for ORD-1005, refund $45.50 please."+pii, nil)
+	smallAction, _ := small.Body["action"].(map[string]any)
+	if small.Status != http.StatusAccepted || smallAction == nil {
+		t.Fatalf("small refund journey = %d %s", small.Status, small.Raw)
+	}
+	smallID, _ := smallAction["id"].(string)
+	sa, err := approvals.Get(ctx, r.in.DB.Read(), smallID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.in.Agent.Execution.Decide(ctx, approvals.Request{Principal: alice, ActionID: smallID, Decision: approvals.Approve, Digest: sa.PayloadDigest}); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the approved refund executed", func() bool {
+		a, err := approvals.Get(ctx, r.in.DB.Read(), smallID)
+		return err == nil && a.Status == approvals.StatusExecuted
+	})
+
 	// A chat completion.
 	params := userChat(plantedPrompt())
 	params.MaxCompletionTokens = openai.Int(50)
@@ -304,13 +323,36 @@ func TestTracesReachAnOTLPCollector(t *testing.T) {
 	}
 
 	// The time it waited for a decision.
-	decided := recv.named("approval issue_refund")
+	var decided []*tracepb.Span
+	for _, s := range recv.named("approval issue_refund") {
+		if attr(s.Attributes, "warden.action.id") == actionID {
+			decided = append(decided, s)
+		}
+	}
 	if len(decided) != 1 {
-		t.Fatalf("approval spans: %d; all spans: %q", len(decided), recv.names())
+		t.Fatalf("approval spans of %s: %d; all spans: %q", actionID, len(decided), recv.names())
 	}
 	if d := decided[0]; attr(d.Attributes, "warden.action.id") != actionID || attr(d.Attributes, "warden.action.status") != "rejected" ||
 		attr(d.Attributes, "warden.journey.id") != refund.str("id") || d.StartTimeUnixNano != uint64(pending.CreatedAt.UnixNano()) || d.EndTimeUnixNano <= d.StartTimeUnixNano {
 		t.Errorf("approval span %v from %d to %d, want action %s rejected, from its creation (%d)", d.Attributes, d.StartTimeUnixNano, d.EndTimeUnixNano, actionID, pending.CreatedAt.UnixNano())
+	}
+
+	// The approved action's execution, its tool call under it.
+	var exec *tracepb.Span
+	for _, s := range recv.named("execute action issue_refund") {
+		if attr(s.Attributes, "warden.action.id") == smallID {
+			exec = s
+		}
+	}
+	if exec == nil {
+		t.Fatalf("no execution span of %s; all spans: %q", smallID, recv.names())
+	}
+	var execTool bool
+	for _, s := range recv.named("execute_tool issue_refund") {
+		execTool = execTool || bytes.Equal(s.ParentSpanId, exec.SpanId)
+	}
+	if !execTool {
+		t.Errorf("no tool span under the execution of %s", smallID)
 	}
 
 	// The resource, and the collector's credentials.
