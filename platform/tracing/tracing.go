@@ -9,8 +9,9 @@
 //	defer shutdown(context.Background())
 //
 // Packages take their tracer from Tracer and start spans as usual; until
-// Start runs (and when it never does) the tracer is OpenTelemetry's no-op
-// one: spans cost a context lookup and record nothing.
+// Start runs (and when it never does, and after shutdown) the spans are
+// OpenTelemetry's no-op ones and record nothing. The provider is Warden's
+// own, not OpenTelemetry's global one.
 //
 //	ctx, span := tracing.Tracer("journeys").Start(ctx, "journey")
 //	defer span.End()
@@ -37,6 +38,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/embedded"
 	"go.opentelemetry.io/otel/trace/noop"
 )
 
@@ -56,12 +58,17 @@ type Options struct {
 	Log *slog.Logger
 }
 
-// enabled is whether Start installed an exporter: trace context is read
-// from agents and sent upstream only then.
-var enabled atomic.Bool
+// provider is the tracer provider Start installed; nil while tracing is
+// off. It is Warden's own, not OpenTelemetry's global one: libraries that
+// trace through the global provider (the OIDC library does) record
+// nothing, and their attributes, which nobody reviewed for personal
+// data, are never exported. A process may start and stop tracing more
+// than once (tests run several servers); tracers handed out before follow.
+var provider atomic.Pointer[sdktrace.TracerProvider]
 
-// Enabled reports whether spans are exported.
-func Enabled() bool { return enabled.Load() }
+// Enabled reports whether spans are exported; trace context is read
+// from agents and sent on only then.
+func Enabled() bool { return provider.Load() != nil }
 
 // Start installs a tracer provider that batches spans to o.Endpoint
 // over OTLP/HTTP, as the process's global one, and returns the function
@@ -85,7 +92,7 @@ func Start(ctx context.Context, o Options) (shutdown func(context.Context) error
 		return nil, fmt.Errorf("tracing: resource: %w", err)
 	}
 	tp := sdktrace.NewTracerProvider(
-		sdktrace.WithSpanProcessor(ownSpans{sdktrace.NewBatchSpanProcessor(exp)}),
+		sdktrace.WithBatcher(exp),
 		sdktrace.WithResource(res),
 		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.AlwaysSample())))
 	log := o.Log
@@ -95,10 +102,9 @@ func Start(ctx context.Context, o Options) (shutdown func(context.Context) error
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
 		log.Warn("traces not exported", "err", err)
 	}))
-	otel.SetTracerProvider(tp)
-	enabled.Store(true)
+	provider.Store(tp)
 	return func(ctx context.Context) error {
-		enabled.Store(false)
+		provider.CompareAndSwap(tp, nil)
 		return tp.Shutdown(ctx)
 	}, nil
 }
@@ -106,18 +112,6 @@ func Start(ctx context.Context, o Options) (shutdown func(context.Context) error
 // scopePrefix is the instrumentation scope of every tracer Tracer hands
 // out.
 const scopePrefix = "github.com/wardenhq/warden/"
-
-// ownSpans passes on only the spans of Warden's own tracers. Libraries
-// that trace through the global provider (the OIDC library does) start
-// spans too; their attributes are not reviewed for personal data, so they
-// are not exported.
-type ownSpans struct{ sdktrace.SpanProcessor }
-
-func (o ownSpans) OnEnd(s sdktrace.ReadOnlySpan) {
-	if strings.HasPrefix(s.InstrumentationScope().Name, scopePrefix) {
-		o.SpanProcessor.OnEnd(s)
-	}
-}
 
 // TracesURL is where spans are sent for an OTLP/HTTP base URL, as the
 // OpenTelemetry exporters read OTEL_EXPORTER_OTLP_ENDPOINT.
@@ -135,9 +129,38 @@ func TracesURL(endpoint string) string {
 func Off(ctx context.Context) (context.Context, trace.Span) { return ctx, noop.Span{} }
 
 // Tracer is the tracer of one Warden package (its import path under the
-// module), from the global provider.
+// module): its spans go to the provider Start installed, and record
+// nothing while there is none.
 func Tracer(pkg string) trace.Tracer {
-	return otel.Tracer(scopePrefix + pkg)
+	return &tracer{name: scopePrefix + pkg}
+}
+
+// tracer starts spans with the tracer of the provider installed when
+// each span starts.
+type tracer struct {
+	embedded.Tracer
+	name   string
+	cached atomic.Pointer[providerTracer]
+}
+
+type providerTracer struct {
+	tp *sdktrace.TracerProvider
+	t  trace.Tracer
+}
+
+var off = noop.NewTracerProvider().Tracer("")
+
+func (t *tracer) Start(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+	tp := provider.Load()
+	if tp == nil {
+		return off.Start(ctx, name, opts...)
+	}
+	c := t.cached.Load()
+	if c == nil || c.tp != tp {
+		c = &providerTracer{tp: tp, t: tp.Tracer(t.name)}
+		t.cached.Store(c)
+	}
+	return c.t.Start(ctx, name, opts...)
 }
 
 var propagator = propagation.TraceContext{}

@@ -13,6 +13,9 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
+// toolsTracer is taken before any Start, as packages take theirs.
+var toolsTracer = Tracer("tools")
+
 func TestTracesURL(t *testing.T) {
 	tests := []struct{ endpoint, want string }{
 		{"http://localhost:4318", "http://localhost:4318/v1/traces"},
@@ -78,7 +81,7 @@ func TestStartExportsOwnSpansAndPropagates(t *testing.T) {
 	if !Enabled() {
 		t.Fatal("Enabled() = false after Start")
 	}
-	ctx, span := Tracer("tools").Start(context.Background(), "execute_tool lookup_order")
+	ctx, span := toolsTracer.Start(context.Background(), "execute_tool lookup_order")
 	sc := span.SpanContext()
 	send(ctx)
 	send(context.Background()) // no span: nothing to send
@@ -95,13 +98,25 @@ func TestStartExportsOwnSpansAndPropagates(t *testing.T) {
 	send(ctx)
 	span.End()
 
+	// Started again (another server in the process), the tracers handed
+	// out before export to the new provider.
+	stop, err = Start(context.Background(), Options{Endpoint: collector.URL, Version: "v-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, span = toolsTracer.Start(context.Background(), "again")
+	span.End()
+	if err := stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
 	mu.Lock()
 	defer mu.Unlock()
 	want := "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-01"
 	if len(got) != 3 || got[0] != want || got[1] != "" || got[2] != "" {
 		t.Fatalf("traceparents sent = %q, want %q, then none", got, want)
 	}
-	if len(names) != 1 || names[0] != "github.com/wardenhq/warden/tools execute_tool lookup_order" {
-		t.Errorf("exported spans = %q, want Warden's one only", names)
+	if len(names) != 2 || names[0] != "github.com/wardenhq/warden/tools execute_tool lookup_order" || names[1] != "github.com/wardenhq/warden/tools again" {
+		t.Errorf("exported spans = %q, want Warden's two only", names)
 	}
 }
