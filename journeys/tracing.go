@@ -2,12 +2,10 @@ package journeys
 
 import (
 	"context"
-	"errors"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/tracing"
 )
 
@@ -55,11 +53,23 @@ func endJourney(span trace.Span, out Outcome, err error) {
 		span.SetAttributes(attribute.String("warden.action.id", out.Action.ID))
 	}
 	if err != nil {
-		code := "_OTHER"
-		var p *problem.Error
-		if errors.As(err, &p) && p.Code != "" {
-			code = p.Code
-		}
-		tracing.Fail(span, code)
+		tracing.Fail(span, tracing.ErrorType(err))
 	}
+}
+
+// startContinue starts the span of a model-driven journey's continuation
+// after its approved action executed: a job, long after the agent's
+// request, so a trace of its own named by the journey's id.
+func startContinue(ctx context.Context, journeyID string) (context.Context, trace.Span) {
+	if !tracing.Enabled() {
+		return tracing.Off(ctx)
+	}
+	return tracer.Start(ctx, "journey continue", trace.WithAttributes(attribute.String("warden.journey.id", journeyID)))
+}
+
+func endContinue(span trace.Span, err error) {
+	if err != nil && span.IsRecording() {
+		tracing.Fail(span, tracing.ErrorType(err))
+	}
+	span.End()
 }

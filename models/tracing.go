@@ -13,7 +13,6 @@ import (
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/tracing"
 )
 
@@ -115,18 +114,8 @@ func (cs *chatSpan) end(err error) {
 		}
 	}
 	if err != nil {
-		tracing.Fail(cs.span, errorType(err))
+		tracing.Fail(cs.span, tracing.ErrorType(err))
 	}
-}
-
-// errorType is error.type for a failed call: the problem's code, such as
-// upstream_unavailable or budget_exhausted.
-func errorType(err error) string {
-	var p *problem.Error
-	if errors.As(err, &p) && p.Code != "" {
-		return p.Code
-	}
-	return "_OTHER"
 }
 
 // attempt is what an upstream attempt's span knows of its deployment.

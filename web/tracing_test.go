@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -390,11 +391,13 @@ func TestNoTracesWithoutEndpoint(t *testing.T) {
 	}
 }
 
-// TestTracesOfFallbackStreamAndRefusal: a deployment that fails falls
-// over to the next, each attempt a span of its own, also for a stream
-// (whose attempt span lasts until the stream's end); a refused call is a
-// failed span with its error code as error.type.
-func TestTracesOfFallbackStreamAndRefusal(t *testing.T) {
+// TestTracesOfFallbackStreamRefusalAndModelJourney: a deployment that
+// fails falls over to the next, each attempt a span of its own, also for
+// a stream (whose attempt span lasts until the stream's end); a refused
+// call is a failed span with its error code as error.type; a
+// model-driven journey's model calls are its children, and those after
+// the approval its continuation's.
+func TestTracesOfFallbackStreamRefusalAndModelJourney(t *testing.T) {
 	recv := newOTLPReceiver(t)
 	r := newModelRigEnv(t, map[string]string{"WARDEN_OTLP_ENDPOINT": recv.srv.URL}, 1_000_000,
 		deployment("broken", "fail-500", 0), deployment("fake-b", "fake", 1))
@@ -412,7 +415,56 @@ func TestTracesOfFallbackStreamAndRefusal(t *testing.T) {
 		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(plantedPrompt())}}); err == nil {
 		t.Fatal("a call of an alias outside the key's scopes succeeded")
 	}
+	// A model-driven journey: its model calls under it, and those after
+	// the approval under its continuation.
+	body, _ := json.Marshal(map[string]string{"input": "model demo: refund ORD-1005, it arrived torn", "skill": "model_refunds"})
+	mj := callAPI(t, ctx, http.MethodPost, r.in.URL+"/v1/journeys", r.in.DemoKey, body, map[string]string{"traceparent": traceparent(agentWaitSpan)})
+	if mj.Status != http.StatusAccepted {
+		t.Fatalf("model-driven journey = %d %s", mj.Status, mj.Raw)
+	}
+	a, err := approvals.Get(ctx, r.in.DB.Read(), mj.Body["action"].(map[string]any)["id"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range a.ApprovalsRequired {
+		p := identity.Principal{ID: "p-" + strconv.Itoa(i), Name: "Approver", Roles: []string{"approver"}, Tenants: []string{"acme"}}
+		if _, err := r.in.Agent.Execution.Decide(ctx, approvals.Request{Principal: p, ActionID: a.ID, Decision: approvals.Approve, Digest: a.PayloadDigest}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitUntil(t, "the model-driven journey completed", func() bool {
+		g := callAPI(t, ctx, http.MethodGet, r.in.URL+"/v1/journeys/"+mj.str("id"), r.in.DemoKey, nil, nil)
+		return g.str("status") == "completed"
+	})
 	r.in.Stop(t)
+
+	var mspan, cont *tracepb.Span
+	for _, s := range recv.spans {
+		switch {
+		case s.Name == "journey model_refunds" && hex.EncodeToString(s.ParentSpanId) == agentWaitSpan:
+			mspan = s
+		case s.Name == "journey continue" && attr(s.Attributes, "warden.journey.id") == mj.str("id"):
+			cont = s
+		}
+	}
+	if mspan == nil || cont == nil {
+		t.Fatalf("journey span %v, continuation span %v; all spans: %q", mspan != nil, cont != nil, recv.names())
+	}
+	under := map[string]int{}
+	for _, s := range recv.named("chat demo-agent") {
+		switch {
+		case bytes.Equal(s.ParentSpanId, mspan.SpanId):
+			under["journey"]++
+		case bytes.Equal(s.ParentSpanId, cont.SpanId):
+			under["continue"]++
+		}
+		if attr(s.Attributes, "warden.journey.id") != mj.str("id") {
+			t.Errorf("model span %v does not name journey %s", s.Attributes, mj.str("id"))
+		}
+	}
+	if under["journey"] != 2 || under["continue"] != 1 {
+		t.Errorf("model spans under the journey and its continuation = %v, want 2 (lookup, refund) and 1 (answer)", under)
+	}
 
 	for _, parent := range []string{agentChatSpan, agentJourneySpan} {
 		var chat *tracepb.Span

@@ -40,6 +40,8 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/embedded"
 	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/wardenhq/warden/platform/problem"
 )
 
 // Options configure the exporter.
@@ -210,6 +212,17 @@ func (t *transport) CloseIdleConnections() {
 	if c, ok := t.next.(interface{ CloseIdleConnections() }); ok {
 		c.CloseIdleConnections()
 	}
+}
+
+// ErrorType is error.type for err: a *problem.Error's code (such as
+// budget_exhausted), or "_OTHER" (the conventions' fallback) for an
+// error without one.
+func ErrorType(err error) string {
+	var p *problem.Error
+	if errors.As(err, &p) && p.Code != "" {
+		return p.Code
+	}
+	return "_OTHER"
 }
 
 // Fail marks span failed with errorType (error.type: a code or class such
