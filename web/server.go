@@ -147,9 +147,6 @@ func New(o Options) (*Server, error) {
 		s.ready.timeout = DefaultReadyTimeout
 	}
 	s.version = o.Version
-	if err := s.startTracing(); err != nil {
-		return nil, err
-	}
 	s.gateway, s.runtime, s.execution, s.models = o.Gateway, o.Runtime, o.Execution, o.Models
 	s.runbooks = loadRunbooks(cfg.RunbookDir, s.log)
 	if s.runtime != nil && s.execution != nil {
@@ -217,6 +214,10 @@ func New(o Options) (*Server, error) {
 	)
 	s.echo = e
 	s.routes()
+	// Last, so that a server that cannot be built leaves no exporter.
+	if err := s.startTracing(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
