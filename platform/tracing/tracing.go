@@ -73,8 +73,10 @@ var provider atomic.Pointer[sdktrace.TracerProvider]
 func Enabled() bool { return provider.Load() != nil }
 
 // Start installs a tracer provider that batches spans to o.Endpoint
-// over OTLP/HTTP, as the process's global one, and returns the function
-// that flushes the spans still buffered and stops it. Spans of an agent
+// over OTLP/HTTP, for every tracer of Tracer, and returns the function
+// that flushes the spans still buffered and stops it. The resource is
+// service.name=warden and service.version=o.Version, with the SDK's and
+// OTEL_RESOURCE_ATTRIBUTES'. Spans of an agent
 // whose traceparent says it does not sample are not recorded either
 // (parent-based sampling); every other span is.
 func Start(ctx context.Context, o Options) (shutdown func(context.Context) error, err error) {
