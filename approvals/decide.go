@@ -152,6 +152,9 @@ func Decide(ctx context.Context, db *store.DB, req Request, onDecided OnDecided,
 		res.Action = a
 		return nil
 	})
+	if err == nil && res.Final {
+		traceDecided(ctx, res.Action, now) // tracing.go
+	}
 	return res, err
 }
 

@@ -17,8 +17,16 @@ const waitPoll = 100 * time.Millisecond
 // at the deadline, or as soon as it has left pending. An action that has
 // already left pending, or an until already past, returns after one read.
 // When ctx ends first the answer is ctx's error; an action that is gone
-// (retention) is store.ErrNotFound.
+// (retention) is store.ErrNotFound. The wait is a span of the agent's
+// trace (tracing.go).
 func Wait(ctx context.Context, q store.Querier, id string, until time.Time) (Action, error) {
+	ctx, span := startWait(ctx, id, until)
+	a, err := wait(ctx, q, id, until)
+	endWait(span, a, err)
+	return a, err
+}
+
+func wait(ctx context.Context, q store.Querier, id string, until time.Time) (Action, error) {
 	tick := time.NewTicker(waitPoll)
 	defer tick.Stop()
 	deadline := time.NewTimer(time.Until(until))

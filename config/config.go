@@ -112,6 +112,11 @@ type Config struct {
 	// to call the agents' API (/v1/*) across origins; empty allows none.
 	// The console never answers CORS.
 	CORSOrigins []string
+	// OTLPEndpoint is the OTLP/HTTP collector traces are sent to (such
+	// as http://localhost:4318); empty sends none (docs/tracing.md).
+	// OTLPHeaders go with every export (a collector's credentials).
+	OTLPEndpoint string
+	OTLPHeaders  map[string]string
 
 	publicURLDefaulted, redirectDefaulted bool
 }
@@ -225,6 +230,8 @@ var settings = []setting{
 	{"WARDEN_TENANT_RATE", "tenant-rate", "1000", "agent API requests per second per tenant, across its keys (1 to 1000000)"},
 	{"WARDEN_METRICS_TOKEN", "metrics-token", "", "bearer token a Prometheus scraper sends for /metrics from another host (loopback needs none)"},
 	{"WARDEN_CORS_ORIGINS", "cors-origins", "", "browser origins (https://app.example.com) allowed to call /v1/* across origins, comma separated; empty allows none (never the console)"},
+	{"WARDEN_OTLP_ENDPOINT", "otlp-endpoint", "", "OTLP/HTTP collector base URL traces are sent to, such as http://localhost:4318 (empty: no traces)"},
+	{"WARDEN_OTLP_HEADERS", "otlp-headers", "", "headers sent with every trace export, key=value pairs, comma separated, values percent-encoded (such as Authorization=Basic%20...)"},
 }
 
 // Load reads settings from env (a lookup such as os.LookupEnv) and args
@@ -422,6 +429,7 @@ func Load(args []string, env func(string) (string, bool)) (Config, error) {
 			c.CORSOrigins = append(c.CORSOrigins, o)
 		}
 	}
+	parseOTLP(&c, get, bad)
 
 	if rd := get("WARDEN_RUNBOOK_DIR"); rd != "" {
 		abs, err := filepath.Abs(rd)
@@ -766,4 +774,60 @@ func badOrigin(o string) string {
 		return "must be lower case, as browsers send it"
 	}
 	return ""
+}
+
+// parseOTLP reads the trace export settings into c. The headers are
+// credentials: an error names the bad pair's key, never its value.
+func parseOTLP(c *Config, get func(string) string, bad func(name, format string, a ...any)) {
+	if e := get("WARDEN_OTLP_ENDPOINT"); e != "" {
+		if _, err := parseHTTPURL(e); err != nil {
+			bad("WARDEN_OTLP_ENDPOINT", "%v", err)
+		}
+		c.OTLPEndpoint = e
+	}
+	h, err := parseHeaders(get("WARDEN_OTLP_HEADERS"))
+	switch {
+	case err != nil:
+		bad("WARDEN_OTLP_HEADERS", "%v", err)
+	case len(h) > 0 && c.OTLPEndpoint == "":
+		bad("WARDEN_OTLP_HEADERS", "set only with WARDEN_OTLP_ENDPOINT")
+	}
+	c.OTLPHeaders = h
+}
+
+// parseHeaders reads key=value pairs, comma separated, with values
+// percent-encoded, as OTEL_EXPORTER_OTLP_HEADERS is written. A "+" stays
+// a "+" (base64 in Basic credentials).
+func parseHeaders(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for i, pair := range strings.Split(s, ",") {
+		if strings.TrimSpace(pair) == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(pair, "=")
+		k = strings.TrimSpace(k)
+		if !ok || !validHeaderName(k) {
+			return nil, fmt.Errorf("pair %d is not name=value with a header name", i+1)
+		}
+		dec, err := url.PathUnescape(strings.TrimSpace(v))
+		if err != nil || strings.ContainsAny(dec, "\r\n\x00") {
+			return nil, fmt.Errorf("the value of %s is not percent-encoded text", k)
+		}
+		out[k] = dec
+	}
+	return out, nil
+}
+
+// validHeaderName reports whether k is an HTTP header name (RFC 9110
+// token).
+func validHeaderName(k string) bool {
+	if k == "" {
+		return false
+	}
+	for _, r := range k {
+		if r > 0x7e || r <= 0x20 || strings.ContainsRune("\"(),/:;<=>?@[\\]{}", r) {
+			return false
+		}
+	}
+	return true
 }

@@ -218,6 +218,11 @@ func TestLoadRefusesBadSettings(t *testing.T) {
 		{"alert interval too long", map[string]string{"WARDEN_ALERT_INTERVAL": "2h"}, "WARDEN_ALERT_INTERVAL", "to 1h0m0s"},
 		{"price not a number", map[string]string{"WARDEN_PRICE_INPUT_TOKEN": "0.5"}, "WARDEN_PRICE_INPUT_TOKEN", "whole number"},
 		{"negative price", map[string]string{"WARDEN_PRICE_OUTPUT_TOKEN": "-1"}, "WARDEN_PRICE_OUTPUT_TOKEN", "whole number"},
+		{"OTLP endpoint not a URL", map[string]string{"WARDEN_OTLP_ENDPOINT": "localhost:4318"}, "WARDEN_OTLP_ENDPOINT", "absolute"},
+		{"OTLP headers without endpoint", map[string]string{"WARDEN_OTLP_HEADERS": "Authorization=Basic%20abc"}, "WARDEN_OTLP_HEADERS", "WARDEN_OTLP_ENDPOINT"},
+		{"OTLP header not a pair", map[string]string{"WARDEN_OTLP_ENDPOINT": "http://127.0.0.1:4318", "WARDEN_OTLP_HEADERS": "a=b,secretvalue"}, "WARDEN_OTLP_HEADERS", "pair 2"},
+		{"OTLP header value not encoded", map[string]string{"WARDEN_OTLP_ENDPOINT": "http://127.0.0.1:4318", "WARDEN_OTLP_HEADERS": "Authorization=Basic%zz"}, "WARDEN_OTLP_HEADERS", "value of Authorization"},
+		{"OTLP header with a line break", map[string]string{"WARDEN_OTLP_ENDPOINT": "http://127.0.0.1:4318", "WARDEN_OTLP_HEADERS": "X-A=b%0D%0AX-B:c"}, "WARDEN_OTLP_HEADERS", "value of X-A"},
 		{"runbook dir missing", map[string]string{"WARDEN_RUNBOOK_DIR": "/nonexistent/runbooks"}, "WARDEN_RUNBOOK_DIR", "not a directory"},
 		{"CORS wildcard", map[string]string{"WARDEN_CORS_ORIGINS": "*"}, "WARDEN_CORS_ORIGINS", "list the origins"},
 		{"CORS origin with a path", map[string]string{"WARDEN_CORS_ORIGINS": "https://app.example.com/agent"}, "WARDEN_CORS_ORIGINS", "without a path"},
@@ -249,6 +254,37 @@ func TestLoadRefusesBadSettings(t *testing.T) {
 				t.Fatalf("Load(%v) error =\n%v\nwant a line starting %q containing %q", tt.env, err, tt.setting+":", tt.text)
 			}
 		})
+	}
+}
+
+func TestOTLPSettings(t *testing.T) {
+	c, err := Load(nil, envOf(map[string]string{"WARDEN_DATA_DIR": t.TempDir()}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.OTLPEndpoint != "" || len(c.OTLPHeaders) != 0 {
+		t.Errorf("defaults: endpoint %q headers %v, want none", c.OTLPEndpoint, c.OTLPHeaders)
+	}
+	c, err = Load(nil, envOf(map[string]string{"WARDEN_DATA_DIR": t.TempDir(),
+		"WARDEN_OTLP_ENDPOINT": "https://cloud.langfuse.com/api/public/otel",
+		"WARDEN_OTLP_HEADERS":  " Authorization=Basic%20cGs6c2s+/= , x-langfuse-ingestion-version=4,",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.OTLPEndpoint != "https://cloud.langfuse.com/api/public/otel" {
+		t.Errorf("OTLPEndpoint = %q", c.OTLPEndpoint)
+	}
+	// Percent-decoded, and a "+" of base64 kept.
+	want := map[string]string{"Authorization": "Basic cGs6c2s+/=", "x-langfuse-ingestion-version": "4"}
+	if len(c.OTLPHeaders) != len(want) || c.OTLPHeaders["Authorization"] != want["Authorization"] || c.OTLPHeaders["x-langfuse-ingestion-version"] != "4" {
+		t.Errorf("OTLPHeaders = %v, want %v", c.OTLPHeaders, want)
+	}
+	// The value of a bad header, a credential, is not in the error.
+	_, err = Load(nil, envOf(map[string]string{"WARDEN_DATA_DIR": t.TempDir(),
+		"WARDEN_OTLP_ENDPOINT": "http://127.0.0.1:4318", "WARDEN_OTLP_HEADERS": "Authorization=s3cr3t%zz"}))
+	if err == nil || strings.Contains(err.Error(), "s3cr3t") {
+		t.Errorf("error = %v, want one without the header's value", err)
 	}
 }
 

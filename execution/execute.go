@@ -149,12 +149,21 @@ func (s *Service) HandleExecute(ctx context.Context, j jobs.Job) error {
 }
 
 // ExecuteAction executes one approved action (see HandleExecute). Running
-// it again for an executed action changes nothing.
+// it again for an executed action changes nothing. Each run is a span
+// (tracing.go).
 func (s *Service) ExecuteAction(ctx context.Context, actionID string) error {
+	ctx, span := startExecute(ctx, actionID)
+	err := s.executeAction(ctx, actionID)
+	endExecute(span, err)
+	return err
+}
+
+func (s *Service) executeAction(ctx context.Context, actionID string) error {
 	a, err := approvals.Get(ctx, s.o.DB.Read(), actionID)
 	if err != nil {
 		return &jobs.Permanent{Err: err}
 	}
+	noteAction(ctx, a)
 	switch a.Status {
 	case approvals.StatusApproved:
 		if _, err := approvals.StartExecuting(ctx, s.o.DB, a.ID, s.o.Now()); err != nil {

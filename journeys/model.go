@@ -361,8 +361,16 @@ func (s *Service) HandleContinue(ctx context.Context, jb jobs.Job) error {
 }
 
 // ContinueJourney continues a model-driven journey whose approved action
-// executed (HandleContinue). Calling it again changes nothing.
+// executed (HandleContinue). Calling it again changes nothing. Each run is
+// a span, the parent of the model calls it makes (tracing.go).
 func (s *Service) ContinueJourney(ctx context.Context, journeyID string) error {
+	ctx, span := startContinue(ctx, journeyID)
+	err := s.continueJourney(ctx, journeyID)
+	endContinue(span, err)
+	return err
+}
+
+func (s *Service) continueJourney(ctx context.Context, journeyID string) error {
 	j, err := GetJourney(ctx, s.o.DB.Read(), journeyID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil

@@ -284,8 +284,16 @@ func tokens(s string) int64 { return int64((len(s) + 3) / 4) }
 // Run runs one journey. A refusal before admission (bad input, budget)
 // records nothing; from admission on, the journey is recorded and its
 // reservation is settled or released whatever happens, including a
-// cancelled context (a client that went away).
+// cancelled context (a client that went away). It is a span of the
+// trace (tracing.go).
 func (s *Service) Run(ctx context.Context, req Request) (Outcome, error) {
+	ctx, span := startJourney(ctx, req)
+	out, err := s.runJourney(ctx, req)
+	endJourney(span, out, err)
+	return out, err
+}
+
+func (s *Service) runJourney(ctx context.Context, req Request) (Outcome, error) {
 	if req.Input == "" || len(req.Input) > s.o.Limits.MaxInputBytes {
 		return Outcome{}, Refuse(CodeInvalidInput, fmt.Sprintf("input must be 1 to %d bytes of text", s.o.Limits.MaxInputBytes), nil)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/wardenhq/warden/admission"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/platform/tracing"
 )
 
 // embedForwarded are the members of an embeddings request Warden passes
@@ -186,7 +187,9 @@ func embedCharged(u *usage, inBound int64) (int64, string) {
 // embeddings list moves to the next; a 4xx is the agent's, returned as
 // the upstream said it. It returns a *problem.Error before anything is
 // written, and nil once the answer is.
-func (g *Gateway) Embeddings(ctx context.Context, caller admission.Caller, body []byte, w Sink) error {
+func (g *Gateway) Embeddings(ctx context.Context, caller admission.Caller, body []byte, w Sink) (err error) {
+	ctx, span := startCall(ctx, tracing.OperationEmbeddings) // tracing.go
+	defer func() { span.end(err) }()
 	if len(body) > maxBody {
 		return invalid("The request is larger than 4 MiB.")
 	}
@@ -194,6 +197,7 @@ func (g *Gateway) Embeddings(ctx context.Context, caller admission.Caller, body 
 	if err != nil {
 		return err
 	}
+	span.model(er.model)
 	// OpenAI's embeddings take no metadata: tags come in the header only.
 	tags, err := callTags(ctx, nil)
 	if err != nil {
@@ -251,6 +255,7 @@ func (g *Gateway) Embeddings(ctx context.Context, caller admission.Caller, body 
 	call := Call{ID: store.NewID(), TenantID: caller.Tenant.ID, KeyID: caller.Key.ID, Alias: er.model, Operation: OpEmbeddings,
 		CreatedAt: start.UTC(), JourneyID: JourneyOf(ctx), ReservedMicros: reserve, Metadata: g.storedMetadata(tags)}
 	w.Header().Set(HeaderRequestID, call.ID)
+	span.call = &call
 	if keep {
 		if er.tokens {
 			call.Prompt = fmt.Sprintf("%q", fmt.Sprintf("(%d token arrays, not kept)", er.inputs))
@@ -348,7 +353,7 @@ func (g *Gateway) tryEmbeddings(ctx context.Context, client *http.Client, d Depl
 	}
 	out["model"], _ = json.Marshal(d.UpstreamModel)
 	body, _ := json.Marshal(out)
-	cctx, cancel := context.WithTimeout(ctx, d.Timeout)
+	cctx, cancel := context.WithTimeout(withAttempt(ctx, d), d.Timeout)
 	defer cancel()
 	hreq, err := http.NewRequestWithContext(cctx, http.MethodPost, strings.TrimRight(d.BaseURL, "/")+"/embeddings", bytes.NewReader(body))
 	if err != nil {

@@ -94,7 +94,7 @@ func (g *Gateway) clientFor(hosts string) *http.Client {
 		// when idle, never reused by the new client.
 		defer old.client.CloseIdleConnections()
 	}
-	g.egress = &upstreamClient{hosts: hosts, client: &http.Client{Transport: t, CheckRedirect: egress.NoRedirects}}
+	g.egress = &upstreamClient{hosts: hosts, client: &http.Client{Transport: tracedTransport{t}, CheckRedirect: egress.NoRedirects}}
 	return g.egress.client
 }
 
@@ -177,7 +177,9 @@ func cost(d Deployment, in, out int64) int64 {
 // protocol's moves to the next, but only while nothing has been sent to
 // the agent. A 4xx is the agent's request at fault and is returned as is,
 // never retried.
-func (g *Gateway) Chat(ctx context.Context, caller admission.Caller, body []byte, w Sink) error {
+func (g *Gateway) Chat(ctx context.Context, caller admission.Caller, body []byte, w Sink) (err error) {
+	ctx, span := startChat(ctx) // tracing.go
+	defer func() { span.end(err) }()
 	if len(body) > maxBody {
 		return invalid("The request is larger than 4 MiB.")
 	}
@@ -186,6 +188,7 @@ func (g *Gateway) Chat(ctx context.Context, caller admission.Caller, body []byte
 		return err
 	}
 	req, fields := cr.request, cr.fields
+	span.request(req)
 	tags, err := callTags(ctx, fields["metadata"])
 	if err != nil {
 		return err
@@ -253,6 +256,7 @@ func (g *Gateway) Chat(ctx context.Context, caller admission.Caller, body []byte
 	call := Call{ID: store.NewID(), TenantID: caller.Tenant.ID, KeyID: caller.Key.ID, Alias: req.Model, Stream: req.Stream,
 		CreatedAt: start.UTC(), JourneyID: JourneyOf(ctx), Operation: operationOf(ctx), Metadata: g.storedMetadata(tags)}
 	w.Header().Set(HeaderRequestID, call.ID)
+	span.call = &call
 	if keep {
 		call.Prompt = g.storedJSON(req.Messages)
 	}
@@ -503,7 +507,7 @@ func (g *Gateway) try(ctx context.Context, client *http.Client, d Deployment, fi
 	}
 	body, _ := json.Marshal(out)
 
-	cctx, cancel := context.WithCancel(ctx)
+	cctx, cancel := context.WithCancel(withAttempt(ctx, d))
 	var timedOut atomic.Bool
 	timer := time.AfterFunc(d.Timeout, func() { timedOut.Store(true); cancel() }) // until the first byte
 	var once sync.Once

@@ -210,11 +210,14 @@ type guarded struct {
 	p Provider
 }
 
-func (w *guarded) Execute(ctx context.Context, t Tool, call Call) (Result, error) {
+func (w *guarded) Execute(ctx context.Context, t Tool, call Call) (res Result, err error) {
 	name, err := CallName(t, call)
 	if err != nil {
 		return Result{}, err
 	}
+	ctx, span := startCall(ctx, t, name) // tracing.go
+	attempts := 0
+	defer func() { endCall(span, attempts, res, err) }()
 	o := w.g.o
 	d := w.g.dep(name)
 	select {
@@ -228,8 +231,7 @@ func (w *guarded) Execute(ctx context.Context, t Tool, call Call) (Result, error
 	d.calls.Add(1)
 	d.deposit(o)
 	start := time.Now()
-	attempts := 0
-	res, _, err := o.Retry.retry(ctx, t.MaxAttempts, func() bool {
+	res, _, err = o.Retry.retry(ctx, t.MaxAttempts, func() bool {
 		if d.withdraw() {
 			d.retries.Add(1)
 			return true

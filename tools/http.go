@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wardenhq/warden/platform/tracing"
 )
 
 // MaxResponseBytes caps what the HTTP provider reads of a webhook's answer.
@@ -72,6 +74,8 @@ func NewHTTPProvider(client *http.Client) *HTTPProvider {
 	// A POST redirected becomes a GET elsewhere; an effect must not
 	// wander. The redirect comes back as a Terminal answer instead.
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	// The webhook joins the trace of the call (traceparent).
+	c.Transport = tracing.Transport(c.Transport)
 	return &HTTPProvider{client: &c}
 }
 

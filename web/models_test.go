@@ -38,17 +38,20 @@ type modelRig struct {
 	sent   *bodyRecorder // what reached the fake upstream
 }
 
-// bodyRecorder keeps every request body that reaches the fake upstream.
+// bodyRecorder keeps every request body, and its headers, that reaches
+// the fake upstream.
 type bodyRecorder struct {
-	next   http.Handler
-	mu     sync.Mutex
-	bodies [][]byte
+	next    http.Handler
+	mu      sync.Mutex
+	bodies  [][]byte
+	headers []http.Header
 }
 
 func (b *bodyRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(r.Body)
 	b.mu.Lock()
 	b.bodies = append(b.bodies, raw)
+	b.headers = append(b.headers, r.Header.Clone())
 	b.mu.Unlock()
 	r.Body = io.NopCloser(bytes.NewReader(raw))
 	b.next.ServeHTTP(w, r)

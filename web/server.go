@@ -69,6 +69,9 @@ type Server struct {
 	models    *models.Gateway
 	runbooks  *runbooks.Set
 	version   string
+	// stopTraces flushes and stops the trace exporter (tracing.go); nil
+	// without WARDEN_OTLP_ENDPOINT.
+	stopTraces func(context.Context) error
 
 	ready      readiness // /readyz's database check
 	drainDelay time.Duration
@@ -205,6 +208,7 @@ func New(o Options) (*Server, error) {
 		middleware.Recover(),
 		s.secureHeaders(),
 		s.requestID(),
+		s.traceContext(),
 		s.clientClosed(),
 		s.requestLog(),
 		s.hostCheck(),
@@ -212,6 +216,10 @@ func New(o Options) (*Server, error) {
 	)
 	s.echo = e
 	s.routes()
+	// Last, so that a server that cannot be built leaves no exporter.
+	if err := s.startTracing(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -232,6 +240,8 @@ const writeTimeout = 60 * time.Second
 // to the configured grace period to finish. The caller closes the database
 // after Serve returns.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	// Last: the spans of the requests that ended are sent.
+	defer s.stopTracing()
 	srv := &http.Server{
 		Handler:           s.echo,
 		ReadHeaderTimeout: 10 * time.Second,
