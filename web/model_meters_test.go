@@ -122,19 +122,19 @@ func TestModelMetricsAfterTraffic(t *testing.T) {
 		`warden_model_requests_total{alias="chat",deployment="fake-a",operation="chat",outcome="ok"}`:        2, // the plain call and the stream
 		`warden_model_requests_total{alias="chat",deployment="fake-a",operation="chat",outcome="cache_hit"}`: 1,
 		`warden_model_requests_total{alias="flaky",deployment="flaky-b",operation="chat",outcome="ok"}`:      1,
-		`warden_model_cache_hits_total{alias="chat",deployment="fake-a"}`:                   1,
-		`warden_model_fallbacks_total{alias="flaky",deployment="flaky-a"}`:                  1,
-		`warden_model_input_tokens_total{alias="chat",deployment="fake-a"}`:                 float64(in["fake-a"]),
-		`warden_model_output_tokens_total{alias="chat",deployment="fake-a"}`:                float64(out["fake-a"]),
-		`warden_model_cost_micros_total{alias="chat",deployment="fake-a"}`:                  float64(cost["fake-a"]),
-		`warden_model_input_tokens_total{alias="flaky",deployment="flaky-b"}`:               float64(in["flaky-b"]),
-		`warden_model_cost_micros_total{alias="flaky",deployment="flaky-b"}`:                float64(cost["flaky-b"]),
-		`warden_model_upstream_latency_seconds_count{alias="chat",deployment="fake-a"}`:     2, // the hit never went upstream
-		`warden_model_upstream_latency_seconds_count{alias="flaky",deployment="flaky-a"}`:   1,
-		`warden_model_upstream_latency_seconds_count{alias="flaky",deployment="flaky-b"}`:   1,
-		`warden_model_time_to_first_token_seconds_count{alias="chat",deployment="fake-a"}`:  1,
-		`warden_model_reserved_micros{alias="chat"}`:                                        0, // settled, and the 402 never reserved
-		`warden_model_reserved_micros{alias="flaky"}`:                                       0,
+		`warden_model_cache_hits_total{alias="chat",deployment="fake-a"}`:                                    1,
+		`warden_model_fallbacks_total{alias="flaky",deployment="flaky-a"}`:                                   1,
+		`warden_model_input_tokens_total{alias="chat",deployment="fake-a"}`:                                  float64(in["fake-a"]),
+		`warden_model_output_tokens_total{alias="chat",deployment="fake-a"}`:                                 float64(out["fake-a"]),
+		`warden_model_cost_micros_total{alias="chat",deployment="fake-a"}`:                                   float64(cost["fake-a"]),
+		`warden_model_input_tokens_total{alias="flaky",deployment="flaky-b"}`:                                float64(in["flaky-b"]),
+		`warden_model_cost_micros_total{alias="flaky",deployment="flaky-b"}`:                                 float64(cost["flaky-b"]),
+		`warden_model_upstream_latency_seconds_count{alias="chat",deployment="fake-a"}`:                      2, // the hit never went upstream
+		`warden_model_upstream_latency_seconds_count{alias="flaky",deployment="flaky-a"}`:                    1,
+		`warden_model_upstream_latency_seconds_count{alias="flaky",deployment="flaky-b"}`:                    1,
+		`warden_model_time_to_first_token_seconds_count{alias="chat",deployment="fake-a"}`:                   1,
+		`warden_model_reserved_micros{alias="chat"}`:                                                         0, // settled, and the 402 never reserved
+		`warden_model_reserved_micros{alias="flaky"}`:                                                        0,
 	} {
 		if got := sample(body, series); got != want {
 			t.Errorf("%s = %v, want %v", series, got, want)
