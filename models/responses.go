@@ -25,7 +25,9 @@ import (
 // a Response. So routing, fallback, cascade, cache, scopes, limits,
 // budgets (the reservation bounds the translated body, context and tool
 // descriptions included), redaction and the Model-calls record are
-// chat's, unchanged; the call is recorded as OpResponses.
+// chat's, unchanged; the call is recorded as OpResponses. An alias whose
+// every enabled deployment has the Responses API setting is forwarded as
+// Responses instead (native.go).
 //
 // A response kept (store, the default) is in model_responses under the
 // tenant and the key that made it, its input and output items redacted as
