@@ -273,3 +273,24 @@ func TestNativeMixedAliasIsTranslated(t *testing.T) {
 		t.Fatalf("upstream saw %+v", seen)
 	}
 }
+
+// A tenant with outbound redaction sends its input items and instructions
+// redacted on the native path too; the record keeps them redacted.
+func TestNativeResponsesOutboundRedaction(t *testing.T) {
+	r := respRig(t, rigOptions{}, native("big", "fake"))
+	if _, err := models.SetTenantSettings(context.Background(), r.db, testActor, r.tenant,
+		models.TenantSettings{Content: models.ContentRedacted, OutboundRedaction: true}); err != nil {
+		t.Fatal(err)
+	}
+	o := decodeResp(t, r.responses(r.caller, `{"model":"chat","instructions":"answer jane@example.com","input":"write to jane@example.com"}`))
+	body := string(r.fake.Seen()[0].Body)
+	if strings.Contains(body, "jane@example.com") || !strings.Contains(body, "write to") || !strings.Contains(body, "answer") {
+		t.Fatalf("sent upstream %s: want the address redacted", body)
+	}
+	if strings.Contains(o.text(), "jane@example.com") {
+		t.Fatalf("answer %q", o.text())
+	}
+	if c := r.calls()[0]; strings.Contains(c.Prompt+c.Completion, "jane@example.com") || c.Prompt == "" {
+		t.Fatalf("recorded %q / %q", c.Prompt, c.Completion)
+	}
+}
