@@ -59,7 +59,7 @@ func modelFormOf(d models.Deployment) views.ModelForm {
 	return views.ModelForm{Name: d.Name, Alias: d.Alias, Priority: strconv.Itoa(d.Priority), Weight: strconv.Itoa(d.Weight), BaseURL: d.BaseURL, UpstreamModel: d.UpstreamModel,
 		InputPrice: views.MicrosInput(d.InputMicrosPerM), OutputPrice: views.MicrosInput(d.OutputMicrosPerM), ContextWindow: strconv.Itoa(d.ContextWindow),
 		MaxOutputTokens: strconv.Itoa(d.MaxOutputTokens), Timeout: strconv.FormatInt(d.Timeout.Milliseconds(), 10),
-		Concurrency: strconv.Itoa(d.Concurrency), HasAPIKey: d.HasAPIKey}
+		Concurrency: strconv.Itoa(d.Concurrency), HasAPIKey: d.HasAPIKey, ResponsesAPI: d.ResponsesAPI}
 }
 
 func (h *Console) renderModels(c echo.Context, status int, v views.ModelsView) error {

@@ -22,11 +22,12 @@ func parseModelForm(c echo.Context, name string) (views.ModelForm, models.Deploy
 		BaseURL: strings.TrimSpace(c.FormValue("base_url")), UpstreamModel: strings.TrimSpace(c.FormValue("upstream_model")),
 		InputPrice: c.FormValue("input_price"), OutputPrice: c.FormValue("output_price"), ContextWindow: c.FormValue("context_window"),
 		MaxOutputTokens: c.FormValue("max_output_tokens"), Timeout: c.FormValue("timeout"), Concurrency: c.FormValue("concurrency"),
+		ResponsesAPI: c.FormValue("responses_api") == "on",
 	}
 	if strings.TrimSpace(f.Weight) == "" {
 		f.Weight = "1" // the default weight
 	}
-	d := models.Deployment{Name: name, Alias: f.Alias, BaseURL: f.BaseURL, UpstreamModel: f.UpstreamModel, Enabled: true}
+	d := models.Deployment{Name: name, Alias: f.Alias, BaseURL: f.BaseURL, UpstreamModel: f.UpstreamModel, ResponsesAPI: f.ResponsesAPI, Enabled: true}
 	errs := views.FieldErrors{}
 	ints := []struct {
 		raw, field string

@@ -506,7 +506,23 @@ func (g *Gateway) try(ctx context.Context, client *http.Client, d Deployment, fi
 		out["stream_options"] = json.RawMessage(`{"include_usage":true}`)
 	}
 	body, _ := json.Marshal(out)
+	return g.post(ctx, client, d, release, "/chat/completions", body, stream, func(first []byte) string {
+		switch {
+		case stream && !chunkEvent(first):
+			return "not a stream of chat completion chunks"
+		case !stream && !isCompletion(first):
+			return "not a chat completion"
+		}
+		return ""
+	})
+}
 
+// post sends body to d's path holding one of its slots (release gives it
+// back), with try's rules: the deployment's timeout runs until the first
+// byte; a transient status, a redirect, a connection error or an answer
+// that protocol says is not its own (why: the reason, "" when it is) is an
+// error; a 4xx is a response.
+func (g *Gateway) post(ctx context.Context, client *http.Client, d Deployment, release func(), path string, body []byte, stream bool, protocol func(first []byte) (why string)) (*http.Response, context.CancelFunc, []byte, error) {
 	cctx, cancel := context.WithCancel(withAttempt(ctx, d))
 	var timedOut atomic.Bool
 	timer := time.AfterFunc(d.Timeout, func() { timedOut.Store(true); cancel() }) // until the first byte
@@ -519,7 +535,7 @@ func (g *Gateway) try(ctx context.Context, client *http.Client, d Deployment, fi
 		}
 		return nil, nil, nil, err
 	}
-	hreq, err := http.NewRequestWithContext(cctx, http.MethodPost, strings.TrimRight(d.BaseURL, "/")+"/chat/completions", bytes.NewReader(body))
+	hreq, err := http.NewRequestWithContext(cctx, http.MethodPost, strings.TrimRight(d.BaseURL, "/")+path, bytes.NewReader(body))
 	if err != nil {
 		return fail(err)
 	}
@@ -557,16 +573,12 @@ func (g *Gateway) try(ctx context.Context, client *http.Client, d Deployment, fi
 		res.Body.Close()
 		return fail(errors.New("connection: " + errorClass(err)))
 	}
-	// Only the protocol's answer is passed on: a body that is not a chat
-	// completion (or a stream that is not its events) is some other
-	// server's, and may be anything.
-	if stream && !chunkEvent(first) || !stream && !isCompletion(first) {
+	// Only the protocol's answer is passed on: a body that is not its
+	// answer (or a stream that is not its events) is some other server's,
+	// and may be anything.
+	if why := protocol(first); why != "" {
 		res.Body.Close()
-		what := "not a chat completion"
-		if stream {
-			what = "not a stream of chat completion chunks"
-		}
-		return fail(invalidAnswer{what})
+		return fail(invalidAnswer{why})
 	}
 	timer.Stop()
 	return res, done, first, nil

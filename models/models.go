@@ -58,9 +58,14 @@ type Deployment struct {
 	MaxOutputTokens  int // the cap a call may ask for; the default when it asks for none
 	Timeout          time.Duration
 	Concurrency      int // calls in flight to this deployment at most
-	Enabled          bool
-	CreatedAt        time.Time
-	UpdatedAt        time.Time
+	// ResponsesAPI: the upstream serves POST {BaseURL}/responses natively.
+	// An alias whose every enabled deployment has it is forwarded as
+	// Responses by the Responses door; otherwise that door translates to
+	// Chat Completions (responses.go).
+	ResponsesAPI bool
+	Enabled      bool
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
 }
 
 var nameRe = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
@@ -114,19 +119,19 @@ var ErrExists = problem.Conflict("model_exists", "There is already a deployment 
 var ErrNotFound = problem.NotFound("model_not_found", "There is no such model deployment.")
 
 const columns = `id, name, alias, priority, provider, base_url, api_key_sealed, upstream_model, input_micros_per_m, output_micros_per_m,
-	context_window, max_output_tokens, timeout_ms, concurrency, enabled, created_at, updated_at, weight`
+	context_window, max_output_tokens, timeout_ms, concurrency, enabled, created_at, updated_at, weight, responses_api`
 
 func scan(row interface{ Scan(...any) error }) (Deployment, string, error) {
 	var d Deployment
 	var sealed, created, updated string
 	var timeoutMS int64
-	var enabled int
+	var enabled, responsesAPI int
 	err := row.Scan(&d.ID, &d.Name, &d.Alias, &d.Priority, &d.Provider, &d.BaseURL, &sealed, &d.UpstreamModel, &d.InputMicrosPerM,
-		&d.OutputMicrosPerM, &d.ContextWindow, &d.MaxOutputTokens, &timeoutMS, &d.Concurrency, &enabled, &created, &updated, &d.Weight)
+		&d.OutputMicrosPerM, &d.ContextWindow, &d.MaxOutputTokens, &timeoutMS, &d.Concurrency, &enabled, &created, &updated, &d.Weight, &responsesAPI)
 	if err != nil {
 		return Deployment{}, "", err
 	}
-	d.HasAPIKey, d.Enabled, d.Timeout = sealed != "", enabled == 1, time.Duration(timeoutMS)*time.Millisecond
+	d.HasAPIKey, d.Enabled, d.ResponsesAPI, d.Timeout = sealed != "", enabled == 1, responsesAPI == 1, time.Duration(timeoutMS)*time.Millisecond
 	d.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
 	d.UpdatedAt, _ = time.Parse(time.RFC3339Nano, updated)
 	return d, sealed, nil
@@ -203,6 +208,7 @@ func details(d Deployment) map[string]any {
 		"input_micros_per_m": d.InputMicrosPerM, "output_micros_per_m": d.OutputMicrosPerM,
 		"context_window": d.ContextWindow, "max_output_tokens": d.MaxOutputTokens,
 		"timeout_ms": d.Timeout.Milliseconds(), "concurrency": d.Concurrency, "enabled": d.Enabled, "weight": d.Weight,
+		"responses_api": d.ResponsesAPI,
 	}
 }
 
@@ -239,10 +245,10 @@ func Create(ctx context.Context, db *store.DB, sealer *seal.Sealer, actor audit.
 		} else if !errors.Is(err, ErrNotFound) {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO model_deployments (`+columns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		if _, err := tx.ExecContext(ctx, `INSERT INTO model_deployments (`+columns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			d.ID, d.Name, d.Alias, d.Priority, d.Provider, d.BaseURL, sealed, d.UpstreamModel, d.InputMicrosPerM, d.OutputMicrosPerM,
 			d.ContextWindow, d.MaxOutputTokens, d.Timeout.Milliseconds(), d.Concurrency, boolInt(d.Enabled),
-			store.FormatTime(now), store.FormatTime(now), d.Weight); err != nil {
+			store.FormatTime(now), store.FormatTime(now), d.Weight, boolInt(d.ResponsesAPI)); err != nil {
 			return fmt.Errorf("create model deployment: %w", err)
 		}
 		det := details(d)
@@ -273,7 +279,7 @@ func Update(ctx context.Context, db *store.DB, sealer *seal.Sealer, actor audit.
 		}
 		was, now := details(old), details(d)
 		for _, f := range []string{"alias", "priority", "base_url", "upstream_model", "input_micros_per_m", "output_micros_per_m",
-			"context_window", "max_output_tokens", "timeout_ms", "concurrency", "weight"} {
+			"context_window", "max_output_tokens", "timeout_ms", "concurrency", "weight", "responses_api"} {
 			if fmt.Sprint(was[f]) != fmt.Sprint(now[f]) {
 				changed = append(changed, f)
 			}
@@ -291,9 +297,9 @@ func Update(ctx context.Context, db *store.DB, sealer *seal.Sealer, actor audit.
 			return nil
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE model_deployments SET alias = ?, priority = ?, base_url = ?, upstream_model = ?,
-			input_micros_per_m = ?, output_micros_per_m = ?, context_window = ?, max_output_tokens = ?, timeout_ms = ?, concurrency = ?, weight = ?, updated_at = ?
+			input_micros_per_m = ?, output_micros_per_m = ?, context_window = ?, max_output_tokens = ?, timeout_ms = ?, concurrency = ?, weight = ?, responses_api = ?, updated_at = ?
 			WHERE id = ?`, d.Alias, d.Priority, d.BaseURL, d.UpstreamModel, d.InputMicrosPerM, d.OutputMicrosPerM, d.ContextWindow,
-			d.MaxOutputTokens, d.Timeout.Milliseconds(), d.Concurrency, d.Weight, store.Now(), d.ID); err != nil {
+			d.MaxOutputTokens, d.Timeout.Milliseconds(), d.Concurrency, d.Weight, boolInt(d.ResponsesAPI), store.Now(), d.ID); err != nil {
 			return fmt.Errorf("update model deployment: %w", err)
 		}
 		now["changed"] = changed

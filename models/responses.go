@@ -25,7 +25,9 @@ import (
 // a Response. So routing, fallback, cascade, cache, scopes, limits,
 // budgets (the reservation bounds the translated body, context and tool
 // descriptions included), redaction and the Model-calls record are
-// chat's, unchanged; the call is recorded as OpResponses.
+// chat's, unchanged; the call is recorded as OpResponses. An alias whose
+// every enabled deployment has the Responses API setting is forwarded as
+// Responses instead (native.go).
 //
 // A response kept (store, the default) is in model_responses under the
 // tenant and the key that made it, its input and output items redacted as
@@ -530,6 +532,12 @@ func (g *Gateway) Responses(ctx context.Context, caller admission.Caller, body [
 	if err != nil {
 		return err
 	}
+	// An alias whose every enabled deployment serves Responses is
+	// forwarded as Responses (native.go); any other is translated, so a
+	// fallback never changes protocol within a call.
+	if deps, err := For(ctx, g.db.Read(), g.sealer, r.Model); err == nil && nativeAlias(deps) {
+		return g.responsesNative(ctx, caller, body, r, history, input, deps, w)
+	}
 	now := g.now().UTC()
 	resp := &response{g: g, req: r, ID: "resp_" + store.NewID(), created: now, CreatedAt: now.Unix(), input: input, w: w, stream: r.Stream,
 		keep: r.Store == nil || *r.Store}
@@ -1012,15 +1020,7 @@ func (resp *response) finish(ctx context.Context, caller admission.Caller) error
 				it.Status = "incomplete"
 			}
 		}
-		o := resp.object("failed")
-		o["error"] = map[string]string{"code": code, "message": msg}
-		resp.event("response.failed", map[string]any{"response": o})
-		// The event is OpenAI's; its "error" member is also what OpenAI's
-		// SDKs raise on in a stream (openai-go, openai-node), so a client
-		// that reads events one by one cannot take the cut for an end.
-		resp.event("error", map[string]any{"code": code, "message": msg, "param": nil,
-			"error": map[string]any{"type": "server_error", "code": code, "message": msg}})
-		resp.w.Flush()
+		resp.failStream(resp.object("failed"), code, msg)
 		return nil
 	}
 	for _, it := range resp.output {
@@ -1038,48 +1038,73 @@ func (resp *response) finish(ctx context.Context, caller admission.Caller) error
 	return nil
 }
 
+// failStream ends a Responses stream that did not finish: o (the
+// Response so far) as status failed with its error, in response.failed,
+// then the error event.
+func (resp *response) failStream(o map[string]any, code, msg string) {
+	o["status"] = "failed"
+	o["error"] = map[string]string{"code": code, "message": msg}
+	resp.event("response.failed", map[string]any{"response": o})
+	// The event is OpenAI's; its "error" member is also what OpenAI's
+	// SDKs raise on in a stream (openai-go, openai-node), so a client
+	// that reads events one by one cannot take the cut for an end.
+	resp.event("error", map[string]any{"code": code, "message": msg, "param": nil,
+		"error": map[string]any{"type": "server_error", "code": code, "message": msg}})
+	resp.w.Flush()
+}
+
 // store keeps the Response, when asked and when the tenant keeps
 // content, its items redacted. A Response that cannot be stored is still
 // answered (it is paid for), with store false.
 func (resp *response) store(ctx context.Context, caller admission.Caller, status string) {
-	g := resp.g
-	if !resp.keep || g.redactor == nil {
-		return
-	}
-	// The answer is paid for and sent: an agent gone now still finds it.
-	ctx = context.WithoutCancel(ctx)
-	settings, err := TenantSettingsOf(ctx, g.db.Read(), caller.Tenant.ID)
-	if err != nil || settings.Content == ContentNone {
+	if !resp.keep {
 		return
 	}
 	out := make([]map[string]any, len(resp.output))
 	for i, it := range resp.output {
 		out[i] = it.json()
 	}
-	inRaw, _ := json.Marshal(resp.input)
 	outRaw, _ := json.Marshal(out)
-	in, err1 := g.redactor.JSON(inRaw)
-	outRed, err2 := g.redactor.JSON(outRaw)
 	o := resp.object(status)
 	delete(o, "output")
+	resp.stored = resp.g.keepResponse(ctx, caller, resp.ID, resp.req.PreviousResponseID, resp.input, outRaw, o, resp.created)
+}
+
+// keepResponse stores a Response (id, continuing prev) for caller when
+// the tenant keeps content and there is a redactor: its input items, its
+// output items (a JSON list) and the response object o without its
+// output, each redacted. It reports whether it was stored.
+func (g *Gateway) keepResponse(ctx context.Context, caller admission.Caller, id, prev string, input []json.RawMessage, output []byte, o map[string]any, created time.Time) bool {
+	if g.redactor == nil {
+		return false
+	}
+	// The answer is paid for and sent: an agent gone now still finds it.
+	ctx = context.WithoutCancel(ctx)
+	settings, err := TenantSettingsOf(ctx, g.db.Read(), caller.Tenant.ID)
+	if err != nil || settings.Content == ContentNone {
+		return false
+	}
+	inRaw, _ := json.Marshal(input)
+	in, err1 := g.redactor.JSON(inRaw)
+	outRed, err2 := g.redactor.JSON(output)
 	o["store"] = true
 	objRaw, _ := json.Marshal(o)
 	obj, err3 := g.redactor.JSON(objRaw)
 	if err := errors.Join(err1, err2, err3); err != nil {
-		g.log.ErrorContext(ctx, "could not redact a response to store it", "response", resp.ID, "err", err)
-		return
+		g.log.ErrorContext(ctx, "could not redact a response to store it", "response", id, "err", err)
+		return false
 	}
 	err = g.db.Transact(ctx, func(tx *store.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO model_responses (id, tenant_id, key_id, previous_id, input, output, response, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, resp.ID, caller.Tenant.ID, caller.Key.ID, resp.req.PreviousResponseID,
-			string(in), string(outRed), string(obj), store.FormatTime(resp.created))
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, id, caller.Tenant.ID, caller.Key.ID, prev,
+			string(in), string(outRed), string(obj), store.FormatTime(created))
 		return err
 	})
 	if err != nil {
-		g.log.ErrorContext(ctx, "could not store a response", "response", resp.ID, "err", err)
-		return
+		g.log.ErrorContext(ctx, "could not store a response", "response", id, "err", err)
+		return false
 	}
-	resp.stored = true
+	return true
 }
 
 func responseNotFound(id string) error {

@@ -52,6 +52,7 @@ type ModelForm struct {
 	Name, Alias, Priority, Weight, BaseURL, UpstreamModel, InputPrice, OutputPrice string
 	ContextWindow, MaxOutputTokens, Timeout, Concurrency                           string
 	HasAPIKey                                                                      bool
+	ResponsesAPI                                                                   bool // the upstream serves /responses natively
 }
 
 func modelFormAction(v ModelsView) templ.SafeURL {

@@ -1,6 +1,6 @@
-// Package fakeupstream is an OpenAI-compatible chat completions server
-// that answers deterministically from the request, for tests and the
-// demo. The upstream model id chooses its behaviour:
+// Package fakeupstream is an OpenAI-compatible chat completions (and
+// Responses) server that answers deterministically from the request, for
+// tests and the demo. The upstream model id chooses its behaviour:
 //
 //	any id        answers "echo: " + the last user message (a tool call
 //	              to the first tool offered, when tools are offered and the
@@ -42,7 +42,12 @@
 //	router-unknown  answers a skill name that was not offered
 //
 // POST …/embeddings answers a deterministic vector per input
-// (embeddings.go).
+// (embeddings.go). POST …/responses answers OpenAI's Responses API
+// natively (responses.go), whole or streamed with its events and usage,
+// as "any id" answers above (a function_call when tools are offered and
+// the last input item is not a function_call_output), and as fail-500,
+// fail-429, fail-400, cut and stall do; it stores nothing, so a
+// previous_response_id is refused (400).
 //
 //	srv := httptest.NewServer(fakeupstream.New())
 //	// base URL: srv.URL + "/v1"
@@ -69,14 +74,16 @@ type Server struct {
 	embedded []string // the text inputs of embeddings requests, as they arrived
 }
 
-// Seen is one chat request as the fake saw it.
+// Seen is one chat or Responses request as the fake saw it.
 type Seen struct {
 	Model    string // the upstream model id asked for
-	Messages int    // how many messages the conversation had
-	LastRole string // the role of its last message
+	Messages int    // how many messages (Responses: input items) the conversation had
+	LastRole string // the role of its last message (Responses: of its last item, or the item's type)
+	Path     string // "/chat/completions" or "/responses"
+	Body     []byte // the request body as it arrived
 }
 
-// Seen lists the chat requests that arrived, in order.
+// Seen lists the chat and Responses requests that arrived, in order.
 func (s *Server) Seen() []Seen {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -86,7 +93,7 @@ func (s *Server) Seen() []Seen {
 // New returns a fake upstream.
 func New() *Server { return &Server{} }
 
-// Requests is how many chat and embeddings requests arrived.
+// Requests is how many chat, Responses and embeddings requests arrived.
 func (s *Server) Requests() int64 { return s.requests.Load() }
 
 type message struct {
@@ -157,8 +164,8 @@ func fail(w http.ResponseWriter, status int, typ, msg string) {
 	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": msg, "type": typ, "code": nil}})
 }
 
-// ServeHTTP answers POST …/chat/completions, POST …/embeddings
-// (embeddings.go) and GET …/models.
+// ServeHTTP answers POST …/chat/completions, POST …/responses
+// (responses.go), POST …/embeddings (embeddings.go) and GET …/models.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/models") {
 		w.Header().Set("Content-Type", "application/json")
@@ -167,6 +174,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/embeddings") {
 		s.embeddings(w, r)
+		return
+	}
+	if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/responses") {
+		s.responses(w, r)
 		return
 	}
 	if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/chat/completions") {
@@ -190,7 +201,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if len(req.Messages) > 0 {
 		lastRole = req.Messages[len(req.Messages)-1].Role
 	}
-	s.seen = append(s.seen, Seen{Model: req.Model, Messages: len(req.Messages), LastRole: lastRole})
+	s.seen = append(s.seen, Seen{Model: req.Model, Messages: len(req.Messages), LastRole: lastRole, Path: "/chat/completions", Body: raw})
 	s.mu.Unlock()
 	if req.Model == RefundAgent && len(req.Messages) > 0 {
 		s.refundAgent(w, req)

@@ -1,6 +1,7 @@
 package fakeupstream
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -68,5 +69,46 @@ func TestFakeUpstream(t *testing.T) {
 	}
 	if f.Requests() != int64(len(tests)) {
 		t.Errorf("Requests() = %d, want %d", f.Requests(), len(tests))
+	}
+}
+
+func TestFakeUpstreamResponses(t *testing.T) {
+	f := New()
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	for _, tt := range []struct {
+		name, body string
+		status     int
+		contains   []string
+	}{
+		{"echo", `{"model":"m","input":"hi you"}`, 200, []string{`"object":"response"`, `"text":"echo: hi you"`, `"output_tokens":3`}},
+		{"function call", `{"model":"m","input":"weather","tools":[{"type":"function","name":"get_weather"}]}`, 200,
+			[]string{`"type":"function_call"`, `"name":"get_weather"`, `"call_id":"call_1"`}},
+		{"tool result", `{"model":"m","tools":[{"type":"function","name":"get_weather"}],"input":[{"type":"function_call_output","call_id":"call_1","output":"12"}]}`, 200,
+			[]string{`"text":"tool said: 12"`}},
+		{"stream", `{"model":"m","input":"a b","stream":true}`, 200,
+			[]string{"event: response.created", `"delta":" b"`, "event: response.completed", `"output_tokens":3`}},
+		{"previous response", `{"model":"m","input":"hi","previous_response_id":"resp_1"}`, 400, []string{"stores none"}},
+		{"fail-500", `{"model":"fail-500","input":"hi"}`, 500, []string{"injected failure"}},
+		{"fail-400", `{"model":"fail-400","input":"hi"}`, 400, []string{"injected bad request"}},
+	} {
+		res, err := http.Post(srv.URL+"/v1/responses", "application/json", strings.NewReader(tt.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		_, _ = io.Copy(&b, res.Body)
+		res.Body.Close()
+		if res.StatusCode != tt.status {
+			t.Errorf("%s = %d %s", tt.name, res.StatusCode, b.String())
+		}
+		for _, c := range tt.contains {
+			if !strings.Contains(b.String(), c) {
+				t.Errorf("%s lacks %s: %s", tt.name, c, b.String())
+			}
+		}
+	}
+	if seen := f.Seen(); len(seen) != 7 || seen[0].Path != "/responses" || seen[2].LastRole != "function_call_output" {
+		t.Errorf("seen = %+v", seen)
 	}
 }
