@@ -64,6 +64,15 @@ func nativeAlias(deps []Deployment) bool {
 	return len(deps) > 0
 }
 
+// allNative reports whether every enabled deployment of alias (and at
+// least one) serves Responses, without reading (and unsealing) them: the
+// translated path, which most aliases take, reads them once, in Chat.
+func allNative(ctx context.Context, q store.Querier, alias string) (bool, error) {
+	var n, native int
+	err := q.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(responses_api), 0) FROM model_deployments WHERE alias = ? AND enabled = 1`, alias).Scan(&n, &native)
+	return n > 0 && n == native, err
+}
+
 // nativeSet are the members of a Responses request Warden sets or
 // resolves itself on the native path; the rest are forwarded as sent.
 var nativeSet = map[string]bool{"model": true, "input": true, "stream": true, "stream_options": true, "store": true,

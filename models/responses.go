@@ -535,8 +535,10 @@ func (g *Gateway) Responses(ctx context.Context, caller admission.Caller, body [
 	// An alias whose every enabled deployment serves Responses is
 	// forwarded as Responses (native.go); any other is translated, so a
 	// fallback never changes protocol within a call.
-	if deps, err := For(ctx, g.db.Read(), g.sealer, r.Model); err == nil && nativeAlias(deps) {
-		return g.responsesNative(ctx, caller, body, r, history, input, deps, w)
+	if native, err := allNative(ctx, g.db.Read(), r.Model); err == nil && native {
+		if deps, err := For(ctx, g.db.Read(), g.sealer, r.Model); err == nil && nativeAlias(deps) {
+			return g.responsesNative(ctx, caller, body, r, history, input, deps, w)
+		}
 	}
 	now := g.now().UTC()
 	resp := &response{g: g, req: r, ID: "resp_" + store.NewID(), created: now, CreatedAt: now.Unix(), input: input, w: w, stream: r.Stream,
