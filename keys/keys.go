@@ -76,7 +76,7 @@ type Key struct {
 	TenantSlug string
 	Name       string
 	Prefix     string
-	Scopes     []string // "skill:NAME", "tool:NAME", "model:ALIAS", "read:tenant"; a name may end in * (IsPattern)
+	Scopes     []string // "skill:NAME", "tool:NAME", "model:ALIAS", "mcp:SERVER/TOOL", "read:tenant"; a name may end in * (IsPattern)
 	RatePerMin int
 	Burst      int
 	CreatedBy  string
@@ -113,8 +113,9 @@ const ScopeReadTenant = "read:tenant"
 // ReadTenant is ScopeReadTenant as Allows takes it.
 func ReadTenant() (kind, name string) { return "read", "tenant" }
 
-// Allows reports whether the key's scopes allow kind ("skill", "tool" or
-// "model", a model alias of the chat gateway) name. Deny by default: only
+// Allows reports whether the key's scopes allow kind ("skill", "tool",
+// "model", a model alias of the chat gateway, or "mcp", SERVER/TOOL of an
+// upstream MCP server: "mcp:crm/*" allows every tool of crm) name. Deny by default: only
 // what is listed, or matched by a pattern (a scope whose name ends in *:
 // "model:gpt-*" allows every alias that starts with "gpt-", "model:*"
 // every alias). A pattern matches names of its own kind only, whatever
@@ -134,7 +135,7 @@ func (k Key) Allows(kind, name string) bool {
 }
 
 // patternKinds are the kinds whose scopes may be patterns (IsPattern).
-var patternKinds = []string{"skill", "tool", "model"}
+var patternKinds = []string{"skill", "tool", "model", "mcp"}
 
 // IsPattern reports whether a scope is a pattern: its name ends in *.
 func IsPattern(scope string) bool {
@@ -148,7 +149,7 @@ func checkPattern(scope string) string {
 	kind, name, _ := strings.Cut(scope, ":")
 	switch {
 	case !slices.Contains(patternKinds, kind):
-		return fmt.Sprintf("%q is not a scope: a pattern is skill:PREFIX*, tool:PREFIX* or model:PREFIX*.", scope)
+		return fmt.Sprintf("%q is not a scope: a pattern is skill:PREFIX*, tool:PREFIX*, model:PREFIX* or mcp:SERVER/*.", scope)
 	case strings.Count(name, "*") != 1 || !strings.HasSuffix(name, "*") || strings.ContainsAny(name, " \t"):
 		return fmt.Sprintf("%q is not a scope: a pattern has one *, at its end (such as %s:gpt-*).", scope, kind)
 	}
@@ -202,6 +203,9 @@ func UnknownScope(scopes, offered []string) string {
 		if strings.HasPrefix(sc, "model:") {
 			return fmt.Sprintf("%q is not a model alias Warden knows: add a deployment with that alias on the Models page first.", sc)
 		}
+		if strings.HasPrefix(sc, "mcp:") {
+			return fmt.Sprintf("%q is not an MCP tool Warden knows: the console offers mcp:SERVER/* patterns for now (docs/mcp.md).", sc)
+		}
 		return fmt.Sprintf("%q is not a skill or tool Warden knows.", sc)
 	}
 	return ""
@@ -226,8 +230,12 @@ func (s NewSpec) Validate(now time.Time) map[string]string {
 		if sc == ScopeReadTenant {
 			continue
 		}
-		if !ok || (kind != "skill" && kind != "tool" && kind != "model") || name == "" {
-			errs["scopes"] = fmt.Sprintf("%q is not a scope: write skill:NAME, tool:NAME, model:NAME or read:tenant.", sc)
+		if !ok || (kind != "skill" && kind != "tool" && kind != "model" && kind != "mcp") || name == "" {
+			errs["scopes"] = fmt.Sprintf("%q is not a scope: write skill:NAME, tool:NAME, model:NAME, mcp:SERVER/TOOL or read:tenant.", sc)
+			break
+		}
+		if server, tool, ok := strings.Cut(name, "/"); kind == "mcp" && (!ok || server == "" || tool == "") && name != "*" {
+			errs["scopes"] = fmt.Sprintf("%q is not a scope: an MCP scope is mcp:SERVER/TOOL or mcp:SERVER/* (a tool of an upstream MCP server).", sc)
 			break
 		}
 		if strings.Contains(name, "*") {

@@ -186,7 +186,12 @@ func TestValidatePatternScopes(t *testing.T) {
 		{"model:gpt-**", false},
 		{"model:g*t*", false},
 		{"read:*", false},
-		{"mcp:server/*", false}, // not a kind Warden knows yet
+		{"mcp:server/*", true}, // every tool of an upstream MCP server
+		{"mcp:server/lookup_order", true},
+		{"mcp:*", true},
+		{"mcp:server", false}, // no tool
+		{"mcp:/lookup", false},
+		{"mcp:server/", false},
 		{"*", false},
 	} {
 		s := base

@@ -1,0 +1,210 @@
+package mcpservers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wardenhq/warden/admission"
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/policy"
+)
+
+type callerKey struct{}
+
+// WithCaller returns ctx carrying the authenticated caller of a /mcp
+// request, which Handler serves.
+func WithCaller(ctx context.Context, c admission.Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// Handler is the /mcp door (Streamable HTTP, the Go SDK's handler). Each
+// request must carry its caller (WithCaller): the handler authenticating
+// the key puts it there; a request without one is refused (400).
+//
+// The door is stateless: every request gets a server built for its key,
+// offering exactly the tools the key's scopes allow, so any replica can
+// answer any request and a tool classified or switched off counts from
+// the next request on. GET and DELETE (session streams) answer 405, as
+// the SDK's stateless mode does.
+func (g *Gateway) Handler() http.Handler {
+	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		c, ok := r.Context().Value(callerKey{}).(admission.Caller)
+		if !ok {
+			return nil
+		}
+		s, err := g.serverFor(r.Context(), c)
+		if err != nil {
+			g.log.Error("build the MCP server of a key", "key", c.Key.Prefix, "err", err)
+			return nil
+		}
+		return s
+	}, &mcp.StreamableHTTPOptions{
+		Stateless:    true,
+		JSONResponse: false,
+		Logger:       g.log,
+		// Every request carries a virtual key (no cookie, no ambient
+		// credential a rebinding page could use), and Warden often sits
+		// behind a proxy on loopback whose Host is the public name.
+		DisableLocalhostProtection: true,
+	})
+}
+
+// serverFor builds the MCP server a key sees: the tools still listed by
+// their upstreams whose scope (mcp:SERVER/TOOL) the key holds, named
+// SERVER__TOOL with the upstream's description and input schema.
+// Unclassified tools and tools of a server switched off are listed too;
+// calling them is refused with a tool error that says why (docs/mcp.md).
+func (g *Gateway) serverFor(ctx context.Context, c admission.Caller) (*mcp.Server, error) {
+	tools, err := offered(ctx, g.db.Read())
+	if err != nil {
+		return nil, err
+	}
+	s := mcp.NewServer(&mcp.Implementation{Name: "warden", Version: g.version},
+		&mcp.ServerOptions{Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}}, Logger: g.log})
+	for _, t := range tools {
+		if !c.Key.Allows("mcp", t.Server+"/"+t.Name) || !objectSchema(t.InputSchema) {
+			continue
+		}
+		s.AddTool(&mcp.Tool{Name: t.ExposedName(), Description: t.Description, InputSchema: t.InputSchema},
+			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return g.call(ctx, c, t.Server, t.Name, req.Params.Arguments), nil
+			})
+	}
+	return s, nil
+}
+
+// objectSchema reports whether a schema is a JSON object of type
+// "object", as MCP requires of an input schema (the SDK refuses others).
+func objectSchema(schema json.RawMessage) bool {
+	var s struct {
+		Type any `json:"type"`
+	}
+	return json.Unmarshal(schema, &s) == nil && s.Type == "object"
+}
+
+// Refusals a client reads as a tool error (isError), so an agent's model
+// sees why and a person can act on it.
+const (
+	msgUnclassified = "Warden refused this call: the tool is not yet classified by an admin (an admin must give it an impact class on the MCP servers page before any call is forwarded)."
+	msgHighImpact   = "Warden refused this call: the tool is high-impact and needs approval: not yet supported through /mcp."
+	msgServerOff    = "Warden refused this call: the MCP server %s is switched off."
+	msgGone         = "Warden refused this call: the MCP server no longer offers this tool."
+	msgScope        = "Warden refused this call: the key's scopes do not allow %s."
+	msgBadArgs      = "Warden refused this call: the arguments do not match the tool's input schema: %s"
+	msgUpstream     = "The MCP server %s failed: %s"
+)
+
+// call is one tools/call through the door: the tool's state is read
+// again (a switch or classification counts from the next call), the
+// key's scope checked again, the arguments validated against the tool's
+// input schema; a low-impact call is then forwarded and the upstream's
+// result returned as it is. Every call is recorded in the audit chain
+// (mcp.call) with its arguments and result redacted.
+func (g *Gateway) call(ctx context.Context, c admission.Caller, server, tool string, args json.RawMessage) *mcp.CallToolResult {
+	started := time.Now()
+	if len(bytes.TrimSpace(args)) == 0 || string(bytes.TrimSpace(args)) == "null" {
+		args = json.RawMessage(`{}`)
+	}
+	res, outcome := g.decide(ctx, c, server, tool, args)
+	g.record(ctx, c, server, tool, args, res, outcome, time.Since(started))
+	return res
+}
+
+// decide returns the call's result and its outcome for the audit event:
+// "forwarded", "refused" or "failed" (the upstream could not be reached
+// or answered with a protocol error).
+func (g *Gateway) decide(ctx context.Context, c admission.Caller, server, tool string, args json.RawMessage) (*mcp.CallToolResult, string) {
+	if !c.Key.Allows("mcp", server+"/"+tool) {
+		return toolError(fmt.Sprintf(msgScope, "mcp:"+server+"/"+tool)), "refused"
+	}
+	t, err := GetTool(ctx, g.db.Read(), server, tool)
+	if errors.Is(err, ErrToolNotFound) || (err == nil && t.Gone) {
+		return toolError(msgGone), "refused"
+	}
+	if err != nil {
+		g.log.Error("read MCP tool", "server", server, "tool", tool, "err", err)
+		return toolError("Warden could not read the tool's settings; try again."), "failed"
+	}
+	s, token, err := withToken(ctx, g.db.Read(), g.sealer, server)
+	if err != nil {
+		g.log.Error("read MCP server", "server", server, "err", err)
+		return toolError("Warden could not read the server's settings; try again."), "failed"
+	}
+	switch {
+	case !s.Enabled:
+		return toolError(fmt.Sprintf(msgServerOff, server)), "refused"
+	case !t.Classified():
+		return toolError(msgUnclassified), "refused"
+	case t.Impact == ImpactHigh:
+		return toolError(msgHighImpact), "refused"
+	}
+	if err := policy.ValidateArgs(t.InputSchema, args); err != nil {
+		return toolError(fmt.Sprintf(msgBadArgs, err)), "refused"
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	defer cancel()
+	cs, err := g.connect(ctx, s, token)
+	if err != nil {
+		return toolError(fmt.Sprintf(msgUpstream, server, upstreamError(err))), "failed"
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil {
+		return toolError(fmt.Sprintf(msgUpstream, server, upstreamError(err))), "failed"
+	}
+	return res, "forwarded"
+}
+
+func toolError(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+// maxRecorded bounds the redacted result kept in a call's audit event.
+const maxRecorded = 8 << 10
+
+// record appends the call's audit event (mcp.call): who, which tool, the
+// outcome, and the arguments and result after the redactor (never raw;
+// left out without a redactor). A failure to record is logged: the
+// answer has already been decided.
+func (g *Gateway) record(ctx context.Context, c admission.Caller, server, tool string, args json.RawMessage, res *mcp.CallToolResult, outcome string, took time.Duration) {
+	det := map[string]any{"server": server, "tool": tool, "outcome": outcome, "is_error": res.IsError, "duration_ms": took.Milliseconds(), "key": c.Key.Prefix}
+	if g.redactor != nil {
+		det["arguments"] = g.redacted(args)
+		if b, err := json.Marshal(res); err == nil {
+			det["result"] = g.redacted(b)
+		}
+	}
+	err := g.db.Transact(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+		_, err := audit.Append(ctx, tx, audit.Event{Actor: audit.Actor{Type: audit.ActorKey, ID: c.Key.ID}, Tenant: c.Tenant.Slug, Verb: "mcp.call",
+			Subject: audit.Subject{Type: "mcp_tool", ID: server + "/" + tool}, Details: det})
+		return err
+	})
+	if err != nil {
+		g.log.Error("audit MCP call", "server", server, "tool", tool, "err", err)
+	}
+}
+
+// redacted is a JSON document after the redactor, as a value for an
+// audit event's details; a document too large is kept as its size.
+func (g *Gateway) redacted(b []byte) any {
+	out, err := g.redactor.JSON(b)
+	if err != nil {
+		return g.redactor.String(string(b))
+	}
+	if len(out) > maxRecorded {
+		return fmt.Sprintf("(%d bytes, not kept)", len(out))
+	}
+	var v any
+	if json.Unmarshal(out, &v) != nil {
+		return string(out)
+	}
+	return v
+}
