@@ -149,8 +149,14 @@ func (g *Gateway) decide(ctx context.Context, c admission.Caller, server, tool s
 	if err := policy.ValidateArgs(t.InputSchema, args); err != nil {
 		return toolError(fmt.Sprintf(msgBadArgs, err)), "refused"
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	// The upstream call gets a context of its own, ended with the agent's
+	// request: the door's context carries the SDK's values of the agent's
+	// session (its protocol version), which the client would otherwise
+	// send to the upstream as its own.
+	up, cancel := context.WithTimeout(context.Background(), s.Timeout)
 	defer cancel()
+	defer context.AfterFunc(ctx, cancel)()
+	ctx = up
 	cs, err := g.connect(ctx, s, token)
 	if err != nil {
 		return toolError(fmt.Sprintf(msgUpstream, server, upstreamError(err))), "failed"

@@ -3,7 +3,6 @@ package web
 import (
 	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
@@ -20,7 +19,7 @@ var corsHeaders = []string{
 }
 
 // cors lets browser agents on the configured origins (WARDEN_CORS_ORIGINS)
-// call the agents' API, /v1/* only: preflights are answered, keys go in
+// call the agents' API, /v1/* and /mcp only: preflights are answered, keys go in
 // Authorization (never cookies, so no credentials are allowed). The
 // console is skipped: a page, a form or a sign-in never answers another
 // origin. Without origins there is no middleware at all: an OPTIONS
@@ -31,13 +30,14 @@ func (s *Server) cors() echo.MiddlewareFunc {
 		return nil
 	}
 	return middleware.CORSWithConfig(middleware.CORSConfig{
-		Skipper: func(c echo.Context) bool { return !strings.HasPrefix(c.Request().URL.Path, "/v1/") },
+		Skipper: func(c echo.Context) bool { return !agentPath(c.Request().URL.Path) },
 		// Exact origins only: echo's list would read "*" in an origin as
 		// a wildcard and match sub-domains.
 		AllowOriginFunc: func(origin string) (bool, error) { return slices.Contains(origins, origin), nil },
 		AllowMethods:    []string{http.MethodGet, http.MethodPost, http.MethodDelete},
-		AllowHeaders:    []string{echo.HeaderAuthorization, echo.HeaderContentType, models.HeaderMetadata, "Idempotency-Key"},
-		ExposeHeaders:   corsHeaders,
-		MaxAge:          600,
+		AllowHeaders: []string{echo.HeaderAuthorization, echo.HeaderContentType, models.HeaderMetadata, "Idempotency-Key",
+			"Mcp-Protocol-Version", "Mcp-Session-Id", "Last-Event-ID"}, // the MCP door
+		ExposeHeaders: corsHeaders,
+		MaxAge:        600,
 	})
 }

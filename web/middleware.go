@@ -184,8 +184,12 @@ func (s *Server) loadSession() echo.MiddlewareFunc {
 // the agents' API and the development provider.
 func noSession(path string) bool {
 	return path == "/healthz" || path == "/readyz" || strings.HasPrefix(path, "/static/") ||
-		strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, devIdPPath+"/")
+		agentPath(path) || strings.HasPrefix(path, devIdPPath+"/")
 }
+
+// agentPath reports whether path is the agents' API: /v1/... and the MCP
+// door /mcp, both under virtual keys (no cookies, no CSRF).
+func agentPath(path string) bool { return strings.HasPrefix(path, "/v1/") || path == "/mcp" }
 
 // csrf guards every state-changing console request twice. The browser's
 // own word first: a request a browser marks as coming from another site
@@ -201,7 +205,7 @@ func (s *Server) csrf() echo.MiddlewareFunc {
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
 			r := c.Request()
-			if strings.HasPrefix(r.URL.Path, "/v1/") || (s.cfg.DevMode() && strings.HasPrefix(r.URL.Path, devIdPPath+"/")) {
+			if agentPath(r.URL.Path) || (s.cfg.DevMode() && strings.HasPrefix(r.URL.Path, devIdPPath+"/")) {
 				return next(c)
 			}
 			want := ""

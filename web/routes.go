@@ -8,6 +8,7 @@ import (
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/execution"
 	"github.com/wardenhq/warden/handlers"
+	"github.com/wardenhq/warden/mcpservers"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/redact"
@@ -200,6 +201,16 @@ func (s *Server) routes() {
 		e.DELETE("/v1/responses/:id", chat.DeleteResponse)
 		e.GET("/v1/models", chat.ListModels)
 		e.GET("/v1/models/:id", chat.GetModel)
+
+		// The MCP door (docs/mcp.md): upstream MCP servers' tools under
+		// the keys' mcp: scopes. The door is stateless, so GET and DELETE
+		// answer 405 from the SDK; they are routed so that the answer is
+		// the protocol's, not Warden's 404.
+		rd, _ := s.redactor.(*redact.Redactor)
+		door := &handlers.MCPAPI{Gateway: s.gateway, Door: mcpservers.NewGateway(s.db, s.sealer(), rd, s.log).Handler()}
+		e.POST("/mcp", door.Serve, shed)
+		e.GET("/mcp", door.Serve)
+		e.DELETE("/mcp", door.Serve)
 	}
 
 	e.Use(s.loadSession(), s.csrf(), s.page(pages))
