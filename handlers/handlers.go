@@ -14,6 +14,7 @@ import (
 
 	"github.com/wardenhq/warden/execution"
 	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/mcpservers"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/seal"
@@ -34,6 +35,8 @@ type Console struct {
 	Runtime   *journeys.Service
 	Execution *execution.Service
 	Sealer    *seal.Sealer // seals keys' callback secrets
+	// MCP discovers upstream MCP servers' tools (the MCP servers page).
+	MCP *mcpservers.Gateway
 	// Runbooks are the loaded runbook documents.
 	Runbooks *runbooks.Set
 	Flash    Flash // one-time values across a redirect (a new key's secret)

@@ -29,7 +29,7 @@ type route struct {
 }
 
 func (s *Server) consoleRoutes() []route {
-	h := &handlers.Console{DB: s.db, Runtime: s.runtime, Execution: s.execution, Sealer: s.sealer(), Runbooks: s.runbooks, Flash: sessionFlash{s}, StatusView: s.status,
+	h := &handlers.Console{DB: s.db, Runtime: s.runtime, Execution: s.execution, Sealer: s.sealer(), MCP: s.mcpGateway(), Runbooks: s.runbooks, Flash: sessionFlash{s}, StatusView: s.status,
 		SessionPolicy: s.policy, SessionClock: s.now}
 	all := []string{identity.RoleApprover, identity.RoleOncall, identity.RoleAuditor, identity.RoleAdmin}
 	approver, admin := []string{identity.RoleApprover}, []string{identity.RoleAdmin}
@@ -93,6 +93,13 @@ func (s *Server) consoleRoutes() []route {
 		{http.MethodPost, "/models/:name", h.ModelUpdate, admin, ""},
 		{http.MethodPost, "/models/:name/enable", h.ModelEnable, admin, ""},
 		{http.MethodPost, "/models/:name/disable", h.ModelDisable, admin, ""},
+		// Upstream MCP servers of the /mcp door, their tools and classes.
+		{http.MethodGet, "/mcp-servers", h.MCPServerList, admin, "MCP servers"},
+		{http.MethodPost, "/mcp-servers", h.MCPServerCreate, admin, ""},
+		{http.MethodPost, "/mcp-servers/:name/discover", h.MCPServerDiscover, admin, ""},
+		{http.MethodPost, "/mcp-servers/:name/classify", h.MCPToolClassify, admin, ""},
+		{http.MethodPost, "/mcp-servers/:name/enable", h.MCPServerEnable, admin, ""},
+		{http.MethodPost, "/mcp-servers/:name/disable", h.MCPServerDisable, admin, ""},
 		{http.MethodGet, "/releases", h.ReleaseList, oncallAdmin, "Releases"},
 		{http.MethodGet, "/releases/rollback", h.ReleaseRollbackConfirm, oncallAdmin, ""},
 		{http.MethodPost, "/releases/rollback", h.ReleaseRollback, oncallAdmin, ""},
@@ -206,8 +213,7 @@ func (s *Server) routes() {
 		// the keys' mcp: scopes. The door is stateless, so GET and DELETE
 		// answer 405 from the SDK; they are routed so that the answer is
 		// the protocol's, not Warden's 404.
-		rd, _ := s.redactor.(*redact.Redactor)
-		door := &handlers.MCPAPI{Gateway: s.gateway, Door: mcpservers.NewGateway(s.db, s.sealer(), rd, s.log).Handler()}
+		door := &handlers.MCPAPI{Gateway: s.gateway, Door: s.mcpGateway().Handler()}
 		e.POST("/mcp", door.Serve, shed)
 		e.GET("/mcp", door.Serve)
 		e.DELETE("/mcp", door.Serve)
@@ -241,6 +247,16 @@ func navFor(routes []route, p *identity.Principal) []views.NavItem {
 
 // sealer keeps keys' callback secrets sealed: the runtime's, or none
 // without a runtime (then creating a key fails).
+// mcpGateway is the MCP gateway the /mcp door and the MCP servers page
+// share, built on first use.
+func (s *Server) mcpGateway() *mcpservers.Gateway {
+	if s.mcp == nil {
+		rd, _ := s.redactor.(*redact.Redactor)
+		s.mcp = mcpservers.NewGateway(s.db, s.sealer(), rd, s.log)
+	}
+	return s.mcp
+}
+
 func (s *Server) sealer() *seal.Sealer {
 	if s.runtime != nil {
 		return s.runtime.Sealer()

@@ -24,6 +24,7 @@ import (
 	"github.com/wardenhq/warden/config"
 	"github.com/wardenhq/warden/execution"
 	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/mcpservers"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/store"
@@ -67,6 +68,7 @@ type Server struct {
 	runtime   *journeys.Service
 	execution *execution.Service
 	models    *models.Gateway
+	mcp       *mcpservers.Gateway // the /mcp door and the MCP servers page (mcpGateway)
 	runbooks  *runbooks.Set
 	version   string
 	// stopTraces flushes and stops the trace exporter (tracing.go); nil
