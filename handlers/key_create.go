@@ -12,6 +12,7 @@ import (
 
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/keys"
+	"github.com/wardenhq/warden/mcpservers"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
@@ -164,7 +165,13 @@ func keyScopeChoices(ctx context.Context, st *store.DB, skills *Console) ([]stri
 	if err != nil {
 		return nil, err
 	}
-	return keys.Offered(ch.skills, ch.tools, ch.models), nil
+	// The tools of upstream MCP servers are typed (mcp:SERVER/TOOL or a
+	// pattern such as mcp:SERVER/*), not ticked.
+	mcp, err := mcpservers.Scopes(ctx, st.Read())
+	if err != nil {
+		return nil, err
+	}
+	return append(keys.Offered(ch.skills, ch.tools, ch.models), mcp...), nil
 }
 
 // scopeChoices are the names the key form offers scopes for.

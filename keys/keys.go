@@ -204,7 +204,7 @@ func UnknownScope(scopes, offered []string) string {
 			return fmt.Sprintf("%q is not a model alias Warden knows: add a deployment with that alias on the Models page first.", sc)
 		}
 		if strings.HasPrefix(sc, "mcp:") {
-			return fmt.Sprintf("%q is not an MCP tool Warden knows: the console offers mcp:SERVER/* patterns for now (docs/mcp.md).", sc)
+			return fmt.Sprintf("%q is not an MCP tool Warden knows: discover the server's tools on the MCP servers page first, or give a pattern such as mcp:SERVER/*.", sc)
 		}
 		return fmt.Sprintf("%q is not a skill or tool Warden knows.", sc)
 	}

@@ -159,3 +159,18 @@ func Digest(name, description string, schema json.RawMessage) (string, error) {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:]), nil
 }
+
+// Scopes returns the key scopes of every tool still listed by its server
+// (mcp:SERVER/TOOL), by server and name: what the key form accepts besides
+// patterns.
+func Scopes(ctx context.Context, q store.Querier) ([]string, error) {
+	tools, err := offered(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(tools))
+	for _, t := range tools {
+		out = append(out, t.Scope())
+	}
+	return out, nil
+}

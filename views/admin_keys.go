@@ -137,7 +137,7 @@ func scopeTitle(scope string) string {
 		return ""
 	}
 	kind, name, _ := strings.Cut(scope, ":")
-	words := map[string]string{"skill": "skill", "tool": "tool", "model": "model alias"}[kind]
+	words := map[string]string{"skill": "skill", "tool": "tool", "model": "model alias", "mcp": "MCP tool"}[kind]
 	if words == "" {
 		words = kind
 	}

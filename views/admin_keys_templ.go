@@ -891,7 +891,7 @@ func KeyNew(p Page, v KeyFormView) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 86, "\" placeholder=\"model:gpt-*\" data-testid=\"scope-patterns\" aria-describedby=\"scope-patterns-help\"><p class=\"help\" id=\"scope-patterns-help\">Optional, separated by spaces: a skill, tool or model scope ending in <code>*</code> allows every name with that start, also those added later (<code>model:*</code> is every model alias).</p>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 86, "\" placeholder=\"model:gpt-*\" data-testid=\"scope-patterns\" aria-describedby=\"scope-patterns-help\"><p class=\"help\" id=\"scope-patterns-help\">Optional, separated by spaces: a skill, tool or model scope ending in <code>*</code> allows every name with that start, also those added later (<code>model:*</code> is every model alias). Tools of MCP servers are typed here too: <code>mcp:SERVER/TOOL</code>, or <code>mcp:SERVER/*</code>: every tool of the server.</p>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

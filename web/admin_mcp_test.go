@@ -73,6 +73,19 @@ func TestAdminMCPServersPage(t *testing.T) {
 		t.Fatalf("stored class = %+v", tl)
 	}
 
+	// The key form takes a discovered tool's scope and a server pattern,
+	// typed; a tool Warden does not know is refused.
+	unknown := b.post("/keys", b.withCSRF(url.Values{"tenant": {"acme"}, "name": {"mcp-bot"}, "scope_patterns": {"mcp:up/nope"},
+		"rate_per_min": {"60"}, "burst": {"10"}}), nil)
+	if unknown.Status != http.StatusUnprocessableEntity || !strings.Contains(text(unknown, "error-scopes"), "not an MCP tool Warden knows") {
+		t.Errorf("mcp:up/nope = %d: %q", unknown.Status, text(unknown, "error-scopes"))
+	}
+	made := b.post("/keys", b.withCSRF(url.Values{"tenant": {"acme"}, "name": {"mcp-bot"}, "scope_patterns": {"mcp:up/lookup_order mcp:other/*"},
+		"rate_per_min": {"60"}, "burst": {"10"}}), nil)
+	if made.Status != http.StatusOK || !strings.HasSuffix(made.URL.Path, "/created") {
+		t.Errorf("a key with MCP scopes = %d at %s: %s", made.Status, made.URL, text(made, "error-scopes"))
+	}
+
 	p = b.post("/mcp-servers/up/disable", b.withCSRF(url.Values{}), nil)
 	if !strings.HasPrefix(text(p, "notice"), "Server switched off") || text(p, "mcp-enable-up") == "" {
 		t.Fatalf("disable: notice %q", text(p, "notice"))
