@@ -238,14 +238,35 @@ func TestMCPDoor(t *testing.T) {
 		}
 	})
 
+	t.Run("an upstream that is down is a tool error", func(t *testing.T) {
+		dead := httptest.NewServer(http.NotFoundHandler())
+		dead.Close()
+		if _, err := mcpservers.Update(ctx, in.DB, sealer, admin, mcpservers.Server{Name: "up", URL: dead.URL, Timeout: 2 * time.Second}, ""); err != nil {
+			t.Fatal(err)
+		}
+		text, isErr := callText(t, mcpSession(t, in, lookupKey), "up__lookup_order", map[string]any{"order_id": "A3"})
+		if !isErr || !strings.HasPrefix(text, "The MCP server up failed") || up.calls.Load() != 2 {
+			t.Errorf("upstream down: %q (error %v)", text, isErr)
+		}
+	})
+
 	t.Run("every call is in the audit chain", func(t *testing.T) {
-		outcomes, err := storeStrings(in, `SELECT details FROM audit_events WHERE verb = 'mcp.call' ORDER BY seq`)
+		rows, err := storeStrings(in, `SELECT details FROM audit_events WHERE verb = 'mcp.call' ORDER BY seq`)
 		if err != nil {
 			t.Fatal(err)
 		}
-		// unclassified, forwarded, bad arguments, high impact, switched off, forwarded
-		if len(outcomes) != 6 {
-			t.Errorf("%d mcp.call events, want 6: %q", len(outcomes), outcomes)
+		var got []string
+		for _, r := range rows {
+			var d struct{ Tool, Outcome string }
+			if err := json.Unmarshal([]byte(r), &d); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, d.Tool+" "+d.Outcome)
+		}
+		want := []string{"lookup_order refused", "lookup_order forwarded", "lookup_order refused", "issue_refund refused",
+			"lookup_order refused", "lookup_order forwarded", "lookup_order failed"}
+		if !slices.Equal(got, want) {
+			t.Errorf("mcp.call events = %q\nwant %q", got, want)
 		}
 	})
 }
