@@ -89,6 +89,8 @@ var AuditVerbs = []string{
 	"budget.set", "tool.", "tool.create", "tool.update", "tool.enable", "tool.disable",
 	"model.", "model.create", "model.update", "model.enable", "model.disable", "model.alias", "model.tenant_settings", "model.key_limits",
 	"model.allowed_hosts",
+	"mcp.", "mcp.server_create", "mcp.server_update", "mcp.server_enable", "mcp.server_disable", "mcp.discover", "mcp.tool_changed",
+	"mcp.tool_classify", "mcp.call",
 	"skill.", "skill.disabled", "skill.enabled",
 	"release.", "release.published", "release.activated", "release.rolled_back",
 	"release.canary_started", "release.canary_rolled_back", "release.promoted", "release.replayed",
@@ -294,6 +296,46 @@ func eventSentence(e audit.Event, n EventNames) string {
 		return s + ", and its prompts leave Warden as written"
 	case "model.key_limits":
 		return who + " set agent key " + keyLabel(d) + "'s model limits to " + perMinute(d.str("rpm"), "requests") + " and " + perMinute(d.str("tpm"), "tokens")
+	case "mcp.server_create":
+		s := who + " added MCP server " + subject + " at " + d.str("url")
+		if !d.bool("enabled") {
+			s += ", switched off"
+		}
+		return s
+	case "mcp.server_update":
+		return who + " changed MCP server " + subject + ": " + strings.Join(d.list("changed"), ", ")
+	case "mcp.server_enable":
+		return who + " switched MCP server " + subject + " on"
+	case "mcp.server_disable":
+		return who + " switched MCP server " + subject + " off: calls to its tools are refused"
+	case "mcp.discover":
+		s := who + " discovered the tools of MCP server " + subject + ": " + d.str("listed") + " listed"
+		for _, part := range []struct{ key, word string }{{"added", "new"}, {"changed", "changed (back to unclassified)"}, {"gone", "gone"}} {
+			if l := d.list(part.key); len(l) > 0 {
+				s += "; " + part.word + ": " + strings.Join(l, ", ")
+			}
+		}
+		return s
+	case "mcp.tool_changed":
+		s := "MCP tool " + subject + " changed its description or input schema, so it is unclassified again"
+		if was := d.str("lost_impact"); was != "" {
+			s += " (it was " + was + " impact)"
+		}
+		return s
+	case "mcp.tool_classify":
+		rev := "irreversible"
+		if d.bool("reversible") {
+			rev = "reversible"
+		}
+		return who + " classified MCP tool " + subject + " as " + d.str("impact") + " impact, " + rev
+	case "mcp.call":
+		switch d.str("outcome") {
+		case "forwarded":
+			return who + " called MCP tool " + subject + ": forwarded"
+		case "refused":
+			return who + "'s call of MCP tool " + subject + " was refused"
+		}
+		return who + "'s call of MCP tool " + subject + " failed upstream"
 	case "skill.disabled":
 		return who + " switched skill " + subject + " off: journeys for it are refused" + comment(" — reason: ", d.str("reason"))
 	case "skill.enabled":
