@@ -45,7 +45,8 @@ type upstream struct {
 
 func newUpstream(t *testing.T) *upstream {
 	t.Helper()
-	u := &upstream{mcp: mcp.NewServer(&mcp.Implementation{Name: "shop", Version: "1"}, nil)}
+	// One tool a page: discovery must follow the cursor.
+	u := &upstream{mcp: mcp.NewServer(&mcp.Implementation{Name: "shop", Version: "1"}, &mcp.ServerOptions{PageSize: 1})}
 	mcp.AddTool(u.mcp, &mcp.Tool{Name: "lookup_order", Description: "Look up an order."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in orderIn) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "order " + in.OrderID + " shipped"}}}, nil, nil
