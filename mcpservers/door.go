@@ -188,7 +188,9 @@ func (g *Gateway) record(ctx context.Context, c admission.Caller, server, tool s
 			det["result"] = g.redacted(b)
 		}
 	}
-	err := g.db.Transact(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+	// Recorded even when the agent has gone: the call happened.
+	ctx = context.WithoutCancel(ctx)
+	err := g.db.Transact(ctx, func(tx *store.Tx) error {
 		_, err := audit.Append(ctx, tx, audit.Event{Actor: audit.Actor{Type: audit.ActorKey, ID: c.Key.ID}, Tenant: c.Tenant.Slug, Verb: "mcp.call",
 			Subject: audit.Subject{Type: "mcp_tool", ID: server + "/" + tool}, Details: det})
 		return err
