@@ -150,6 +150,22 @@ func TestMCPDoor(t *testing.T) {
 		}
 	})
 
+	t.Run("the door is stateless: GET and DELETE are 405", func(t *testing.T) {
+		for _, method := range []string{http.MethodGet, http.MethodDelete} {
+			req, _ := http.NewRequest(method, in.URL+"/mcp", nil)
+			req.Header.Set("Accept", "text/event-stream")
+			req.Header.Set("Authorization", "Bearer "+allKey)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusMethodNotAllowed {
+				t.Errorf("%s /mcp = %d, want 405", method, resp.StatusCode)
+			}
+		}
+	})
+
 	t.Run("tools/list is filtered by scope", func(t *testing.T) {
 		if got := toolNames(t, mcpSession(t, in, lookupKey)); !slices.Equal(got, []string{"up__lookup_order"}) {
 			t.Errorf("mcp:up/lookup_order sees %q", got)
