@@ -309,42 +309,10 @@ func (g *Gateway) Chat(ctx context.Context, caller admission.Caller, body []byte
 	reserve, _ := worst(bodyBytes)
 	call.ReservedMicros = reserve
 
-	if err := g.db.Transact(ctx, func(tx *store.Tx) error { return admission.Reserve(ctx, tx, caller.Tenant.ID, reserve, start) }); err != nil {
-		g.limits.settle(tk, 0)
-		var p *problem.Error
-		if errors.As(err, &p) && p.Kind == problem.KindExhausted {
-			p = &problem.Error{Kind: p.Kind, Code: p.Code, Message: "The tenant's budget cannot cover this call's worst case (" +
-				fmt.Sprint(reserve) + " micro-units).", Err: err}
-			return p
-		}
+	if err := g.reserve(ctx, &call, tk, start); err != nil {
 		return err
 	}
-	g.observeReserved(call.Alias, reserve)
-	// From here the reservation is settled on every path, even when the
-	// agent has gone away.
-	settled := false
-	finish := func(status string, httpStatus int) {
-		if settled {
-			return
-		}
-		settled = true
-		call.Status, call.HTTPStatus, call.Latency = status, httpStatus, g.now().Sub(start)
-		// What was reported is charged, even beyond the reservation: the
-		// upstream has billed it. The excess is the call's overrun.
-		call.OverrunMicros = max(0, call.CostMicros-call.ReservedMicros)
-		if !keep {
-			call.Prompt, call.Completion = "", ""
-		}
-		g.limits.settle(tk, call.InputTokens+call.OutputTokens)
-		if err := g.settle(context.WithoutCancel(ctx), call); err != nil {
-			g.log.ErrorContext(ctx, "could not settle a model call", "call", call.ID, "err", err)
-		}
-		setCost(w.Header(), &call)
-		if call.OverrunMicros > 0 {
-			g.log.WarnContext(ctx, "a model call cost more than its reservation", "call", call.ID, "deployment", call.Deployment,
-				"reserved_micros", call.ReservedMicros, "cost_micros", call.CostMicros, "overrun_micros", call.OverrunMicros)
-		}
-	}
+	finish := g.finisher(ctx, &call, tk, keep, w, start) // reserve.go
 
 	client := g.clientFor(allowedHosts)
 	var last error = problem.Unavailable("upstream_unavailable", "No deployment of "+req.Model+" answered.", time.Second)
