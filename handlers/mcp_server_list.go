@@ -23,7 +23,8 @@ var mcpNotices = map[string]string{
 // MCPServerList shows the upstream MCP servers, their tools and classes,
 // and the form that adds a server.
 func (h *Console) MCPServerList(c echo.Context) error {
-	return h.renderMCPServers(c, http.StatusOK, views.MCPServersView{Notice: doneNotice(c, mcpNotices), Form: views.MCPServerForm{Timeout: "10000"}})
+	return h.renderMCPServers(c, http.StatusOK, views.MCPServersView{Notice: doneNotice(c, mcpNotices),
+		Failed: c.QueryParam("done") == "discovery_failed", Form: views.MCPServerForm{Timeout: "10000"}})
 }
 
 func (h *Console) renderMCPServers(c echo.Context, status int, v views.MCPServersView) error {

@@ -14,6 +14,7 @@ type MCPServersView struct {
 	Form    MCPServerForm
 	Errors  FieldErrors
 	Notice  string
+	Failed  bool // Notice says the last action failed (a discovery)
 }
 
 // MCPServerRow is one server and the tools its discoveries found.
