@@ -46,6 +46,9 @@ func TestAdminMCPServersPage(t *testing.T) {
 	if !strings.HasPrefix(text(p, "notice"), "The discovery failed") || !strings.Contains(text(p, "mcp-discovery-error-up"), "allowed hosts") {
 		t.Fatalf("discovery of a loopback upstream not allowed: notice %q, error %q", text(p, "notice"), text(p, "mcp-discovery-error-up"))
 	}
+	if !strings.Contains(p.Body, `class="alert alert-warn" role="alert" data-testid="notice"`) {
+		t.Error("a failed discovery is announced in the success style")
+	}
 	if _, err := models.AllowHosts(ctx, in.DB, audit.Actor{Type: audit.ActorSystem, ID: "test"}, "127.0.0.1"); err != nil {
 		t.Fatal(err)
 	}
