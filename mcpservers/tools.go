@@ -37,7 +37,15 @@ type Tool struct {
 	Impact       string
 	Reversible   bool
 	Gone         bool // the last discovery no longer listed it
-	DiscoveredAt time.Time
+	// Enabled is the tool's own kill switch (the server has one too).
+	Enabled bool
+	// The arguments people decide on, where the tool moves money (as the
+	// tool catalog names them): AmountArg holds an amount in minor units,
+	// CurrencyArg its ISO 4217 code, TargetArg what the call acts on.
+	AmountArg, CurrencyArg, TargetArg string
+	// UnitCostMicros is what one call costs the tenant's budget.
+	UnitCostMicros int64
+	DiscoveredAt   time.Time
 	UpdatedAt    time.Time
 }
 
@@ -53,18 +61,19 @@ func (t Tool) Scope() string { return "mcp:" + t.Server + "/" + t.Name }
 // ErrToolNotFound means the server has no tool of that name.
 var ErrToolNotFound = problem.NotFound("mcp_tool_not_found", "The MCP server has no tool of that name.")
 
-const toolColumns = `t.server_id, s.name, t.name, t.description, t.input_schema, t.digest, t.impact, t.reversible, t.gone, t.discovered_at, t.updated_at`
+const toolColumns = `t.server_id, s.name, t.name, t.description, t.input_schema, t.digest, t.impact, t.reversible, t.gone, t.enabled, t.amount_arg, t.currency_arg, t.target_arg, t.unit_cost_micros, t.discovered_at, t.updated_at`
 
 func scanTool(r store.Scanner) (Tool, error) {
 	var t Tool
 	var schema, discovered, updated string
 	var impact sql.NullString
 	var reversible sql.NullInt64
-	var gone int
-	if err := r.Scan(&t.ServerID, &t.Server, &t.Name, &t.Description, &schema, &t.Digest, &impact, &reversible, &gone, &discovered, &updated); err != nil {
+	var gone, enabled int
+	if err := r.Scan(&t.ServerID, &t.Server, &t.Name, &t.Description, &schema, &t.Digest, &impact, &reversible, &gone, &enabled,
+		&t.AmountArg, &t.CurrencyArg, &t.TargetArg, &t.UnitCostMicros, &discovered, &updated); err != nil {
 		return Tool{}, err
 	}
-	t.InputSchema, t.Impact, t.Reversible, t.Gone = json.RawMessage(schema), nullString(impact), reversible.Int64 == 1, gone == 1
+	t.InputSchema, t.Impact, t.Reversible, t.Gone, t.Enabled = json.RawMessage(schema), nullString(impact), reversible.Int64 == 1, gone == 1, enabled == 1
 	t.DiscoveredAt, _ = time.Parse(time.RFC3339Nano, discovered)
 	t.UpdatedAt, _ = time.Parse(time.RFC3339Nano, updated)
 	return t, nil
