@@ -34,9 +34,9 @@ type Tool struct {
 	Digest string
 	// Impact is ImpactLow, ImpactHigh or "" (unclassified); Reversible is
 	// meaningful only when Impact is set.
-	Impact       string
-	Reversible   bool
-	Gone         bool // the last discovery no longer listed it
+	Impact     string
+	Reversible bool
+	Gone       bool // the last discovery no longer listed it
 	// Enabled is the tool's own kill switch (the server has one too).
 	Enabled bool
 	// The arguments people decide on, where the tool moves money (as the
@@ -46,7 +46,7 @@ type Tool struct {
 	// UnitCostMicros is what one call costs the tenant's budget.
 	UnitCostMicros int64
 	DiscoveredAt   time.Time
-	UpdatedAt    time.Time
+	UpdatedAt      time.Time
 }
 
 // Classified reports whether an admin has classified the tool.
