@@ -23,6 +23,7 @@ import (
 	"github.com/wardenhq/warden/execution"
 	"github.com/wardenhq/warden/execution/ledger"
 	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/mcpservers"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/platform/jobs"
 	"github.com/wardenhq/warden/platform/redact"
@@ -47,6 +48,9 @@ type Runtime struct {
 	// call; the HTTP route can share it (one set of concurrency slots per
 	// deployment).
 	Models *models.Gateway
+	// MCP is the gateway to upstream MCP servers: the /mcp door and the
+	// provider of their tools' approved calls.
+	MCP    *mcpservers.Gateway
 	log    *slog.Logger
 	router *skills.Router
 
@@ -307,9 +311,13 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	// Every tool call passes one guard: per tool a bulkhead, a circuit
 	// breaker, timeouts within the caller's deadline and the one retry
 	// layer (docs/failure-modes.md). Providers make one attempt each.
+	// The tools of upstream MCP servers are one more provider: a breaker
+	// and a bulkhead per server, calls sent at most once.
+	mcpGateway := mcpservers.NewGateway(db, sealer, redactor, log)
 	providers := map[string]tools.Provider{
 		tools.ProviderBuiltin: guard.Wrap(withFaults(o.Faults, provider)),
 		tools.ProviderHTTP:    guard.Wrap(withFaults(o.Faults, tools.NewHTTPProvider(&http.Client{Timeout: 5 * time.Minute}))),
+		tools.ProviderMCP:     mcpGateway.SetGuard(guard),
 	}
 	svc := journeys.New(journeys.Options{
 		DB:        db,
@@ -331,7 +339,7 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	})
 	ex := execution.New(execution.Options{
 		DB: db, Log: log, Providers: providers, Redactor: redactor, Sealer: sealer, Queue: queue, Journeys: svc,
-		AllowPrivateCallbacks: o.DevMode,
+		AllowPrivateCallbacks: o.DevMode, MoreTools: mcpGateway.CatalogTool,
 	})
 	queue.Register(execution.JobExecuteAction, ex.HandleExecute)
 	queue.Register(execution.JobCallback, ex.HandleCallback)
@@ -345,7 +353,7 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	gw.SetTenantRate(o.TenantRate)
 	gw.SetReplicas(replica.Live)
 	chat.SetReplicas(replica.Live)
-	rt := &Runtime{Gateway: gw, Models: chat, Journeys: svc, Execution: ex, Sim: provider, DB: db, Queue: queue, Guard: guard, log: log, router: router,
+	rt := &Runtime{Gateway: gw, Models: chat, MCP: mcpGateway, Journeys: svc, Execution: ex, Sim: provider, DB: db, Queue: queue, Guard: guard, log: log, router: router,
 		alertInterval: interval, started: started, Replica: replica}
 	rt.periodicJobs(queue)
 	return rt, nil

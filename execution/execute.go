@@ -10,7 +10,6 @@ import (
 
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/budgets"
-	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/execution/ledger"
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/jobs"
@@ -65,7 +64,7 @@ func (s *Service) onDecided(ctx context.Context, tx *store.Tx, a approvals.Actio
 	}
 	// Budgets are reserved before work: the action's cost (one tool unit)
 	// is reserved with the approval, or the approval is refused.
-	t, err := catalog.Get(ctx, tx, a.Tool)
+	t, err := s.tool(ctx, tx, a.Tool)
 	if err != nil {
 		return fmt.Errorf("tool %s: %w", a.Tool, err)
 	}
@@ -178,7 +177,7 @@ func (s *Service) executeAction(ctx context.Context, actionID string) error {
 	if err != nil {
 		return s.failBeforeCall(ctx, a, "its arguments cannot be opened: "+err.Error())
 	}
-	t, err := catalog.Get(ctx, s.o.DB.Read(), a.Tool)
+	t, err := s.tool(ctx, s.o.DB.Read(), a.Tool)
 	if errors.Is(err, store.ErrNotFound) {
 		return s.failBeforeCall(ctx, a, "tool "+a.Tool+" is no longer in the catalog")
 	}
@@ -211,6 +210,10 @@ func (s *Service) executeAction(ctx context.Context, actionID string) error {
 		return s.fail(ctx, a, s.o.Redactor.String(entry.Error))
 	case errors.Is(err, ledger.ErrDigestMismatch), errors.Is(err, ledger.ErrNotIntended):
 		return s.failBeforeCall(ctx, a, "the ledger refused the call: "+err.Error())
+	case errors.Is(err, ledger.ErrOutcomeUnknown):
+		// Left executing, its effect flagged for review: a person finds
+		// out what happened (the action page says so); never sent again.
+		return &jobs.Permanent{Err: err}
 	case err != nil:
 		return err // transient: the job retries with the same key
 	}
@@ -235,7 +238,7 @@ func (s *Service) CompleteFromLedger(ctx context.Context, key string) error {
 	if a.Status != approvals.StatusExecuting && a.Status != approvals.StatusApproved {
 		return nil
 	}
-	t, _ := catalog.Get(ctx, s.o.DB.Read(), a.Tool)
+	t, _ := s.tool(ctx, s.o.DB.Read(), a.Tool)
 	return s.complete(ctx, a, e.Receipt, t)
 }
 

@@ -17,11 +17,14 @@
 package execution
 
 import (
+	"context"
+	"errors"
 	"log/slog"
 	"sync/atomic"
 	"time"
 
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/jobs"
 	"github.com/wardenhq/warden/platform/problem"
@@ -46,6 +49,10 @@ type Options struct {
 	// and private addresses (development mode only).
 	AllowPrivateCallbacks bool
 	Now                   func() time.Time
+	// MoreTools finds a tool the catalog does not hold by the name an
+	// action carries (the tools of upstream MCP servers, SERVER__TOOL:
+	// mcpservers.Gateway.CatalogTool), or answers store.ErrNotFound.
+	MoreTools func(ctx context.Context, q store.Querier, name string) (tools.Tool, error)
 }
 
 // Service runs actions from proposal to effect.
@@ -78,6 +85,15 @@ func (s *Service) SetAfterRecordFault(fn func(tool string)) { s.afterRecord.Stor
 // Sealer is the sealer of action arguments (tests and benchmarks create
 // actions with it).
 func (s *Service) Sealer() *seal.Sealer { return s.o.Sealer }
+
+// tool finds an action's tool: in the catalog, or among MoreTools.
+func (s *Service) tool(ctx context.Context, q store.Querier, name string) (tools.Tool, error) {
+	t, err := catalog.Get(ctx, q, name)
+	if errors.Is(err, store.ErrNotFound) && s.o.MoreTools != nil {
+		return s.o.MoreTools(ctx, q, name)
+	}
+	return t, err
+}
 
 func (s *Service) redactJSON(raw []byte) string { return s.o.Redactor.JSONText(raw) }
 

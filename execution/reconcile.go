@@ -9,7 +9,6 @@ import (
 
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/execution/ledger"
 	"github.com/wardenhq/warden/platform/jobs"
 	"github.com/wardenhq/warden/tools"
@@ -72,7 +71,7 @@ func (s *Service) resolve(ctx context.Context, e ledger.Entry) (ledger.Resolved,
 	if err != nil {
 		return ledger.Resolved{}, err
 	}
-	t, err := catalog.Get(ctx, s.o.DB.Read(), a.Tool)
+	t, err := s.tool(ctx, s.o.DB.Read(), a.Tool)
 	if err != nil {
 		return ledger.Resolved{}, err
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/budgets"
-	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/execution/ledger"
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/jobs"
@@ -47,7 +46,7 @@ func (s *Service) RetryFailed(ctx context.Context, tx *store.Tx, tenantID, tool,
 	if err != nil {
 		return rep, err
 	}
-	t, err := catalog.Get(ctx, tx, tool)
+	t, err := s.tool(ctx, tx, tool)
 	if err != nil {
 		return rep, fmt.Errorf("tool %s: %w", tool, err)
 	}

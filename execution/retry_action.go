@@ -6,7 +6,6 @@ import (
 
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
@@ -47,7 +46,7 @@ func (s *Service) RetryAction(ctx context.Context, p identity.Principal, actionI
 		if approvals.BlockOf(a) == "" {
 			return ErrNotRetryable
 		}
-		tool, err := catalog.Get(ctx, tx, a.Tool)
+		tool, err := s.tool(ctx, tx, a.Tool)
 		if err != nil {
 			return fmt.Errorf("tool %s: %w", a.Tool, err)
 		}

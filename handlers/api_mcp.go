@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -15,7 +16,16 @@ import (
 type MCPAPI struct {
 	Gateway *admission.Gateway
 	Door    http.Handler // mcpservers.Gateway.Handler
+	// Draining reports that the server is shutting down: a call waiting
+	// for approval lets go (the client sends it again to another replica
+	// or after the restart).
+	Draining func() bool
 }
+
+// writeStall is how long a waiting call's response may go without a
+// write: each check of the action extends the server's write deadline
+// by this much, so a call may wait for its approvers for hours.
+const writeStall = time.Minute
 
 // Serve authenticates the key (401 without a valid one, before any MCP is
 // spoken; the key's rate limits count each request) and hands the request
@@ -29,6 +39,11 @@ func (api *MCPAPI) Serve(c echo.Context) error {
 		}
 		return err
 	}
+	rc := http.NewResponseController(c.Response().Writer)
+	ctx = mcpservers.WithHold(ctx, func() bool {
+		_ = rc.SetWriteDeadline(time.Now().Add(writeStall))
+		return api.Draining == nil || !api.Draining()
+	})
 	api.Door.ServeHTTP(c.Response(), c.Request().WithContext(mcpservers.WithCaller(ctx, caller)))
 	return nil
 }

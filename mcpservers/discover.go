@@ -19,6 +19,7 @@ import (
 	"github.com/wardenhq/warden/platform/redact"
 	"github.com/wardenhq/warden/platform/seal"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tools"
 )
 
 // Gateway discovers upstream tools and serves the /mcp door.
@@ -31,6 +32,12 @@ type Gateway struct {
 
 	egressMu sync.Mutex
 	egress   *upstreamClient // the client for the allowed hosts last read
+
+	// provider is the gateway behind the runtime's guard (SetGuard): a
+	// breaker and a bulkhead per server, a span per call.
+	provider tools.Provider
+	// consoleURL is where people open an action: the public URL.
+	consoleURL string
 }
 
 // upstreamClient is the HTTP client for one list of allowed hosts, as the
@@ -47,8 +54,22 @@ func NewGateway(db *store.DB, sealer *seal.Sealer, redactor *redact.Redactor, lo
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Gateway{db: db, sealer: sealer, redactor: redactor, log: log, version: "1"}
+	g := &Gateway{db: db, sealer: sealer, redactor: redactor, log: log, version: "1"}
+	g.provider = g
+	return g
 }
+
+// SetGuard puts the gateway's forwarded calls behind guard (the one the
+// runtime's tool calls pass) and returns the guarded provider, which the
+// runtime registers as provider "mcp". Call it once, at start-up.
+func (g *Gateway) SetGuard(guard *tools.Guard) tools.Provider {
+	g.provider = guard.Wrap(g)
+	return g.provider
+}
+
+// SetConsoleURL sets the public URL the console answers at: waiting
+// clients are told the action's page there.
+func (g *Gateway) SetConsoleURL(u string) { g.consoleURL = u }
 
 // httpClient returns the client for upstream MCP servers: the egress
 // policy of package egress with the model gateway's allowed hosts

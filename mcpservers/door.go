@@ -7,14 +7,17 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wardenhq/warden/admission"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/policy"
+	"github.com/wardenhq/warden/tools"
 )
 
 type callerKey struct{}
@@ -62,8 +65,8 @@ func (g *Gateway) Handler() http.Handler {
 // SERVER__TOOL with the upstream's description and input schema.
 // Unclassified tools and tools of a server switched off are listed too;
 // calling them is refused with a tool error that says why (docs/mcp.md).
-func (g *Gateway) serverFor(ctx context.Context, c admission.Caller) (*mcp.Server, error) {
-	tools, err := offered(ctx, g.db.Read())
+func (g *Gateway) serverFor(httpCtx context.Context, c admission.Caller) (*mcp.Server, error) {
+	tools, err := offered(httpCtx, g.db.Read())
 	if err != nil {
 		return nil, err
 	}
@@ -75,7 +78,16 @@ func (g *Gateway) serverFor(ctx context.Context, c admission.Caller) (*mcp.Serve
 		}
 		s.AddTool(&mcp.Tool{Name: t.ExposedName(), Description: t.Description, InputSchema: t.InputSchema},
 			func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				return g.call(ctx, c, t.Server, t.Name, req.Params.Arguments), nil
+				// The SDK runs the tool under its session's context, which
+				// the HTTP request's end does not cancel: a client that
+				// went away must end a call waiting for approval.
+				ctx, cancel := context.WithCancel(ctx)
+				defer cancel()
+				defer context.AfterFunc(httpCtx, cancel)()
+				if hold, ok := httpCtx.Value(holdKey{}).(func() bool); ok {
+					ctx = WithHold(ctx, hold)
+				}
+				return g.call(ctx, req, c, t.Server, t.Name, req.Params.Arguments), nil
 			})
 	}
 	return s, nil
@@ -94,8 +106,9 @@ func objectSchema(schema json.RawMessage) bool {
 // sees why and a person can act on it.
 const (
 	msgUnclassified = "Warden refused this call: the tool is not yet classified by an admin (an admin must give it an impact class on the MCP servers page before any call is forwarded)."
-	msgHighImpact   = "Warden refused this call: the tool is high-impact and needs approval: not yet supported through /mcp."
 	msgServerOff    = "Warden refused this call: the MCP server %s is switched off."
+	msgToolOff      = "Warden refused this call: the tool %s is switched off."
+	msgBudget       = "Warden refused this call: the budget of tenant %s cannot cover it."
 	msgGone         = "Warden refused this call: the MCP server no longer offers this tool."
 	msgScope        = "Warden refused this call: the key's scopes do not allow %s."
 	msgBadArgs      = "Warden refused this call: the arguments do not match the tool's input schema: %s"
@@ -105,23 +118,27 @@ const (
 // call is one tools/call through the door: the tool's state is read
 // again (a switch or classification counts from the next call), the
 // key's scope checked again, the arguments validated against the tool's
-// input schema; a low-impact call is then forwarded and the upstream's
-// result returned as it is. Every call is recorded in the audit chain
-// (mcp.call) with its arguments and result redacted.
-func (g *Gateway) call(ctx context.Context, c admission.Caller, server, tool string, args json.RawMessage) *mcp.CallToolResult {
+// input schema; a low-impact call is then forwarded through the guard
+// (the server's breaker and bulkhead) and the upstream's result returned
+// as it is, a high-impact one waits for approval (approve.go). Every call
+// is recorded in the audit chain (mcp.call) with its arguments and
+// result redacted.
+func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, c admission.Caller, server, tool string, args json.RawMessage) *mcp.CallToolResult {
 	started := time.Now()
 	if len(bytes.TrimSpace(args)) == 0 || string(bytes.TrimSpace(args)) == "null" {
 		args = json.RawMessage(`{}`)
 	}
-	res, outcome := g.decide(ctx, c, server, tool, args)
-	g.record(ctx, c, server, tool, args, res, outcome, time.Since(started))
+	det := map[string]any{}
+	res, outcome := g.decide(ctx, req, c, server, tool, args, det)
+	g.record(ctx, c, server, tool, args, res, outcome, time.Since(started), det)
 	return res
 }
 
 // decide returns the call's result and its outcome for the audit event:
-// "forwarded", "refused" or "failed" (the upstream could not be reached
-// or answered with a protocol error).
-func (g *Gateway) decide(ctx context.Context, c admission.Caller, server, tool string, args json.RawMessage) (*mcp.CallToolResult, string) {
+// "forwarded", "refused", "failed" (the upstream could not be reached or
+// answered with a protocol error), or an approval's (approve.go); det
+// takes what the event should say besides.
+func (g *Gateway) decide(ctx context.Context, req *mcp.CallToolRequest, c admission.Caller, server, tool string, args json.RawMessage, det map[string]any) (*mcp.CallToolResult, string) {
 	if !c.Key.Allows("mcp", server+"/"+tool) {
 		return toolError(fmt.Sprintf(msgScope, "mcp:"+server+"/"+tool)), "refused"
 	}
@@ -133,7 +150,7 @@ func (g *Gateway) decide(ctx context.Context, c admission.Caller, server, tool s
 		g.log.Error("read MCP tool", "server", server, "tool", tool, "err", err)
 		return toolError("Warden could not read the tool's settings; try again."), "failed"
 	}
-	s, token, err := withToken(ctx, g.db.Read(), g.sealer, server)
+	s, err := Get(ctx, g.db.Read(), server)
 	if err != nil {
 		g.log.Error("read MCP server", "server", server, "err", err)
 		return toolError("Warden could not read the server's settings; try again."), "failed"
@@ -141,32 +158,68 @@ func (g *Gateway) decide(ctx context.Context, c admission.Caller, server, tool s
 	switch {
 	case !s.Enabled:
 		return toolError(fmt.Sprintf(msgServerOff, server)), "refused"
+	case !t.Enabled:
+		return toolError(fmt.Sprintf(msgToolOff, t.ExposedName())), "refused"
 	case !t.Classified():
 		return toolError(msgUnclassified), "refused"
-	case t.Impact == ImpactHigh:
-		return toolError(msgHighImpact), "refused"
+	}
+	if err := policy.UniqueMembers(args); err != nil {
+		return toolError(fmt.Sprintf(msgBadArgs, err)), "refused"
 	}
 	if err := policy.ValidateArgs(t.InputSchema, args); err != nil {
 		return toolError(fmt.Sprintf(msgBadArgs, err)), "refused"
 	}
-	// The upstream call gets a context of its own, ended with the agent's
-	// request: the door's context carries the SDK's values of the agent's
-	// session (its protocol version), which the client would otherwise
-	// send to the upstream as its own.
-	up, cancel := context.WithTimeout(context.Background(), s.Timeout)
-	defer cancel()
-	defer context.AfterFunc(ctx, cancel)()
-	ctx = up
-	cs, err := g.connect(ctx, s, token)
-	if err != nil {
-		return toolError(fmt.Sprintf(msgUpstream, server, upstreamError(err))), "failed"
+	ct := t.CatalogTool(s)
+	if t.Impact == ImpactHigh {
+		return g.approval(ctx, req, c, ct, args, det)
 	}
-	defer cs.Close()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-	if err != nil {
-		return toolError(fmt.Sprintf(msgUpstream, server, upstreamError(err))), "failed"
+	return g.forward(ctx, c, ct, args)
+}
+
+// forward sends a low-impact call through the guard, charging the tool's
+// unit cost to the tenant's budget: reserved before the call (refused
+// when it does not fit), charged once the upstream answered.
+func (g *Gateway) forward(ctx context.Context, c admission.Caller, ct tools.Tool, args json.RawMessage) (*mcp.CallToolResult, string) {
+	cost := ct.UnitCostMicros
+	if cost > 0 {
+		err := g.db.Transact(ctx, func(tx *store.Tx) error { return budgets.Reserve(ctx, tx, c.Tenant.ID, cost, time.Now()) })
+		switch {
+		case errors.Is(err, budgets.ErrExhausted), errors.Is(err, budgets.ErrNoBudget):
+			return toolError(fmt.Sprintf(msgBudget, c.Tenant.Slug)), "refused"
+		case err != nil:
+			g.log.Error("reserve an MCP call's cost", "tool", ct.Name, "err", err)
+			return toolError("Warden could not reserve this call's cost; try again."), "failed"
+		}
 	}
-	return res, "forwarded"
+	out, err := g.provider.Execute(ctx, ct, tools.Call{Tool: ct.Name, Args: args, Tenant: c.Tenant.Slug})
+	var res mcp.CallToolResult
+	if err == nil {
+		err = json.Unmarshal(out.Output, &res)
+	}
+	if cost > 0 {
+		charged := int64(0)
+		if err == nil {
+			charged = cost
+		}
+		if serr := g.db.Transact(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+			return budgets.Settle(ctx, tx, c.Tenant.ID, cost, charged)
+		}); serr != nil {
+			g.log.Error("settle an MCP call's cost", "tool", ct.Name, "err", serr)
+		}
+	}
+	if err != nil {
+		return toolError(fmt.Sprintf(msgUpstream, strings.TrimPrefix(ct.Dependency, "mcp:"), providerReason(err))), "failed"
+	}
+	return &res, "forwarded"
+}
+
+// providerReason is what a client is told of a failed forward.
+func providerReason(err error) string {
+	var pe *tools.Error
+	if errors.As(err, &pe) {
+		return pe.Reason
+	}
+	return err.Error()
 }
 
 func toolError(msg string) *mcp.CallToolResult {
@@ -180,8 +233,10 @@ const maxRecorded = 8 << 10
 // outcome, and the arguments and result after the redactor (never raw;
 // left out without a redactor). A failure to record is logged: the
 // answer has already been decided.
-func (g *Gateway) record(ctx context.Context, c admission.Caller, server, tool string, args json.RawMessage, res *mcp.CallToolResult, outcome string, took time.Duration) {
-	det := map[string]any{"server": server, "tool": tool, "outcome": outcome, "is_error": res.IsError, "duration_ms": took.Milliseconds(), "key": c.Key.Prefix}
+func (g *Gateway) record(ctx context.Context, c admission.Caller, server, tool string, args json.RawMessage, res *mcp.CallToolResult, outcome string, took time.Duration, det map[string]any) {
+	for k, v := range map[string]any{"server": server, "tool": tool, "outcome": outcome, "is_error": res.IsError, "duration_ms": took.Milliseconds(), "key": c.Key.Prefix} {
+		det[k] = v
+	}
 	if g.redactor != nil {
 		det["arguments"] = g.redacted(args)
 		if b, err := json.Marshal(res); err == nil {

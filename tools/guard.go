@@ -219,7 +219,11 @@ func (w *guarded) Execute(ctx context.Context, t Tool, call Call) (res Result, e
 	attempts := 0
 	defer func() { endCall(span, attempts, res, err) }()
 	o := w.g.o
-	d := w.g.dep(name)
+	dep := name
+	if t.Dependency != "" {
+		dep = t.Dependency
+	}
+	d := w.g.dep(dep)
 	select {
 	case d.slots <- struct{}{}:
 		defer func() { <-d.slots }()

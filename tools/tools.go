@@ -19,6 +19,7 @@ const (
 	ProviderBuiltin  = "builtin"  // the simulated orders-and-payments provider
 	ProviderHTTP     = "http"     // a webhook Warden POSTs to
 	ProviderExternal = "external" // the agent executes it and reports back
+	ProviderMCP      = "mcp"      // a tool of an upstream MCP server (package mcpservers)
 )
 
 // Tool is one catalog entry.
@@ -43,6 +44,16 @@ type Tool struct {
 	AmountArg   string
 	CurrencyArg string
 	TargetArg   string
+	// Dependency names the guard's breaker and bulkhead the tool's calls
+	// share ("" : its own, by tool name): the tools of one upstream MCP
+	// server share the server's.
+	Dependency string
+	// AtMostOnce marks a provider that takes no idempotency key (an
+	// upstream MCP server): a call that may have reached it is never sent
+	// again. The ledger records any failure as final and sends a review
+	// to a person, instead of retrying, when an earlier attempt's outcome
+	// was lost (execution/ledger).
+	AtMostOnce bool
 }
 
 // Call is one invocation of a tool.

@@ -169,7 +169,7 @@ func startClock(t testing.TB, env map[string]string, demo bool, clock func() tim
 		t.Fatal(err)
 	}
 	cfg = cfg.WithListenAddr(ln.Addr().String())
-	srv, err := New(Options{Config: cfg, DB: db, Logger: logger, Version: "test", Gateway: rt.Gateway, Runtime: rt.Journeys, Execution: rt.Execution, Models: rt.Models, Redactor: redact.New(key), Clock: clock})
+	srv, err := New(Options{Config: cfg, DB: db, Logger: logger, Version: "test", Gateway: rt.Gateway, Runtime: rt.Journeys, Execution: rt.Execution, Models: rt.Models, MCP: rt.MCP, Redactor: redact.New(key), Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}

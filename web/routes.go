@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -213,7 +214,7 @@ func (s *Server) routes() {
 		// the keys' mcp: scopes. The door is stateless, so GET and DELETE
 		// answer 405 from the SDK; they are routed so that the answer is
 		// the protocol's, not Warden's 404.
-		door := &handlers.MCPAPI{Gateway: s.gateway, Door: s.mcpGateway().Handler()}
+		door := &handlers.MCPAPI{Gateway: s.gateway, Door: s.mcpGateway().Handler(), Draining: s.draining.Load}
 		e.POST("/mcp", door.Serve, shed)
 		e.GET("/mcp", door.Serve)
 		e.DELETE("/mcp", door.Serve)
@@ -253,6 +254,7 @@ func (s *Server) mcpGateway() *mcpservers.Gateway {
 	if s.mcp == nil {
 		rd, _ := s.redactor.(*redact.Redactor)
 		s.mcp = mcpservers.NewGateway(s.db, s.sealer(), rd, s.log)
+		s.mcp.SetConsoleURL(strings.TrimRight(s.cfg.PublicURL.String(), "/"))
 	}
 	return s.mcp
 }

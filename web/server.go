@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -103,6 +104,9 @@ type Options struct {
 	// skills so each deployment's concurrency limit, the key limits and the
 	// answer cache are counted once. Nil builds one for the HTTP route.
 	Models *models.Gateway
+	// MCP is the runtime's gateway to upstream MCP servers (the /mcp door,
+	// the MCP servers page). Nil builds one without the runtime's guard.
+	MCP *mcpservers.Gateway
 	// HTTPClient is used to reach the identity provider (tests inject one).
 	HTTPClient *http.Client
 	// Clock is the sessions' clock: idle timeouts, lifetimes, sign-ins in
@@ -151,7 +155,10 @@ func New(o Options) (*Server, error) {
 		s.ready.timeout = DefaultReadyTimeout
 	}
 	s.version = o.Version
-	s.gateway, s.runtime, s.execution, s.models = o.Gateway, o.Runtime, o.Execution, o.Models
+	s.gateway, s.runtime, s.execution, s.models, s.mcp = o.Gateway, o.Runtime, o.Execution, o.Models, o.MCP
+	if s.mcp != nil {
+		s.mcp.SetConsoleURL(strings.TrimRight(cfg.PublicURL.String(), "/"))
+	}
 	s.runbooks = loadRunbooks(cfg.RunbookDir, s.log)
 	if s.runtime != nil && s.execution != nil {
 		// An approved runbook request (purge_traces) runs in its decision.

@@ -129,6 +129,7 @@ func serve(ctx context.Context, args []string, env func(string) (string, bool), 
 		Runtime:   rt.Journeys,
 		Execution: rt.Execution,
 		Models:    rt.Models,
+		MCP:       rt.MCP,
 	})
 	if err != nil {
 		ln.Close()

@@ -128,6 +128,10 @@ var (
 	// ErrNotIntended means Execute was asked for a key that Intend never
 	// recorded. It wraps store.ErrNotFound.
 	ErrNotIntended = fmt.Errorf("effect was never intended: %w", store.ErrNotFound)
+	// ErrOutcomeUnknown means an AtMostOnce tool's earlier attempt may
+	// have reached the provider and its outcome was lost: the record stays
+	// RESERVED, flagged for review, and the provider is not called again.
+	ErrOutcomeUnknown = errors.New("the outcome of an earlier attempt is unknown and the provider takes no idempotency key: needs review")
 	// ErrFailed marks the error of an effect that FAILED. The error is also
 	// a Terminal *tools.Error, so tools.IsTransient says not to retry it.
 	ErrFailed = errors.New("effect failed")
@@ -305,6 +309,17 @@ func execute(ctx context.Context, db *store.DB, p tools.Provider, t tools.Tool, 
 	case Failed:
 		return e, failure(e)
 	}
+	if t.AtMostOnce && e.Attempts > 1 {
+		// An earlier attempt was sent and its outcome lost (a crash): the
+		// provider cannot be asked by key and must not get the call twice.
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+		defer cancel()
+		why := "an earlier attempt may have reached " + t.Name + ", which takes no idempotency key: check with its owner whether it happened; it is never sent again"
+		if _, err := setNote(wctx, db, key, "review: "+why, true); err != nil {
+			return e, fmt.Errorf("execute effect %s: %w", key, err)
+		}
+		return e, fmt.Errorf("execute effect %s: %w", key, ErrOutcomeUnknown)
+	}
 
 	res, perr := p.Execute(ctx, t, call)
 
@@ -319,6 +334,11 @@ func execute(ctx context.Context, db *store.DB, p tools.Provider, t tools.Tool, 
 		return rec, nil
 	}
 	var pe *tools.Error
+	if t.AtMostOnce && !(errors.As(perr, &pe) && pe.Kind == tools.Terminal) {
+		// No retry may follow: whatever the failure, it is final.
+		pe = &tools.Error{Kind: tools.Terminal, Reason: reason(perr)}
+		perr = pe
+	}
 	if errors.As(perr, &pe) && pe.Kind == tools.Terminal {
 		f, err := fail(wctx, db, key, pe.Reason)
 		if err != nil {
