@@ -211,9 +211,10 @@ func (s *Service) executeAction(ctx context.Context, actionID string) error {
 	case errors.Is(err, ledger.ErrDigestMismatch), errors.Is(err, ledger.ErrNotIntended):
 		return s.failBeforeCall(ctx, a, "the ledger refused the call: "+err.Error())
 	case errors.Is(err, ledger.ErrOutcomeUnknown):
-		// Left executing, its effect flagged for review: a person finds
-		// out what happened (the action page says so); never sent again.
-		return &jobs.Permanent{Err: err}
+		// Its effect stays flagged for review in the ledger, and the action
+		// fails for review: a person finds out whether it happened; the
+		// call is never sent again.
+		return s.fail(ctx, a, "outcome unknown: an earlier attempt may have reached "+t.Name+", which takes no idempotency key; ask its owner whether it happened (it is never sent again)")
 	case err != nil:
 		return err // transient: the job retries with the same key
 	}

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -351,15 +350,17 @@ func TestMCPApprovedCallAtMostOnce(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	err := in.Agent.Execution.ExecuteAction(ctx, b.ID)
-	if !errors.Is(err, ledger.ErrOutcomeUnknown) || up.paid.Load() != 1 {
-		t.Errorf("execution after a lost outcome: %v, %d paid; want ErrOutcomeUnknown and no second call", err, up.paid.Load())
+	if err := in.Agent.Execution.ExecuteAction(ctx, b.ID); err != nil || up.paid.Load() != 1 {
+		t.Errorf("execution after a lost outcome: %v, %d paid; want the action failed for review and no second call", err, up.paid.Load())
+	}
+	if got := getAction(t, in, b.ID); got.Status != approvals.StatusFailed || !strings.Contains(got.Failure, "outcome unknown") {
+		t.Errorf("action %s (%q), want failed: outcome unknown", got.Status, got.Failure)
 	}
 	e, gerr := ledger.Get(ctx, in.DB.Read(), b.IdempotencyKey)
 	if gerr != nil || !e.NeedsReview || e.State != ledger.Reserved {
 		t.Errorf("ledger record %+v (%v): want reserved, needs review", e, gerr)
 	}
-	if p := alice.get("/approvals/" + b.ID); !strings.Contains(p.Body, "review") {
+	if p := alice.get("/approvals/" + b.ID); !strings.Contains(p.Body, "needs review") || !strings.Contains(p.Body, "never sent again") {
 		t.Errorf("the action page does not say the call needs review")
 	}
 }
