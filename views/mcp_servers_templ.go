@@ -500,10 +500,10 @@ func MCPServerList(p Page, v MCPServersView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-			}
-			templ_7745c5c3_Err = switchButton(p, SwitchMCPServer, r.Server.Name, r.Server.Enabled).Render(ctx, templ_7745c5c3_Buffer)
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
+				templ_7745c5c3_Err = switchButton(p, SwitchMCPServer, r.Server.Name, r.Server.Enabled).Render(ctx, templ_7745c5c3_Buffer)
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
 			}
 			if len(r.Tools) > 0 {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 49, "<table class=\"table\"><thead><tr><th>Tool</th><th>Description</th><th>Input schema</th><th>Class</th><th>Switch</th></tr></thead> <tbody>")
@@ -673,7 +673,7 @@ func MCPServerList(p Page, v MCPServersView) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					if !t.Gone {
+					if v.CanEdit && !t.Gone {
 						templ_7745c5c3_Err = switchButton(p, SwitchMCPTool, t.ExposedName(), t.Enabled).Render(ctx, templ_7745c5c3_Buffer)
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
