@@ -4,13 +4,16 @@
 // redaction and audit before it reaches the upstream.
 //
 // An admin registers an upstream (Create: name, Streamable HTTP URL,
-// bearer token sealed at rest, timeout, owner), and Warden discovers its
-// tools (Gateway.Discover: tools/list, every page). A discovered tool is
-// unclassified, and refused, until an admin classifies it (Classify:
-// impact low or high, reversible or not); a tool whose name, description
-// or input schema changes (its digest) returns to unclassified, and the
-// change is audited, because a description is prompt surface. A server
-// switched off (SetEnabled) refuses every call to its tools.
+// bearer token sealed at rest, timeout, owner; Edit changes them and
+// replaces the token or the extra headers, sealed too), and Warden
+// discovers its tools (Gateway.Discover: tools/list, every page). A
+// discovered tool is unclassified, and refused, until an admin classifies
+// it (Classify: impact low or high, reversible or not, the arguments its
+// money is in, its cost a call); a tool whose name, description or input
+// schema changes (its digest) returns to unclassified, and the change is
+// audited, because a description is prompt surface. A server switched off
+// (SwitchServer) refuses every call to its tools, a tool switched off
+// (SetToolEnabled) every call to it; both ask for a reason.
 //
 // Agents then call /mcp with a virtual key: the handler authenticates
 // the key, puts the caller in the request's context (WithCaller) and
