@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -16,8 +17,8 @@ var mcpNotices = map[string]string{
 	"discovered":       "Tools discovered. New and changed tools are unclassified until you classify them.",
 	"discovery_failed": "The discovery failed; nothing changed. The reason is shown with the server.",
 	"classified":       "Tool classified. It counts from the next call.",
-	"enabled":          "Server switched on.",
-	"disabled":         "Server switched off: every call to its tools is refused.",
+	"saved":            "Server saved. It counts from the next call.",
+	"unchanged":        "Nothing changed; nothing was recorded.",
 }
 
 // MCPServerList shows the upstream MCP servers, their tools and classes,
@@ -29,16 +30,29 @@ func (h *Console) MCPServerList(c echo.Context) error {
 
 func (h *Console) renderMCPServers(c echo.Context, status int, v views.MCPServersView) error {
 	ctx := c.Request().Context()
-	servers, err := mcpservers.List(ctx, h.DB.Read())
+	q := h.DB.Read()
+	servers, err := mcpservers.List(ctx, q)
+	if err != nil {
+		return err
+	}
+	calls, capped, err := mcpservers.CallsSince(ctx, q, time.Now().Add(-time.Hour))
 	if err != nil {
 		return err
 	}
 	for _, s := range servers {
-		tools, err := mcpservers.Tools(ctx, h.DB.Read(), s.Name)
-		if err != nil {
+		row := views.MCPServerRow{Server: s, LastHour: calls[s.Name], Capped: capped}
+		if row.Tools, err = mcpservers.Tools(ctx, q, s.Name); err != nil {
 			return err
 		}
-		v.Servers = append(v.Servers, views.MCPServerRow{Server: s, Tools: tools})
+		if row.HeaderNames, err = mcpservers.HeaderNames(ctx, q, h.Sealer, s.Name); err != nil {
+			row.HeaderError = "the server's seal does not open with this Warden's key"
+		}
+		if !s.Enabled {
+			if row.OffReason, err = mcpservers.OffReason(ctx, q, s.Name, ""); err != nil {
+				return err
+			}
+		}
+		v.Servers = append(v.Servers, row)
 	}
 	v.CanEdit = CurrentPrincipal(c).AllTenantScope()
 	page := PageFor(c, "MCP servers")

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/mcpservers"
+	"github.com/wardenhq/warden/platform/money"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/views"
 )
@@ -73,41 +74,41 @@ func (h *Console) MCPServerDiscover(c echo.Context) error {
 	return seeOther(c, "/mcp-servers?done=discovered")
 }
 
-// MCPServerEnable switches a server on.
-func (h *Console) MCPServerEnable(c echo.Context) error { return h.mcpSwitch(c, true) }
-
-// MCPServerDisable switches a server off: every call to its tools is
-// refused.
-func (h *Console) MCPServerDisable(c echo.Context) error { return h.mcpSwitch(c, false) }
-
-func (h *Console) mcpSwitch(c echo.Context, on bool) error {
-	user := CurrentPrincipal(c)
-	if err := requireAllTenants(user, mcpChange); err != nil {
-		return err
-	}
-	if err := mcpservers.SetEnabled(c.Request().Context(), h.DB, principalActor(user), c.Param("name"), on); err != nil {
-		return err
-	}
-	if on {
-		return seeOther(c, "/mcp-servers?done=enabled")
-	}
-	return seeOther(c, "/mcp-servers?done=disabled")
-}
-
-// MCPToolClassify gives a tool an impact class and reversibility, for the
-// digest the admin read (a tool that changed since is refused, 409).
+// MCPToolClassify gives a tool an impact class and reversibility, the
+// arguments its money is in and its cost a call, for the digest the admin
+// read (a tool that changed since is refused, 409). A class that does not
+// fit the tool's schema shows the page again with the form as typed.
 func (h *Console) MCPToolClassify(c echo.Context) error {
 	user := CurrentPrincipal(c)
 	if err := requireAllTenants(user, mcpChange); err != nil {
 		return err
 	}
-	class := mcpservers.Class{Impact: c.FormValue("impact"), Reversible: c.FormValue("reversible") == "on", Digest: c.FormValue("digest")}
-	err := mcpservers.Classify(c.Request().Context(), h.DB, principalActor(user), c.Param("name"), c.FormValue("tool"), class)
-	if invalid, ok := fieldErrors(err); ok {
-		return problem.Invalid("invalid_input", invalid["impact"])
+	f := views.MCPClassifyForm{Server: c.Param("name"), Tool: c.FormValue("tool"), Impact: c.FormValue("impact"), Reversible: c.FormValue("reversible") == "on",
+		AmountArg: strings.TrimSpace(c.FormValue("amount_arg")), CurrencyArg: strings.TrimSpace(c.FormValue("currency_arg")),
+		TargetArg: strings.TrimSpace(c.FormValue("target_arg")), UnitCost: c.FormValue("unit_cost"), Errors: views.FieldErrors{}}
+	class := mcpservers.Class{Impact: f.Impact, Reversible: f.Reversible, Digest: c.FormValue("digest"),
+		AmountArg: f.AmountArg, CurrencyArg: f.CurrencyArg, TargetArg: f.TargetArg}
+	if strings.TrimSpace(f.UnitCost) != "" { // empty: calls cost nothing
+		if micros, msg := money.ParseMicros(f.UnitCost); msg != "" {
+			f.Errors["unit_cost"] = msg
+		} else {
+			class.UnitCostMicros = micros
+		}
 	}
-	if err != nil {
+	if _, err := mcpservers.GetTool(c.Request().Context(), h.DB.Read(), f.Server, f.Tool); err != nil {
 		return err
 	}
-	return seeOther(c, "/mcp-servers?done=classified")
+	if len(f.Errors) == 0 {
+		err := mcpservers.Classify(c.Request().Context(), h.DB, principalActor(user), f.Server, f.Tool, class)
+		invalid, isInvalid := fieldErrors(err)
+		switch {
+		case isInvalid:
+			f.Errors = invalid
+		case err != nil:
+			return err
+		default:
+			return seeOther(c, "/mcp-servers?done=classified")
+		}
+	}
+	return h.renderMCPServers(c, http.StatusUnprocessableEntity, views.MCPServersView{Classify: &f, Form: views.MCPServerForm{Timeout: "10000"}})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/mcpservers"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/views"
 )
@@ -19,7 +20,8 @@ import (
 // audit trail for good).
 const maxSwitchReason = 500
 
-// SwitchOffConfirm asks before switching a tool or skill off, saying
+// SwitchOffConfirm asks before switching a tool, skill, MCP server or MCP
+// tool off, saying
 // exactly what stops, and asks for the reason.
 func (h *Console) SwitchOffConfirm(c echo.Context) error {
 	if err := requireAllTenants(CurrentPrincipal(c), switchChange); err != nil {
@@ -74,7 +76,8 @@ func renderSwitchOff(c echo.Context, status int, v views.SwitchOffView) error {
 	return Render(c, status, page, views.SwitchOffConfirm(page, v))
 }
 
-// switchTarget finds the tool or skill a switch URL names: 404 when there
+// switchTarget finds the tool, skill, MCP server or MCP tool a switch URL
+// names: 404 when there
 // is none.
 func (h *Console) switchTarget(ctx context.Context, kind, name string) (views.SwitchOffView, error) {
 	v := views.SwitchOffView{Kind: kind, Name: name}
@@ -91,6 +94,27 @@ func (h *Console) switchTarget(ctx context.Context, kind, name string) (views.Sw
 			}
 		}
 		return v, nil
+	case views.SwitchMCPServer:
+		s, err := mcpservers.Get(ctx, h.DB.Read(), name)
+		if err != nil {
+			return v, err
+		}
+		ts, err := mcpservers.Tools(ctx, h.DB.Read(), name)
+		for _, t := range ts {
+			if !t.Gone {
+				v.Tools++
+			}
+		}
+		v.Enabled = s.Enabled
+		return v, err
+	case views.SwitchMCPTool:
+		server, tool, ok := mcpservers.ParseExposedName(name)
+		if !ok {
+			return v, mcpservers.ErrToolNotFound
+		}
+		t, err := mcpservers.GetTool(ctx, h.DB.Read(), server, tool)
+		v.Enabled = t.Enabled
+		return v, err
 	case views.SwitchSkill:
 		for _, s := range h.Runtime.Skills() {
 			if s.Name == name {
@@ -112,9 +136,9 @@ func switchResult(kind string, on, changed bool) string {
 	case !changed:
 		return "already_off"
 	}
-	what := "tool"
-	if kind == views.SwitchSkill {
-		what = "skill"
+	what := map[string]string{views.SwitchSkill: "skill", views.SwitchMCPServer: "mcp_server", views.SwitchMCPTool: "mcp_tool"}[kind]
+	if what == "" {
+		what = "tool"
 	}
 	if on {
 		return what + "_on"

@@ -5,11 +5,13 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/wardenhq/warden/mcpservers"
+
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/views"
 )
 
-// SwitchOn switches a tool or skill on again: one press, no confirmation
+// SwitchOn switches a tool, skill, MCP server or MCP tool on again: one press, no confirmation
 // (it restores what was running before). Pressing it again changes and
 // records nothing.
 func (h *Console) SwitchOn(c echo.Context) error {
@@ -29,11 +31,17 @@ func (h *Console) SwitchOn(c echo.Context) error {
 	return seeOther(c, "/switches?done="+switchResult(v.Kind, true, changed))
 }
 
-// pressSwitch calls the runtime's switch for kind: one transaction with
+// pressSwitch calls the runtime's (or the MCP servers') switch for kind: one transaction with
 // its audit event.
 func (h *Console) pressSwitch(ctx context.Context, user *identity.Principal, kind, name string, on bool, reason string) (bool, error) {
-	if kind == views.SwitchSkill {
+	switch kind {
+	case views.SwitchSkill:
 		return h.Runtime.SwitchSkill(ctx, principalActor(user), name, on, reason)
+	case views.SwitchMCPServer:
+		return mcpservers.SwitchServer(ctx, h.DB, principalActor(user), name, on, h.MCP.Redact(reason))
+	case views.SwitchMCPTool:
+		server, tool, _ := mcpservers.ParseExposedName(name)
+		return mcpservers.SetToolEnabled(ctx, h.DB, principalActor(user), server, tool, on, h.MCP.Redact(reason))
 	}
 	return h.Runtime.SwitchTool(ctx, principalActor(user), name, on, reason)
 }

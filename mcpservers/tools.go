@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/wardenhq/warden/audit"
@@ -118,12 +120,70 @@ type Class struct {
 	// since is not classified (409), so a classification never applies to
 	// a description or schema nobody read.
 	Digest string
+	// The arguments people decide on where the tool moves money, as the
+	// tool catalog names them ("" for none): AmountArg an integer amount in
+	// minor units, CurrencyArg its ISO 4217 code, TargetArg what the call
+	// acts on. Each must be a property of the tool's input schema.
+	AmountArg, CurrencyArg, TargetArg string
+	// UnitCostMicros is what one call costs the tenant's budget.
+	UnitCostMicros int64
 }
 
-// Classify gives a tool an impact class and reversibility, with its audit
-// event (mcp.tool_classify, naming the digest it holds for), in one
-// transaction; the same class again records nothing. A gone tool can be
-// classified too (it holds if the tool returns unchanged).
+var argNameRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+
+// Validate returns one message per bad field (keyed by form field) of c
+// for a tool with the input schema: the impact is chosen, each money
+// argument is a top-level property of the schema (the amount one of type
+// integer: minor units, never a float), an amount comes with its
+// currency, and the unit cost is not negative.
+func (c Class) Validate(schema json.RawMessage) map[string]string {
+	errs := map[string]string{}
+	if c.Impact != ImpactLow && c.Impact != ImpactHigh {
+		errs["impact"] = "Choose low or high."
+	}
+	var s struct {
+		Properties map[string]struct {
+			Type any `json:"type"`
+		} `json:"properties"`
+	}
+	_ = json.Unmarshal(schema, &s)
+	for field, name := range map[string]string{"amount_arg": c.AmountArg, "currency_arg": c.CurrencyArg, "target_arg": c.TargetArg} {
+		if name == "" {
+			continue
+		}
+		if !argNameRe.MatchString(name) {
+			errs[field] = "Name one top-level argument: letters, digits and underscores."
+			continue
+		}
+		if _, ok := s.Properties[name]; !ok {
+			errs[field] = fmt.Sprintf("The tool's input schema has no property %q.", name)
+		}
+	}
+	if p, ok := s.Properties[c.AmountArg]; ok && c.AmountArg != "" && p.Type != "integer" {
+		errs["amount_arg"] = fmt.Sprintf("The amount argument %q must be of type integer in the input schema (an amount in minor units, such as cents).", c.AmountArg)
+	}
+	if _, bad := errs["currency_arg"]; !bad {
+		switch {
+		case c.AmountArg != "" && c.CurrencyArg == "":
+			errs["currency_arg"] = "A tool with an amount names the argument that holds its currency."
+		case c.AmountArg == "" && c.CurrencyArg != "":
+			errs["amount_arg"] = "Name the amount argument too, or leave the currency argument empty."
+		case c.AmountArg != "" && c.AmountArg == c.CurrencyArg:
+			errs["currency_arg"] = "The currency is another argument than the amount."
+		}
+	}
+	if c.UnitCostMicros < 0 {
+		errs["unit_cost"] = "The unit cost cannot be negative."
+	}
+	return errs
+}
+
+// Classify gives a tool an impact class and reversibility, its money
+// arguments and its unit cost, with its audit event (mcp.tool_classify,
+// naming the digest it holds for), in one transaction; the same class
+// again records nothing. A class that does not fit the tool's input
+// schema is a *store.ValidationError. A gone tool can be classified too
+// (it holds if the tool returns unchanged).
 func Classify(ctx context.Context, db *store.DB, actor audit.Actor, server, tool string, c Class) error {
 	if c.Impact != ImpactLow && c.Impact != ImpactHigh {
 		return &store.ValidationError{Fields: map[string]string{"impact": "Choose low or high."}}
@@ -136,17 +196,70 @@ func Classify(ctx context.Context, db *store.DB, actor audit.Actor, server, tool
 		if c.Digest != "" && c.Digest != t.Digest {
 			return problem.Conflict("mcp_tool_changed", "The tool changed since you read it: read its description and schema again.")
 		}
-		if t.Impact == c.Impact && t.Reversible == c.Reversible {
+		// Checked against the schema the digest names: the one the admin read.
+		if errs := c.Validate(t.InputSchema); len(errs) > 0 {
+			return &store.ValidationError{Fields: errs}
+		}
+		if t.Impact == c.Impact && t.Reversible == c.Reversible && t.AmountArg == c.AmountArg && t.CurrencyArg == c.CurrencyArg &&
+			t.TargetArg == c.TargetArg && t.UnitCostMicros == c.UnitCostMicros {
 			return nil
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE mcp_tools SET impact = ?, reversible = ?, updated_at = ? WHERE server_id = ? AND name = ?`,
-			c.Impact, boolInt(c.Reversible), store.Now(), t.ServerID, t.Name); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE mcp_tools SET impact = ?, reversible = ?, amount_arg = ?, currency_arg = ?, target_arg = ?,
+			unit_cost_micros = ?, updated_at = ? WHERE server_id = ? AND name = ?`,
+			c.Impact, boolInt(c.Reversible), c.AmountArg, c.CurrencyArg, c.TargetArg, c.UnitCostMicros, store.Now(), t.ServerID, t.Name); err != nil {
 			return fmt.Errorf("classify MCP tool %s: %w", t.ExposedName(), err)
 		}
 		_, err = audit.Append(ctx, tx, audit.Event{Actor: actor, Verb: "mcp.tool_classify", Subject: audit.Subject{Type: "mcp_tool", ID: server + "/" + tool},
-			Details: map[string]any{"impact": c.Impact, "reversible": c.Reversible, "digest": t.Digest, "was_impact": t.Impact}})
+			Details: map[string]any{"impact": c.Impact, "reversible": c.Reversible, "digest": t.Digest, "was_impact": t.Impact,
+				"amount_arg": c.AmountArg, "currency_arg": c.CurrencyArg, "target_arg": c.TargetArg, "unit_cost_micros": c.UnitCostMicros}})
 		return err
 	})
+}
+
+// SetToolEnabled is one tool's own kill switch (the server has one too:
+// SwitchServer): a tool switched off is refused at /mcp from the next
+// call on, for every tenant, whatever its class. Switching off needs a
+// reason, kept in the audit event (mcp.tool_disable; mcp.tool_enable
+// switching on). It reports whether anything changed: setting the state
+// the tool already has records nothing, so a second press is harmless.
+// A gone tool can be switched too (the switch holds if it returns).
+func SetToolEnabled(ctx context.Context, db *store.DB, actor audit.Actor, server, tool string, enabled bool, reason string) (changed bool, err error) {
+	if reason, err = checkReason(enabled, reason); err != nil {
+		return false, err
+	}
+	err = db.Transact(ctx, func(tx *store.Tx) error {
+		changed = false
+		t, err := GetTool(ctx, tx, server, tool)
+		if err != nil {
+			return err
+		}
+		if t.Enabled == enabled {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE mcp_tools SET enabled = ?, updated_at = ? WHERE server_id = ? AND name = ?`,
+			boolInt(enabled), store.Now(), t.ServerID, t.Name); err != nil {
+			return fmt.Errorf("switch MCP tool %s: %w", t.ExposedName(), err)
+		}
+		verb := "mcp.tool_disable"
+		if enabled {
+			verb = "mcp.tool_enable"
+		}
+		det := map[string]any{"enabled": enabled, "server": server, "tool": tool}
+		if reason != "" {
+			det["reason"] = reason
+		}
+		changed = true
+		_, err = audit.Append(ctx, tx, audit.Event{Actor: actor, Verb: verb, Subject: audit.Subject{Type: "mcp_tool", ID: server + "/" + tool}, Details: det})
+		return err
+	})
+	return changed, err
+}
+
+// ParseExposedName splits SERVER__TOOL at the first "__" (a server's name
+// has none); ok is false when name is not of that form.
+func ParseExposedName(name string) (server, tool string, ok bool) {
+	server, tool, ok = strings.Cut(name, "__")
+	return server, tool, ok && server != "" && tool != ""
 }
 
 // Digest is the sha256 (hex) of the canonical JSON of a tool's name,

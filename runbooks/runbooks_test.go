@@ -88,7 +88,7 @@ func TestLoadDefaultsAndDirectory(t *testing.T) {
 		ids = append(ids, rb.ID)
 	}
 	slices.Sort(ids)
-	want := []string{"bad-release-rollback", "pii-in-traces", "runaway-spend", "stuck-effects", "tool-provider-outage"}
+	want := []string{"bad-release-rollback", "mcp-server-misbehaving", "pii-in-traces", "runaway-spend", "stuck-effects", "tool-provider-outage"}
 	if !slices.Equal(ids, want) {
 		t.Errorf("default runbooks = %q, want %q", ids, want)
 	}
@@ -108,8 +108,8 @@ func TestLoadDefaultsAndDirectory(t *testing.T) {
 	if _, ok := set.Get("disk-full"); !ok {
 		t.Error("disk-full did not load beside the broken file")
 	}
-	if len(set.All()) != 6 {
-		t.Errorf("loaded %d runbooks, want the 5 defaults and disk-full", len(set.All()))
+	if len(set.All()) != 7 {
+		t.Errorf("loaded %d runbooks, want the 6 defaults and disk-full", len(set.All()))
 	}
 }
 

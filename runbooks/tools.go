@@ -18,6 +18,7 @@ import (
 	"github.com/wardenhq/warden/execution"
 	"github.com/wardenhq/warden/execution/ledger"
 	"github.com/wardenhq/warden/keys"
+	"github.com/wardenhq/warden/mcpservers"
 	"github.com/wardenhq/warden/platform/money"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/risk"
@@ -40,6 +41,8 @@ const (
 	ToolExpirePending    = "expire_pending"    // args: tenant (slug); optional tool
 	ToolPurgeTraces      = "purge_traces"      // args: tenant (slug), from, to (see parseWhen); needs approval
 	ToolRetryFailed      = "retry_failed"      // args: tenant (slug), tool; needs approval when the tool's impact is high
+	ToolSwitchMCPServer  = "switch_mcp_server" // args: server, state (off|on)
+	ToolSwitchMCPTool    = "switch_mcp_tool"   // args: server, tool (as the server names it), state (off|on)
 )
 
 // limitUnits reads a budget limit as typed in a runbook: currency units
@@ -59,6 +62,8 @@ var toolArgs = map[string]struct{ required, optional []string }{
 	ToolExpirePending:    {[]string{"tenant"}, []string{"tool"}},
 	ToolPurgeTraces:      {[]string{"tenant", "from", "to"}, nil},
 	ToolRetryFailed:      {[]string{"tenant", "tool"}, nil},
+	ToolSwitchMCPServer:  {[]string{"server", "state"}, nil},
+	ToolSwitchMCPTool:    {[]string{"server", "tool", "state"}, nil},
 }
 
 // Tools names the operational tools, sorted.
@@ -244,6 +249,26 @@ func PlanAction(ctx context.Context, d Deps, a Action) (Plan, error) {
 		on := a.Args["state"] == "on"
 		p.NoChange = t.Enabled == on
 		p.Summary = fmt.Sprintf("Switch the tool %s %s for every tenant.", t.Name, a.Args["state"])
+	case ToolSwitchMCPServer:
+		srv, err := mcpservers.Get(ctx, q, a.Args["server"])
+		if errors.Is(err, mcpservers.ErrNotFound) {
+			return p, problem.NotFound("not_found", "There is no MCP server "+strconv.Quote(a.Args["server"])+".")
+		}
+		if err != nil {
+			return p, err
+		}
+		p.NoChange = srv.Enabled == (a.Args["state"] == "on")
+		p.Summary = fmt.Sprintf("Switch the MCP server %s %s for every tenant: while it is off, every call through /mcp to its tools is refused.", srv.Name, a.Args["state"])
+	case ToolSwitchMCPTool:
+		tl, err := mcpservers.GetTool(ctx, q, a.Args["server"], a.Args["tool"])
+		if errors.Is(err, mcpservers.ErrToolNotFound) {
+			return p, problem.NotFound("not_found", "The MCP server "+strconv.Quote(a.Args["server"])+" has no tool "+strconv.Quote(a.Args["tool"])+".")
+		}
+		if err != nil {
+			return p, err
+		}
+		p.NoChange = tl.Enabled == (a.Args["state"] == "on")
+		p.Summary = fmt.Sprintf("Switch the MCP tool %s %s for every tenant: while it is off, its calls through /mcp are refused.", tl.ExposedName(), a.Args["state"])
 	case ToolSwitchSkill:
 		if d.Runtime == nil {
 			return p, errNoRuntime
@@ -466,6 +491,28 @@ func apply(ctx context.Context, d Deps, by releases.Author, a Action, p Plan, re
 			return "The " + what + " " + a.Args["name"] + " was already " + a.Args["state"] + "; nothing changed.", nil
 		}
 		return "Switched the " + what + " " + a.Args["name"] + " " + a.Args["state"] + ".", nil
+	case ToolSwitchMCPServer, ToolSwitchMCPTool:
+		on := a.Args["state"] == "on"
+		r := reason
+		if on {
+			r = ""
+		}
+		var changed bool
+		var err error
+		what := "MCP server " + a.Args["server"]
+		if a.Tool == ToolSwitchMCPServer {
+			changed, err = mcpservers.SwitchServer(ctx, d.DB, actor, a.Args["server"], on, r)
+		} else {
+			what = "MCP tool " + a.Args["server"] + "__" + a.Args["tool"]
+			changed, err = mcpservers.SetToolEnabled(ctx, d.DB, actor, a.Args["server"], a.Args["tool"], on, r)
+		}
+		if err != nil {
+			return "", err
+		}
+		if !changed {
+			return "The " + what + " was already " + a.Args["state"] + "; nothing changed.", nil
+		}
+		return "Switched the " + what + " " + a.Args["state"] + ".", nil
 	case ToolFreezeTenant, ToolUnfreezeTenant:
 		t, err := tenants.BySlug(ctx, d.DB.Read(), a.Args["tenant"])
 		if err != nil {

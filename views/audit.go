@@ -90,7 +90,7 @@ var AuditVerbs = []string{
 	"model.", "model.create", "model.update", "model.enable", "model.disable", "model.alias", "model.tenant_settings", "model.key_limits",
 	"model.allowed_hosts",
 	"mcp.", "mcp.server_create", "mcp.server_update", "mcp.server_enable", "mcp.server_disable", "mcp.discover", "mcp.tool_changed",
-	"mcp.tool_classify", "mcp.call",
+	"mcp.tool_classify", "mcp.tool_enable", "mcp.tool_disable", "mcp.call",
 	"skill.", "skill.disabled", "skill.enabled",
 	"release.", "release.published", "release.activated", "release.rolled_back",
 	"release.canary_started", "release.canary_rolled_back", "release.promoted", "release.replayed",
@@ -307,7 +307,11 @@ func eventSentence(e audit.Event, n EventNames) string {
 	case "mcp.server_enable":
 		return who + " switched MCP server " + subject + " on"
 	case "mcp.server_disable":
-		return who + " switched MCP server " + subject + " off: calls to its tools are refused"
+		return who + " switched MCP server " + subject + " off: calls to its tools are refused" + comment(" — reason: ", d.str("reason"))
+	case "mcp.tool_enable":
+		return who + " switched MCP tool " + subject + " on"
+	case "mcp.tool_disable":
+		return who + " switched MCP tool " + subject + " off: calls to it are refused" + comment(" — reason: ", d.str("reason"))
 	case "mcp.discover":
 		s := who + " discovered the tools of MCP server " + subject + ": " + d.str("listed") + " listed"
 		for _, part := range []struct{ key, word string }{{"added", "new"}, {"changed", "changed (back to unclassified)"}, {"gone", "gone"}} {

@@ -11,8 +11,10 @@ import (
 
 // Kinds of kill switch, as they appear in the switches' URLs.
 const (
-	SwitchTool  = "tools"
-	SwitchSkill = "skills"
+	SwitchTool      = "tools"
+	SwitchSkill     = "skills"
+	SwitchMCPServer = "mcp-servers" // name: the server
+	SwitchMCPTool   = "mcp-tools"   // name: SERVER__TOOL
 )
 
 // SwitchesView is the Kill switches page: every tool and skill with its
@@ -22,7 +24,22 @@ type SwitchesView struct {
 	// ToolSwitches say why a tool that is off was switched off, by name.
 	ToolSwitches map[string]catalog.SwitchState
 	Skills       []SkillSwitchRow
-	Notice       string
+	// MCPServers and MCPTools are the upstream MCP servers and their
+	// tools still listed (SERVER__TOOL), each with its own switch.
+	MCPServers []MCPSwitchRow
+	MCPTools   []MCPSwitchRow
+	Notice     string
+}
+
+// MCPSwitchRow is one MCP server or tool and its switch.
+type MCPSwitchRow struct {
+	Name    string // the server, or SERVER__TOOL
+	Detail  string // a server's URL, a tool's class
+	Enabled bool
+	Reason  string // why it was last switched off, when it is off
+	// ServerOff is true for a tool whose server is off: its calls are
+	// refused whatever its own switch says.
+	ServerOff bool
 }
 
 // SkillSwitchRow is one skill and its switch.
@@ -40,8 +57,10 @@ type SwitchOffView struct {
 	Kind    string // SwitchTool or SwitchSkill
 	Name    string
 	Enabled bool // on now; off: confirming changes nothing
-	// Skills lists, for a tool, the skills that call it.
+	// Skills lists, for a tool, the skills that call it; Tools, for an
+	// MCP server, how many tools it lists.
 	Skills []string
+	Tools  int
 	Reason string
 	Errors FieldErrors
 }

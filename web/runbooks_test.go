@@ -12,6 +12,7 @@ import (
 
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/mcpservers"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/tenants"
 )
@@ -71,7 +72,7 @@ func TestRunbookIndexAndDocument(t *testing.T) {
 	b := newBrowser(t, in.URL)
 	b.loginDev("carol")
 	idx := b.get("/runbooks")
-	for _, id := range []string{"bad-release-rollback", "runaway-spend", "tool-provider-outage", "stuck-effects", "pii-in-traces"} {
+	for _, id := range []string{"bad-release-rollback", "runaway-spend", "tool-provider-outage", "stuck-effects", "pii-in-traces", "mcp-server-misbehaving"} {
 		if idx.Doc.Find(`[data-testid="runbook-`+id+`"]`).Length() != 1 {
 			t.Errorf("index lacks runbook %s", id)
 		}
@@ -203,5 +204,47 @@ func TestRunbookPurgeRunsOnAnotherPersonsApproval(t *testing.T) {
 	}
 	if n := countRows(t, in.DB, `SELECT COUNT(*) FROM runbook_runs WHERE status = 'done'`); n != 1 {
 		t.Errorf("finished runs = %d, want 1", n)
+	}
+}
+
+// On-call follows the runbook "MCP server misbehaving": its button
+// switches the MCP server shop off (after the confirmation says what
+// changes), with the presser's reason in the switch's audit event; the
+// Kill switches page then shows it off with that reason.
+func TestRunbookSwitchesMCPServerOff(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	in.waitReady(t)
+	b := newBrowser(t, in.URL)
+	b.loginDev("carol")
+	path := "/runbooks/mcp-server-misbehaving/actions/switch-off-shop"
+	if p := b.get(path); p.Status != http.StatusNotFound {
+		t.Errorf("the button before shop is registered = %d, want 404", p.Status)
+	}
+	mcpRegistered(t, in, "shop")
+	doc := b.get("/runbooks/mcp-server-misbehaving")
+	if doc.Doc.Find(`[data-testid="action-switch-off-shop"]`).Length() != 1 {
+		t.Fatalf("the runbook lacks its button:\n%s", doc.Body)
+	}
+	confirm := b.get(path)
+	if !strings.Contains(confirm.Body, "Switch the MCP server shop off for every tenant") {
+		t.Errorf("the confirmation does not say what changes:\n%s", confirm.Body)
+	}
+	tok := confirmToken(t, b, path)
+	p := b.post(path, b.withCSRF(url.Values{"reason": {"shop answers 500s"}, "token": {tok}}), nil)
+	if p.Status != http.StatusOK {
+		t.Fatalf("press = %d", p.Status)
+	}
+	if s, _ := mcpservers.Get(context.Background(), in.DB.Read(), "shop"); s.Enabled {
+		t.Fatal("shop is still on")
+	}
+	if evs := adminEvents(t, in.DB, "mcp.server_disable"); len(evs) != 1 || evs[0].Details["reason"] != "shop answers 500s" || evs[0].Actor.ID != principalID(t, in.DB, "dev-carol") {
+		t.Errorf("mcp.server_disable = %+v", evs)
+	}
+	if evs := adminEvents(t, in.DB, "runbook.action"); len(evs) != 1 || evs[0].Details["tool"] != "switch_mcp_server" {
+		t.Errorf("runbook.action = %+v", evs)
+	}
+	sw := b.get("/switches")
+	if switchState(sw, "mcp-server", "shop") != "off" || text(sw, "switch-reason-shop") != "shop answers 500s" {
+		t.Errorf("Kill switches: shop %q, reason %q", switchState(sw, "mcp-server", "shop"), text(sw, "switch-reason-shop"))
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/mcpservers"
 )
 
 // refundJourney is an agent's refund request (skill refunds: lookup_order,
@@ -285,5 +286,93 @@ func TestKillSwitchCompensatingToolOff(t *testing.T) {
 	carol.post("/switches/tools/reverse_refund/on", carol.withCSRF(url.Values{}), nil)
 	if p := alice.get("/approvals/" + a.ID); p.Doc.Find(`[data-testid="reverse"]`).Length() != 1 {
 		t.Error("after switching reverse_refund on, the action page does not offer Reverse")
+	}
+}
+
+// On-call and admins switch one MCP tool (SERVER__TOOL) and an MCP
+// server off with a reason, after confirming, and on again, on the Kill
+// switches page; an approver or an auditor may not, and their presses
+// record nothing.
+func TestKillSwitchMCPToolAndServer(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	in.waitReady(t)
+	mcpRegistered(t, in, "shop")
+	ctx := context.Background()
+	for _, user := range []string{"alice", "dave"} {
+		b := newBrowser(t, in.URL)
+		b.loginDev(user)
+		before := auditCount(t, in.DB)
+		for _, path := range []string{"/switches/mcp-tools/shop__pay/off", "/switches/mcp-servers/shop/off", "/switches/mcp-tools/shop__pay/on"} {
+			if p := b.post(path, b.withCSRF(url.Values{"reason": {"trying"}}), nil); p.Status != http.StatusForbidden {
+				t.Errorf("%s: POST %s = %d, want 403", user, path, p.Status)
+			}
+		}
+		if p := b.get("/switches/mcp-tools/shop__pay/off"); p.Status != http.StatusForbidden {
+			t.Errorf("%s: GET the confirmation = %d, want 403", user, p.Status)
+		}
+		if auditCount(t, in.DB) != before {
+			t.Errorf("%s: refused presses were recorded", user)
+		}
+	}
+
+	for _, user := range []string{"carol", "erin"} {
+		b := newBrowser(t, in.URL)
+		b.loginDev(user)
+		id := principalID(t, in.DB, "dev-"+user)
+		subject := audit.Subject{Type: "mcp_tool", ID: "shop/pay"}
+		list := b.get("/switches")
+		if list.Status != http.StatusOK || switchState(list, "mcp-tool", "shop__pay") != "on" || switchState(list, "mcp-server", "shop") != "on" {
+			t.Fatalf("%s: GET /switches = %d, shop__pay %q, shop %q", user, list.Status, switchState(list, "mcp-tool", "shop__pay"), switchState(list, "mcp-server", "shop"))
+		}
+		if href, _ := list.Doc.Find(`[data-testid="switch-mcp-tool-shop__pay"] [data-testid="switch-off"]`).Attr("href"); href != "/switches/mcp-tools/shop__pay/off" {
+			t.Errorf("%s: Switch off… leads to %q", user, href)
+		}
+		confirm := b.get("/switches/mcp-tools/shop__pay/off")
+		if eff := text(confirm, "confirm-effect"); !strings.Contains(eff, "shop__pay") || !strings.Contains(eff, "/mcp") ||
+			confirm.Doc.Find(`form textarea[name="reason"][required]`).Length() != 1 {
+			t.Errorf("%s: confirmation effect %q", user, eff)
+		}
+		before := auditCount(t, in.DB)
+		if p := b.post("/switches/mcp-tools/shop__pay/off", b.withCSRF(url.Values{"reason": {" "}}), nil); p.Status != http.StatusUnprocessableEntity ||
+			text(p, "error-reason") == "" || auditCount(t, in.DB) != before {
+			t.Fatalf("%s: off without a reason = %d", user, p.Status)
+		}
+		reason := "INC-12: " + user + " saw pay double-charge"
+		p := b.post("/switches/mcp-tools/shop__pay/off", b.withCSRF(url.Values{"reason": {reason}}), nil)
+		if !strings.HasPrefix(text(p, "notice"), "MCP tool switched off") || switchState(p, "mcp-tool", "shop__pay") != "off" ||
+			text(p, "switch-reason-shop__pay") != reason || switchState(p, "mcp-tool", "shop__lookup_order") != "on" {
+			t.Fatalf("%s: off: notice %q, state %q, reason %q", user, text(p, "notice"), switchState(p, "mcp-tool", "shop__pay"), text(p, "switch-reason-shop__pay"))
+		}
+		checkSwitchEvent(t, in, "mcp.tool_disable", subject, id, reason)
+		if tl, _ := mcpservers.GetTool(ctx, in.DB.Read(), "shop", "pay"); tl.Enabled {
+			t.Fatalf("%s: shop__pay is still on", user)
+		}
+		n := auditCount(t, in.DB)
+		if p := b.post("/switches/mcp-tools/shop__pay/off", b.withCSRF(url.Values{"reason": {"again"}}), nil); !strings.Contains(text(p, "notice"), "already off") || auditCount(t, in.DB) != n {
+			t.Errorf("%s: second press: notice %q", user, text(p, "notice"))
+		}
+		p = b.post("/switches/mcp-tools/shop__pay/on", b.withCSRF(url.Values{}), nil)
+		if !strings.HasPrefix(text(p, "notice"), "MCP tool switched on") || switchState(p, "mcp-tool", "shop__pay") != "on" {
+			t.Errorf("%s: on: notice %q", user, text(p, "notice"))
+		}
+		checkSwitchEvent(t, in, "mcp.tool_enable", subject, id, "")
+
+		p = b.post("/switches/mcp-servers/shop/off", b.withCSRF(url.Values{"reason": {"INC-13"}}), nil)
+		if !strings.HasPrefix(text(p, "notice"), "MCP server switched off") || switchState(p, "mcp-server", "shop") != "off" ||
+			!strings.Contains(text(p, "switch-mcp-tool-shop__pay"), "its server is off") {
+			t.Errorf("%s: server off: notice %q", user, text(p, "notice"))
+		}
+		checkSwitchEvent(t, in, "mcp.server_disable", audit.Subject{Type: "mcp_server", ID: "shop"}, id, "INC-13")
+		b.post("/switches/mcp-servers/shop/on", b.withCSRF(url.Values{}), nil)
+		if s, _ := mcpservers.Get(ctx, in.DB.Read(), "shop"); !s.Enabled {
+			t.Errorf("%s: shop is still off", user)
+		}
+	}
+	b := newBrowser(t, in.URL)
+	b.loginDev("carol")
+	for _, path := range []string{"/switches/mcp-tools/shop__nope/off", "/switches/mcp-tools/shop/off", "/switches/mcp-servers/nope/off"} {
+		if p := b.get(path); p.Status != http.StatusNotFound {
+			t.Errorf("GET %s = %d, want 404", path, p.Status)
+		}
 	}
 }
