@@ -64,8 +64,8 @@ func freeLoopbackPort(t *testing.T) int {
 // and waits until its port accepts connections.
 func startPeer(t *testing.T, name string, port int, cmd *exec.Cmd) {
 	t.Helper()
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
+	logs := &syncBuffer{} // read while the process may still write
+	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}
