@@ -118,7 +118,8 @@ type request struct {
 	} `json:"stream_options"`
 	Tools []struct {
 		Function struct {
-			Name string `json:"name"`
+			Name       string          `json:"name"`
+			Parameters json.RawMessage `json:"parameters"`
 		} `json:"function"`
 	} `json:"tools"`
 	ResponseFormat *struct {

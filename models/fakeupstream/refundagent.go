@@ -12,12 +12,15 @@ import (
 // example agent under examples/openai-agents-refund. It plays three turns,
 // each decided by the request alone:
 //
-//  1. no tool result yet: a call to lookup_order with the first order id
-//     (ORD-1234) of the last user message;
+//  1. no tool result yet: a call to lookup_order (or SERVER__lookup_order,
+//     as Warden's /mcp door names an MCP server's tool) with the first
+//     order id (ORD-1234) of the last user message;
 //  2. after lookup_order's result (a JSON object with order_id,
 //     amount_minor, currency and account_last4): a call to the offered tool
 //     whose name contains "refund", for the whole amount paid, with the
-//     user's message as the reason;
+//     user's message as the reason; when that tool declares its
+//     parameters' properties, only the arguments it declares are sent (an
+//     MCP tool's schema usually allows no others);
 //  3. after the refund tool's result: the text "Refund outcome: " and that
 //     result.
 //
@@ -69,12 +72,20 @@ func (s *Server) refundAgent(w http.ResponseWriter, req request) {
 			answerScripted(w, req, "I have no tool to refund with.", "", "", nil)
 			return
 		}
-		answerScripted(w, req, "", refund, refundAgentRefundCall, map[string]any{
+		args := map[string]any{
 			"order_id": order.OrderID, "amount_minor": *order.AmountMinor, "currency": order.Currency,
-			"account": order.AccountLast4, "reason": lastUser})
+			"account": order.AccountLast4, "reason": lastUser}
+		if declared := declaredParams(req, refund); declared != nil {
+			for k := range args {
+				if !declared[k] {
+					delete(args, k)
+				}
+			}
+		}
+		answerScripted(w, req, "", refund, refundAgentRefundCall, args)
 	default:
 		id := orderIDPattern.FindString(lastUser)
-		lookup := offered(func(n string) bool { return n == "lookup_order" })
+		lookup := offered(func(n string) bool { return n == "lookup_order" || strings.HasSuffix(n, "__lookup_order") })
 		switch {
 		case id == "":
 			answerScripted(w, req, "Which order? Name it like ORD-1008.", "", "", nil)
@@ -84,6 +95,28 @@ func (s *Server) refundAgent(w http.ResponseWriter, req request) {
 			answerScripted(w, req, "", lookup, refundAgentLookupCall, map[string]any{"order_id": id})
 		}
 	}
+}
+
+// declaredParams is the set of properties tool's parameters declare, or
+// nil when it declares none (then any argument goes).
+func declaredParams(req request, tool string) map[string]bool {
+	for _, t := range req.Tools {
+		if t.Function.Name != tool {
+			continue
+		}
+		var p struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		if json.Unmarshal(t.Function.Parameters, &p) != nil || len(p.Properties) == 0 {
+			return nil
+		}
+		declared := map[string]bool{}
+		for k := range p.Properties {
+			declared[k] = true
+		}
+		return declared
+	}
+	return nil
 }
 
 // answerScripted answers with content, or with one call of tool (when tool

@@ -28,6 +28,35 @@ func TestRefundAgentPlaysLookupRefundReport(t *testing.T) {
 		{"streamed refund", user + "," + lookupCall + "," + lookupResult, true, []string{`"name":"refund"`, `"usage":{`, "data: [DONE]"}},
 		{"no order id", `{"role":"user","content":"refund please"}`, false, []string{`"content":"Which order? Name it like ORD-1008."`}},
 	}
+	// Through Warden's /mcp door the tools are SERVER__TOOL, and an MCP
+	// tool's schema declares its arguments: only those are sent.
+	mcpTools := `"tools":[{"type":"function","function":{"name":"shop__lookup_order","parameters":{"type":"object","properties":{"order_id":{"type":"string"}}}}},` +
+		`{"type":"function","function":{"name":"shop__issue_refund","parameters":{"type":"object","properties":{"order_id":{},"amount_minor":{},"currency":{},"reason":{}},"additionalProperties":false}}}]`
+	for _, tc := range []struct {
+		name, messages  string
+		contains, lacks []string
+	}{
+		{"MCP lookup first", user, []string{`"name":"shop__lookup_order"`, `\"order_id\":\"ORD-1008\"`}, nil},
+		{"MCP refund with the declared arguments", user + "," + strings.ReplaceAll(lookupCall, `"lookup_order"`, `"shop__lookup_order"`) + "," + lookupResult,
+			[]string{`"name":"shop__issue_refund"`, `\"amount_minor\":124900`, `\"currency\":\"USD\"`, `\"reason\":`}, []string{`account`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, got := post(t, srv, `{"model":"refund-agent","messages":[`+tc.messages+`],`+mcpTools+"}")
+			if res.StatusCode != 200 {
+				t.Fatalf("status %d: %s", res.StatusCode, got)
+			}
+			for _, c := range tc.contains {
+				if !strings.Contains(got, c) {
+					t.Errorf("answer lacks %s:\n%s", c, got)
+				}
+			}
+			for _, c := range tc.lacks {
+				if strings.Contains(got, c) {
+					t.Errorf("answer has %s:\n%s", c, got)
+				}
+			}
+		})
+	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			body := `{"model":"refund-agent","messages":[` + tc.messages + `],` + tools
