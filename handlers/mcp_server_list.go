@@ -40,7 +40,7 @@ func (h *Console) renderMCPServers(c echo.Context, status int, v views.MCPServer
 		return err
 	}
 	for _, s := range servers {
-		row := views.MCPServerRow{Server: s, LastHour: calls[s.Name], Capped: capped}
+		row := views.MCPServerRow{Server: s, LastHour: calls[s.Name], Capped: capped, Breaker: h.MCP.Breaker(s.Name)}
 		if row.Tools, err = mcpservers.Tools(ctx, q, s.Name); err != nil {
 			return err
 		}

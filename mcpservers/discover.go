@@ -36,6 +36,7 @@ type Gateway struct {
 	// provider is the gateway behind the runtime's guard (SetGuard): a
 	// breaker and a bulkhead per server, a span per call.
 	provider tools.Provider
+	guard    *tools.Guard
 	// consoleURL is where people open an action: the public URL.
 	consoleURL string
 }
@@ -59,11 +60,25 @@ func NewGateway(db *store.DB, sealer *seal.Sealer, redactor *redact.Redactor, lo
 	return g
 }
 
+// Breaker is the state of the guard's breaker in front of a server
+// ("closed", "open", "half-open"), or "" before its first call.
+func (g *Gateway) Breaker(server string) string {
+	if g.guard == nil {
+		return ""
+	}
+	for _, h := range g.guard.Health() {
+		if h.Name == "mcp:"+server {
+			return h.State
+		}
+	}
+	return ""
+}
+
 // SetGuard puts the gateway's forwarded calls behind guard (the one the
 // runtime's tool calls pass) and returns the guarded provider, which the
 // runtime registers as provider "mcp". Call it once, at start-up.
 func (g *Gateway) SetGuard(guard *tools.Guard) tools.Provider {
-	g.provider = guard.Wrap(g)
+	g.guard, g.provider = guard, guard.Wrap(g)
 	return g.provider
 }
 
@@ -101,29 +116,35 @@ func (g *Gateway) httpClient(ctx context.Context) (*http.Client, error) {
 	return g.egress.client, nil
 }
 
-// bearerTransport adds the upstream's token to every request.
-type bearerTransport struct {
-	token string
-	base  http.RoundTripper
+// credentialTransport adds the upstream's token and extra headers to
+// every request.
+type credentialTransport struct {
+	cred credentials
+	base http.RoundTripper
 }
 
-func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+func (b credentialTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
+	for k, v := range b.cred.Headers {
+		r.Header.Set(k, v)
+	}
+	if b.cred.Token != "" {
+		r.Header.Set("Authorization", "Bearer "+b.cred.Token)
+	}
 	return b.base.RoundTrip(r)
 }
 
 // connect opens an MCP session with an upstream over Streamable HTTP
-// (the Go SDK's client), its token as the Authorization header. The
-// caller closes it.
-func (g *Gateway) connect(ctx context.Context, s Server, token string) (*mcp.ClientSession, error) {
+// (the Go SDK's client), with its token as the Authorization header and
+// its extra headers. The caller closes it.
+func (g *Gateway) connect(ctx context.Context, s Server, cred credentials) (*mcp.ClientSession, error) {
 	base, err := g.httpClient(ctx)
 	if err != nil {
 		return nil, err
 	}
 	hc := base
-	if token != "" {
-		hc = &http.Client{Transport: bearerTransport{token: token, base: base.Transport}, CheckRedirect: egress.NoRedirects}
+	if cred.Token != "" || len(cred.Headers) > 0 {
+		hc = &http.Client{Transport: credentialTransport{cred: cred, base: base.Transport}, CheckRedirect: egress.NoRedirects}
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "warden", Version: g.version}, nil)
 	return client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}, nil)
@@ -149,11 +170,11 @@ const MaxTools = 1000
 // the upstream is stored as the server's discovery error and returned as
 // a 503 problem; nothing else changes.
 func (g *Gateway) Discover(ctx context.Context, actor audit.Actor, name string) (Changes, error) {
-	s, token, err := withToken(ctx, g.db.Read(), g.sealer, name)
+	s, cred, err := withCredentials(ctx, g.db.Read(), g.sealer, name)
 	if err != nil {
 		return Changes{}, err
 	}
-	listed, err := g.list(ctx, s, token)
+	listed, err := g.list(ctx, s, cred)
 	if err != nil {
 		msg := upstreamError(err)
 		if uerr := g.db.Transact(ctx, func(tx *store.Tx) error {
@@ -227,10 +248,10 @@ func (g *Gateway) Discover(ctx context.Context, actor audit.Actor, name string) 
 }
 
 // list asks the upstream for its tools, every page, with their digests.
-func (g *Gateway) list(ctx context.Context, s Server, token string) ([]Tool, error) {
+func (g *Gateway) list(ctx context.Context, s Server, cred credentials) ([]Tool, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
-	cs, err := g.connect(ctx, s, token)
+	cs, err := g.connect(ctx, s, cred)
 	if err != nil {
 		return nil, err
 	}

@@ -83,7 +83,7 @@ func (g *Gateway) Execute(ctx context.Context, t tools.Tool, call tools.Call) (t
 	if !ok {
 		return tools.Result{}, &tools.Error{Kind: tools.Terminal, Reason: "not an MCP tool: " + t.Name}
 	}
-	s, token, err := withToken(ctx, g.db.Read(), g.sealer, server)
+	s, cred, err := withCredentials(ctx, g.db.Read(), g.sealer, server)
 	if err != nil {
 		return tools.Result{}, &tools.Error{Kind: tools.Terminal, Reason: "the server's settings cannot be read", Err: err}
 	}
@@ -94,7 +94,7 @@ func (g *Gateway) Execute(ctx context.Context, t tools.Tool, call tools.Call) (t
 	up, cancel := context.WithTimeout(context.Background(), s.Timeout)
 	defer cancel()
 	defer context.AfterFunc(ctx, cancel)()
-	cs, err := g.connect(up, s, token)
+	cs, err := g.connect(up, s, cred)
 	if err != nil {
 		return tools.Result{}, &tools.Error{Kind: tools.Transient, Reason: "the call was not sent: " + upstreamError(err), Err: err}
 	}

@@ -19,7 +19,6 @@ import (
 	"github.com/wardenhq/warden/mcpservers"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/models/fakeupstream"
-	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/tools/sim/mcpshop"
 )
 
@@ -235,22 +234,13 @@ func TestOpenAIAgentsMCPExampleLooksUpThroughWarden(t *testing.T) {
 // and Warden forwards the refund to the shop once and returns its result
 // to the waiting agent, which reports the refund.
 func TestOpenAIAgentsMCPExampleRefundsAfterTwoApprovals(t *testing.T) {
-	// The approval wait of high-impact MCP calls is built on another
-	// branch; until it is merged, a high-impact call through /mcp is
-	// refused at once and this test cannot pass.
-	t.Skip("needs the MCP approval wait")
 	node := requireMCPExample(t)
 	r := newMCPExampleRig(t)
 	ctx := context.Background()
-	if err := mcpservers.Classify(ctx, r.in.DB, r.admin, "shop", mcpshop.ToolIssueRefund, mcpservers.Class{Impact: mcpservers.ImpactHigh}); err != nil {
-		t.Fatal(err)
-	}
-	// The arguments approvers decide on, as the MCP servers page declares
-	// them.
-	if err := r.in.DB.Transact(ctx, func(tx *store.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE mcp_tools SET amount_arg = 'amount_minor', currency_arg = 'currency', target_arg = 'order_id' WHERE name = ?`, mcpshop.ToolIssueRefund)
-		return err
-	}); err != nil {
+	// High impact, with the arguments approvers decide on, as the MCP
+	// servers page declares them.
+	if err := mcpservers.Classify(ctx, r.in.DB, r.admin, "shop", mcpshop.ToolIssueRefund, mcpservers.Class{Impact: mcpservers.ImpactHigh,
+		AmountArg: "amount_minor", CurrencyArg: "currency", TargetArg: "order_id"}); err != nil {
 		t.Fatal(err)
 	}
 

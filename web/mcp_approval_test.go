@@ -65,13 +65,8 @@ func mcpPaySetup(t *testing.T, in *instance, up *payUpstream) string {
 	if _, err := in.Agent.MCP.Discover(ctx, admin, "pay"); err != nil {
 		t.Fatal(err)
 	}
-	if err := mcpservers.Classify(ctx, in.DB, admin, "pay", "issue_refund", mcpservers.Class{Impact: mcpservers.ImpactHigh}); err != nil {
-		t.Fatal(err)
-	}
-	if err := in.DB.Transact(ctx, func(tx *store.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE mcp_tools SET amount_arg = 'amount_minor', currency_arg = 'currency', target_arg = 'order_id' WHERE name = 'issue_refund'`)
-		return err
-	}); err != nil {
+	if err := mcpservers.Classify(ctx, in.DB, admin, "pay", "issue_refund", mcpservers.Class{Impact: mcpservers.ImpactHigh,
+		AmountArg: "amount_minor", CurrencyArg: "currency", TargetArg: "order_id"}); err != nil {
 		t.Fatal(err)
 	}
 	_, key := newKeyIn(t, in, "acme", "refund-bot", []string{"mcp:pay/*"}, "test")
