@@ -407,3 +407,49 @@ func (s *Service) Resume(ctx context.Context, tx *store.Tx, a approvals.Action, 
 	const units = 1
 	return completeAfterApproval(ctx, tx, j.ID, a.StepN, s.redactJSON(receipt), s.o.Redactor.String(output), units, units*t.UnitCostMicros, now)
 }
+
+// DoorCall is one tool call that came through a door other than a
+// skill's journey (an agent's tools/call at /mcp): it is recorded as a
+// finished journey of one tool step, so that Traces lists it with its
+// server (Skill, such as "mcp:shop") and tool, the failure-rate alerts
+// count it like any skill's journeys, and its cost shows among the
+// tenant's spend. Arguments and Result are redacted by the caller.
+type DoorCall struct {
+	TenantID, KeyID string
+	// CorrelationID links the call to what it belongs to (its action).
+	CorrelationID string
+	Skill, Tool   string
+	Arguments     string
+	Result        string
+	// Status is the journey's (completed, failed, rejected, expired,
+	// cancelled, awaiting_approval); StepStatus the step's (ok, failed,
+	// refused, or the approval's outcome).
+	Status, StepStatus string
+	ErrorCode, Error   string
+	CostMicros         int64
+	Latency            time.Duration
+	At                 time.Time
+}
+
+// RecordDoorCall writes c as a finished journey with its one step, in tx,
+// and returns the journey's id.
+func RecordDoorCall(ctx context.Context, tx *store.Tx, c DoorCall) (string, error) {
+	id := "jrn_" + store.NewID()
+	units := int64(0)
+	if c.StepStatus == "ok" {
+		units = 1
+	}
+	finished := c.At.Add(c.Latency)
+	_, err := tx.ExecContext(ctx, `
+		INSERT INTO journeys (id, tenant_id, key_id, principal_id, request_id, correlation_id, skill, release_digest,
+			status, error_code, input, output, tool_units, cost_micros, latency_ms, created_at, finished_at)
+		VALUES (?, ?, ?, '', ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		id, c.TenantID, c.KeyID, id, c.CorrelationID, c.Skill, c.Status, c.ErrorCode, c.Arguments, c.Result,
+		units, c.CostMicros, c.Latency.Milliseconds(), store.FormatTime(c.At), store.FormatTime(finished))
+	if err != nil {
+		return "", fmt.Errorf("record a call as a journey: %w", err)
+	}
+	err = insertStep(ctx, tx, id, Step{N: 1, Kind: "tool", Tool: c.Tool, Arguments: c.Arguments, Result: c.Result,
+		Status: c.StepStatus, Error: c.Error, Units: units, Latency: c.Latency, StartedAt: c.At})
+	return id, err
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/wardenhq/warden/admission"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/budgets"
+	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/tools"
@@ -173,13 +174,13 @@ func (g *Gateway) decide(ctx context.Context, req *mcp.CallToolRequest, c admiss
 	if t.Impact == ImpactHigh {
 		return g.approval(ctx, req, c, ct, args, det)
 	}
-	return g.forward(ctx, c, ct, args)
+	return g.forward(ctx, c, ct, args, det)
 }
 
 // forward sends a low-impact call through the guard, charging the tool's
 // unit cost to the tenant's budget: reserved before the call (refused
 // when it does not fit), charged once the upstream answered.
-func (g *Gateway) forward(ctx context.Context, c admission.Caller, ct tools.Tool, args json.RawMessage) (*mcp.CallToolResult, string) {
+func (g *Gateway) forward(ctx context.Context, c admission.Caller, ct tools.Tool, args json.RawMessage, det map[string]any) (*mcp.CallToolResult, string) {
 	cost := ct.UnitCostMicros
 	if cost > 0 {
 		err := g.db.Transact(ctx, func(tx *store.Tx) error { return budgets.Reserve(ctx, tx, c.Tenant.ID, cost, time.Now()) })
@@ -200,6 +201,7 @@ func (g *Gateway) forward(ctx context.Context, c admission.Caller, ct tools.Tool
 		charged := int64(0)
 		if err == nil {
 			charged = cost
+			det["cost_micros"] = cost
 		}
 		if serr := g.db.Transact(context.WithoutCancel(ctx), func(tx *store.Tx) error {
 			return budgets.Settle(ctx, tx, c.Tenant.ID, cost, charged)
@@ -237,22 +239,61 @@ func (g *Gateway) record(ctx context.Context, c admission.Caller, server, tool s
 	for k, v := range map[string]any{"server": server, "tool": tool, "outcome": outcome, "is_error": res.IsError, "duration_ms": took.Milliseconds(), "key": c.Key.Prefix} {
 		det[k] = v
 	}
+	call := journeys.DoorCall{TenantID: c.Tenant.ID, KeyID: c.Key.ID, Skill: "mcp:" + server, Tool: server + "__" + tool,
+		Latency: took, At: time.Now().Add(-took)}
+	call.Status, call.StepStatus = traceStatus(outcome)
+	if id, ok := det["action_id"].(string); ok {
+		call.CorrelationID = id
+	}
+	if cost, ok := det["cost_micros"].(int64); ok {
+		call.CostMicros = cost
+	}
 	if g.redactor != nil {
 		det["arguments"] = g.redacted(args)
+		call.Arguments = g.redactor.JSONText(args)
 		if b, err := json.Marshal(res); err == nil {
 			det["result"] = g.redacted(b)
+			call.Result = g.redactor.JSONText(b)
+		}
+		if call.StepStatus != "ok" {
+			call.ErrorCode, call.Error = outcome, g.redactor.String(firstText(res))
 		}
 	}
 	// Recorded even when the agent has gone: the call happened.
 	ctx = context.WithoutCancel(ctx)
 	err := g.db.Transact(ctx, func(tx *store.Tx) error {
-		_, err := audit.Append(ctx, tx, audit.Event{Actor: audit.Actor{Type: audit.ActorKey, ID: c.Key.ID}, Tenant: c.Tenant.Slug, Verb: "mcp.call",
+		id, err := journeys.RecordDoorCall(ctx, tx, call)
+		if err != nil {
+			return err
+		}
+		det["trace"] = id
+		_, err = audit.Append(ctx, tx, audit.Event{Actor: audit.Actor{Type: audit.ActorKey, ID: c.Key.ID}, Tenant: c.Tenant.Slug, Verb: "mcp.call",
 			Subject: audit.Subject{Type: "mcp_tool", ID: server + "/" + tool}, Details: det})
 		return err
 	})
 	if err != nil {
 		g.log.Error("audit MCP call", "server", server, "tool", tool, "err", err)
 	}
+}
+
+// traceStatus is how a call's outcome reads in Traces: the journey's
+// status and its step's.
+func traceStatus(outcome string) (journey, step string) {
+	switch outcome {
+	case "forwarded":
+		return journeys.StatusCompleted, "ok"
+	case "refused":
+		return journeys.StatusFailed, "refused"
+	case "rejected":
+		return journeys.StatusRejected, journeys.StatusRejected
+	case "expired":
+		return journeys.StatusExpired, journeys.StatusExpired
+	case "cancelled":
+		return journeys.StatusCancelled, journeys.StatusCancelled
+	case "waiting":
+		return journeys.StatusAwaitingApproval, journeys.StatusAwaitingApproval
+	}
+	return journeys.StatusFailed, "failed"
 }
 
 // redacted is a JSON document after the redactor, as a value for an

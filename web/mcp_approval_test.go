@@ -267,6 +267,32 @@ func TestMCPApprovalWait(t *testing.T) {
 		}
 	})
 
+	t.Run("every call is a trace of its server and tool", func(t *testing.T) {
+		rows, err := storeStrings(in, `SELECT j.status || ' ' || s.tool || ' ' || s.status FROM journeys j JOIN journey_steps s ON s.journey_id = j.id
+			WHERE j.skill = 'mcp:pay' ORDER BY j.created_at, j.id`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []string{"completed pay__issue_refund ok", "completed pay__issue_refund ok", "rejected pay__issue_refund rejected",
+			"awaiting_approval pay__issue_refund awaiting_approval", "completed pay__issue_refund ok"}
+		if strings.Join(rows, "|") != strings.Join(want, "|") {
+			t.Errorf("traces of the MCP calls = %q\nwant %q", rows, want)
+		}
+		carol := newBrowser(t, in.URL)
+		carol.loginDev("carol")
+		p := carol.get("/traces?skill=mcp:pay")
+		if p.Status != http.StatusOK || strings.Count(p.Body, "mcp:pay") < 5 {
+			t.Errorf("on-call's Traces filtered to mcp:pay: %d, %d mentions", p.Status, strings.Count(p.Body, "mcp:pay"))
+		}
+		var id string
+		if err := in.DB.Read().QueryRow(`SELECT id FROM journeys WHERE skill = 'mcp:pay' AND status = 'rejected'`).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		if p := carol.get("/traces/" + id); p.Status != http.StatusOK || !strings.Contains(p.Body, "pay__issue_refund") || !strings.Contains(p.Body, "ORD-78") {
+			t.Errorf("the trace of the rejected call: %d, want its tool and arguments", p.Status)
+		}
+	})
+
 	t.Run("an upstream's refusal fails the action and reaches the client", func(t *testing.T) {
 		done := callAsync(t, context.Background(), mcpSession(t, in, key), "pay__issue_refund", map[string]any{"order_id": "ORD-80", "amount_minor": 600000, "currency": "USD"}, false)
 		a := pendingMCPAction(t, in, "pay__issue_refund", "ORD-80")
