@@ -1,6 +1,7 @@
 package views
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -125,4 +126,9 @@ func headersHelp(names []string) string {
 		return h + "None are set."
 	}
 	return h + "Set now: " + strings.Join(names, ", ") + ". Leave this empty to keep them; what you type replaces them all (type them again after an error)."
+}
+
+// callsPerMinute is an hour's count as calls a minute, one decimal.
+func callsPerMinute(n int) string {
+	return strconv.FormatFloat(float64(n)/60, 'f', 1, 64)
 }
