@@ -267,6 +267,25 @@ func TestMCPApprovalWait(t *testing.T) {
 		}
 	})
 
+	t.Run("a tool switched off is refused and asks nobody", func(t *testing.T) {
+		admin := audit.Actor{Type: audit.ActorPrincipal, ID: "admin"}
+		if _, err := mcpservers.SetToolEnabled(context.Background(), in.DB, admin, "pay", "issue_refund", false, "INC-7"); err != nil {
+			t.Fatal(err)
+		}
+		before := countRows(t, in.DB, `SELECT COUNT(*) FROM actions`)
+		res, err := mcpSession(t, in, key).CallTool(context.Background(), &mcp.CallToolParams{Name: "pay__issue_refund",
+			Arguments: map[string]any{"order_id": "ORD-81", "amount_minor": 100, "currency": "USD"}})
+		if err != nil || !res.IsError || !strings.Contains(resultText(res), "pay__issue_refund is switched off") {
+			t.Errorf("a call to a tool switched off: %v, %q", err, resultText(res))
+		}
+		if n := countRows(t, in.DB, `SELECT COUNT(*) FROM actions`); n != before {
+			t.Errorf("%d actions proposed for a tool switched off", n-before)
+		}
+		if _, err := mcpservers.SetToolEnabled(context.Background(), in.DB, admin, "pay", "issue_refund", true, ""); err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	t.Run("every call is a trace of its server and tool", func(t *testing.T) {
 		rows, err := storeStrings(in, `SELECT j.status || ' ' || s.tool || ' ' || s.status FROM journeys j JOIN journey_steps s ON s.journey_id = j.id
 			WHERE j.skill = 'mcp:pay' ORDER BY j.created_at, j.id`)
@@ -274,14 +293,14 @@ func TestMCPApprovalWait(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := []string{"completed pay__issue_refund ok", "completed pay__issue_refund ok", "rejected pay__issue_refund rejected",
-			"awaiting_approval pay__issue_refund awaiting_approval", "completed pay__issue_refund ok"}
+			"awaiting_approval pay__issue_refund awaiting_approval", "completed pay__issue_refund ok", "failed pay__issue_refund refused"}
 		if strings.Join(rows, "|") != strings.Join(want, "|") {
 			t.Errorf("traces of the MCP calls = %q\nwant %q", rows, want)
 		}
 		carol := newBrowser(t, in.URL)
 		carol.loginDev("carol")
 		p := carol.get("/traces?skill=mcp:pay")
-		if p.Status != http.StatusOK || strings.Count(p.Body, "mcp:pay") < 5 {
+		if p.Status != http.StatusOK || strings.Count(p.Body, "mcp:pay") < 6 {
 			t.Errorf("on-call's Traces filtered to mcp:pay: %d, %d mentions", p.Status, strings.Count(p.Body, "mcp:pay"))
 		}
 		var id string
