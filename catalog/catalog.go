@@ -27,6 +27,7 @@ import (
 	"net/url"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/wardenhq/warden/approvals"
@@ -63,8 +64,12 @@ func schemaProperties(schema json.RawMessage) map[string]bool {
 // the compensating tool).
 func Validate(t tools.Tool, exists func(name string) bool) map[string]string {
 	errs := map[string]string{}
-	if !nameRe.MatchString(t.Name) {
+	switch {
+	case !nameRe.MatchString(t.Name):
 		errs["name"] = "Use 2–64 lower-case letters, digits and underscores, starting with a letter."
+	case strings.Contains(t.Name, "__"):
+		// SERVER__TOOL names the tools of upstream MCP servers.
+		errs["name"] = "Two underscores in a row are kept for the tools of MCP servers (SERVER__TOOL); use one."
 	}
 	switch t.Impact {
 	case risk.ImpactLow, risk.ImpactMedium, risk.ImpactHigh:

@@ -249,6 +249,14 @@ func (s *Service) CompleteFromLedger(ctx context.Context, key string) error {
 // find out what happened, and the action is left executing for review.
 func (s *Service) failBeforeCall(ctx context.Context, a approvals.Action, reason string) error {
 	if e, err := ledger.Get(ctx, s.o.DB.Read(), a.IdempotencyKey); err == nil && e.State == ledger.Reserved && e.Attempts > 0 {
+		if t, err := s.tool(ctx, s.o.DB.Read(), a.Tool); err == nil && t.AtMostOnce {
+			// No reconciler can ask this provider: a person must.
+			why := "outcome unknown: an earlier attempt may have reached " + a.Tool + ", which takes no idempotency key, and it cannot run now (" + reason + "); ask its owner whether it happened (it is never sent again)"
+			if err := ledger.NeedsReview(context.WithoutCancel(ctx), s.o.DB, a.IdempotencyKey, why); err != nil {
+				return err
+			}
+			return s.fail(ctx, a, why)
+		}
 		return &jobs.Permanent{Err: fmt.Errorf("action %s: %s; an earlier attempt may have reached the provider, so the reconciler decides", a.ID, reason)}
 	}
 	return s.fail(ctx, a, reason)

@@ -22,6 +22,12 @@ type MCPAPI struct {
 	Draining func() bool
 }
 
+// ReleaseSlotKey names, in the echo context, the function that gives the
+// request's slot of the agent API's in-flight limit back (web's shedAPI):
+// a call waiting for approval holds none, so waiting calls never starve
+// the API.
+const ReleaseSlotKey = "warden.release_slot"
+
 // writeStall is how long a waiting call's response may go without a
 // write: each check of the action extends the server's write deadline
 // by this much, so a call may wait for its approvers for hours.
@@ -44,6 +50,9 @@ func (api *MCPAPI) Serve(c echo.Context) error {
 		_ = rc.SetWriteDeadline(time.Now().Add(writeStall))
 		return api.Draining == nil || !api.Draining()
 	})
+	if release, ok := c.Get(ReleaseSlotKey).(func()); ok {
+		ctx = mcpservers.WithRelease(ctx, release)
+	}
 	api.Door.ServeHTTP(c.Response(), c.Request().WithContext(mcpservers.WithCaller(ctx, caller)))
 	return nil
 }

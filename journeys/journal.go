@@ -408,6 +408,9 @@ func (s *Service) Resume(ctx context.Context, tx *store.Tx, a approvals.Action, 
 	return completeAfterApproval(ctx, tx, j.ID, a.StepN, s.redactJSON(receipt), s.o.Redactor.String(output), units, units*t.UnitCostMicros, now)
 }
 
+// NewID returns a new journey id.
+func NewID() string { return "jrn_" + store.NewID() }
+
 // DoorCall is one tool call that came through a door other than a
 // skill's journey (an agent's tools/call at /mcp): it is recorded as a
 // finished journey of one tool step, so that Traces lists it with its
@@ -415,6 +418,8 @@ func (s *Service) Resume(ctx context.Context, tx *store.Tx, a approvals.Action, 
 // count it like any skill's journeys, and its cost shows among the
 // tenant's spend. Arguments and Result are redacted by the caller.
 type DoorCall struct {
+	// ID is the journey's id (NewID), "" for a new one.
+	ID              string
 	TenantID, KeyID string
 	// CorrelationID links the call to what it belongs to (its action).
 	CorrelationID string
@@ -434,7 +439,10 @@ type DoorCall struct {
 // RecordDoorCall writes c as a finished journey with its one step, in tx,
 // and returns the journey's id.
 func RecordDoorCall(ctx context.Context, tx *store.Tx, c DoorCall) (string, error) {
-	id := "jrn_" + store.NewID()
+	id := c.ID
+	if id == "" {
+		id = NewID()
+	}
 	units := int64(0)
 	if c.StepStatus == "ok" {
 		units = 1

@@ -307,7 +307,7 @@ func (s *Service) runJourney(ctx context.Context, req Request) (Outcome, error) 
 	}
 	now := s.o.Now()
 	j := &Journey{
-		ID: "jrn_" + store.NewID(), TenantID: req.Caller.Tenant.ID, TenantSlug: req.Caller.Tenant.Slug,
+		ID: NewID(), TenantID: req.Caller.Tenant.ID, TenantSlug: req.Caller.Tenant.Slug,
 		KeyID: req.Caller.Key.ID, RequestID: req.RequestID, CorrelationID: s.o.Redactor.String(req.CorrelationID),
 		Status: StatusRunning, Input: s.o.Redactor.String(req.Input),
 		ReservedMicros: estimate, CreatedAt: now,

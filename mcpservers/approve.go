@@ -54,6 +54,15 @@ func WithHold(ctx context.Context, hold func() bool) context.Context {
 	return context.WithValue(ctx, holdKey{}, hold)
 }
 
+type releaseKey struct{}
+
+// WithRelease returns ctx carrying release, which a call runs when it
+// starts to wait for approval: it gives back what the request holds of
+// the API's in-flight limit.
+func WithRelease(ctx context.Context, release func()) context.Context {
+	return context.WithValue(ctx, releaseKey{}, release)
+}
+
 // errLetGo ends a wait the server will not hold any longer.
 var errLetGo = errors.New("the server is shutting down")
 
@@ -99,6 +108,9 @@ func (g *Gateway) approval(ctx context.Context, req *mcp.CallToolRequest, c admi
 		return toolError("Warden could not record this call for approval; try again."), "failed"
 	}
 	det["action_id"], det["reattached"] = a.ID, attached
+	if release, ok := ctx.Value(releaseKey{}).(func()); ok {
+		release()
+	}
 	a, err = g.await(ctx, req, a)
 	if err != nil {
 		if errors.Is(err, errLetGo) {
@@ -139,6 +151,11 @@ func (g *Gateway) propose(ctx context.Context, c admission.Caller, ct tools.Tool
 	try := func() error {
 		return g.db.Transact(ctx, func(tx *store.Tx) error {
 			attached = false
+			// Identical calls at once take turns (PostgreSQL; SQLite's
+			// single writer already does): one proposes, the others attach.
+			if err := store.SerializeKey(ctx, tx, "mcp_call", key); err != nil {
+				return err
+			}
 			prev, err := store.Get(ctx, tx, func(r store.Scanner) (string, error) {
 				var id string
 				return id, r.Scan(&id)
@@ -209,6 +226,9 @@ func (g *Gateway) await(ctx context.Context, req *mcp.CallToolRequest, a approva
 		case <-ctx.Done():
 			return a, ctx.Err()
 		case <-poll.C:
+		}
+		if ctx.Err() != nil {
+			return a, ctx.Err()
 		}
 		if hold, ok := ctx.Value(holdKey{}).(func() bool); ok && !hold() {
 			return a, errLetGo

@@ -88,6 +88,9 @@ func (g *Gateway) serverFor(httpCtx context.Context, c admission.Caller) (*mcp.S
 				if hold, ok := httpCtx.Value(holdKey{}).(func() bool); ok {
 					ctx = WithHold(ctx, hold)
 				}
+				if release, ok := httpCtx.Value(releaseKey{}).(func()); ok {
+					ctx = WithRelease(ctx, release)
+				}
 				return g.call(ctx, req, c, t.Server, t.Name, req.Params.Arguments), nil
 			})
 	}
@@ -203,8 +206,10 @@ func (g *Gateway) forward(ctx context.Context, c admission.Caller, ct tools.Tool
 			charged = cost
 			det["cost_micros"] = cost
 		}
-		if serr := g.db.Transact(context.WithoutCancel(ctx), func(tx *store.Tx) error {
-			return budgets.Settle(ctx, tx, c.Tenant.ID, cost, charged)
+		// Settled even when the agent has gone: the call was sent.
+		sctx := context.WithoutCancel(ctx)
+		if serr := g.db.Transact(sctx, func(tx *store.Tx) error {
+			return budgets.Settle(sctx, tx, c.Tenant.ID, cost, charged)
 		}); serr != nil {
 			g.log.Error("settle an MCP call's cost", "tool", ct.Name, "err", serr)
 		}
@@ -261,18 +266,23 @@ func (g *Gateway) record(ctx context.Context, c admission.Caller, server, tool s
 	}
 	// Recorded even when the agent has gone: the call happened.
 	ctx = context.WithoutCancel(ctx)
+	call.ID = journeys.NewID()
+	det["trace"] = call.ID
 	err := g.db.Transact(ctx, func(tx *store.Tx) error {
-		id, err := journeys.RecordDoorCall(ctx, tx, call)
-		if err != nil {
-			return err
-		}
-		det["trace"] = id
-		_, err = audit.Append(ctx, tx, audit.Event{Actor: audit.Actor{Type: audit.ActorKey, ID: c.Key.ID}, Tenant: c.Tenant.Slug, Verb: "mcp.call",
+		_, err := audit.Append(ctx, tx, audit.Event{Actor: audit.Actor{Type: audit.ActorKey, ID: c.Key.ID}, Tenant: c.Tenant.Slug, Verb: "mcp.call",
 			Subject: audit.Subject{Type: "mcp_tool", ID: server + "/" + tool}, Details: det})
 		return err
 	})
 	if err != nil {
 		g.log.Error("audit MCP call", "server", server, "tool", tool, "err", err)
+	}
+	// The trace apart: a trace that cannot be written never costs the
+	// call its audit event.
+	if err := g.db.Transact(ctx, func(tx *store.Tx) error {
+		_, err := journeys.RecordDoorCall(ctx, tx, call)
+		return err
+	}); err != nil {
+		g.log.Error("trace MCP call", "server", server, "tool", tool, "err", err)
 	}
 }
 

@@ -126,7 +126,9 @@ func (g *Gateway) keepResult(ctx context.Context, idempotencyKey string, out []b
 		return errors.New("no sealer")
 	}
 	sealed := g.sealer.Seal(out, "mcp_result:"+idempotencyKey)
-	return g.db.Transact(context.WithoutCancel(ctx), func(tx *store.Tx) error {
+	// Kept even when the call's context ends: the upstream answered.
+	ctx = context.WithoutCancel(ctx)
+	return g.db.Transact(ctx, func(tx *store.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE mcp_calls SET result_sealed = ? WHERE idempotency_key = ?`, sealed, idempotencyKey)
 		return err
 	})

@@ -244,7 +244,7 @@ func (w *guarded) Execute(ctx context.Context, t Tool, call Call) (res Result, e
 		return false
 	}, func(ctx context.Context) (Result, error) {
 		attempts++
-		if o.HedgeAfter > 0 && t.Impact == risk.ImpactLow {
+		if o.HedgeAfter > 0 && t.Impact == risk.ImpactLow && !t.AtMostOnce {
 			return w.hedged(ctx, d, t, call, attempts)
 		}
 		return w.attempt(ctx, d, t, call, attempts)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/execution/ledger"
 	"github.com/wardenhq/warden/mcpservers"
 	"github.com/wardenhq/warden/models"
@@ -400,7 +401,87 @@ func TestMCPApprovedCallAtMostOnce(t *testing.T) {
 	if gerr != nil || !e.NeedsReview || e.State != ledger.Reserved {
 		t.Errorf("ledger record %+v (%v): want reserved, needs review", e, gerr)
 	}
+	// The same lost outcome, and then on-call switches the server off
+	// before the execution runs again: still failed for review, not
+	// left executing for a reconciler that cannot ask.
+	c := propose("ORD-92")
+	if err := in.DB.Transact(ctx, func(tx *store.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE actions SET status = 'executing' WHERE id = ?`, c.ID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE effects SET state = 'reserved', attempts = 1 WHERE action_id = ?`, c.ID)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := mcpservers.SetEnabled(ctx, in.DB, audit.Actor{Type: audit.ActorPrincipal, ID: "oncall"}, "pay", false); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Agent.Execution.ExecuteAction(ctx, c.ID); err != nil || up.paid.Load() != 1 {
+		t.Errorf("execution after a lost outcome and a switch-off: %v, %d paid", err, up.paid.Load())
+	}
+	if got := getAction(t, in, c.ID); got.Status != approvals.StatusFailed || !strings.Contains(got.Failure, "outcome unknown") {
+		t.Errorf("action %s (%q), want failed: outcome unknown", got.Status, got.Failure)
+	}
+	if e, err := ledger.Get(ctx, in.DB.Read(), c.IdempotencyKey); err != nil || !e.NeedsReview {
+		t.Errorf("ledger record %+v (%v): want needs review", e, err)
+	}
 	if p := alice.get("/approvals/" + b.ID); !strings.Contains(p.Body, "needs review") || !strings.Contains(p.Body, "never sent again") {
 		t.Errorf("the action page does not say the call needs review")
+	}
+}
+
+// Calls waiting for their approvers hold none of the agent API's
+// in-flight slots: with a limit of one, two calls wait and other agents
+// are still answered.
+func TestMCPWaitingCallsHoldNoAPISlot(t *testing.T) {
+	in := startWardenDemo(t, map[string]string{"WARDEN_API_MAX_INFLIGHT": "1"})
+	in.waitReady(t)
+	key := mcpPaySetup(t, in, newPayUpstream(t))
+	for _, order := range []string{"ORD-61", "ORD-62"} {
+		callAsync(t, context.Background(), mcpSession(t, in, key), "pay__issue_refund", map[string]any{"order_id": order, "amount_minor": 100, "currency": "USD"}, false)
+		pendingMCPAction(t, in, "pay__issue_refund", order)
+	}
+	res, err := mcpSession(t, in, key).CallTool(context.Background(), &mcp.CallToolParams{Name: "pay__issue_refund", Arguments: map[string]any{"order_id": "ORD-63"}})
+	if err != nil || !res.IsError || !strings.Contains(resultText(res), "input schema") {
+		t.Errorf("another call while two wait: %v, %q; want it answered (a schema refusal), not shed", err, resultText(res))
+	}
+}
+
+// A low-impact MCP call's unit cost is reserved before the call and
+// charged once the upstream answered; nothing stays reserved.
+func TestMCPLowImpactCallChargesItsUnitCost(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	in.waitReady(t)
+	up := newPayUpstream(t)
+	key := mcpPaySetup(t, in, up)
+	ctx := context.Background()
+	if err := mcpservers.Classify(ctx, in.DB, audit.Actor{Type: audit.ActorPrincipal, ID: "admin"}, "pay", "issue_refund",
+		mcpservers.Class{Impact: mcpservers.ImpactLow, UnitCostMicros: 25000}); err != nil {
+		t.Fatal(err)
+	}
+	tenant, err := adminLookupTenant(in, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := budgets.Get(ctx, in.DB.Read(), tenant.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := mcpSession(t, in, key).CallTool(ctx, &mcp.CallToolParams{Name: "pay__issue_refund", Arguments: map[string]any{"order_id": "ORD-5", "amount_minor": 100, "currency": "USD"}})
+	if err != nil || res.IsError || up.paid.Load() != 1 {
+		t.Fatalf("low-impact call: %v, %q", err, resultText(res))
+	}
+	after, err := budgets.Get(ctx, in.DB.Read(), tenant.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.SpentMicros-before.SpentMicros != 25000 || after.ReservedMicros != before.ReservedMicros {
+		t.Errorf("budget spent +%d, reserved %d → %d; want +25000 spent and nothing left reserved",
+			after.SpentMicros-before.SpentMicros, before.ReservedMicros, after.ReservedMicros)
+	}
+	var cost int64
+	if err := in.DB.Read().QueryRow(`SELECT cost_micros FROM journeys WHERE skill = 'mcp:pay'`).Scan(&cost); err != nil || cost != 25000 {
+		t.Errorf("the call's trace costs %d (%v), want 25000", cost, err)
 	}
 }

@@ -215,7 +215,7 @@ func (s *Server) routes() {
 		// answer 405 from the SDK; they are routed so that the answer is
 		// the protocol's, not Warden's 404.
 		door := &handlers.MCPAPI{Gateway: s.gateway, Door: s.mcpGateway().Handler(), Draining: s.draining.Load}
-		e.POST("/mcp", door.Serve, shed)
+		e.POST("/mcp", door.Serve, shedChat)
 		e.GET("/mcp", door.Serve)
 		e.DELETE("/mcp", door.Serve)
 	}

@@ -21,7 +21,9 @@ import (
 // one until the answer starts — Warden's own work on a call (reading and
 // checking it, redacting, reserving) and the wait for the upstream's first
 // byte — so that a stream, once it flows, is bounded by its deployment's
-// concurrency instead of starving journeys.
+// concurrency instead of starving journeys. A handler may also give its
+// slot back earlier (handlers.ReleaseSlotKey): an MCP call that waits for
+// its approvers holds none while it waits.
 func (s *Server) shedAPI() (writes, chat echo.MiddlewareFunc) {
 	slots := make(chan struct{}, s.cfg.APIMaxInFlight)
 	overloaded := problem.Unavailable("overloaded", "Warden is at its limit of requests in flight; try again in a second.", time.Second)
@@ -49,6 +51,7 @@ func (s *Server) shedAPI() (writes, chat echo.MiddlewareFunc) {
 				var once sync.Once
 				release := func() { once.Do(func() { <-slots }) }
 				c.Response().Before(release) // the answer starts: its status is written
+				c.Set(handlers.ReleaseSlotKey, release)
 				defer release()
 				return next(c)
 			default:

@@ -328,6 +328,15 @@ func execute(ctx context.Context, db *store.DB, p tools.Provider, t tools.Tool, 
 	if perr == nil {
 		e.State, e.Receipt = Executed, redactReceipt(redactorFor(db), res.Output)
 		rec, err := record(wctx, db, key, res.Output)
+		for tries := 1; err != nil && t.AtMostOnce && tries < 3 && wctx.Err() == nil; tries++ {
+			// An AtMostOnce call that answered must not read as lost: a
+			// rerun could only flag it for review.
+			time.Sleep(time.Duration(tries) * 200 * time.Millisecond)
+			rec, err = record(wctx, db, key, res.Output)
+		}
+		if err != nil && t.AtMostOnce {
+			_ = note(wctx, db, key, "the provider answered, but its receipt could not be written: "+err.Error())
+		}
 		if err != nil {
 			return e, fmt.Errorf("execute effect %s: the provider committed but the receipt was not recorded (the record stays reserved): %w", key, err)
 		}
@@ -448,6 +457,15 @@ func fail(ctx context.Context, db *store.DB, key, why string) (Entry, error) {
 		e.State, e.Error, e.NeedsReview, e.UpdatedAt = Failed, why, false, now.UTC()
 		return e, err
 	})
+}
+
+// NeedsReview flags a RESERVED record for a person, with why: its outcome
+// cannot be learnt and its call must not be sent again (an AtMostOnce
+// tool's record found reserved when the call can no longer run). A
+// record already settled is left as it is.
+func NeedsReview(ctx context.Context, db *store.DB, key, why string) error {
+	_, err := setNote(ctx, db, key, "review: "+why, true)
+	return err
 }
 
 // note keeps why a RESERVED record is still reserved, redacted. review

@@ -14,8 +14,9 @@ ALTER TABLE mcp_tools ADD COLUMN unit_cost_micros BIGINT NOT NULL DEFAULT 0;
 -- A high-impact call waits for approval as an action. call_key is bound to
 -- the key, the tool and the payload digest, so a client's retry of the same
 -- call reattaches to its action instead of proposing a second one;
--- result_sealed is the upstream's answer to the approved call (sealed with
--- the action's id), kept for the client that waits or comes back for it.
+-- result_sealed is the upstream's answer to the approved call (sealed,
+-- bound to its idempotency key), kept for the client that waits or comes
+-- back for it.
 CREATE TABLE mcp_calls (
     call_key        TEXT PRIMARY KEY,
     action_id       TEXT NOT NULL UNIQUE,
