@@ -41,6 +41,9 @@ type Gateway struct {
 	consoleURL string
 	// sessions are the upstream sessions forwarded calls share (pool.go).
 	sessions *sessionPool
+	// relays are the forwarded calls whose clients asked for progress,
+	// by the upstream progress token of each (progress.go).
+	relays sync.Map
 }
 
 // upstreamClient is the HTTP client for one list of allowed hosts, as the
@@ -142,6 +145,9 @@ func (b upstreamTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := b.base.RoundTrip(r)
 	if claimed && err == nil {
 		p.answered(resp.StatusCode)
+		if p.progress != nil {
+			resp.Body = p.progress.wrap(resp.Body)
+		}
 	}
 	return resp, err
 }
@@ -160,7 +166,7 @@ func (g *Gateway) connect(ctx context.Context, s Server, cred credentials) (*mcp
 // connectWith is connect over base, the egress client.
 func (g *Gateway) connectWith(ctx context.Context, s Server, cred credentials, base *http.Client) (*mcp.ClientSession, error) {
 	hc := &http.Client{Transport: upstreamTransport{cred: cred, base: base.Transport}, CheckRedirect: egress.NoRedirects}
-	client := mcp.NewClient(&mcp.Implementation{Name: "warden", Version: g.version}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "warden", Version: g.version}, &mcp.ClientOptions{ProgressNotificationHandler: g.onProgress})
 	return client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}, nil)
 }
 

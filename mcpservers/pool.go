@@ -206,6 +206,9 @@ type sendProbe struct {
 	wrote       bool // some of it may have been written to the network
 	status      int  // the upstream's status code; 0 without an answer
 	namedSesion bool // it named a session (Mcp-Session-Id)
+	// progress counts the progress notifications in its answer, when
+	// the call relays them (progress.go).
+	progress *progressCounter
 }
 
 func withProbe(ctx context.Context, p *sendProbe) context.Context {

@@ -102,10 +102,11 @@ func (g *Gateway) Execute(ctx context.Context, t tools.Tool, call tools.Call) (t
 		return tools.Result{}, &tools.Error{Kind: tools.Transient, Reason: "the call was not sent: " + upstreamError(err), Err: err}
 	}
 	key := sessionKey{server: s.Name, url: s.URL, cred: credentialHash(cred), client: base}
+	relay, _ := ctx.Value(relayKey{}).(progressRelay)
 	var res *mcp.CallToolResult
 	for attempt := 1; ; attempt++ {
 		var opened, notSent bool
-		res, opened, notSent, err = g.callOnce(up, s, cred, key, tool, call.Args)
+		res, opened, notSent, err = g.callOnce(up, s, cred, key, tool, call.Args, relay)
 		if err == nil {
 			break
 		}
@@ -143,8 +144,10 @@ func (g *Gateway) Execute(ctx context.Context, t tools.Tool, call tools.Call) (t
 // opening one if needed. opened is false when no session could be
 // opened (nothing was sent); notSent reports whether the call's request
 // provably did nothing upstream (sendProbe.notSent). A session the
-// failure may have broken is dropped from the pool.
-func (g *Gateway) callOnce(ctx context.Context, s Server, cred credentials, key sessionKey, tool string, args any) (res *mcp.CallToolResult, opened, notSent bool, err error) {
+// failure may have broken is dropped from the pool. With a relay, the
+// call carries a progress token of its own and the upstream's progress
+// goes to relay (progress.go).
+func (g *Gateway) callOnce(ctx context.Context, s Server, cred credentials, key sessionKey, tool string, args any, relay progressRelay) (res *mcp.CallToolResult, opened, notSent bool, err error) {
 	e, err := g.sessions.acquire(ctx, key, func() (*mcp.ClientSession, error) {
 		// Not any one caller's context: the session outlives the call
 		// that opened it, and carries none of its values.
@@ -157,7 +160,22 @@ func (g *Gateway) callOnce(ctx context.Context, s Server, cred credentials, key 
 	}
 	defer g.sessions.release(e)
 	probe := &sendProbe{}
-	res, err = e.cs.CallTool(withProbe(ctx, probe), &mcp.CallToolParams{Name: tool, Arguments: args})
+	params := &mcp.CallToolParams{Name: tool, Arguments: args}
+	var reg *relayed
+	if relay != nil {
+		tok := progressToken()
+		reg = &relayed{session: e.cs, relay: relay}
+		g.relays.Store(tok, reg)
+		defer g.relays.Delete(tok)
+		params.SetProgressToken(tok)
+		probe.progress = &progressCounter{}
+	}
+	res, err = e.cs.CallTool(withProbe(ctx, probe), params)
+	if reg != nil && err == nil {
+		// The SDK may hand the last notifications to its handler after
+		// the answer: relay them before it.
+		settle(ctx, probe.progress, reg)
+	}
 	if err != nil {
 		if !sessionIntact(ctx, err) {
 			g.sessions.drop(e)
