@@ -39,6 +39,11 @@ type Gateway struct {
 	guard    *tools.Guard
 	// consoleURL is where people open an action: the public URL.
 	consoleURL string
+	// sessions are the upstream sessions forwarded calls share (pool.go).
+	sessions *sessionPool
+	// relays are the forwarded calls whose clients asked for progress,
+	// by the upstream progress token of each (progress.go).
+	relays sync.Map
 }
 
 // upstreamClient is the HTTP client for one list of allowed hosts, as the
@@ -55,7 +60,7 @@ func NewGateway(db *store.DB, sealer *seal.Sealer, redactor *redact.Redactor, lo
 	if log == nil {
 		log = slog.Default()
 	}
-	g := &Gateway{db: db, sealer: sealer, redactor: redactor, log: log, version: "1"}
+	g := &Gateway{db: db, sealer: sealer, redactor: redactor, log: log, version: "1", sessions: newSessionPool()}
 	g.provider = g
 	return g
 }
@@ -116,14 +121,15 @@ func (g *Gateway) httpClient(ctx context.Context) (*http.Client, error) {
 	return g.egress.client, nil
 }
 
-// credentialTransport adds the upstream's token and extra headers to
-// every request.
-type credentialTransport struct {
+// upstreamTransport adds the upstream's token and extra headers to
+// every request, and lets a call's sendProbe watch the request that
+// carries it (pool.go).
+type upstreamTransport struct {
 	cred credentials
 	base http.RoundTripper
 }
 
-func (b credentialTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+func (b upstreamTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	for k, v := range b.cred.Headers {
 		r.Header.Set(k, v)
@@ -131,7 +137,19 @@ func (b credentialTransport) RoundTrip(r *http.Request) (*http.Response, error) 
 	if b.cred.Token != "" {
 		r.Header.Set("Authorization", "Bearer "+b.cred.Token)
 	}
-	return b.base.RoundTrip(r)
+	p, _ := r.Context().Value(probeKey{}).(*sendProbe)
+	claimed := false
+	if p != nil {
+		r, claimed = p.claim(r)
+	}
+	resp, err := b.base.RoundTrip(r)
+	if claimed && err == nil {
+		p.answered(resp.StatusCode)
+		if p.progress != nil {
+			resp.Body = p.progress.wrap(resp.Body)
+		}
+	}
+	return resp, err
 }
 
 // connect opens an MCP session with an upstream over Streamable HTTP
@@ -142,11 +160,13 @@ func (g *Gateway) connect(ctx context.Context, s Server, cred credentials) (*mcp
 	if err != nil {
 		return nil, err
 	}
-	hc := base
-	if cred.Token != "" || len(cred.Headers) > 0 {
-		hc = &http.Client{Transport: credentialTransport{cred: cred, base: base.Transport}, CheckRedirect: egress.NoRedirects}
-	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "warden", Version: g.version}, nil)
+	return g.connectWith(ctx, s, cred, base)
+}
+
+// connectWith is connect over base, the egress client.
+func (g *Gateway) connectWith(ctx context.Context, s Server, cred credentials, base *http.Client) (*mcp.ClientSession, error) {
+	hc := &http.Client{Transport: upstreamTransport{cred: cred, base: base.Transport}, CheckRedirect: egress.NoRedirects}
+	client := mcp.NewClient(&mcp.Implementation{Name: "warden", Version: g.version}, &mcp.ClientOptions{ProgressNotificationHandler: g.onProgress})
 	return client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}, nil)
 }
 

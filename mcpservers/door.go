@@ -177,13 +177,15 @@ func (g *Gateway) decide(ctx context.Context, req *mcp.CallToolRequest, c admiss
 	if t.Impact == ImpactHigh {
 		return g.approval(ctx, req, c, ct, args, det)
 	}
-	return g.forward(ctx, c, ct, args, det)
+	return g.forward(ctx, req, c, ct, args, det)
 }
 
 // forward sends a low-impact call through the guard, charging the tool's
 // unit cost to the tenant's budget: reserved before the call (refused
-// when it does not fit), charged once the upstream answered.
-func (g *Gateway) forward(ctx context.Context, c admission.Caller, ct tools.Tool, args json.RawMessage, det map[string]any) (*mcp.CallToolResult, string) {
+// when it does not fit), charged once the upstream answered. When the
+// client asked for progress, the upstream's progress notifications are
+// relayed to its request (progress.go).
+func (g *Gateway) forward(ctx context.Context, req *mcp.CallToolRequest, c admission.Caller, ct tools.Tool, args json.RawMessage, det map[string]any) (*mcp.CallToolResult, string) {
 	cost := ct.UnitCostMicros
 	if cost > 0 {
 		err := g.db.Transact(ctx, func(tx *store.Tx) error { return budgets.Reserve(ctx, tx, c.Tenant.ID, cost, time.Now()) })
@@ -195,7 +197,11 @@ func (g *Gateway) forward(ctx context.Context, c admission.Caller, ct tools.Tool
 			return toolError("Warden could not reserve this call's cost; try again."), "failed"
 		}
 	}
-	out, err := g.provider.Execute(ctx, ct, tools.Call{Tool: ct.Name, Args: args, Tenant: c.Tenant.Slug})
+	pctx := ctx
+	if r := relayFor(ctx, req); r != nil {
+		pctx = withRelay(ctx, r)
+	}
+	out, err := g.provider.Execute(pctx, ct, tools.Call{Tool: ct.Name, Args: args, Tenant: c.Tenant.Slug})
 	var res mcp.CallToolResult
 	if err == nil {
 		err = json.Unmarshal(out.Output, &res)

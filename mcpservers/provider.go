@@ -69,7 +69,9 @@ func (g *Gateway) CatalogTool(ctx context.Context, q store.Querier, name string)
 }
 
 // Execute forwards one call to its upstream (tools.Provider, "mcp"): the
-// Go SDK's client, the server's token and timeout, one attempt. The
+// Go SDK's client on the server's pooled session (pool.go), the server's
+// token and timeout, one attempt — sent once more, on a new session, only
+// when the first provably did nothing upstream (sendProbe.notSent). The
 // upstream's answer is the result, its tool error included; an approved
 // call's answer is also kept sealed for the client that waits for it
 // (mcp_calls). An approved call's tool error is a Terminal failure (the
@@ -90,17 +92,35 @@ func (g *Gateway) Execute(ctx context.Context, t tools.Tool, call tools.Call) (t
 	// The upstream call gets a context of its own, ended with the
 	// caller's: the door's context carries the SDK's values of the
 	// agent's session (its protocol version), which the client would
-	// otherwise send to the upstream as its own.
+	// otherwise send to the upstream as its own. (The pooled session is
+	// opened under a context of its own too: callOnce.)
 	up, cancel := context.WithTimeout(context.Background(), s.Timeout)
 	defer cancel()
 	defer context.AfterFunc(ctx, cancel)()
-	cs, err := g.connect(up, s, cred)
+	base, err := g.httpClient(up)
 	if err != nil {
 		return tools.Result{}, &tools.Error{Kind: tools.Transient, Reason: "the call was not sent: " + upstreamError(err), Err: err}
 	}
-	defer cs.Close()
-	res, err := cs.CallTool(up, &mcp.CallToolParams{Name: tool, Arguments: call.Args})
-	if err != nil {
+	key := sessionKey{server: s.Name, url: s.URL, cred: credentialHash(cred), client: base}
+	relay, _ := ctx.Value(relayKey{}).(progressRelay)
+	var res *mcp.CallToolResult
+	for attempt := 1; ; attempt++ {
+		var opened, notSent bool
+		res, opened, notSent, err = g.callOnce(up, s, cred, key, tool, call.Args, relay)
+		if err == nil {
+			break
+		}
+		switch {
+		case !opened:
+			return tools.Result{}, &tools.Error{Kind: tools.Transient, Reason: "the call was not sent: " + upstreamError(err), Err: err}
+		case notSent && attempt == 1 && up.Err() == nil:
+			// The upstream provably did not handle it (it forgot the
+			// session, or nothing was written): once more, on a new
+			// session.
+			continue
+		case notSent && up.Err() == nil:
+			return tools.Result{}, &tools.Error{Kind: tools.Transient, Reason: "the call was not sent: " + upstreamError(err), Err: err}
+		}
 		return tools.Result{}, &tools.Error{Kind: tools.Transient, Reason: "the call may or may not have reached the server: " + upstreamError(err), Err: err}
 	}
 	out, err := json.Marshal(res)
@@ -118,6 +138,51 @@ func (g *Gateway) Execute(ctx context.Context, t tools.Tool, call tools.Call) (t
 		return tools.Result{Output: out}, &tools.Error{Kind: tools.Terminal, Reason: "the MCP server answered with a tool error: " + firstText(res)}
 	}
 	return tools.Result{Output: out, Units: 1}, nil
+}
+
+// callOnce sends one call on the server's pooled session (pool.go),
+// opening one if needed. opened is false when no session could be
+// opened (nothing was sent); notSent reports whether the call's request
+// provably did nothing upstream (sendProbe.notSent). A session the
+// failure may have broken is dropped from the pool. With a relay, the
+// call carries a progress token of its own and the upstream's progress
+// goes to relay (progress.go).
+func (g *Gateway) callOnce(ctx context.Context, s Server, cred credentials, key sessionKey, tool string, args any, relay progressRelay) (res *mcp.CallToolResult, opened, notSent bool, err error) {
+	e, err := g.sessions.acquire(ctx, key, func() (*mcp.ClientSession, error) {
+		// Not any one caller's context: the session outlives the call
+		// that opened it, and carries none of its values.
+		octx, cancel := context.WithTimeout(context.Background(), s.Timeout)
+		defer cancel()
+		return g.connectWith(octx, s, cred, key.client)
+	})
+	if err != nil {
+		return nil, false, true, err
+	}
+	defer g.sessions.release(e)
+	probe := &sendProbe{}
+	params := &mcp.CallToolParams{Name: tool, Arguments: args}
+	var reg *relayed
+	if relay != nil {
+		tok := progressToken()
+		reg = &relayed{session: e.cs, relay: relay}
+		g.relays.Store(tok, reg)
+		defer g.relays.Delete(tok)
+		params.SetProgressToken(tok)
+		probe.progress = &progressCounter{}
+	}
+	res, err = e.cs.CallTool(withProbe(ctx, probe), params)
+	if reg != nil && err == nil {
+		// The SDK may hand the last notifications to its handler after
+		// the answer: relay them before it.
+		settle(ctx, probe.progress, reg)
+	}
+	if err != nil {
+		if !sessionIntact(ctx, err) {
+			g.sessions.drop(e)
+		}
+		return nil, true, probe.notSent(err), err
+	}
+	return res, true, false, nil
 }
 
 // keepResult seals an approved call's answer for its client (mcp_calls).

@@ -371,7 +371,6 @@ func conformanceCompared(s string) bool {
 // same table.
 var conformanceListed = map[string]string{
 	"tools-call-with-logging":      "log notifications of the upstream are not relayed",
-	"tools-call-with-progress":     "progress notifications of the upstream are not relayed",
 	"tools-call-sampling":          "the upstream's sampling requests are not relayed to the agent",
 	"tools-call-elicitation":       "the upstream's elicitation requests are not relayed to the agent",
 	"elicitation-sep1034-defaults": "the upstream's elicitation requests are not relayed to the agent",
