@@ -211,8 +211,12 @@ func (rt *Runtime) reconcile(ctx context.Context) error {
 	return nil
 }
 
-// Close closes what the runtime opened (the simulator's database).
+// Close closes what the runtime opened (the simulator's database, the
+// sessions with upstream MCP servers).
 func (r *Runtime) Close() error {
+	if r.MCP != nil {
+		r.MCP.Close()
+	}
 	if r.Sim != nil {
 		return r.Sim.Close()
 	}

@@ -87,6 +87,10 @@ func (g *Gateway) SetGuard(guard *tools.Guard) tools.Provider {
 	return g.provider
 }
 
+// Close ends the gateway's sessions with upstream servers (each once its
+// calls in flight have ended). Call it at shutdown.
+func (g *Gateway) Close() { g.sessions.closeAll() }
+
 // SetConsoleURL sets the public URL the console answers at: waiting
 // clients are told the action's page there.
 func (g *Gateway) SetConsoleURL(u string) { g.consoleURL = u }

@@ -275,3 +275,12 @@ func sessionIntact(ctx context.Context, err error) bool {
 	var wire *jsonrpc.Error
 	return errors.As(err, &wire) || ctx.Err() != nil
 }
+
+// closeAll drops every session; each closes once its calls have ended.
+func (p *sessionPool) closeAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, e := range p.byServer {
+		p.dropLocked(e)
+	}
+}
