@@ -485,3 +485,25 @@ func TestMCPLowImpactCallChargesItsUnitCost(t *testing.T) {
 		t.Errorf("the call's trace costs %d (%v), want 25000", cost, err)
 	}
 }
+
+// Identical high-impact calls sent at once (an agent retrying eagerly,
+// several replicas) ask the approvers once: one action, every call
+// attached to it. On PostgreSQL the proposals take turns on the call key.
+func TestMCPConcurrentIdenticalCallsOneAction(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	in.waitReady(t)
+	key := mcpPaySetup(t, in, newPayUpstream(t))
+	args := map[string]any{"order_id": "ORD-70", "amount_minor": 300, "currency": "USD"}
+	for range 6 {
+		callAsync(t, context.Background(), mcpSession(t, in, key), "pay__issue_refund", args, false)
+	}
+	pendingMCPAction(t, in, "pay__issue_refund", "ORD-70")
+	waitUntil(t, "six calls waiting", func() bool {
+		return countRows(t, in.DB, `SELECT COUNT(*) FROM mcp_calls`) == 1 &&
+			countRows(t, in.DB, `SELECT COUNT(*) FROM actions WHERE tool = 'pay__issue_refund'`) == 1
+	})
+	time.Sleep(500 * time.Millisecond) // late proposals would show now
+	if n := countRows(t, in.DB, `SELECT COUNT(*) FROM actions WHERE tool = 'pay__issue_refund'`); n != 1 {
+		t.Errorf("%d actions for six identical calls, want 1", n)
+	}
+}
