@@ -86,15 +86,8 @@ func actorLink(p Page, e audit.Event) string {
 	return "/audit?actor=" + url.QueryEscape(e.Actor.ID)
 }
 
-// mayOpen reports whether the navigation offers section to the viewer.
-func mayOpen(p Page, section string) bool {
-	for _, n := range p.Nav {
-		if n.Path == section {
-			return true
-		}
-	}
-	return false
-}
+// mayOpen reports whether the viewer may open section (Page.MayOpen).
+func mayOpen(p Page, section string) bool { return p.MayOpen(section) }
 
 // detailFields lists an event's details as labelled values, sorted by
 // key: strings as they are, numbers as written, lists joined, nested
