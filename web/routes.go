@@ -32,6 +32,7 @@ type route struct {
 func (s *Server) consoleRoutes() []route {
 	h := &handlers.Console{DB: s.db, Runtime: s.runtime, Execution: s.execution, Sealer: s.sealer(), MCP: s.mcpGateway(), Runbooks: s.runbooks, Flash: sessionFlash{s}, StatusView: s.status,
 		SessionPolicy: s.policy, SessionClock: s.now}
+	h.Redactor, _ = s.redactor.(*redact.Redactor)
 	all := []string{identity.RoleApprover, identity.RoleOncall, identity.RoleAuditor, identity.RoleAdmin}
 	approver, admin := []string{identity.RoleApprover}, []string{identity.RoleAdmin}
 	readers := []string{identity.RoleOncall, identity.RoleAuditor, identity.RoleAdmin}
@@ -93,6 +94,7 @@ func (s *Server) consoleRoutes() []route {
 		{http.MethodGet, "/models/:name/edit", h.ModelEditForm, admin, ""},
 		{http.MethodPost, "/models/:name", h.ModelUpdate, admin, ""},
 		{http.MethodPost, "/models/:name/enable", h.ModelEnable, admin, ""},
+		{http.MethodGet, "/models/:name/disable", h.ModelDisableConfirm, admin, ""},
 		{http.MethodPost, "/models/:name/disable", h.ModelDisable, admin, ""},
 		// Upstream MCP servers of the /mcp door, their tools and classes.
 		{http.MethodGet, "/mcp-servers", h.MCPServerList, admin, "MCP servers"},
