@@ -49,6 +49,7 @@ func (h *Console) ApprovalShow(c echo.Context) error {
 func renderApproval(c echo.Context, status int, v views.ApprovalView) error {
 	page := PageFor(c, v.Action.Summary)
 	page.Active = "/approvals"
+	v = v.Links(page)
 	return Render(c, status, page, views.ApprovalShow(page, v))
 }
 

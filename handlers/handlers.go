@@ -17,6 +17,7 @@ import (
 	"github.com/wardenhq/warden/mcpservers"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/redact"
 	"github.com/wardenhq/warden/platform/seal"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/runbooks"
@@ -46,6 +47,17 @@ type Console struct {
 	SessionClock  func() time.Time
 	// StatusView is what this process sees, for the status page.
 	StatusView func(ctx context.Context, p *identity.Principal) (views.StatusView, error)
+	// Redactor redacts what people type that is kept for good (a model
+	// deployment's switch reason); nil keeps it as typed.
+	Redactor *redact.Redactor
+}
+
+// redact is s redacted with the console's redactor.
+func (h *Console) redact(s string) string {
+	if h.Redactor == nil {
+		return s
+	}
+	return h.Redactor.String(s)
 }
 
 // SkillNames names the skills a key's scopes may list: the runtime's, or

@@ -14,13 +14,15 @@ import (
 const modelChange = "Changing model deployments"
 
 var modelNotices = map[string]string{
-	"created":   "Deployment added.",
-	"updated":   "Deployment saved.",
-	"unchanged": "Nothing was different; nothing changed.",
-	"enabled":   "Deployment switched on.",
-	"disabled":  "Deployment switched off: calls to its alias skip it.",
-	"alias":     "Alias options saved. They apply to the alias's next call.",
-	"hosts":     "Allowed hosts saved. They apply to every deployment's next call.",
+	"created":     "Deployment added.",
+	"updated":     "Deployment saved.",
+	"unchanged":   "Nothing was different; nothing changed.",
+	"enabled":     "Deployment switched on.",
+	"disabled":    "Deployment switched off: calls to its alias skip it.",
+	"already_off": "The deployment was already off; nothing changed.",
+	"already_on":  "The deployment was already on; nothing changed.",
+	"alias":       "Alias options saved. They apply to the alias's next call.",
+	"hosts":       "Allowed hosts saved. They apply to every deployment's next call.",
 }
 
 func defaultModelForm() views.ModelForm {

@@ -1,10 +1,13 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/runbooks"
 	"github.com/wardenhq/warden/views"
 )
@@ -32,13 +35,15 @@ func (h *Console) RunbookShow(c echo.Context) error {
 	return Render(c, http.StatusOK, page, views.RunbookShow(page, v))
 }
 
-// RunbookRunShow is the outcome of one run, linking to its audit event.
+// RunbookRunShow is the outcome of one run with its audit event, and a
+// link to the audit trail for those who may open it.
 func (h *Console) RunbookRunShow(c echo.Context) error {
 	rb, err := h.runbook(c.Param("id"))
 	if err != nil {
 		return err
 	}
-	run, err := runbooks.GetRun(c.Request().Context(), h.DB.Read(), c.Param("run"))
+	ctx := c.Request().Context()
+	run, err := runbooks.GetRun(ctx, h.DB.Read(), c.Param("run"))
 	if err != nil {
 		return err
 	}
@@ -49,7 +54,30 @@ func (h *Console) RunbookRunShow(c echo.Context) error {
 	if a := rb.Action(run.Action); a != nil {
 		v.Label = a.Label
 	}
+	if v.Event, v.Names, err = runEvent(ctx, h.DB, run); err != nil {
+		return err
+	}
 	page := PageFor(c, v.Label)
 	page.Active = "/runbooks"
+	v.AuditLink = page.MayOpen(string(views.RunAuditURL(run.ID)))
 	return Render(c, http.StatusOK, page, views.RunbookResult(page, v))
+}
+
+// runEvent is the audit event a run wrote, with the names its ids stand
+// for; nil while the run has written none.
+func runEvent(ctx context.Context, st *store.DB, run runbooks.RunRecord) (*audit.Event, views.EventNames, error) {
+	if run.AuditSeq == 0 {
+		return nil, views.EventNames{}, nil
+	}
+	events, err := audit.Trail(ctx, st.Read(), "runbook", run.ID)
+	if err != nil {
+		return nil, views.EventNames{}, err
+	}
+	for _, e := range events {
+		if e.Seq == run.AuditSeq {
+			names, err := eventNames(ctx, st, []audit.Event{e})
+			return &e, names, err
+		}
+	}
+	return nil, views.EventNames{}, nil
 }

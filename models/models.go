@@ -2,7 +2,7 @@
 // the record of every call it made.
 //
 // An admin adds a deployment (Create), changes it (Update) or switches it
-// off and on (SetEnabled); each is one transaction with its audit event.
+// off and on (Switch); each is one transaction with its audit event.
 // The upstream API key is sealed with platform/seal, bound to the
 // deployment's id, and never shown again. Agents then call
 // POST /v1/chat/completions with "model": ALIAS and a key holding the
@@ -26,6 +26,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/platform/problem"
@@ -259,7 +260,7 @@ func Create(ctx context.Context, db *store.DB, sealer *seal.Sealer, actor audit.
 	return d, err
 }
 
-// Update saves a deployment's settings (not its switch: SetEnabled) and
+// Update saves a deployment's settings (not its switch: Switch) and
 // returns what changed; a new API key replaces the sealed one, an empty
 // one keeps it. Saving the same settings changes and records nothing.
 func Update(ctx context.Context, db *store.DB, sealer *seal.Sealer, actor audit.Actor, d Deployment, apiKey string) (changed []string, err error) {
@@ -309,11 +310,33 @@ func Update(ctx context.Context, db *store.DB, sealer *seal.Sealer, actor audit.
 	return changed, err
 }
 
-// SetEnabled switches a deployment on or off with its audit event; a
-// deployment switched off is no longer tried, and an alias with none left
-// is refused (404). Setting the state it already has records nothing.
-func SetEnabled(ctx context.Context, db *store.DB, actor audit.Actor, name string, enabled bool) error {
-	return db.Transact(ctx, func(tx *store.Tx) error {
+// ErrSwitchReasonRequired refuses switching a deployment off without
+// saying why, as for every other switch: the reason goes into the audit
+// trail and tells whoever switches it back on.
+var ErrSwitchReasonRequired = problem.Unprocessable("reason_required", "Say why the deployment is switched off: the reason goes into the audit trail and tells whoever switches it back on.")
+
+// MaxSwitchReason bounds the reason kept for switching a deployment off.
+const MaxSwitchReason = 500
+
+// Switch turns a deployment on (enabled true) or off with its audit event
+// (model.enable, or model.disable with the reason): a deployment switched
+// off is no longer tried, so its alias's calls go to its other enabled
+// deployments, and an alias with none left is refused (404). Switching off
+// requires a reason, which is kept in the audit chain for good, so the
+// caller redacts it first. It reports whether anything changed; setting
+// the state a deployment already has records nothing.
+func Switch(ctx context.Context, db *store.DB, actor audit.Actor, name string, enabled bool, reason string) (changed bool, err error) {
+	reason = strings.TrimSpace(reason)
+	if enabled {
+		reason = ""
+	} else if reason == "" {
+		return false, ErrSwitchReasonRequired
+	}
+	if utf8.RuneCountInString(reason) > MaxSwitchReason {
+		return false, problem.Unprocessable("reason_too_long", fmt.Sprintf("Keep the reason to %d characters.", MaxSwitchReason))
+	}
+	err = db.Transact(ctx, func(tx *store.Tx) error {
+		changed = false // a retried run starts afresh (store.Transact)
 		d, err := Get(ctx, tx, name)
 		if err != nil {
 			return err
@@ -322,16 +345,24 @@ func SetEnabled(ctx context.Context, db *store.DB, actor audit.Actor, name strin
 			return nil
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE model_deployments SET enabled = ?, updated_at = ? WHERE id = ?`, boolInt(enabled), store.Now(), d.ID); err != nil {
-			return fmt.Errorf("switch model deployment: %w", err)
+			return fmt.Errorf("switch model deployment %s: %w", name, err)
 		}
+		changed = true
 		verb := "model.disable"
 		if enabled {
 			verb = "model.enable"
 		}
-		_, err = audit.Append(ctx, tx, audit.Event{Actor: actor, Verb: verb, Subject: audit.Subject{Type: "model", ID: name},
-			Details: map[string]any{"alias": d.Alias, "enabled": enabled}})
+		details := map[string]any{"alias": d.Alias, "enabled": enabled}
+		if reason != "" {
+			details["reason"] = reason
+		}
+		_, err = audit.Append(ctx, tx, audit.Event{Actor: actor, Verb: verb, Subject: audit.Subject{Type: "model", ID: name}, Details: details})
 		return err
 	})
+	if err != nil {
+		return false, err
+	}
+	return changed, nil
 }
 
 func boolInt(b bool) int {

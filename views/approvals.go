@@ -81,12 +81,15 @@ type ApprovalView struct {
 	CanDecide      bool   // the forms are shown
 	Blocked        string // why this approver cannot decide, when pending
 	CanReverse     bool
-	CanTrace       bool // the user may open the journey's trace
-	CanQueue       bool // the user may open the approval queue
-	Comment        string
-	Errors         FieldErrors
-	Notice         string
-	Now            time.Time
+	// What the page links to, set by Links from the route table: a link
+	// is shown only when it opens for the viewer.
+	CanTrace      bool // the journey's trace
+	CanAuditTrail bool // the action's decision trail
+	Crumb         Link // the breadcrumb: the queue, Traces or Home
+	Comment       string
+	Errors        FieldErrors
+	Notice        string
+	Now           time.Time
 }
 
 // ApprovalConflictView explains a decision that could not be recorded

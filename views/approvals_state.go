@@ -2,6 +2,7 @@ package views
 
 import (
 	"errors"
+	"net/url"
 	"sort"
 	"strconv"
 	"time"
@@ -13,13 +14,11 @@ import (
 
 // For fills in what user may do on the action page, from the data the
 // page shows: the Approve and Reject forms (the approval policy the
-// decision itself applies), Reverse, Retry execution, and the links to the
-// queue, the trace and the audit trail. It is pure, so each state of an
-// action can be checked for each role without a server.
+// decision itself applies), Reverse and Retry execution. It is pure, so
+// each state of an action can be checked for each role without a server.
+// The page's links are Links's.
 func (v ApprovalView) For(user identity.Principal) ApprovalView {
 	a := v.Action
-	v.CanTrace = user.HasAnyRole(identity.RoleOncall, identity.RoleAuditor, identity.RoleAdmin)
-	v.CanQueue = user.HasRole(identity.RoleApprover)
 	v.ViewerApproved = false
 	var approvedBy []approvals.Approver
 	for _, d := range v.Decisions {
@@ -239,4 +238,24 @@ func (v ApprovalView) ApproveWarning() string {
 		return "The tenant " + v.TenantSlug + " is frozen" + reasonSuffix(v.Freeze.Reason) + ". If you approve, nothing is sent: execution is blocked until it is unfrozen."
 	}
 	return ""
+}
+
+// approvalCrumbs are where the action page's breadcrumb may lead, in
+// order of preference: the queue for approvers, else the traces the
+// action came from, else the home page, which everyone opens.
+var approvalCrumbs = []Link{{"Approvals", "/approvals"}, {"Traces", "/traces"}, {"Home", "/"}}
+
+// Links sets what the action page links to from what the viewer of p may
+// open, so that no link on it answers 403.
+func (v ApprovalView) Links(p Page) ApprovalView {
+	v.CanTrace = v.Action.JourneyID != "" && p.MayOpen("/traces/"+url.PathEscape(v.Action.JourneyID))
+	v.CanAuditTrail = p.MayOpen("/audit/actions/" + url.PathEscape(v.Action.ID))
+	v.Crumb = Link{}
+	for _, c := range approvalCrumbs {
+		if p.MayOpen(c.URL) {
+			v.Crumb = c
+			break
+		}
+	}
+	return v
 }

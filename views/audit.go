@@ -265,7 +265,7 @@ func eventSentence(e audit.Event, n EventNames) string {
 	case "model.enable":
 		return who + " switched model deployment " + subject + " on"
 	case "model.disable":
-		return who + " switched model deployment " + subject + " off: calls to alias " + d.str("alias") + " skip it"
+		return who + " switched model deployment " + subject + " off: calls to alias " + d.str("alias") + " skip it" + comment(" — reason: ", d.str("reason"))
 	case "model.alias":
 		s := who + " set model alias " + subject + ": cascade "
 		if d.bool("cascade") {

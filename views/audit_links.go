@@ -13,8 +13,7 @@ import (
 
 // An audit row links to what it is about, so an auditor goes from an event
 // to its action, key, tenant or tool by clicking. A link is offered only
-// when the viewer may open its page: the navigation (built from the route
-// table) lists the section the page belongs to.
+// when the viewer may open its page (Page.MayOpen, from the route table).
 
 // Link is a labelled address.
 type Link struct {
@@ -32,46 +31,46 @@ func subjectLink(p Page, e audit.Event) Link {
 			return Link{"Open action", "/approvals/" + esc(id)}
 		}
 	case "key":
-		if id != "" && mayOpen(p, "/keys") {
+		if id != "" && p.MayOpen("/keys") {
 			return Link{"Open key", "/keys/" + esc(id)}
 		}
 	case "tenant", "budget":
 		// The subject is the tenant's id; its page is by slug, the
 		// event's tenant.
-		if e.Tenant != "" && mayOpen(p, "/tenants") {
+		if e.Tenant != "" && p.MayOpen("/tenants") {
 			return Link{"Open tenant", "/tenants/" + esc(e.Tenant)}
 		}
 	case "tool":
-		if id != "" && mayOpen(p, "/tools") {
+		if id != "" && p.MayOpen("/tools") {
 			return Link{"Open tool", "/tools/" + esc(id) + "/edit"}
 		}
 	case "skill":
-		if mayOpen(p, "/switches") {
+		if p.MayOpen("/switches") {
 			return Link{"Kill switches", "/switches"}
 		}
 	case "principal":
-		if id != "" && mayOpen(p, "/audit") {
+		if id != "" && p.MayOpen("/audit") {
 			return Link{"Their events", "/audit?actor=" + url.QueryEscape(id)}
 		}
 	case "journey":
-		if id != "" && mayOpen(p, "/traces") {
+		if id != "" && p.MayOpen("/traces") {
 			return Link{"Open trace", "/traces/" + esc(id)}
 		}
 	case "release":
-		if mayOpen(p, "/releases") {
+		if p.MayOpen("/releases") {
 			return Link{"Releases", "/releases"}
 		}
 	case "replay":
-		if id != "" && mayOpen(p, "/releases") {
+		if id != "" && p.MayOpen("/releases") {
 			return Link{"Open replay", "/releases/replays/" + esc(id)}
 		}
 	case "runbook":
 		rb := eventDetails(e.Details).str("runbook")
-		if id != "" && rb != "" && mayOpen(p, "/runbooks") {
+		if id != "" && rb != "" && p.MayOpen("/runbooks") {
 			return Link{"Open run", "/runbooks/" + esc(rb) + "/runs/" + esc(id)}
 		}
 	case "alert", "alert_rule":
-		if mayOpen(p, "/alerts") {
+		if p.MayOpen("/alerts") {
 			return Link{"Alerts", "/alerts"}
 		}
 	}
@@ -80,20 +79,10 @@ func subjectLink(p Page, e audit.Event) Link {
 
 // actorLink is where the events of the actor who wrote e are listed.
 func actorLink(p Page, e audit.Event) string {
-	if e.Actor.ID == "" || !mayOpen(p, "/audit") {
+	if e.Actor.ID == "" || !p.MayOpen("/audit") {
 		return ""
 	}
 	return "/audit?actor=" + url.QueryEscape(e.Actor.ID)
-}
-
-// mayOpen reports whether the navigation offers section to the viewer.
-func mayOpen(p Page, section string) bool {
-	for _, n := range p.Nav {
-		if n.Path == section {
-			return true
-		}
-	}
-	return false
 }
 
 // detailFields lists an event's details as labelled values, sorted by

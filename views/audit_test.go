@@ -183,6 +183,8 @@ func TestEventSentence(t *testing.T) {
 			`Alice Approver set agent key "refund-bot" (wk_ab12…)'s model limits to 1,200 requests a minute and 50,000 tokens a minute`},
 		{"model off", alice, "", "model.disable", audit.Subject{Type: "model", ID: "gpt-east"}, `{"alias":"chat","enabled":false}`,
 			"Alice Approver switched model deployment gpt-east off: calls to alias chat skip it"},
+		{"model off with a reason", alice, "", "model.disable", audit.Subject{Type: "model", ID: "gpt-east"}, `{"alias":"chat","enabled":false,"reason":"INC-12"}`,
+			"Alice Approver switched model deployment gpt-east off: calls to alias chat skip it — reason: INC-12"},
 		{"tool update", alice, "", "tool.update", tool, `{"changed":["timeout","max_attempts"]}`,
 			"Alice Approver changed tool issue_refund: timeout, max_attempts"},
 		{"tool on", alice, "", "tool.enable", tool, `{"enabled":true}`,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/keys"
+	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/tools"
 )
@@ -68,6 +69,12 @@ func TestConfirmPages(t *testing.T) {
 			"Switch off lookup_order?", "", "", "403 tool_disabled", "Switch off lookup_order", "confirm-submit", true, "/tools/lookup_order/disable", "/tools"},
 		{"switch off a tool that is off", ToolDisableConfirm(p, ToolSwitchView{Tool: tools.Tool{Name: "lookup_order"}}),
 			"Switch off lookup_order?", "lookup_order is already off.", "", "403 tool_disabled", "Switch off lookup_order", "confirm-submit", true, "/tools/lookup_order/disable", "/tools"},
+		{"switch a model deployment off", ModelDisableConfirm(p, ModelSwitchView{Deployment: models.Deployment{Name: "gpt-east", Alias: "chat" + evil, Enabled: true}, Others: []string{"gpt-west"}}),
+			"Switch off gpt-east?", "", "", "go to its other deployments that are on: gpt-west.", "Switch off gpt-east", "model-disable-submit", true, "/models/gpt-east/disable", "/models"},
+		{"switch off the last deployment on", ModelDisableConfirm(p, ModelSwitchView{Deployment: models.Deployment{Name: "gpt-east", Alias: "chat", Enabled: true}}),
+			"Switch off gpt-east?", "", "", "It is the last deployment of chat that is on: calls to chat will fail with 404 model_not_found.", "Switch off gpt-east", "model-disable-submit", true, "/models/gpt-east/disable", "/models"},
+		{"switch off a deployment that is off", ModelDisableConfirm(p, ModelSwitchView{Deployment: models.Deployment{Name: "gpt-east", Alias: "chat"}}),
+			"Switch off gpt-east?", "gpt-east is already off.", "model-already-off", "calls to chat will fail", "Switch off gpt-east", "model-disable-submit", true, "/models/gpt-east/disable", "/models"},
 		{"reverse", ReverseConfirm(p, reverse),
 			"Reverse this action?", "", "", "high-impact action, reverse_refund, in tenant acme", "Request the reversal", "confirm-reverse", true, "/approvals/a1/reverse", "/approvals/a1"},
 		{"reverse while a reversal is open", ReverseConfirm(p, reverseOpen),

@@ -3,6 +3,7 @@ package views
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"sort"
 	"strconv"
 	"strings"
@@ -67,11 +68,43 @@ func PerMillion(micros int64) string { return Money(micros) + " / 1M" }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-func modelSwitchURL(name string, enabled bool) templ.SafeURL {
-	if enabled {
-		return templ.SafeURL("/models/" + name + "/disable")
+// modelDisableURL is the confirmation that switches a deployment off;
+// modelEnableURL switches it on in one press.
+func modelDisableURL(name string) templ.SafeURL {
+	return templ.SafeURL("/models/" + url.PathEscape(name) + "/disable")
+}
+
+func modelEnableURL(name string) templ.SafeURL {
+	return templ.SafeURL("/models/" + url.PathEscape(name) + "/enable")
+}
+
+// ModelSwitchView asks before switching a deployment off.
+type ModelSwitchView struct {
+	Deployment models.Deployment
+	Others     []string    // the alias's other deployments that are on
+	Reason     string      // what was typed, when the page comes back with an error
+	Errors     FieldErrors // the reason's error
+}
+
+func (v ModelSwitchView) confirm() ConfirmView {
+	d := v.Deployment
+	c := ConfirmView{
+		Back:      "/models",
+		BackLabel: "← Models",
+		Title:     modelDisableTitle(d.Name),
+		Effect:    modelDisableEffect(v),
+		Action:    modelDisableURL(d.Name),
+		Submit:    "Switch off " + d.Name,
+		SubmitID:  "model-disable-submit",
+		Danger:    true,
+		Cancel:    "/models",
+		Fields:    reasonField("model-off-reason", "Say why, e.g. the provider's incident: it is kept in the audit trail and tells whoever switches it back on.", v.Reason, v.Errors),
 	}
-	return templ.SafeURL("/models/" + name + "/enable")
+	if !d.Enabled {
+		c.Warning = text(d.Name + " is already off. Confirming changes nothing.")
+		c.WarningID = "model-already-off"
+	}
+	return c
 }
 
 func apiKeyHelp(has bool) string {

@@ -17,6 +17,24 @@ type Page struct {
 	Active    string              // path of the current nav item
 	Nav       []NavItem           // pages the user may open
 	RequestID string
+	// Opens reports whether the user may open a console path, from the
+	// route table's roles (web/routes.go); nil outside a request.
+	Opens func(path string) bool
+}
+
+// MayOpen reports whether a link to path opens for the viewer, so a page
+// offers only links that do. Without the route table (a component
+// rendered on its own) only the navigation's pages are known to open.
+func (p Page) MayOpen(path string) bool {
+	if p.Opens != nil {
+		return p.Opens(path)
+	}
+	for _, n := range p.Nav {
+		if n.Path == path {
+			return true
+		}
+	}
+	return false
 }
 
 // NavItem is one entry of the console navigation.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/a-h/templ"
 
+	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/runbooks"
 )
 
@@ -34,11 +35,18 @@ type RunbookConfirmView struct {
 	Errors  FieldErrors
 }
 
-// RunbookResultView is the outcome of a run.
+// RunbookResultView is the outcome of a run. Its audit event is shown on
+// the page, since on-call may press the button but not open the audit
+// trail; the link to the trail is offered only to those who may open it.
 type RunbookResultView struct {
 	Runbook runbooks.Runbook
 	Run     runbooks.RunRecord
-	Label   string // the action's label, when the runbook still has it
+	Label   string       // the action's label, when the runbook still has it
+	Event   *audit.Event // the run's runbook.action event; nil until it is written
+	Names   EventNames   // what the event's ids stand for
+	// AuditLink is true when the viewer may open the audit trail
+	// filtered to the run's event.
+	AuditLink bool
 }
 
 func runbookURL(id string) templ.SafeURL { return templ.SafeURL("/runbooks/" + url.PathEscape(id)) }

@@ -131,7 +131,7 @@ func TestAdminModelsPage(t *testing.T) {
 	}
 
 	// Switched off, the alias has no deployment left: 404.
-	if p := b.post("/models/fake-east/disable", b.withCSRF(nil), nil); text(p, "notice") == "" || len(adminEvents(t, in.DB, "model.disable")) != 1 {
+	if p := b.post("/models/fake-east/disable", b.withCSRF(url.Values{"reason": {"testing the last deployment"}}), nil); text(p, "notice") == "" || len(adminEvents(t, in.DB, "model.disable")) != 1 {
 		t.Fatalf("disable notice %q", text(p, "notice"))
 	}
 	_, err = client.Chat.Completions.New(ctx, userChat("hello"))
@@ -248,5 +248,125 @@ func TestAdminModelSettingsControls(t *testing.T) {
 	}
 	if s, _ := models.TenantSettingsOf(ctx, in.DB.Read(), acme.ID); s.Content != models.ContentNone {
 		t.Fatalf("a refused change changed %+v", s)
+	}
+}
+
+// Switching a deployment off asks first, like every other switch: the
+// confirmation says what stops and takes a required reason, redacted and
+// kept in the audit event. Switching on is one press; pressing either
+// twice records nothing; approvers may do neither.
+func TestModelSwitchOffConfirmsWithAReason(t *testing.T) {
+	in, b := adminSession(t, "erin")
+	up := httptest.NewServer(fakeupstream.New())
+	t.Cleanup(up.Close)
+	ctx := context.Background()
+	for _, name := range []string{"fake-east", "fake-west"} {
+		f := modelFormValues(up.URL + "/v1")
+		f.Set("name", name)
+		if p := b.post("/models", b.withCSRF(f), nil); text(p, "notice") != "Deployment added." {
+			t.Fatalf("create %s = %d, notice %q", name, p.Status, text(p, "notice"))
+		}
+	}
+	enabled := func(name string) bool {
+		t.Helper()
+		d, err := models.Get(ctx, in.DB.Read(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.Enabled
+	}
+
+	// The Models page's button leads to the confirmation.
+	list := b.get("/models")
+	if href, _ := list.Doc.Find(`[data-testid="model-disable-fake-east"]`).Attr("href"); href != "/models/fake-east/disable" {
+		t.Fatalf("the Switch off button of fake-east leads to %q, want its confirmation", href)
+	}
+	confirm := b.get("/models/fake-east/disable")
+	effect := text(confirm, "model-disable-effect")
+	if confirm.Status != http.StatusOK || !strings.Contains(effect, "fake-east") || !strings.Contains(effect, "alias chat") ||
+		!strings.Contains(effect, "other deployments that are on: fake-west") || confirm.Doc.Find(`textarea[name="reason"][required]`).Length() != 1 {
+		t.Fatalf("confirmation = %d, effect %q, want what stops, where calls go and a required reason", confirm.Status, effect)
+	}
+
+	// Refused: no reason, a reason too long, no CSRF token. Nothing changes.
+	long := strings.Repeat("x", models.MaxSwitchReason+1)
+	for _, c := range []struct {
+		name, reason string
+		csrf         bool
+		status       int
+	}{
+		{"no reason", "   ", true, http.StatusUnprocessableEntity},
+		{"a reason too long", long, true, http.StatusUnprocessableEntity},
+		{"no CSRF token", "provider incident", false, http.StatusForbidden},
+	} {
+		form := url.Values{"reason": {c.reason}}
+		if c.csrf {
+			form = b.withCSRF(form)
+		}
+		p := b.post("/models/fake-east/disable", form, nil)
+		if p.Status != c.status {
+			t.Errorf("%s: POST = %d, want %d", c.name, p.Status, c.status)
+		}
+		if c.status == http.StatusUnprocessableEntity {
+			if text(p, "error-reason") == "" || p.Doc.Find(`textarea[name="reason"]`).Text() != c.reason {
+				t.Errorf("%s: error %q, reason kept %q; want an error and the input as typed", c.name, text(p, "error-reason"), p.Doc.Find(`textarea[name="reason"]`).Text())
+			}
+		}
+		if !enabled("fake-east") || len(adminEvents(t, in.DB, "model.disable")) != 0 {
+			t.Fatalf("%s: fake-east switched off or recorded", c.name)
+		}
+	}
+
+	// With a reason: off, audited with the reason, redacted.
+	const email = "jane.doe+planted@example.com"
+	form := b.withCSRF(url.Values{"reason": {"INC-12: provider answers 500, reported by " + email}})
+	p := b.post("/models/fake-east/disable", form, nil)
+	if p.Status != http.StatusOK || text(p, "notice") != "Deployment switched off: calls to its alias skip it." || enabled("fake-east") {
+		t.Fatalf("switch off = %d, notice %q, enabled %v", p.Status, text(p, "notice"), enabled("fake-east"))
+	}
+	evs := adminEvents(t, in.DB, "model.disable")
+	if len(evs) != 1 {
+		t.Fatalf("model.disable events = %d, want 1", len(evs))
+	}
+	reason, _ := evs[0].Details["reason"].(string)
+	if evs[0].Subject.ID != "fake-east" || evs[0].Details["alias"] != "chat" || evs[0].Actor.ID == "" ||
+		!strings.HasPrefix(reason, "INC-12: provider answers 500") || strings.Contains(reason, email) {
+		t.Errorf("model.disable = %v by %q, reason %q; want fake-east of chat with the reason, the e-mail redacted", evs[0].Subject, evs[0].Actor.ID, reason)
+	}
+	// Pressed again: nothing more.
+	if p := b.post("/models/fake-east/disable", form, nil); text(p, "notice") != "The deployment was already off; nothing changed." || len(adminEvents(t, in.DB, "model.disable")) != 1 {
+		t.Errorf("second press: notice %q, %d events", text(p, "notice"), len(adminEvents(t, in.DB, "model.disable")))
+	}
+
+	// The last deployment on: the confirmation says calls will fail.
+	if effect := text(b.get("/models/fake-west/disable"), "model-disable-effect"); !strings.Contains(effect, "last deployment of chat") || !strings.Contains(effect, "404 model_not_found") {
+		t.Errorf("confirmation for the last deployment: %q", effect)
+	}
+
+	// An approver may not switch: 403, nothing changes.
+	alice := newBrowser(t, in.URL)
+	alice.loginDev("alice")
+	if p := alice.get("/models/fake-west/disable"); p.Status != http.StatusForbidden {
+		t.Errorf("alice GET the confirmation = %d, want 403", p.Status)
+	}
+	if p := alice.post("/models/fake-west/disable", alice.withCSRF(url.Values{"reason": {"trying"}}), nil); p.Status != http.StatusForbidden || !enabled("fake-west") {
+		t.Errorf("alice POST = %d, fake-west on %v; want 403 and on", p.Status, enabled("fake-west"))
+	}
+	if p := alice.post("/models/fake-east/enable", alice.withCSRF(nil), nil); p.Status != http.StatusForbidden || enabled("fake-east") {
+		t.Errorf("alice switching on = %d, fake-east on %v; want 403 and off", p.Status, enabled("fake-east"))
+	}
+
+	// On again: one press, once.
+	list = b.get("/models")
+	if list.Doc.Find(`form[action="/models/fake-east/enable"] [data-testid="model-enable-fake-east"]`).Length() != 1 {
+		t.Error("the Models page offers no one-press Switch on for fake-east")
+	}
+	for i, want := range []string{"Deployment switched on.", "The deployment was already on; nothing changed."} {
+		if p := b.post("/models/fake-east/enable", b.withCSRF(nil), nil); text(p, "notice") != want {
+			t.Errorf("switch on #%d: notice %q, want %q", i+1, text(p, "notice"), want)
+		}
+	}
+	if evs := adminEvents(t, in.DB, "model.enable"); !enabled("fake-east") || len(evs) != 1 || evs[0].Details["reason"] != nil {
+		t.Errorf("after switching on twice: on %v, %d model.enable events", enabled("fake-east"), len(evs))
 	}
 }

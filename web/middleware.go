@@ -261,6 +261,7 @@ func (s *Server) page(routes []route) echo.MiddlewareFunc {
 			p := views.Page{User: user, CSRF: token, DevMode: s.cfg.DevMode(), Active: c.Path(), RequestID: requestID(c)}
 			if user != nil {
 				p.Nav = navFor(routes, user)
+				p.Opens = func(target string) bool { return mayOpen(routes, user, target) }
 			}
 			handlers.SetPage(c, p)
 			return next(c)

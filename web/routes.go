@@ -32,6 +32,7 @@ type route struct {
 func (s *Server) consoleRoutes() []route {
 	h := &handlers.Console{DB: s.db, Runtime: s.runtime, Execution: s.execution, Sealer: s.sealer(), MCP: s.mcpGateway(), Runbooks: s.runbooks, Flash: sessionFlash{s}, StatusView: s.status,
 		SessionPolicy: s.policy, SessionClock: s.now}
+	h.Redactor, _ = s.redactor.(*redact.Redactor)
 	all := []string{identity.RoleApprover, identity.RoleOncall, identity.RoleAuditor, identity.RoleAdmin}
 	approver, admin := []string{identity.RoleApprover}, []string{identity.RoleAdmin}
 	readers := []string{identity.RoleOncall, identity.RoleAuditor, identity.RoleAdmin}
@@ -93,6 +94,7 @@ func (s *Server) consoleRoutes() []route {
 		{http.MethodGet, "/models/:name/edit", h.ModelEditForm, admin, ""},
 		{http.MethodPost, "/models/:name", h.ModelUpdate, admin, ""},
 		{http.MethodPost, "/models/:name/enable", h.ModelEnable, admin, ""},
+		{http.MethodGet, "/models/:name/disable", h.ModelDisableConfirm, admin, ""},
 		{http.MethodPost, "/models/:name/disable", h.ModelDisable, admin, ""},
 		// Upstream MCP servers of the /mcp door, their tools and classes.
 		{http.MethodGet, "/mcp-servers", h.MCPServerList, admin, "MCP servers"},
@@ -244,6 +246,50 @@ func navFor(routes []route, p *identity.Principal) []views.NavItem {
 		}
 	}
 	return out
+}
+
+// mayOpen reports whether p may open the console page at target (a path,
+// with or without a query): the GET route of the table that matches it
+// admits one of p's roles. Static segments win over parameters, as in the
+// router, so /keys/new is judged by its own route and not by /keys/:id.
+func mayOpen(routes []route, p *identity.Principal, target string) bool {
+	if p == nil {
+		return false
+	}
+	path, _, _ := strings.Cut(target, "?")
+	var best *route
+	bestParams := -1
+	for i := range routes {
+		r := &routes[i]
+		if r.method != http.MethodGet {
+			continue
+		}
+		if n, ok := matchRoute(r.path, path); ok && (best == nil || n < bestParams) {
+			best, bestParams = r, n
+		}
+	}
+	return best != nil && allowed(p, best.roles)
+}
+
+// matchRoute reports whether path fits the route pattern (":name"
+// segments match any one non-empty segment), and with how many parameters.
+func matchRoute(pattern, path string) (params int, ok bool) {
+	ps, xs := strings.Split(pattern, "/"), strings.Split(path, "/")
+	if len(ps) != len(xs) {
+		return 0, false
+	}
+	for i, seg := range ps {
+		switch {
+		case strings.HasPrefix(seg, ":"):
+			if xs[i] == "" {
+				return 0, false
+			}
+			params++
+		case seg != xs[i]:
+			return 0, false
+		}
+	}
+	return params, true
 }
 
 // sealer keeps keys' callback secrets sealed: the runtime's, or none
