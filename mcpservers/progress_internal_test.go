@@ -42,9 +42,6 @@ func TestProgressRelayed(t *testing.T) {
 					// The last one right before the answer.
 					_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: tok, Progress: float64(i * 50), Total: 100, Message: arg.N})
 				}
-				if i < 2 {
-					time.Sleep(10 * time.Millisecond)
-				}
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done " + arg.N}}}, nil, nil
 		})

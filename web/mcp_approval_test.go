@@ -249,8 +249,16 @@ func TestMCPApprovalWait(t *testing.T) {
 		if got := getAction(t, in, a.ID); got.Status != approvals.StatusPending {
 			t.Fatalf("after the client left the action is %s, want pending", got.Status)
 		}
-		retry := callAsync(t, context.Background(), mcpSession(t, in, key), "pay__issue_refund", args, false)
-		time.Sleep(300 * time.Millisecond) // the retry is waiting on the action
+		var mu sync.Mutex
+		var progress []string
+		retry := callAsync(t, context.Background(), progressSession(t, in, key, &progress, &mu), "pay__issue_refund", args, true)
+		// Its first progress message says the retry waits on an action.
+		waitUntil(t, "the retry waiting", func() bool { mu.Lock(); defer mu.Unlock(); return len(progress) > 0 })
+		mu.Lock()
+		if !strings.Contains(progress[0], a.ID) {
+			t.Errorf("the retry waits on %q, want %s", progress[0], a.ID)
+		}
+		mu.Unlock()
 		if n := countRows(t, in.DB, `SELECT COUNT(*) FROM actions WHERE tool = 'pay__issue_refund' AND status = 'pending'`); n != 1 {
 			t.Fatalf("%d pending actions after the retry, want the one it reattached to", n)
 		}
@@ -494,15 +502,23 @@ func TestMCPConcurrentIdenticalCallsOneAction(t *testing.T) {
 	in.waitReady(t)
 	key := mcpPaySetup(t, in, newPayUpstream(t))
 	args := map[string]any{"order_id": "ORD-70", "amount_minor": 300, "currency": "USD"}
-	for range 6 {
-		callAsync(t, context.Background(), mcpSession(t, in, key), "pay__issue_refund", args, false)
+	var mu sync.Mutex
+	waiting := make([][]string, 6)
+	for i := range 6 {
+		callAsync(t, context.Background(), progressSession(t, in, key, &waiting[i], &mu), "pay__issue_refund", args, true)
 	}
-	pendingMCPAction(t, in, "pay__issue_refund", "ORD-70")
+	// Each call's first progress message comes once it has proposed or
+	// attached: then no proposal can come late.
 	waitUntil(t, "six calls waiting", func() bool {
-		return countRows(t, in.DB, `SELECT COUNT(*) FROM mcp_calls`) == 1 &&
-			countRows(t, in.DB, `SELECT COUNT(*) FROM actions WHERE tool = 'pay__issue_refund'`) == 1
+		mu.Lock()
+		defer mu.Unlock()
+		for _, w := range waiting {
+			if len(w) == 0 {
+				return false
+			}
+		}
+		return true
 	})
-	time.Sleep(500 * time.Millisecond) // late proposals would show now
 	if n := countRows(t, in.DB, `SELECT COUNT(*) FROM actions WHERE tool = 'pay__issue_refund'`); n != 1 {
 		t.Errorf("%d actions for six identical calls, want 1", n)
 	}
