@@ -45,6 +45,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/bench/internal/procstat"
 	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/mcpservers"
@@ -122,7 +123,7 @@ func main() {
 	workers := flag.Int("workers", 64, "MCP client sessions per target (at most 512)")
 	args := flag.String("args", `{"order_id":"ORD-1008"}`, "the call's arguments (JSON)")
 	want := flag.String("want", "ORD-1008", "text an answer must contain to count as ok")
-	pids := pidFlag{}
+	pids := procstat.PIDs{}
 	flag.Var(pids, "pid", "name=PID: report the CPU time process PID (Linux) spent per answered call of target name; repeat")
 	flag.Parse()
 	if len(ts) == 0 {
@@ -171,9 +172,9 @@ func main() {
 			if *warmup > 0 {
 				runRate(pools[i], t, callArgs, *want, rs[0], *warmup)
 			}
-			cpu0, cpuOK := cpuTime(pids[t.name])
+			cpu0, cpuOK := procstat.CPUTime(pids[t.name])
 			r := runRate(pools[i], t, callArgs, *want, rate, d)
-			cpu1, _ := cpuTime(pids[t.name])
+			cpu1, _ := procstat.CPUTime(pids[t.name])
 			perCall := ""
 			if cpuOK && r.ok > 0 {
 				perCall = fmt.Sprintf("%dµs", ((cpu1 - cpu0) / time.Duration(r.ok)).Microseconds())
@@ -271,47 +272,6 @@ func runRate(pool []*mcp.ClientSession, t target, args map[string]any, want stri
 		res.p99 = lat[min(len(lat)-1, len(lat)*99/100)]
 	}
 	return res
-}
-
-// pidFlag maps a target's name to the process that serves it.
-type pidFlag map[string]int
-
-func (p pidFlag) String() string { return fmt.Sprint(map[string]int(p)) }
-
-func (p pidFlag) Set(s string) error {
-	name, v, ok := strings.Cut(s, "=")
-	pid, err := strconv.Atoi(v)
-	if !ok || err != nil || pid <= 0 {
-		return fmt.Errorf("want name=PID, got %q", s)
-	}
-	p[name] = pid
-	return nil
-}
-
-// cpuTime is the user plus system CPU time process pid has used so far,
-// from /proc/PID/stat (utime and stime, in clock ticks of 1/100 s as on
-// every Linux the bench runs on); ok is false without a pid or /proc.
-func cpuTime(pid int) (time.Duration, bool) {
-	if pid == 0 {
-		return 0, false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, false
-	}
-	// The command name (field 2) may hold spaces; fields after it are
-	// counted from its closing parenthesis: utime and stime are 14 and 15.
-	i := bytes.LastIndexByte(b, ')')
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0, false
-	}
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, false
-	}
-	return time.Duration(ut+st) * 10 * time.Millisecond, true
 }
 
 func isLoopback(host string) bool {

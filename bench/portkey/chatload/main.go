@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/bench/internal/procstat"
 	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/models"
@@ -109,7 +110,7 @@ func main() {
 	inflight := flag.Int("inflight", 2000, "most requests in flight; a send beyond it is counted as dropped")
 	ops := opFlag{}
 	flag.Var(ops, "op", "name=chat|responses|embeddings: the operation target name receives (default chat); repeat")
-	pids := pidFlag{}
+	pids := procstat.PIDs{}
 	flag.Var(pids, "pid", "name=PID: report the CPU time process PID (Linux) spent per answered call of target name; repeat")
 	flag.Parse()
 	if len(ts) == 0 {
@@ -144,9 +145,9 @@ func main() {
 			if *warmup > 0 {
 				runRate(client, t, bodies[t.op].body(*model), rs[0], *warmup, *inflight)
 			}
-			cpu0, cpuOK := cpuTime(pids[t.name])
+			cpu0, cpuOK := procstat.CPUTime(pids[t.name])
 			r := runRate(client, t, bodies[t.op].body(*model), rate, d, *inflight)
-			cpu1, _ := cpuTime(pids[t.name])
+			cpu1, _ := procstat.CPUTime(pids[t.name])
 			perCall := ""
 			if cpuOK && r.ok > 0 {
 				perCall = ms((cpu1 - cpu0) / time.Duration(r.ok))
@@ -179,49 +180,6 @@ func (o opFlag) Set(s string) error {
 	}
 	o[name] = op
 	return nil
-}
-
-// pidFlag maps a target's name to the process that serves it.
-type pidFlag map[string]int
-
-func (p pidFlag) String() string { return fmt.Sprint(map[string]int(p)) }
-
-func (p pidFlag) Set(s string) error {
-	name, v, ok := strings.Cut(s, "=")
-	pid, err := strconv.Atoi(v)
-	if !ok || err != nil || pid <= 0 {
-		return fmt.Errorf("want name=PID, got %q", s)
-	}
-	p[name] = pid
-	return nil
-}
-
-// cpuTime is the user plus system CPU time process pid has used so far,
-// from /proc/PID/stat (clock ticks of 1/100 s, as on every Linux the bench
-// runs on); ok is false without a pid or without /proc. The CPU a
-// gateway spends per call does not depend on how busy the machine is, as
-// latency does.
-func cpuTime(pid int) (time.Duration, bool) {
-	if pid == 0 {
-		return 0, false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, false
-	}
-	// The command name (field 2) may hold spaces; fields after it are
-	// counted from its closing parenthesis: utime and stime are 14 and 15.
-	i := bytes.LastIndexByte(b, ')')
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0, false
-	}
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, false
-	}
-	return time.Duration(ut+st) * 10 * time.Millisecond, true
 }
 
 type result struct {
