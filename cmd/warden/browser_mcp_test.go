@@ -8,7 +8,6 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/wardenhq/warden/tools/sim/mcpshop"
-	"github.com/wardenhq/warden/web/browsertest"
 )
 
 // TestBrowserMCPServersOnAPhone: on a 390 px wide phone, erin (admin)
@@ -19,12 +18,20 @@ import (
 func TestBrowserMCPServersOnAPhone(t *testing.T) {
 	shop := httptest.NewServer(mcpshop.New().Handler())
 	t.Cleanup(shop.Close)
-	ctx := browsertest.Context(t, chromedp.WindowSize(390, 844))
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844)); err != nil {
-		t.Fatal(err)
-	}
+	ctx := newBrowserContext(t)
 	p := startProcess(t, "")
-	signIn(t, ctx, p, "erin")
+	// Signed in as on every other browser test, then on a phone's width.
+	phone := func(user string) {
+		t.Helper()
+		if err := chromedp.Do(ctx, chromedp.EmulateReset()); err != nil {
+			t.Fatal(err)
+		}
+		signIn(t, ctx, p, user)
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(p.URL+"/"), chromedp.WaitVisible(byTestID("whoami"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	phone("erin")
 
 	fitsThePhone := func(page string) {
 		t.Helper()
@@ -72,7 +79,7 @@ func TestBrowserMCPServersOnAPhone(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Click(byTestID("logout")), chromedp.WaitVisible(byTestID("login-button"))); err != nil {
 		t.Fatalf("erin signs out: %v", err)
 	}
-	signIn(t, ctx, p, "carol")
+	phone("carol")
 	err = chromedp.Do(ctx,
 		chromedp.Click(css(`nav.nav a[href="/switches"]`)),
 		chromedp.WaitVisible(byTestID("switch-mcp-server-shop")),
