@@ -159,6 +159,7 @@ func words(dst []pword, s string) []pword {
 		gap = 0
 		hasDigit, hasLetter, allDigit, plain := false, false, true, true
 		first, allUpper, letters := true, true, 0
+		script := 0 // of the last letter: 1 Latin and others, 2 CJK
 		for i < len(s) {
 			c := s[i]
 			var r rune
@@ -167,6 +168,18 @@ func words(dst []pword, s string) []pword {
 				r = rune(c)
 			} else {
 				r, size = utf8.DecodeRuneInString(s[i:])
+			}
+			// A change between CJK and other letters ends a word:
+			// "Lauren商品" is a brand and a Chinese word.
+			if c < utf8.RuneSelf && isAlpha(c) || c >= utf8.RuneSelf && unicode.IsLetter(r) {
+				sc := 1
+				if c >= utf8.RuneSelf && isCJK(r) {
+					sc = 2
+				}
+				if script != 0 && sc != script {
+					break
+				}
+				script = sc
 			}
 			switch {
 			case c < utf8.RuneSelf && isDigit(c):
@@ -227,6 +240,12 @@ func words(dst []pword, s string) []pword {
 		dst = append(dst, w)
 	}
 	return dst
+}
+
+// isCJK reports whether r is a Han, kana or Hangul character.
+func isCJK(r rune) bool {
+	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) ||
+		unicode.Is(unicode.Hangul, r) || r == 'ー'
 }
 
 // isWordStart reports whether s starts with a letter or digit.
@@ -334,6 +353,7 @@ func (p *piiScan) run(digit bool) {
 			}
 		}
 	}
+	p.keepWords()
 	for k := 0; k < len(p.w); {
 		k = p.name(k)
 	}
