@@ -211,4 +211,3 @@ func (p *piiScan) keepWords() {
 		k += best - 1
 	}
 }
-
