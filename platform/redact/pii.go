@@ -76,7 +76,7 @@ func (r *Redactor) piiFind(dst []Match, s string) []Match {
 			break
 		}
 	}
-	if !digit && !upper {
+	if !digit && !upper && !lowerCue(s) {
 		return dst
 	}
 	wp := wordPool.Get().(*[]pword)
@@ -86,6 +86,17 @@ func (r *Redactor) piiFind(dst []Match, s string) []Match {
 	*wp = ws[:0]
 	wordPool.Put(wp)
 	return p.m
+}
+
+// lowerCue reports whether text in lower case, without digits or capitals,
+// may still hold a name after a cue or an e-mail address written out.
+func lowerCue(s string) bool {
+	for _, c := range []string{" at ", "name", "dear", "hi ", "hello", "customer", "client", "regards", "signed", "thanks"} {
+		if indexFold(s, c) >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // words cuts s into words: letters, digits and marks, joined by inner
@@ -348,9 +359,17 @@ func (p *piiScan) run(digit bool) {
 					p.idNumber(c)
 				}
 			}
+			if !p.w[k].used && p.w[k].shape == wDigits {
+				p.dobAfter(k)
+			}
 			if !p.w[k].used {
 				p.address(k)
 			}
+		}
+	}
+	for k := 1; k+1 < len(p.w); k++ {
+		if p.w[k].end-p.w[k].start <= 11 && !p.w[k].used && atWord(p.text(k)) {
+			p.spelledEmail(k)
 		}
 	}
 	p.keepWords()
@@ -497,13 +516,16 @@ func (p *piiScan) address(k int) {
 	if w.start > 0 && strings.IndexByte("/=_-.#@:+&%$", p.s[w.start-1]) >= 0 {
 		return // glued to something: a path, a key=value, an id, an amount
 	}
-	if p.ukPostcode(k) {
+	if p.streetCueNumber(k) || p.ukPostcode(k) || p.alnumPostcode(k) {
 		return
 	}
 	if houseNumber(t) {
 		if p.streetAfter(k) || p.streetBefore(k) {
 			return
 		}
+	}
+	if p.blockNumber(k) || p.worldPostcode(k) {
+		return
 	}
 	if w.shape == wDigits && len(t) == 5 || zipPlus4(t) {
 		// US: "Springfield, IL 62704".
@@ -678,6 +700,14 @@ func germanStreet(t string) bool {
 			return true
 		}
 	}
+	// Dutch, Swedish, Danish and Norwegian street names are one word too:
+	// Keizersgracht, Kalverstraat, Drottninggatan, Kungsvägen, Vesterbrogade.
+	for _, suf := range []string{"gracht", "straat", "laan", "kade", "plein", "singel", "gatan", "vägen", "vagen", "gränd",
+		"torget", "gade", "vej", "veien", "gata", "gaten", "rak"} {
+		if len(t) >= len(suf)+3 && strings.HasSuffix(t, suf) {
+			return true
+		}
+	}
 	return false
 }
 
@@ -811,6 +841,20 @@ func (p *piiScan) isNameWord(j int) bool {
 // to go on from.
 func (p *piiScan) name(k int) int {
 	w := p.w[k]
+	if j := p.commonGivenName(k); j >= 0 {
+		last := j
+		for n := j + 1; n < len(p.w) && n <= j+2 && p.w[n].gap == gSpace && p.isNameWord(n); n++ {
+			last = n
+		}
+		p.add(k, last+1, KindName, int(w.start), int(p.w[last].end))
+		return last + 1
+	}
+	if e := p.lowerName(k); e >= 0 {
+		return e
+	}
+	if e := p.arabicName(k); e >= 0 {
+		return e
+	}
 	switch {
 	case w.used:
 		return k + 1
