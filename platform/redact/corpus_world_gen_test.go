@@ -333,7 +333,7 @@ func (g *gen) otherAddress() (street, post, full string) {
 		return street, post, street + ", " + g.pick("Sydney NSW", "Melbourne VIC", "Brisbane QLD", "Perth WA") + " " + post
 	case 6:
 		street = fmt.Sprintf("%d %s", g.n(1, 200), g.pick("Grafton Street", "O'Connell Street", "Baggot Street", "Dame Street"))
-		post = fmt.Sprintf("D%02d %s%d%s%d", g.n(1, 24), g.chars("ACDEFHKNPRTVWXY", 1), g.n(0, 9), g.chars("ACDEFHKNPRTVWXY", 1), g.n(10, 99))
+		post = fmt.Sprintf("D%02d %s%d%s%d", g.n(1, 24), g.chars("ACDEFHKNPRTVWXY", 1), g.n(0, 9), g.chars("ACDEFHKNPRTVWXY", 1), g.n(0, 9))
 		return street, post, street + ", Dublin, " + post
 	case 7:
 		street = fmt.Sprintf("ул. %s, д. %d", g.pick("Тверская", "Арбат", "Ленина", "Пушкина", "Невский проспект"), g.n(1, 120))

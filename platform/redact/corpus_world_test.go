@@ -84,10 +84,16 @@ var worldFloor = struct {
 	overall, checksum   float64
 	falsePositiveMaxPct float64
 }{
-	perKind:             map[string]float64{},
-	overall:             0,
-	checksum:            0,
-	falsePositiveMaxPct: 100,
+	perKind: map[string]float64{
+		"aadhaar": 100, "cpf": 100, "steuerid": 100, "pan_in": 100, "ssn_bare": 100, "nino_lower": 100,
+		"card_split": 100, "iban_split": 100, "phone_split": 100, "email_spelled": 100, "dob": 100,
+		"name_arabic": 100, "name_cjk": 100, "name_common": 100, "name_cyrillic": 100, "name_lower": 100,
+		"name_vietnamese": 91.6, "postcode_br": 100, "postcode_in": 100, "postcode_jp": 100,
+		"street_br": 100, "street_in": 88.8, "street_jp": 100, "address_other": 91.6,
+	},
+	overall:             99.1,
+	checksum:            100,
+	falsePositiveMaxPct: 0.05,
 }
 
 // TestWorldCorpus measures recall per kind and per language on the world

@@ -96,7 +96,7 @@ bilbao lisbon lisboa porto turin torino naples napoli palermo genoa genova bolog
 dublin cork belfast glasgow edinburgh manchester liverpool birmingham leeds sheffield bristol newcastle
 nottingham leicester southampton cardiff swansea aberdeen copenhagen københavn aarhus oslo bergen stockholm
 gothenburg göteborg malmö uppsala helsinki tampere reykjavik warsaw warszawa kraków krakow łódź lodz wrocław
-poznań gdańsk gdansk prague praha brno bratislava budapest bucharest bucurești sofia belgrade zagreb ljubljana
+poznań gdańsk gdansk prague praha brno bratislava budapest bucharest bucurești belgrade zagreb ljubljana
 athens thessaloniki istanbul ankara izmir moscow moskva москва petersburg санкт-петербург kazan казань
 novosibirsk kyiv kiev kharkiv odesa minsk vilnius riga tallinn tbilisi yerevan baku almaty tashkent
 tokyo osaka kyoto yokohama nagoya sapporo fukuoka kobe sendai hiroshima kawasaki saitama chiba
@@ -108,15 +108,15 @@ indore bhopal patna vadodara ludhiana agra nashik kochi coimbatore visakhapatnam
 colombo kathmandu dubai abu dhabi sharjah doha riyadh jeddah dammam kuwait manama muscat amman beirut
 cairo alexandria casablanca rabat tunis algiers lagos abuja accra nairobi mombasa kampala kigali addis
 johannesburg cape durban pretoria luanda kinshasa dakar
-sydney melbourne brisbane perth adelaide canberra auckland wellington christchurch
+sydney melbourne brisbane perth canberra auckland wellington christchurch
 toronto montreal montréal vancouver calgary ottawa edmonton winnipeg quebec halifax
 chicago boston seattle denver dallas houston phoenix atlanta miami detroit portland philadelphia baltimore
-pittsburgh cleveland cincinnati columbus indianapolis nashville memphis louisville milwaukee minneapolis
-sacramento oakland tampa orlando newark brooklyn manhattan honolulu anchorage
+pittsburgh cleveland cincinnati columbus indianapolis nashville louisville milwaukee minneapolis
+sacramento oakland tampa newark brooklyn manhattan honolulu anchorage
 mexico guadalajara monterrey puebla tijuana bogotá bogota medellín medellin cali lima quito guayaquil
-caracas santiago valparaíso valparaiso mendoza córdoba cordoba rosario montevideo asunción asuncion
-curitiba recife fortaleza salvador manaus belém belem goiânia goiania brasília brasilia florianópolis
-campinas guarulhos cajamar osasco barueri jundiaí jundiai niterói santos
+caracas valparaíso valparaiso montevideo asunción asuncion
+curitiba recife fortaleza manaus belém belem goiânia goiania brasília brasilia florianópolis
+campinas guarulhos cajamar osasco barueri jundiaí jundiai niterói
 karnataka telangana maharashtra tamil nadu kerala gujarat rajasthan punjab haryana bihar odisha assam
 bavaria bayern catalonia catalunya lombardy lombardia tuscany toscana andalusia andalucía ontario
 quebec texas california florida england scotland wales ireland germany france spain italy portugal

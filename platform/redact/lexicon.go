@@ -98,7 +98,7 @@ var lexicon = func() map[string]uint32 {
 		trading traders supplies supply retail wholesale international global worldwide limited
 		gesellschaft handel vertrieb société compagnie sociedad compañía comercial distribuciones`)
 	add(lxParticle, `van der den von vom zu zur de del della delle di da dos das du des la le bin binti bint ibn ben
-		al el ter ten op af av y e mac`)
+		al el ter ten op af av y e mac do`)
 	add(lxDOB, `born dob d.o.b birth birthdate birthday geboren geb geburtsdatum geburtstag né née nee naissance
 		nacimiento nacido nacida nació nacio nascita nato nata nascimento nascido nascida
 		urodzenia urodzony urodzona urodzin ur рождения рождение родился родилась др д.р geboortedatum
@@ -130,7 +130,7 @@ var lexicon = func() map[string]uint32 {
 		январь февраль март апрель май июнь июль август сентябрь октябрь ноябрь декабрь
 		gennaio febbraio marzo aprile maggio giugno luglio agosto settembre ottobre novembre dicembre
 		janeiro fevereiro março marco abril maio junho julho agosto setembro outubro novembro dezembro
-		januari februari maart april mei juni juli augustus september oktober november december
+		januari februari maart april juni juli augustus september oktober november december
 		ocak şubat mart nisan mayıs haziran temmuz ağustos eylül ekim kasım aralık`)
 	add(lxUSState, `al ak az ar ca co ct de dc fl ga hi id il in ia ks ky la me md ma mi mn ms mo mt ne nv nh nj nm
 		ny nc nd oh ok or pa ri sc sd tn tx ut vt va wa wv wi wy`)

@@ -359,7 +359,7 @@ func (p *piiScan) run(digit bool) {
 					p.idNumber(c)
 				}
 			}
-			if !p.w[k].used && p.w[k].shape == wDigits {
+			if !p.w[k].used {
 				p.dobAfter(k)
 			}
 			if !p.w[k].used {
@@ -626,7 +626,7 @@ func (p *piiScan) streetAfter(k int) bool {
 			p.add(k, last+1, KindAddress, int(p.w[k].start), end)
 			return true
 		}
-		if p.nameLike(n) || names > 0 && p.has(n, lxParticle) {
+		if p.nameLike(n) || names > 0 && p.has(n, lxParticle) || w.upper == 2 && w.shape == wAlpha && w.end-w.start <= 3 {
 			names++
 			continue
 		}
@@ -680,11 +680,16 @@ func (p *piiScan) streetBefore(k int) bool {
 	// A street type up to five words back, with only names between.
 	for n := j; n >= 0 && n >= j-5 && !p.w[n].used; n-- {
 		w := p.w[n]
-		if p.has(n, lxStreetFR) && w.upper == 1 && n < j {
+		abbrev := int(w.end) < len(p.s) && p.s[w.end] == '.'
+		if p.has(n, lxStreetFR) && (w.upper == 1 || abbrev) && n < j {
 			p.add(n, k+1, KindAddress, int(w.start), int(p.w[k].end))
 			return true
 		}
-		if !(p.nameLike(n) || p.has(n, lxParticle) || p.elided(n)) || n < j && p.w[n+1].gap != gSpace {
+		if n < j && p.w[n+1].gap == gPeriod|gSpace && abbrev && p.has(n, lxStreetFR) {
+			continue
+		}
+		if !(p.nameLike(n) || p.has(n, lxParticle) || p.elided(n) || w.upper == 2 && w.shape == wAlpha && w.end-w.start <= 4) ||
+			n < j && p.w[n+1].gap != gSpace {
 			return false
 		}
 	}
@@ -871,7 +876,10 @@ func (p *piiScan) name(k int) int {
 		if p.w[j].gap&^gSpace != 0 && !(p.w[j].gap == gPeriod|gSpace && p.isInitial(j-1)) {
 			break
 		}
-		if p.isNameWord(j) {
+		if p.isNameWord(j) || !p.w[k].plain && p.w[j].upper == 1 && !p.w[j].used && p.has(j, lxGiven) {
+			// A name that starts with an accented word may go on with a
+			// given name that is also a word elsewhere ("Trần Thị Mai",
+			// "Đặng Thu Trang").
 			last = j
 			continue
 		}

@@ -244,7 +244,7 @@ func (r *Redactor) find(s string) []Match {
 	if len(r.detectors) > 0 {
 		sc.m = sc.runDetectors()
 	}
-	sc.addPII(r.piiFind(idFind(nil, s), s))
+	sc.addPII(r.piiFind(cjkFind(idFind(nil, s), s), s))
 	return sc.m
 }
 

@@ -14,18 +14,15 @@ import (
 
 // atWords and dotWords spell out an e-mail address: "jane dot doe at
 // example dot com", "jane (at) example (dot) com", "ana arroba correo punto es".
-func atWord(t string) bool {
-	switch strings.ToLower(t) {
-	case "at", "arroba", "arobase", "klammeraffe", "собака":
-		return true
-	}
-	return false
-}
+func atWord(t string) bool { return equalFoldAny(t, "at", "arroba", "arobase", "klammeraffe", "собака") }
 
-func dotWord(t string) bool {
-	switch strings.ToLower(t) {
-	case "dot", "punto", "ponto", "point", "punkt", "точка":
-		return true
+func dotWord(t string) bool { return equalFoldAny(t, "dot", "punto", "ponto", "point", "punkt", "точка") }
+
+func equalFoldAny(t string, words ...string) bool {
+	for _, w := range words {
+		if len(t) == len(w) && strings.EqualFold(t, w) {
+			return true
+		}
 	}
 	return false
 }
@@ -65,15 +62,14 @@ func (p *piiScan) spelledGap(j int) bool {
 // spelledEmail looks for a written-out e-mail address around the "at" at
 // word k and redacts it as the address it spells.
 func (p *piiScan) spelledEmail(k int) {
-	if k == 0 || k+1 >= len(p.w) || !p.spelledGap(k) || !p.spelledGap(k+1) || !p.mailWord(k-1) {
+	if k == 0 || k+1 >= len(p.w) || !p.spelledGap(k) || !p.spelledGap(k+1) || !p.mailWord(k-1) || !p.mailWord(k+1) {
 		return
 	}
 	// The domain: labels joined by a dot word or a '.'.
-	labels := []int{k + 1}
-	if !p.mailWord(k + 1) {
-		return
-	}
-	for j := k + 1; ; {
+	var labels, local [8]int
+	nl, nd := 0, 1
+	labels[0] = k + 1
+	for j := k + 1; nd < len(labels); nd++ {
 		switch {
 		case j+2 < len(p.w) && dotWord(p.text(j+1)) && p.spelledGap(j+1) && p.spelledGap(j+2) && p.mailWord(j+2):
 			j += 2
@@ -82,46 +78,60 @@ func (p *piiScan) spelledEmail(k int) {
 		default:
 			goto done
 		}
-		labels = append(labels, j)
+		labels[nd] = j
 	}
+	return
 done:
-	if len(labels) < 2 || !spelledTLDs[strings.ToLower(p.text(labels[len(labels)-1]))] {
+	if nd < 2 || !spelledTLD(p.text(labels[nd-1])) {
 		return
 	}
 	// The local part: words joined the same way.
-	local := []int{k - 1}
-	for i := k - 1; ; {
+	local[0], nl = k-1, 1
+	for i := k - 1; nl < len(local); nl++ {
 		switch {
 		case i >= 2 && dotWord(p.text(i-1)) && p.spelledGap(i) && p.spelledGap(i-1) && p.mailWord(i-2) && !atWord(p.text(i-2)):
 			i -= 2
 		case i >= 1 && p.w[i].gap == gPeriod && p.mailWord(i-1):
 			i--
 		default:
-			goto local
+			goto found
 		}
-		local = append(local, i)
+		local[nl] = i
 	}
-local:
+	return
+found:
 	var b strings.Builder
-	for n := len(local) - 1; n >= 0; n-- {
+	for n := nl - 1; n >= 0; n-- {
 		b.WriteString(strings.ToLower(p.text(local[n])))
 		if n > 0 {
 			b.WriteByte('.')
 		}
 	}
 	b.WriteByte('@')
-	for n, j := range labels {
+	for n := 0; n < nd; n++ {
 		if n > 0 {
 			b.WriteByte('.')
 		}
-		b.WriteString(strings.ToLower(p.text(j)))
+		b.WriteString(strings.ToLower(p.text(labels[n])))
 	}
-	from, to := local[len(local)-1], labels[len(labels)-1]
-	end := int(p.w[to].end)
-	p.m = append(p.m, Match{Start: int(p.w[from].start), End: end, Kind: KindEmail, Value: b.String()})
+	from, to := local[nl-1], labels[nd-1]
+	p.m = append(p.m, Match{Start: int(p.w[from].start), End: int(p.w[to].end), Kind: KindEmail, Value: b.String()})
 	for n := from; n <= to; n++ {
 		p.w[n].used = true
 	}
+}
+
+// spelledTLD reports whether t is a top-level domain a written-out
+// address may end with.
+func spelledTLD(t string) bool {
+	if len(t) > 8 {
+		return false
+	}
+	var buf [8]byte
+	for i := 0; i < len(t); i++ {
+		buf[i] = lowerASCII(t[i])
+	}
+	return spelledTLDs[string(buf[:len(t)])]
 }
 
 // dobAfter redacts the date at word k when a date-of-birth cue follows it
@@ -137,11 +147,24 @@ func (p *piiScan) dobAfter(k int) {
 		last++
 	}
 	cue := strings.HasPrefix(p.s[end:], "生") || strings.HasPrefix(p.s[end:], "出生")
-	for j := last + 1; !cue && j < len(p.w) && j <= last+6 && p.w[j].start <= int32(end)+40; j++ {
-		if p.w[j].gap&(gNewline|gToken) != 0 || p.w[j].used {
+	for j := last + 1; !cue && j < len(p.w) && j <= last+5 && p.w[j].start <= int32(end)+40; j++ {
+		if p.w[j].gap&(gNewline|gToken|gPeriod) != 0 || p.w[j].used || p.w[j].shape != wAlpha {
 			break
 		}
-		cue = p.has(j, lxDOB)
+		if p.has(j, lxDOB) {
+			// A cue with a date of its own after it is that date's:
+			// "delivered 09/04/2026; the customer was born 07/03/1945".
+			dated := false
+			p.next(j, func(n int) bool {
+				if _, ok := parseDate(p.s, int(p.w[n].start)); ok {
+					dated = true
+					return false
+				}
+				return p.w[n].shape == wAlpha && n <= j+3
+			})
+			cue = !dated
+			break
+		}
 	}
 	if cue {
 		p.add(k, last+1, KindDOB, int(p.w[k].start), end)
@@ -155,12 +178,15 @@ func (p *piiScan) dobAfter(k int) {
 // followed by a surname, it is a name.
 func (p *piiScan) commonGivenName(k int) int {
 	w := p.w[k]
-	if w.upper != 1 || w.shape != wAlpha || w.used || !p.has(k, lxGiven) || !p.has(k, lxStop|lxMonth) {
+	if w.upper != 1 || w.shape != wAlpha || w.used || !p.has(k, lxGiven) {
 		return -1
 	}
 	j := k + 1
 	if j >= len(p.w) || p.w[j].gap != gSpace || p.w[j].used || p.w[j].upper != 1 || p.w[j].shape != wAlpha {
 		return -1
+	}
+	if !p.has(k, lxStop|lxMonth) && !p.has(j, lxStop|lxMonth|lxCompany|lxStreetEN) {
+		return -1 // the usual rules read it
 	}
 	if p.has(j, lxStop|lxMonth|lxCompany|lxStreetEN|lxTitle|lxCue) && !p.has(j, lxSurname) {
 		return -1
@@ -182,6 +208,9 @@ func (p *piiScan) commonGivenName(k int) int {
 // stop word.
 func (p *piiScan) lowerName(k int) int {
 	w := p.w[k]
+	if r, _ := utf8.DecodeRuneInString(p.text(k)); !unicode.IsLower(r) {
+		return -1 // a script without case: Arabic names have their own rule
+	}
 	if w.upper != 0 || w.shape != wAlpha || w.used || !p.has(k, lxGiven) || p.has(k, lxStop|lxMonth) || !p.cued(k) {
 		return -1
 	}
@@ -326,10 +355,19 @@ func (p *piiScan) blockNumber(k int) bool {
 	if strings.Count(t, "-") != 2 || len(t) > 11 || k+1 >= len(p.w) || p.w[k+1].gap != gSpace || !p.nameLike(k+1) {
 		return false
 	}
-	for _, part := range strings.Split(t, "-") {
-		if part == "" || len(part) > 4 {
+	run := 0
+	for i := 0; i <= len(t); i++ {
+		if i == len(t) || t[i] == '-' {
+			if run == 0 || run > 4 {
+				return false
+			}
+			run = 0
+			continue
+		}
+		if !isDigit(t[i]) {
 			return false
 		}
+		run++
 	}
 	p.add(k, k+2, KindAddress, int(p.w[k].start), int(p.w[k+1].end))
 	return true
@@ -349,28 +387,29 @@ func (p *piiScan) worldPostcode(k int) bool {
 	cue := k > 0 && (p.has(k-1, lxPostcue) || strings.EqualFold(p.text(k-1), "cep") || strings.EqualFold(p.text(k-1), "pin") ||
 		strings.EqualFold(p.text(k-1), "pincode")) || w.start >= 3 && p.s[w.start-3:w.start] == "〒"
 	digitsShape := func(parts ...int) bool {
-		ps := strings.Split(t, "-")
-		if len(ps) != len(parts) {
-			return false
-		}
-		for i, n := range parts {
-			if len(ps[i]) != n {
-				return false
-			}
-			for j := 0; j < n; j++ {
-				if !isDigit(ps[i][j]) {
+		i := 0
+		for n, want := range parts {
+			if n > 0 {
+				if i >= len(t) || t[i] != '-' {
 					return false
 				}
+				i++
+			}
+			for j := 0; j < want; j++ {
+				if i >= len(t) || !isDigit(t[i]) {
+					return false
+				}
+				i++
 			}
 		}
-		return true
+		return i == len(t)
 	}
 	switch {
 	case digitsShape(5, 3): // CEP
 	case digitsShape(3, 4) && (cue || prevCity): // Japan
 	case digitsShape(2, 3) && (cue || nextCity): // Poland
 	case digitsShape(6) && t[0] != '0' && (cue || prevCity || nextCity && p.w[k+1].gap&gComma != 0): // India, Russia
-	case digitsShape(8) && cue: // CEP without its hyphen
+	case digitsShape(8) && (cue || k > 0 && p.w[k].gap&^(gSpace|gComma) == 0 && p.w[k-1].upper == 2 && len(p.text(k-1)) == 2): // CEP without its hyphen
 	case digitsShape(4) && k > 0 && p.w[k-1].upper == 2 && auState(p.text(k-1)):
 	case digitsShape(3) && k+1 < len(p.w) && p.w[k+1].gap == gSpace && len(p.text(k+1)) == 2 && p.w[k+1].shape == wDigits &&
 		k+2 < len(p.w) && p.cityLike(k+2): // Sweden "111 51 Stockholm"
