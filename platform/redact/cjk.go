@@ -20,6 +20,25 @@ var (
 		"会員", "用户", "고객", "성함", "이름", "수령인", "받는 분"}
 )
 
+type cjkCue struct {
+	text  string
+	after bool // the cue comes after the name
+}
+
+// cjkCues are the cues by their first character.
+var cjkCues = func() map[rune][]cjkCue {
+	m := map[rune][]cjkCue{}
+	for _, c := range cjkAfterCues {
+		r, _ := utf8.DecodeRuneInString(c)
+		m[r] = append(m[r], cjkCue{c, true})
+	}
+	for _, c := range cjkBeforeCues {
+		r, _ := utf8.DecodeRuneInString(c)
+		m[r] = append(m[r], cjkCue{c, false})
+	}
+	return m
+}()
+
 // cjkFind appends the CJK names and Japanese street addresses in s.
 func cjkFind(dst []Match, s string) []Match {
 	has := false
@@ -33,31 +52,26 @@ func cjkFind(dst []Match, s string) []Match {
 		return dst
 	}
 	meter.add(len(s))
-	for _, cue := range cjkAfterCues {
-		for from := 0; ; {
-			k := strings.Index(s[from:], cue)
-			if k < 0 {
-				break
-			}
-			i := from + k
-			from = i + len(cue)
-			if st, ok := cjkNameBefore(s, i); ok {
-				dst = append(dst, Match{Start: st, End: i, Kind: KindName})
-			}
+	// One pass: at each non-ASCII character, the cues that start with it.
+	for i := 0; i < len(s); {
+		if s[i] < 0xE0 {
+			i++
+			continue
 		}
-	}
-	for _, cue := range cjkBeforeCues {
-		for from := 0; ; {
-			k := strings.Index(s[from:], cue)
-			if k < 0 {
-				break
+		r, size := utf8.DecodeRuneInString(s[i:])
+		for _, c := range cjkCues[r] {
+			if !strings.HasPrefix(s[i:], c.text) {
+				continue
 			}
-			i := from + k + len(cue)
-			from = i
-			if st, e, ok := cjkNameAfter(s, i); ok {
+			if c.after {
+				if st, ok := cjkNameBefore(s, i); ok {
+					dst = append(dst, Match{Start: st, End: i, Kind: KindName})
+				}
+			} else if st, e, ok := cjkNameAfter(s, i+len(c.text)); ok {
 				dst = append(dst, Match{Start: st, End: e, Kind: KindName})
 			}
 		}
+		i += size
 	}
 	return jpStreets(dst, s)
 }

@@ -176,11 +176,14 @@ func appendLower(dst []byte, w string) []byte {
 func (p *piiScan) keepWords() {
 	for k := 0; k < len(p.w); k++ {
 		w := p.w[k]
-		if w.used || w.shape != wAlpha || w.upper == 0 && w.end-w.start < 4 {
-			continue
+		if w.used || w.shape != wAlpha || w.upper == 0 {
+			continue // only capitalised words start a phrase: names are capitalised too
 		}
 		if w.end-w.start > 40 {
 			continue
+		}
+		if key, ok := lexKey(p.text(k)); ok && w.plain && !keepFilter[key] {
+			continue // no phrase starts with a word of this length, first and last letter
 		}
 		var buf [64]byte
 		phs := keepIndex[string(appendLower(buf[:0], p.text(k)))]
@@ -211,3 +214,15 @@ func (p *piiScan) keepWords() {
 		k += best - 1
 	}
 }
+
+// keepFilter tells, for an ASCII word, whether a keep phrase starts with a
+// word of its length, first and last letter (see lexFilter).
+var keepFilter = func() *[32 * 27 * 27]bool {
+	var f [32 * 27 * 27]bool
+	for w := range keepIndex {
+		if k, ok := lexKey(w); ok {
+			f[k] = true
+		}
+	}
+	return &f
+}()

@@ -368,7 +368,7 @@ func (p *piiScan) run(digit bool) {
 		}
 	}
 	for k := 1; k+1 < len(p.w); k++ {
-		if p.w[k].end-p.w[k].start <= 11 && !p.w[k].used && atWord(p.text(k)) {
+		if n := p.w[k].end - p.w[k].start; n >= 2 && n <= 11 && !p.w[k].used && atWord(p.text(k)) {
 			p.spelledEmail(k)
 		}
 	}

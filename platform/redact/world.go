@@ -14,9 +14,13 @@ import (
 
 // atWords and dotWords spell out an e-mail address: "jane dot doe at
 // example dot com", "jane (at) example (dot) com", "ana arroba correo punto es".
-func atWord(t string) bool { return equalFoldAny(t, "at", "arroba", "arobase", "klammeraffe", "собака") }
+func atWord(t string) bool {
+	return equalFoldAny(t, "at", "arroba", "arobase", "klammeraffe", "собака")
+}
 
-func dotWord(t string) bool { return equalFoldAny(t, "dot", "punto", "ponto", "point", "punkt", "точка") }
+func dotWord(t string) bool {
+	return equalFoldAny(t, "dot", "punto", "ponto", "point", "punkt", "точка")
+}
 
 func equalFoldAny(t string, words ...string) bool {
 	for _, w := range words {
@@ -178,7 +182,7 @@ func (p *piiScan) dobAfter(k int) {
 // followed by a surname, it is a name.
 func (p *piiScan) commonGivenName(k int) int {
 	w := p.w[k]
-	if w.upper != 1 || w.shape != wAlpha || w.used || !p.has(k, lxGiven) {
+	if w.upper != 1 || k+1 >= len(p.w) || p.w[k+1].upper != 1 || w.shape != wAlpha || w.used || !p.has(k, lxGiven) {
 		return -1
 	}
 	j := k + 1
@@ -208,6 +212,9 @@ func (p *piiScan) commonGivenName(k int) int {
 // stop word.
 func (p *piiScan) lowerName(k int) int {
 	w := p.w[k]
+	if w.upper != 0 || w.shape != wAlpha {
+		return -1
+	}
 	if r, _ := utf8.DecodeRuneInString(p.text(k)); !unicode.IsLower(r) {
 		return -1 // a script without case: Arabic names have their own rule
 	}
@@ -225,6 +232,9 @@ func (p *piiScan) lowerName(k int) int {
 
 // isArabic reports whether word k is written in Arabic script.
 func (p *piiScan) isArabic(k int) bool {
+	if c := p.s[p.w[k].start]; c < 0xD8 || c > 0xDB {
+		return false // not a two-byte character of the Arabic block
+	}
 	r, _ := utf8.DecodeRuneInString(p.text(k))
 	return unicode.Is(unicode.Arabic, r)
 }
@@ -415,7 +425,8 @@ func (p *piiScan) worldPostcode(k int) bool {
 		k+2 < len(p.w) && p.cityLike(k+2): // Sweden "111 51 Stockholm"
 		p.add(k, k+2, KindAddress, int(w.start), int(p.w[k+1].end))
 		return true
-	case digitsShape(3) && (cue || prevCity) && k+1 < len(p.w) && p.w[k+1].gap == gSpace && len(p.text(k+1)) == 3 && p.w[k+1].shape == wDigits:
+	case digitsShape(3) && (cue || prevCity) && k+1 < len(p.w) && p.w[k+1].gap == gSpace && len(p.text(k+1)) == 3 &&
+		p.w[k+1].shape == wDigits && !amountAfter(p.s, int(p.w[k+1].end)):
 		p.add(k, k+2, KindAddress, int(w.start), int(p.w[k+1].end)) // "560 001"
 		return true
 	default:
@@ -462,4 +473,9 @@ func (p *piiScan) alnumPostcode(k int) bool {
 	}
 	p.add(k, k+2, KindAddress, int(p.w[k].start), int(p.w[k+1].end))
 	return true
+}
+
+// amountAfter reports decimals after s[:e]: "932 497,54 €" is an amount.
+func amountAfter(s string, e int) bool {
+	return e+1 < len(s) && (s[e] == ',' || s[e] == '.') && isDigit(s[e+1])
 }
