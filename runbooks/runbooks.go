@@ -40,10 +40,10 @@ var Severities = []string{"critical", "high", "medium", "low"}
 
 // Runbook is one parsed document.
 type Runbook struct {
-	ID       string   `yaml:"id"`
-	Title    string   `yaml:"title"`
-	Owner    string   `yaml:"owner"`
-	Severity string   `yaml:"severity"`
+	ID       string `yaml:"id"`
+	Title    string `yaml:"title"`
+	Owner    string `yaml:"owner"`
+	Severity string `yaml:"severity"`
 	// Alerts are the kinds of alert (alerts.Kinds) this runbook handles;
 	// Causes and Subjects narrow it to alerts whose failures are mostly
 	// of that fault (alerts.FaultAgent, alerts.FaultWarden) or about those

@@ -155,6 +155,8 @@ func (s *Server) consoleRoutes() []route {
 			// The tool dependencies' breakers and bulkheads.
 			route{http.MethodGet, "/dependencies", h.DependencyList, oncallAdmin, "Dependencies"},
 			route{http.MethodGet, "/alerts", h.AlertList, oncallAdmin, "Alerts"},
+			route{http.MethodGet, "/alerts/:id", h.AlertShow, oncallAdmin, ""},
+			route{http.MethodPost, "/alerts/:id/ack", h.AlertAck, oncallAdmin, ""},
 			route{http.MethodPost, "/alerts/rules/:skill", h.AlertRuleSet, admin, ""},
 		)
 	}
