@@ -340,6 +340,25 @@ func TestBrowserAlertDrillProviderFailure(t *testing.T) {
 	if err != nil {
 		t.Errorf("home does not list lookup_order off for acme: %v", err)
 	}
+	// Kill switches lists it, and switches it back on for acme.
+	err = chromedp.Do(ctx,
+		chromedp.Click(`nav a[href="/switches"]`),
+		chromedp.WaitVisible(testID("switch-tenant-tool-lookup_order-acme")),
+		chromedp.Click(testID("switch-tenant-on-lookup_order-acme")),
+		chromedp.WaitVisible(testID("notice")),
+	)
+	if err != nil {
+		t.Fatalf("switch lookup_order back on for acme: %v", err)
+	}
+	if got := drillText(t, ctx, testID("notice")); !strings.Contains(got, "switched on again for that tenant") {
+		t.Errorf("notice = %q", got)
+	}
+	if off, _ := catalog.OffForTenant(bg, in.DB.Read(), "lookup_order", tenantID(t, in, "acme")); off {
+		t.Error("lookup_order is still off for acme")
+	}
+	if n := drillCount(t, ctx, `[data-testid="switch-tenant-tools"]`); n != 0 {
+		t.Error("Kill switches still lists a tool off for one tenant")
+	}
 }
 
 func tenantID(t *testing.T, in *instance, slug string) string {

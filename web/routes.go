@@ -144,6 +144,7 @@ func (s *Server) consoleRoutes() []route {
 			route{http.MethodGet, "/switches/:kind/:name/off", h.SwitchOffConfirm, oncallAdmin, ""},
 			route{http.MethodPost, "/switches/:kind/:name/off", h.SwitchOff, oncallAdmin, ""},
 			route{http.MethodPost, "/switches/:kind/:name/on", h.SwitchOn, oncallAdmin, ""},
+			route{http.MethodPost, "/switches/tool/:name/tenants/:tenant/on", h.SwitchOnForTenant, oncallAdmin, ""},
 			// Skills: what each SKILL.md says, where it came from, its hash.
 			route{http.MethodGet, "/skills", h.SkillList, oncallAdmin, "Skills"},
 			route{http.MethodGet, "/skills/:name", h.SkillShow, oncallAdmin, ""},
