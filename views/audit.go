@@ -439,6 +439,15 @@ func eventSentence(e audit.Event, n EventNames) string {
 func actorLabel(a audit.Actor, n EventNames) string {
 	switch a.Type {
 	case audit.ActorPrincipal:
+		// The name the event recorded comes first: the person as they
+		// were named when they acted. Events older than that record
+		// none, and are named as the person is named now.
+		if a.Name != "" {
+			return a.Name
+		}
+		if a.Email != "" {
+			return a.Email
+		}
 		if name := n.Principals[a.ID]; name != "" {
 			return name
 		}
