@@ -96,8 +96,8 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 	if err := s.o.Journeys.CheckCall(ctx, t, p.Arguments, p.Caller.Tenant.Slug); err != nil {
 		return approvals.Action{}, err
 	}
-	target := approvals.TargetOf(s.o.Redactor, d.Facts.Target)
-	summary := approvals.Headline(t.Name, p.Arguments, amount, target.Label)
+	shown := approvals.Show(s.o.Redactor, catalog.ForApproval(t), p.Arguments, amount, d.Facts.Target)
+	target, summary := shown.Target, shown.Headline
 	digest, err := approvals.PayloadDigest(t.Name, p.Arguments)
 	if err != nil {
 		return approvals.Action{}, refuse(journeys.CodeInvalidInput, "The arguments are not valid JSON.", nil)
@@ -120,8 +120,8 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 	spec := approvals.Spec{
 		TenantID: p.Caller.Tenant.ID, TenantSlug: p.Caller.Tenant.Slug, KeyID: p.Caller.Key.ID,
 		KeyOwner: approvals.KeyOwner(p.Caller.Key.CreatedBy), Tool: catalog.ForApproval(t), Args: p.Arguments,
-		ArgsRedacted: json.RawMessage(s.redactJSON(p.Arguments)), Summary: summary, AgentSummary: s.o.Redactor.String(p.Summary),
-		Targets: approvals.Targets(p.Arguments),
+		ArgsRedacted: shown.Args, Summary: summary, AgentSummary: s.o.Redactor.String(p.Summary),
+		Targets: shown.Targets,
 		Reason:  s.o.Redactor.String(p.Reason), Rule: rule, IdempotencyKey: key, CallbackURL: p.CallbackURL,
 		CallbackURLShown: s.redactURL(p.CallbackURL),
 		External:         t.Provider == tools.ProviderExternal, Target: target,
