@@ -89,3 +89,24 @@ func TestDeclaredBadMarks(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestKeepingATenantsTerms(t *testing.T) {
+	r := redact.New([]byte("0123456789abcdef0123456789abcdef"))
+	text := "Ship 3 Zorbel Quandt jackets to hub; refund to zorbel.quandt@example.com, card 4111 1111 1111 1111. I spoke to Octavia Abubakar."
+	k := r.Keeping([]string{"Zorbel Quandt", "zorbel.quandt@example.com", "4111 1111 1111 1111"})
+	got := k.String(text)
+	if !strings.Contains(got, "Ship 3 Zorbel Quandt jackets") {
+		t.Errorf("allow-listed term redacted: %s", got)
+	}
+	for _, v := range []string{"zorbel.quandt@example.com", "4111"} {
+		if strings.Contains(got, v) {
+			t.Errorf("an allow-list un-redacted a structured value %q: %s", v, got)
+		}
+	}
+	if plain := r.String(text); strings.Contains(plain, "Zorbel Quandt jackets") {
+		t.Errorf("detection leaves the term without the list too (the test is vacuous): %s", plain)
+	}
+	if r.Keeping(nil) != r {
+		t.Error("no terms: not the same redactor")
+	}
+}
