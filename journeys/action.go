@@ -9,6 +9,7 @@ import (
 	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/catalog"
 
+	"github.com/wardenhq/warden/allowlist"
 	"github.com/wardenhq/warden/approvals"
 )
 
@@ -21,7 +22,8 @@ func settle(ctx context.Context, tx *store.Tx, j *Journey, precharged int64) err
 // createAction turns the journey's pending call into a pending action.
 func (s *Service) createAction(ctx context.Context, tx *store.Tx, r *run, now time.Time) (approvals.Action, error) {
 	p := r.pending
-	shown := approvals.Show(s.o.Redactor, catalog.ForApproval(p.tool), p.args, p.facts.Amount, p.facts.Target)
+	red := allowlist.Redactor(ctx, tx, s.o.Redactor, r.j.TenantID)
+	shown := approvals.Show(red, catalog.ForApproval(p.tool), p.args, p.facts.Amount, p.facts.Target)
 	target := shown.Target
 	// Dual control first: it takes the target's lock, the first of the
 	// transaction's locks (approvals.Required).
@@ -33,7 +35,7 @@ func (s *Service) createAction(ctx context.Context, tx *store.Tx, r *run, now ti
 		TenantID: r.j.TenantID, TenantSlug: r.j.TenantSlug, JourneyID: r.j.ID, StepN: p.n, KeyID: r.j.KeyID,
 		KeyOwner: approvals.KeyOwner(r.req.Caller.Key.CreatedBy), Tool: catalog.ForApproval(p.tool), Args: p.args,
 		ArgsRedacted: shown.Args, Summary: shown.Headline,
-		Targets: shown.Targets, Reason: s.o.Redactor.String(p.reason), Rule: p.rule,
+		Targets: shown.Targets, Reason: red.String(p.reason), Rule: p.rule,
 		ApprovalsRequired: req.Approvals, ApprovalBasis: req.Basis, Target: target,
 	}
 	if a := p.facts.Amount; a != nil {

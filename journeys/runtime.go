@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/admission"
+	"github.com/wardenhq/warden/allowlist"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/catalog"
@@ -309,7 +310,7 @@ func (s *Service) runJourney(ctx context.Context, req Request) (Outcome, error) 
 	j := &Journey{
 		ID: NewID(), TenantID: req.Caller.Tenant.ID, TenantSlug: req.Caller.Tenant.Slug,
 		KeyID: req.Caller.Key.ID, RequestID: req.RequestID, CorrelationID: s.o.Redactor.String(req.CorrelationID),
-		Status: StatusRunning, Input: s.o.Redactor.String(req.Input),
+		Status: StatusRunning, Input: allowlist.Redactor(ctx, s.o.DB.Read(), s.o.Redactor, req.Caller.Tenant.ID).String(req.Input),
 		ReservedMicros: estimate, CreatedAt: now,
 	}
 	j.Cost.InputTokens = tokens(req.Input)
