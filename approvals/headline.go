@@ -110,6 +110,33 @@ func Targets(args json.RawMessage) []string {
 	return out
 }
 
+// Shown is what people read of a call, from the call itself: its
+// arguments redacted, Warden's headline, the targets, the target dual
+// control counts on.
+type Shown struct {
+	Args     json.RawMessage
+	Headline string
+	Targets  []string
+	Target   Target
+}
+
+// Show writes what people read of a call of t with args, for every door
+// (POST /v1/actions, a journey's step, the MCP door, a reversal): the
+// fields t declares personal (Tool.Personal) are tokenised whole, with the
+// token detection would write for the value, in the redacted arguments,
+// the headline, the targets and the target's label; the rest is redacted
+// as usual. amount is the call's declared amount (nil: none), target the
+// value of its declared target ("" when none).
+func Show(r *redact.Redactor, t Tool, args json.RawMessage, amount *money.Amount, target string) Shown {
+	seen := json.RawMessage(r.Declare(args, t.Personal))
+	sh := Shown{Args: json.RawMessage(r.JSONTextDeclared(args, t.Personal)), Targets: Targets(seen), Target: TargetOf(r, target)}
+	if k := t.Personal.Kind(t.TargetArg); k != "" && target != "" {
+		sh.Target.Label = r.Token(k, target)
+	}
+	sh.Headline = Headline(t.Name, seen, amount, sh.Target.Label)
+	return sh
+}
+
 // TargetOf turns a call's declared target into what dual control matches
 // on (a keyed digest, never the value) and what people read (redacted).
 func TargetOf(r *redact.Redactor, value string) Target {

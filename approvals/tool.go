@@ -1,6 +1,7 @@
 package approvals
 
 import (
+	"github.com/wardenhq/warden/platform/redact"
 	"time"
 
 	"github.com/wardenhq/warden/platform/risk"
@@ -13,6 +14,11 @@ type Tool struct {
 	Impact        risk.Impact
 	Reversibility risk.Reversibility
 	ApprovalTTL   time.Duration // how long the request stays pending; 24 h when zero
+	// Personal is what the tool's argument schema declares personal
+	// (x-warden-personal), TargetArg the argument that names its target:
+	// Show tokenises them whole in everything people read of the call.
+	Personal  *redact.Declared
+	TargetArg string
 }
 
 // Sealer encrypts what an action keeps secret at rest (its arguments and

@@ -32,6 +32,7 @@ import (
 
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/redact"
 	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/policy"
@@ -117,6 +118,8 @@ func Validate(t tools.Tool, exists func(name string) bool) map[string]string {
 	}
 	if err := policy.CompileSchema(t.ArgsSchema); err != nil {
 		errs["args_schema"] = "The argument schema is not a valid JSON Schema: " + err.Error()
+	} else if _, err := redact.DeclaredIn(t.ArgsSchema); err != nil {
+		errs["args_schema"] = "The argument schema marks a field personal with an unknown kind: " + err.Error() + "."
 	}
 	props := schemaProperties(t.ArgsSchema)
 	for field, name := range map[string]string{"amount_arg": t.AmountArg, "currency_arg": t.CurrencyArg, "target_arg": t.TargetArg} {
@@ -237,5 +240,6 @@ func scan(s scanner) (tools.Tool, error) {
 
 // ForApproval is what an approval request needs to know of the tool.
 func ForApproval(t tools.Tool) approvals.Tool {
-	return approvals.Tool{Name: t.Name, Impact: t.Impact, Reversibility: t.Reversibility, ApprovalTTL: t.ApprovalTTL}
+	return approvals.Tool{Name: t.Name, Impact: t.Impact, Reversibility: t.Reversibility, ApprovalTTL: t.ApprovalTTL,
+		Personal: t.Personal(), TargetArg: t.TargetArg}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/wardenhq/warden/admission"
+	"github.com/wardenhq/warden/allowlist"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/catalog"
@@ -96,8 +97,11 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 	if err := s.o.Journeys.CheckCall(ctx, t, p.Arguments, p.Caller.Tenant.Slug); err != nil {
 		return approvals.Action{}, err
 	}
-	target := approvals.TargetOf(s.o.Redactor, d.Facts.Target)
-	summary := approvals.Headline(t.Name, p.Arguments, amount, target.Label)
+	// The tenant's allow-list keeps its catalogue terms, brands and places
+	// readable in what approvers read of the call.
+	red := allowlist.Redactor(ctx, s.o.DB.Read(), s.o.Redactor, p.Caller.Tenant.ID)
+	shown := approvals.Show(red, catalog.ForApproval(t), p.Arguments, amount, d.Facts.Target)
+	target, summary := shown.Target, shown.Headline
 	digest, err := approvals.PayloadDigest(t.Name, p.Arguments)
 	if err != nil {
 		return approvals.Action{}, refuse(journeys.CodeInvalidInput, "The arguments are not valid JSON.", nil)
@@ -120,9 +124,9 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 	spec := approvals.Spec{
 		TenantID: p.Caller.Tenant.ID, TenantSlug: p.Caller.Tenant.Slug, KeyID: p.Caller.Key.ID,
 		KeyOwner: approvals.KeyOwner(p.Caller.Key.CreatedBy), Tool: catalog.ForApproval(t), Args: p.Arguments,
-		ArgsRedacted: json.RawMessage(s.redactJSON(p.Arguments)), Summary: summary, AgentSummary: s.o.Redactor.String(p.Summary),
-		Targets: approvals.Targets(p.Arguments),
-		Reason:  s.o.Redactor.String(p.Reason), Rule: rule, IdempotencyKey: key, CallbackURL: p.CallbackURL,
+		ArgsRedacted: shown.Args, Summary: summary, AgentSummary: red.String(p.Summary),
+		Targets: shown.Targets,
+		Reason:  red.String(p.Reason), Rule: rule, IdempotencyKey: key, CallbackURL: p.CallbackURL,
 		CallbackURLShown: s.redactURL(p.CallbackURL),
 		External:         t.Provider == tools.ProviderExternal, Target: target,
 	}

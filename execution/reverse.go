@@ -93,7 +93,7 @@ func (s *Service) Reverse(ctx context.Context, p identity.Principal, actionID, r
 	// cancel it, and it sends no agent a callback.
 	spec := approvals.Spec{
 		TenantID: orig.TenantID, TenantSlug: slug, RequestedBy: p.ID, Tool: catalog.ForApproval(comp),
-		Args: args, ArgsRedacted: json.RawMessage(s.redactJSON(args)),
+		Args: args, ArgsRedacted: json.RawMessage(s.o.Redactor.JSONTextDeclared(args, comp.Personal())),
 		Summary: "Reverse: " + orig.Summary, Targets: orig.Targets, AmountMinor: orig.AmountMinor, Currency: orig.Currency,
 		Reason:      s.o.Redactor.String(reason),
 		Rule:        "compensating action of " + orig.ID + " (impact class high)",
@@ -107,7 +107,7 @@ func (s *Service) Reverse(ctx context.Context, p identity.Principal, actionID, r
 			am = &amount
 		}
 		facts, _ := policy.ReadFacts(comp, args)
-		target := approvals.TargetOf(s.o.Redactor, facts.Target)
+		target := approvals.Show(s.o.Redactor, catalog.ForApproval(comp), args, am, facts.Target).Target
 		req, err := approvals.Required(ctx, tx, orig.TenantID, am, target, s.o.Now())
 		if err != nil {
 			return err

@@ -2,7 +2,6 @@ package journeys
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/wardenhq/warden/platform/store"
@@ -10,6 +9,7 @@ import (
 	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/catalog"
 
+	"github.com/wardenhq/warden/allowlist"
 	"github.com/wardenhq/warden/approvals"
 )
 
@@ -22,7 +22,9 @@ func settle(ctx context.Context, tx *store.Tx, j *Journey, precharged int64) err
 // createAction turns the journey's pending call into a pending action.
 func (s *Service) createAction(ctx context.Context, tx *store.Tx, r *run, now time.Time) (approvals.Action, error) {
 	p := r.pending
-	target := approvals.TargetOf(s.o.Redactor, p.facts.Target)
+	red := allowlist.Redactor(ctx, tx, s.o.Redactor, r.j.TenantID)
+	shown := approvals.Show(red, catalog.ForApproval(p.tool), p.args, p.facts.Amount, p.facts.Target)
+	target := shown.Target
 	// Dual control first: it takes the target's lock, the first of the
 	// transaction's locks (approvals.Required).
 	req, err := approvals.Required(ctx, tx, r.j.TenantID, p.facts.Amount, target, now)
@@ -32,8 +34,8 @@ func (s *Service) createAction(ctx context.Context, tx *store.Tx, r *run, now ti
 	spec := approvals.Spec{
 		TenantID: r.j.TenantID, TenantSlug: r.j.TenantSlug, JourneyID: r.j.ID, StepN: p.n, KeyID: r.j.KeyID,
 		KeyOwner: approvals.KeyOwner(r.req.Caller.Key.CreatedBy), Tool: catalog.ForApproval(p.tool), Args: p.args,
-		ArgsRedacted: json.RawMessage(s.redactJSON(p.args)), Summary: approvals.Headline(p.tool.Name, p.args, p.facts.Amount, target.Label),
-		Targets: approvals.Targets(p.args), Reason: s.o.Redactor.String(p.reason), Rule: p.rule,
+		ArgsRedacted: shown.Args, Summary: shown.Headline,
+		Targets: shown.Targets, Reason: red.String(p.reason), Rule: p.rule,
 		ApprovalsRequired: req.Approvals, ApprovalBasis: req.Basis, Target: target,
 	}
 	if a := p.facts.Amount; a != nil {

@@ -138,7 +138,7 @@ func (r *run) drive(ctx context.Context, c *conversation) (string, error) {
 		}
 		for i, tc := range msg.ToolCalls {
 			if c.ToolCalls >= skill.MaxSteps {
-				r.record(ctx, Step{Kind: "tool", Tool: tc.Function.Name, Arguments: s.redactJSON(json.RawMessage(tc.Function.Arguments)),
+				r.record(ctx, Step{Kind: "tool", Tool: tc.Function.Name, Arguments: s.redactArgsOf(ctx, tc.Function.Name, json.RawMessage(tc.Function.Arguments)),
 					Status: "refused", Error: fmt.Sprintf("the skill allows %d tool calls (max_steps)", skill.MaxSteps)})
 				r.saveConversation(ctx, c)
 				return "", Refuse(CodeMaxSteps, fmt.Sprintf("The model asked for more than the %d tool calls skill %q allows; the journey was stopped.", skill.MaxSteps, skill.Name), nil)
@@ -199,7 +199,7 @@ func (r *run) modelCall(ctx context.Context, tc models.ToolCall) (string, error)
 	args := json.RawMessage(tc.Function.Arguments)
 	if !slices.Contains(skill.Tools, name) {
 		reason := fmt.Sprintf("tool %q is not one of skill %s's tools", name, skill.Name)
-		r.record(ctx, Step{Kind: "tool", Tool: name, Arguments: s.redactJSON(args), Status: "refused", Error: reason})
+		r.record(ctx, Step{Kind: "tool", Tool: name, Arguments: s.redactArgsOf(ctx, name, args), Status: "refused", Error: reason})
 		s.auditViolation(ctx, r, name, CodeToolNotInSkill, reason)
 		return refusalResult(CodeToolNotInSkill, "Refused: "+reason+". Use only the tools you were given."), nil
 	}

@@ -195,7 +195,7 @@ func (s *Service) replayOne(ctx context.Context, candidate string, j Journey) Re
 			row.CandidateOutcome = ReplayWouldApprove
 			return row
 		}
-		red := s.redactJSON(args)
+		red := s.redactArgs(t, args)
 		out, ok := recorded(j.Steps, used, st.Tool, red)
 		if !ok {
 			row.Tools = append(row.Tools, st.Tool+" (no recording)")

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/admission"
+	"github.com/wardenhq/warden/allowlist"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/catalog"
@@ -309,7 +310,7 @@ func (s *Service) runJourney(ctx context.Context, req Request) (Outcome, error) 
 	j := &Journey{
 		ID: NewID(), TenantID: req.Caller.Tenant.ID, TenantSlug: req.Caller.Tenant.Slug,
 		KeyID: req.Caller.Key.ID, RequestID: req.RequestID, CorrelationID: s.o.Redactor.String(req.CorrelationID),
-		Status: StatusRunning, Input: s.o.Redactor.String(req.Input),
+		Status: StatusRunning, Input: allowlist.Redactor(ctx, s.o.DB.Read(), s.o.Redactor, req.Caller.Tenant.ID).String(req.Input),
 		ReservedMicros: estimate, CreatedAt: now,
 	}
 	j.Cost.InputTokens = tokens(req.Input)
@@ -530,7 +531,7 @@ func (r *run) call(ctx context.Context, st skills.Step, args json.RawMessage) (j
 	started := s.o.Now()
 	if !d.Allowed {
 		r.refusal = &d
-		r.record(ctx, Step{Kind: "tool", Tool: st.Tool, Arguments: s.redactJSON(args), Status: "refused", Error: s.o.Redactor.String(d.Reason), StartedAt: started})
+		r.record(ctx, Step{Kind: "tool", Tool: st.Tool, Arguments: s.redactArgs(t, args), Status: "refused", Error: s.o.Redactor.String(d.Reason), StartedAt: started})
 		s.auditViolation(ctx, r, st.Tool, d.Code, d.Reason)
 		p := d.Refusal()
 		p.Message = s.o.Redactor.String(p.Message)
@@ -540,7 +541,7 @@ func (r *run) call(ctx context.Context, st skills.Step, args json.RawMessage) (j
 		if err := s.CheckCall(ctx, t, args, r.j.TenantSlug); err != nil {
 			var pe *problem.Error
 			errors.As(err, &pe)
-			r.record(ctx, Step{Kind: "tool", Tool: t.Name, Arguments: s.redactJSON(args), Status: "failed", Error: pe.Message, StartedAt: started})
+			r.record(ctx, Step{Kind: "tool", Tool: t.Name, Arguments: s.redactArgs(t, args), Status: "failed", Error: pe.Message, StartedAt: started})
 			if ctx.Err() != nil {
 				return nil, stopped(ctx, s)
 			}
@@ -558,7 +559,7 @@ func (r *run) call(ctx context.Context, st skills.Step, args json.RawMessage) (j
 	// attempts and timeout, always with this key.
 	key := stepKey(r.j.ID, r.steps+1, args)
 	res, err := p.Execute(ctx, t, tools.Call{Tool: t.Name, Args: args, IdempotencyKey: key, Tenant: r.j.TenantSlug})
-	step := Step{Kind: "tool", Tool: t.Name, Arguments: s.redactJSON(args), Units: res.Units, Latency: s.o.Now().Sub(started), StartedAt: started}
+	step := Step{Kind: "tool", Tool: t.Name, Arguments: s.redactArgs(t, args), Units: res.Units, Latency: s.o.Now().Sub(started), StartedAt: started}
 	if err != nil {
 		step.Status, step.Error = "failed", s.o.Redactor.String(err.Error())
 		r.record(ctx, step)
@@ -726,6 +727,19 @@ func (s *Service) ending(fn func(ctx context.Context) error) error {
 const endingTimeout = 10 * time.Second
 
 func (s *Service) redactJSON(raw json.RawMessage) string { return s.o.Redactor.JSONText(raw) }
+
+// redactArgs is a call's arguments as the journal keeps them: redacted,
+// with the fields t's schema declares personal tokenised whole.
+func (s *Service) redactArgs(t tools.Tool, args json.RawMessage) string {
+	return s.o.Redactor.JSONTextDeclared(args, t.Personal())
+}
+
+// redactArgsOf is redactArgs for a call of the tool named name, read from
+// the catalog (a tool not there declares nothing).
+func (s *Service) redactArgsOf(ctx context.Context, name string, args json.RawMessage) string {
+	t, _ := catalog.Get(ctx, s.o.DB.Read(), name)
+	return s.redactArgs(t, args)
+}
 
 func redactErr(s *Service, err error) string { return s.o.Redactor.String(err.Error()) }
 

@@ -134,12 +134,14 @@ func (g *Gateway) propose(ctx context.Context, c admission.Caller, ct tools.Tool
 		return approvals.Action{}, false, err
 	}
 	key := callKey(c.Key.ID, ct.Name, digest)
-	target := approvals.TargetOf(g.redactor, f.Target)
+	tool := approvals.Tool{Name: ct.Name, Impact: ct.Impact, Reversibility: ct.Reversibility, Personal: ct.Personal(), TargetArg: ct.TargetArg}
+	shown := approvals.Show(g.redactor, tool, args, f.Amount, f.Target)
+	target := shown.Target
 	spec := approvals.Spec{
 		TenantID: c.Tenant.ID, TenantSlug: c.Tenant.Slug, KeyID: c.Key.ID, KeyOwner: approvals.KeyOwner(c.Key.CreatedBy),
-		Tool: approvals.Tool{Name: ct.Name, Impact: ct.Impact, Reversibility: ct.Reversibility}, Args: args,
-		ArgsRedacted: json.RawMessage(g.redactor.JSONText(args)), Summary: approvals.Headline(ct.Name, args, f.Amount, target.Label),
-		Targets: approvals.Targets(args), Reason: "Asked through the MCP door (/mcp).",
+		Tool: tool, Args: args,
+		ArgsRedacted: shown.Args, Summary: shown.Headline,
+		Targets: shown.Targets, Reason: "Asked through the MCP door (/mcp).",
 		Rule: "the tool " + ct.Name + " is classified high-impact on the MCP servers page", IdempotencyKey: "mcp_" + store.NewID(), Target: target,
 	}
 	if f.Amount != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/platform/redact"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/tools"
@@ -133,16 +134,18 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, c admissio
 		args = json.RawMessage(`{}`)
 	}
 	det := map[string]any{}
-	res, outcome := g.decide(ctx, req, c, server, tool, args, det)
-	g.record(ctx, c, server, tool, args, res, outcome, time.Since(started), det)
+	var personal *redact.Declared
+	res, outcome := g.decide(ctx, req, c, server, tool, args, det, &personal)
+	g.record(ctx, c, server, tool, args, personal, res, outcome, time.Since(started), det)
 	return res
 }
 
 // decide returns the call's result and its outcome for the audit event:
 // "forwarded", "refused", "failed" (the upstream could not be reached or
 // answered with a protocol error), or an approval's (approve.go); det
-// takes what the event should say besides.
-func (g *Gateway) decide(ctx context.Context, req *mcp.CallToolRequest, c admission.Caller, server, tool string, args json.RawMessage, det map[string]any) (*mcp.CallToolResult, string) {
+// takes what the event should say besides, personal what the tool's input
+// schema declares personal (x-warden-personal), once the tool is read.
+func (g *Gateway) decide(ctx context.Context, req *mcp.CallToolRequest, c admission.Caller, server, tool string, args json.RawMessage, det map[string]any, personal **redact.Declared) (*mcp.CallToolResult, string) {
 	if !c.Key.Allows("mcp", server+"/"+tool) {
 		return toolError(fmt.Sprintf(msgScope, "mcp:"+server+"/"+tool)), "refused"
 	}
@@ -154,6 +157,7 @@ func (g *Gateway) decide(ctx context.Context, req *mcp.CallToolRequest, c admiss
 		g.log.Error("read MCP tool", "server", server, "tool", tool, "err", err)
 		return toolError("Warden could not read the tool's settings; try again."), "failed"
 	}
+	*personal, _ = redact.DeclaredIn(t.InputSchema)
 	s, err := Get(ctx, g.db.Read(), server)
 	if err != nil {
 		g.log.Error("read MCP server", "server", server, "err", err)
@@ -244,9 +248,10 @@ const maxRecorded = 8 << 10
 
 // record appends the call's audit event (mcp.call): who, which tool, the
 // outcome, and the arguments and result after the redactor (never raw;
-// left out without a redactor). A failure to record is logged: the
-// answer has already been decided.
-func (g *Gateway) record(ctx context.Context, c admission.Caller, server, tool string, args json.RawMessage, res *mcp.CallToolResult, outcome string, took time.Duration, det map[string]any) {
+// left out without a redactor), the arguments personal declares personal
+// tokenised whole. A failure to record is logged: the answer has already
+// been decided.
+func (g *Gateway) record(ctx context.Context, c admission.Caller, server, tool string, args json.RawMessage, personal *redact.Declared, res *mcp.CallToolResult, outcome string, took time.Duration, det map[string]any) {
 	for k, v := range map[string]any{"server": server, "tool": tool, "outcome": outcome, "is_error": res.IsError, "duration_ms": took.Milliseconds(), "key": c.Key.Prefix} {
 		det[k] = v
 	}
@@ -260,10 +265,10 @@ func (g *Gateway) record(ctx context.Context, c admission.Caller, server, tool s
 		call.CostMicros = cost
 	}
 	if g.redactor != nil {
-		det["arguments"] = g.redacted(args)
-		call.Arguments = g.redactor.JSONText(args)
+		det["arguments"] = g.redacted(args, personal)
+		call.Arguments = g.redactor.JSONTextDeclared(args, personal)
 		if b, err := json.Marshal(res); err == nil {
-			det["result"] = g.redacted(b)
+			det["result"] = g.redacted(b, nil)
 			call.Result = g.redactor.JSONText(b)
 		}
 		if call.StepStatus != "ok" {
@@ -313,9 +318,10 @@ func traceStatus(outcome string) (journey, step string) {
 }
 
 // redacted is a JSON document after the redactor, as a value for an
-// audit event's details; a document too large is kept as its size.
-func (g *Gateway) redacted(b []byte) any {
-	out, err := g.redactor.JSON(b)
+// audit event's details, the fields personal declares tokenised whole; a
+// document too large is kept as its size.
+func (g *Gateway) redacted(b []byte, personal *redact.Declared) any {
+	out, err := g.redactor.JSONDeclared(b, personal)
 	if err != nil {
 		return g.redactor.String(string(b))
 	}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/wardenhq/warden/platform/redact"
 	"github.com/wardenhq/warden/platform/risk"
 )
 
@@ -54,6 +55,15 @@ type Tool struct {
 	// to a person, instead of retrying, when an earlier attempt's outcome
 	// was lost (execution/ledger).
 	AtMostOnce bool
+}
+
+// Personal is what the tool's argument schema declares personal with
+// x-warden-personal (docs/redaction.md), nil when nothing. A mark of an
+// unknown kind is refused when the catalog saves the tool (and an MCP
+// server's is tokenised as "personal"), so the error is dropped here.
+func (t Tool) Personal() *redact.Declared {
+	d, _ := redact.DeclaredIn(t.ArgsSchema)
+	return d
 }
 
 // Call is one invocation of a tool.

@@ -4,6 +4,7 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/platform/redact"
 	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/tools"
 )
@@ -66,6 +67,13 @@ var (
 		{tools.ProviderExternal, "external"},
 	}
 )
+
+// schemaMarks are the fields schema declares personal; a schema that
+// cannot be read marks none here (the form says what is wrong with it).
+func schemaMarks(schema string) []redact.Mark {
+	d, _ := redact.DeclaredIn([]byte(schema))
+	return d.Marks()
+}
 
 func toolFormAction(v ToolFormView) templ.SafeURL {
 	if v.New {

@@ -59,8 +59,10 @@ type instance struct {
 	DemoKey string
 	// Faults makes the tool providers misbehave (tools.Injector).
 	Faults *tools.Injector
-	stop   context.CancelFunc
-	done   chan error
+	// Redactor redacts with the instance's key (tokens to look for).
+	Redactor *redact.Redactor
+	stop     context.CancelFunc
+	done     chan error
 }
 
 // testEnv is env with a fresh data directory and, when the tests run on
@@ -174,7 +176,7 @@ func startClock(t testing.TB, env map[string]string, demo bool, clock func() tim
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	inst := &instance{URL: cfg.PublicURL.String(), DB: db, Server: srv, Logs: logs, stop: cancel, done: make(chan error, 1), Agent: rt, DemoKey: demoKey, Faults: faults}
+	inst := &instance{URL: cfg.PublicURL.String(), DB: db, Server: srv, Logs: logs, stop: cancel, done: make(chan error, 1), Agent: rt, DemoKey: demoKey, Faults: faults, Redactor: redact.New(key)}
 	go func() { inst.done <- srv.Serve(ctx, ln) }()
 	// Only demo instances run the background work: its trace retention
 	// would purge the old journeys other tests insert.

@@ -29,17 +29,26 @@ import (
 // document stays valid JSON.
 func (r *Redactor) JSON(b []byte) ([]byte, error) {
 	budget := MaxText
-	return r.json(b, "", &budget)
+	return r.json(b, "", &budget, nil)
+}
+
+// JSONDeclared is JSON with the fields d declares personal (DeclaredIn, a
+// tool's argument schema) replaced whole by a token of their declared
+// kind, whatever detection would say of them. A nil d is JSON.
+func (r *Redactor) JSONDeclared(b []byte, d *Declared) ([]byte, error) {
+	budget := MaxText
+	return r.json(b, d.kindOf(), &budget, d)
 }
 
 // json redacts a JSON document that sits under a field of the given kind
-// ("" for none), its free text within budget.
-func (r *Redactor) json(b []byte, kind string, budget *int) ([]byte, error) {
+// ("" for none), its free text within budget, the fields decl declares
+// personal tokenised whole.
+func (r *Redactor) json(b []byte, kind string, budget *int, decl *Declared) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var out bytes.Buffer
 	out.Grow(len(b))
-	if err := r.jsonValue(dec, &out, kind, budget); err != nil {
+	if err := r.jsonValueLeaf(dec, &out, kind, budget, nil, decl); err != nil {
 		return nil, fmt.Errorf("redact json: %w", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
@@ -48,13 +57,10 @@ func (r *Redactor) json(b []byte, kind string, budget *int) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-func (r *Redactor) jsonValue(dec *json.Decoder, out *bytes.Buffer, kind string, budget *int) error {
-	return r.jsonValueLeaf(dec, out, kind, budget, nil)
-}
-
-// jsonValueLeaf is jsonValue that also reports, in leaf, a string value
+// jsonValueLeaf redacts one JSON value and reports, in leaf, a string value
 // redacted as free text (what joinSiblings may join with its neighbour).
-func (r *Redactor) jsonValueLeaf(dec *json.Decoder, out *bytes.Buffer, kind string, budget *int, leaf *string) error {
+// decl is what the caller declared personal at this place (nil: nothing).
+func (r *Redactor) jsonValueLeaf(dec *json.Decoder, out *bytes.Buffer, kind string, budget *int, leaf *string, decl *Declared) error {
 	tok, err := dec.Token()
 	if err != nil {
 		if err == io.EOF {
@@ -84,8 +90,12 @@ func (r *Redactor) jsonValueLeaf(dec *json.Decoder, out *bytes.Buffer, kind stri
 				if fk := r.fieldKind(key); fk != "" {
 					k = fk
 				}
+				sub := decl.member(key)
+				if dk := sub.kindOf(); dk != "" && kind == "" {
+					k = dk
+				}
 				m := jsonMember{start: out.Len()}
-				if err := r.jsonValueLeaf(dec, out, k, budget, &m.text); err != nil {
+				if err := r.jsonValueLeaf(dec, out, k, budget, &m.text, sub); err != nil {
 					return err
 				}
 				m.end = out.Len()
@@ -99,7 +109,7 @@ func (r *Redactor) jsonValueLeaf(dec *json.Decoder, out *bytes.Buffer, kind stri
 				if !first {
 					out.WriteByte(',')
 				}
-				if err := r.jsonValue(dec, out, kind, budget); err != nil {
+				if err := r.jsonValueLeaf(dec, out, kind, budget, nil, decl.element()); err != nil {
 					return err
 				}
 			}
@@ -147,7 +157,7 @@ func (r *Redactor) leafIn(kind, s string, budget *int) string {
 			b := MaxText
 			budget = &b
 		}
-		red, err := r.json([]byte(s), "", budget)
+		red, err := r.json([]byte(s), "", budget, nil)
 		if err == nil {
 			var compact bytes.Buffer
 			if json.Compact(&compact, []byte(s)) == nil && bytes.Equal(compact.Bytes(), red) {
@@ -246,6 +256,23 @@ func (r *Redactor) JSONText(raw []byte) string {
 	}
 	out, err := r.JSON(raw)
 	if err != nil {
+		return r.String(string(raw))
+	}
+	return string(out)
+}
+
+// JSONTextDeclared is JSONText with the fields d declares personal
+// tokenised whole (JSONDeclared). Raw that is not JSON is redacted as
+// text; when d marks the document itself, it becomes one token.
+func (r *Redactor) JSONTextDeclared(raw []byte, d *Declared) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	out, err := r.JSONDeclared(raw, d)
+	if err != nil {
+		if k := d.kindOf(); k != "" {
+			return r.Token(k, string(raw))
+		}
 		return r.String(string(raw))
 	}
 	return string(out)

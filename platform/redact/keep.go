@@ -182,11 +182,19 @@ func (p *piiScan) keepWords() {
 		if w.end-w.start > 40 {
 			continue
 		}
-		if key, ok := lexKey(p.text(k)); ok && w.plain && !keepFilter[key] {
+		var buf [64]byte
+		var phs [][]string
+		if p.r.keep != nil {
+			phs = p.r.keep[string(appendLower(buf[:0], p.text(k)))]
+		}
+		if key, ok := lexKey(p.text(k)); ok && w.plain && !keepFilter[key] && len(phs) == 0 {
 			continue // no phrase starts with a word of this length, first and last letter
 		}
-		var buf [64]byte
-		phs := keepIndex[string(appendLower(buf[:0], p.text(k)))]
+		if more := keepIndex[string(appendLower(buf[:0], p.text(k)))]; len(phs) == 0 {
+			phs = more
+		} else if len(more) > 0 {
+			phs = append(append([][]string(nil), phs...), more...)
+		}
 		if len(phs) == 0 {
 			continue
 		}

@@ -71,6 +71,38 @@ type Redactor struct {
 	noPrefilter bool
 	noRegions   bool // passes after the first read all of a long text (tests compare)
 	noNER       bool // the named-entity layer of name detection is off (WithNER)
+
+	// keep are terms set aside before name detection on top of the keep
+	// gazetteer, by first word (Keeping): a tenant's allow-list.
+	keep map[string][][]string
+}
+
+// Keeping returns a Redactor like r (same key, detectors and fields) that
+// also keeps terms readable: a tenant's allow-list of catalogue terms,
+// brands, products and places ("Hugo Boss", "Cajamar Hub"). Like the keep
+// gazetteer, terms are set aside after the street, postcode, date and id
+// detectors and before names are looked for, so they only ever keep words
+// from being read as a name; e-mail addresses, cards, IBANs, phone numbers,
+// identity numbers and secrets are found whatever the list says. Case and
+// punctuation are ignored; a term is matched whole, starting at a
+// capitalised word. No terms: r itself.
+func (r *Redactor) Keeping(terms []string) *Redactor {
+	if len(terms) == 0 {
+		return r
+	}
+	k := &Redactor{detectors: r.detectors, fields: r.fields, noPrefilter: r.noPrefilter, noRegions: r.noRegions, noNER: r.noNER,
+		keep: map[string][][]string{}}
+	k.macs.New = r.macs.New
+	for _, t := range terms {
+		var ws []string
+		for _, w := range words(nil, t) {
+			ws = append(ws, keepLower(t[w.start:w.end]))
+		}
+		if len(ws) > 0 {
+			k.keep[ws[0]] = append(k.keep[ws[0]], ws)
+		}
+	}
+	return k
 }
 
 // An Option configures a Redactor.

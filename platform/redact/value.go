@@ -211,7 +211,7 @@ func (r *Redactor) numeric(kind, s string, v reflect.Value) any {
 // generic values.
 func (r *Redactor) jsonAny(b []byte, kind string) any {
 	budget := MaxText
-	red, err := r.json(b, kind, &budget)
+	red, err := r.json(b, kind, &budget, nil)
 	if err != nil {
 		return r.leaf(kind, strings.ToValidUTF8(string(b), "\uFFFD"))
 	}
