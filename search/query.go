@@ -128,6 +128,9 @@ func readAmount(codeBefore, sign, number, codeAfter string) ([]Amount, error) {
 		}
 		code = strings.ToUpper(codeAfter)
 	}
+	if code != "" && !isCurrency(code) {
+		return nil, &Refusal{"“" + code + "” is not a currency Warden knows; write an ISO code such as USD or EUR."}
+	}
 	if s, ok := signs[sign]; ok {
 		if code != "" && code != s {
 			return nil, &Refusal{"“" + text + "” names two currencies; write one, such as $2,400.00 or 2400 EUR."}
@@ -149,10 +152,7 @@ func readAmount(codeBefore, sign, number, codeAfter string) ([]Amount, error) {
 		plain += "." + frac
 	}
 	if code != "" {
-		c, err := money.ParseCurrency(code)
-		if err != nil {
-			return nil, &Refusal{"“" + code + "” is not a currency Warden knows; write an ISO code such as USD or EUR."}
-		}
+		c, _ := money.ParseCurrency(code)
 		minor, err := money.ParseDecimal(plain, c)
 		if err != nil {
 			return nil, &Refusal{"“" + text + "” is not an amount in " + code + ": " + err.Error() + "."}
