@@ -117,6 +117,7 @@ type finder struct {
 	journeys map[string]journeys.Journey
 	events   map[int64]audit.Event
 	res      Results
+	found    int // rows found so far, of every kind
 	err      error
 }
 
@@ -135,6 +136,7 @@ func (f *finder) browse(bf approvals.BrowseFilter) {
 }
 
 func (f *finder) addActions(rows []approvals.Row) {
+	f.found += len(rows)
 	for _, a := range rows {
 		f.actions[a.ID] = a
 	}
@@ -170,6 +172,7 @@ func (f *finder) trail(q audit.Query) {
 		f.err = err
 		return
 	}
+	f.found += len(p.Rows)
 	for _, e := range p.Rows {
 		f.events[e.Seq] = e
 	}
@@ -184,8 +187,10 @@ func (f *finder) names(words string) {
 		f.err = err
 		return
 	}
-	f.res.People = people
+	// A person is named only with something of theirs the viewer may see:
+	// who else has signed in is not the search's to tell.
 	for _, p := range people {
+		before := f.found
 		f.browse(approvals.BrowseFilter{RequestedBy: p.ID})
 		if f.err == nil {
 			var decided []approvals.Row
@@ -193,6 +198,9 @@ func (f *finder) names(words string) {
 			f.addActions(decided)
 		}
 		f.trail(audit.Query{ActorID: p.ID})
+		if f.found > before {
+			f.res.People = append(f.res.People, p)
+		}
 	}
 	if f.err != nil {
 		return

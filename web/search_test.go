@@ -129,6 +129,11 @@ func TestSearchStaysInTheViewersScope(t *testing.T) {
 	if got := resultIDs(p); len(got) != 0 {
 		t.Errorf("alice has decided nothing yet, but searching her name lists %v", got)
 	}
+	// Who else has signed in is not hers to learn: dave has nothing in
+	// her tenants she may open, so a search of his name does not name him.
+	if p := alice.get("/search?q=dave"); text(p, "search-who") != "" || text(p, "search-empty") == "" {
+		t.Errorf("alice searches dave: %q, want nothing and no name", text(p, "search-who"))
+	}
 	alice.post("/approvals/"+ours.ID+"/decide", alice.withCSRF(decideForm("approve", "", ours.PayloadDigest)), nil)
 	if got := resultIDs(alice.get("/search?q=Alice")); !slices.Contains(got, ours.ID) {
 		t.Errorf("after alice approved, searching her name lists %v, want %s", got, ours.ID)
