@@ -11,7 +11,7 @@ import (
 
 // BrowseFilter selects actions in any status for the Actions list and for
 // search, newest first. Every field narrows; the zero filter is every
-// action. Each selection has an index in this order (migration 0032), so
+// action. Each selection has an index in this order (migration 0034), so
 // a page costs the same however many actions there are.
 type BrowseFilter struct {
 	TenantIDs []string // nil: every tenant; empty: none

@@ -1,4 +1,4 @@
--- PostgreSQL translation of ../0032_search.sql (same number, same tables).
+-- PostgreSQL translation of ../0034_search.sql (same number, same tables).
 -- Search and the Actions list (issue 26): every query they make reads an
 -- index in the lists' order (newest first) and stops at the page's end,
 -- so a search costs the same at a million actions as at a thousand.
