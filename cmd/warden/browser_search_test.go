@@ -72,10 +72,14 @@ func TestBrowserSearchFindsTheRefundToReverse(t *testing.T) {
 		chromedp.SetValue(css("#status"), "executed"),
 		chromedp.SetValue(css("#tool"), "issue_refund"),
 		chromedp.Click(byTestID("action-filter-apply")),
-		chromedp.WaitVisible(byTestID("actions-table")),
 	)
 	if err != nil {
 		t.Fatalf("filter the Actions list: %v\nwarden logs:\n%s", err, p.logs)
+	}
+	// The old page has a table too: wait for the filtered one.
+	waitFor(t, "the filtered Actions list", func() bool { return strings.Contains(location(t, ctx), "status=executed") })
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(byTestID("actions-table"))); err != nil {
+		t.Fatalf("the filtered list: %v", err)
 	}
 	screenshot(ctx, "actions-executed-refunds")
 	if u := location(t, ctx); !strings.Contains(u, "status=executed") || !strings.Contains(u, "tool=issue_refund") {
@@ -93,10 +97,13 @@ func TestBrowserSearchFindsTheRefundToReverse(t *testing.T) {
 	err = chromedp.Do(ctx,
 		chromedp.SetValue(css("#status"), "pending"),
 		chromedp.Click(byTestID("action-filter-apply")),
-		chromedp.WaitVisible(byTestID("actions-table")),
 	)
 	if err != nil {
 		t.Fatalf("filter pending: %v", err)
+	}
+	waitFor(t, "the pending refunds", func() bool { return strings.Contains(location(t, ctx), "status=pending") })
+	if err := chromedp.Do(ctx, chromedp.WaitVisible(byTestID("actions-table"))); err != nil {
+		t.Fatalf("the pending list: %v", err)
 	}
 	if n := countOf(t, ctx, `[data-testid="actions-table"] tbody tr[data-status="pending"]`); n != 2 {
 		t.Errorf("pending refunds listed: %d, want the demo's other two", n)
