@@ -176,6 +176,7 @@ type Filter struct {
 	Skill     string
 	ErrorCode string // the code a failed journey ended with
 	Tool      string // journeys with a step calling this tool
+	KeyID     string // the agent's key that asked
 	Since     time.Time
 	Until     time.Time
 	Page      store.Page // the first page of 50 when zero
@@ -209,6 +210,9 @@ func ListJourneys(ctx context.Context, q store.Querier, f Filter) (store.Paged[J
 	}
 	if f.Tool != "" {
 		where, args = append(where, "EXISTS (SELECT 1 FROM journey_steps s WHERE s.journey_id = j.id AND s.tool = ?)"), append(args, f.Tool)
+	}
+	if f.KeyID != "" {
+		where, args = append(where, "j.key_id = ?"), append(args, f.KeyID)
 	}
 	if !f.Since.IsZero() {
 		where, args = append(where, "j.created_at >= ?"), append(args, store.FormatTime(f.Since))

@@ -652,3 +652,35 @@ func Page(ctx context.Context, q store.Querier, tenantIDs []string, page store.P
 		return store.Cursor{Key: store.FormatTime(k.CreatedAt), ID: k.ID}
 	}), total, nil
 }
+
+// Find returns up to n keys of the given tenants (nil for all) whose name
+// starts with prefix, in any case, by name; read from the lower-case name
+// index.
+func Find(ctx context.Context, q store.Querier, prefix string, tenantIDs []string, n int) ([]Key, error) {
+	prefix = strings.ToLower(prefix)
+	lo, hi := store.PrefixRange(prefix)
+	if lo == "" || n <= 0 || (tenantIDs != nil && len(tenantIDs) == 0) {
+		return nil, nil
+	}
+	where, args := "lower(k.name) >= ?", []any{lo}
+	if hi != "" {
+		where, args = where+" AND lower(k.name) < ?", append(args, hi)
+	}
+	if tenantIDs != nil {
+		where += " AND k.tenant_id IN (?" + strings.Repeat(",?", len(tenantIDs)-1) + ")"
+		for _, t := range tenantIDs {
+			args = append(args, t)
+		}
+	}
+	found, err := store.Query(ctx, q, scanKey, selectKey+` WHERE `+where+` ORDER BY lower(k.name), k.id LIMIT ?`, append(args, n)...)
+	if err != nil {
+		return nil, fmt.Errorf("find keys %q: %w", prefix, err)
+	}
+	out := found[:0]
+	for _, k := range found {
+		if strings.HasPrefix(strings.ToLower(k.Name), prefix) {
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
@@ -164,4 +165,40 @@ func Identity(ctx context.Context, q store.Querier, id string) (name, email stri
 		return "", "", fmt.Errorf("principal %s identity: %w", id, err)
 	}
 	return name, email, nil
+}
+
+// Find returns up to n people whose name or e-mail starts with prefix, in
+// any case ("ali" finds Alice Approver and alice@example.com), by name.
+// Both are read from their lower-case indexes: the search costs the same
+// however many people have signed in.
+func Find(ctx context.Context, q store.Querier, prefix string, n int) ([]Principal, error) {
+	prefix = strings.ToLower(prefix)
+	lo, hi := store.PrefixRange(prefix)
+	if lo == "" || n <= 0 {
+		return nil, nil
+	}
+	var out []Principal
+	seen := map[string]bool{}
+	for _, col := range []string{"lower(name)", "lower(email)"} {
+		cond, args := col+" >= ?", []any{lo}
+		if hi != "" {
+			cond, args = cond+" AND "+col+" < ?", append(args, hi)
+		}
+		rows, err := store.Query(ctx, q, func(s store.Scanner) (Principal, error) {
+			var p Principal
+			err := s.Scan(&p.ID, &p.Email, &p.Name)
+			return p, err
+		}, `SELECT id, email, name FROM principals WHERE `+cond+` ORDER BY `+col+` LIMIT ?`, append(args, n)...)
+		if err != nil {
+			return nil, fmt.Errorf("find people %q: %w", prefix, err)
+		}
+		for _, p := range rows {
+			match := strings.HasPrefix(strings.ToLower(p.Name), prefix) || strings.HasPrefix(strings.ToLower(p.Email), prefix)
+			if match && !seen[p.ID] && len(out) < n {
+				seen[p.ID] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
 }

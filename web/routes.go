@@ -42,6 +42,10 @@ func (s *Server) consoleRoutes() []route {
 		{http.MethodGet, "/approvals", h.ApprovalList, approver, "Approvals"},
 		{http.MethodGet, "/approvals/rows", h.ApprovalQueueRows, approver, ""},
 		{http.MethodGet, "/approvals/:id", h.ApprovalShow, all, ""},
+		// Every action in any status, for whoever may open an action's
+		// page (in their tenants), and the header's search.
+		{http.MethodGet, "/actions", h.ActionList, all, "Actions"},
+		{http.MethodGet, "/search", h.Search, all, ""},
 		{http.MethodGet, "/status", h.Status, oncallAdmin, "Status"},
 		{http.MethodPost, "/status/jobs/:id/retry", h.JobRetry, oncallAdmin, ""},
 		{http.MethodGet, "/audit", h.AuditList, []string{identity.RoleAuditor, identity.RoleAdmin}, "Audit trail"},

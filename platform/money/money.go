@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -85,6 +86,21 @@ var (
 	isoThree = map[string]bool{"BHD": true, "IQD": true, "JOD": true, "KWD": true, "LYD": true, "OMR": true, "TND": true}
 	isoFour  = map[string]bool{"CLF": true}
 )
+
+// OtherExponents lists, by exponent, the currencies whose minor unit is
+// not a hundredth (0, 3 and 4 decimals); every other currency has 2. A
+// search for "2400" with no currency reads 240000 minor units of the
+// two-decimal currencies, 2400 of the zero-decimal ones, and so on.
+func OtherExponents() map[int][]string {
+	out := map[int][]string{}
+	for e, set := range map[int]map[string]bool{0: isoZero, 3: isoThree, 4: isoFour} {
+		for c := range set {
+			out[e] = append(out[e], c)
+		}
+		slices.Sort(out[e])
+	}
+	return out
+}
 
 // ErrCurrency is returned for a code that is not an ISO 4217 currency.
 var ErrCurrency = errors.New("not an ISO 4217 currency in use")

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Keyset paging, for every list Warden shows. A list in a stable order
@@ -131,6 +132,22 @@ func (p Page) Where(o Order) (string, []any) {
 	return "(" + o.Key + " " + keyOp + " ? OR (" + o.Key + " = ? AND " + o.ID + " " + idOp + " ?))", []any{key, key, c.ID}
 }
 
+// Seek is Where with a bound on the key alone in front ("k <= ? AND
+// (...)"): the same rows, in a form an index on (key, id) can seek to, so
+// that a page deep in a long list reads its own rows and not every row
+// before them. "" (and no arguments) on the first page.
+func (p Page) Seek(o Order) (string, []any) {
+	cond, args := p.Where(o)
+	if cond == "" || len(args) == 0 {
+		return cond, args
+	}
+	op := ">="
+	if o.KeyDesc == (p.After != nil) {
+		op = "<="
+	}
+	return o.Key + " " + op + " ? AND " + cond, append([]any{args[0]}, args...)
+}
+
 // OrderBy is the ORDER BY clause (without the keywords) that reads the
 // page: the list's order, or its reverse when going back.
 func (p Page) OrderBy(o Order) string {
@@ -188,4 +205,27 @@ func paginate[T any](p Page, rows []T, cursor func(T) Cursor) (shown []T, next, 
 		}
 	}
 	return rows, next, prev
+}
+
+// PrefixRange is the range of strings that start with prefix, for a
+// prefix search an index can seek to: lo <= s < hi. hi is prefix with its
+// last character the next one, so the range holds exactly the strings
+// with the prefix under a byte-wise (SQLite's BINARY, PostgreSQL's "C")
+// collation; under another one, check the prefix of what comes back. An
+// empty prefix, or one whose last character has no next, has no upper
+// bound ("").
+func PrefixRange(prefix string) (lo, hi string) {
+	rs := []rune(prefix)
+	if len(rs) == 0 {
+		return "", ""
+	}
+	last := rs[len(rs)-1] + 1
+	if last == 0xD800 { // the surrogates are not characters
+		last = 0xE000
+	}
+	if last > utf8.MaxRune {
+		return prefix, ""
+	}
+	rs[len(rs)-1] = last
+	return prefix, string(rs)
 }

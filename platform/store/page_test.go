@@ -127,3 +127,41 @@ func TestParsePage(t *testing.T) {
 		t.Errorf("ParseCursor(String()) = %+v, %v; want %+v", back, err, c)
 	}
 }
+
+func TestPrefixRange(t *testing.T) {
+	tests := []struct{ prefix, lo, hi string }{
+		{"", "", ""},
+		{"ali", "ali", "alj"},
+		{"ord-100", "ord-100", "ord-101"},
+		{"é", "é", "ê"},
+		{"a\uD7FF", "a\uD7FF", "a\uE000"}, // past the surrogates
+		{"a\U0010FFFF", "a\U0010FFFF", ""},
+	}
+	for _, tt := range tests {
+		lo, hi := PrefixRange(tt.prefix)
+		if lo != tt.lo || hi != tt.hi {
+			t.Errorf("PrefixRange(%q) = %q, %q; want %q, %q", tt.prefix, lo, hi, tt.lo, tt.hi)
+		}
+	}
+}
+
+func TestSeekBoundsTheKeyBeforeTheCursor(t *testing.T) {
+	o := Order{Key: "a.created_at", KeyDesc: true, ID: "a.id", IDDesc: true}
+	c := &Cursor{Key: "t5", ID: "x5"}
+	tests := []struct {
+		name string
+		page Page
+		cond string
+		args []any
+	}{
+		{"first page", Page{Size: 10}, "", nil},
+		{"older", Page{After: c, Size: 10}, "a.created_at <= ? AND (a.created_at < ? OR (a.created_at = ? AND a.id < ?))", []any{"t5", "t5", "t5", "x5"}},
+		{"newer", Page{Before: c, Size: 10}, "a.created_at >= ? AND (a.created_at > ? OR (a.created_at = ? AND a.id > ?))", []any{"t5", "t5", "t5", "x5"}},
+	}
+	for _, tt := range tests {
+		cond, args := tt.page.Seek(o)
+		if cond != tt.cond || !slices.Equal(args, tt.args) {
+			t.Errorf("%s: Seek = %q %v, want %q %v", tt.name, cond, args, tt.cond, tt.args)
+		}
+	}
+}
