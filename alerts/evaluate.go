@@ -156,7 +156,10 @@ func fire(ctx context.Context, tx *store.Tx, a Alert) error {
 	if err != nil {
 		return fmt.Errorf("fire alert %s %s: %w", a.Kind, a.Subject, err)
 	}
-	return appendEvent(ctx, tx, "alert.fired", a)
+	if err := appendEvent(ctx, tx, "alert.fired", a); err != nil {
+		return err
+	}
+	return notifyChange(ctx, tx, a)
 }
 
 func resolve(ctx context.Context, tx *store.Tx, a *Alert, now time.Time) error {
@@ -166,7 +169,10 @@ func resolve(ctx context.Context, tx *store.Tx, a *Alert, now time.Time) error {
 		return fmt.Errorf("resolve alert %s: %w", a.ID, err)
 	}
 	a.Resolved = &t
-	return appendEvent(ctx, tx, "alert.resolved", *a)
+	if err := appendEvent(ctx, tx, "alert.resolved", *a); err != nil {
+		return err
+	}
+	return notifyChange(ctx, tx, *a)
 }
 
 func appendEvent(ctx context.Context, tx *store.Tx, verb string, a Alert) error {

@@ -1,0 +1,258 @@
+package notify
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/wardenhq/warden/platform/jobs"
+	"github.com/wardenhq/warden/platform/store"
+)
+
+// JobDeliver is the kind of the job that sends one message.
+const JobDeliver = "notify_deliver"
+
+// deliverJob is JobDeliver's payload.
+type deliverJob struct {
+	DeliveryID string `json:"delivery_id"`
+}
+
+// deliverAttempts is every job's attempt limit: high enough that
+// GiveUpAfter, not the count, ends the retries (the queue's backoff
+// reaches ten minutes after ten attempts).
+const deliverAttempts = 1000
+
+// ActionInfo is what a message about an action may say: what the
+// console's queue shows an approver.
+type ActionInfo struct {
+	ID                string
+	TenantID          string
+	TenantSlug        string
+	Tool              string
+	Summary           string // Warden's headline, never the agent's words or arguments
+	Amount            string // formatted with its currency; "" for none
+	AmountMinor       *int64
+	ApprovalsRequired int
+	ApprovalsGiven    int
+	ExpiresAt         time.Time
+	CreatedAt         time.Time
+}
+
+func (a ActionInfo) fields() []Field {
+	var f []Field
+	if a.Amount != "" {
+		f = append(f, Field{"Amount", a.Amount})
+	}
+	f = append(f, Field{"Tool", a.Tool}, Field{"Tenant", a.TenantSlug},
+		Field{"Approvals", fmt.Sprintf("%d of %d approvals needed", a.ApprovalsRequired-a.ApprovalsGiven, a.ApprovalsRequired)},
+		Field{"Expires", a.ExpiresAt.UTC().Format("2006-01-02 15:04 MST")})
+	return f
+}
+
+// ActionPending tells the routes of new pending actions about a, inside
+// the transaction that created it. It reads the tenant's routes and
+// writes a delivery with its job per channel that hears it; it sends
+// nothing.
+func ActionPending(ctx context.Context, tx *store.Tx, a ActionInfo) error {
+	routes, err := routesFor(ctx, tx, EventActionPending, a.TenantID)
+	if err != nil || len(routes) == 0 {
+		return err
+	}
+	m := Message{Event: EventActionPending, Title: "Approval needed: " + a.Summary, Summary: a.Summary, Tenant: a.TenantSlug,
+		Fields: a.fields(), Link: "/approvals/" + a.ID, At: a.CreatedAt}
+	return enqueueAll(ctx, tx, routes, a.ID, a.TenantID, m, func(r Route) bool { return r.hearsAction(a.Tool, a.AmountMinor) }, time.Time{})
+}
+
+// ActionEscalated tells the routes of escalations that a is still
+// undecided.
+func ActionEscalated(ctx context.Context, tx *store.Tx, a ActionInfo, now time.Time) error {
+	routes, err := routesFor(ctx, tx, EventEscalation, a.TenantID)
+	if err != nil || len(routes) == 0 {
+		return err
+	}
+	m := Message{Event: EventEscalation, Title: "Still undecided: " + a.Summary, Summary: a.Summary, Tenant: a.TenantSlug,
+		Fields: a.fields(), Link: "/approvals/" + a.ID, At: now}
+	return enqueueAll(ctx, tx, routes, a.ID+"#escalation", a.TenantID, m, func(r Route) bool { return r.hearsAction(a.Tool, a.AmountMinor) }, time.Time{})
+}
+
+// ReviewNeeded tells the routes of reviews that a's execution failed in a
+// way a person must look at.
+func ReviewNeeded(ctx context.Context, tx *store.Tx, a ActionInfo, why string, now time.Time) error {
+	routes, err := routesFor(ctx, tx, EventReview, a.TenantID)
+	if err != nil || len(routes) == 0 {
+		return err
+	}
+	f := a.fields()[:0:0]
+	if a.Amount != "" {
+		f = append(f, Field{"Amount", a.Amount})
+	}
+	f = append(f, Field{"Tool", a.Tool}, Field{"Tenant", a.TenantSlug})
+	if why != "" {
+		f = append(f, Field{"Why", why})
+	}
+	m := Message{Event: EventReview, Title: "Execution needs review: " + a.Summary, Summary: a.Summary, Tenant: a.TenantSlug,
+		Fields: f, Link: "/approvals/" + a.ID, At: now}
+	return enqueueAll(ctx, tx, routes, a.ID+"#review", a.TenantID, m, func(Route) bool { return true }, time.Time{})
+}
+
+// AlertInfo is what a message about an alert may say.
+type AlertInfo struct {
+	ID         string
+	Kind       string
+	Subject    string
+	TenantID   string // the tenant the alert is about; "" for none
+	TenantSlug string
+	Severity   string // info, warning or critical
+	What       string // "Failure rate of skill refunds"
+	Value      string // "45% (threshold 20%)"
+	Runbook    string // console path of its runbook; "" for none
+	FiredAt    time.Time
+	Resolved   *time.Time
+}
+
+// DedupKey is the alert's key at pagers: one per kind and subject, so a
+// re-fire of the same condition is the same incident.
+func (a AlertInfo) DedupKey() string { return "warden/" + a.Kind + "/" + a.Subject }
+
+// AlertChanged tells the routes of alerts that a fired (Resolved nil) or
+// resolved, inside the transaction that recorded it. Each channel pages
+// once per dedup key (pages.go): a resolution is sent after the quiet
+// time, unless the alert fires again meanwhile, which then sends nothing.
+func AlertChanged(ctx context.Context, tx *store.Tx, a AlertInfo) error {
+	routes, err := routesFor(ctx, tx, EventAlert, a.TenantID)
+	if err != nil || len(routes) == 0 {
+		return err
+	}
+	now := a.FiredAt
+	status := "firing"
+	title := "Firing: " + a.What
+	if a.Resolved != nil {
+		now, status, title = *a.Resolved, "resolved", "Resolved: "+a.What
+	}
+	fields := []Field{{"Severity", a.Severity}}
+	if a.Value != "" {
+		fields = append(fields, Field{"Value", a.Value})
+	}
+	if a.TenantSlug != "" {
+		fields = append(fields, Field{"Tenant", a.TenantSlug})
+	}
+	fields = append(fields, Field{"Since", a.FiredAt.UTC().Format("2006-01-02 15:04 MST")})
+	m := Message{Event: EventAlert, Title: title, Summary: a.What, Tenant: a.TenantSlug, Fields: fields, Link: "/alerts", At: now,
+		Alert: &AlertPart{DedupKey: a.DedupKey(), Status: status, Severity: a.Severity, Kind: a.Kind, Subject: a.Subject,
+			Runbook: a.Runbook, StartsAt: a.FiredAt.UTC(), EndsAt: a.Resolved}}
+	quiet, err := QuietTime(ctx, tx)
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, r := range routes {
+		if seen[r.ChannelID] || !r.hearsAlert(a.Severity) {
+			continue
+		}
+		seen[r.ChannelID] = true
+		id := "msg_" + store.NewID()
+		runAt, send, err := page(ctx, tx, r.ChannelID, a.DedupKey(), a.Resolved != nil, id, now, quiet)
+		if err != nil {
+			return err
+		}
+		if !send {
+			continue
+		}
+		if err := enqueue(ctx, tx, id, r.ChannelID, a.ID, a.TenantID, m, runAt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// enqueueAll writes one delivery per channel whose route hears the
+// message (a channel named by two routes gets one).
+func enqueueAll(ctx context.Context, tx *store.Tx, routes []Route, subject, tenantID string, m Message, hears func(Route) bool, runAt time.Time) error {
+	seen := map[string]bool{}
+	for _, r := range routes {
+		if seen[r.ChannelID] || !hears(r) {
+			continue
+		}
+		seen[r.ChannelID] = true
+		if err := enqueue(ctx, tx, "msg_"+store.NewID(), r.ChannelID, subject, tenantID, m, runAt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// enqueue writes one delivery and its job.
+func enqueue(ctx context.Context, tx *store.Tx, id, channelID, subject, tenantID string, m Message, runAt time.Time) error {
+	m.ID = id
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("notify: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO notify_deliveries (id, channel_id, event, subject, tenant_id, message, status, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, 'queued', ?)`, id, channelID, m.Event, subject, tenantID, string(raw), store.Now()); err != nil {
+		return fmt.Errorf("notify %s: %w", m.Event, err)
+	}
+	return jobs.Enqueue(ctx, tx, JobDeliver, deliverJob{DeliveryID: id}, jobs.Options{UniqueKey: "notify:" + id, MaxAttempts: deliverAttempts, RunAt: runAt})
+}
+
+// Page states.
+const (
+	pageOpen      = "open"
+	pageResolving = "resolving"
+	pageResolved  = "resolved"
+)
+
+// page keeps a channel's page of one dedup key and says whether to send
+// (and when). A firing alert pages when its page is not open; a re-fire
+// while its resolution waits cancels the resolution and sends nothing. A
+// resolution of an open page waits quiet before it is sent (HandleDeliver
+// sends it only if the page is still resolving by this delivery).
+func page(ctx context.Context, tx *store.Tx, channelID, dedup string, resolved bool, deliveryID string, now time.Time, quiet time.Duration) (time.Time, bool, error) {
+	var state, resolveID string
+	err := tx.QueryRowContext(ctx, `SELECT state, resolve_id FROM notify_pages WHERE channel_id = ? AND dedup_key = ?`, channelID, dedup).Scan(&state, &resolveID)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, false, fmt.Errorf("page %s: %w", dedup, err)
+	}
+	ts := store.FormatTime(now)
+	switch {
+	case !resolved && (state == "" || state == pageResolved):
+		_, err = tx.ExecContext(ctx, `INSERT INTO notify_pages (channel_id, dedup_key, state, resolve_id, triggered_at, updated_at) VALUES (?, ?, ?, '', ?, ?)
+			ON CONFLICT (channel_id, dedup_key) DO UPDATE SET state = excluded.state, resolve_id = '', triggered_at = excluded.triggered_at, updated_at = excluded.updated_at`,
+			channelID, dedup, pageOpen, ts, ts)
+		return time.Time{}, true, err
+	case !resolved && state == pageResolving:
+		_, err = tx.ExecContext(ctx, `UPDATE notify_pages SET state = ?, resolve_id = '', updated_at = ? WHERE channel_id = ? AND dedup_key = ?`,
+			pageOpen, ts, channelID, dedup)
+		return time.Time{}, false, err
+	case resolved && state == pageOpen:
+		_, err = tx.ExecContext(ctx, `UPDATE notify_pages SET state = ?, resolve_id = ?, updated_at = ? WHERE channel_id = ? AND dedup_key = ?`,
+			pageResolving, deliveryID, ts, channelID, dedup)
+		return now.Add(quiet), true, err
+	}
+	return time.Time{}, false, nil
+}
+
+// QuietTime is how long a resolution waits before it is sent (a re-fire
+// within it pages nothing).
+func QuietTime(ctx context.Context, q store.Querier) (time.Duration, error) {
+	var s int64
+	if err := q.QueryRowContext(ctx, `SELECT quiet_seconds FROM notify_settings WHERE id = 1`).Scan(&s); err != nil {
+		return 0, fmt.Errorf("notify settings: %w", err)
+	}
+	return time.Duration(s) * time.Second, nil
+}
+
+// MaxQuietTime bounds the quiet time.
+const MaxQuietTime = 24 * time.Hour
+
+// SetQuietTime changes the quiet time.
+func SetQuietTime(ctx context.Context, tx *store.Tx, d time.Duration) error {
+	if d < 0 || d > MaxQuietTime || d%time.Second != 0 {
+		return &store.ValidationError{Fields: map[string]string{"quiet_seconds": "The quiet time is a whole number of seconds from 0 to 86400."}}
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE notify_settings SET quiet_seconds = ? WHERE id = 1`, int64(d/time.Second))
+	return err
+}
