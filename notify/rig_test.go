@@ -117,7 +117,7 @@ func (r *rig) propose(t *testing.T, amountMinor int64) approvals.Action {
 	err := r.db.Transact(context.Background(), func(tx *store.Tx) (err error) {
 		a, err = approvals.Create(context.Background(), tx, r.sealer, approvals.Spec{
 			TenantID: r.tenant.ID, TenantSlug: r.tenant.Slug, JourneyID: "j-" + store.NewID(), StepN: 1, KeyID: "k1",
-			Tool: approvals.Tool{Name: "refund", Impact: risk.ImpactHigh, Reversibility: risk.Compensatable, ApprovalTTL: 2 * time.Hour},
+			Tool:         approvals.Tool{Name: "refund", Impact: risk.ImpactHigh, Reversibility: risk.Compensatable, ApprovalTTL: 2 * time.Hour},
 			Args:         json.RawMessage(`{"order_id":"ORD-1004","email":"jane.doe@example.com","amount_minor":240000}`),
 			ArgsRedacted: json.RawMessage(`{"order_id":"ORD-1004","email":"[email]","amount_minor":240000}`),
 			Summary:      "Refund $2,400.00 for ORD-1004", AgentSummary: "Refund for Jane Doe, jane.doe@example.com",
