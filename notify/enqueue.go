@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/platform/jobs"
 	"github.com/wardenhq/warden/platform/store"
 )
@@ -248,11 +249,15 @@ func QuietTime(ctx context.Context, q store.Querier) (time.Duration, error) {
 // MaxQuietTime bounds the quiet time.
 const MaxQuietTime = 24 * time.Hour
 
-// SetQuietTime changes the quiet time.
-func SetQuietTime(ctx context.Context, tx *store.Tx, d time.Duration) error {
+// SetQuietTime changes the quiet time, with notify.quiet_time_set.
+func SetQuietTime(ctx context.Context, tx *store.Tx, by audit.Actor, d time.Duration) error {
 	if d < 0 || d > MaxQuietTime || d%time.Second != 0 {
 		return &store.ValidationError{Fields: map[string]string{"quiet_seconds": "The quiet time is a whole number of seconds from 0 to 86400."}}
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE notify_settings SET quiet_seconds = ? WHERE id = 1`, int64(d/time.Second))
+	if _, err := tx.ExecContext(ctx, `UPDATE notify_settings SET quiet_seconds = ? WHERE id = 1`, int64(d/time.Second)); err != nil {
+		return fmt.Errorf("set quiet time: %w", err)
+	}
+	_, err := audit.Append(ctx, tx, audit.Event{Actor: by, Verb: "notify.quiet_time_set", Subject: audit.Subject{Type: "notify_settings", ID: "quiet_time"},
+		Details: map[string]any{"seconds": int64(d / time.Second)}})
 	return err
 }

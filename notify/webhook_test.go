@@ -74,7 +74,7 @@ func (r *rig) alert(t *testing.T, id string, fired time.Time, resolved *time.Tim
 
 func (r *rig) setQuiet(t *testing.T, d time.Duration) {
 	t.Helper()
-	if err := r.db.Transact(context.Background(), func(tx *store.Tx) error { return notify.SetQuietTime(context.Background(), tx, d) }); err != nil {
+	if err := r.db.Transact(context.Background(), func(tx *store.Tx) error { return notify.SetQuietTime(context.Background(), tx, admin, d) }); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -130,6 +130,7 @@ func serve(ctx context.Context, args []string, env func(string) (string, bool), 
 		Execution: rt.Execution,
 		Models:    rt.Models,
 		MCP:       rt.MCP,
+		Notify:    rt.Notify,
 	})
 	if err != nil {
 		ln.Close()
