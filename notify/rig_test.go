@@ -48,7 +48,7 @@ type rig struct {
 
 // newRig opens a database with tenant acme and a notify service allowed to
 // reach loopback receivers; opts may change the service's options.
-func newRig(t *testing.T, opts ...func(*notify.Options)) *rig {
+func newRig(t testing.TB, opts ...func(*notify.Options)) *rig {
 	t.Helper()
 	ctx := context.Background()
 	db := storetest.Open(t)
@@ -76,7 +76,7 @@ func newRig(t *testing.T, opts ...func(*notify.Options)) *rig {
 
 // start runs the job queue (the outbox on SQLite, River on PostgreSQL)
 // with the delivery handler until the test ends.
-func (r *rig) start(t *testing.T, workers int) {
+func (r *rig) start(t testing.TB, workers int) {
 	t.Helper()
 	r.queue = jobs.New(r.db, slog.New(slog.NewTextHandler(io.Discard, nil)), workers)
 	r.queue.Register(notify.JobDeliver, r.svc.HandleDeliver)
@@ -92,7 +92,7 @@ func (r *rig) start(t *testing.T, workers int) {
 	})
 }
 
-func (r *rig) channel(t *testing.T, in notify.Input) notify.Channel {
+func (r *rig) channel(t testing.TB, in notify.Input) notify.Channel {
 	t.Helper()
 	c, err := r.svc.SaveChannel(context.Background(), admin, "", in)
 	if err != nil {
@@ -101,7 +101,7 @@ func (r *rig) channel(t *testing.T, in notify.Input) notify.Channel {
 	return c
 }
 
-func (r *rig) route(t *testing.T, rt notify.Route) {
+func (r *rig) route(t testing.TB, rt notify.Route) {
 	t.Helper()
 	if _, err := notify.AddRoute(context.Background(), r.db, admin, rt, time.Now()); err != nil {
 		t.Fatalf("add route: %v", err)
@@ -111,7 +111,7 @@ func (r *rig) route(t *testing.T, rt notify.Route) {
 // propose creates a pending refund through approvals.Create, whose
 // arguments, reason and agent summary carry personal data that no message
 // may contain.
-func (r *rig) propose(t *testing.T, amountMinor int64) approvals.Action {
+func (r *rig) propose(t testing.TB, amountMinor int64) approvals.Action {
 	t.Helper()
 	var a approvals.Action
 	err := r.db.Transact(context.Background(), func(tx *store.Tx) (err error) {
@@ -136,7 +136,7 @@ func (r *rig) propose(t *testing.T, amountMinor int64) approvals.Action {
 var pii = []string{"jane.doe@example.com", "Jane Doe", "called about"}
 
 // waitFor polls cond until it holds or 20 s pass.
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for !cond() {
@@ -148,7 +148,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // deliveryStatuses counts the deliveries by status.
-func (r *rig) deliveryStatuses(t *testing.T) map[string]int {
+func (r *rig) deliveryStatuses(t testing.TB) map[string]int {
 	t.Helper()
 	out := map[string]int{}
 	rows, err := r.db.Read().Query(`SELECT status, COUNT(*) FROM notify_deliveries GROUP BY status`)
@@ -168,7 +168,7 @@ func (r *rig) deliveryStatuses(t *testing.T) map[string]int {
 }
 
 // events lists the audit events with verb, their details as JSON text.
-func (r *rig) events(t *testing.T, verb string) []string {
+func (r *rig) events(t testing.TB, verb string) []string {
 	t.Helper()
 	out, err := store.Strings(context.Background(), r.db.Read(), `SELECT details FROM audit_events WHERE verb = ? ORDER BY seq`, verb)
 	if err != nil {
@@ -194,7 +194,7 @@ type request struct {
 	Decoded any
 }
 
-func newReceiver(t *testing.T) *receiver {
+func newReceiver(t testing.TB) *receiver {
 	rc := &receiver{}
 	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, _ := io.ReadAll(req.Body)
@@ -249,7 +249,7 @@ type smtpServer struct {
 	authed   []string
 }
 
-func newSMTPServer(t *testing.T) *smtpServer {
+func newSMTPServer(t testing.TB) *smtpServer {
 	t.Helper()
 	cert, roots := testCert(t)
 	s := &smtpServer{roots: roots}
@@ -316,7 +316,7 @@ func (ss *smtpSession) Data(r io.Reader) error {
 
 // testCert makes a certificate for 127.0.0.1 and localhost and a pool
 // that trusts it.
-func testCert(t *testing.T) (tls.Certificate, *x509.CertPool) {
+func testCert(t testing.TB) (tls.Certificate, *x509.CertPool) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
