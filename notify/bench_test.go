@@ -83,4 +83,3 @@ func BenchmarkDeliveryThroughput(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(n)/elapsed.Seconds(), "msgs/s")
 }
-
