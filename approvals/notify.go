@@ -2,9 +2,12 @@ package approvals
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/wardenhq/warden/notify"
+	"github.com/wardenhq/warden/platform/jobs"
 	"github.com/wardenhq/warden/platform/money"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/tenants"
@@ -31,13 +34,58 @@ func NotifyInfo(ctx context.Context, q store.Querier, a Action, tenantSlug strin
 }
 
 // notifyPending queues the messages of a new pending action in its
-// transaction (notify sends them later, from the job queue).
+// transaction (notify sends them later, from the job queue), and, when
+// its tenant has an escalation route, the job that escalates it if it is
+// still undecided at the configured share of its lifetime (half unless
+// changed on the Notifications page).
 func notifyPending(ctx context.Context, tx *store.Tx, a Action, tenantSlug string) error {
 	info, err := NotifyInfo(ctx, tx, a, tenantSlug)
 	if err != nil {
 		return err
 	}
-	return notify.ActionPending(ctx, tx, info)
+	if err := notify.ActionPending(ctx, tx, info); err != nil {
+		return err
+	}
+	at, ok, err := notify.EscalatesAt(ctx, tx, a.TenantID, a.CreatedAt, a.ExpiresAt)
+	if err != nil || !ok {
+		return err
+	}
+	return jobs.Enqueue(ctx, tx, JobEscalate, EscalateJob{ActionID: a.ID}, jobs.Options{UniqueKey: "escalate:" + a.ID, RunAt: at})
+}
+
+// JobEscalate is the kind of the job that escalates a pending action
+// still undecided part-way through its lifetime.
+const JobEscalate = "escalate_action"
+
+// EscalateJob is JobEscalate's payload.
+type EscalateJob struct {
+	ActionID string `json:"action_id"`
+}
+
+// HandleEscalate is JobEscalate's handler: an action still pending is
+// announced to its tenant's escalation routes, in one transaction; a
+// decided, expired or cancelled one escalates nothing.
+func HandleEscalate(db *store.DB, now func() time.Time) jobs.Handler {
+	return func(ctx context.Context, j jobs.Job) error {
+		var p EscalateJob
+		if err := json.Unmarshal(j.Payload, &p); err != nil {
+			return &jobs.Permanent{Err: err}
+		}
+		return db.Transact(ctx, func(tx *store.Tx) error {
+			a, err := Get(ctx, tx, p.ActionID)
+			if errors.Is(err, ErrNotFound) {
+				return nil
+			}
+			if err != nil || a.Status != StatusPending || !now().Before(a.ExpiresAt) {
+				return err
+			}
+			info, err := NotifyInfo(ctx, tx, a, "")
+			if err != nil {
+				return err
+			}
+			return notify.ActionEscalated(ctx, tx, info, now())
+		})
+	}
 }
 
 // notifyFailed queues the messages of an execution that failed for

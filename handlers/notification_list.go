@@ -24,7 +24,7 @@ var notifyNotices = map[string]string{
 	"test_failed":    "The test message did not get through; the channel's error is shown with it.",
 	"route_added":    "Route added. It counts from the next event.",
 	"route_deleted":  "Route removed.",
-	"quiet_saved":    "Quiet time saved.",
+	"settings_saved": "Timing saved.",
 	"test_refused":   "The channel's breaker is open after repeated failures; the test was not sent. Try again in half a minute.",
 	"channel_absent": "There is no such channel any more.",
 }
@@ -90,6 +90,13 @@ func (h *Console) renderNotifications(c echo.Context, status int, v views.Notifi
 			return err
 		}
 		v.Quiet = strconv.FormatInt(int64(quiet.Seconds()), 10)
+	}
+	if v.Escalate == "" {
+		p, err := notify.EscalationPercent(ctx, q)
+		if err != nil {
+			return err
+		}
+		v.Escalate = strconv.Itoa(p)
 	}
 	page := PageFor(c, "Notifications")
 	page.Active = "/notifications"

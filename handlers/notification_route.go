@@ -61,20 +61,30 @@ func (h *Console) NotificationRouteDelete(c echo.Context) error {
 	return seeOther(c, "/notifications?done=route_deleted")
 }
 
-// NotificationQuietSet changes the quiet time of alert pages.
-func (h *Console) NotificationQuietSet(c echo.Context) error {
+// NotificationSettingsSet changes the quiet time of alert pages and the
+// share of an action's lifetime after which it escalates.
+func (h *Console) NotificationSettingsSet(c echo.Context) error {
 	user := CurrentPrincipal(c)
 	if err := requireAllTenants(user, notifyChange); err != nil {
 		return err
 	}
-	raw := strings.TrimSpace(c.FormValue("quiet_seconds"))
-	secs, msg := formInt(raw, "The quiet time is a whole number of seconds from 0 to 86400.")
+	quiet, esc := strings.TrimSpace(c.FormValue("quiet_seconds")), strings.TrimSpace(c.FormValue("escalate_percent"))
 	errs := views.FieldErrors{}
+	secs, msg := formInt(quiet, "The quiet time is a whole number of seconds from 0 to 86400.")
 	if msg != "" {
 		errs["quiet_seconds"] = msg
-	} else {
-		err := h.DB.Transact(c.Request().Context(), func(tx *store.Tx) error {
-			return notify.SetQuietTime(c.Request().Context(), tx, principalActor(user), time.Duration(secs)*time.Second)
+	}
+	pct, msg := formInt(esc, "Escalate after 1 to 99 percent of an action's lifetime.")
+	if msg != "" {
+		errs["escalate_percent"] = msg
+	}
+	if len(errs) == 0 {
+		ctx := c.Request().Context()
+		err := h.DB.Transact(ctx, func(tx *store.Tx) error {
+			if err := notify.SetQuietTime(ctx, tx, principalActor(user), time.Duration(secs)*time.Second); err != nil {
+				return err
+			}
+			return notify.SetEscalationPercent(ctx, tx, principalActor(user), pct)
 		})
 		invalid, isInvalid := fieldErrors(err)
 		switch {
@@ -83,9 +93,9 @@ func (h *Console) NotificationQuietSet(c echo.Context) error {
 		case err != nil:
 			return err
 		default:
-			return seeOther(c, "/notifications?done=quiet_saved")
+			return seeOther(c, "/notifications?done=settings_saved")
 		}
 	}
-	return h.renderNotifications(c, http.StatusUnprocessableEntity, views.NotificationsView{Quiet: raw, QuietErrs: errs,
+	return h.renderNotifications(c, http.StatusUnprocessableEntity, views.NotificationsView{Quiet: quiet, Escalate: esc, QuietErrs: errs,
 		Form: views.ChannelForm{Kind: notify.Slack, Port: "587", TLS: "starttls"}})
 }

@@ -261,3 +261,42 @@ func SetQuietTime(ctx context.Context, tx *store.Tx, by audit.Actor, d time.Dura
 		Details: map[string]any{"seconds": int64(d / time.Second)}})
 	return err
 }
+
+// EscalationPercent is the share of a pending action's lifetime, in
+// percent, after which an undecided action escalates.
+func EscalationPercent(ctx context.Context, q store.Querier) (int, error) {
+	var p int
+	if err := q.QueryRowContext(ctx, `SELECT escalate_percent FROM notify_settings WHERE id = 1`).Scan(&p); err != nil {
+		return 0, fmt.Errorf("notify settings: %w", err)
+	}
+	return p, nil
+}
+
+// SetEscalationPercent changes it (1 to 99), with
+// notify.escalation_set.
+func SetEscalationPercent(ctx context.Context, tx *store.Tx, by audit.Actor, percent int) error {
+	if percent < 1 || percent > 99 {
+		return &store.ValidationError{Fields: map[string]string{"escalate_percent": "Escalate after 1 to 99 percent of an action's lifetime."}}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE notify_settings SET escalate_percent = ? WHERE id = 1`, percent); err != nil {
+		return fmt.Errorf("set escalation: %w", err)
+	}
+	_, err := audit.Append(ctx, tx, audit.Event{Actor: by, Verb: "notify.escalation_set", Subject: audit.Subject{Type: "notify_settings", ID: "escalation"},
+		Details: map[string]any{"percent": percent}})
+	return err
+}
+
+// EscalatesAt is when an action created at created and expiring at
+// expires escalates, and whether the tenant has anyone to escalate to
+// (an escalation route): when it has none, no escalation is scheduled.
+func EscalatesAt(ctx context.Context, tx *store.Tx, tenantID string, created, expires time.Time) (time.Time, bool, error) {
+	routes, err := routesFor(ctx, tx, EventEscalation, tenantID)
+	if err != nil || len(routes) == 0 {
+		return time.Time{}, false, err
+	}
+	p, err := EscalationPercent(ctx, tx)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	return created.Add(expires.Sub(created) * time.Duration(p) / 100), true, nil
+}

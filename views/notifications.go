@@ -19,6 +19,7 @@ type NotificationsView struct {
 	Routes   []notify.Route
 	Tenants  []TenantOption
 	Quiet    string // seconds
+	Escalate string // percent of an action's lifetime
 	// Form is the channel form: adding one, or editing Form.Existing.
 	Form      ChannelForm
 	Errors    FieldErrors

@@ -93,13 +93,21 @@ func TestAdminNotificationsPage(t *testing.T) {
 		!strings.Contains(text(p, "route-"+routes[0].ID), "from 1,000.00; tools issue_refund") {
 		t.Fatalf("route: notice %q, routes %+v, row %q", text(p, "notice"), routes, text(p, "route-"+routes[0].ID))
 	}
-	p = b.post("/notifications/quiet", b.withCSRF(url.Values{"quiet_seconds": {"-5"}}), nil)
+	p = b.post("/notifications/settings", b.withCSRF(url.Values{"quiet_seconds": {"-5"}, "escalate_percent": {"100"}}), nil)
 	if p.Status != http.StatusUnprocessableEntity || text(p, "error-quiet_seconds") == "" {
 		t.Fatalf("bad quiet time = %d", p.Status)
 	}
-	p = b.post("/notifications/quiet", b.withCSRF(url.Values{"quiet_seconds": {"600"}}), nil)
-	if q, _ := notify.QuietTime(t.Context(), in.DB.Read()); text(p, "notice") != "Quiet time saved." || q.Seconds() != 600 {
-		t.Fatalf("quiet: notice %q, %v", text(p, "notice"), q)
+	p = b.post("/notifications/settings", b.withCSRF(url.Values{"quiet_seconds": {"600"}, "escalate_percent": {"100"}}), nil)
+	if p.Status != http.StatusUnprocessableEntity || text(p, "error-escalate_percent") == "" {
+		t.Fatalf("bad escalation share = %d", p.Status)
+	}
+	if q, _ := notify.QuietTime(t.Context(), in.DB.Read()); q.Seconds() != 300 {
+		t.Fatalf("a refused form changed the quiet time to %v", q)
+	}
+	p = b.post("/notifications/settings", b.withCSRF(url.Values{"quiet_seconds": {"600"}, "escalate_percent": {"75"}}), nil)
+	pct, _ := notify.EscalationPercent(t.Context(), in.DB.Read())
+	if q, _ := notify.QuietTime(t.Context(), in.DB.Read()); text(p, "notice") != "Timing saved." || q.Seconds() != 600 || pct != 75 {
+		t.Fatalf("timing: notice %q, quiet %v, escalation %d%%", text(p, "notice"), q, pct)
 	}
 
 	p = b.get("/notifications/channels/ops-slack/delete")
@@ -111,7 +119,7 @@ func TestAdminNotificationsPage(t *testing.T) {
 		t.Fatalf("delete: notice %q", text(p, "notice"))
 	}
 	verbs, _ := store.Strings(t.Context(), in.DB.Read(), `SELECT verb FROM audit_events WHERE verb LIKE 'notify.%' ORDER BY seq`)
-	want := "notify.channel_created notify.channel_tested notify.channel_tested notify.channel_changed notify.route_added notify.quiet_time_set notify.channel_deleted"
+	want := "notify.channel_created notify.channel_tested notify.channel_tested notify.channel_changed notify.route_added notify.quiet_time_set notify.escalation_set notify.channel_deleted"
 	if strings.Join(verbs, " ") != want {
 		t.Errorf("audited %v, want %s", verbs, want)
 	}

@@ -114,7 +114,7 @@ func (s *Server) consoleRoutes() []route {
 		{http.MethodPost, "/notifications/channels/:name/delete", h.NotificationChannelDelete, admin, ""},
 		{http.MethodPost, "/notifications/routes", h.NotificationRouteAdd, admin, ""},
 		{http.MethodPost, "/notifications/routes/:id/delete", h.NotificationRouteDelete, admin, ""},
-		{http.MethodPost, "/notifications/quiet", h.NotificationQuietSet, admin, ""},
+		{http.MethodPost, "/notifications/settings", h.NotificationSettingsSet, admin, ""},
 		{http.MethodGet, "/releases", h.ReleaseList, oncallAdmin, "Releases"},
 		{http.MethodGet, "/releases/rollback", h.ReleaseRollbackConfirm, oncallAdmin, ""},
 		{http.MethodPost, "/releases/rollback", h.ReleaseRollback, oncallAdmin, ""},

@@ -67,9 +67,11 @@ CREATE TABLE notify_pages (
     PRIMARY KEY (channel_id, dedup_key)
 );
 
--- Installation-wide settings: the quiet time of pages, in seconds.
+-- Installation-wide settings: the quiet time of pages, in seconds, and
+-- the share of a pending action's lifetime after which it escalates.
 CREATE TABLE notify_settings (
-    id            INTEGER PRIMARY KEY CHECK (id = 1),
-    quiet_seconds INTEGER NOT NULL
+    id               INTEGER PRIMARY KEY CHECK (id = 1),
+    quiet_seconds    INTEGER NOT NULL,
+    escalate_percent INTEGER NOT NULL
 );
-INSERT INTO notify_settings (id, quiet_seconds) VALUES (1, 300);
+INSERT INTO notify_settings (id, quiet_seconds, escalate_percent) VALUES (1, 300, 50);

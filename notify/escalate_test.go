@@ -1,0 +1,90 @@
+package notify_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/notify"
+	"github.com/wardenhq/warden/platform/jobs"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/platform/store/storetest"
+)
+
+// escalationScheduled returns when the escalation job of an action runs
+// (zero: none scheduled), from the outbox or River.
+func (r *rig) escalationScheduled(t *testing.T, actionID string) time.Time {
+	t.Helper()
+	q := `SELECT run_at FROM jobs WHERE kind = 'escalate_action' AND payload LIKE ?`
+	if storetest.Postgres() {
+		q = `SELECT to_char(scheduled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US000"Z"') FROM river_job WHERE kind = 'escalate_action' AND args::text LIKE ?`
+	}
+	got, err := store.Strings(context.Background(), r.db.Read(), q, "%"+actionID+"%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) == 0 {
+		return time.Time{}
+	}
+	at, _ := time.Parse(time.RFC3339Nano, got[0])
+	return at
+}
+
+// TestEscalation: an action of a tenant with an escalation route is
+// scheduled to escalate at half its lifetime; if still undecided then
+// (the clock moved there), the route hears "Still undecided" with the
+// approvals still needed; after its expiry the job sends nothing; a
+// tenant without an escalation route schedules none.
+func TestEscalation(t *testing.T) {
+	r, rc := webhookRig(t)
+	a := r.propose(t, 240000) // no escalation route yet
+	if at := r.escalationScheduled(t, a.ID); !at.IsZero() {
+		t.Errorf("escalation scheduled at %v without an escalation route", at)
+	}
+	chans, _ := notify.Channels(t.Context(), r.db.Read())
+	var generic notify.Channel
+	for _, c := range chans {
+		if c.Name == "generic" {
+			generic = c
+		}
+	}
+	r.route(t, notify.Route{Event: notify.EventEscalation, ChannelID: generic.ID, TenantID: r.tenant.ID})
+	a = r.propose(t, 240000) // lives 2 h
+	half := a.CreatedAt.Add(time.Hour)
+	if at := r.escalationScheduled(t, a.ID); at.Sub(half).Abs() > time.Millisecond {
+		t.Fatalf("escalation scheduled at %v, want half its lifetime, %v", at, half)
+	}
+	payload, _ := json.Marshal(approvals.EscalateJob{ActionID: a.ID})
+	job := jobs.Job{Kind: approvals.JobEscalate, Payload: payload, Attempts: 1, MaxAttempts: 25}
+	if err := approvals.HandleEscalate(r.db, func() time.Time { return a.ExpiresAt.Add(time.Second) })(t.Context(), job); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.deliveryStatuses(t)["queued"]; n != 6 {
+		t.Errorf("after expiry the escalation queued something: %d queued, want the 6 proposals' messages", n)
+	}
+	if err := approvals.HandleEscalate(r.db, func() time.Time { return half })(t.Context(), job); err != nil {
+		t.Fatal(err)
+	}
+	r.start(t, 2)
+	waitFor(t, "the escalation", func() bool {
+		for _, req := range rc.generic.requests() {
+			if strings.Contains(string(req.Body), "Still undecided: Refund $2,400.00 for ORD-1004") {
+				return true
+			}
+		}
+		return false
+	})
+	for _, req := range rc.generic.requests() {
+		if get(req.Decoded, "event") == notify.EventEscalation {
+			if !strings.Contains(string(req.Body), "2 of 2 approvals needed") || !strings.Contains(string(req.Body), "/approvals/"+a.ID) {
+				t.Errorf("escalation: %s", req.Body)
+			}
+			if found := contains(string(req.Body), pii...); len(found) > 0 {
+				t.Errorf("escalation carries personal data %q", found)
+			}
+		}
+	}
+}
