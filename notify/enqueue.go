@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/wardenhq/warden/audit"
@@ -170,19 +171,38 @@ func AlertChanged(ctx context.Context, tx *store.Tx, a AlertInfo) error {
 }
 
 // enqueueAll writes one delivery per channel whose route hears the
-// message (a channel named by two routes gets one).
+// message (a channel named by two routes gets one): the deliveries in one
+// statement, their jobs in one batch, so that routes add little to the
+// transaction of a proposal.
 func enqueueAll(ctx context.Context, tx *store.Tx, routes []Route, subject, tenantID string, m Message, hears func(Route) bool, runAt time.Time) error {
 	seen := map[string]bool{}
+	var values []string
+	var args []any
+	var items []jobs.Item
+	now := store.Now()
 	for _, r := range routes {
 		if seen[r.ChannelID] || !hears(r) {
 			continue
 		}
 		seen[r.ChannelID] = true
-		if err := enqueue(ctx, tx, "msg_"+store.NewID(), r.ChannelID, subject, tenantID, m, runAt); err != nil {
-			return err
+		m.ID = "msg_" + store.NewID()
+		raw, err := json.Marshal(m)
+		if err != nil {
+			return fmt.Errorf("notify: %w", err)
 		}
+		values = append(values, "(?, ?, ?, ?, ?, ?, 'queued', ?)")
+		args = append(args, m.ID, r.ChannelID, m.Event, subject, tenantID, string(raw), now)
+		items = append(items, jobs.Item{Kind: JobDeliver, Payload: deliverJob{DeliveryID: m.ID},
+			Options: jobs.Options{UniqueKey: "notify:" + m.ID, MaxAttempts: deliverAttempts, RunAt: runAt}})
 	}
-	return nil
+	if len(values) == 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO notify_deliveries (id, channel_id, event, subject, tenant_id, message, status, created_at)
+		VALUES `+strings.Join(values, ", "), args...); err != nil {
+		return fmt.Errorf("notify %s: %w", m.Event, err)
+	}
+	return jobs.EnqueueMany(ctx, tx, items)
 }
 
 // enqueue writes one delivery and its job.
