@@ -361,6 +361,7 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	nt := notify.New(notify.Options{DB: db, Sealer: sealer, Log: log, BaseURL: o.PublicURL, AllowInternal: o.DevMode})
 	queue.Register(notify.JobDeliver, nt.HandleDeliver)
 	queue.Register(approvals.JobEscalate, approvals.HandleEscalate(db, time.Now))
+	queue.Register(approvals.JobRemind, approvals.HandleRemind(db, time.Now))
 	interval := o.AlertInterval
 	if interval <= 0 {
 		interval = time.Minute

@@ -46,11 +46,29 @@ func notifyPending(ctx context.Context, tx *store.Tx, a Action, tenantSlug strin
 	if err := notify.ActionPending(ctx, tx, info); err != nil {
 		return err
 	}
-	at, ok, err := notify.EscalatesAt(ctx, tx, a.TenantID, a.CreatedAt, a.ExpiresAt)
-	if err != nil || !ok {
+	var later []jobs.Item
+	if at, ok, err := notify.EscalatesAt(ctx, tx, a.TenantID, a.CreatedAt, a.ExpiresAt); err != nil {
 		return err
+	} else if ok {
+		later = append(later, jobs.Item{Kind: JobEscalate, Payload: EscalateJob{ActionID: a.ID}, Options: jobs.Options{UniqueKey: "escalate:" + a.ID, RunAt: at}})
 	}
-	return jobs.Enqueue(ctx, tx, JobEscalate, EscalateJob{ActionID: a.ID}, jobs.Options{UniqueKey: "escalate:" + a.ID, RunAt: at})
+	if at, ok, err := notify.RemindsAt(ctx, tx, a.TenantID, a.CreatedAt, a.ExpiresAt); err != nil {
+		return err
+	} else if ok {
+		later = append(later, jobs.Item{Kind: JobRemind, Payload: EscalateJob{ActionID: a.ID}, Options: jobs.Options{UniqueKey: "remind:" + a.ID, RunAt: at}})
+	}
+	return jobs.EnqueueMany(ctx, tx, later)
+}
+
+// JobRemind is the kind of the job that reminds the approvers of a
+// pending action still undecided after the reminder wait; its payload is
+// an EscalateJob.
+const JobRemind = "remind_action"
+
+// HandleRemind is JobRemind's handler: an action still pending is
+// announced again to the routes that heard of it first.
+func HandleRemind(db *store.DB, now func() time.Time) jobs.Handler {
+	return whilePending(db, now, notify.ActionReminder)
 }
 
 // JobEscalate is the kind of the job that escalates a pending action
@@ -66,6 +84,12 @@ type EscalateJob struct {
 // announced to its tenant's escalation routes, in one transaction; a
 // decided, expired or cancelled one escalates nothing.
 func HandleEscalate(db *store.DB, now func() time.Time) jobs.Handler {
+	return whilePending(db, now, notify.ActionEscalated)
+}
+
+// whilePending is a job handler that calls announce for an action still
+// pending (and not yet expired) when the job runs, in one transaction.
+func whilePending(db *store.DB, now func() time.Time, announce func(context.Context, *store.Tx, notify.ActionInfo, time.Time) error) jobs.Handler {
 	return func(ctx context.Context, j jobs.Job) error {
 		var p EscalateJob
 		if err := json.Unmarshal(j.Payload, &p); err != nil {
@@ -83,7 +107,7 @@ func HandleEscalate(db *store.DB, now func() time.Time) jobs.Handler {
 			if err != nil {
 				return err
 			}
-			return notify.ActionEscalated(ctx, tx, info, now())
+			return announce(ctx, tx, info, now())
 		})
 	}
 }

@@ -98,6 +98,13 @@ func (h *Console) renderNotifications(c echo.Context, status int, v views.Notifi
 		}
 		v.Escalate = strconv.Itoa(p)
 	}
+	if v.Remind == "" {
+		d, err := notify.ReminderWait(ctx, q)
+		if err != nil {
+			return err
+		}
+		v.Remind = strconv.FormatInt(int64(d.Minutes()), 10)
+	}
 	page := PageFor(c, "Notifications")
 	page.Active = "/notifications"
 	return Render(c, status, page, views.NotificationList(page, v))

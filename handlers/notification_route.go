@@ -61,14 +61,15 @@ func (h *Console) NotificationRouteDelete(c echo.Context) error {
 	return seeOther(c, "/notifications?done=route_deleted")
 }
 
-// NotificationSettingsSet changes the quiet time of alert pages and the
-// share of an action's lifetime after which it escalates.
+// NotificationSettingsSet changes the quiet time of alert pages, the
+// reminder wait and the share of an action's lifetime after which it
+// escalates.
 func (h *Console) NotificationSettingsSet(c echo.Context) error {
 	user := CurrentPrincipal(c)
 	if err := requireAllTenants(user, notifyChange); err != nil {
 		return err
 	}
-	quiet, esc := strings.TrimSpace(c.FormValue("quiet_seconds")), strings.TrimSpace(c.FormValue("escalate_percent"))
+	quiet, esc, remind := strings.TrimSpace(c.FormValue("quiet_seconds")), strings.TrimSpace(c.FormValue("escalate_percent")), strings.TrimSpace(c.FormValue("remind_minutes"))
 	errs := views.FieldErrors{}
 	secs, msg := formInt(quiet, "The quiet time is a whole number of seconds from 0 to 86400.")
 	if msg != "" {
@@ -78,10 +79,20 @@ func (h *Console) NotificationSettingsSet(c echo.Context) error {
 	if msg != "" {
 		errs["escalate_percent"] = msg
 	}
+	if remind == "" {
+		remind = "0"
+	}
+	mins, msg := formInt(remind, "Remind after a whole number of minutes from 0 (never) to 10080 (a week).")
+	if msg != "" {
+		errs["remind_minutes"] = msg
+	}
 	if len(errs) == 0 {
 		ctx := c.Request().Context()
 		err := h.DB.Transact(ctx, func(tx *store.Tx) error {
 			if err := notify.SetQuietTime(ctx, tx, principalActor(user), time.Duration(secs)*time.Second); err != nil {
+				return err
+			}
+			if err := notify.SetReminderWait(ctx, tx, principalActor(user), time.Duration(mins)*time.Minute); err != nil {
 				return err
 			}
 			return notify.SetEscalationPercent(ctx, tx, principalActor(user), pct)
@@ -96,6 +107,6 @@ func (h *Console) NotificationSettingsSet(c echo.Context) error {
 			return seeOther(c, "/notifications?done=settings_saved")
 		}
 	}
-	return h.renderNotifications(c, http.StatusUnprocessableEntity, views.NotificationsView{Quiet: quiet, Escalate: esc, QuietErrs: errs,
+	return h.renderNotifications(c, http.StatusUnprocessableEntity, views.NotificationsView{Quiet: quiet, Escalate: esc, Remind: remind, QuietErrs: errs,
 		Form: views.ChannelForm{Kind: notify.Slack, Port: "587", TLS: "starttls"}})
 }

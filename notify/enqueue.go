@@ -320,3 +320,55 @@ func EscalatesAt(ctx context.Context, tx *store.Tx, tenantID string, created, ex
 	}
 	return created.Add(expires.Sub(created) * time.Duration(p) / 100), true, nil
 }
+
+// ReminderWait is how long a pending action waits before its approvers
+// are reminded; 0 for never.
+func ReminderWait(ctx context.Context, q store.Querier) (time.Duration, error) {
+	var m int64
+	if err := q.QueryRowContext(ctx, `SELECT remind_minutes FROM notify_settings WHERE id = 1`).Scan(&m); err != nil {
+		return 0, fmt.Errorf("notify settings: %w", err)
+	}
+	return time.Duration(m) * time.Minute, nil
+}
+
+// SetReminderWait changes it (whole minutes, 0 to a week), with
+// notify.reminder_set.
+func SetReminderWait(ctx context.Context, tx *store.Tx, by audit.Actor, d time.Duration) error {
+	if d < 0 || d > 7*24*time.Hour || d%time.Minute != 0 {
+		return &store.ValidationError{Fields: map[string]string{"remind_minutes": "Remind after a whole number of minutes from 0 (never) to 10080 (a week)."}}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE notify_settings SET remind_minutes = ? WHERE id = 1`, int64(d/time.Minute)); err != nil {
+		return fmt.Errorf("set reminder: %w", err)
+	}
+	_, err := audit.Append(ctx, tx, audit.Event{Actor: by, Verb: "notify.reminder_set", Subject: audit.Subject{Type: "notify_settings", ID: "reminder"},
+		Details: map[string]any{"minutes": int64(d / time.Minute)}})
+	return err
+}
+
+// RemindsAt is when the approvers of an action created at created and
+// expiring at expires are reminded, and whether they are: a reminder
+// wait is set, it ends before the expiry, and the tenant has routes for
+// new pending actions (the reminder goes where the first message went).
+func RemindsAt(ctx context.Context, tx *store.Tx, tenantID string, created, expires time.Time) (time.Time, bool, error) {
+	wait, err := ReminderWait(ctx, tx)
+	if err != nil || wait == 0 || !created.Add(wait).Before(expires) {
+		return time.Time{}, false, err
+	}
+	routes, err := routesFor(ctx, tx, EventActionPending, tenantID)
+	if err != nil || len(routes) == 0 {
+		return time.Time{}, false, err
+	}
+	return created.Add(wait), true, nil
+}
+
+// ActionReminder reminds the routes of new pending actions that a still
+// waits.
+func ActionReminder(ctx context.Context, tx *store.Tx, a ActionInfo, now time.Time) error {
+	routes, err := routesFor(ctx, tx, EventActionPending, a.TenantID)
+	if err != nil || len(routes) == 0 {
+		return err
+	}
+	m := Message{Event: EventActionPending, Title: "Reminder, approval still needed: " + a.Summary, Summary: a.Summary, Tenant: a.TenantSlug,
+		Fields: a.fields(), Link: "/approvals/" + a.ID, At: now}
+	return enqueueAll(ctx, tx, routes, a.ID+"#reminder", a.TenantID, m, func(r Route) bool { return r.hearsAction(a.Tool, a.AmountMinor) }, time.Time{})
+}

@@ -97,7 +97,7 @@ var AuditVerbs = []string{
 	"runbook.", "runbook.action",
 	"alert.", "alert.fired", "alert.resolved", "alert.rule_set",
 	"notify.", "notify.channel_created", "notify.channel_changed", "notify.channel_deleted", "notify.channel_tested",
-	"notify.route_added", "notify.route_deleted", "notify.quiet_time_set", "notify.escalation_set",
+	"notify.route_added", "notify.route_deleted", "notify.quiet_time_set", "notify.escalation_set", "notify.reminder_set",
 	"notification.", "notification.delivered", "notification.failed",
 	"policy.violation", "traces.purged", "traces.purged_range", "audit.", "audit.verify_ok", "audit.verify_failed", "audit.export", "effect.reconciled",
 	"job.", "job.retried",
@@ -221,6 +221,11 @@ func eventSentence(e audit.Event, n EventNames) string {
 		return who + " removed notification route " + subject
 	case "notify.quiet_time_set":
 		return who + " set the quiet time of alert pages to " + d.str("seconds") + " s"
+	case "notify.reminder_set":
+		if d.str("minutes") == "0" {
+			return who + " turned reminders of pending actions off"
+		}
+		return who + " set pending actions to be reminded after " + d.str("minutes") + " minutes"
 	case "notify.escalation_set":
 		return who + " set undecided actions to escalate after " + d.str("percent") + "% of their lifetime"
 	case "notification.delivered":

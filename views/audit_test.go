@@ -70,6 +70,8 @@ func TestEventSentence(t *testing.T) {
 			"Alice Approver removed notification route rt_1"},
 		{"quiet time", alice, "", "notify.quiet_time_set", audit.Subject{Type: "notify_settings", ID: "quiet_time"}, `{"seconds":600}`,
 			"Alice Approver set the quiet time of alert pages to 600 s"},
+		{"reminder", alice, "", "notify.reminder_set", audit.Subject{Type: "notify_settings", ID: "reminder"}, `{"minutes":30}`,
+			"Alice Approver set pending actions to be reminded after 30 minutes"},
 		{"escalation", alice, "", "notify.escalation_set", audit.Subject{Type: "notify_settings", ID: "escalation"}, `{"percent":50}`,
 			"Alice Approver set undecided actions to escalate after 50% of their lifetime"},
 		{"notification delivered", audit.Actor{Type: audit.ActorSystem, ID: "notify"}, "acme", "notification.delivered", audit.Subject{Type: "notification", ID: "msg_1"},

@@ -20,6 +20,7 @@ type NotificationsView struct {
 	Tenants  []TenantOption
 	Quiet    string // seconds
 	Escalate string // percent of an action's lifetime
+	Remind   string // minutes; 0 never
 	// Form is the channel form: adding one, or editing Form.Existing.
 	Form      ChannelForm
 	Errors    FieldErrors

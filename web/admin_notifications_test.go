@@ -104,9 +104,10 @@ func TestAdminNotificationsPage(t *testing.T) {
 	if q, _ := notify.QuietTime(t.Context(), in.DB.Read()); q.Seconds() != 300 {
 		t.Fatalf("a refused form changed the quiet time to %v", q)
 	}
-	p = b.post("/notifications/settings", b.withCSRF(url.Values{"quiet_seconds": {"600"}, "escalate_percent": {"75"}}), nil)
+	p = b.post("/notifications/settings", b.withCSRF(url.Values{"quiet_seconds": {"600"}, "escalate_percent": {"75"}, "remind_minutes": {"30"}}), nil)
 	pct, _ := notify.EscalationPercent(t.Context(), in.DB.Read())
-	if q, _ := notify.QuietTime(t.Context(), in.DB.Read()); text(p, "notice") != "Timing saved." || q.Seconds() != 600 || pct != 75 {
+	remind, _ := notify.ReminderWait(t.Context(), in.DB.Read())
+	if q, _ := notify.QuietTime(t.Context(), in.DB.Read()); text(p, "notice") != "Timing saved." || q.Seconds() != 600 || pct != 75 || remind.Minutes() != 30 {
 		t.Fatalf("timing: notice %q, quiet %v, escalation %d%%", text(p, "notice"), q, pct)
 	}
 
@@ -119,7 +120,7 @@ func TestAdminNotificationsPage(t *testing.T) {
 		t.Fatalf("delete: notice %q", text(p, "notice"))
 	}
 	verbs, _ := store.Strings(t.Context(), in.DB.Read(), `SELECT verb FROM audit_events WHERE verb LIKE 'notify.%' ORDER BY seq`)
-	want := "notify.channel_created notify.channel_tested notify.channel_tested notify.channel_changed notify.route_added notify.quiet_time_set notify.escalation_set notify.channel_deleted"
+	want := "notify.channel_created notify.channel_tested notify.channel_tested notify.channel_changed notify.route_added notify.quiet_time_set notify.reminder_set notify.escalation_set notify.channel_deleted"
 	if strings.Join(verbs, " ") != want {
 		t.Errorf("audited %v, want %s", verbs, want)
 	}

@@ -68,10 +68,12 @@ CREATE TABLE notify_pages (
 );
 
 -- Installation-wide settings: the quiet time of pages, in seconds, and
--- the share of a pending action's lifetime after which it escalates.
+-- the share of a pending action's lifetime after which it escalates, and
+-- the minutes after which its approvers are reminded (0: never).
 CREATE TABLE notify_settings (
     id               INTEGER PRIMARY KEY CHECK (id = 1),
     quiet_seconds    INTEGER NOT NULL,
-    escalate_percent INTEGER NOT NULL
+    escalate_percent INTEGER NOT NULL,
+    remind_minutes   INTEGER NOT NULL
 );
-INSERT INTO notify_settings (id, quiet_seconds, escalate_percent) VALUES (1, 300, 50);
+INSERT INTO notify_settings (id, quiet_seconds, escalate_percent, remind_minutes) VALUES (1, 300, 50, 0);
