@@ -41,16 +41,24 @@ const (
 	ModelOverrun = "model_overrun"
 )
 
+// Kinds lists every kind of alert, as /alerts shows them and runbooks
+// name them in their front matter.
+var Kinds = []string{FailureRate, P99Latency, BudgetBurn, ModelOverrun}
+
 // OverrunWindow is how long one model call that cost more than its
 // reservation keeps its deployment's model_overrun alert firing.
 const OverrunWindow = 24 * time.Hour
 
-// Runbook is the id of the runbook that handles an alert of kind (its
-// page is /runbooks/<id>).
+// Runbook is the id of the shipped runbook that handles an alert of kind
+// when nothing more is known of it (its page is /runbooks/<id>). The
+// console proposes the runbook that fits what failed (runbooks.Set.For
+// with the alert's Cause); this is what the audit events record.
 func Runbook(kind string) string {
 	switch kind {
-	case FailureRate, P99Latency:
+	case FailureRate:
 		return "tool-provider-outage"
+	case P99Latency:
+		return "slow-journeys"
 	case BudgetBurn, ModelOverrun:
 		return "runaway-spend"
 	}
@@ -67,6 +75,14 @@ type Alert struct {
 	Threshold int64
 	FiredAt   time.Time
 	Resolved  *time.Time
+	Ack       *Ack // nil until someone acknowledges it
+}
+
+// Ack is who acknowledged an alert, when, and their note.
+type Ack struct {
+	By, ByName string
+	At         time.Time
+	Note       string
 }
 
 // Runbook is the id of the runbook for the alert.

@@ -137,7 +137,7 @@ func TestEvaluateSkillRules(t *testing.T) {
 		{"p99 latency fires", func(t *testing.T, r *rig) {
 			r.journeys(t, "orders", journeys.StatusCompleted, 98, 100*time.Millisecond, minute)
 			r.journeys(t, "orders", journeys.StatusCompleted, 2, 12*time.Second, minute)
-		}, []string{"p99_latency orders 12000/10000 tool-provider-outage"}},
+		}, []string{"p99_latency orders 12000/10000 slow-journeys"}},
 		{"one slow journey in a hundred is the 99th percentile's tail", func(t *testing.T, r *rig) {
 			r.journeys(t, "orders", journeys.StatusCompleted, 99, 100*time.Millisecond, minute)
 			r.journeys(t, "orders", journeys.StatusCompleted, 1, 12*time.Second, minute)
@@ -146,7 +146,7 @@ func TestEvaluateSkillRules(t *testing.T) {
 			r.journeys(t, "refunds", journeys.StatusFailed, 20, 11*time.Second, minute)
 			r.journeys(t, "orders", journeys.StatusFailed, 10, 100*time.Millisecond, minute)
 			r.journeys(t, "orders", journeys.StatusCompleted, 10, 100*time.Millisecond, minute)
-		}, []string{"failure_rate orders 50/20 tool-provider-outage", "failure_rate refunds 100/20 tool-provider-outage", "p99_latency refunds 11000/10000 tool-provider-outage"}},
+		}, []string{"failure_rate orders 50/20 tool-provider-outage", "failure_rate refunds 100/20 tool-provider-outage", "p99_latency refunds 11000/10000 slow-journeys"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := newRig(t)

@@ -3,6 +3,7 @@ package alerts
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/wardenhq/warden/audit"
@@ -156,7 +157,13 @@ func fire(ctx context.Context, tx *store.Tx, a Alert) error {
 	if err != nil {
 		return fmt.Errorf("fire alert %s %s: %w", a.Kind, a.Subject, err)
 	}
-	if err := appendEvent(ctx, tx, "alert.fired", a); err != nil {
+	// The event keeps why it fired as well as that it did: the failure
+	// codes then, and whose doing they were.
+	c, err := CauseOf(ctx, tx, a, nil, a.FiredAt)
+	if err != nil {
+		return err
+	}
+	if err := appendEvent(ctx, tx, "alert.fired", a, c); err != nil {
 		return err
 	}
 	return notifyChange(ctx, tx, a)
@@ -169,20 +176,29 @@ func resolve(ctx context.Context, tx *store.Tx, a *Alert, now time.Time) error {
 		return fmt.Errorf("resolve alert %s: %w", a.ID, err)
 	}
 	a.Resolved = &t
-	if err := appendEvent(ctx, tx, "alert.resolved", *a); err != nil {
+	if err := appendEvent(ctx, tx, "alert.resolved", *a, Cause{}); err != nil {
 		return err
 	}
 	return notifyChange(ctx, tx, *a)
 }
 
-func appendEvent(ctx context.Context, tx *store.Tx, verb string, a Alert) error {
+func appendEvent(ctx context.Context, tx *store.Tx, verb string, a Alert, c Cause) error {
+	details := map[string]any{"kind": a.Kind, "subject": a.Subject, "what": a.What(), "unit": a.Unit(),
+		"value": a.Value, "threshold": a.Threshold}
+	if len(c.Codes) > 0 {
+		var codes []string
+		for _, cc := range c.Codes {
+			codes = append(codes, fmt.Sprintf("%s %d", cc.Code, cc.Count))
+		}
+		details["codes"] = strings.Join(codes, ", ")
+		details["fault"] = FaultWords(c.Fault)
+	}
 	_, err := audit.Append(ctx, tx, audit.Event{
 		Actor:   system,
 		Tenant:  a.Tenant,
 		Verb:    verb,
 		Subject: audit.Subject{Type: "alert", ID: a.ID},
-		Details: map[string]any{"kind": a.Kind, "subject": a.Subject, "what": a.What(), "unit": a.Unit(),
-			"value": a.Value, "threshold": a.Threshold, "runbook": a.Runbook()},
+		Details: details,
 	})
 	return err
 }

@@ -302,6 +302,9 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 		return nil, errors.Join(errors.New("skills"), err)
 	}
 	builtin, err := publishBuiltin(ctx, db, router)
+	if err == nil {
+		err = keepSkillFiles(ctx, db, loaded)
+	}
 	if err != nil {
 		provider.Close()
 		return nil, err

@@ -52,6 +52,19 @@ func publishBuiltin(ctx context.Context, db *store.DB, router *skills.Router) (s
 	return releases.PublishBuiltin(ctx, db, b, contents)
 }
 
+// keepSkillFiles stores the SKILL.md of every loaded skill by its hash
+// (releases.KeepSkillFiles), so that a release naming it can later be
+// compared with another line by line.
+func keepSkillFiles(ctx context.Context, db *store.DB, loaded []skills.Skill) error {
+	var files []releases.SkillFile
+	for _, s := range loaded {
+		if s.Hash != "" && s.File != "" {
+			files = append(files, releases.SkillFile{Name: s.Name, Hash: s.Hash, Body: s.File})
+		}
+	}
+	return releases.KeepSkillFiles(ctx, db, files)
+}
+
 // The demo agent's two releases differ in their prompt, routing policy
 // and skill set, so a newcomer can roll back and forward, see the diff
 // name them, and see journeys change: the earlier release routes less

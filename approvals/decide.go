@@ -113,6 +113,11 @@ func Decide(ctx context.Context, db *store.DB, req Request, onDecided OnDecided,
 		}
 		verb := "action.rejected"
 		details := map[string]any{"payload_digest": a.PayloadDigest, "comment": req.Comment}
+		if a.AmountMinor != nil {
+			// The amount decided on, so that an export's row of a
+			// decision reads "2400.00 USD" beside the approver's name.
+			details["amount_minor"], details["currency"] = *a.AmountMinor, a.Currency
+		}
 		switch {
 		case req.Decision == Reject:
 			if err := casStatus(ctx, tx, a, StatusRejected, a.ApprovalsGiven, now); err != nil {

@@ -17,12 +17,15 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"strings"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/principals"
 )
 
 // Actor types in use. The set is open; these are the ones Warden writes.
@@ -44,7 +47,22 @@ const (
 type Actor struct {
 	Type string // e.g. ActorPrincipal; required
 	ID   string // the principal, key or job id; may be empty for anonymous
+	// Name and Email name a console user (ActorPrincipal) as the
+	// identity provider named them when the event was written. Append
+	// records them in the event's details under "actor" (ActorDetailsKey),
+	// inside the hashed content, so an export names who acted without a
+	// lookup in tables that change later. When both are empty Append
+	// reads them from the principals table in the event's transaction.
+	// They are employees' names, not customers' data, and are not
+	// redacted. Events written before Warden recorded them have neither.
+	Name  string
+	Email string
 }
+
+// ActorDetailsKey is the details key under which Append records a
+// principal's name and e-mail: {"actor": {"email": "…", "name": "…"}},
+// an empty one left out. Callers may not use the key themselves.
+const ActorDetailsKey = "actor"
 
 // Subject is what the event is about, e.g. {"tenant", "01J…"}. Both fields
 // may be empty for events without one.
@@ -115,6 +133,10 @@ func Append(ctx context.Context, tx *store.Tx, ev Event) (Event, error) {
 	if err := validate(ev); err != nil {
 		return Event{}, fmt.Errorf("append audit event %q: %w", ev.Verb, err)
 	}
+	ev, err := withActorIdentity(ctx, tx, ev)
+	if err != nil {
+		return Event{}, fmt.Errorf("append audit event %q: %w", ev.Verb, err)
+	}
 	if ev.Time.IsZero() {
 		ev.Time = time.Now()
 	}
@@ -123,7 +145,7 @@ func Append(ctx context.Context, tx *store.Tx, ev Event) (Event, error) {
 	}
 	head := Head{Seq: 0, Hash: GenesisHash}
 	var headTime string
-	err := tx.QueryRowContext(ctx,
+	err = tx.QueryRowContext(ctx,
 		`SELECT seq, hash, time FROM audit_events ORDER BY seq DESC LIMIT 1`).Scan(&head.Seq, &head.Hash, &headTime)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return Event{}, fmt.Errorf("append audit event %q: read chain head: %w", ev.Verb, err)
@@ -158,6 +180,61 @@ func Append(ctx context.Context, tx *store.Tx, ev Event) (Event, error) {
 		return Event{}, fmt.Errorf("append audit event %q: %w", ev.Verb, err)
 	}
 	return out, nil
+}
+
+// withActorIdentity records a principal actor's name and e-mail in ev's
+// details (a copy: the caller's map is not changed), reading them from
+// the principals table when the caller gave neither. Other actors get no
+// identity: a key's name and Warden's jobs are not people.
+func withActorIdentity(ctx context.Context, tx *store.Tx, ev Event) (Event, error) {
+	if _, taken := ev.Details[ActorDetailsKey]; taken {
+		return ev, fmt.Errorf("details key %q is reserved for the actor's name and e-mail", ActorDetailsKey)
+	}
+	if ev.Actor.Type != ActorPrincipal {
+		ev.Actor.Name, ev.Actor.Email = "", ""
+		return ev, nil
+	}
+	if ev.Actor.Name == "" && ev.Actor.Email == "" && ev.Actor.ID != "" {
+		name, email, err := principals.Identity(ctx, tx, ev.Actor.ID)
+		if err != nil {
+			return ev, err
+		}
+		ev.Actor.Name, ev.Actor.Email = name, email
+	}
+	ev.Actor.Name, ev.Actor.Email = printable(ev.Actor.Name), printable(ev.Actor.Email)
+	who := map[string]any{}
+	if ev.Actor.Name != "" {
+		who["name"] = ev.Actor.Name
+	}
+	if ev.Actor.Email != "" {
+		who["email"] = ev.Actor.Email
+	}
+	if len(who) == 0 {
+		return ev, nil
+	}
+	details := make(map[string]any, len(ev.Details)+1)
+	maps.Copy(details, ev.Details)
+	details[ActorDetailsKey] = who
+	ev.Details = details
+	return ev, nil
+}
+
+// printable is a name as an identity provider sent it, made safe to
+// print like the other fields (checkText): control characters become
+// spaces, and it is cut to MaxFieldBytes at a character boundary. A
+// strange name must not stop a person's action from being recorded.
+func printable(s string) string {
+	s = strings.Map(func(c rune) rune {
+		if unicode.IsControl(c) {
+			return ' '
+		}
+		return c
+	}, strings.ToValidUTF8(s, "\uFFFD"))
+	for len(s) > MaxFieldBytes {
+		_, size := utf8.DecodeLastRuneInString(s)
+		s = s[:len(s)-size]
+	}
+	return strings.TrimSpace(s)
 }
 
 // validate checks the fields a caller supplies. The rules keep the trail

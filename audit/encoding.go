@@ -147,7 +147,7 @@ func (r record) event() (Event, error) {
 	return Event{
 		Seq:      r.seq,
 		Time:     t,
-		Actor:    Actor{Type: r.actorType, ID: r.actorID},
+		Actor:    recordedActor(r.actorType, r.actorID, details),
 		Tenant:   r.tenant,
 		Verb:     r.verb,
 		Subject:  Subject{Type: r.subjectType, ID: r.subjectID},
@@ -314,4 +314,21 @@ func decodeDetails(s string) (map[string]any, error) {
 		return nil, errors.New("text after the JSON object")
 	}
 	return m, nil
+}
+
+// recordedActor is the actor of a stored event, with the name and e-mail
+// its details recorded (ActorDetailsKey), if any.
+func recordedActor(typ, id string, details map[string]any) Actor {
+	a := Actor{Type: typ, ID: id}
+	a.Name, a.Email = recordedIdentity(details)
+	return a
+}
+
+// recordedIdentity is the name and e-mail details record for the actor,
+// "" for what they do not record.
+func recordedIdentity(details map[string]any) (name, email string) {
+	who, _ := details[ActorDetailsKey].(map[string]any)
+	name, _ = who["name"].(string)
+	email, _ = who["email"].(string)
+	return name, email
 }

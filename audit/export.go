@@ -17,7 +17,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
+	"github.com/wardenhq/warden/platform/money"
 	"github.com/wardenhq/warden/platform/store"
 )
 
@@ -25,7 +27,7 @@ import (
 // auditor can check without Warden's database (docs/audit-format.md,
 // "Exports").
 //
-//	m, err := audit.Export(ctx, db.Read(), q, audit.FormatJSONL, file, signer, time.Now())
+//	m, err := audit.Export(ctx, db.Read(), q, audit.FormatJSONL, describe, file, signer, time.Now())
 //	// write m with WriteManifest next to the file; later, anywhere:
 //	rep, err := audit.VerifyExport(file, m, trustedKey) // rep.OK(), rep.Problem
 //
@@ -45,13 +47,35 @@ const (
 
 // ExportVersion names the manifest's format and is the first field of the
 // bytes its signature covers, which keeps an export signature from ever
-// being mistaken for any other signature of the audit key.
-const ExportVersion = "warden-audit-export-v1"
+// being mistaken for any other signature of the audit key. Version 2 rows
+// carry, besides the stored fields, the actor's recorded name and e-mail,
+// the event's sentence and its amount; ExportVersionV1 files, with the
+// stored fields only, still verify.
+const (
+	ExportVersion   = "warden-audit-export-v2"
+	ExportVersionV1 = "warden-audit-export-v1"
+)
 
 // exportColumns are the fields of an exported row, in order: the CSV
-// header, and the JSONL keys.
-var exportColumns = []string{"seq", "time", "actor_type", "actor_id", "tenant", "verb",
+// header, and the JSONL keys. actor_name, actor_email and amount are
+// derived from the stored details (derivedColumns), sentence is the
+// console's reading of the event; the others are the stored fields.
+var exportColumns = []string{"seq", "time", "actor_type", "actor_id", "actor_name", "actor_email", "tenant", "verb",
+	"subject_type", "subject_id", "sentence", "amount", "details", "prev_hash", "hash"}
+
+// exportColumnsV1 are the columns of a version 1 export: the stored
+// fields only.
+var exportColumnsV1 = []string{"seq", "time", "actor_type", "actor_id", "tenant", "verb",
 	"subject_type", "subject_id", "details", "prev_hash", "hash"}
+
+// Describe says what each event records in one sentence a person reads,
+// for an export's sentence column: the console's sentence for it. Export
+// calls it with one chunk of events at a time and wants one sentence per
+// event. It must give the same sentences for the same events whenever it
+// is called, from what does not change (the event itself, an action's
+// summary, a key's name): the console's manifest download makes the export
+// again and must hash the same bytes.
+type Describe func(ctx context.Context, events []Event) ([]string, error)
 
 // exportChunk is how many rows one query of Export reads. Reading in
 // keyset chunks keeps memory flat and returns the connection to the pool
@@ -160,7 +184,9 @@ func (f ExportFilters) unfiltered() bool {
 //
 // w receives the file as it is made; if Export fails part way, what was
 // written is not a valid export and no manifest is returned.
-func Export(ctx context.Context, db Querier, q Query, format string, w io.Writer, signer *Signer, now time.Time) (Manifest, error) {
+//
+// describe writes the sentence column; with nil the column is empty.
+func Export(ctx context.Context, db Querier, q Query, format string, describe Describe, w io.Writer, signer *Signer, now time.Time) (Manifest, error) {
 	if format != FormatJSONL && format != FormatCSV {
 		return Manifest{}, fmt.Errorf("export audit events: unknown format %q (want %s or %s)", format, FormatJSONL, FormatCSV)
 	}
@@ -193,20 +219,25 @@ func Export(ctx context.Context, db Querier, q Query, format string, w io.Writer
 	}
 	query += "seq > ? AND seq <= ? ORDER BY seq LIMIT ?"
 	after := lo - 1
+	chunk := make([]record, 0, exportChunk)
 	for after < hi {
-		n, err := exportChunkRows(ctx, db, query, append(slices.Clip(args), after, hi, exportChunk), func(r record) error {
+		var err error
+		chunk, err = exportChunkRows(ctx, db, query, append(slices.Clip(args), after, hi, exportChunk), chunk[:0])
+		if err == nil {
+			err = writeChunk(ctx, rw, chunk, describe)
+		}
+		if err != nil {
+			return Manifest{}, fmt.Errorf("export audit events after seq %d: %w", after, err)
+		}
+		for _, r := range chunk {
 			if m.Rows == 0 {
 				m.FirstSeq, m.StartHash = r.seq, r.prevHash
 			}
 			m.Rows++
 			m.LastSeq, m.EndHash = r.seq, r.hash
 			after = r.seq
-			return rw.row(r)
-		})
-		if err != nil {
-			return Manifest{}, fmt.Errorf("export audit events after seq %d: %w", after, err)
 		}
-		if n < exportChunk {
+		if len(chunk) < exportChunk {
 			break
 		}
 	}
@@ -278,32 +309,131 @@ func exportRange(ctx context.Context, db Querier, q Query, unfiltered bool) (lo,
 	return lo, hi, "", nil, err
 }
 
-// exportChunkRows runs one chunk's query and hands each row to fn; it
-// returns how many rows there were.
-func exportChunkRows(ctx context.Context, db Querier, query string, args []any, fn func(record) error) (int, error) {
+// exportChunkRows runs one chunk's query and appends its rows to out. The
+// rows are read in full before they are written, so the query's
+// connection is back in the pool while describe looks up names.
+func exportChunkRows(ctx context.Context, db Querier, query string, args []any, out []record) ([]record, error) {
 	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
-		return 0, err
+		return out, err
 	}
 	defer rows.Close()
-	n := 0
 	for rows.Next() {
 		r, err := scanRecord(rows)
 		if err != nil {
-			return n, err
+			return out, err
 		}
-		n++
-		if err := fn(r); err != nil {
-			return n, err
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// writeChunk writes one chunk of rows with their sentences.
+func writeChunk(ctx context.Context, rw rowWriter, chunk []record, describe Describe) error {
+	var sentences []string
+	if describe != nil && len(chunk) > 0 {
+		evs := make([]Event, len(chunk))
+		for i, r := range chunk {
+			ev, err := r.event()
+			if err != nil {
+				// A row Warden did not write: described by its
+				// fields alone, and its hash check will fail.
+				ev = Event{Seq: r.seq, Actor: Actor{Type: r.actorType, ID: r.actorID}, Tenant: r.tenant,
+					Verb: r.verb, Subject: Subject{Type: r.subjectType, ID: r.subjectID}}
+			}
+			evs[i] = ev
+		}
+		var err error
+		if sentences, err = describe(ctx, evs); err != nil {
+			return fmt.Errorf("describe events: %w", err)
+		}
+		if len(sentences) != len(chunk) {
+			return fmt.Errorf("describe events: %d sentences for %d events", len(sentences), len(chunk))
 		}
 	}
-	return n, rows.Err()
+	for i, r := range chunk {
+		x := exportRowOf(r)
+		if sentences != nil {
+			x.Sentence = oneLine(sentences[i])
+		}
+		if err := rw.row(x); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// oneLine keeps a sentence on one line of a spreadsheet.
+func oneLine(s string) string {
+	return strings.Map(func(c rune) rune {
+		if unicode.IsControl(c) {
+			return ' '
+		}
+		return c
+	}, s)
+}
+
+// derivedColumns are the columns of a version 2 row that are read from
+// its stored details, so a verifier can check them against the hashed
+// text: the actor's recorded name and e-mail (ActorDetailsKey), and the
+// amount ("2400.00 USD": amount_minor in the major units of currency),
+// "" for what the details do not hold.
+func derivedColumns(details string) (name, email, amount string) {
+	d, err := decodeDetails(details)
+	if err != nil {
+		return "", "", ""
+	}
+	name, email = recordedIdentity(d)
+	return name, email, detailsAmount(d)
+}
+
+// detailsAmount is details' amount_minor (an integer) in currency (an
+// ISO 4217 code), in major units followed by the code: "2400.00 USD",
+// "-5 JPY". It is "" when either is missing or not understood.
+func detailsAmount(d map[string]any) string {
+	n, ok := d["amount_minor"].(json.Number)
+	code, _ := d["currency"].(string)
+	if !ok || code == "" {
+		return ""
+	}
+	minor, err := n.Int64()
+	if err != nil {
+		return ""
+	}
+	c, err := money.ParseCurrency(code)
+	if err != nil {
+		return ""
+	}
+	s := money.Decimal(money.Amount{Minor: minor, Currency: c}, false) + " " + c.Code
+	if minor < 0 {
+		s = "-" + s
+	}
+	return s
 }
 
 // exportRow is a row of an export: the stored fields as text (details too,
 // as the exact stored JSON text, so that a verifier hashes what is stored
-// without re-serialising it).
+// without re-serialising it), and in version 2 the derived columns.
 type exportRow struct {
+	Seq         int64  `json:"seq"`
+	Time        string `json:"time"`
+	ActorType   string `json:"actor_type"`
+	ActorID     string `json:"actor_id"`
+	ActorName   string `json:"actor_name"`
+	ActorEmail  string `json:"actor_email"`
+	Tenant      string `json:"tenant"`
+	Verb        string `json:"verb"`
+	SubjectType string `json:"subject_type"`
+	SubjectID   string `json:"subject_id"`
+	Sentence    string `json:"sentence"`
+	Amount      string `json:"amount"`
+	Details     string `json:"details"`
+	PrevHash    string `json:"prev_hash"`
+	Hash        string `json:"hash"`
+}
+
+// exportRowV1 is a row of a version 1 export.
+type exportRowV1 struct {
 	Seq         int64  `json:"seq"`
 	Time        string `json:"time"`
 	ActorType   string `json:"actor_type"`
@@ -317,15 +447,30 @@ type exportRow struct {
 	Hash        string `json:"hash"`
 }
 
+// exportRowOf is r as a version 2 row, without its sentence.
+func exportRowOf(r record) exportRow {
+	name, email, amount := derivedColumns(r.details)
+	return exportRow{Seq: r.seq, Time: r.time, ActorType: r.actorType, ActorID: r.actorID,
+		ActorName: name, ActorEmail: email, Tenant: r.tenant, Verb: r.verb,
+		SubjectType: r.subjectType, SubjectID: r.subjectID, Amount: amount,
+		Details: r.details, PrevHash: r.prevHash, Hash: r.hash}
+}
+
 func (x exportRow) record() record {
 	return record{seq: x.Seq, time: x.Time, actorType: x.ActorType, actorID: x.ActorID, tenant: x.Tenant,
 		verb: x.Verb, subjectType: x.SubjectType, subjectID: x.SubjectID, details: x.Details,
 		prevHash: x.PrevHash, hash: x.Hash}
 }
 
+func (x exportRowV1) record() record {
+	return exportRow{Seq: x.Seq, Time: x.Time, ActorType: x.ActorType, ActorID: x.ActorID, Tenant: x.Tenant,
+		Verb: x.Verb, SubjectType: x.SubjectType, SubjectID: x.SubjectID, Details: x.Details,
+		PrevHash: x.PrevHash, Hash: x.Hash}.record()
+}
+
 type rowWriter interface {
 	header() error
-	row(r record) error
+	row(x exportRow) error
 	flush() error
 }
 
@@ -345,11 +490,7 @@ type jsonlRowWriter struct{ enc *json.Encoder }
 
 func (j *jsonlRowWriter) header() error { return nil }
 
-func (j *jsonlRowWriter) row(r record) error {
-	return j.enc.Encode(exportRow{Seq: r.seq, Time: r.time, ActorType: r.actorType, ActorID: r.actorID,
-		Tenant: r.tenant, Verb: r.verb, SubjectType: r.subjectType, SubjectID: r.subjectID,
-		Details: r.details, PrevHash: r.prevHash, Hash: r.hash})
-}
+func (j *jsonlRowWriter) row(x exportRow) error { return j.enc.Encode(x) }
 
 func (j *jsonlRowWriter) flush() error { return nil }
 
@@ -362,12 +503,17 @@ type csvRowWriter struct {
 
 func (c *csvRowWriter) header() error { return c.w.Write(exportColumns) }
 
-func (c *csvRowWriter) row(r record) error {
-	for i, v := range [...]string{strconv.FormatInt(r.seq, 10), r.time, r.actorType, r.actorID, r.tenant,
-		r.verb, r.subjectType, r.subjectID, r.details, r.prevHash, r.hash} {
+func (c *csvRowWriter) row(x exportRow) error {
+	for i, v := range x.cells() {
 		c.cells[i] = csvCell(v)
 	}
 	return c.w.Write(c.cells)
+}
+
+// cells are the row's values in exportColumns order.
+func (x exportRow) cells() [15]string {
+	return [...]string{strconv.FormatInt(x.Seq, 10), x.Time, x.ActorType, x.ActorID, x.ActorName, x.ActorEmail,
+		x.Tenant, x.Verb, x.SubjectType, x.SubjectID, x.Sentence, x.Amount, x.Details, x.PrevHash, x.Hash}
 }
 
 func (c *csvRowWriter) flush() error {
@@ -422,11 +568,11 @@ func ReadManifest(r io.Reader) (Manifest, error) {
 // (Export); and then writes the export to the trail (RecordExport), so a
 // file that was not written in full is not in the trail either. It returns
 // the export's manifest.
-func ExportRecorded(ctx context.Context, db *store.DB, q Query, format string, w io.Writer, signer *Signer, actor Actor, now time.Time) (Manifest, error) {
+func ExportRecorded(ctx context.Context, db *store.DB, q Query, format string, describe Describe, w io.Writer, signer *Signer, actor Actor, now time.Time) (Manifest, error) {
 	if _, err := Checkpoint(ctx, db, signer, now); err != nil {
 		return Manifest{}, err
 	}
-	m, err := Export(ctx, db.Read(), q, format, w, signer, now)
+	m, err := Export(ctx, db.Read(), q, format, describe, w, signer, now)
 	if err != nil {
 		return Manifest{}, err
 	}

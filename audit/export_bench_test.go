@@ -29,7 +29,7 @@ func BenchmarkExport(b *testing.B) {
 	for _, format := range exportFormats {
 		b.Run(format, func(b *testing.B) {
 			for b.Loop() {
-				m, err := audit.Export(ctx, db.Read(), audit.Query{}, format, io.Discard, testSigner(), exportNow)
+				m, err := audit.Export(ctx, db.Read(), audit.Query{}, format, nil, io.Discard, testSigner(), exportNow)
 				if err != nil || m.Rows != n {
 					b.Fatalf("Export = %d rows, %v", m.Rows, err)
 				}
@@ -53,7 +53,7 @@ func BenchmarkExport(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer f.Close()
-			m, err := audit.Export(ctx, db.Read(), audit.Query{}, format, f, testSigner(), exportNow)
+			m, err := audit.Export(ctx, db.Read(), audit.Query{}, format, nil, f, testSigner(), exportNow)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -91,7 +91,7 @@ func BenchmarkExport(b *testing.B) {
 					first = time.Since(start)
 					return 0, errFirstByte
 				})
-				if _, err := audit.Export(ctx, db.Read(), tt.q, tt.format, w, testSigner(), exportNow); !errors.Is(err, errFirstByte) {
+				if _, err := audit.Export(ctx, db.Read(), tt.q, tt.format, nil, w, testSigner(), exportNow); !errors.Is(err, errFirstByte) {
 					b.Fatalf("Export = %v, want it stopped at the first byte", err)
 				}
 				worst = max(worst, first)

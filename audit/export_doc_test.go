@@ -14,29 +14,32 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wardenhq/warden/platform/store"
-
 	"github.com/wardenhq/warden/audit"
 )
 
-// TestExportDocJSONLExample: the JSONL row shown in docs/audit-format.md
-// is what Export writes for the worked example's first event.
+// TestExportDocJSONLExample: the JSONL rows shown in docs/audit-format.md
+// are what Export writes for the worked example's first event (written
+// before events recorded names) and for an approval, with the sentences
+// the console writes for them.
 func TestExportDocJSONLExample(t *testing.T) {
 	db := openDB(t)
-	err := db.Transact(context.Background(), func(tx *store.Tx) error {
-		_, err := audit.Append(context.Background(), tx, exampleEvent1)
-		return err
-	})
-	if err != nil {
+	appendOne(t, db, exampleEvent1)
+	appendOne(t, db, approvalExample)
+	sentences := []string{
+		"Console user 01JWKX4Q8ZB3C5D7E9F1G2H3J4 signed in as approver, auditor",
+		"Alice Approver approved action 01JWKX7M2N4P6Q8R0S2T4V6W8X — Refund $2,400.00 on ORD-1004",
+	}
+	describe := func(_ context.Context, evs []audit.Event) ([]string, error) { return sentences[:len(evs)], nil }
+	var data bytes.Buffer
+	if _, err := audit.Export(context.Background(), db.Read(), audit.Query{}, audit.FormatJSONL, describe, &data, testSigner(), exportNow); err != nil {
 		t.Fatal(err)
 	}
-	data, _ := exportOf(t, db, audit.Query{}, audit.FormatJSONL)
 	doc, err := os.ReadFile(formatDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Contains(doc, data) {
-		t.Errorf("%s does not show the JSONL row Export writes:\n%s", formatDoc, data)
+	if !bytes.Contains(doc, data.Bytes()) {
+		t.Errorf("%s does not show the JSONL rows Export writes:\n%s", formatDoc, data.Bytes())
 	}
 }
 

@@ -69,24 +69,48 @@ func appendTricky(t testing.TB, db *store.DB, n int) []audit.Event {
 func exportOf(t testing.TB, db *store.DB, q audit.Query, format string) ([]byte, audit.Manifest) {
 	t.Helper()
 	var buf bytes.Buffer
-	m, err := audit.Export(context.Background(), db.Read(), q, format, &buf, testSigner(), exportNow)
+	m, err := audit.Export(context.Background(), db.Read(), q, format, nil, &buf, testSigner(), exportNow)
 	if err != nil {
 		t.Fatalf("Export(%+v, %s): %v", q, format, err)
 	}
 	return buf.Bytes(), m
 }
 
-// parseExport reads an export's rows back the way an outside verifier
-// does: JSONL with a JSON decoder, CSV with encoding/csv, removing the one
-// leading ' of a guarded cell.
+// exportedRow is a row of a version 2 export: the stored fields and the
+// columns derived from them.
+type exportedRow struct {
+	row
+	ActorName  string `json:"actor_name"`
+	ActorEmail string `json:"actor_email"`
+	Sentence   string `json:"sentence"`
+	Amount     string `json:"amount"`
+}
+
+// exportHeader is the CSV header of a version 2 export.
+const exportHeader = "seq,time,actor_type,actor_id,actor_name,actor_email,tenant,verb,subject_type,subject_id,sentence,amount,details,prev_hash,hash"
+
+// parseExport reads an export's stored fields back the way an outside
+// verifier does (parseExported).
 func parseExport(t testing.TB, data []byte, format string) []row {
 	t.Helper()
 	var out []row
+	for _, x := range parseExported(t, data, format) {
+		out = append(out, x.row)
+	}
+	return out
+}
+
+// parseExported reads an export's rows back the way an outside verifier
+// does: JSONL with a JSON decoder, CSV with encoding/csv, removing the one
+// leading ' of a guarded cell.
+func parseExported(t testing.TB, data []byte, format string) []exportedRow {
+	t.Helper()
+	var out []exportedRow
 	if format == audit.FormatJSONL {
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.DisallowUnknownFields()
 		for {
-			var r row
+			var r exportedRow
 			if err := dec.Decode(&r); err == io.EOF {
 				return out
 			} else if err != nil {
@@ -99,7 +123,7 @@ func parseExport(t testing.TB, data []byte, format string) []row {
 	if err != nil {
 		t.Fatalf("read CSV: %v", err)
 	}
-	if len(recs) == 0 || strings.Join(recs[0], ",") != "seq,time,actor_type,actor_id,tenant,verb,subject_type,subject_id,details,prev_hash,hash" {
+	if len(recs) == 0 || strings.Join(recs[0], ",") != exportHeader {
 		t.Fatalf("CSV header = %q", recs)
 	}
 	for _, c := range recs[1:] {
@@ -110,8 +134,10 @@ func parseExport(t testing.TB, data []byte, format string) []row {
 		if _, err := fmt.Sscan(c[0], &seq); err != nil {
 			t.Fatalf("CSV seq %q: %v", c[0], err)
 		}
-		out = append(out, row{Seq: seq, Time: c[1], ActorType: c[2], ActorID: c[3], Tenant: c[4], Verb: c[5],
-			SubjectType: c[6], SubjectID: c[7], Details: c[8], PrevHash: c[9], Hash: c[10]})
+		out = append(out, exportedRow{
+			row: row{Seq: seq, Time: c[1], ActorType: c[2], ActorID: c[3], Tenant: c[6], Verb: c[7],
+				SubjectType: c[8], SubjectID: c[9], Details: c[12], PrevHash: c[13], Hash: c[14]},
+			ActorName: c[4], ActorEmail: c[5], Sentence: c[10], Amount: c[11]})
 	}
 	return out
 }

@@ -31,7 +31,7 @@ func TestExportRecordedSignsFirstAndRecordsAfter(t *testing.T) {
 	now := time.Date(2025, 6, 2, 8, 0, 0, 0, time.UTC)
 
 	var buf bytes.Buffer
-	m, err := audit.ExportRecorded(ctx, db, audit.Query{}, audit.FormatJSONL, &buf, testSigner(), actor, now)
+	m, err := audit.ExportRecorded(ctx, db, audit.Query{}, audit.FormatJSONL, nil, &buf, testSigner(), actor, now)
 	if err != nil {
 		t.Fatalf("ExportRecorded: %v", err)
 	}
@@ -47,7 +47,7 @@ func TestExportRecordedSignsFirstAndRecordsAfter(t *testing.T) {
 		t.Fatalf("trail ends with %+v (%d rows); want audit.export of the file's SHA-256", last, len(rows))
 	}
 
-	if _, err := audit.ExportRecorded(ctx, db, audit.Query{}, audit.FormatJSONL, &failingWriter{n: 10}, testSigner(), actor, now); err == nil {
+	if _, err := audit.ExportRecorded(ctx, db, audit.Query{}, audit.FormatJSONL, nil, &failingWriter{n: 10}, testSigner(), actor, now); err == nil {
 		t.Fatal("an export whose writer failed reported success")
 	}
 	if after := readRows(t, db.Read()); len(after) != 4 {

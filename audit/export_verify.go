@@ -117,8 +117,8 @@ func VerifyExport(r io.Reader, m Manifest, pub ed25519.PublicKey) (ExportReport,
 func (m Manifest) check() string {
 	hexOK := func(s string) bool { return hashRe.MatchString(s) }
 	switch {
-	case m.Version != ExportVersion:
-		return fmt.Sprintf("the manifest's version %q is not %s", m.Version, ExportVersion)
+	case m.Version != ExportVersion && m.Version != ExportVersionV1:
+		return fmt.Sprintf("the manifest's version %q is not %s or %s", m.Version, ExportVersion, ExportVersionV1)
 	case m.Format != FormatJSONL && m.Format != FormatCSV:
 		return fmt.Sprintf("the manifest's format %q is not %s or %s", m.Format, FormatJSONL, FormatCSV)
 	case m.Unfiltered != m.Filters.unfiltered():
@@ -165,8 +165,9 @@ func (v *exportVerifier) fail(n int64, seq int64, reason string) {
 	v.rep.Problem, v.rep.Row, v.rep.Seq = reason, n, seq
 }
 
-// row checks the n-th row and reports whether to go on.
-func (v *exportVerifier) row(n int64, r record) bool {
+// row checks the n-th row and reports whether to go on. x is the row as
+// read, for a version 2 export's derived columns; nil for version 1.
+func (v *exportVerifier) row(n int64, r record, x *exportRow) bool {
 	v.rep.Rows = n
 	m := v.m
 	reason := ""
@@ -191,6 +192,11 @@ func (v *exportVerifier) row(n int64, r record) bool {
 		reason = fmt.Sprintf("prev_hash does not match the hash of seq %d before it", v.prev.seq)
 	case !m.Unfiltered && !m.Filters.match(r):
 		reason = "the row does not match the export's filters"
+	case x != nil:
+		reason = checkDerived(*x)
+		if reason == "" {
+			reason = r.checkCanonical()
+		}
 	default:
 		reason = r.checkCanonical()
 	}
@@ -200,6 +206,22 @@ func (v *exportVerifier) row(n int64, r record) bool {
 	}
 	v.prev = r
 	return true
+}
+
+// checkDerived reports a version 2 row whose actor name, e-mail or amount
+// is not what its hashed details say: those columns are read from the
+// details, so the event hash covers them too.
+func checkDerived(x exportRow) string {
+	name, email, amount := derivedColumns(x.Details)
+	switch {
+	case x.ActorName != name:
+		return fmt.Sprintf("actor_name %q is not the name the hashed details record (%q)", short(x.ActorName), short(name))
+	case x.ActorEmail != email:
+		return fmt.Sprintf("actor_email %q is not the e-mail the hashed details record (%q)", short(x.ActorEmail), short(email))
+	case x.Amount != amount:
+		return fmt.Sprintf("amount %q is not the amount the hashed details record (%q)", short(x.Amount), short(amount))
+	}
+	return ""
 }
 
 // end checks, once every row is in, that the file holds what the manifest
@@ -233,13 +255,22 @@ func (f ExportFilters) match(r record) bool {
 func readJSONL(in io.Reader, v *exportVerifier) {
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 64<<10), maxExportLine)
+	v1 := v.m.Version == ExportVersionV1
 	var n int64
 	for sc.Scan() {
 		n++
-		var x exportRow
 		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
 		dec.DisallowUnknownFields()
-		if err := dec.Decode(&x); err != nil {
+		var x exportRow
+		var x1 exportRowV1
+		var err error
+		if v1 {
+			err = dec.Decode(&x1)
+			x.Seq = x1.Seq
+		} else {
+			err = dec.Decode(&x)
+		}
+		if err != nil {
 			v.fail(n, 0, "not a row: "+err.Error())
 			return
 		}
@@ -247,7 +278,13 @@ func readJSONL(in io.Reader, v *exportVerifier) {
 			v.fail(n, x.Seq, "not a row: text after the JSON object")
 			return
 		}
-		if !v.row(n, x.record()) {
+		ok := false
+		if v1 {
+			ok = v.row(n, x1.record(), nil)
+		} else {
+			ok = v.row(n, x.record(), &x)
+		}
+		if !ok {
 			return
 		}
 	}
@@ -258,12 +295,16 @@ func readJSONL(in io.Reader, v *exportVerifier) {
 
 // readCSV feeds each record of a CSV export to v, after its header.
 func readCSV(in io.Reader, v *exportVerifier) {
+	columns := exportColumns
+	if v.m.Version == ExportVersionV1 {
+		columns = exportColumnsV1
+	}
 	cr := csv.NewReader(in)
-	cr.FieldsPerRecord = len(exportColumns)
+	cr.FieldsPerRecord = len(columns)
 	cr.ReuseRecord = true
 	head, err := cr.Read()
-	if err != nil || !slices.Equal(head, exportColumns) {
-		v.fail(0, 0, "the first line is not the header "+strings.Join(exportColumns, ","))
+	if err != nil || !slices.Equal(head, columns) {
+		v.fail(0, 0, "the first line is not the header "+strings.Join(columns, ","))
 		return
 	}
 	for n := int64(1); ; n++ {
@@ -275,18 +316,24 @@ func readCSV(in io.Reader, v *exportVerifier) {
 			v.fail(n, 0, "not a row: "+err.Error())
 			return
 		}
+		col := make(map[string]string, len(cells))
 		for i := range cells {
-			cells[i] = uncsvCell(cells[i])
+			col[columns[i]] = uncsvCell(cells[i])
 		}
-		seq, err := strconv.ParseInt(cells[0], 10, 64)
+		seq, err := strconv.ParseInt(col["seq"], 10, 64)
 		if err != nil {
-			v.fail(n, 0, fmt.Sprintf("not a row: seq %q is not a number", cells[0]))
+			v.fail(n, 0, fmt.Sprintf("not a row: seq %q is not a number", col["seq"]))
 			return
 		}
-		r := record{seq: seq, time: cells[1], actorType: cells[2], actorID: cells[3], tenant: cells[4],
-			verb: cells[5], subjectType: cells[6], subjectID: cells[7], details: cells[8],
-			prevHash: cells[9], hash: cells[10]}
-		if !v.row(n, r) {
+		x := exportRow{Seq: seq, Time: col["time"], ActorType: col["actor_type"], ActorID: col["actor_id"],
+			ActorName: col["actor_name"], ActorEmail: col["actor_email"], Tenant: col["tenant"], Verb: col["verb"],
+			SubjectType: col["subject_type"], SubjectID: col["subject_id"], Sentence: col["sentence"],
+			Amount: col["amount"], Details: col["details"], PrevHash: col["prev_hash"], Hash: col["hash"]}
+		derived := &x
+		if v.m.Version == ExportVersionV1 {
+			derived = nil
+		}
+		if !v.row(n, x.record(), derived) {
 			return
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/budgets"
+	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/execution/ledger"
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/jobs"
@@ -182,6 +183,9 @@ func (s *Service) executeAction(ctx context.Context, actionID string) error {
 		return s.failBeforeCall(ctx, a, "tool "+a.Tool+" is no longer in the catalog")
 	}
 	if err != nil {
+		return err
+	}
+	if err := catalog.ForTenant(ctx, s.o.DB.Read(), &t, a.TenantID); err != nil {
 		return err
 	}
 	if !t.Enabled {

@@ -72,6 +72,9 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 	switch {
 	case err == nil:
 		tp = &t
+		if err := catalog.ForTenant(ctx, s.o.DB.Read(), tp, p.Caller.Tenant.ID); err != nil {
+			return approvals.Action{}, refuse(journeys.CodeInternal, "The tool catalog cannot be read.", err)
+		}
 	case !errors.Is(err, store.ErrNotFound):
 		return approvals.Action{}, refuse(journeys.CodeInternal, "The tool catalog cannot be read.", err)
 	}

@@ -4,12 +4,12 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/alerts"
 	"github.com/wardenhq/warden/platform/identity"
-	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -32,7 +32,7 @@ func (h *Console) AlertList(c echo.Context) error {
 func (h *Console) renderAlerts(c echo.Context, status int, note, skill string, form views.AlertRuleForm, errs views.FieldErrors) error {
 	ctx := c.Request().Context()
 	user := CurrentPrincipal(c)
-	firing, err := firingAlerts(ctx, h.DB.Read(), user)
+	firing, err := h.firingSummaries(ctx, user)
 	if err != nil {
 		return err
 	}
@@ -57,13 +57,23 @@ func (h *Console) renderAlerts(c echo.Context, status int, note, skill string, f
 	return Render(c, status, page, views.Alerts(page, v))
 }
 
-// firingAlerts are the alerts firing now that the user may see.
-func firingAlerts(ctx context.Context, q store.Querier, user *identity.Principal) ([]alerts.Alert, error) {
-	as, err := alerts.Firing(ctx, q)
+// firingSummaries are the alerts firing now that the user may see, those
+// nobody acknowledged first, each with its cause, runbook and owner.
+func (h *Console) firingSummaries(ctx context.Context, user *identity.Principal) ([]views.AlertSummary, error) {
+	as, err := alerts.FiringForPeople(ctx, h.DB.Read())
 	if err != nil {
 		return nil, err
 	}
-	return inScope(as, user), nil
+	now := time.Now()
+	var out []views.AlertSummary
+	for _, a := range inScope(as, user) {
+		d, err := h.describeAlert(ctx, user, a, now)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }
 
 // inScope drops the budget alerts of tenants outside the user's scope;

@@ -13,7 +13,9 @@ import (
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/jobs"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/principals"
 	"github.com/wardenhq/warden/tenants"
@@ -50,13 +52,22 @@ func (h *Console) Home(c echo.Context) error {
 			return fmt.Errorf("home: approver inbox: %w", err)
 		}
 	}
-	// On-call is paged by alerts: their home page starts with what fires.
-	if user.HasRole(identity.RoleOncall) {
-		if v.Alerts, err = firingAlerts(ctx, h.DB.Read(), user); err != nil {
+	// On-call is paged by alerts: their home page starts with what fires,
+	// what nobody acknowledged first. Admins see what on-call sees, and
+	// the work only they can clear.
+	if user.HasAnyRole(identity.RoleOncall, identity.RoleAdmin) && h.Runtime != nil {
+		if v.Alerts, err = h.firingSummaries(ctx, user); err != nil {
 			return fmt.Errorf("home: firing alerts: %w", err)
 		}
+	}
+	if user.HasAnyRole(identity.RoleOncall, identity.RoleAdmin) {
 		if v.Oncall, err = oncallHome(ctx, h.DB, user, scope); err != nil {
 			return fmt.Errorf("home: on-call review: %w", err)
+		}
+	}
+	if user.HasRole(identity.RoleAdmin) {
+		if v.Admin, err = adminHome(ctx, h.DB, user, ids, now); err != nil {
+			return fmt.Errorf("home: admin work: %w", err)
 		}
 	}
 	if user.HasRole(identity.RoleAuditor) {
@@ -115,6 +126,15 @@ func oncallHome(ctx context.Context, db *store.DB, user *identity.Principal, sco
 			o.Off = append(o.Off, views.SwitchedOff{Kind: "tool", Name: t.Name})
 		}
 	}
+	perTenant, err := catalog.TenantSwitches(ctx, db.Read())
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range perTenant {
+		if user.InTenant(s.TenantSlug) {
+			o.Off = append(o.Off, views.SwitchedOff{Kind: "tool", Name: s.Tool, Tenant: s.TenantSlug, Reason: s.Reason, At: s.At})
+		}
+	}
 	skills, err := catalog.SkillSwitches(ctx, db.Read())
 	if err != nil {
 		return nil, err
@@ -128,6 +148,41 @@ func oncallHome(ctx context.Context, db *store.DB, user *identity.Principal, sco
 	sort.Slice(off, func(i, j int) bool { return off[i].Name < off[j].Name })
 	o.Off = append(o.Off, off...)
 	return o, nil
+}
+
+// keyExpiryWindow is how soon a key's expiry puts it on an admin's home.
+const keyExpiryWindow = 14 * 24 * time.Hour
+
+// adminHome is the work only admins clear: jobs that failed for good
+// (shown to admins of all tenants, as on Status: a job may concern any
+// tenant) and agent keys of their tenants that expire soon.
+func adminHome(ctx context.Context, db *store.DB, user *identity.Principal, tenantIDs []string, now time.Time) (*views.AdminHome, error) {
+	a := &views.AdminHome{ExpiryWindow: keyExpiryWindow}
+	if user.AllTenantScope() {
+		failed, total, err := jobs.ListFailed(ctx, db, homeListSize)
+		if err != nil {
+			return nil, err
+		}
+		a.FailedJobsTotal = total
+		for _, f := range failed {
+			a.FailedJobs = append(a.FailedJobs, views.FailedJob{ID: f.ID, Kind: views.JobKind(f.Kind), Permanent: f.Permanent, Attempts: f.Attempts, At: f.At})
+		}
+	}
+	ks, err := keys.List(ctx, db.Read(), tenantIDs)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range ks {
+		if k.RevokedAt != nil || k.ExpiresAt == nil || k.ExpiresAt.Before(now) || k.ExpiresAt.After(now.Add(keyExpiryWindow)) {
+			continue
+		}
+		a.Expiring = append(a.Expiring, views.ExpiringKey{ID: k.ID, Name: k.Name, Tenant: k.TenantSlug, ExpiresAt: *k.ExpiresAt})
+	}
+	sort.Slice(a.Expiring, func(i, j int) bool { return a.Expiring[i].ExpiresAt.Before(a.Expiring[j].ExpiresAt) })
+	if len(a.Expiring) > homeListSize {
+		a.Expiring = a.Expiring[:homeListSize]
+	}
+	return a, nil
 }
 
 // homeExports is how many of the latest audit exports an auditor's home

@@ -137,23 +137,13 @@ func releaseDiff(ctx context.Context, q store.Querier, a, b string) (views.Relea
 	return releaseDiffOf(ctx, q, from, to)
 }
 
-// releaseDiffOf is the diff of two bundles, with the contents Warden
-// holds of each changed surface, so people read what changed, not only
-// which hash.
+// releaseDiffOf is the diff of two bundles, with the line diffs of the
+// texts Warden holds for the changed surfaces, so people read what
+// changed, not only which hash.
 func releaseDiffOf(ctx context.Context, q store.Querier, from, to releases.Published) (views.ReleaseDiff, error) {
-	d := views.ReleaseDiff{From: from, To: to, Changed: releases.Diff(from.Bundle, to.Bundle), Contents: map[string][2]string{}}
-	for _, s := range d.Changed {
-		var pair [2]string
-		for i, b := range []releases.Bundle{from.Bundle, to.Bundle} {
-			text, err := releases.ContentText(ctx, q, views.Surface(b, s))
-			if err != nil {
-				return d, err
-			}
-			pair[i] = text
-		}
-		if pair[0] != "" || pair[1] != "" {
-			d.Contents[s] = pair
-		}
+	texts, err := releases.TextDiffs(ctx, q, from.Bundle, to.Bundle)
+	if err != nil {
+		return views.ReleaseDiff{}, err
 	}
-	return d, nil
+	return views.ReleaseDiff{From: from, To: to, Changed: releases.Diff(from.Bundle, to.Bundle), Texts: texts}, nil
 }

@@ -34,7 +34,11 @@ func (h *Console) RunbookActionConfirm(c echo.Context) error {
 func (h *Console) RunbookAction(c echo.Context) error {
 	rb, actionID := c.Param("id"), c.Param("action")
 	reason, token := c.FormValue("reason"), c.FormValue("token")
-	run, err := runbooks.Run(c.Request().Context(), h.runbookDeps(), CurrentPrincipal(c), rb, actionID, reason, token)
+	params, _, err := h.alertParams(c)
+	if err != nil {
+		return err
+	}
+	run, err := runbooks.RunWith(c.Request().Context(), h.runbookDeps(), CurrentPrincipal(c), rb, actionID, params, reason, token)
 	if errors.Is(err, runbooks.ErrReasonRequired) || errors.Is(err, runbooks.ErrReasonTooLong) {
 		v, verr := h.runbookConfirmView(c)
 		if verr != nil {
@@ -63,11 +67,22 @@ func (h *Console) runbookConfirmView(c echo.Context) (views.RunbookConfirmView, 
 		return views.RunbookConfirmView{}, problem.NotFound("not_found", "Runbook "+rb.Title+" has no such action.")
 	}
 	ctx := c.Request().Context()
-	plan, err := runbooks.PlanAction(ctx, h.runbookDeps(), *a)
+	params, from, err := h.alertParams(c)
 	if err != nil {
 		return views.RunbookConfirmView{}, err
 	}
-	v := views.RunbookConfirmView{Runbook: rb, Action: *a, Plan: plan}
+	filled, missing := a.Fill(params)
+	if len(missing) > 0 {
+		return views.RunbookConfirmView{}, runbooks.ErrMissingParams(missing)
+	}
+	plan, err := runbooks.PlanAction(ctx, h.runbookDeps(), filled)
+	if err != nil {
+		return views.RunbookConfirmView{}, err
+	}
+	v := views.RunbookConfirmView{Runbook: rb, Action: filled, Plan: plan}
+	if from != nil {
+		v.Alert = from.Alert.ID
+	}
 	if plan.From != "" {
 		from, err := releases.Get(ctx, h.DB.Read(), plan.From)
 		if err != nil {

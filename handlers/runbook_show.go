@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -30,6 +31,16 @@ func (h *Console) RunbookShow(c echo.Context) error {
 	next, prev := pageLinks("/runbooks/"+rb.ID, nil, runs)
 	v := views.RunbookView{Runbook: rb, Runs: runs.Rows,
 		Pager: views.PagerView{Next: next, Prev: prev, NextLabel: "Older", PrevLabel: "Newer"}}
+	// Opened from an alert: the buttons are filled with what it names.
+	params, from, err := h.alertParams(c)
+	if err != nil {
+		return err
+	}
+	v.From = from
+	for _, a := range rb.Actions {
+		filled, missing := a.Fill(params)
+		v.Buttons = append(v.Buttons, views.ProposedAction{Action: filled, Missing: missing})
+	}
 	page := PageFor(c, rb.Title)
 	page.Active = "/runbooks"
 	return Render(c, http.StatusOK, page, views.RunbookShow(page, v))
@@ -80,4 +91,29 @@ func runEvent(ctx context.Context, st *store.DB, run runbooks.RunRecord) (*audit
 		}
 	}
 	return nil, views.EventNames{}, nil
+}
+
+// alertParams are the parameters of the alert a runbook page was opened
+// from (?alert= on the page, a hidden field on the confirmation's form),
+// worked out again on the server from the alert within the user's
+// tenants; nil and no alert when none is named.
+func (h *Console) alertParams(c echo.Context) (map[string]string, *views.AlertSummary, error) {
+	id := c.QueryParam("alert")
+	if id == "" {
+		id = c.FormValue("alert")
+	}
+	if id == "" {
+		return nil, nil, nil
+	}
+	ctx := c.Request().Context()
+	user := CurrentPrincipal(c)
+	a, err := h.alertFor(ctx, user, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := h.describeAlert(ctx, user, a, time.Now())
+	if err != nil {
+		return nil, nil, err
+	}
+	return d.Params, &d, nil
 }

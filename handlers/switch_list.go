@@ -26,6 +26,7 @@ var switchNotices = map[string]string{
 	"mcp_tool_on":    "MCP tool switched on: its calls are forwarded again.",
 	"already_off":    "It was already off; nothing changed and nothing was recorded.",
 	"already_on":     "It was already on; nothing changed and nothing was recorded.",
+	"tenant_tool_on": "Tool switched on again for that tenant: its calls go through.",
 }
 
 // SwitchList shows every tool, skill, MCP server and MCP tool with its
@@ -53,6 +54,16 @@ func (h *Console) SwitchList(c echo.Context) error {
 	}
 	if v.MCPServers, v.MCPTools, err = mcpSwitchRows(ctx, h.DB.Read()); err != nil {
 		return err
+	}
+	perTenant, err := catalog.TenantSwitches(ctx, h.DB.Read())
+	if err != nil {
+		return err
+	}
+	user := CurrentPrincipal(c)
+	for _, s := range perTenant {
+		if user.InTenant(s.TenantSlug) {
+			v.TenantOff = append(v.TenantOff, s)
+		}
 	}
 	page := PageFor(c, "Kill switches")
 	return Render(c, http.StatusOK, page, views.Switches(page, v))

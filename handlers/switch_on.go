@@ -2,10 +2,16 @@ package handlers
 
 import (
 	"context"
+	"errors"
+	"strconv"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/mcpservers"
+	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/views"
@@ -44,4 +50,35 @@ func (h *Console) pressSwitch(ctx context.Context, user *identity.Principal, kin
 		return mcpservers.SetToolEnabled(ctx, h.DB, principalActor(user), server, tool, on, h.MCP.Redact(reason))
 	}
 	return h.Runtime.SwitchTool(ctx, principalActor(user), name, on, reason)
+}
+
+// SwitchOnForTenant switches a tool back on for the one tenant it was
+// switched off for (a runbook opened from an alert does that): one
+// press, like every switch on. It needs only that tenant in scope.
+func (h *Console) SwitchOnForTenant(c echo.Context) error {
+	ctx := c.Request().Context()
+	user := CurrentPrincipal(c)
+	slug := c.Param("tenant")
+	if err := requireTenant(user, slug); err != nil {
+		return err
+	}
+	t, err := tenants.BySlug(ctx, h.DB.Read(), slug)
+	if errors.Is(err, store.ErrNotFound) {
+		return problem.NotFound("not_found", "There is no tenant "+strconv.Quote(slug)+".")
+	}
+	if err != nil {
+		return err
+	}
+	changed, err := catalog.SwitchForTenant(ctx, h.DB, principalActor(user), c.Param("name"), t.ID, t.Slug, true, "")
+	if errors.Is(err, store.ErrNotFound) {
+		return problem.NotFound("not_found", "There is no tool "+strconv.Quote(c.Param("name"))+".")
+	}
+	if err != nil {
+		return err
+	}
+	done := "tenant_tool_on"
+	if !changed {
+		done = "already_on"
+	}
+	return seeOther(c, "/switches?done="+done)
 }

@@ -30,10 +30,13 @@ func (h *Console) TraceList(c echo.Context) error {
 		Tenant: c.QueryParam("tenant"),
 		Status: c.QueryParam("status"),
 		Skill:  strings.TrimSpace(c.QueryParam("skill")),
+		Code:   strings.TrimSpace(c.QueryParam("code")),
+		Tool:   strings.TrimSpace(c.QueryParam("tool")),
+		Since:  c.QueryParam("since"),
 		From:   c.QueryParam("from"),
 		To:     c.QueryParam("to"),
 	}
-	f := journeys.Filter{Status: ff.Status, Skill: ff.Skill}
+	f := journeys.Filter{Status: ff.Status, Skill: ff.Skill, ErrorCode: ff.Code, Tool: ff.Tool}
 	f.Page, err = listPage(c, tracePageSize)
 	if err != nil {
 		return err
@@ -45,6 +48,17 @@ func (h *Console) TraceList(c echo.Context) error {
 	f.TenantIDs = ids
 	if f.Since, err = filterDay(ff.From, "from"); err != nil {
 		return err
+	}
+	// since is a moment (an alert's window links here with it); it
+	// narrows "from" when both are given.
+	if ff.Since != "" {
+		t, err := time.Parse(time.RFC3339, ff.Since)
+		if err != nil {
+			return problem.Invalid("bad_request", "The time \"since\" must look like 2026-01-31T12:00:00Z.")
+		}
+		if t.After(f.Since) {
+			f.Since = t.UTC()
+		}
 	}
 	if f.Until, err = filterDay(ff.To, "to"); err != nil {
 		return err

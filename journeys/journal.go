@@ -174,6 +174,8 @@ type Filter struct {
 	TenantIDs []string // nil: all
 	Status    string
 	Skill     string
+	ErrorCode string // the code a failed journey ended with
+	Tool      string // journeys with a step calling this tool
 	Since     time.Time
 	Until     time.Time
 	Page      store.Page // the first page of 50 when zero
@@ -201,6 +203,12 @@ func ListJourneys(ctx context.Context, q store.Querier, f Filter) (store.Paged[J
 	}
 	if f.Skill != "" {
 		where, args = append(where, "j.skill = ?"), append(args, f.Skill)
+	}
+	if f.ErrorCode != "" {
+		where, args = append(where, "j.error_code = ?"), append(args, f.ErrorCode)
+	}
+	if f.Tool != "" {
+		where, args = append(where, "EXISTS (SELECT 1 FROM journey_steps s WHERE s.journey_id = j.id AND s.tool = ?)"), append(args, f.Tool)
 	}
 	if !f.Since.IsZero() {
 		where, args = append(where, "j.created_at >= ?"), append(args, store.FormatTime(f.Since))

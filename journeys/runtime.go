@@ -518,6 +518,10 @@ func (r *run) call(ctx context.Context, st skills.Step, args json.RawMessage) (j
 	switch {
 	case err == nil:
 		tp = &t
+		// A tool switched off for this tenant alone is off for this call.
+		if err := catalog.ForTenant(ctx, s.o.DB.Read(), tp, r.j.TenantID); err != nil {
+			return nil, Refuse(CodeInternal, "The tool catalog cannot be read.", err)
+		}
 	case errors.Is(err, store.ErrNotFound):
 	default:
 		return nil, Refuse(CodeInternal, "The tool catalog cannot be read.", err)

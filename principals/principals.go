@@ -149,3 +149,19 @@ func EmailsOf(ctx context.Context, q store.Querier, ids []string) (map[string]Pr
 	}
 	return out, nil
 }
+
+// Identity is the display name and e-mail of principal id as stored now
+// (both "" for a principal Warden has never seen sign in). The audit
+// trail records them in each event a person causes, read inside the
+// event's transaction, so the trail names people as they were named when
+// they acted, whatever the identity provider calls them later.
+func Identity(ctx context.Context, q store.Querier, id string) (name, email string, err error) {
+	err = q.QueryRowContext(ctx, `SELECT name, email FROM principals WHERE id = ?`, id).Scan(&name, &email)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", "", nil
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("principal %s identity: %w", id, err)
+	}
+	return name, email, nil
+}

@@ -71,6 +71,15 @@ type RunRecord struct {
 // a switch, reconciling) needs a scope of all tenants. Without a reason it
 // is ErrReasonRequired and nothing changes.
 func Run(ctx context.Context, d Deps, p *identity.Principal, runbookID, actionID, reason, key string) (RunRecord, error) {
+	return RunWith(ctx, d, p, runbookID, actionID, nil, reason, key)
+}
+
+// RunWith is Run of an action whose arguments name parameters ("$tool"),
+// filled from params (alerts.Cause.Params of the alert the runbook was
+// opened from); the filled arguments are what runs and what the run's
+// event records, with the alert (params["alert"]). A parameter params
+// lacks refuses the press and changes nothing.
+func RunWith(ctx context.Context, d Deps, p *identity.Principal, runbookID, actionID string, params map[string]string, reason, key string) (RunRecord, error) {
 	if p == nil || !p.HasAnyRole(Roles...) {
 		return RunRecord{}, problem.Forbidden("forbidden", "Only on-call and admins may press a runbook's buttons.")
 	}
@@ -82,6 +91,11 @@ func Run(ctx context.Context, d Deps, p *identity.Principal, runbookID, actionID
 	if a == nil {
 		return RunRecord{}, problem.NotFound("not_found", "Runbook "+rb.Title+" has no action "+actionID+".")
 	}
+	filled, missing := a.Fill(params)
+	if len(missing) > 0 {
+		return RunRecord{}, ErrMissingParams(missing)
+	}
+	a = &filled
 	reason = strings.TrimSpace(reason)
 	switch {
 	case reason == "":
@@ -130,6 +144,7 @@ func Run(ctx context.Context, d Deps, p *identity.Principal, runbookID, actionID
 	}
 
 	actor := audit.Actor{Type: audit.ActorPrincipal, ID: p.ID}
+	plan.alert = params["alert"]
 	if plan.NeedsApproval {
 		return requestApproval(ctx, d, run, *a, plan)
 	}
@@ -172,6 +187,9 @@ func finish(ctx context.Context, tx *store.Tx, run *RunRecord, a Action, plan Pl
 	}
 	if plan.From != "" {
 		details["from"], details["to"] = plan.From, plan.To
+	}
+	if plan.alert != "" {
+		details["alert"] = plan.alert
 	}
 	if run.ActionID != "" {
 		details["approval"] = run.ActionID
@@ -258,6 +276,13 @@ func Runs(ctx context.Context, q store.Querier, runbookID string, page store.Pag
 	return store.Paginate(page, out, func(r RunRecord) store.Cursor {
 		return store.Cursor{Key: store.FormatTime(r.CreatedAt), ID: r.ID}
 	}), nil
+}
+
+// ErrMissingParams refuses an action whose arguments name parameters
+// nothing filled: it was not opened from an alert that names them.
+func ErrMissingParams(missing []string) *problem.Error {
+	return problem.Unprocessable("missing_parameters", "This action works on the "+strings.Join(missing, " and ")+
+		" an alert names: open the runbook from the alert (Alerts), or use Kill switches for any other.")
 }
 
 // ErrNoSuchRun is a run that is not there (or not of the runbook named).

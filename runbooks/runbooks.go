@@ -28,6 +28,7 @@ import (
 	"github.com/yuin/goldmark/parser"
 	"go.abhg.dev/goldmark/frontmatter"
 
+	"github.com/wardenhq/warden/alerts"
 	"github.com/wardenhq/warden/platform/markdown"
 )
 
@@ -39,11 +40,17 @@ var Severities = []string{"critical", "high", "medium", "low"}
 
 // Runbook is one parsed document.
 type Runbook struct {
-	ID       string   `yaml:"id"`
-	Title    string   `yaml:"title"`
-	Owner    string   `yaml:"owner"`
-	Severity string   `yaml:"severity"`
+	ID       string `yaml:"id"`
+	Title    string `yaml:"title"`
+	Owner    string `yaml:"owner"`
+	Severity string `yaml:"severity"`
+	// Alerts are the kinds of alert (alerts.Kinds) this runbook handles;
+	// Causes and Subjects narrow it to alerts whose failures are mostly
+	// of that fault (alerts.FaultAgent, alerts.FaultWarden) or about those
+	// skills or tenants. The alert page proposes the most specific (For).
 	Alerts   []string `yaml:"alerts"`
+	Causes   []string `yaml:"causes"`
+	Subjects []string `yaml:"subjects"`
 	Actions  []Action `yaml:"actions"`
 	// HTML is the document body rendered by goldmark, raw HTML escaped:
 	// safe to put in a page as it is.
@@ -59,6 +66,60 @@ type Action struct {
 	Description string            `yaml:"description"`
 	Tool        string            `yaml:"tool"`
 	Args        map[string]string `yaml:"args"`
+}
+
+// Parameters an action's argument may name instead of a value ("$tool"),
+// filled from the alert the runbook was opened from (alerts.Cause.Params):
+// the skill it is about, the tool and tenant most of its failures came
+// from, the key that sent most of them.
+var Parameters = []string{"skill", "tool", "tenant", "key"}
+
+// param is the parameter a value names ("$tool" → "tool"), or "".
+func param(v string) string {
+	if name, ok := strings.CutPrefix(strings.TrimSpace(v), "$"); ok {
+		return name
+	}
+	return ""
+}
+
+// Needs lists the parameters the action's arguments name, sorted.
+func (a Action) Needs() []string {
+	var out []string
+	for _, v := range a.Args {
+		if p := param(v); p != "" && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Fill returns the action with its parameters replaced by their values
+// in params, in its arguments, label and description; missing lists the
+// parameters params lacks (then the action cannot be pressed).
+func (a Action) Fill(params map[string]string) (filled Action, missing []string) {
+	filled = a
+	filled.Args = make(map[string]string, len(a.Args))
+	for k, v := range a.Args {
+		if p := param(v); p != "" {
+			if params[p] == "" {
+				if !slices.Contains(missing, p) {
+					missing = append(missing, p)
+				}
+			} else {
+				v = params[p]
+			}
+		}
+		filled.Args[k] = v
+	}
+	sort.Strings(missing)
+	for _, p := range Parameters {
+		if params[p] != "" {
+			filled.Label = strings.ReplaceAll(filled.Label, "$"+p, params[p])
+			filled.Description = strings.ReplaceAll(filled.Description, "$"+p, params[p])
+		}
+	}
+	return filled, missing
 }
 
 // Action finds the action with id, or nil.
@@ -118,6 +179,19 @@ func (r Runbook) validate() error {
 	if !slices.Contains(Severities, r.Severity) {
 		bad("severity %q is not one of %s", r.Severity, strings.Join(Severities, ", "))
 	}
+	for _, k := range r.Alerts {
+		if !slices.Contains(alerts.Kinds, k) {
+			bad("alerts: %q is not a kind of alert (%s)", k, strings.Join(alerts.Kinds, ", "))
+		}
+	}
+	for _, c := range r.Causes {
+		if c != alerts.FaultAgent && c != alerts.FaultWarden {
+			bad("causes: %q is neither %s nor %s", c, alerts.FaultAgent, alerts.FaultWarden)
+		}
+	}
+	if (len(r.Causes) > 0 || len(r.Subjects) > 0) && len(r.Alerts) == 0 {
+		bad("causes and subjects narrow the alerts a runbook handles, so it must name them")
+	}
 	seen := map[string]bool{}
 	for i, a := range r.Actions {
 		where := fmt.Sprintf("action %d", i+1)
@@ -162,6 +236,37 @@ func (s *Set) Get(id string) (Runbook, bool) {
 		}
 	}
 	return Runbook{}, false
+}
+
+// For is the runbook to propose for an alert of kind about subject whose
+// failures are mostly fault ("" when unknown): among the runbooks naming
+// the kind, one naming the subject wins over one naming the fault, which
+// wins over one naming neither; a runbook naming subjects or causes that
+// do not match is not proposed. Ties go to the more severe, then by title.
+func (s *Set) For(kind, subject, fault string) (Runbook, bool) {
+	best, score := Runbook{}, -1
+	for _, r := range s.All() {
+		if !slices.Contains(r.Alerts, kind) {
+			continue
+		}
+		n := 0
+		if len(r.Subjects) > 0 {
+			if !slices.Contains(r.Subjects, subject) {
+				continue
+			}
+			n += 2
+		}
+		if len(r.Causes) > 0 {
+			if !slices.Contains(r.Causes, fault) {
+				continue
+			}
+			n++
+		}
+		if n > score { // All is in severity order: the first of a score stays
+			best, score = r, n
+		}
+	}
+	return best, score >= 0
 }
 
 // Load reads the embedded defaults, then every *.md file at the top of dir

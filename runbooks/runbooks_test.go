@@ -26,7 +26,7 @@ id: disk-full
 title: Disk full
 owner: storage-oncall
 severity: low
-alerts: [disk-90]
+alerts: [p99_latency]
 actions:
   - id: stop-refunds
     label: Switch off issue_refund
@@ -44,7 +44,7 @@ func TestParseFrontMatter(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Parse(valid) = %v", err)
 	}
-	want := Runbook{ID: "disk-full", Title: "Disk full", Owner: "storage-oncall", Severity: "low", Alerts: []string{"disk-90"},
+	want := Runbook{ID: "disk-full", Title: "Disk full", Owner: "storage-oncall", Severity: "low", Alerts: []string{"p99_latency"},
 		Actions: []Action{{ID: "stop-refunds", Label: "Switch off issue_refund", Description: "stops refunds", Tool: ToolSwitchTool,
 			Args: map[string]string{"name": "issue_refund", "state": "off"}}}}
 	got := rb
@@ -68,6 +68,10 @@ func TestParseRefusesBadDocuments(t *testing.T) {
 		{"missing argument", strings.Replace(valid, `args: {name: issue_refund, state: "off"}`, `args: {state: "off"}`, 1), `argument "name"`},
 		{"bad state", strings.Replace(valid, `state: "off"`, `state: "maybe"`, 1), `state "maybe"`},
 		{"no title", strings.Replace(valid, "title: Disk full", "", 1), "title is missing"},
+		{"alert kind that does not exist", strings.Replace(valid, "alerts: [p99_latency]", "alerts: [tool-error-rate]", 1), `alerts: "tool-error-rate" is not a kind of alert`},
+		{"unknown cause", strings.Replace(valid, "alerts: [p99_latency]", "alerts: [p99_latency]\ncauses: [gremlins]", 1), `causes: "gremlins"`},
+		{"cause without alerts", strings.Replace(valid, "alerts: [p99_latency]", "causes: [agent]", 1), "must name them"},
+		{"unknown parameter", strings.Replace(valid, "name: issue_refund", "name: $tol", 1), `"$tol" names no parameter`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse([]byte(tc.src))
@@ -88,7 +92,8 @@ func TestLoadDefaultsAndDirectory(t *testing.T) {
 		ids = append(ids, rb.ID)
 	}
 	slices.Sort(ids)
-	want := []string{"bad-release-rollback", "mcp-server-misbehaving", "pii-in-traces", "runaway-spend", "stuck-effects", "tool-provider-outage"}
+	want := []string{"agent-requests-failing", "bad-release-rollback", "mcp-server-misbehaving", "pii-in-traces", "runaway-spend",
+		"slow-journeys", "stuck-effects", "tool-provider-outage"}
 	if !slices.Equal(ids, want) {
 		t.Errorf("default runbooks = %q, want %q", ids, want)
 	}
@@ -108,8 +113,8 @@ func TestLoadDefaultsAndDirectory(t *testing.T) {
 	if _, ok := set.Get("disk-full"); !ok {
 		t.Error("disk-full did not load beside the broken file")
 	}
-	if len(set.All()) != 7 {
-		t.Errorf("loaded %d runbooks, want the 6 defaults and disk-full", len(set.All()))
+	if len(set.All()) != 9 {
+		t.Errorf("loaded %d runbooks, want the 8 defaults and disk-full", len(set.All()))
 	}
 }
 
@@ -203,7 +208,7 @@ func TestRunTwiceWithOneTokenRunsOnce(t *testing.T) {
 		t.Errorf("history = %+v, %v; want the one run with its reason and who", hist.Rows, err)
 	}
 	// The same token for another action is refused.
-	if _, err := Run(ctx, d, carol, "tool-provider-outage", "switch-on-issue-refund", "x", "token-1"); httpStatus(err) != 409 {
+	if _, err := Run(ctx, d, carol, "mcp-server-misbehaving", "switch-on-shop", "x", "token-1"); httpStatus(err) != 409 {
 		t.Errorf("token reused for another action: %v, want 409", err)
 	}
 }

@@ -31,7 +31,7 @@ import (
 // point; a runbook adds the who, why and once-only around it.
 const (
 	ToolRollbackRelease  = "rollback_release"  // args: agent, env; optional digest (default: the previous release)
-	ToolSwitchTool       = "switch_tool"       // args: name, state (off|on)
+	ToolSwitchTool       = "switch_tool"       // args: name, state (off|on); optional tenant (slug): that tenant only
 	ToolSwitchSkill      = "switch_skill"      // args: name, state (off|on)
 	ToolFreezeTenant     = "freeze_tenant"     // args: tenant (slug)
 	ToolUnfreezeTenant   = "unfreeze_tenant"   // args: tenant (slug)
@@ -52,7 +52,7 @@ var limitUnits = money.Currency{Code: "USD", Exponent: 6}
 // toolArgs lists each tool's required and optional arguments.
 var toolArgs = map[string]struct{ required, optional []string }{
 	ToolRollbackRelease:  {[]string{"agent", "env"}, []string{"digest"}},
-	ToolSwitchTool:       {[]string{"name", "state"}, nil},
+	ToolSwitchTool:       {[]string{"name", "state"}, []string{"tenant"}},
 	ToolSwitchSkill:      {[]string{"name", "state"}, nil},
 	ToolFreezeTenant:     {[]string{"tenant"}, nil},
 	ToolUnfreezeTenant:   {[]string{"tenant"}, nil},
@@ -92,17 +92,22 @@ func checkArgs(tool string, args map[string]string) error {
 			errs = append(errs, fmt.Errorf("tool %s takes no argument %q", tool, a))
 		}
 	}
+	for k, v := range args {
+		if p := param(v); p != "" && !slices.Contains(Parameters, p) {
+			errs = append(errs, fmt.Errorf("argument %q: %q names no parameter (%s)", k, v, "$"+strings.Join(Parameters, ", $")))
+		}
+	}
 	if s, ok := args["state"]; ok && s != "off" && s != "on" {
 		errs = append(errs, fmt.Errorf("state %q is neither off nor on", s))
 	}
 	for _, k := range []string{"from", "to"} {
-		if v, ok := args[k]; ok {
+		if v, ok := args[k]; ok && param(v) == "" {
 			if _, err := parseWhen(v, time.Now()); err != nil {
 				errs = append(errs, fmt.Errorf("%s %q: %w", k, v, err))
 			}
 		}
 	}
-	if l, ok := args["limit"]; ok {
+	if l, ok := args["limit"]; ok && param(l) == "" {
 		if _, err := money.ParseDecimal(l, limitUnits); err != nil {
 			errs = append(errs, fmt.Errorf("limit %q: %w", l, err))
 		}
@@ -200,6 +205,8 @@ type Plan struct {
 	Since, Until time.Time
 	// run is the run being pressed: a retry's batch.
 	run string
+	// alert is the alert the runbook was opened from, for the run's event.
+	alert string
 	// A rollback's pointer move and what differs between the two bundles.
 	Agent, Env, From, To string
 	Diff                 []string
@@ -247,6 +254,23 @@ func PlanAction(ctx context.Context, d Deps, a Action) (Plan, error) {
 			return p, err
 		}
 		on := a.Args["state"] == "on"
+		if slug := a.Args["tenant"]; slug != "" {
+			tn, err := tenantArg(ctx, q, slug)
+			if err != nil {
+				return p, err
+			}
+			off, err := catalog.OffForTenant(ctx, q, t.Name, tn.ID)
+			if err != nil {
+				return p, err
+			}
+			p.Tenant, p.NoChange = tn.Slug, off != on
+			if on {
+				p.Summary = fmt.Sprintf("Switch the tool %s back on for tenant %s (its own switch for every tenant stays as it is).", t.Name, tn.Slug)
+			} else {
+				p.Summary = fmt.Sprintf("Switch the tool %s off for tenant %s only: its calls there are refused (403 tool_disabled); every other tenant keeps it.", t.Name, tn.Slug)
+			}
+			break
+		}
 		p.NoChange = t.Enabled == on
 		p.Summary = fmt.Sprintf("Switch the tool %s %s for every tenant.", t.Name, a.Args["state"])
 	case ToolSwitchMCPServer:
@@ -478,6 +502,20 @@ func apply(ctx context.Context, d Deps, by releases.Author, a Action, p Plan, re
 		var changed bool
 		var err error
 		what := "tool"
+		if a.Tool == ToolSwitchTool && a.Args["tenant"] != "" {
+			t, err := tenants.BySlug(ctx, d.DB.Read(), a.Args["tenant"])
+			if err != nil {
+				return "", err
+			}
+			changed, err = catalog.SwitchForTenant(ctx, d.DB, actor, a.Args["name"], t.ID, t.Slug, on, r)
+			if err != nil {
+				return "", err
+			}
+			if !changed {
+				return "The tool " + a.Args["name"] + " was already " + a.Args["state"] + " for tenant " + t.Slug + "; nothing changed.", nil
+			}
+			return "Switched the tool " + a.Args["name"] + " " + a.Args["state"] + " for tenant " + t.Slug + "; other tenants are not affected.", nil
+		}
 		if a.Tool == ToolSwitchTool {
 			changed, err = catalog.Switch(ctx, d.DB, actor, a.Args["name"], on, r)
 		} else {

@@ -157,6 +157,7 @@ func Parse(src []byte) (Skill, error) {
 		Model:        fm.Model,
 		Instructions: text,
 		Hash:         hex.EncodeToString(sum[:]),
+		File:         string(src),
 	}, nil
 }
 

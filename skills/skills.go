@@ -106,6 +106,10 @@ type Skill struct {
 	// Hash is the hex SHA-256 of the skill's SKILL.md, part of the
 	// release a journey runs under; empty for a skill built in code.
 	Hash string
+	// File is the SKILL.md as read, whose SHA-256 is Hash; empty for a
+	// skill built in code. Warden keeps it (releases.KeepSkillFiles) so a
+	// rollback shows what changed in the file.
+	File string
 
 	// Plan turns an input into steps. It must be deterministic in Input
 	// and must not call anything: arguments that depend on earlier results

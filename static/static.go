@@ -7,7 +7,7 @@ import (
 	"net/http"
 )
 
-//go:embed app.css favicon.svg queue.js copy.js signout.js
+//go:embed app.css favicon.svg queue.js copy.js signout.js menu.js
 var files embed.FS
 
 // Handler serves the embedded files. Responses may be cached for an hour.

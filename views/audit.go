@@ -95,7 +95,7 @@ var AuditVerbs = []string{
 	"release.", "release.published", "release.activated", "release.rolled_back",
 	"release.canary_started", "release.canary_rolled_back", "release.promoted", "release.replayed",
 	"runbook.", "runbook.action",
-	"alert.", "alert.fired", "alert.resolved", "alert.rule_set",
+	"alert.", "alert.fired", "alert.resolved", "alert.rule_set", "alert.acknowledged",
 	"notify.", "notify.channel_created", "notify.channel_changed", "notify.channel_deleted", "notify.channel_tested",
 	"notify.route_added", "notify.route_deleted", "notify.quiet_time_set", "notify.escalation_set", "notify.reminder_set",
 	"notification.", "notification.delivered", "notification.failed",
@@ -233,9 +233,12 @@ func eventSentence(e audit.Event, n EventNames) string {
 	case "notification.failed":
 		return "Notification " + d.str("message_id") + " (" + d.str("event") + ") to channel " + d.str("channel") + " given up after attempt " + d.str("attempt") + ": " + d.str("error")
 	case "alert.fired":
-		return "Alert fired: " + d.str("what") + " is " + d.str("value") + d.str("unit") + " (threshold " + d.str("threshold") + d.str("unit") + "); runbook " + d.str("runbook")
+		return "Alert fired: " + d.str("what") + " is " + d.str("value") + d.str("unit") + " (threshold " + d.str("threshold") + d.str("unit") + ")" +
+			comment("; runbook ", d.str("runbook")) + comment("; failures ", d.str("codes")) + comment(", mostly ", d.str("fault"))
 	case "alert.resolved":
 		return "Alert resolved: " + d.str("what") + " is back under " + d.str("threshold") + d.str("unit")
+	case "alert.acknowledged":
+		return who + " acknowledged the alert " + d.str("what") + comment(" — note: ", d.str("note"))
 	case "alert.rule_set":
 		return who + " set the alert thresholds of skill " + subject + ": failures at " + d.str("failure_percent") + "%, p99 at " +
 			d.str("p99_ms") + " ms, over " + d.str("window_minutes") + " minutes once " + d.str("min_journeys") + " journeys ended" +
@@ -274,8 +277,14 @@ func eventSentence(e audit.Event, n EventNames) string {
 		}
 		return s
 	case "tool.enable":
+		if d.bool("tenant_only") {
+			return who + " switched tool " + subject + " back on for tenant " + tenant
+		}
 		return who + " switched tool " + subject + " on"
 	case "tool.disable":
+		if d.bool("tenant_only") {
+			return who + " switched tool " + subject + " off for tenant " + tenant + " only: its calls there are refused" + comment(" — reason: ", d.str("reason"))
+		}
 		return who + " switched tool " + subject + " off: calls to it are refused" + comment(" — reason: ", d.str("reason"))
 	case "model.create":
 		s := who + " added model deployment " + subject + " for alias " + d.str("alias")
@@ -461,6 +470,15 @@ func eventSentence(e audit.Event, n EventNames) string {
 func actorLabel(a audit.Actor, n EventNames) string {
 	switch a.Type {
 	case audit.ActorPrincipal:
+		// The name the event recorded comes first: the person as they
+		// were named when they acted. Events older than that record
+		// none, and are named as the person is named now.
+		if a.Name != "" {
+			return a.Name
+		}
+		if a.Email != "" {
+			return a.Email
+		}
 		if name := n.Principals[a.ID]; name != "" {
 			return name
 		}

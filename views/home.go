@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/wardenhq/warden/alerts"
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/tenants"
 )
@@ -18,11 +17,28 @@ type HomeView struct {
 	Counts      bool
 	Tenants     int64 // tenants within the user's scope
 	AuditEvents int64
-	// Alerts firing, for on-call users (nil for others).
-	Alerts   []alerts.Alert
+	// Alerts firing, unacknowledged first, for on-call and admins (nil
+	// for others).
+	Alerts   []AlertSummary
 	Approver *ApproverHome
 	Oncall   *OncallHome
 	Auditor  *AuditorHome
+	Admin    *AdminHome
+}
+
+// AdminHome is the work only admins do: jobs that failed for good, and
+// keys about to expire.
+type AdminHome struct {
+	FailedJobs      []FailedJob // the newest
+	FailedJobsTotal int
+	Expiring        []ExpiringKey // soonest first
+	ExpiryWindow    time.Duration
+}
+
+// ExpiringKey is an agent key that stops working soon.
+type ExpiringKey struct {
+	ID, Name, Tenant string
+	ExpiresAt        time.Time
 }
 
 // ApproverHome is an approver's inbox.
@@ -62,6 +78,7 @@ type OncallHome struct {
 // SwitchedOff is a tool or skill that is switched off.
 type SwitchedOff struct {
 	Kind, Name string // kind: tool or skill
+	Tenant     string // a tool switched off for this tenant only
 	Reason     string
 	At         time.Time
 }
@@ -118,4 +135,13 @@ func approvalsLeft(a HomeAction) string {
 		return "needs 1 more approval"
 	}
 	return "needs " + strconv.Itoa(left) + " more approvals"
+}
+
+// tenantSuffix tells apart the test ids of one tool switched off for
+// several tenants.
+func tenantSuffix(tenant string) string {
+	if tenant == "" {
+		return ""
+	}
+	return "-" + tenant
 }

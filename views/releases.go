@@ -7,6 +7,7 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/platform/textdiff"
 	"github.com/wardenhq/warden/releases"
 )
 
@@ -95,9 +96,32 @@ func Floor(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) }
 type ReleaseDiff struct {
 	From, To releases.Published
 	Changed  []string // releases.Diff
-	// Contents are, per changed surface whose content Warden holds, the
-	// content before and after as people read it ("" for a side without).
-	Contents map[string][2]string
+	// Texts are the line diffs of the changed texts Warden holds: the
+	// prompt, routing policy and other surface contents, and each skill
+	// file (releases.TextDiffs).
+	Texts []releases.TextDiff
+}
+
+// diffCounts is a text diff's size as a review shows it: "+3 −1".
+func diffCounts(d releases.TextDiff) string {
+	added, removed := textdiff.Count(d.Lines)
+	return "+" + strconv.Itoa(added) + " −" + strconv.Itoa(removed)
+}
+
+// lineNumber is a line's number on one side, "" where it is not there.
+func lineNumber(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}
+
+// skippedLines says how many unchanged lines a fold hides.
+func skippedLines(n int) string {
+	if n == 1 {
+		return "⋯ 1 unchanged line"
+	}
+	return "⋯ " + strconv.Itoa(n) + " unchanged lines"
 }
 
 // Surface is the identifier b gives surface s.
@@ -212,12 +236,4 @@ func kindLabel(kind string) string {
 		return "canary rolled back"
 	}
 	return kind
-}
-
-// orNone is a surface's content, or a note that Warden holds none.
-func orNone(s string) string {
-	if s == "" {
-		return "(content not held by Warden)"
-	}
-	return s
 }

@@ -20,6 +20,20 @@ type RunbookView struct {
 	Runbook runbooks.Runbook
 	Runs    []runbooks.RunRecord
 	Pager   PagerView
+	// From is the alert the page was opened from, nil for none; Buttons
+	// are the runbook's actions filled with its parameters.
+	From    *AlertSummary
+	Buttons []ProposedAction
+}
+
+// buttonURL is a button's confirmation page, for the alert it was opened
+// from.
+func (v RunbookView) buttonURL(action string) templ.SafeURL {
+	u := runbookActionURL(v.Runbook.ID, action)
+	if v.From != nil {
+		u += templ.SafeURL("?" + url.Values{"alert": {v.From.Alert.ID}}.Encode())
+	}
+	return u
 }
 
 // RunbookConfirmView asks before an action runs. Token is the one-time
@@ -33,6 +47,7 @@ type RunbookConfirmView struct {
 	Token   string
 	Reason  string
 	Errors  FieldErrors
+	Alert   string // the alert the action's parameters came from, posted with the form
 }
 
 // RunbookResultView is the outcome of a run. Its audit event is shown on
@@ -66,6 +81,9 @@ func RunAuditURL(runID string) templ.SafeURL {
 
 func (v RunbookConfirmView) confirm() ConfirmView {
 	back := runbookURL(v.Runbook.ID)
+	if v.Alert != "" {
+		back += templ.SafeURL("?" + url.Values{"alert": {v.Alert}}.Encode())
+	}
 	return ConfirmView{
 		Back:      back,
 		BackLabel: "← " + v.Runbook.Title,

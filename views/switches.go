@@ -1,6 +1,7 @@
 package views
 
 import (
+	"net/url"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -28,7 +29,14 @@ type SwitchesView struct {
 	// tools still listed (SERVER__TOOL), each with its own switch.
 	MCPServers []MCPSwitchRow
 	MCPTools   []MCPSwitchRow
-	Notice     string
+	// TenantOff are tools switched off for one tenant only (a runbook
+	// opened from an alert does that), each with a button on again.
+	TenantOff []catalog.TenantSwitch
+	Notice    string
+}
+
+func tenantSwitchOnURL(s catalog.TenantSwitch) templ.SafeURL {
+	return templ.SafeURL("/switches/tool/" + url.PathEscape(s.Tool) + "/tenants/" + url.PathEscape(s.TenantSlug) + "/on")
 }
 
 // MCPSwitchRow is one MCP server or tool and its switch.

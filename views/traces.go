@@ -26,6 +26,10 @@ type TracesView struct {
 // TraceFilter is the traces page's filter form.
 type TraceFilter struct {
 	Tenant, Status, Skill, From, To string
+	// Code, Tool and Since narrow to the failing journeys an alert
+	// links to: an error code, a tool one of their steps called, and a
+	// moment (RFC 3339) they started at or after.
+	Code, Tool, Since string
 }
 
 // TraceView is one journey with its steps.

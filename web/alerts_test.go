@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,8 +54,8 @@ func TestAlertPagesForOncall(t *testing.T) {
 		t.Errorf("carol's navigation does not offer Alerts")
 	}
 	li := home.Doc.Find(`[data-testid="home-alert-failure_rate-refunds"]`)
-	if href, _ := li.Find(`a[data-testid="alert-runbook"]`).Attr("href"); href != "/runbooks/tool-provider-outage" {
-		t.Errorf("home alert runbook link = %q, want /runbooks/tool-provider-outage (home: %q)", href, li.Text())
+	if href, _ := li.Find(`a[data-testid="alert-runbook"]`).Attr("href"); !strings.HasPrefix(href, "/runbooks/tool-provider-outage?alert=") {
+		t.Errorf("home alert runbook link = %q, want /runbooks/tool-provider-outage?alert=… (home: %q)", href, li.Text())
 	}
 	p := carol.get("/alerts")
 	row := p.Doc.Find(`[data-testid="alerts-firing"] ` + refundsAlert)
@@ -64,7 +65,7 @@ func TestAlertPagesForOncall(t *testing.T) {
 	if got := row.Find(`[data-testid="alert-value"]`).Text(); got != "100% (threshold 20%)" {
 		t.Errorf("value = %q, want 100%% (threshold 20%%)", got)
 	}
-	if href, _ := row.Find(`a[data-testid="alert-runbook"]`).Attr("href"); href != "/runbooks/tool-provider-outage" {
+	if href, _ := row.Find(`a[data-testid="alert-runbook"]`).Attr("href"); !strings.HasPrefix(href, "/runbooks/tool-provider-outage?alert=") {
 		t.Errorf("runbook link = %q", href)
 	}
 	// On-call reads the thresholds but cannot change them.
@@ -147,5 +148,85 @@ func TestAlertRuleFormForAdmins(t *testing.T) {
 	ev := lastAudit(t, in.DB)
 	if ev.Verb != "alert.rule_set" || ev.Subject.ID != "refunds" || ev.Actor.ID != principalID(t, in.DB, "dev-erin") {
 		t.Errorf("last event = %s %v by %v, want alert.rule_set refunds by erin", ev.Verb, ev.Subject, ev.Actor)
+	}
+}
+
+// TestAlertDetailAndAck: the alert page says why it fired, links to the
+// failing journeys (a Traces list that shows exactly them), names its
+// owner, and on-call acknowledges it once through a CSRF-checked POST;
+// approvers may not; the acknowledged alert moves after the unacknowledged
+// ones on the home page; and erin (admin) sees the firing alert on her
+// home page too.
+func TestAlertDetailAndAck(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	in.waitReady(t)
+	failRefunds(t, in.DB)
+	var alertID string
+	if err := in.DB.Read().QueryRow(`SELECT id FROM alerts WHERE kind = 'failure_rate' AND subject = 'refunds'`).Scan(&alertID); err != nil {
+		t.Fatal(err)
+	}
+	carol := newBrowser(t, in.URL)
+	carol.loginDev("carol")
+	home := carol.get("/")
+	href, _ := home.Doc.Find(`[data-testid="home-alert-failure_rate-refunds"] a[data-testid="home-alert-link"]`).Attr("href")
+	if href != "/alerts/"+alertID || home.Doc.Find(`[data-testid="home-alert-failure_rate-refunds"] [data-testid="home-alert-unacked"]`).Length() != 1 {
+		t.Fatalf("home links the alert at %q (want /alerts/%s) and marks it unacknowledged: %q", href, alertID, home.Doc.Find(`[data-testid="home-alerts"]`).Text())
+	}
+	p := carol.get(href)
+	if p.Status != http.StatusOK || text(p, "alert-title") != "Failure rate of skill refunds" {
+		t.Fatalf("alert page = %d %q", p.Status, text(p, "alert-title"))
+	}
+	if got := text(p, "alert-owner"); got != "platform-oncall" {
+		t.Errorf("owner = %q, want the runbook's owner platform-oncall", got)
+	}
+	if p.Doc.Find(`[data-testid="alert-codes"] tbody tr`).Length() != 1 || !strings.Contains(text(p, "alert-fault"), "25 of 25 journeys") {
+		t.Errorf("cause = %q / %q", text(p, "alert-fault"), p.Doc.Find(`[data-testid="alert-codes"]`).Text())
+	}
+	jh, _ := p.Doc.Find(`[data-testid="alert-journeys"]`).Attr("href")
+	traces := carol.get(jh)
+	if traces.Status != http.StatusOK || traces.Doc.Find(`[data-testid^="trace-jfail"]`).Length() != 25 || traces.Doc.Find(`[data-testid="traces-table"] tbody tr`).Length() != 25 {
+		t.Errorf("failing journeys link %q = %d with %d rows, want the 25 failed refunds", jh, traces.Status, traces.Doc.Find(`[data-testid="traces-table"] tbody tr`).Length())
+	}
+
+	alice := newBrowser(t, in.URL)
+	alice.loginDev("alice")
+	before := auditCount(t, in.DB)
+	if r := alice.post("/alerts/"+alertID+"/ack", alice.withCSRF(url.Values{"note": {"mine"}}), nil); r.Status != http.StatusForbidden {
+		t.Errorf("alice acknowledges = %d, want 403", r.Status)
+	}
+	if r := carol.post("/alerts/"+alertID+"/ack", url.Values{"note": {"no csrf"}}, nil); r.Status != http.StatusForbidden && r.Status != http.StatusBadRequest {
+		t.Errorf("acknowledge without CSRF = %d, want refused", r.Status)
+	}
+	if auditCount(t, in.DB) != before {
+		t.Error("a refused acknowledgement was recorded")
+	}
+	r := carol.post("/alerts/"+alertID+"/ack", carol.withCSRF(url.Values{"note": {"looking at the provider"}}), nil)
+	if r.Status != http.StatusOK || !strings.Contains(text(r, "alert-acked"), "Carol On-call") || text(r, "alert-ack-note") != "looking at the provider" {
+		t.Errorf("after acknowledging: %d, %q", r.Status, text(r, "alert-acked"))
+	}
+	if r.Doc.Find(`[data-testid="alert-ack-form"]`).Length() != 0 {
+		t.Error("the acknowledged alert still offers the form")
+	}
+	if evs := adminEvents(t, in.DB, "alert.acknowledged"); len(evs) != 1 || evs[0].Details["note"] != "looking at the provider" {
+		t.Errorf("alert.acknowledged events = %v", evs)
+	}
+	if again := carol.post("/alerts/"+alertID+"/ack", carol.withCSRF(url.Values{}), nil); !strings.Contains(again.Body, "Someone acknowledged it before you") || len(adminEvents(t, in.DB, "alert.acknowledged")) != 1 {
+		t.Errorf("a second acknowledgement changed something or did not say so")
+	}
+
+	erin := newBrowser(t, in.URL)
+	erin.loginDev("erin")
+	eh := erin.get("/")
+	if eh.Doc.Find(`[data-testid="home-alert-failure_rate-refunds"] [data-testid="home-alert-acked"]`).Length() != 1 {
+		t.Errorf("erin's home does not list the acknowledged alert: %q", eh.Doc.Find(`[data-testid="home-alerts"]`).Text())
+	}
+	if eh.Doc.Find(`[data-testid="home-admin"]`).Length() != 1 || eh.Doc.Find(`[data-testid="home-off"]`).Length() != 1 {
+		t.Errorf("erin's home lacks the admin work or what is switched off")
+	}
+	if p := alice.get("/alerts/" + alertID); p.Status != http.StatusForbidden {
+		t.Errorf("alice opens the alert = %d, want 403", p.Status)
+	}
+	if p := carol.get("/alerts/al_nope"); p.Status != http.StatusNotFound {
+		t.Errorf("unknown alert = %d, want 404", p.Status)
 	}
 }

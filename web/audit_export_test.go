@@ -117,10 +117,13 @@ func TestAuditExportDownloadsVerify(t *testing.T) {
 			ev = evs[0]
 		}
 		raw, _ := json.Marshal(ev)
+		// Who exported is named as the event recorded dave (issue 26: an
+		// auditor holding only an export can tell who did what); the
+		// filters and rows are ids and counts, no other personal data.
 		if ev.Actor.Type != audit.ActorPrincipal || ev.Actor.ID == "" || ev.Subject.ID != m.SHA256 ||
 			ev.Details["rows"] != json.Number(strconv.FormatInt(want, 10)) || ev.Details["format"] != format ||
-			strings.Contains(string(raw), "dave@example.com") || strings.Contains(string(raw), "Dave Auditor") {
-			t.Errorf("audit.export event = %s, want dave's principal id, %d rows, the file's hash and no name or email", raw, want)
+			ev.Actor.Name != "Dave Auditor" || ev.Actor.Email != "dave@example.com" {
+			t.Errorf("audit.export event = %s, want dave's principal id, name and e-mail, %d rows and the file's hash", raw, want)
 		}
 		want += 5
 	}

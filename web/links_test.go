@@ -100,7 +100,7 @@ func TestLinksOpenForOncallAfterARunbook(t *testing.T) {
 	carol := newBrowser(t, in.URL)
 	carol.loginDev("carol")
 
-	path := "/runbooks/tool-provider-outage/actions/switch-off-issue-refund"
+	path := "/runbooks/pii-in-traces/actions/switch-off-refunds"
 	tok := confirmToken(t, carol, path)
 	res := carol.post(path, carol.withCSRF(url.Values{"reason": {"provider is down"}, "token": {tok}}), nil)
 	if res.Status != 200 || statusOf(res, "run-status") != "done" {

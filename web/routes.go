@@ -156,6 +156,7 @@ func (s *Server) consoleRoutes() []route {
 			route{http.MethodGet, "/switches/:kind/:name/off", h.SwitchOffConfirm, oncallAdmin, ""},
 			route{http.MethodPost, "/switches/:kind/:name/off", h.SwitchOff, oncallAdmin, ""},
 			route{http.MethodPost, "/switches/:kind/:name/on", h.SwitchOn, oncallAdmin, ""},
+			route{http.MethodPost, "/switches/tool/:name/tenants/:tenant/on", h.SwitchOnForTenant, oncallAdmin, ""},
 			// Skills: what each SKILL.md says, where it came from, its hash.
 			route{http.MethodGet, "/skills", h.SkillList, oncallAdmin, "Skills"},
 			route{http.MethodGet, "/skills/:name", h.SkillShow, oncallAdmin, ""},
@@ -167,6 +168,8 @@ func (s *Server) consoleRoutes() []route {
 			// The tool dependencies' breakers and bulkheads.
 			route{http.MethodGet, "/dependencies", h.DependencyList, oncallAdmin, "Dependencies"},
 			route{http.MethodGet, "/alerts", h.AlertList, oncallAdmin, "Alerts"},
+			route{http.MethodGet, "/alerts/:id", h.AlertShow, oncallAdmin, ""},
+			route{http.MethodPost, "/alerts/:id/ack", h.AlertAck, oncallAdmin, ""},
 			route{http.MethodPost, "/alerts/rules/:skill", h.AlertRuleSet, admin, ""},
 		)
 	}

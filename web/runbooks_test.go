@@ -51,14 +51,14 @@ func TestRunbookPagesOnlyForOncallAndAdmins(t *testing.T) {
 		if got := b.get("/").Doc.Find(`nav a[href="/runbooks"]`).Length() == 1; got != (tc.status == http.StatusOK) {
 			t.Errorf("%s: navigation offers Runbooks = %v", tc.user, got)
 		}
-		for _, path := range []string{"/runbooks", "/runbooks/tool-provider-outage", "/runbooks/tool-provider-outage/actions/switch-off-issue-refund"} {
+		for _, path := range []string{"/runbooks", "/runbooks/tool-provider-outage", "/runbooks/pii-in-traces/actions/switch-off-refunds"} {
 			if p := b.get(path); p.Status != tc.status {
 				t.Errorf("%s: GET %s = %d, want %d", tc.user, path, p.Status, tc.status)
 			}
 		}
 		if tc.status == http.StatusForbidden {
 			before := auditCount(t, in.DB)
-			p := b.post("/runbooks/tool-provider-outage/actions/switch-off-issue-refund",
+			p := b.post("/runbooks/pii-in-traces/actions/switch-off-refunds",
 				b.withCSRF(url.Values{"reason": {"trying"}, "token": {"t-" + tc.user}}), nil)
 			if p.Status != http.StatusForbidden || auditCount(t, in.DB) != before || runbookRunCount(t, in.DB) != 0 {
 				t.Errorf("%s: POST = %d, and something was recorded", tc.user, p.Status)
@@ -81,11 +81,11 @@ func TestRunbookIndexAndDocument(t *testing.T) {
 	row := strings.Join(idx.Doc.Find(`[data-testid="runbook-runaway-spend"] td`).Map(func(_ int, s *goquery.Selection) string {
 		return strings.TrimSpace(s.Text())
 	}), " | ")
-	if row != "Runaway spend | finance-oncall | high | budget-threshold, spend-rate" {
+	if row != "Runaway spend | finance-oncall | high | budget_burn, model_overrun" {
 		t.Errorf("runaway-spend row = %q", row)
 	}
 	doc := b.get("/runbooks/runaway-spend")
-	if doc.Doc.Find(`[data-testid="runbook-doc"] h1`).Text() != "Runaway spend" || doc.Doc.Find(`[data-testid="action-freeze-tenant"]`).Length() != 1 {
+	if doc.Doc.Find(`[data-testid="runbook-doc"] h1`).Text() != "Runaway spend" || doc.Doc.Find(`[data-testid="action-freeze-tenant-unfilled"]`).Length() != 1 {
 		t.Errorf("runbook page lacks its document or its button:\n%s", doc.Body)
 	}
 	if p := b.get("/runbooks/nope"); p.Status != http.StatusNotFound {
@@ -98,7 +98,7 @@ func TestRunbookActionNeedsAReason(t *testing.T) {
 	in.waitReady(t)
 	b := newBrowser(t, in.URL)
 	b.loginDev("carol")
-	path := "/runbooks/tool-provider-outage/actions/switch-off-issue-refund"
+	path := "/runbooks/pii-in-traces/actions/switch-off-refunds"
 	tok := confirmToken(t, b, path)
 	before := auditCount(t, in.DB)
 	p := b.post(path, b.withCSRF(url.Values{"reason": {"  "}, "token": {tok}}), nil)
@@ -108,10 +108,10 @@ func TestRunbookActionNeedsAReason(t *testing.T) {
 	if got, _ := p.Doc.Find(`input[name="token"]`).Attr("value"); got != tok {
 		t.Errorf("the form came back with token %q, want the same %q", got, tok)
 	}
-	tool, _ := catalog.Get(context.Background(), in.DB.Read(), "issue_refund")
-	if !tool.Enabled || auditCount(t, in.DB) != before || runbookRunCount(t, in.DB) != 0 {
-		t.Errorf("after a refused press: tool enabled %v, events +%d, runs %d; want nothing changed",
-			tool.Enabled, auditCount(t, in.DB)-before, runbookRunCount(t, in.DB))
+	on, _ := catalog.SkillEnabled(context.Background(), in.DB.Read(), "refunds")
+	if !on || auditCount(t, in.DB) != before || runbookRunCount(t, in.DB) != 0 {
+		t.Errorf("after a refused press: skill on %v, events +%d, runs %d; want nothing changed",
+			on, auditCount(t, in.DB)-before, runbookRunCount(t, in.DB))
 	}
 }
 
@@ -120,7 +120,7 @@ func TestRunbookDoubleSubmitRunsOnce(t *testing.T) {
 	in.waitReady(t)
 	b := newBrowser(t, in.URL)
 	b.loginDev("carol")
-	path := "/runbooks/tool-provider-outage/actions/switch-off-issue-refund"
+	path := "/runbooks/pii-in-traces/actions/switch-off-refunds"
 	tok := confirmToken(t, b, path)
 	form := b.withCSRF(url.Values{"reason": {"provider is down"}, "token": {tok}})
 	first := b.noRedirect().post(path, form, nil)
@@ -129,14 +129,14 @@ func TestRunbookDoubleSubmitRunsOnce(t *testing.T) {
 	if first.Status != http.StatusSeeOther || second.Status != http.StatusSeeOther || loc == "" || second.Header.Get("Location") != loc {
 		t.Fatalf("two submits = %d %q and %d %q; want 303 to the same run", first.Status, loc, second.Status, second.Header.Get("Location"))
 	}
-	tool, _ := catalog.Get(context.Background(), in.DB.Read(), "issue_refund")
-	if tool.Enabled || runbookRunCount(t, in.DB) != 1 || len(adminEvents(t, in.DB, "runbook.action")) != 1 || len(adminEvents(t, in.DB, "tool.disable")) != 1 {
-		t.Errorf("after two submits: tool enabled %v, %d runs, %d runbook.action, %d tool.disable; want off, 1, 1, 1",
-			tool.Enabled, runbookRunCount(t, in.DB), len(adminEvents(t, in.DB, "runbook.action")), len(adminEvents(t, in.DB, "tool.disable")))
+	on, _ := catalog.SkillEnabled(context.Background(), in.DB.Read(), "refunds")
+	if on || runbookRunCount(t, in.DB) != 1 || len(adminEvents(t, in.DB, "runbook.action")) != 1 || len(adminEvents(t, in.DB, "skill.disabled")) != 1 {
+		t.Errorf("after two submits: skill on %v, %d runs, %d runbook.action, %d skill.disabled; want off, 1, 1, 1",
+			on, runbookRunCount(t, in.DB), len(adminEvents(t, in.DB, "runbook.action")), len(adminEvents(t, in.DB, "skill.disabled")))
 	}
 	res := b.get(loc)
 	runID := loc[strings.LastIndex(loc, "/")+1:]
-	if text(res, "run-status") != "Done" || statusOf(res, "run-status") != "done" || !strings.Contains(text(res, "run-outcome"), "Switched the tool issue_refund off") {
+	if text(res, "run-status") != "Done" || statusOf(res, "run-status") != "done" || !strings.Contains(text(res, "run-outcome"), "Switched the skill refunds off") {
 		t.Errorf("result page: %q %q", text(res, "run-status"), text(res, "run-outcome"))
 	}
 	ev := lastAudit(t, in.DB)
@@ -150,10 +150,10 @@ func TestRunbookDoubleSubmitRunsOnce(t *testing.T) {
 	if href, _ := erin.get(loc).Doc.Find(`[data-testid="run-audit"]`).Attr("href"); href != "/audit?subject_id="+runID+"&subject_type=runbook" {
 		t.Errorf("audit link for an admin = %q", href)
 	}
-	if ev.Verb != "runbook.action" || ev.Subject.ID != runID || ev.Details["reason"] != "provider is down" || ev.Details["tool"] != "switch_tool" {
+	if ev.Verb != "runbook.action" || ev.Subject.ID != runID || ev.Details["reason"] != "provider is down" || ev.Details["tool"] != "switch_skill" {
 		t.Errorf("last event = %s %v %v", ev.Verb, ev.Subject, ev.Details)
 	}
-	hist := b.get("/runbooks/tool-provider-outage")
+	hist := b.get("/runbooks/pii-in-traces")
 	if hist.Doc.Find(`[data-testid="runbook-runs"] tbody tr`).Length() != 1 || !strings.Contains(hist.Doc.Find(`[data-testid="runbook-runs"]`).Text(), "provider is down") {
 		t.Errorf("run history:\n%s", hist.Doc.Find(`[data-testid="runbook-runs"]`).Text())
 	}

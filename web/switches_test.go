@@ -27,7 +27,7 @@ func checkSwitchEvent(t *testing.T, in *instance, verb string, subject audit.Sub
 	t.Helper()
 	ev := lastAudit(t, in.DB)
 	got, _ := ev.Details["reason"].(string)
-	if ev.Verb != verb || ev.Subject != subject || ev.Actor != (audit.Actor{Type: audit.ActorPrincipal, ID: actor}) || got != reason {
+	if ev.Verb != verb || ev.Subject != subject || ev.Actor.Type != audit.ActorPrincipal || ev.Actor.ID != actor || ev.Actor.Name == "" || got != reason {
 		d, _ := json.Marshal(ev.Details)
 		t.Errorf("last event = %s %v by %v (%s); want %s %v by %s, reason %q", ev.Verb, ev.Subject, ev.Actor, d, verb, subject, actor, reason)
 	}

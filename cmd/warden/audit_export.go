@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/handlers"
 )
 
 const (
@@ -107,7 +108,7 @@ func auditExport(ctx context.Context, args []string, env func(string) (string, b
 		if _, err = audit.Checkpoint(ctx, db, signer, time.Now()); err != nil {
 			return err
 		}
-		m, err = audit.Export(ctx, db.Read(), q, *format, w, signer, time.Now())
+		m, err = audit.Export(ctx, db.Read(), q, *format, handlers.AuditSentences(db), w, signer, time.Now())
 		return err
 	})
 	if err == nil {

@@ -11,10 +11,10 @@ import (
 )
 
 // TestBrowserMCPServersOnAPhone: on a 390 px wide phone, erin (admin)
-// opens MCP servers from the navigation, adds the example shop (a bad URL
+// opens MCP servers from the menu, adds the example shop (a bad URL
 // first: refused, input kept), discovers its tools and reads them; carol
-// (on-call) opens Kill switches, which lists the shop and its tools. No
-// page is wider than the phone.
+// (on-call) opens Kill switches from the menu, which lists the shop and
+// its tools. No page is wider than the phone.
 func TestBrowserMCPServersOnAPhone(t *testing.T) {
 	shop := httptest.NewServer(mcpshop.New().Handler())
 	t.Cleanup(shop.Close)
@@ -41,6 +41,7 @@ func TestBrowserMCPServersOnAPhone(t *testing.T) {
 		}
 	}
 	err := chromedp.Do(ctx,
+		chromedp.Click(byTestID("menu-button")),
 		chromedp.Click(css(`nav.nav a[href="/mcp-servers"]`)),
 		chromedp.WaitVisible(byTestID("mcp-servers-empty")),
 	)
@@ -81,6 +82,7 @@ func TestBrowserMCPServersOnAPhone(t *testing.T) {
 	}
 	phone("carol")
 	err = chromedp.Do(ctx,
+		chromedp.Click(byTestID("menu-button")),
 		chromedp.Click(css(`nav.nav a[href="/switches"]`)),
 		chromedp.WaitVisible(byTestID("switch-mcp-server-shop")),
 		chromedp.WaitVisible(byTestID("switch-mcp-tool-shop__issue_refund")),

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/releases/releasetest"
 )
 
 // TestBrowserReleaseRollback: carol (on-call) opens Releases from the
@@ -60,5 +65,73 @@ func TestBrowserReleaseRollback(t *testing.T) {
 		t.Errorf("history = %q, want the rollback with its reason", hist)
 	}
 	screenshot(ctx, "release-rolled-back")
+	p.stop(t)
+}
+
+// TestBrowserRollbackShowsLineDiffs: carol opens another agent's releases
+// from Releases, presses Roll back on its earlier release, and before
+// confirming reads what changes in the prompt and in the refunds skill's
+// SKILL.md as a code review shows it: removed lines red with -, added
+// lines green with +, unchanged front matter folded.
+func TestBrowserRollbackShowsLineDiffs(t *testing.T) {
+	dir := t.TempDir()
+	db, err := store.Open(context.Background(), filepath.Join(dir, "warden.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	earlier, _ := releasetest.DiffPair(t, db)
+	db.Close()
+
+	ctx := newBrowserContext(t)
+	p := startProcess(t, dir)
+	signIn(t, ctx, p, "carol")
+	target := `[data-testid="release-targets"] a[href*="agent=` + releasetest.Agent + `"]`
+	err = chromedp.Do(ctx,
+		chromedp.Click(css(`nav.nav a[href="/releases"]`)),
+		chromedp.WaitVisible(css(target)),
+		chromedp.Click(css(target)),
+		chromedp.WaitVisible(byTestID("rollback-"+earlier[7:19])),
+		chromedp.Click(byTestID("rollback-"+earlier[7:19])),
+		chromedp.WaitVisible(byTestID("rollback-submit")),
+		chromedp.WaitVisible(css(`[data-testid="diff-content-prompt"] [data-testid="line-removed"]`)),
+	)
+	if err != nil {
+		t.Fatalf("open the rollback confirmation: %v\nwarden logs:\n%s", err, p.logs)
+	}
+	screenshot(ctx, "release-rollback-line-diff")
+	type row struct{ Kind, Mark, Text, Color string }
+	rows, err := chromedp.Run(ctx, chromedp.Evaluate[[]row](`[...document.querySelectorAll('[data-testid="diff-content-skill-refunds"] tr[data-testid^="line-"]')].map(r => ({
+		Kind: r.dataset.testid, Mark: r.querySelector('.mark').textContent, Text: r.querySelector('.code').textContent,
+		Color: getComputedStyle(r).backgroundColor}))`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var removed, added []string
+	colors := map[string]string{}
+	for _, r := range rows {
+		colors[r.Kind] = r.Color
+		switch r.Kind {
+		case "line-removed":
+			if r.Mark != "-" {
+				t.Errorf("removed line %q marked %q, want -", r.Text, r.Mark)
+			}
+			removed = append(removed, r.Text)
+		case "line-added":
+			if r.Mark != "+" {
+				t.Errorf("added line %q marked %q, want +", r.Text, r.Mark)
+			}
+			added = append(added, r.Text)
+		}
+	}
+	if strings.Join(removed, "|") != "Refund at most what remains refundable." || strings.Join(added, "|") != "Refund what the customer paid." {
+		t.Errorf("SKILL.md lines: removed %q, added %q", removed, added)
+	}
+	// Green for added and red for removed: rgb(232, 245, 236) and rgb(253, 236, 234) in app.css.
+	if colors["line-added"] != "rgb(232, 245, 236)" || colors["line-removed"] != "rgb(253, 236, 234)" || colors["line-skipped"] == "" {
+		t.Errorf("row colours = %v, want green added, red removed and a folded stretch", colors)
+	}
+	if got := textOf(t, ctx, css(`[data-testid="diff-content-prompt"]`)); !strings.Contains(got, "<b>Never</b> promise a delivery date.") {
+		t.Errorf("prompt diff = %q, want the removed line with its markup shown as text", got)
+	}
 	p.stop(t)
 }

@@ -237,3 +237,49 @@ func TestLongJSONIsBounded(t *testing.T) {
 		t.Errorf("4 MiB of JSON cost %d units, MaxText of free text %d; want about the same", wl, wm)
 	}
 }
+
+// worldAddressLines are addresses and values of the detectors added for
+// issue 28: Brazilian, Indian and Japanese addresses, written-out e-mail
+// addresses, CJK names, identity numbers with checksums.
+var worldAddressLines = []string{
+	"Entregar em Rua das Flores, 123 - Centro, São Paulo - SP, CEP 01310-100",
+	"Deliver to H.No. 8-2-293, Banjara Hills, Hyderabad - 500034, Telangana",
+	"Flat 12B, Sunrise Apartments, 45 MG Road, Bengaluru, Karnataka 560001",
+	"〒150-0001 東京都渋谷区神宮前1-2-3　山田太郎様",
+	"1-2-3 Jingumae, Shibuya-ku, Tokyo 150-0001, Japan",
+	"ul. Marszałkowska 10, 00-590 Warszawa; Drottninggatan 5, 111 51 Stockholm",
+	"write to jane dot doe at example dot co dot uk or ana arroba correo punto es",
+	"客户王伟要求退款，收件人：李娜。Aadhaar 2345 6789 0124, CPF 123.456.789-09, PAN ABCPE1234F",
+	"Клиент Иван Петров, дата рождения 12 марта 1988 г.; 12/03/1988 (date of birth)",
+	"Refund approved for Will Page; ship the Hugo Boss suit from Osaka Kansai via Royal Mail",
+}
+
+// TestWorkGrowsLinearlyWorld: four times the text (256 KiB → 1 MiB) is at
+// most four times the work, give or take a fifth, on address-like and
+// other text that the detectors of issue 28 read: in lines, in one line
+// and joined by JSON's escaped line breaks. Counted by the work meter,
+// not timed.
+func TestWorkGrowsLinearlyWorld(t *testing.T) {
+	small, large := 256<<10, 1<<20
+	if raceEnabled {
+		small, large = 32<<10, 128<<10
+	}
+	r := New(testKey)
+	for _, sh := range []costShape{
+		{"world-lines", func(_ testing.TB, n int) string { return repeatTo(n, "\n", worldAddressLines...) }},
+		{"world-one-line", func(_ testing.TB, n int) string { return repeatTo(n, "; ", worldAddressLines...) }},
+		{"world-json-escaped", func(_ testing.TB, n int) string { return repeatTo(n, `\n`, worldAddressLines...) }},
+		{"addresses-one-line", func(_ testing.TB, n int) string { return repeatTo(n, "; ", addressLines...) }},
+		{"repeat at dot", func(_ testing.TB, n int) string { return repeatTo(n, "", "a dot b at ") }},
+		{"repeat cjk cue", func(_ testing.TB, n int) string { return repeatTo(n, "", "客户王伟様") }},
+		{"repeat block", func(_ testing.TB, n int) string { return repeatTo(n, "", "神宮前1-2-3") }},
+	} {
+		ws, wl := work(r, sh.make(t, small)), work(r, sh.make(t, large))
+		ratio := float64(wl) / float64(max(ws, 1))
+		t.Logf("%-20s %9d units at %d KiB, %9d at %d KiB: ×%.2f", sh.name, ws, small>>10, wl, large>>10, ratio)
+		if ratio > 4*1.2 {
+			t.Errorf("%s: %d times the text costs %.1f times the work (%d → %d units), want at most 4.8",
+				sh.name, large/small, ratio, ws, wl)
+		}
+	}
+}

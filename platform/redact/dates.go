@@ -2,6 +2,7 @@ package redact
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -14,6 +15,9 @@ func parseDate(s string, i int) (int, bool) {
 	}
 	if isDigit(s[i]) {
 		if e, ok := numericDate(s, i); ok {
+			return e, true
+		}
+		if e, ok := cjkDate(s, i); ok {
 			return e, true
 		}
 		return dayMonthYear(s, i)
@@ -33,7 +37,41 @@ func digitsAt(s string, i int) (v, end int) {
 
 // boundary reports whether s[e] (or the end) ends a word.
 func boundary(s string, e int) bool {
-	return e >= len(s) || !isWord(s[e]) && s[e] < utf8.RuneSelf
+	if e < len(s) && s[e] >= utf8.RuneSelf {
+		r, _ := utf8.DecodeRuneInString(s[e:])
+		return isCJK(r) || !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}
+	return e >= len(s) || !isWord(s[e])
+}
+
+// cjkDate: "1988年3月12日", "1988년 3월 12일".
+func cjkDate(s string, i int) (int, bool) {
+	y, e := digitsAt(s, i)
+	if e-i != 4 || y < 1800 || y > 2200 {
+		return 0, false
+	}
+	for n, unit := range [][2]string{{"年", "년"}, {"月", "월"}, {"日", "일"}} {
+		switch {
+		case strings.HasPrefix(s[e:], unit[0]):
+			e += len(unit[0])
+		case strings.HasPrefix(s[e:], unit[1]):
+			e += len(unit[1])
+		default:
+			return 0, false
+		}
+		if n == 2 {
+			break
+		}
+		if e < len(s) && s[e] == ' ' {
+			e++
+		}
+		v, d := digitsAt(s, e)
+		if d == e || d-e > 2 || v < 1 || n == 0 && v > 12 || n == 1 && v > 31 {
+			return 0, false
+		}
+		e = d
+	}
+	return e, true
 }
 
 func numericDate(s string, i int) (int, bool) {
@@ -72,7 +110,7 @@ func numericDate(s string, i int) (int, bool) {
 // monthAt reports the end of a month name at s[i], with an optional '.'.
 func monthAt(s string, i int) (int, bool) {
 	e := i
-	for e < len(s) && e-i < 12 {
+	for e < len(s) && e-i < 26 {
 		c := s[e]
 		if c < utf8.RuneSelf {
 			if !isAlpha(c) {

@@ -23,7 +23,7 @@ type Match struct {
 
 // NINO detects UK National Insurance numbers: two prefix letters, six
 // digits and a suffix letter A–D, upper case, written together or in pairs
-// ("QQ 12 34 56 C"). Prefixes that HMRC never issues (D, F, I, Q, U, V
+// ("QQ 12 34 56 C"), in either case ("qq123456c"). Prefixes that HMRC never issues (D, F, I, Q, U, V
 // first; D, F, I, O, Q, U, V second; BG, GB, KN, NK, NT, TN, ZZ) are not
 // matched. New registers it by default.
 var NINO Detector = ninoDetector{}
@@ -44,7 +44,7 @@ func (ninoDetector) Detect(dst []Match, s string) []Match {
 			continue
 		}
 		var norm [9]byte
-		norm[0], norm[1] = s[start], s[start+1]
+		norm[0], norm[1] = upperASCII(s[start]), upperASCII(s[start+1])
 		n, j := 2, i
 		for pair := 0; pair < 3; pair++ {
 			if j+1 >= len(s) || !isDigit(s[j]) || !isDigit(s[j+1]) {
@@ -63,10 +63,14 @@ func (ninoDetector) Detect(dst []Match, s string) []Match {
 		if j+1 < len(s) && s[j] == ' ' {
 			j++
 		}
-		if j >= len(s) || s[j] < 'A' || s[j] > 'D' || (j+1 < len(s) && isWord(s[j+1])) {
+		if j >= len(s) || upperASCII(s[j]) < 'A' || upperASCII(s[j]) > 'D' || (j+1 < len(s) && isWord(s[j+1])) {
 			continue
 		}
-		norm[8] = s[j]
+		norm[8] = upperASCII(s[j])
+		if (isLowerASCII(s[start]) || isLowerASCII(s[start+1]) || isLowerASCII(s[j])) && j+1-start > 9 && !ninoCue(s, start) {
+			// Lower case written apart ("ce 12 34 56 d") only after a cue.
+			continue
+		}
 		dst = append(dst, Match{Start: start, End: j + 1, Kind: KindNINO, Value: string(norm[:])})
 		i = j
 	}
@@ -74,6 +78,7 @@ func (ninoDetector) Detect(dst []Match, s string) []Match {
 }
 
 func ninoPrefix(a, b byte) bool {
+	a, b = upperASCII(a), upperASCII(b)
 	if a < 'A' || a > 'Z' || b < 'A' || b > 'Z' {
 		return false
 	}
@@ -90,4 +95,17 @@ func ninoPrefix(a, b byte) bool {
 		return false
 	}
 	return true
+}
+
+func isLowerASCII(c byte) bool { return 'a' <= c && c <= 'z' }
+
+// ninoCue reports a National Insurance cue shortly before s[i].
+func ninoCue(s string, i int) bool {
+	w := s[max(0, i-48):i]
+	for _, kw := range []string{"insurance", "nino", "ni number", "ni no", "ni:", "ni #", "ni#", "nin "} {
+		if containsFold(w, kw) {
+			return true
+		}
+	}
+	return false
 }

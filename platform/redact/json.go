@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -48,6 +49,12 @@ func (r *Redactor) json(b []byte, kind string, budget *int) ([]byte, error) {
 }
 
 func (r *Redactor) jsonValue(dec *json.Decoder, out *bytes.Buffer, kind string, budget *int) error {
+	return r.jsonValueLeaf(dec, out, kind, budget, nil)
+}
+
+// jsonValueLeaf is jsonValue that also reports, in leaf, a string value
+// redacted as free text (what joinSiblings may join with its neighbour).
+func (r *Redactor) jsonValueLeaf(dec *json.Decoder, out *bytes.Buffer, kind string, budget *int, leaf *string) error {
 	tok, err := dec.Token()
 	if err != nil {
 		if err == io.EOF {
@@ -59,7 +66,9 @@ func (r *Redactor) jsonValue(dec *json.Decoder, out *bytes.Buffer, kind string, 
 	case json.Delim:
 		switch t {
 		case '{':
+			objStart := out.Len()
 			out.WriteByte('{')
+			var members []jsonMember
 			for first := true; dec.More(); first = false {
 				kt, err := dec.Token()
 				if err != nil {
@@ -75,10 +84,14 @@ func (r *Redactor) jsonValue(dec *json.Decoder, out *bytes.Buffer, kind string, 
 				if fk := r.fieldKind(key); fk != "" {
 					k = fk
 				}
-				if err := r.jsonValue(dec, out, k, budget); err != nil {
+				m := jsonMember{start: out.Len()}
+				if err := r.jsonValueLeaf(dec, out, k, budget, &m.text); err != nil {
 					return err
 				}
+				m.end = out.Len()
+				members = append(members, m)
 			}
+			r.joinSiblings(out, objStart, members)
 			out.WriteByte('}')
 		case '[':
 			out.WriteByte('[')
@@ -97,6 +110,9 @@ func (r *Redactor) jsonValue(dec *json.Decoder, out *bytes.Buffer, kind string, 
 		}
 	case string:
 		appendJSONString(out, r.leafIn(kind, t, budget))
+		if leaf != nil && kind == "" && len(t) <= maxSibling {
+			*leaf = t
+		}
 	case json.Number:
 		if s := string(t); kind != "" {
 			appendJSONString(out, r.Token(kind, s))
@@ -233,4 +249,108 @@ func (r *Redactor) JSONText(raw []byte) string {
 		return r.String(string(raw))
 	}
 	return string(out)
+}
+
+// A jsonMember is where one member's value was written in the output,
+// and its string when it was redacted as free text.
+type jsonMember struct {
+	start, end int
+	text       string
+}
+
+// maxSibling is the longest string joinSiblings joins with a neighbour:
+// the parts of a split value are short.
+const maxSibling = 64
+
+// joinSiblings finds values split across two adjacent string members of
+// one object ("card_first": "4111 1111", "card_last": "1111 1111";
+// "country_code": "+44", "number": "20 7946 0958"): it reads each pair
+// joined by a space, and where a card, IBAN, phone number, SSN, identity
+// number or e-mail address spans both, replaces its part in each member
+// with the token of the whole value. The object's members are in
+// out[objStart:].
+func (r *Redactor) joinSiblings(out *bytes.Buffer, objStart int, ms []jsonMember) {
+	if len(ms) < 2 {
+		return
+	}
+	repl := map[int]string{}
+	for i := 0; i+1 < len(ms); i++ {
+		a, b := ms[i].text, ms[i+1].text
+		if a == "" || b == "" || !hasDigitOrPlus(a) || !hasDigitOrPlus(b) {
+			continue
+		}
+		// A card number cut anywhere: the digits of both together.
+		if da, db := digitsOnly(a), digitsOnly(b); da != "" && db != "" {
+			if d := da + db; len(d) >= 13 && len(d) <= 19 && cardNumber(d, false) {
+				var tb strings.Builder
+				r.appendToken(&tb, KindCard, d)
+				repl[i], repl[i+1] = tb.String(), tb.String()
+				i++
+				continue
+			}
+		}
+		joined := a + " " + b
+		for _, m := range r.find(joined) {
+			if m.Start >= len(a) || m.End <= len(a)+1 {
+				continue
+			}
+			switch m.Kind {
+			case KindCard, KindIBAN, KindPhone, KindSSN, KindID, KindEmail, KindNINO:
+			default:
+				continue
+			}
+			norm := m.Value
+			if norm == "" {
+				norm = normalise(m.Kind, joined[m.Start:m.End])
+			}
+			var tb strings.Builder
+			r.appendToken(&tb, m.Kind, norm)
+			tok := tb.String()
+			repl[i] = r.String(a[:m.Start]) + tok
+			repl[i+1] = tok + r.String(b[m.End-len(a)-1:])
+			i++
+			break
+		}
+	}
+	if len(repl) == 0 {
+		return
+	}
+	obj := append([]byte(nil), out.Bytes()[objStart:]...)
+	out.Truncate(objStart)
+	prev := 0
+	for i, m := range ms {
+		v, ok := repl[i]
+		if !ok {
+			continue
+		}
+		out.Write(obj[prev : m.start-objStart])
+		appendJSONString(out, v)
+		prev = m.end - objStart
+	}
+	out.Write(obj[prev:])
+}
+
+func hasDigitOrPlus(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if isDigit(s[i]) || s[i] == '+' {
+			return true
+		}
+	}
+	return false
+}
+
+// digitsOnly returns the digits of s when it holds nothing but digits,
+// spaces and dashes, else "".
+func digitsOnly(s string) string {
+	var b []byte
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case isDigit(c):
+			b = append(b, c)
+		case c == ' ' || c == '-':
+		default:
+			return ""
+		}
+	}
+	return string(b)
 }

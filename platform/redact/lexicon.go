@@ -23,6 +23,7 @@ const (
 	lxPostcue                     // a postcode cue: PLZ, CP, postcode
 	lxIDWord1                     // the first word of a two-word id cue: ID card, national ID, tax ID
 	lxIDWord2                     // the second word of one
+	lxSurname                     // a family name (gazetteer)
 )
 
 var lexicon = func() map[string]uint32 {
@@ -33,12 +34,23 @@ var lexicon = func() map[string]uint32 {
 		}
 	}
 	add(lxGiven, givenNames)
+	add(lxGiven, givenNamesMore)
+	add(lxSurname, surnames)
 	add(lxCue, `customer customers client clients cliente clienta kunde kundin kunden dear hi hello hey
 		signed sign from name nom nombre nome holder cardholder recipient addressee empfänger empfaenger
 		destinataire destinatario attn attention contact regards sincerely cheers thanks thank gracias merci
 		danke cordialement atentamente saludos grüße grüßen gruß gruesse gruessen salutations geehrte geehrter
 		liebe lieber cher chère estimado estimada hola bonjour buenos heiße heisse llamo appelle
-		passenger guest patient caller requester applicant beneficiary payee tenant-name`)
+		passenger guest patient caller requester applicant beneficiary payee tenant-name
+		клиент клиентка клиента клиенту покупатель покупательница получатель получателя уважением уважаемый уважаемая зовут
+		оформил оформила отправитель менеджер
+		العميل العميلة السيد السيدة عزيزي عزيزتي التحية الاسم المستلم
+		khách nhận kính gửi chào
+		klient klienta klientka pan pani szanowny szanowna pozdrawiam nazywam
+		müşteri sayın sevgili adım
+		klant geachte beste groet groeten
+		caro cara gentile signor signora cordiali saluti chiamo cliente
+		prezado prezada obrigado obrigada atenciosamente chamo senhor senhora`)
 	add(lxTitle, `mr mrs ms miss mx dr prof herr frau fräulein monsieur madame mme mlle señor señora señorita
 		sr sra srta don doña sir dame lady lord`)
 	add(lxStop, `the a an this that these those there here i we you he she it they my our your his her its their
@@ -86,9 +98,12 @@ var lexicon = func() map[string]uint32 {
 		trading traders supplies supply retail wholesale international global worldwide limited
 		gesellschaft handel vertrieb société compagnie sociedad compañía comercial distribuciones`)
 	add(lxParticle, `van der den von vom zu zur de del della delle di da dos das du des la le bin binti bint ibn ben
-		al el ter ten op af av y e mac`)
+		al el ter ten op af av y e mac do`)
 	add(lxDOB, `born dob d.o.b birth birthdate birthday geboren geb geburtsdatum geburtstag né née nee naissance
-		nacimiento nacido nacida nació nacio nascita nato nata nascimento`)
+		nacimiento nacido nacida nació nacio nascita nato nata nascimento nascido nascida
+		urodzenia urodzony urodzona urodzin ur рождения рождение родился родилась др д.р geboortedatum
+		doğum dogum född födelsedatum født fødselsdato syntymäaika narození narozen narozena születési
+		生年月日 出生日期 出生年月日 誕生日 生日 생년월일 생일 الميلاد`)
 	add(lxID, `passport passports passport# passeport pasaporte reisepass reisepassnummer pass-nr passnummer
 		ausweis personalausweis ausweisnummer idcard identity identité identite identidad dni nie nif cni
 		cédula cedula licence license licencia führerschein fuehrerschein führerscheinnummer permis carnet
@@ -100,16 +115,27 @@ var lexicon = func() map[string]uint32 {
 		square sq terrace close crescent cres highway hwy parkway pkwy circle cir row mews gardens grove hill walk
 		parade rise`)
 	add(lxStreetFR, `rue avenue av boulevard bd bld allée allee chemin quai impasse place cours route calle avenida
-		avda paseo plaza camino carrera ronda travesía travesia via viale piazza corso`)
-	add(lxStreetDE, `straße strasse str weg platz allee gasse ring damm ufer chaussee`)
+		avda paseo plaza camino carrera ronda travesía travesia via viale piazza corso
+		rua travessa alameda praça praca rodovia estrada largo laan ul al ул улица проспект пр пер переулок бульвар
+		cad caddesi sok sokak mah`)
+	add(lxStreetDE, `straße strasse str weg platz allee gasse ring damm ufer chaussee gate gata vej gade straat`)
 	add(lxMonth, `january february march april may june july august september october november december
 		jan feb mar apr jun jul aug sep sept oct nov dec januar februar märz maerz mai juni juli oktober dezember
 		janvier février fevrier mars avril juin juillet août aout septembre octobre novembre décembre decembre
 		janv févr fevr avr juil sept oct déc enero febrero marzo abril mayo junio julio agosto septiembre
-		setiembre octubre noviembre diciembre ene abr ago dic`)
+		setiembre octubre noviembre diciembre ene abr ago dic
+		stycznia lutego marca kwietnia maja czerwca lipca sierpnia września wrzesnia października pazdziernika
+		listopada grudnia styczeń luty marzec kwiecień maj czerwiec lipiec sierpień wrzesień październik listopad grudzień
+		января февраля марта апреля мая июня июля августа сентября октября ноября декабря
+		январь февраль март апрель май июнь июль август сентябрь октябрь ноябрь декабрь
+		gennaio febbraio marzo aprile maggio giugno luglio agosto settembre ottobre novembre dicembre
+		janeiro fevereiro março marco abril maio junho julho agosto setembro outubro novembro dezembro
+		januari februari maart april juni juli augustus september oktober november december
+		ocak şubat mart nisan mayıs haziran temmuz ağustos eylül ekim kasım aralık`)
 	add(lxUSState, `al ak az ar ca co ct de dc fl ga hi id il in ia ks ky la me md ma mi mn ms mo mt ne nv nh nj nm
 		ny nc nd oh ok or pa ri sc sd tn tx ut vt va wa wv wi wy`)
-	add(lxPostcue, `plz cp postcode post-code zip zipcode postleitzahl postal`)
+	add(lxPostcue, `plz cp postcode post-code zip zipcode postleitzahl postal cep pin pincode eircode
+		indeks kod 〒 郵便番号 邮编 우편번호`)
 	add(lxIDWord1, `id national tax identification social`)
 	add(lxIDWord2, `card karte carte document documento id number security`)
 	return m

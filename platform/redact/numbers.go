@@ -328,6 +328,17 @@ func (sc *scanner) digits(i int, onlyPhone bool) int {
 		return i + 1
 	}
 	full := sc.g[n-1].close
+	// A parcel or pallet number (SSCC, DHL: 18–20 digits from 00) in any
+	// grouping is neither a phone number nor a card after its "00".
+	if s[sc.g[0].start] == '0' && sc.g[0].len() >= 2 && s[sc.g[0].start+1] == '0' {
+		total := 0
+		for _, x := range sc.g[:n] {
+			total += x.len()
+		}
+		if total >= 18 && total <= 22 {
+			return skipWord(s, full)
+		}
+	}
 	// The first group joined by a space, where the next try starts: in
 	// "ref 12 415-555-0132" the phone starts at the second group.
 	restart := 0
@@ -385,7 +396,7 @@ func (sc *scanner) groups(i, n int, onlyPhone bool) (e int, done bool) {
 		if n >= 3 && sc.date(g) {
 			return g[2].close, true
 		}
-		if n == 1 && g[0].len() == 9 && sc.hasContext(i, ssnWords) {
+		if n == 1 && g[0].len() == 9 && (sc.hasContext(i, ssnWords) || sc.hasContextAfter(g[0].end, ssnWords)) {
 			if validSSN(sc.s[g[0].start:g[0].end]) {
 				sc.add(g[0].start, g[0].end, KindSSN, "")
 				return g[0].close, true
@@ -405,7 +416,7 @@ func (sc *scanner) groups(i, n int, onlyPhone bool) (e int, done bool) {
 	return 0, false
 }
 
-var ssnWords = []string{"ssn", "social security", "soc sec", "ss#", "ss no"}
+var ssnWords = []string{"ssn", "social security", "soc sec", "ss#", "ss no", "social", "taxpayer", "itin"}
 
 // validSSN reports whether the nine digits are an SSN the Social Security
 // Administration can issue: not area 000, 666 or 900–999, group 00 or

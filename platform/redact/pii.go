@@ -76,7 +76,7 @@ func (r *Redactor) piiFind(dst []Match, s string) []Match {
 			break
 		}
 	}
-	if !digit && !upper {
+	if !digit && !upper && !lowerCue(s) {
 		return dst
 	}
 	wp := wordPool.Get().(*[]pword)
@@ -86,6 +86,17 @@ func (r *Redactor) piiFind(dst []Match, s string) []Match {
 	*wp = ws[:0]
 	wordPool.Put(wp)
 	return p.m
+}
+
+// lowerCue reports whether text in lower case, without digits or capitals,
+// may still hold a name after a cue or an e-mail address written out.
+func lowerCue(s string) bool {
+	for _, c := range []string{" at ", "name", "dear", "hi ", "hello", "customer", "client", "regards", "signed", "thanks"} {
+		if indexFold(s, c) >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // words cuts s into words: letters, digits and marks, joined by inner
@@ -159,6 +170,7 @@ func words(dst []pword, s string) []pword {
 		gap = 0
 		hasDigit, hasLetter, allDigit, plain := false, false, true, true
 		first, allUpper, letters := true, true, 0
+		script := 0 // of the last letter: 1 Latin and others, 2 CJK
 		for i < len(s) {
 			c := s[i]
 			var r rune
@@ -167,6 +179,18 @@ func words(dst []pword, s string) []pword {
 				r = rune(c)
 			} else {
 				r, size = utf8.DecodeRuneInString(s[i:])
+			}
+			// A change between CJK and other letters ends a word:
+			// "Lauren商品" is a brand and a Chinese word.
+			if c < utf8.RuneSelf && isAlpha(c) || c >= utf8.RuneSelf && unicode.IsLetter(r) {
+				sc := 1
+				if c >= utf8.RuneSelf && isCJK(r) {
+					sc = 2
+				}
+				if script != 0 && sc != script {
+					break
+				}
+				script = sc
 			}
 			switch {
 			case c < utf8.RuneSelf && isDigit(c):
@@ -227,6 +251,12 @@ func words(dst []pword, s string) []pword {
 		dst = append(dst, w)
 	}
 	return dst
+}
+
+// isCJK reports whether r is a Han, kana or Hangul character.
+func isCJK(r rune) bool {
+	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) ||
+		unicode.Is(unicode.Hangul, r) || r == 'ー'
 }
 
 // isWordStart reports whether s starts with a letter or digit.
@@ -330,10 +360,19 @@ func (p *piiScan) run(digit bool) {
 				}
 			}
 			if !p.w[k].used {
+				p.dobAfter(k)
+			}
+			if !p.w[k].used {
 				p.address(k)
 			}
 		}
 	}
+	for k := 1; k+1 < len(p.w); k++ {
+		if n := p.w[k].end - p.w[k].start; n >= 2 && n <= 11 && !p.w[k].used && atWord(p.text(k)) {
+			p.spelledEmail(k)
+		}
+	}
+	p.keepWords()
 	for k := 0; k < len(p.w); {
 		k = p.name(k)
 	}
@@ -477,13 +516,16 @@ func (p *piiScan) address(k int) {
 	if w.start > 0 && strings.IndexByte("/=_-.#@:+&%$", p.s[w.start-1]) >= 0 {
 		return // glued to something: a path, a key=value, an id, an amount
 	}
-	if p.ukPostcode(k) {
+	if p.streetCueNumber(k) || p.ukPostcode(k) || p.alnumPostcode(k) {
 		return
 	}
 	if houseNumber(t) {
 		if p.streetAfter(k) || p.streetBefore(k) {
 			return
 		}
+	}
+	if p.blockNumber(k) || p.worldPostcode(k) {
+		return
 	}
 	if w.shape == wDigits && len(t) == 5 || zipPlus4(t) {
 		// US: "Springfield, IL 62704".
@@ -584,7 +626,7 @@ func (p *piiScan) streetAfter(k int) bool {
 			p.add(k, last+1, KindAddress, int(p.w[k].start), end)
 			return true
 		}
-		if p.nameLike(n) || names > 0 && p.has(n, lxParticle) {
+		if p.nameLike(n) || names > 0 && p.has(n, lxParticle) || w.upper == 2 && w.shape == wAlpha && w.end-w.start <= 3 {
 			names++
 			continue
 		}
@@ -638,11 +680,16 @@ func (p *piiScan) streetBefore(k int) bool {
 	// A street type up to five words back, with only names between.
 	for n := j; n >= 0 && n >= j-5 && !p.w[n].used; n-- {
 		w := p.w[n]
-		if p.has(n, lxStreetFR) && w.upper == 1 && n < j {
+		abbrev := int(w.end) < len(p.s) && p.s[w.end] == '.'
+		if p.has(n, lxStreetFR) && (w.upper == 1 || abbrev) && n < j {
 			p.add(n, k+1, KindAddress, int(w.start), int(p.w[k].end))
 			return true
 		}
-		if !(p.nameLike(n) || p.has(n, lxParticle) || p.elided(n)) || n < j && p.w[n+1].gap != gSpace {
+		if n < j && p.w[n+1].gap == gPeriod|gSpace && abbrev && p.has(n, lxStreetFR) {
+			continue
+		}
+		if !(p.nameLike(n) || p.has(n, lxParticle) || p.elided(n) || w.upper == 2 && w.shape == wAlpha && w.end-w.start <= 4) ||
+			n < j && p.w[n+1].gap != gSpace {
 			return false
 		}
 	}
@@ -655,6 +702,14 @@ func (p *piiScan) streetBefore(k int) bool {
 func germanStreet(t string) bool {
 	for _, suf := range []string{"straße", "strasse", "str", "weg", "platz", "allee", "gasse", "damm", "ufer", "chaussee"} {
 		if strings.HasSuffix(t, suf) {
+			return true
+		}
+	}
+	// Dutch, Swedish, Danish and Norwegian street names are one word too:
+	// Keizersgracht, Kalverstraat, Drottninggatan, Kungsvägen, Vesterbrogade.
+	for _, suf := range []string{"gracht", "straat", "laan", "kade", "plein", "singel", "gatan", "vägen", "vagen", "gränd",
+		"torget", "gade", "vej", "veien", "gata", "gaten", "rak"} {
+		if len(t) >= len(suf)+3 && strings.HasSuffix(t, suf) {
 			return true
 		}
 	}
@@ -791,6 +846,20 @@ func (p *piiScan) isNameWord(j int) bool {
 // to go on from.
 func (p *piiScan) name(k int) int {
 	w := p.w[k]
+	if j := p.commonGivenName(k); j >= 0 {
+		last := j
+		for n := j + 1; n < len(p.w) && n <= j+2 && p.w[n].gap == gSpace && p.isNameWord(n); n++ {
+			last = n
+		}
+		p.add(k, last+1, KindName, int(w.start), int(p.w[last].end))
+		return last + 1
+	}
+	if e := p.lowerName(k); e >= 0 {
+		return e
+	}
+	if e := p.arabicName(k); e >= 0 {
+		return e
+	}
 	switch {
 	case w.used:
 		return k + 1
@@ -807,7 +876,10 @@ func (p *piiScan) name(k int) int {
 		if p.w[j].gap&^gSpace != 0 && !(p.w[j].gap == gPeriod|gSpace && p.isInitial(j-1)) {
 			break
 		}
-		if p.isNameWord(j) {
+		if p.isNameWord(j) || !p.w[k].plain && p.w[j].upper == 1 && !p.w[j].used && p.has(j, lxGiven) {
+			// A name that starts with an accented word may go on with a
+			// given name that is also a word elsewhere ("Trần Thị Mai",
+			// "Đặng Thu Trang").
 			last = j
 			continue
 		}

@@ -244,7 +244,7 @@ func (r *Redactor) find(s string) []Match {
 	if len(r.detectors) > 0 {
 		sc.m = sc.runDetectors()
 	}
-	sc.addPII(r.piiFind(nil, s))
+	sc.addPII(r.piiFind(cjkFind(idFind(nil, s), s), s))
 	return sc.m
 }
 
@@ -642,6 +642,22 @@ func (sc *scanner) hasContext(i int, words []string) bool {
 	w := sc.s[max(0, i-48):i]
 	if k := strings.LastIndexByte(w, ']'); k >= 0 {
 		w = w[k+1:]
+	}
+	for _, kw := range words {
+		if containsFold(w, kw) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasContextAfter reports whether one of words (lower case) appears
+// shortly after s[i], on the same line and before any token there: "gave
+// 123456789 as their social".
+func (sc *scanner) hasContextAfter(i int, words []string) bool {
+	w := sc.s[i:min(len(sc.s), i+32)]
+	if k := strings.IndexAny(w, "[\n"); k >= 0 {
+		w = w[:k]
 	}
 	for _, kw := range words {
 		if containsFold(w, kw) {

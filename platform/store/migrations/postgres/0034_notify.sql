@@ -1,4 +1,4 @@
--- PostgreSQL translation of ../0032_notify.sql (same number, same tables).
+-- PostgreSQL translation of ../0034_notify.sql (same number, same tables).
 -- Notifications (docs/notifications.md). A channel is where messages go:
 -- e-mail, a Slack-compatible or Teams webhook, a generic signed webhook,
 -- Alertmanager or PagerDuty. config holds what may be shown (host, port,

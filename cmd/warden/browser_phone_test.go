@@ -1,0 +1,332 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+)
+
+// phoneWidth is the width of the phone the console is checked on (an
+// iPhone 12 to 15 held upright), in CSS pixels.
+const phoneWidth = 390
+
+// TestBrowserPhoneEveryPage: each demo role (approver, on-call, auditor,
+// admin) signs in and, on a 390 px wide phone, finds the navigation behind
+// the Menu button: closed, no link of it shows; opened (by a click, and by
+// the keyboard), every link shows whole and is the element under its own
+// centre, so a thumb reaches it. Every page the navigation offers, and
+// pages behind each kind of link on those pages (approvals, traces, a
+// key, a tool's form...), are no wider than the phone, and no stat box cuts
+// its value off (the approval's amount). At 1366 px the navigation shows
+// without the Menu button, as before.
+func TestBrowserPhoneEveryPage(t *testing.T) {
+	p := startProcess(t, "")
+	// The demo's journeys run at start-up: wait for the approvals they
+	// leave, so the approver's queue and the traces have rows to follow.
+	ctx := newBrowserContext(t)
+	signIn(t, ctx, p, "alice")
+	if err := chromedp.Do(ctx, chromedp.Navigate(p.URL+"/approvals"), chromedp.WaitVisible(`main a[href^="/approvals/act_"]`)); err != nil {
+		t.Fatalf("alice's queue shows no approval: %v\nwarden logs:\n%s", err, p.logs)
+	}
+	for _, tc := range []struct {
+		user string
+		want []string // page kinds the walk must have reached
+	}{
+		{"alice", []string{"/approvals/*"}},
+		{"carol", []string{"/traces/*", "/approvals/*", "/switches", "/runbooks/*", "/releases"}},
+		{"dave", []string{"/traces/*", "/approvals/*", "/audit"}},
+		{"erin", []string{"/traces/*", "/approvals/*", "/keys", "/keys/*", "/tools", "/budgets", "/sessions", "/releases", "/models", "/tenants/acme"}},
+	} {
+		t.Run(tc.user, func(t *testing.T) {
+			ctx := newBrowserContext(t)
+			signIn(t, ctx, p, tc.user)
+
+			// The desktop, unchanged: the navigation in the top bar, no
+			// Menu button.
+			if err := chromedp.Do(ctx, chromedp.EmulateViewport(1366, 900), chromedp.Navigate(p.URL+"/"), chromedp.WaitVisible(`nav.nav`)); err != nil {
+				t.Fatalf("desktop home: %v", err)
+			}
+			if vis := visible(t, ctx, byTestID("menu-button")); vis {
+				t.Errorf("at 1366 px the Menu button shows; want the navigation alone")
+			}
+			// How much of the navigation a wide screen shows without
+			// scrolling its strip (the admin's is longer than 1366 px).
+			inSight, err := chromedp.Run(ctx, chromedp.Evaluate[[]int](`(() => {
+				const nav = document.querySelector('nav.nav').getBoundingClientRect(), links = Array.from(document.querySelectorAll('nav.nav a'));
+				return [links.filter(a => { const r = a.getBoundingClientRect(); return r.left >= nav.left && r.right <= nav.right; }).length, links.length];
+			})()`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s at 1366 px: %d of %d navigation links in sight", tc.user, inSight[0], inSight[1])
+			desk := navLinks(t, ctx)
+			if len(desk) == 0 || !desk[0].Shown {
+				t.Errorf("at 1366 px the navigation does not show: %+v", desk)
+			}
+			fits(t, ctx, "home at 1366 px", 1366)
+			attachScreenshot(t, ctx, tc.user+"-desktop")
+
+			// The phone.
+			if err := chromedp.Do(ctx, chromedp.EmulateViewport(phoneWidth, 844), chromedp.Navigate(p.URL+"/"), chromedp.WaitVisible(byTestID("whoami"))); err != nil {
+				t.Fatalf("phone home: %v", err)
+			}
+			if !visible(t, ctx, byTestID("menu-button")) {
+				t.Fatalf("at %d px no Menu button shows", phoneWidth)
+			}
+			closed := navLinks(t, ctx)
+			for _, l := range closed {
+				if l.Shown {
+					t.Errorf("menu closed, yet %q shows", l.Label)
+				}
+			}
+			if got := attr(t, ctx, byTestID("menu-button"), "aria-expanded"); got != "false" {
+				t.Errorf("closed menu's button has aria-expanded=%q, want false", got)
+			}
+			attachScreenshot(t, ctx, tc.user+"-phone-closed")
+			if err := chromedp.Do(ctx, chromedp.Click(byTestID("menu-button")), chromedp.WaitVisible(`nav.nav a`)); err != nil {
+				t.Fatalf("open the menu: %v", err)
+			}
+			if got := attr(t, ctx, byTestID("menu-button"), "aria-expanded"); got != "true" {
+				t.Errorf("open menu's button has aria-expanded=%q, want true", got)
+			}
+			open := navLinks(t, ctx)
+			if len(open) != len(desk) {
+				t.Errorf("the phone's menu has %d links, the desktop's navigation %d", len(open), len(desk))
+			}
+			for _, l := range open {
+				if !l.Shown || !l.Reachable {
+					t.Errorf("menu open: %q shown=%v, under its centre=%v (%+v)", l.Label, l.Shown, l.Reachable, l)
+				}
+			}
+			fits(t, ctx, "home with the menu open", phoneWidth)
+			attachScreenshot(t, ctx, tc.user+"-phone-menu")
+
+			// Escape closes it and gives the focus back to the button;
+			// Enter on the button opens it again.
+			if err := chromedp.Do(ctx, chromedp.KeyEvent("\x1b")); err != nil {
+				t.Fatal(err)
+			}
+			if got := attr(t, ctx, byTestID("menu-button"), "aria-expanded"); got != "false" {
+				t.Errorf("after Escape aria-expanded=%q, want false", got)
+			}
+			if focused, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.activeElement.dataset.testid || document.activeElement.tagName`)); focused != "menu-button" {
+				t.Errorf("after Escape the focus is on %q, want the Menu button", focused)
+			}
+			if err := chromedp.Do(ctx, chromedp.Focus(byTestID("menu-button")), chromedp.KeyEvent("\r"), chromedp.WaitVisible(`nav.nav a`)); err != nil {
+				t.Fatalf("open the menu by the keyboard: %v", err)
+			}
+			if got := attr(t, ctx, byTestID("menu-button"), "aria-expanded"); got != "true" {
+				t.Errorf("after Enter on the button aria-expanded=%q, want true", got)
+			}
+			// A link of the menu is clicked as a person would: the last
+			// one, furthest down.
+			last := open[len(open)-1]
+			if err := chromedp.Do(ctx, chromedp.Click(css(`nav.nav a[href="`+last.Href+`"]`))); err != nil {
+				t.Fatalf("click %q in the menu: %v", last.Label, err)
+			}
+			landed := false
+			for range 100 {
+				if loc, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.readyState === 'complete' ? location.pathname : ''`)); err == nil && loc == last.Href {
+					landed = true
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if !landed {
+				t.Fatalf("clicking %q in the menu did not open %s; at %s", last.Label, last.Href, location(t, ctx))
+			}
+			if vis := visible(t, ctx, css(`nav.nav a`)); vis {
+				t.Errorf("the menu stays open on the page its link opened")
+			}
+
+			// Every page of the navigation, and the pages they link to.
+			// Up to three pages of a kind with an id (three traces, three
+			// approvals: their contents differ), one of every other.
+			seen, opened := map[string]int{}, map[string]bool{}
+			var queue []string
+			add := func(href string) {
+				k := pageKind(href)
+				if k == "" || opened[href] || seen[k] >= 1 && !strings.Contains(k, "*") || seen[k] >= 3 {
+					return
+				}
+				seen[k]++
+				opened[href] = true
+				queue = append(queue, href)
+			}
+			for _, l := range open {
+				add(l.Href)
+			}
+			nav := len(queue)
+			for i := 0; i < len(queue); i++ {
+				href := queue[i]
+				if err := chromedp.Do(ctx, chromedp.Navigate(p.URL+href), chromedp.WaitReady(`main`)); err != nil {
+					t.Errorf("open %s: %v", href, err)
+					continue
+				}
+				fits(t, ctx, href, phoneWidth)
+				screenshot(ctx, "phone-"+tc.user+strings.NewReplacer("/", "-", "*", "x").Replace(pageKind(href)))
+				if i < nav { // one level deep: the navigation's pages' links
+					links, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('main a[href]')).map(a => a.getAttribute('href'))`))
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, l := range links {
+						add(l)
+					}
+				}
+			}
+			for _, k := range tc.want {
+				if seen[k] == 0 {
+					t.Errorf("the walk did not reach a %s page; it saw %v", k, sortedKeys(seen))
+				}
+			}
+			t.Logf("%s: %d pages at %d px", tc.user, len(queue), phoneWidth)
+
+			// Without JavaScript there is no Menu button: the navigation
+			// lies open, wrapped, every link in sight.
+			if _, err := chromedp.Call(ctx, emulation.SetScriptExecutionDisabled, emulation.SetScriptExecutionDisabledParams{Value: true}); err != nil {
+				t.Fatal(err)
+			}
+			if err := chromedp.Do(ctx, chromedp.Navigate(p.URL+"/"), chromedp.WaitVisible(`nav.nav`)); err != nil {
+				t.Fatalf("home without JavaScript: %v", err)
+			}
+			if visible(t, ctx, byTestID("menu-button")) {
+				t.Errorf("without JavaScript the Menu button shows, and would do nothing")
+			}
+			for _, l := range navLinks(t, ctx) {
+				if !l.Shown || !l.Reachable {
+					t.Errorf("without JavaScript: %q shown=%v, under its centre=%v (%+v)", l.Label, l.Shown, l.Reachable, l)
+				}
+			}
+			fits(t, ctx, "home without JavaScript", phoneWidth)
+			attachScreenshot(t, ctx, tc.user+"-phone-nojs")
+		})
+	}
+}
+
+type navLink struct {
+	Label, Href      string
+	Shown, Reachable bool
+	Left, Right      float64
+}
+
+// navLinks reads the navigation's links: shown when laid out with a size,
+// inside the viewport's width and not hidden; reachable when the link is
+// what a tap on its centre hits.
+func navLinks(t *testing.T, ctx context.Context) []navLink {
+	t.Helper()
+	links, err := chromedp.Run(ctx, chromedp.Evaluate[[]navLink](`Array.from(document.querySelectorAll('nav.nav a')).map(a => {
+		const r = a.getBoundingClientRect();
+		const shown = r.width > 0 && r.height > 0 && r.left >= 0 && r.right <= window.innerWidth && getComputedStyle(a).visibility !== 'hidden';
+		let hit = null;
+		if (shown) {
+			a.scrollIntoView({block: 'nearest'});
+			const r2 = a.getBoundingClientRect();
+			hit = document.elementFromPoint(r2.left + r2.width / 2, r2.top + r2.height / 2);
+		}
+		return {Label: a.textContent.trim(), Href: a.getAttribute('href'), Shown: shown, Reachable: !!hit && a.contains(hit), Left: r.left, Right: r.right};
+	})`))
+	if err != nil {
+		t.Fatalf("read the navigation: %v", err)
+	}
+	return links
+}
+
+func visible(t *testing.T, ctx context.Context, sel chromedp.CSS) bool {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[bool](fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) return false; const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0; })()`, string(sel))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func attr(t *testing.T, ctx context.Context, sel chromedp.CSS, name string) string {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[string](fmt.Sprintf(`(() => { const e = document.querySelector(%q); return e ? (e.getAttribute(%q) || "") : "(none)"; })()`, string(sel), name)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// fits fails when the page is wider than the viewport (it scrolls
+// sideways) or a stat box cuts its value off.
+func fits(t *testing.T, ctx context.Context, where string, width int) {
+	t.Helper()
+	type measure struct {
+		Scroll, Client int
+		Wide           []string
+		Clipped        []string
+	}
+	m, err := chromedp.Run(ctx, chromedp.Evaluate[measure](`(() => {
+		const de = document.documentElement, vw = de.clientWidth;
+		const wide = [];
+		if (de.scrollWidth > vw) {
+			// The outermost elements that stick out, to say what to fix.
+			for (const e of document.querySelectorAll('body *')) {
+				const r = e.getBoundingClientRect();
+				if (r.right > vw + 1 && r.width > 0 && !e.closest('.table-wrap') && !(e.parentElement && e.parentElement.getBoundingClientRect().right > vw + 1)) {
+					const name = n => n.tagName.toLowerCase() + (n.className ? '.' + String(n.className).trim().replace(/\s+/g, '.') : '') + (n.dataset.testid ? '[' + n.dataset.testid + ']' : '');
+					wide.push(name(e.parentElement) + ' > ' + name(e) + ' right=' + Math.round(r.right));
+					if (wide.length >= 6) break;
+				}
+			}
+		}
+		const clipped = Array.from(document.querySelectorAll('.stat-value, .stat-label, .action-summary, h1')).filter(e => e.clientWidth > 1 && e.scrollWidth > e.clientWidth + 1).map(e => e.textContent.trim().slice(0, 40) + ' ' + e.scrollWidth + '>' + e.clientWidth);
+		return {Scroll: de.scrollWidth, Client: vw, Wide: wide, Clipped: clipped};
+	})()`))
+	if err != nil {
+		t.Fatalf("measure %s: %v", where, err)
+	}
+	if m.Scroll > m.Client || m.Client > width {
+		t.Errorf("%s is %d px wide in a %d px viewport (want at most %d): %v", where, m.Scroll, m.Client, width, m.Wide)
+	}
+	if len(m.Clipped) > 0 {
+		t.Errorf("%s cuts off %v", where, m.Clipped)
+	}
+}
+
+var (
+	download     = regexp.MustCompile(`\.(csv|jsonl|json)$`)
+	fixedSegment = regexp.MustCompile(`^[a-z-]{1,12}$`) // "new", "edit", "revoke", "acme"; not an id
+)
+
+// pageKind names the console page an href opens, one name for pages of
+// one kind: /keys/k_01H… and /keys/k_02J… are both "/keys/*", while
+// /keys/new stays itself. Empty for what is no page to look at (other
+// origins, downloads, sign-in, anchors).
+func pageKind(href string) string {
+	u, err := url.Parse(href)
+	if err != nil || u.Host != "" || u.Scheme != "" || !strings.HasPrefix(u.Path, "/") {
+		return ""
+	}
+	path := u.Path
+	if strings.HasPrefix(path, "/auth/") || strings.HasPrefix(path, "/static/") || strings.HasPrefix(path, "/login") || download.MatchString(path) {
+		return ""
+	}
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	for i, s := range segs {
+		if i > 0 && !fixedSegment.MatchString(s) {
+			segs[i] = "*"
+		}
+	}
+	return "/" + strings.Join(segs, "/")
+}
+
+func sortedKeys(m map[string]int) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
