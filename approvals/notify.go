@@ -43,19 +43,16 @@ func notifyPending(ctx context.Context, tx *store.Tx, a Action, tenantSlug strin
 	if err != nil {
 		return err
 	}
-	if err := notify.ActionPending(ctx, tx, info); err != nil {
+	escalateAt, remindAt, err := notify.ActionProposed(ctx, tx, info)
+	if err != nil {
 		return err
 	}
 	var later []jobs.Item
-	if at, ok, err := notify.EscalatesAt(ctx, tx, a.TenantID, a.CreatedAt, a.ExpiresAt); err != nil {
-		return err
-	} else if ok {
-		later = append(later, jobs.Item{Kind: JobEscalate, Payload: EscalateJob{ActionID: a.ID}, Options: jobs.Options{UniqueKey: "escalate:" + a.ID, RunAt: at}})
+	if !escalateAt.IsZero() {
+		later = append(later, jobs.Item{Kind: JobEscalate, Payload: EscalateJob{ActionID: a.ID}, Options: jobs.Options{UniqueKey: "escalate:" + a.ID, RunAt: escalateAt}})
 	}
-	if at, ok, err := notify.RemindsAt(ctx, tx, a.TenantID, a.CreatedAt, a.ExpiresAt); err != nil {
-		return err
-	} else if ok {
-		later = append(later, jobs.Item{Kind: JobRemind, Payload: EscalateJob{ActionID: a.ID}, Options: jobs.Options{UniqueKey: "remind:" + a.ID, RunAt: at}})
+	if !remindAt.IsZero() {
+		later = append(later, jobs.Item{Kind: JobRemind, Payload: EscalateJob{ActionID: a.ID}, Options: jobs.Options{UniqueKey: "remind:" + a.ID, RunAt: remindAt}})
 	}
 	return jobs.EnqueueMany(ctx, tx, later)
 }
