@@ -56,7 +56,7 @@ var tiers = map[string]tier{
 
 	"admission": tierDomain, "alerts": tierDomain, "approvals": tierDomain, "audit": tierDomain,
 	"budgets": tierDomain, "catalog": tierDomain, "execution": tierDomain, "journeys": tierDomain,
-	"keys": tierDomain, "mcpservers": tierDomain, "models": tierDomain, "policy": tierDomain, "releases": tierDomain,
+	"keys": tierDomain, "mcpservers": tierDomain, "models": tierDomain, "notify": tierDomain, "policy": tierDomain, "releases": tierDomain,
 	"principals": tierDomain, "runbooks": tierDomain, "search": tierDomain, "sessions": tierDomain, "signin": tierDomain, "skills": tierDomain,
 	"tenants": tierDomain, "tools": tierDomain,
 

@@ -163,7 +163,10 @@ func fire(ctx context.Context, tx *store.Tx, a Alert) error {
 	if err != nil {
 		return err
 	}
-	return appendEvent(ctx, tx, "alert.fired", a, c)
+	if err := appendEvent(ctx, tx, "alert.fired", a, c); err != nil {
+		return err
+	}
+	return notifyChange(ctx, tx, a)
 }
 
 func resolve(ctx context.Context, tx *store.Tx, a *Alert, now time.Time) error {
@@ -173,7 +176,10 @@ func resolve(ctx context.Context, tx *store.Tx, a *Alert, now time.Time) error {
 		return fmt.Errorf("resolve alert %s: %w", a.ID, err)
 	}
 	a.Resolved = &t
-	return appendEvent(ctx, tx, "alert.resolved", *a, Cause{})
+	if err := appendEvent(ctx, tx, "alert.resolved", *a, Cause{}); err != nil {
+		return err
+	}
+	return notifyChange(ctx, tx, *a)
 }
 
 func appendEvent(ctx context.Context, tx *store.Tx, verb string, a Alert, c Cause) error {

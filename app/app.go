@@ -25,6 +25,7 @@ import (
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/mcpservers"
 	"github.com/wardenhq/warden/models"
+	"github.com/wardenhq/warden/notify"
 	"github.com/wardenhq/warden/platform/jobs"
 	"github.com/wardenhq/warden/platform/redact"
 	"github.com/wardenhq/warden/platform/seal"
@@ -50,7 +51,10 @@ type Runtime struct {
 	Models *models.Gateway
 	// MCP is the gateway to upstream MCP servers: the /mcp door and the
 	// provider of their tools' approved calls.
-	MCP    *mcpservers.Gateway
+	MCP *mcpservers.Gateway
+	// Notify sends notifications (its delivery jobs run on Queue) and
+	// the Notifications page's Send test.
+	Notify *notify.Service
 	log    *slog.Logger
 	router *skills.Router
 
@@ -247,6 +251,9 @@ type Options struct {
 	// RouterModel is the model alias that routes journeys among the
 	// skills (WARDEN_ROUTER_MODEL); "" for the lexical router alone.
 	RouterModel string
+	// PublicURL is where users reach the console (WARDEN_PUBLIC_URL):
+	// notifications link to its pages.
+	PublicURL string
 }
 
 // withFaults puts the injector in front of p, if there is one.
@@ -352,6 +359,12 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	queue.Register(execution.JobCallback, ex.HandleCallback)
 	queue.Register(journeys.JobContinueJourney, svc.HandleContinue)
 	queue.Register(approvals.JobExpire, ex.HandleExpire)
+	// Notification channels obey the egress policy of callbacks:
+	// loopback and private addresses only in development mode.
+	nt := notify.New(notify.Options{DB: db, Sealer: sealer, Log: log, BaseURL: o.PublicURL, AllowInternal: o.DevMode})
+	queue.Register(notify.JobDeliver, nt.HandleDeliver)
+	queue.Register(approvals.JobEscalate, approvals.HandleEscalate(db, time.Now))
+	queue.Register(approvals.JobRemind, approvals.HandleRemind(db, time.Now))
 	interval := o.AlertInterval
 	if interval <= 0 {
 		interval = time.Minute
@@ -360,7 +373,7 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	gw.SetTenantRate(o.TenantRate)
 	gw.SetReplicas(replica.Live)
 	chat.SetReplicas(replica.Live)
-	rt := &Runtime{Gateway: gw, Models: chat, MCP: mcpGateway, Journeys: svc, Execution: ex, Sim: provider, DB: db, Queue: queue, Guard: guard, log: log, router: router,
+	rt := &Runtime{Gateway: gw, Models: chat, MCP: mcpGateway, Notify: nt, Journeys: svc, Execution: ex, Sim: provider, DB: db, Queue: queue, Guard: guard, log: log, router: router,
 		alertInterval: interval, started: started, Replica: replica}
 	rt.periodicJobs(queue)
 	return rt, nil

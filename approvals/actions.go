@@ -253,6 +253,9 @@ func Create(ctx context.Context, tx *store.Tx, sealer Sealer, s Spec, now time.T
 	}); err != nil {
 		return Action{}, err
 	}
+	if err := notifyPending(ctx, tx, a, s.TenantSlug); err != nil {
+		return Action{}, err
+	}
 	return a, nil
 }
 

@@ -82,6 +82,9 @@ func Failed(ctx context.Context, tx *store.Tx, a Action, tenantSlug, reason stri
 	}
 	_, err = audit.Append(ctx, tx, audit.Event{Actor: executor, Tenant: tenantSlug, Verb: "action.failed",
 		Subject: audit.Subject{Type: "action", ID: a.ID}, Details: map[string]any{"reason": reason}})
+	if err == nil {
+		err = notifyFailed(ctx, tx, a, tenantSlug, reason, now)
+	}
 	return err == nil, err
 }
 

@@ -3,21 +3,17 @@ package execution
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/platform/jobs"
+	"github.com/wardenhq/warden/platform/sign"
 	"github.com/wardenhq/warden/platform/store"
 )
 
@@ -37,23 +33,13 @@ type CallbackPayload struct {
 // valid at t (two while a rotation's grace period lasts); an agent accepts
 // the callback if any v1 matches its secret (docs/api.md). The HMAC key is
 // the callback secret ("whsec_…"), which the database holds only sealed:
-// a copy of it is not enough to sign.
-const SignatureHeader = "X-Warden-Signature"
+// a copy of it is not enough to sign. Notifications to generic webhooks
+// are signed the same way (platform/sign).
+const SignatureHeader = sign.Header
 
 // Sign returns the signature header value for body at t, with one v1 for
-// each secret, in the order given.
-func Sign(secrets []string, t time.Time, body []byte) string {
-	ts := strconv.FormatInt(t.Unix(), 10)
-	var b strings.Builder
-	b.WriteString("t=" + ts)
-	for _, secret := range secrets {
-		mac := hmac.New(sha256.New, []byte(secret))
-		mac.Write([]byte(ts + "."))
-		mac.Write(body)
-		b.WriteString(",v1=" + hex.EncodeToString(mac.Sum(nil)))
-	}
-	return b.String()
-}
+// each secret, in the order given (sign.Sign).
+func Sign(secrets []string, t time.Time, body []byte) string { return sign.Sign(secrets, t, body) }
 
 // HandleCallback is the job that sends an action's current state to its
 // callback URL, retried with backoff until the agent answers 2xx.

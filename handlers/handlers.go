@@ -15,6 +15,7 @@ import (
 	"github.com/wardenhq/warden/execution"
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/mcpservers"
+	"github.com/wardenhq/warden/notify"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/redact"
@@ -38,6 +39,9 @@ type Console struct {
 	Sealer    *seal.Sealer // seals keys' callback secrets
 	// MCP discovers upstream MCP servers' tools (the MCP servers page).
 	MCP *mcpservers.Gateway
+	// Notify keeps notification channels and sends their tests (the
+	// Notifications page).
+	Notify *notify.Service
 	// Runbooks are the loaded runbook documents.
 	Runbooks *runbooks.Set
 	Flash    Flash // one-time values across a redirect (a new key's secret)

@@ -96,6 +96,9 @@ var AuditVerbs = []string{
 	"release.canary_started", "release.canary_rolled_back", "release.promoted", "release.replayed",
 	"runbook.", "runbook.action",
 	"alert.", "alert.fired", "alert.resolved", "alert.rule_set", "alert.acknowledged",
+	"notify.", "notify.channel_created", "notify.channel_changed", "notify.channel_deleted", "notify.channel_tested",
+	"notify.route_added", "notify.route_deleted", "notify.quiet_time_set", "notify.escalation_set", "notify.reminder_set",
+	"notification.", "notification.delivered", "notification.failed",
 	"policy.violation", "traces.purged", "traces.purged_range", "audit.", "audit.verify_ok", "audit.verify_failed", "audit.export", "effect.reconciled",
 	"job.", "job.retried",
 }
@@ -201,6 +204,34 @@ func eventSentence(e audit.Event, n EventNames) string {
 
 	case "runbook.action":
 		return who + " pressed " + quoted("", d.str("label")) + " in runbook " + d.str("runbook") + " (tool " + d.str("tool") + "): " + d.str("outcome") + quoted(" Reason: ", d.str("reason"))
+	case "notify.channel_created":
+		return who + " added notification channel " + d.str("name") + " (" + d.str("kind") + ")"
+	case "notify.channel_changed":
+		return who + " changed notification channel " + d.str("name") + " (" + d.str("kind") + ")"
+	case "notify.channel_deleted":
+		return who + " deleted notification channel " + d.str("name") + " and its routes"
+	case "notify.channel_tested":
+		if d.str("ok") == "true" {
+			return who + " sent a test message to notification channel " + d.str("channel") + ": accepted"
+		}
+		return who + " sent a test message to notification channel " + d.str("channel") + ": not accepted (" + d.str("error") + ")"
+	case "notify.route_added":
+		return who + " routed " + d.str("event") + " to notification channel " + d.str("channel")
+	case "notify.route_deleted":
+		return who + " removed notification route " + subject
+	case "notify.quiet_time_set":
+		return who + " set the quiet time of alert pages to " + d.str("seconds") + " s"
+	case "notify.reminder_set":
+		if d.str("minutes") == "0" {
+			return who + " turned reminders of pending actions off"
+		}
+		return who + " set pending actions to be reminded after " + d.str("minutes") + " minutes"
+	case "notify.escalation_set":
+		return who + " set undecided actions to escalate after " + d.str("percent") + "% of their lifetime"
+	case "notification.delivered":
+		return "Notification " + d.str("message_id") + " (" + d.str("event") + ") delivered to channel " + d.str("channel") + " at attempt " + d.str("attempt")
+	case "notification.failed":
+		return "Notification " + d.str("message_id") + " (" + d.str("event") + ") to channel " + d.str("channel") + " given up after attempt " + d.str("attempt") + ": " + d.str("error")
 	case "alert.fired":
 		return "Alert fired: " + d.str("what") + " is " + d.str("value") + d.str("unit") + " (threshold " + d.str("threshold") + d.str("unit") + ")" +
 			comment("; runbook ", d.str("runbook")) + comment("; failures ", d.str("codes")) + comment(", mostly ", d.str("fault"))

@@ -58,6 +58,7 @@ var jobKinds = map[string]string{
 	"evaluate_alerts":  "Evaluate alert rules",
 	"check_canary":     "Check the canary",
 	"trace_retention":  "Purge traces past retention",
+	"notify_deliver":   "Send a notification",
 }
 
 // JobKind is a job kind in words.

@@ -11,6 +11,7 @@ import (
 	"github.com/wardenhq/warden/handlers"
 	"github.com/wardenhq/warden/mcpservers"
 	"github.com/wardenhq/warden/models"
+	"github.com/wardenhq/warden/notify"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/redact"
 	"github.com/wardenhq/warden/platform/seal"
@@ -30,7 +31,7 @@ type route struct {
 }
 
 func (s *Server) consoleRoutes() []route {
-	h := &handlers.Console{DB: s.db, Runtime: s.runtime, Execution: s.execution, Sealer: s.sealer(), MCP: s.mcpGateway(), Runbooks: s.runbooks, Flash: sessionFlash{s}, StatusView: s.status,
+	h := &handlers.Console{DB: s.db, Runtime: s.runtime, Execution: s.execution, Sealer: s.sealer(), MCP: s.mcpGateway(), Notify: s.notifier(), Runbooks: s.runbooks, Flash: sessionFlash{s}, StatusView: s.status,
 		SessionPolicy: s.policy, SessionClock: s.now}
 	h.Redactor, _ = s.redactor.(*redact.Redactor)
 	all := []string{identity.RoleApprover, identity.RoleOncall, identity.RoleAuditor, identity.RoleAdmin}
@@ -111,6 +112,17 @@ func (s *Server) consoleRoutes() []route {
 		{http.MethodPost, "/mcp-servers/:name/classify", h.MCPToolClassify, admin, ""},
 		{http.MethodGet, "/mcp-servers/:name/edit", h.MCPServerEditForm, admin, ""},
 		{http.MethodPost, "/mcp-servers/:name/edit", h.MCPServerUpdate, admin, ""},
+		// Notifications: admins choose where approvers and on-call are
+		// told (channels, routes) and send tests.
+		{http.MethodGet, "/notifications", h.NotificationList, admin, "Notifications"},
+		{http.MethodPost, "/notifications/channels", h.NotificationChannelCreate, admin, ""},
+		{http.MethodPost, "/notifications/channels/:name/edit", h.NotificationChannelUpdate, admin, ""},
+		{http.MethodPost, "/notifications/channels/:name/test", h.NotificationChannelTest, admin, ""},
+		{http.MethodGet, "/notifications/channels/:name/delete", h.NotificationChannelDeleteConfirm, admin, ""},
+		{http.MethodPost, "/notifications/channels/:name/delete", h.NotificationChannelDelete, admin, ""},
+		{http.MethodPost, "/notifications/routes", h.NotificationRouteAdd, admin, ""},
+		{http.MethodPost, "/notifications/routes/:id/delete", h.NotificationRouteDelete, admin, ""},
+		{http.MethodPost, "/notifications/settings", h.NotificationSettingsSet, admin, ""},
 		{http.MethodGet, "/releases", h.ReleaseList, oncallAdmin, "Releases"},
 		{http.MethodGet, "/releases/rollback", h.ReleaseRollbackConfirm, oncallAdmin, ""},
 		{http.MethodPost, "/releases/rollback", h.ReleaseRollback, oncallAdmin, ""},
@@ -314,6 +326,17 @@ func (s *Server) mcpGateway() *mcpservers.Gateway {
 		s.mcp.SetConsoleURL(strings.TrimRight(s.cfg.PublicURL.String(), "/"))
 	}
 	return s.mcp
+}
+
+// notifier is the runtime's notification service, or one built for the
+// Notifications page (its Send test) when none was given; nil without a
+// sealer (a console-only Warden).
+func (s *Server) notifier() *notify.Service {
+	if s.notify == nil && s.sealer() != nil {
+		s.notify = notify.New(notify.Options{DB: s.db, Sealer: s.sealer(), Log: s.log,
+			BaseURL: s.cfg.PublicURL.String(), AllowInternal: s.cfg.DevMode()})
+	}
+	return s.notify
 }
 
 func (s *Server) sealer() *seal.Sealer {

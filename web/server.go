@@ -27,6 +27,7 @@ import (
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/mcpservers"
 	"github.com/wardenhq/warden/models"
+	"github.com/wardenhq/warden/notify"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/runbooks"
@@ -70,6 +71,7 @@ type Server struct {
 	execution *execution.Service
 	models    *models.Gateway
 	mcp       *mcpservers.Gateway // the /mcp door and the MCP servers page (mcpGateway)
+	notify    *notify.Service     // the Notifications page (notifier)
 	runbooks  *runbooks.Set
 	version   string
 	// stopTraces flushes and stops the trace exporter (tracing.go); nil
@@ -107,6 +109,9 @@ type Options struct {
 	// MCP is the runtime's gateway to upstream MCP servers (the /mcp door,
 	// the MCP servers page). Nil builds one without the runtime's guard.
 	MCP *mcpservers.Gateway
+	// Notify is the runtime's notification service (the Notifications
+	// page). Nil builds one.
+	Notify *notify.Service
 	// HTTPClient is used to reach the identity provider (tests inject one).
 	HTTPClient *http.Client
 	// Clock is the sessions' clock: idle timeouts, lifetimes, sign-ins in
@@ -155,7 +160,7 @@ func New(o Options) (*Server, error) {
 		s.ready.timeout = DefaultReadyTimeout
 	}
 	s.version = o.Version
-	s.gateway, s.runtime, s.execution, s.models, s.mcp = o.Gateway, o.Runtime, o.Execution, o.Models, o.MCP
+	s.gateway, s.runtime, s.execution, s.models, s.mcp, s.notify = o.Gateway, o.Runtime, o.Execution, o.Models, o.MCP, o.Notify
 	if s.mcp != nil {
 		s.mcp.SetConsoleURL(strings.TrimRight(cfg.PublicURL.String(), "/"))
 	}

@@ -45,6 +45,8 @@ func run(ctx context.Context, args []string, env func(string) (string, bool), st
 		return auditCmd(ctx, args, env, stdout, stderr)
 	case "keys":
 		return keysCmd(ctx, args, env, stdout, stderr)
+	case "notify":
+		return notifyCmd(ctx, args, env, stdout, stderr)
 	case "release":
 		return releaseCmd(ctx, args, env, stdout, stderr)
 	case "migrate-store":
@@ -71,6 +73,8 @@ func usage(w io.Writer) {
                            (exit 0 intact, 1 broken, 2 could not read; see warden audit help)
   warden audit pubkey      print the public key that verifies checkpoints and exports
   warden keys create       create a virtual key and print it and its callback secret once
+  warden notify test CHANNEL
+                           send a test message to a notification channel now
   warden release publish FILE [--agent A] [--env E] [--activate] [--note N]
                            publish a release bundle (JSON) and print its digest
   warden migrate-store --from sqlite:PATH --to postgres://…

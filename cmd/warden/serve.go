@@ -46,7 +46,7 @@ func serve(ctx context.Context, args []string, env func(string) (string, bool), 
 
 	rt, err := app.New(ctx, app.Options{
 		DataDir: cfg.DataDir, DB: db, Log: logger, Redactor: redactor, DevMode: cfg.DevMode(), AlertInterval: cfg.AlertInterval, TenantRate: cfg.TenantRate,
-		SkillDir: cfg.SkillDir, RouterModel: cfg.RouterModel,
+		SkillDir: cfg.SkillDir, RouterModel: cfg.RouterModel, PublicURL: cfg.PublicURL.String(),
 		Prices: journeys.Prices{InputTokenMicros: cfg.PriceInputTokenMicros, OutputTokenMicros: cfg.PriceOutputTokenMicros},
 	})
 	if err != nil {
@@ -130,6 +130,7 @@ func serve(ctx context.Context, args []string, env func(string) (string, bool), 
 		Execution: rt.Execution,
 		Models:    rt.Models,
 		MCP:       rt.MCP,
+		Notify:    rt.Notify,
 	})
 	if err != nil {
 		ln.Close()

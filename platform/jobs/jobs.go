@@ -93,6 +93,31 @@ func Enqueue(ctx context.Context, tx *store.Tx, kind string, payload any, o Opti
 	return nil
 }
 
+// Item is one job of EnqueueMany.
+type Item struct {
+	Kind    string
+	Payload any
+	Options Options
+}
+
+// EnqueueMany adds jobs inside the caller's transaction as Enqueue does,
+// in one statement on PostgreSQL (River's InsertManyTx): for callers that
+// queue several jobs on a latency-sensitive path.
+func EnqueueMany(ctx context.Context, tx *store.Tx, items []Item) error {
+	if len(items) == 0 {
+		return nil
+	}
+	if tx.Dialect() != store.Postgres || len(items) == 1 {
+		for _, it := range items {
+			if err := Enqueue(ctx, tx, it.Kind, it.Payload, it.Options); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return enqueueRiverMany(ctx, tx, items)
+}
+
 // Queue runs jobs.
 type Queue struct {
 	db       *store.DB

@@ -94,6 +94,34 @@ func enqueueRiver(ctx context.Context, tx *store.Tx, kind string, raw json.RawMe
 	return nil
 }
 
+// enqueueRiverMany inserts jobs into River inside tx in one batch.
+func enqueueRiverMany(ctx context.Context, tx *store.Tx, items []Item) error {
+	c, err := inserter()
+	if err != nil {
+		return fmt.Errorf("enqueue: %w", err)
+	}
+	params := make([]river.InsertManyParams, 0, len(items))
+	for _, it := range items {
+		raw, err := json.Marshal(it.Payload)
+		if err != nil {
+			return fmt.Errorf("enqueue %s: %w", it.Kind, err)
+		}
+		o := it.Options
+		if o.MaxAttempts <= 0 {
+			o.MaxAttempts = 25
+		}
+		opts := &river.InsertOpts{MaxAttempts: o.MaxAttempts, ScheduledAt: o.RunAt}
+		if o.UniqueKey != "" {
+			opts.UniqueOpts = river.UniqueOpts{ByArgs: true, ByState: uniqueStates}
+		}
+		params = append(params, river.InsertManyParams{Args: riverArgs{kind: it.Kind, Key: o.UniqueKey, Payload: raw, TimeoutMS: o.Timeout.Milliseconds()}, InsertOpts: opts})
+	}
+	if _, err := c.InsertManyTx(ctx, tx.Tx, params); err != nil {
+		return fmt.Errorf("enqueue %d jobs: %w", len(items), err)
+	}
+	return nil
+}
+
 // riverWorker runs one kind's handler with the outbox's contract.
 type riverWorker struct {
 	river.WorkerDefaults[riverArgs]

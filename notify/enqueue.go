@@ -1,0 +1,386 @@
+package notify
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/platform/jobs"
+	"github.com/wardenhq/warden/platform/store"
+)
+
+// JobDeliver is the kind of the job that sends one message.
+const JobDeliver = "notify_deliver"
+
+// deliverJob is JobDeliver's payload.
+type deliverJob struct {
+	DeliveryID string `json:"delivery_id"`
+}
+
+// deliverAttempts is every job's attempt limit: high enough that
+// GiveUpAfter, not the count, ends the retries (the queue's backoff
+// reaches ten minutes after ten attempts).
+const deliverAttempts = 1000
+
+// ActionInfo is what a message about an action may say: what the
+// console's queue shows an approver.
+type ActionInfo struct {
+	ID                string
+	TenantID          string
+	TenantSlug        string
+	Tool              string
+	Summary           string // Warden's headline, never the agent's words or arguments
+	Amount            string // formatted with its currency; "" for none
+	AmountMinor       *int64
+	ApprovalsRequired int
+	ApprovalsGiven    int
+	ExpiresAt         time.Time
+	CreatedAt         time.Time
+}
+
+func (a ActionInfo) fields() []Field {
+	var f []Field
+	if a.Amount != "" {
+		f = append(f, Field{"Amount", a.Amount})
+	}
+	f = append(f, Field{"Tool", a.Tool}, Field{"Tenant", a.TenantSlug},
+		Field{"Approvals", fmt.Sprintf("%d of %d approvals needed", a.ApprovalsRequired-a.ApprovalsGiven, a.ApprovalsRequired)},
+		Field{"Expires", a.ExpiresAt.UTC().Format("2006-01-02 15:04 MST")})
+	return f
+}
+
+// ActionPending tells the routes of new pending actions about a, inside
+// the transaction that created it. It reads the tenant's routes and
+// writes a delivery with its job per channel that hears it; it sends
+// nothing.
+func ActionPending(ctx context.Context, tx *store.Tx, a ActionInfo) error {
+	routes, err := routesFor(ctx, tx, EventActionPending, a.TenantID)
+	if err != nil || len(routes) == 0 {
+		return err
+	}
+	return enqueueAll(ctx, tx, routes, a.ID, a.TenantID, pendingMessage(a), func(r Route) bool { return r.hearsAction(a.Tool, a.AmountMinor) }, time.Time{})
+}
+
+// pendingMessage is the message of a new pending action.
+func pendingMessage(a ActionInfo) Message {
+	return Message{Event: EventActionPending, Title: "Approval needed: " + a.Summary, Summary: a.Summary, Tenant: a.TenantSlug,
+		Fields: a.fields(), Link: "/approvals/" + a.ID, At: a.CreatedAt}
+}
+
+// ActionProposed is ActionPending for a new action, and says when to
+// escalate and remind it (zero: never): escalation when the tenant has an
+// escalation route, reminders when a reminder wait is set and the action
+// lives longer. It reads the routes of both events in one query, and the
+// settings only when there is a route: a tenant without routes costs its
+// proposals one indexed query.
+func ActionProposed(ctx context.Context, tx *store.Tx, a ActionInfo) (escalateAt, remindAt time.Time, err error) {
+	routes, err := store.Query(ctx, tx, scanRoute, `SELECT `+routeColumns+` FROM notify_routes r JOIN notify_channels c ON c.id = r.channel_id
+		WHERE r.event IN (?, ?) AND (r.tenant_id = '' OR r.tenant_id = ?) ORDER BY c.name, r.id`, EventActionPending, EventEscalation, a.TenantID)
+	if err != nil || len(routes) == 0 {
+		return time.Time{}, time.Time{}, err
+	}
+	var pending []Route
+	escalates := false
+	for _, r := range routes {
+		if r.Event == EventActionPending {
+			pending = append(pending, r)
+		} else {
+			escalates = true
+		}
+	}
+	if len(pending) > 0 {
+		if err := enqueueAll(ctx, tx, pending, a.ID, a.TenantID, pendingMessage(a), func(r Route) bool { return r.hearsAction(a.Tool, a.AmountMinor) }, time.Time{}); err != nil {
+			return time.Time{}, time.Time{}, err
+		}
+	}
+	var pct, remind int64
+	if err := tx.QueryRowContext(ctx, `SELECT escalate_percent, remind_minutes FROM notify_settings WHERE id = 1`).Scan(&pct, &remind); err != nil {
+		return time.Time{}, time.Time{}, fmt.Errorf("notify settings: %w", err)
+	}
+	if escalates {
+		escalateAt = a.CreatedAt.Add(a.ExpiresAt.Sub(a.CreatedAt) * time.Duration(pct) / 100)
+	}
+	if wait := time.Duration(remind) * time.Minute; len(pending) > 0 && wait > 0 && a.CreatedAt.Add(wait).Before(a.ExpiresAt) {
+		remindAt = a.CreatedAt.Add(wait)
+	}
+	return escalateAt, remindAt, nil
+}
+
+// ActionEscalated tells the routes of escalations that a is still
+// undecided.
+func ActionEscalated(ctx context.Context, tx *store.Tx, a ActionInfo, now time.Time) error {
+	routes, err := routesFor(ctx, tx, EventEscalation, a.TenantID)
+	if err != nil || len(routes) == 0 {
+		return err
+	}
+	m := Message{Event: EventEscalation, Title: "Still undecided: " + a.Summary, Summary: a.Summary, Tenant: a.TenantSlug,
+		Fields: a.fields(), Link: "/approvals/" + a.ID, At: now}
+	return enqueueAll(ctx, tx, routes, a.ID+"#escalation", a.TenantID, m, func(r Route) bool { return r.hearsAction(a.Tool, a.AmountMinor) }, time.Time{})
+}
+
+// ReviewNeeded tells the routes of reviews that a's execution failed in a
+// way a person must look at.
+func ReviewNeeded(ctx context.Context, tx *store.Tx, a ActionInfo, why string, now time.Time) error {
+	routes, err := routesFor(ctx, tx, EventReview, a.TenantID)
+	if err != nil || len(routes) == 0 {
+		return err
+	}
+	f := a.fields()[:0:0]
+	if a.Amount != "" {
+		f = append(f, Field{"Amount", a.Amount})
+	}
+	f = append(f, Field{"Tool", a.Tool}, Field{"Tenant", a.TenantSlug})
+	if why != "" {
+		f = append(f, Field{"Why", why})
+	}
+	m := Message{Event: EventReview, Title: "Execution needs review: " + a.Summary, Summary: a.Summary, Tenant: a.TenantSlug,
+		Fields: f, Link: "/approvals/" + a.ID, At: now}
+	return enqueueAll(ctx, tx, routes, a.ID+"#review", a.TenantID, m, func(Route) bool { return true }, time.Time{})
+}
+
+// AlertInfo is what a message about an alert may say.
+type AlertInfo struct {
+	ID         string
+	Kind       string
+	Subject    string
+	TenantID   string // the tenant the alert is about; "" for none
+	TenantSlug string
+	Severity   string // info, warning or critical
+	What       string // "Failure rate of skill refunds"
+	Value      string // "45% (threshold 20%)"
+	Runbook    string // console path of its runbook; "" for none
+	FiredAt    time.Time
+	Resolved   *time.Time
+}
+
+// DedupKey is the alert's key at pagers: one per kind and subject, so a
+// re-fire of the same condition is the same incident.
+func (a AlertInfo) DedupKey() string { return "warden/" + a.Kind + "/" + a.Subject }
+
+// AlertChanged tells the routes of alerts that a fired (Resolved nil) or
+// resolved, inside the transaction that recorded it. Each channel pages
+// once per dedup key (pages.go): a resolution is sent after the quiet
+// time, unless the alert fires again meanwhile, which then sends nothing.
+func AlertChanged(ctx context.Context, tx *store.Tx, a AlertInfo) error {
+	routes, err := routesFor(ctx, tx, EventAlert, a.TenantID)
+	if err != nil || len(routes) == 0 {
+		return err
+	}
+	now := a.FiredAt
+	status := "firing"
+	title := "Firing: " + a.What
+	if a.Resolved != nil {
+		now, status, title = *a.Resolved, "resolved", "Resolved: "+a.What
+	}
+	fields := []Field{{"Severity", a.Severity}}
+	if a.Value != "" {
+		fields = append(fields, Field{"Value", a.Value})
+	}
+	if a.TenantSlug != "" {
+		fields = append(fields, Field{"Tenant", a.TenantSlug})
+	}
+	fields = append(fields, Field{"Since", a.FiredAt.UTC().Format("2006-01-02 15:04 MST")})
+	m := Message{Event: EventAlert, Title: title, Summary: a.What, Tenant: a.TenantSlug, Fields: fields, Link: "/alerts", At: now,
+		Alert: &AlertPart{DedupKey: a.DedupKey(), Status: status, Severity: a.Severity, Kind: a.Kind, Subject: a.Subject,
+			Runbook: a.Runbook, StartsAt: a.FiredAt.UTC(), EndsAt: a.Resolved}}
+	quiet, err := QuietTime(ctx, tx)
+	if err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, r := range routes {
+		if seen[r.ChannelID] || !r.hearsAlert(a.Severity) {
+			continue
+		}
+		seen[r.ChannelID] = true
+		id := "msg_" + store.NewID()
+		runAt, send, err := page(ctx, tx, r.ChannelID, a.DedupKey(), a.Resolved != nil, id, now, quiet)
+		if err != nil {
+			return err
+		}
+		if !send {
+			continue
+		}
+		if err := enqueue(ctx, tx, id, r.ChannelID, a.ID, a.TenantID, m, runAt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// enqueueAll writes one delivery per channel whose route hears the
+// message (a channel named by two routes gets one): the deliveries in one
+// statement, their jobs in one batch, so that routes add little to the
+// transaction of a proposal.
+func enqueueAll(ctx context.Context, tx *store.Tx, routes []Route, subject, tenantID string, m Message, hears func(Route) bool, runAt time.Time) error {
+	seen := map[string]bool{}
+	var values []string
+	var args []any
+	var items []jobs.Item
+	now := store.Now()
+	for _, r := range routes {
+		if seen[r.ChannelID] || !hears(r) {
+			continue
+		}
+		seen[r.ChannelID] = true
+		m.ID = "msg_" + store.NewID()
+		raw, err := json.Marshal(m)
+		if err != nil {
+			return fmt.Errorf("notify: %w", err)
+		}
+		values = append(values, "(?, ?, ?, ?, ?, ?, 'queued', ?)")
+		args = append(args, m.ID, r.ChannelID, m.Event, subject, tenantID, string(raw), now)
+		items = append(items, jobs.Item{Kind: JobDeliver, Payload: deliverJob{DeliveryID: m.ID},
+			Options: jobs.Options{UniqueKey: "notify:" + m.ID, MaxAttempts: deliverAttempts, RunAt: runAt}})
+	}
+	if len(values) == 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO notify_deliveries (id, channel_id, event, subject, tenant_id, message, status, created_at)
+		VALUES `+strings.Join(values, ", "), args...); err != nil {
+		return fmt.Errorf("notify %s: %w", m.Event, err)
+	}
+	return jobs.EnqueueMany(ctx, tx, items)
+}
+
+// enqueue writes one delivery and its job.
+func enqueue(ctx context.Context, tx *store.Tx, id, channelID, subject, tenantID string, m Message, runAt time.Time) error {
+	m.ID = id
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("notify: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO notify_deliveries (id, channel_id, event, subject, tenant_id, message, status, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, 'queued', ?)`, id, channelID, m.Event, subject, tenantID, string(raw), store.Now()); err != nil {
+		return fmt.Errorf("notify %s: %w", m.Event, err)
+	}
+	return jobs.Enqueue(ctx, tx, JobDeliver, deliverJob{DeliveryID: id}, jobs.Options{UniqueKey: "notify:" + id, MaxAttempts: deliverAttempts, RunAt: runAt})
+}
+
+// Page states.
+const (
+	pageOpen      = "open"
+	pageResolving = "resolving"
+	pageResolved  = "resolved"
+)
+
+// page keeps a channel's page of one dedup key and says whether to send
+// (and when). A firing alert pages when its page is not open; a re-fire
+// while its resolution waits cancels the resolution and sends nothing. A
+// resolution of an open page waits quiet before it is sent (HandleDeliver
+// sends it only if the page is still resolving by this delivery).
+func page(ctx context.Context, tx *store.Tx, channelID, dedup string, resolved bool, deliveryID string, now time.Time, quiet time.Duration) (time.Time, bool, error) {
+	var state, resolveID string
+	err := tx.QueryRowContext(ctx, `SELECT state, resolve_id FROM notify_pages WHERE channel_id = ? AND dedup_key = ?`, channelID, dedup).Scan(&state, &resolveID)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, false, fmt.Errorf("page %s: %w", dedup, err)
+	}
+	ts := store.FormatTime(now)
+	switch {
+	case !resolved && (state == "" || state == pageResolved):
+		_, err = tx.ExecContext(ctx, `INSERT INTO notify_pages (channel_id, dedup_key, state, resolve_id, triggered_at, updated_at) VALUES (?, ?, ?, '', ?, ?)
+			ON CONFLICT (channel_id, dedup_key) DO UPDATE SET state = excluded.state, resolve_id = '', triggered_at = excluded.triggered_at, updated_at = excluded.updated_at`,
+			channelID, dedup, pageOpen, ts, ts)
+		return time.Time{}, true, err
+	case !resolved && state == pageResolving:
+		_, err = tx.ExecContext(ctx, `UPDATE notify_pages SET state = ?, resolve_id = '', updated_at = ? WHERE channel_id = ? AND dedup_key = ?`,
+			pageOpen, ts, channelID, dedup)
+		return time.Time{}, false, err
+	case resolved && state == pageOpen:
+		_, err = tx.ExecContext(ctx, `UPDATE notify_pages SET state = ?, resolve_id = ?, updated_at = ? WHERE channel_id = ? AND dedup_key = ?`,
+			pageResolving, deliveryID, ts, channelID, dedup)
+		return now.Add(quiet), true, err
+	}
+	return time.Time{}, false, nil
+}
+
+// QuietTime is how long a resolution waits before it is sent (a re-fire
+// within it pages nothing).
+func QuietTime(ctx context.Context, q store.Querier) (time.Duration, error) {
+	var s int64
+	if err := q.QueryRowContext(ctx, `SELECT quiet_seconds FROM notify_settings WHERE id = 1`).Scan(&s); err != nil {
+		return 0, fmt.Errorf("notify settings: %w", err)
+	}
+	return time.Duration(s) * time.Second, nil
+}
+
+// MaxQuietTime bounds the quiet time.
+const MaxQuietTime = 24 * time.Hour
+
+// SetQuietTime changes the quiet time, with notify.quiet_time_set.
+func SetQuietTime(ctx context.Context, tx *store.Tx, by audit.Actor, d time.Duration) error {
+	if d < 0 || d > MaxQuietTime || d%time.Second != 0 {
+		return &store.ValidationError{Fields: map[string]string{"quiet_seconds": "The quiet time is a whole number of seconds from 0 to 86400."}}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE notify_settings SET quiet_seconds = ? WHERE id = 1`, int64(d/time.Second)); err != nil {
+		return fmt.Errorf("set quiet time: %w", err)
+	}
+	_, err := audit.Append(ctx, tx, audit.Event{Actor: by, Verb: "notify.quiet_time_set", Subject: audit.Subject{Type: "notify_settings", ID: "quiet_time"},
+		Details: map[string]any{"seconds": int64(d / time.Second)}})
+	return err
+}
+
+// EscalationPercent is the share of a pending action's lifetime, in
+// percent, after which an undecided action escalates.
+func EscalationPercent(ctx context.Context, q store.Querier) (int, error) {
+	var p int
+	if err := q.QueryRowContext(ctx, `SELECT escalate_percent FROM notify_settings WHERE id = 1`).Scan(&p); err != nil {
+		return 0, fmt.Errorf("notify settings: %w", err)
+	}
+	return p, nil
+}
+
+// SetEscalationPercent changes it (1 to 99), with
+// notify.escalation_set.
+func SetEscalationPercent(ctx context.Context, tx *store.Tx, by audit.Actor, percent int) error {
+	if percent < 1 || percent > 99 {
+		return &store.ValidationError{Fields: map[string]string{"escalate_percent": "Escalate after 1 to 99 percent of an action's lifetime."}}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE notify_settings SET escalate_percent = ? WHERE id = 1`, percent); err != nil {
+		return fmt.Errorf("set escalation: %w", err)
+	}
+	_, err := audit.Append(ctx, tx, audit.Event{Actor: by, Verb: "notify.escalation_set", Subject: audit.Subject{Type: "notify_settings", ID: "escalation"},
+		Details: map[string]any{"percent": percent}})
+	return err
+}
+
+// ReminderWait is how long a pending action waits before its approvers
+// are reminded; 0 for never.
+func ReminderWait(ctx context.Context, q store.Querier) (time.Duration, error) {
+	var m int64
+	if err := q.QueryRowContext(ctx, `SELECT remind_minutes FROM notify_settings WHERE id = 1`).Scan(&m); err != nil {
+		return 0, fmt.Errorf("notify settings: %w", err)
+	}
+	return time.Duration(m) * time.Minute, nil
+}
+
+// SetReminderWait changes it (whole minutes, 0 to a week), with
+// notify.reminder_set.
+func SetReminderWait(ctx context.Context, tx *store.Tx, by audit.Actor, d time.Duration) error {
+	if d < 0 || d > 7*24*time.Hour || d%time.Minute != 0 {
+		return &store.ValidationError{Fields: map[string]string{"remind_minutes": "Remind after a whole number of minutes from 0 (never) to 10080 (a week)."}}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE notify_settings SET remind_minutes = ? WHERE id = 1`, int64(d/time.Minute)); err != nil {
+		return fmt.Errorf("set reminder: %w", err)
+	}
+	_, err := audit.Append(ctx, tx, audit.Event{Actor: by, Verb: "notify.reminder_set", Subject: audit.Subject{Type: "notify_settings", ID: "reminder"},
+		Details: map[string]any{"minutes": int64(d / time.Minute)}})
+	return err
+}
+
+// ActionReminder reminds the routes of new pending actions that a still
+// waits.
+func ActionReminder(ctx context.Context, tx *store.Tx, a ActionInfo, now time.Time) error {
+	routes, err := routesFor(ctx, tx, EventActionPending, a.TenantID)
+	if err != nil || len(routes) == 0 {
+		return err
+	}
+	m := Message{Event: EventActionPending, Title: "Reminder, approval still needed: " + a.Summary, Summary: a.Summary, Tenant: a.TenantSlug,
+		Fields: a.fields(), Link: "/approvals/" + a.ID, At: now}
+	return enqueueAll(ctx, tx, routes, a.ID+"#reminder", a.TenantID, m, func(r Route) bool { return r.hearsAction(a.Tool, a.AmountMinor) }, time.Time{})
+}

@@ -1,0 +1,160 @@
+package notify
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/store"
+)
+
+// Route sends one event of one tenant (or of every tenant) to one channel.
+type Route struct {
+	ID          string
+	TenantID    string // "" for every tenant
+	Event       string
+	ChannelID   string
+	ChannelName string
+	// MinAmountMinor, for new pending actions, sends only actions of at
+	// least this amount (in the action's minor units); nil for any.
+	MinAmountMinor *int64
+	// Tools, for new pending actions, sends only actions of these tools;
+	// empty for any.
+	Tools []string
+	// MinSeverity, for alerts, sends only alerts at least this severe; ""
+	// for any.
+	MinSeverity string
+	CreatedAt   time.Time
+}
+
+// ErrRouteNotFound is a route id that names no route.
+var ErrRouteNotFound = problem.NotFound("route_not_found", "There is no such route.")
+
+// ValidateRoute returns one message per bad field.
+func ValidateRoute(r Route) map[string]string {
+	errs := map[string]string{}
+	if !slices.Contains(Events, r.Event) {
+		errs["event"] = "Choose what the route is for."
+	}
+	if r.ChannelID == "" {
+		errs["channel"] = "Choose a channel."
+	}
+	if r.MinAmountMinor != nil && *r.MinAmountMinor < 0 {
+		errs["min_amount"] = "The amount is zero or more."
+	}
+	if r.MinSeverity != "" && !slices.Contains(Severities, r.MinSeverity) {
+		errs["min_severity"] = "Choose info, warning or critical."
+	}
+	if len(r.Tools) > 50 {
+		errs["tools"] = "List at most 50 tools."
+	}
+	return errs
+}
+
+const routeColumns = `r.id, r.tenant_id, r.event, r.channel_id, c.name, r.min_amount_minor, r.tools, r.min_severity, r.created_at`
+
+func scanRoute(row store.Scanner) (Route, error) {
+	var r Route
+	var amount sql.NullInt64
+	var tools, created string
+	if err := row.Scan(&r.ID, &r.TenantID, &r.Event, &r.ChannelID, &r.ChannelName, &amount, &tools, &r.MinSeverity, &created); err != nil {
+		return Route{}, err
+	}
+	if amount.Valid {
+		v := amount.Int64
+		r.MinAmountMinor = &v
+	}
+	r.Tools = splitList(tools)
+	r.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
+	return r, nil
+}
+
+// Routes lists every route, by event, tenant and channel.
+func Routes(ctx context.Context, q store.Querier) ([]Route, error) {
+	out, err := store.Query(ctx, q, scanRoute, `SELECT `+routeColumns+` FROM notify_routes r JOIN notify_channels c ON c.id = r.channel_id
+		ORDER BY r.event, r.tenant_id, c.name, r.id`)
+	if err != nil {
+		return nil, fmt.Errorf("list routes: %w", err)
+	}
+	return out, nil
+}
+
+// routesFor lists the routes of an event that hear tenantID.
+func routesFor(ctx context.Context, q store.Querier, event, tenantID string) ([]Route, error) {
+	out, err := store.Query(ctx, q, scanRoute, `SELECT `+routeColumns+` FROM notify_routes r JOIN notify_channels c ON c.id = r.channel_id
+		WHERE r.event = ? AND (r.tenant_id = '' OR r.tenant_id = ?) ORDER BY c.name, r.id`, event, tenantID)
+	if err != nil {
+		return nil, fmt.Errorf("routes of %s: %w", event, err)
+	}
+	return out, nil
+}
+
+// AddRoute adds a route with notify.route_added.
+func AddRoute(ctx context.Context, db *store.DB, by audit.Actor, r Route, now time.Time) (Route, error) {
+	if errs := ValidateRoute(r); len(errs) > 0 {
+		return Route{}, &store.ValidationError{Fields: errs}
+	}
+	r.ID = "rt_" + store.NewID()
+	r.CreatedAt = now.UTC()
+	err := db.Transact(ctx, func(tx *store.Tx) error {
+		var name string
+		if err := tx.QueryRowContext(ctx, `SELECT name FROM notify_channels WHERE id = ?`, r.ChannelID).Scan(&name); err != nil {
+			return &store.ValidationError{Fields: map[string]string{"channel": "Choose a channel."}}
+		}
+		r.ChannelName = name
+		if _, err := tx.ExecContext(ctx, `INSERT INTO notify_routes (id, tenant_id, event, channel_id, min_amount_minor, tools, min_severity, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.TenantID, r.Event, r.ChannelID, r.MinAmountMinor, strings.Join(r.Tools, ","),
+			r.MinSeverity, store.FormatTime(r.CreatedAt)); err != nil {
+			return fmt.Errorf("add route: %w", err)
+		}
+		details := map[string]any{"event": r.Event, "channel": name, "tenant_id": r.TenantID}
+		if r.MinAmountMinor != nil {
+			details["min_amount_minor"] = *r.MinAmountMinor
+		}
+		if len(r.Tools) > 0 {
+			details["tools"] = r.Tools
+		}
+		if r.MinSeverity != "" {
+			details["min_severity"] = r.MinSeverity
+		}
+		_, err := audit.Append(ctx, tx, audit.Event{Actor: by, Verb: "notify.route_added", Subject: audit.Subject{Type: "notify_route", ID: r.ID}, Details: details})
+		return err
+	})
+	return r, err
+}
+
+// DeleteRoute deletes a route with notify.route_deleted.
+func DeleteRoute(ctx context.Context, db *store.DB, by audit.Actor, id string) error {
+	return db.Transact(ctx, func(tx *store.Tx) error {
+		res, err := tx.ExecContext(ctx, `DELETE FROM notify_routes WHERE id = ?`, id)
+		if err != nil {
+			return fmt.Errorf("delete route %s: %w", id, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return ErrRouteNotFound
+		}
+		_, err = audit.Append(ctx, tx, audit.Event{Actor: by, Verb: "notify.route_deleted", Subject: audit.Subject{Type: "notify_route", ID: id}})
+		return err
+	})
+}
+
+// hears reports whether a route wants an action of this tool and amount.
+func (r Route) hearsAction(tool string, amountMinor *int64) bool {
+	if len(r.Tools) > 0 && !slices.Contains(r.Tools, tool) {
+		return false
+	}
+	if r.MinAmountMinor != nil && (amountMinor == nil || *amountMinor < *r.MinAmountMinor) {
+		return false
+	}
+	return true
+}
+
+// hearsAlert reports whether a route wants an alert of this severity.
+func (r Route) hearsAlert(severity string) bool {
+	return r.MinSeverity == "" || severityRank(severity) >= severityRank(r.MinSeverity)
+}
