@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/notify"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
@@ -305,6 +306,15 @@ func expire(ctx context.Context, tx *store.Tx, due []Action, actor audit.Actor, 
 			}
 		}
 		t, _ := tenants.SlugOf(ctx, tx, a.TenantID)
+		if reason == "" { // at its expiry, not expired by hand (ExpireNow)
+			info, err := NotifyInfo(ctx, tx, a, t)
+			if err != nil {
+				return n, err
+			}
+			if err := notify.ActionExpired(ctx, tx, info, now); err != nil {
+				return n, err
+			}
+		}
 		details := map[string]any{"expired_at": store.FormatTime(a.ExpiresAt), "approvals": fmt.Sprintf("%d of %d", a.ApprovalsGiven, a.ApprovalsRequired)}
 		if reason != "" {
 			details["expired_at"], details["reason"] = store.FormatTime(now), reason

@@ -96,6 +96,10 @@ func loadQueue(c echo.Context, st *store.DB) (views.ApprovalQueueView, error) {
 	if v.Approved, err = approvals.ApprovedBy(ctx, st.Read(), user.ID, shown); err != nil {
 		return views.ApprovalQueueView{}, err
 	}
+	if v.Claims, err = approvals.ClaimsOf(ctx, st.Read(), shown, now); err != nil {
+		return views.ApprovalQueueView{}, err
+	}
+	v.ViewerID, v.CSRF = user.ID, PageFor(c, "").CSRF
 	v.NextPage, v.PrevPage = pageLinks("/approvals", filterQuery(ff), rows)
 	return v, nil
 }

@@ -38,6 +38,16 @@ func (h *Console) ApprovalShow(c echo.Context) error {
 		return err
 	}
 	v.Notice = doneNotice(c, approvalNotices)
+	if n := doneNotice(c, takeNotices); n != "" {
+		v.Notice = n
+	} else if c.QueryParam("done") == "taken_over" && v.Claim != nil {
+		v.Notice = "You took the review over; the approver who held it still may decide it, as may you."
+	}
+	skill := ""
+	if v.Journey != nil {
+		skill = v.Journey.Skill
+	}
+	v.Owners = h.Runbooks.OwnersOf(v.Action.Tool, skill)
 	if c.QueryParam("done") == "approval_recorded" {
 		if n := views.ApprovalRecordedNotice(v.Action); n != "" {
 			v.Notice = n
@@ -135,6 +145,15 @@ func loadApproval(ctx context.Context, st *store.DB, user *identity.Principal, i
 	}
 	if v.RequestedBy, err = principals.NameOf(ctx, st, a.RequestedBy); err != nil {
 		return views.ApprovalView{}, err
+	}
+	if a.Status == approvals.StatusPending {
+		c, held, err := approvals.ClaimOf(ctx, q, a.ID, now)
+		if err != nil {
+			return views.ApprovalView{}, err
+		}
+		if held {
+			v.Claim, v.ClaimMine = &c, c.PrincipalID == user.ID
+		}
 	}
 	return v.For(*user), nil
 }

@@ -105,6 +105,13 @@ func (h *Console) renderNotifications(c echo.Context, status int, v views.Notifi
 		}
 		v.Remind = strconv.FormatInt(int64(d.Minutes()), 10)
 	}
+	if v.Claim == "" {
+		d, err := notify.ClaimTime(ctx, q)
+		if err != nil {
+			return err
+		}
+		v.Claim = strconv.FormatInt(int64(d.Minutes()), 10)
+	}
 	page := PageFor(c, "Notifications")
 	page.Active = "/notifications"
 	return Render(c, status, page, views.NotificationList(page, v))

@@ -86,9 +86,22 @@ func (h *Console) NotificationSettingsSet(c echo.Context) error {
 	if msg != "" {
 		errs["remind_minutes"] = msg
 	}
+	// A blank Take time (a form from before it existed) keeps the current one.
+	claim := strings.TrimSpace(c.FormValue("claim_minutes"))
+	claimMins := -1
+	if claim != "" {
+		if claimMins, msg = formInt(claim, "A Take holds for a whole number of minutes from 1 to 1440."); msg != "" {
+			errs["claim_minutes"] = msg
+		}
+	}
 	if len(errs) == 0 {
 		ctx := c.Request().Context()
 		err := h.DB.Transact(ctx, func(tx *store.Tx) error {
+			if claimMins >= 0 {
+				if err := notify.SetClaimTime(ctx, tx, principalActor(user), time.Duration(claimMins)*time.Minute); err != nil {
+					return err
+				}
+			}
 			if err := notify.SetQuietTime(ctx, tx, principalActor(user), time.Duration(secs)*time.Second); err != nil {
 				return err
 			}
@@ -107,6 +120,6 @@ func (h *Console) NotificationSettingsSet(c echo.Context) error {
 			return seeOther(c, "/notifications?done=settings_saved")
 		}
 	}
-	return h.renderNotifications(c, http.StatusUnprocessableEntity, views.NotificationsView{Quiet: quiet, Escalate: esc, Remind: remind, QuietErrs: errs,
+	return h.renderNotifications(c, http.StatusUnprocessableEntity, views.NotificationsView{Quiet: quiet, Escalate: esc, Remind: remind, Claim: claim, QuietErrs: errs,
 		Form: views.ChannelForm{Kind: notify.Slack, Port: "587", TLS: "starttls"}})
 }

@@ -384,3 +384,53 @@ func ActionReminder(ctx context.Context, tx *store.Tx, a ActionInfo, now time.Ti
 		Fields: a.fields(), Link: "/approvals/" + a.ID, At: now}
 	return enqueueAll(ctx, tx, routes, a.ID+"#reminder", a.TenantID, m, func(r Route) bool { return r.hearsAction(a.Tool, a.AmountMinor) }, time.Time{})
 }
+
+// ClaimTime is how long an approver's Take holds a pending action before
+// it is released by itself (approvals.Take).
+func ClaimTime(ctx context.Context, q store.Querier) (time.Duration, error) {
+	var m int64
+	if err := q.QueryRowContext(ctx, `SELECT claim_minutes FROM notify_settings WHERE id = 1`).Scan(&m); err != nil {
+		return 0, fmt.Errorf("notify settings: %w", err)
+	}
+	return time.Duration(m) * time.Minute, nil
+}
+
+// SetClaimTime changes it (whole minutes, 1 to a day), with
+// notify.claim_time_set.
+func SetClaimTime(ctx context.Context, tx *store.Tx, by audit.Actor, d time.Duration) error {
+	if d < time.Minute || d > 24*time.Hour || d%time.Minute != 0 {
+		return &store.ValidationError{Fields: map[string]string{"claim_minutes": "A Take holds for 1 to 1440 minutes."}}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE notify_settings SET claim_minutes = ? WHERE id = 1`, int64(d/time.Minute)); err != nil {
+		return fmt.Errorf("set claim time: %w", err)
+	}
+	_, err := audit.Append(ctx, tx, audit.Event{Actor: by, Verb: "notify.claim_time_set", Subject: audit.Subject{Type: "notify_settings", ID: "claim"},
+		Details: map[string]any{"minutes": int64(d / time.Minute)}})
+	return err
+}
+
+// ActionTaken tells the routes of EventAssigned that an approver took a:
+// "Bob Approver is reviewing: …".
+func ActionTaken(ctx context.Context, tx *store.Tx, a ActionInfo, by string, now time.Time) error {
+	routes, err := routesFor(ctx, tx, EventAssigned, a.TenantID)
+	if err != nil || len(routes) == 0 {
+		return err
+	}
+	m := Message{Event: EventAssigned, Title: by + " is reviewing: " + a.Summary, Summary: a.Summary, Tenant: a.TenantSlug,
+		Fields: append([]Field{{"Reviewing", by}}, a.fields()...), Link: "/approvals/" + a.ID, At: now}
+	return enqueueAll(ctx, tx, routes, a.ID+"#taken", a.TenantID, m, func(r Route) bool { return r.hearsAction(a.Tool, a.AmountMinor) }, time.Time{})
+}
+
+// ActionExpired tells the tenant's escalation routes that a expired
+// undecided, inside the transaction that expired it.
+func ActionExpired(ctx context.Context, tx *store.Tx, a ActionInfo, now time.Time) error {
+	routes, err := routesFor(ctx, tx, EventEscalation, a.TenantID)
+	if err != nil || len(routes) == 0 {
+		return err
+	}
+	f := a.fields()
+	f[len(f)-1] = Field{"Expired", a.ExpiresAt.UTC().Format("2006-01-02 15:04 MST")}
+	m := Message{Event: EventEscalation, Title: "Expired undecided: " + a.Summary, Summary: a.Summary, Tenant: a.TenantSlug,
+		Fields: f, Link: "/approvals/" + a.ID, At: now}
+	return enqueueAll(ctx, tx, routes, a.ID+"#expired", a.TenantID, m, func(r Route) bool { return r.hearsAction(a.Tool, a.AmountMinor) }, time.Time{})
+}

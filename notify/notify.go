@@ -66,21 +66,24 @@ func KindLabel(kind string) string {
 const (
 	EventActionPending = "action.pending"
 	EventEscalation    = "action.escalated"
+	EventAssigned      = "action.assigned"
 	EventAlert         = "alert"
 	EventReview        = "execution.review"
 	EventTest          = "test"
 )
 
 // Events lists the routable events in the order the console offers them.
-var Events = []string{EventActionPending, EventEscalation, EventAlert, EventReview}
+var Events = []string{EventActionPending, EventAssigned, EventEscalation, EventAlert, EventReview}
 
 // EventLabel names an event for people.
 func EventLabel(ev string) string {
 	switch ev {
 	case EventActionPending:
 		return "New pending action"
+	case EventAssigned:
+		return "Action taken by an approver"
 	case EventEscalation:
-		return "Escalation of an undecided action"
+		return "Escalation or expiry of an undecided action"
 	case EventAlert:
 		return "Alert firing and resolving"
 	case EventReview:

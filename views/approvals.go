@@ -13,6 +13,7 @@ import (
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/money"
 	"github.com/wardenhq/warden/platform/risk"
+	"github.com/wardenhq/warden/runbooks"
 	"github.com/wardenhq/warden/tenants"
 )
 
@@ -33,6 +34,11 @@ type ApprovalQueueView struct {
 	// Approved marks the rows the viewer has already approved: they wait
 	// for another approver, and are not offered again.
 	Approved map[string]bool
+	// Claims are the Takes in force on the rows, by action id.
+	Claims map[string]approvals.Claim
+	// ViewerID and CSRF let a row offer Take (the rows partial has no Page).
+	ViewerID string
+	CSRF     string
 }
 
 // ApprovalFilter is the queue's filter form, as typed.
@@ -90,6 +96,12 @@ type ApprovalView struct {
 	Errors        FieldErrors
 	Notice        string
 	Now           time.Time
+	// Claim is the approver's Take in force on a pending action ("Bob is
+	// reviewing"), ClaimMine when the viewer holds it; Owners are the
+	// owners of the runbooks that act on its tool or skill.
+	Claim     *approvals.Claim
+	ClaimMine bool
+	Owners    []runbooks.Owned
 }
 
 // ApprovalConflictView explains a decision that could not be recorded

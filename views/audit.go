@@ -80,7 +80,7 @@ type EventNames struct {
 // verb filter, with the prefixes that select a family.
 var AuditVerbs = []string{
 	"action.", "action.requested", "action.approval_recorded", "action.approved", "action.rejected",
-	"action.expired", "action.cancelled", "action.executed", "action.failed", "action.retried",
+	"action.expired", "action.cancelled", "action.taken", "action.released", "action.executed", "action.failed", "action.retried",
 	"auth.", "auth.login", "auth.login_failed", "auth.login_failed_suppressed", "auth.logout",
 	"session.", "session.revoke", "session.revoke_all",
 	"tenant.", "tenant.create", "tenant.rename", "tenant.freeze", "tenant.unfreeze", "tenant.retention",
@@ -97,7 +97,7 @@ var AuditVerbs = []string{
 	"runbook.", "runbook.action",
 	"alert.", "alert.fired", "alert.resolved", "alert.rule_set", "alert.acknowledged",
 	"notify.", "notify.channel_created", "notify.channel_changed", "notify.channel_deleted", "notify.channel_tested",
-	"notify.route_added", "notify.route_deleted", "notify.quiet_time_set", "notify.escalation_set", "notify.reminder_set",
+	"notify.route_added", "notify.route_deleted", "notify.quiet_time_set", "notify.escalation_set", "notify.reminder_set", "notify.claim_time_set",
 	"notification.", "notification.delivered", "notification.failed",
 	"policy.violation", "traces.purged", "traces.purged_range", "audit.", "audit.verify_ok", "audit.verify_failed", "audit.export", "effect.reconciled",
 	"job.", "job.retried",
@@ -226,6 +226,8 @@ func eventSentence(e audit.Event, n EventNames) string {
 			return who + " turned reminders of pending actions off"
 		}
 		return who + " set pending actions to be reminded after " + d.str("minutes") + " minutes"
+	case "notify.claim_time_set":
+		return who + " set an approver's Take to hold for " + d.str("minutes") + " minutes"
 	case "notify.escalation_set":
 		return who + " set undecided actions to escalate after " + d.str("percent") + "% of their lifetime"
 	case "notification.delivered":
@@ -432,6 +434,14 @@ func eventSentence(e audit.Event, n EventNames) string {
 			s += " — " + sum
 		}
 		return s
+	case "action.taken":
+		s := who + " took action " + subject + " for review until " + d.str("until")
+		if from := d.str("from"); from != "" {
+			s += ", taking it over from " + from
+		}
+		return s + " (advisory: others may still decide it)"
+	case "action.released":
+		return who + " released action " + subject + ", no longer reviewing it"
 	case "action.cancelled":
 		return action("withdrew")
 	case "action.executed":

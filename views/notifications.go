@@ -21,6 +21,7 @@ type NotificationsView struct {
 	Quiet    string // seconds
 	Escalate string // percent of an action's lifetime
 	Remind   string // minutes; 0 never
+	Claim    string // minutes an approver's Take holds
 	// Form is the channel form: adding one, or editing Form.Existing.
 	Form      ChannelForm
 	Errors    FieldErrors

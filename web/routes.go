@@ -153,6 +153,8 @@ func (s *Server) consoleRoutes() []route {
 	if s.runtime != nil {
 		routes = append(routes,
 			route{http.MethodPost, "/approvals/:id/decide", h.ApprovalDecide, approver, ""},
+			route{http.MethodPost, "/approvals/:id/take", h.ApprovalTake, approver, ""},
+			route{http.MethodPost, "/approvals/:id/release", h.ApprovalRelease, approver, ""},
 			route{http.MethodGet, "/approvals/:id/reverse", h.ApprovalReverseConfirm, approvals.ReverseRoles, ""},
 			route{http.MethodPost, "/approvals/:id/reverse", h.ApprovalReverse, approvals.ReverseRoles, ""},
 			// Retrying an execution that was blocked before anything was
