@@ -53,7 +53,7 @@ func BenchmarkBudgetCards(b *testing.B) {
 // seedJourneys inserts n completed journeys that cost something across
 // four tenants with a monthly budget, on the days of the month so far,
 // and n/10 model calls, one INSERT … SELECT each.
-func seedJourneys(b *testing.B, db *store.DB, n int, now time.Time) {
+func seedJourneys(b testing.TB, db *store.DB, n int, now time.Time) {
 	b.Helper()
 	ctx := context.Background()
 	from := budgets.PeriodStart(budgets.Month, now)
