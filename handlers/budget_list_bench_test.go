@@ -89,7 +89,7 @@ func seedJourneys(b testing.TB, db *store.DB, n int, now time.Time) {
 		if _, err := tx.ExecContext(ctx, rows+`
 			INSERT INTO journeys (id, tenant_id, key_id, request_id, correlation_id, skill, release_digest, status, cost_micros, created_at, finished_at)
 			SELECT 'jrn_bench' || i, `+pick(":t")+`, 'key_bench' || (i % 64), 'req' || i, 'corr' || i, 'order_status', '', 'completed',
-				(i * 7919) % 100000 + 1, `+pick(":a")+`, `+pick(":a")+` FROM c`, named(n)...); err != nil {
+				(i % 100000) * 7919 % 100000 + 1, `+pick(":a")+`, `+pick(":a")+` FROM c`, named(n)...); err != nil {
 			return fmt.Errorf("journeys: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, rows+`
