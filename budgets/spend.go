@@ -27,7 +27,7 @@ const (
 // SpendSince reads what the tenant spent from since on, from the running
 // totals the database keeps per tenant, UTC day, kind and key
 // (spend_totals, kept by triggers in the statement that writes each
-// journey's cost, action's charge or model call: migration 0033). It reads
+// journey's cost, action's charge or model call: migration 0037). It reads
 // one row per day, kind and key, however many journeys there were, and
 // keeps counting what trace retention has since deleted. Totals are by
 // UTC day, so since counts from the start of its day; a budget period

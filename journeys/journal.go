@@ -259,7 +259,7 @@ func SpentSince(ctx context.Context, q store.Querier, tenantID string, since tim
 // TopSpenders returns the tenant's journeys that cost the most since (a
 // budget period's start, at 00:00 UTC), at most five. They are chosen
 // from top_journeys, each UTC day's five costliest journeys (kept by
-// triggers as journeys are charged: migration 0033), so the query reads
+// triggers as journeys are charged: migration 0037), so the query reads
 // five rows a day of the period, not every journey. A journey trace
 // retention deleted is not shown; a day it purged only in part offers the
 // survivors among its five.

@@ -14,7 +14,7 @@ import (
 var ErrTargetNotEmpty = errors.New("the target database is not empty")
 
 // derivedTables are the tables the target's triggers fill as the rows of
-// others arrive (the spend totals of migration 0033: spend_totals and
+// others arrive (the spend totals of migration 0037: spend_totals and
 // top_journeys, from journeys, actions and model_calls). CopyAll copies
 // them last and clears what the triggers wrote first, so they arrive as
 // the source holds them: spend whose journeys retention had deleted

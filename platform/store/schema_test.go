@@ -81,19 +81,19 @@ var engineDifferences = []schemaDifference{
 		What:     "function spend_journeys",
 		SQLite:   "(none)",
 		Postgres: "present",
-		Why:      "the body of the journeys' spend triggers (0033): a SQLite trigger writes spend_totals and top_journeys inline, a PostgreSQL trigger must EXECUTE FUNCTION",
+		Why:      "the body of the journeys' spend triggers (0037): a SQLite trigger writes spend_totals and top_journeys inline, a PostgreSQL trigger must EXECUTE FUNCTION",
 	},
 	{
 		What:     "function spend_actions",
 		SQLite:   "(none)",
 		Postgres: "present",
-		Why:      "the body of the actions' spend triggers (0033), as spend_journeys",
+		Why:      "the body of the actions' spend triggers (0037), as spend_journeys",
 	},
 	{
 		What:     "function spend_model_calls",
 		SQLite:   "(none)",
 		Postgres: "present",
-		Why:      "the body of the model calls' spend triggers (0033), as spend_journeys",
+		Why:      "the body of the model calls' spend triggers (0037), as spend_journeys",
 	},
 }
 

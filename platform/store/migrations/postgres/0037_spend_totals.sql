@@ -1,4 +1,4 @@
--- PostgreSQL translation of ../0033_spend_totals.sql (same number, same tables).
+-- PostgreSQL translation of ../0037_spend_totals.sql (same number, same tables).
 -- Running totals of spend, so the Budgets page costs the same at ten
 -- million journeys a month as at ten (docs/architecture.md, "Spend
 -- totals"). Before, the page added up every journey, action and model call
