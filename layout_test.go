@@ -54,7 +54,7 @@ func (t tier) String() string {
 var tiers = map[string]tier{
 	"platform": tierPlatform,
 
-	"admission": tierDomain, "alerts": tierDomain, "approvals": tierDomain, "audit": tierDomain,
+	"admission": tierDomain, "alerts": tierDomain, "allowlist": tierDomain, "approvals": tierDomain, "audit": tierDomain,
 	"budgets": tierDomain, "catalog": tierDomain, "execution": tierDomain, "journeys": tierDomain,
 	"keys": tierDomain, "mcpservers": tierDomain, "models": tierDomain, "notify": tierDomain, "policy": tierDomain, "releases": tierDomain,
 	"principals": tierDomain, "runbooks": tierDomain, "search": tierDomain, "sessions": tierDomain, "signin": tierDomain, "skills": tierDomain,

@@ -211,7 +211,9 @@ func RecordCharge(ctx context.Context, tx *store.Tx, id string, micros int64, at
 // charged since, and counts them. An action a journey proposed is left
 // out: its cost is part of its journey's (a model-driven journey's
 // approved call is charged on its own reservation and added to the
-// journey's cost), so counting it here would count it twice.
+// journey's cost), so counting it here would count it twice. It reads
+// every charge of the period: the Budgets page reads budgets.SpendSince,
+// the running totals, which the tests check against this.
 func ChargedSince(ctx context.Context, q store.Querier, tenantID string, since time.Time) (micros int64, n int, err error) {
 	err = q.QueryRowContext(ctx, `SELECT COALESCE(SUM(cost_micros), 0), COUNT(*) FROM actions
 		WHERE tenant_id = ? AND charged_at >= ? AND journey_id = ''`, tenantID, store.FormatTime(since)).Scan(&micros, &n)

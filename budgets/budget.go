@@ -11,7 +11,10 @@
 //		LimitMicros: 500_000_000, AlertPercent: 80}, time.Now())
 //
 // The runtime reserves with Reserve before a journey and settles with
-// Settle (or Release) after it, inside its own transactions.
+// Settle (or Release) after it, inside its own transactions. The Budgets
+// page reads what a period's spend is made of with SpendSince, from
+// running totals the database keeps as journeys, actions and model calls
+// are charged (spend.go).
 package budgets
 
 import (

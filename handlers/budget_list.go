@@ -9,10 +9,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/journeys"
-	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/tenants"
@@ -68,17 +66,11 @@ func budgetCards(ctx context.Context, st *store.DB, user *identity.Principal, no
 			if card.Top, err = journeys.TopSpenders(ctx, st.Read(), t.ID, card.PeriodStart, topSpenders); err != nil {
 				return nil, err
 			}
-			sp := &card.Spend
-			if sp.Journeys, sp.JourneyCount, err = journeys.SpentSince(ctx, st.Read(), t.ID, card.PeriodStart); err != nil {
+			spend, err := budgets.SpendSince(ctx, st.Read(), t.ID, card.PeriodStart)
+			if err != nil {
 				return nil, err
 			}
-			if sp.Actions, sp.ActionCount, err = approvals.ChargedSince(ctx, st.Read(), t.ID, card.PeriodStart); err != nil {
-				return nil, err
-			}
-			if sp.Models, sp.ModelCount, err = models.SpentSince(ctx, st.Read(), t.ID, card.PeriodStart); err != nil {
-				return nil, err
-			}
-			sp.Other = b.SpentMicros - sp.Journeys - sp.Actions - sp.Models
+			card.Spend = views.BudgetSpend{Spend: spend, Other: b.SpentMicros - spend.Journeys - spend.Actions - spend.Models}
 		}
 		cards = append(cards, card)
 	}

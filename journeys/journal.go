@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/skills"
@@ -243,7 +244,9 @@ func ListJourneys(ctx context.Context, q store.Querier, f Filter) (store.Paged[J
 }
 
 // SpentSince sums the cost of the tenant's journeys admitted since, and
-// counts those that cost anything.
+// counts those that cost anything. It reads every journey of the period
+// still kept: the Budgets page reads budgets.SpendSince, the running
+// totals, which the tests check against this.
 func SpentSince(ctx context.Context, q store.Querier, tenantID string, since time.Time) (micros int64, n int, err error) {
 	err = q.QueryRowContext(ctx, `SELECT COALESCE(SUM(cost_micros), 0), COUNT(*) FROM journeys
 		WHERE tenant_id = ? AND created_at >= ? AND cost_micros > 0`, tenantID, store.FormatTime(since)).Scan(&micros, &n)
@@ -253,11 +256,17 @@ func SpentSince(ctx context.Context, q store.Querier, tenantID string, since tim
 	return micros, n, nil
 }
 
-// TopSpenders returns the tenant's journeys that cost the most in the
-// current budget period.
+// TopSpenders returns the tenant's journeys that cost the most since (a
+// budget period's start, at 00:00 UTC), at most five. They are chosen
+// from top_journeys, each UTC day's five costliest journeys (kept by
+// triggers as journeys are charged: migration 0037), so the query reads
+// five rows a day of the period, not every journey. A journey trace
+// retention deleted is not shown; a day it purged only in part offers the
+// survivors among its five.
 func TopSpenders(ctx context.Context, q store.Querier, tenantID string, since time.Time, n int) ([]Journey, error) {
-	out, err := store.Query(ctx, q, scanJourney, selectJourney+` WHERE j.tenant_id = ? AND j.created_at >= ? AND j.cost_micros > 0
-		ORDER BY j.cost_micros DESC, j.id DESC LIMIT ?`, tenantID, store.FormatTime(since), n)
+	since = budgets.PeriodStart(budgets.Day, since)
+	out, err := store.Query(ctx, q, scanJourney, selectJourney+` JOIN top_journeys s ON s.journey_id = j.id
+		WHERE s.tenant_id = ? AND s.day >= ? ORDER BY j.cost_micros DESC, j.id DESC LIMIT ?`, tenantID, store.FormatTime(since), min(n, 5))
 	if err != nil {
 		return nil, fmt.Errorf("top spenders: %w", err)
 	}

@@ -161,6 +161,9 @@ func scanCall(s store.Scanner) (Call, error) {
 // SpentSince sums what the tenant's model calls cost since, and counts
 // them (the Budgets page itemises them: model calls are charged on their
 // own reservations, whether an agent or a model-driven journey made them).
+// It reads every call of the period: the Budgets page reads
+// budgets.SpendSince, the running totals, which the tests check against
+// this.
 func SpentSince(ctx context.Context, q store.Querier, tenantID string, since time.Time) (micros int64, n int, err error) {
 	err = q.QueryRowContext(ctx, `SELECT COALESCE(SUM(cost_micros), 0), COUNT(*) FROM model_calls
 		WHERE tenant_id = ? AND created_at >= ?`, tenantID, store.FormatTime(since)).Scan(&micros, &n)

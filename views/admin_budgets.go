@@ -32,11 +32,8 @@ type BudgetCard struct {
 // itemisation, or a journey admitted in the previous period and finished
 // in this one).
 type BudgetSpend struct {
-	Journeys, Actions, Models int64 // micro-units
-	JourneyCount              int
-	ActionCount               int
-	ModelCount                int
-	Other                     int64 // spent − journeys − actions − model calls; shown when not zero
+	budgets.Spend       // the running totals of the period (budgets.SpendSince)
+	Other         int64 // spent − journeys − actions − model calls; shown when not zero
 }
 
 // BudgetForm is what the budget form posts.

@@ -99,6 +99,7 @@ var AuditVerbs = []string{
 	"notify.", "notify.channel_created", "notify.channel_changed", "notify.channel_deleted", "notify.channel_tested",
 	"notify.route_added", "notify.route_deleted", "notify.quiet_time_set", "notify.escalation_set", "notify.reminder_set", "notify.claim_time_set",
 	"notification.", "notification.delivered", "notification.failed",
+	"allow_list.", "allow_list.add", "allow_list.remove",
 	"policy.violation", "traces.purged", "traces.purged_range", "audit.", "audit.verify_ok", "audit.verify_failed", "audit.export", "effect.reconciled",
 	"job.", "job.retried",
 }
@@ -204,6 +205,10 @@ func eventSentence(e audit.Event, n EventNames) string {
 
 	case "runbook.action":
 		return who + " pressed " + quoted("", d.str("label")) + " in runbook " + d.str("runbook") + " (tool " + d.str("tool") + "): " + d.str("outcome") + quoted(" Reason: ", d.str("reason"))
+	case "allow_list.add":
+		return who + " allowed " + quoted("", d.str("term")) + " to stay readable in tenant " + tenant + "'s redaction"
+	case "allow_list.remove":
+		return who + " took " + quoted("", d.str("term")) + " off tenant " + tenant + "'s redaction allow-list"
 	case "notify.channel_created":
 		return who + " added notification channel " + d.str("name") + " (" + d.str("kind") + ")"
 	case "notify.channel_changed":

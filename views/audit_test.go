@@ -301,6 +301,10 @@ func TestEventSentence(t *testing.T) {
 		{"export", alice, "", "audit.export", audit.Subject{Type: "export", ID: "ab12"}, `{"format":"jsonl","rows":12,"first_seq":3,"last_seq":14}`,
 			"Alice Approver exported 12 audit events as JSONL — seq 3–14"},
 
+		{"allow-list add", alice, "acme", "allow_list.add", audit.Subject{Type: "allow_term", ID: "hugo boss"}, `{"term":"Hugo Boss"}`,
+			"Alice Approver allowed \"Hugo Boss\" to stay readable in tenant acme's redaction"},
+		{"allow-list remove", alice, "acme", "allow_list.remove", audit.Subject{Type: "allow_term", ID: "hugo boss"}, `{"term":"Hugo Boss"}`,
+			"Alice Approver took \"Hugo Boss\" off tenant acme's redaction allow-list"},
 		{"unknown verb", alice, "acme", "audit.checkpoint_signed", audit.Subject{Type: "audit_chain", ID: "main"}, `{"seq":9}`,
 			"Alice Approver audit.checkpoint_signed audit_chain main"},
 		{"unknown verb, no subject", audit.Actor{Type: audit.ActorSystem, ID: "startup"}, "", "server.started", audit.Subject{}, ``,

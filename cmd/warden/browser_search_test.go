@@ -43,7 +43,7 @@ func TestBrowserSearchFindsTheRefundToReverse(t *testing.T) {
 		t.Fatalf("carol searches the order id from the header: %v\nwarden logs:\n%s", err, p.logs)
 	}
 	screenshot(ctx, "search-results")
-	executed := `[data-testid="search-actions"] tr[data-status="executed"]`
+	executed := `[data-testid="search-actions"] tr[data-row-status="executed"]`
 	if got := textOf(t, ctx, css(executed)); !strings.Contains(got, "ORD-1002") || !strings.Contains(got, "$54.00") {
 		t.Fatalf("the executed result reads %q, want ORD-1002's $54.00 refund", got)
 	}
@@ -86,7 +86,7 @@ func TestBrowserSearchFindsTheRefundToReverse(t *testing.T) {
 		t.Errorf("filtered to %s", u)
 	}
 	rows := countOf(t, ctx, `[data-testid="actions-table"] tbody tr`)
-	others := countOf(t, ctx, `[data-testid="actions-table"] tbody tr:not([data-status="executed"]), [data-testid="actions-table"] tbody tr:not([data-tool="issue_refund"])`)
+	others := countOf(t, ctx, `[data-testid="actions-table"] tbody tr:not([data-row-status="executed"]), [data-testid="actions-table"] tbody tr:not([data-tool="issue_refund"])`)
 	if rows != 1 || others != 0 {
 		t.Errorf("the filtered list has %d rows, %d not executed refunds; want the one", rows, others)
 	}
@@ -105,7 +105,7 @@ func TestBrowserSearchFindsTheRefundToReverse(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.WaitVisible(byTestID("actions-table"))); err != nil {
 		t.Fatalf("the pending list: %v", err)
 	}
-	if n := countOf(t, ctx, `[data-testid="actions-table"] tbody tr[data-status="pending"]`); n != 2 {
+	if n := countOf(t, ctx, `[data-testid="actions-table"] tbody tr[data-row-status="pending"]`); n != 2 {
 		t.Errorf("pending refunds listed: %d, want the demo's other two", n)
 	}
 }

@@ -168,7 +168,8 @@ func TestMigrateStoreRoundTrip(t *testing.T) {
 	}
 	defer dst.Close()
 	for _, table := range []string{"journeys", "journey_steps", "actions", "decisions", "audit_events", "audit_checkpoints",
-		"effects", "virtual_keys", "tenants", "principals", "sessions", "budgets", "jobs", "release_bundles", "release_pointers"} {
+		"effects", "virtual_keys", "tenants", "principals", "sessions", "budgets", "jobs", "release_bundles", "release_pointers",
+		"spend_totals", "top_journeys"} {
 		want, got := tableRows(t, src, table), tableRows(t, dst.Read(), table)
 		if len(want) == 0 && table != "budgets" {
 			t.Errorf("source %s is empty: the test data does not exercise it", table)

@@ -13,6 +13,14 @@ import (
 // ErrTargetNotEmpty is CheckEmptyTarget's error when the target holds rows.
 var ErrTargetNotEmpty = errors.New("the target database is not empty")
 
+// derivedTables are the tables the target's triggers fill as the rows of
+// others arrive (the spend totals of migration 0037: spend_totals and
+// top_journeys, from journeys, actions and model_calls). CopyAll copies
+// them last and clears what the triggers wrote first, so they arrive as
+// the source holds them: spend whose journeys retention had deleted
+// stays counted, and nothing is counted twice.
+var derivedTables = []string{"spend_totals", "top_journeys"}
+
 // CopyTable is one table CopyAll copied, with its row counts on both sides.
 type CopyTable struct {
 	Name           string
@@ -110,7 +118,9 @@ func CheckEmptyTarget(ctx context.Context, db *DB) error {
 //
 // The copy only inserts. The append-only triggers on the target refuse
 // UPDATE and DELETE, so they stay enabled and need no session setting;
-// foreign keys stay checked too, which the order satisfies.
+// foreign keys stay checked too, which the order satisfies. The spend
+// triggers stay enabled as well: the tables they fill (derivedTables)
+// are copied last, after what they wrote is cleared.
 func CopyAll(ctx context.Context, src, dst *DB, batch int, progress func(CopyTable)) ([]CopyTable, error) {
 	if src.dialect != SQLite || dst.dialect != Postgres {
 		return nil, errors.New("copy: from SQLite to PostgreSQL only")
@@ -122,6 +132,9 @@ func CopyAll(ctx context.Context, src, dst *DB, batch int, progress func(CopyTab
 	if err != nil {
 		return nil, err
 	}
+	// Derived tables last, in the order listed.
+	tables = slices.DeleteFunc(tables, func(t string) bool { return slices.Contains(derivedTables, t) })
+	tables = append(tables, derivedTables...)
 	rtx, err := src.read.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("read the source: %w", err)
@@ -130,6 +143,11 @@ func CopyAll(ctx context.Context, src, dst *DB, batch int, progress func(CopyTab
 
 	var out []CopyTable
 	for _, t := range tables {
+		if slices.Contains(derivedTables, t) {
+			if err := dst.Transact(ctx, func(tx *Tx) error { _, err := tx.ExecContext(ctx, `DELETE FROM `+quoteIdent(t)); return err }); err != nil {
+				return out, fmt.Errorf("clear %s on the target: %w", t, err)
+			}
+		}
 		n, err := copyTable(ctx, &Tx{Tx: rtx, dialect: src.dialect}, dst, t, batch)
 		if err != nil {
 			return out, fmt.Errorf("copy %s: %w", t, err)

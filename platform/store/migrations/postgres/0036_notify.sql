@@ -72,7 +72,7 @@ CREATE TABLE notify_pages (
 -- the share of a pending action's lifetime after which it escalates, and
 -- the minutes after which its approvers are reminded (0: never).
 CREATE TABLE notify_settings (
-    id               INTEGER PRIMARY KEY CHECK (id = 1),
+    id               BIGINT PRIMARY KEY CHECK (id = 1),
     quiet_seconds    BIGINT NOT NULL,
     escalate_percent BIGINT NOT NULL,
     remind_minutes   BIGINT NOT NULL
