@@ -26,6 +26,7 @@ import (
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/platform/jobs"
+	"github.com/wardenhq/warden/platform/money"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/redact"
 	"github.com/wardenhq/warden/platform/seal"
@@ -373,6 +374,9 @@ func (s *Service) runJourney(ctx context.Context, req Request) (Outcome, error) 
 	out, runErr := r.execute(ctx)
 	runErr = stoppedIfEnded(ctx, s, runErr)
 	if ferr := r.finish(out, runErr); ferr != nil {
+		if p, ok := approvals.ExceedsRefundable(ferr); ok && runErr == nil {
+			return Outcome{Journey: *j}, &JourneyError{Journey: *j, Problem: p}
+		}
 		s.o.Log.ErrorContext(ctx, "could not record the end of a journey", "journey", j.ID, "err", ferr)
 		if runErr == nil {
 			runErr = Refuse(CodeInternal, "The journey's result could not be recorded.", ferr)
@@ -586,7 +590,41 @@ func (r *run) call(ctx context.Context, st skills.Step, args json.RawMessage) (j
 	r.j.Cost.ToolUnits += res.Units
 	r.j.Cost.TotalMicros += res.Units * t.UnitCostMicros
 	r.record(ctx, step)
+	if t.TotalResult != "" {
+		s.recordTotal(ctx, r.j.TenantID, t, d.Facts.Target, res.Output)
+	}
 	return res.Output, nil
+}
+
+// recordTotal keeps what a lookup answered as its target's total (the
+// members the catalog names, tools.Tool TotalResult and
+// TotalCurrencyResult), so that a refund of the target asking for more
+// than is left of it is refused. An answer without them records nothing;
+// a write that fails is logged, and the refund is then weighed without it.
+func (s *Service) recordTotal(ctx context.Context, tenantID string, t tools.Tool, target string, output json.RawMessage) {
+	var m map[string]json.RawMessage
+	if target == "" || json.Unmarshal(output, &m) != nil {
+		return
+	}
+	minor, err := money.ParseMinor(m[t.TotalResult])
+	if err != nil {
+		return
+	}
+	var code string
+	if json.Unmarshal(m[t.TotalCurrencyResult], &code) != nil {
+		return
+	}
+	c, err := money.ParseCurrency(code)
+	if err != nil {
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	err = s.o.DB.Transact(ctx, func(tx *store.Tx) error {
+		return approvals.RecordTotal(ctx, tx, tenantID, approvals.TargetOf(s.o.Redactor, target), money.Amount{Minor: minor, Currency: c}, t.Name, s.o.Now())
+	})
+	if err != nil {
+		s.o.Log.ErrorContext(ctx, "could not record a lookup's total", "tool", t.Name, "err", err)
+	}
 }
 
 // stepKey is the idempotency key of a low or medium impact call: stable
@@ -658,12 +696,33 @@ func (r *run) finish(output string, runErr error) error {
 	// committed.
 	var action *approvals.Action
 	var approval *Step
+	// refused is the pending call's refusal inside the transaction that
+	// would create its action: another action on its target took what was
+	// left to refund first (approvals.CodeExceedsRefundable). The journey
+	// then fails as if policy had refused the call.
+	var refused *problem.Error
+	status, finished, errorCode, out := j.Status, j.FinishedAt, j.ErrorCode, j.Output
 	err := s.ending(func(ctx context.Context) error {
-		action, approval = nil, nil
+		action, approval, refused = nil, nil, nil
 		err := s.o.DB.Transact(ctx, func(tx *store.Tx) error {
-			action, approval = nil, nil
+			action, approval, refused = nil, nil, nil
+			j.Status, j.FinishedAt, j.ErrorCode, j.Output = status, finished, errorCode, out
 			if r.pending != nil && runErr == nil {
 				a, err := s.createAction(ctx, tx, r, now)
+				if p, ok := approvals.ExceedsRefundable(err); ok {
+					refused = p
+					j.Status, j.FinishedAt, j.ErrorCode, j.Output = StatusFailed, &now, p.Code, ""
+					st := Step{N: r.pending.n, Kind: "tool", Tool: r.pending.tool.Name, Arguments: s.redactJSON(r.pending.args),
+						Status: "refused", Error: s.o.Redactor.String(p.Message), StartedAt: now}
+					if err := insertStep(ctx, tx, j.ID, st); err != nil {
+						return err
+					}
+					approval = &st
+					if err := settle(ctx, tx, j, r.precharged); err != nil {
+						return err
+					}
+					return finishJourney(ctx, tx, j)
+				}
 				if err != nil {
 					return err
 				}
@@ -688,6 +747,11 @@ func (r *run) finish(output string, runErr error) error {
 	})
 	if err != nil {
 		return err
+	}
+	if refused != nil {
+		r.pending = nil
+		j.Steps = append(j.Steps, *approval)
+		return refused
 	}
 	if action != nil {
 		r.action = action
