@@ -226,8 +226,12 @@ func Create(ctx context.Context, tx *store.Tx, sealer Sealer, s Spec, now time.T
 	if err != nil {
 		return Action{}, fmt.Errorf("create action: %w", err)
 	}
-	if s.Total != nil {
-		if _, err := tx.ExecContext(ctx, `UPDATE actions SET total_minor = ? WHERE id = ?`, s.Total.Minor, a.ID); err != nil {
+	if weighed(s) {
+		var total *int64
+		if s.Total != nil {
+			total = &s.Total.Minor
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE actions SET weigh_refundable = 1, total_minor = ? WHERE id = ?`, total, a.ID); err != nil {
 			return Action{}, fmt.Errorf("create action: its total: %w", err)
 		}
 	}

@@ -62,7 +62,7 @@ func (r Refunded) Sentence() string {
 func (r Refunded) refusal(amount money.Amount) *problem.Error {
 	s := fmt.Sprintf("%s has %s left to refund: %s of %s was already refunded", r.Label, money.Format(r.Left()), money.Format(r.Done), money.Format(*r.Total))
 	if r.Live.Minor > 0 {
-		s += fmt.Sprintf(" and %s more is awaiting approval or running", money.Format(r.Live))
+		s += fmt.Sprintf(" and %s more is approved or running", money.Format(r.Live))
 	}
 	s += fmt.Sprintf(". This asks for %s.", money.Format(amount))
 	return problem.Invalid(CodeExceedsRefundable, s).Titled("More than is left to refund")
@@ -197,12 +197,15 @@ func (o onTarget) check(ctx context.Context, tx *store.Tx, liveStatuses ...strin
 
 // checkProposal is Create's half of the rule, inside the creating
 // transaction and under the target's lock: a new action may ask for at
-// most what is left once executed actions and the ones still awaiting
-// approval or running are taken, so two proposals at once cannot both
-// have what is left. A reversal (it gives money back) and an action
-// without an amount or a target are not weighed.
+// most what is left once executed actions and approved or executing ones
+// (they are about to take their share) are taken. Pending ones are not
+// taken: they may yet be rejected, and the approvers of each see the
+// others (Refundable); if more of them are approved than the total
+// allows, the execution check lets only what fits run. A reversal (it
+// gives money back) and an action without an amount or a target are not
+// weighed.
 func checkProposal(ctx context.Context, tx *store.Tx, s Spec, idempotencyKey string) error {
-	if s.AmountMinor == nil || s.Target.Key == "" || s.Compensates != "" {
+	if !weighed(s) {
 		return nil
 	}
 	c, err := money.ParseCurrency(s.Currency)
@@ -217,7 +220,14 @@ func checkProposal(ctx context.Context, tx *store.Tx, s Spec, idempotencyKey str
 	if s.Total != nil {
 		o.declared = &s.Total.Minor
 	}
-	return o.check(ctx, tx, StatusPending, StatusApproved, StatusExecuting)
+	return o.check(ctx, tx, StatusApproved, StatusExecuting)
+}
+
+// weighed reports whether an action is weighed against what is left of
+// its target: its tool declares the amount, it has a target, and it is
+// not a reversal.
+func weighed(s Spec) bool {
+	return s.Tool.DeclaresAmount && s.AmountMinor != nil && s.Target.Key != "" && s.Compensates == ""
 }
 
 // checkExecution is StartExecuting's half, inside the transaction that
@@ -229,17 +239,18 @@ func checkProposal(ctx context.Context, tx *store.Tx, s Spec, idempotencyKey str
 func checkExecution(ctx context.Context, tx *store.Tx, id string) error {
 	var o onTarget
 	var amount, declared sql.NullInt64
-	var currency, status, compensates string
+	var currency, status string
+	var weigh bool
 	err := tx.QueryRowContext(ctx, `SELECT tenant_id, tool, target_key, target_label, idempotency_key, amount_minor, currency,
-		total_minor, status, compensates FROM actions WHERE id = ?`, id).
-		Scan(&o.tenantID, &o.tool, &o.targetKey, &o.label, &o.idempotencyKey, &amount, &currency, &declared, &status, &compensates)
+		total_minor, status, weigh_refundable FROM actions WHERE id = ?`, id).
+		Scan(&o.tenantID, &o.tool, &o.targetKey, &o.label, &o.idempotencyKey, &amount, &currency, &declared, &status, &weigh)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil // StartExecuting's update finds nothing either
 	}
 	if err != nil {
 		return fmt.Errorf("what is left to refund for %s: %w", id, err)
 	}
-	if status != StatusApproved || !amount.Valid || o.targetKey == "" || compensates != "" {
+	if status != StatusApproved || !weigh || !amount.Valid || o.targetKey == "" {
 		return nil
 	}
 	c, err := money.ParseCurrency(currency)
@@ -258,8 +269,8 @@ func checkExecution(ctx context.Context, tx *store.Tx, id string) error {
 
 // Refundable is what the action page shows approvers of a's target: what
 // other actions of its tool already refunded and ask for, against the
-// target's total. ok is false for an action that is not weighed (no
-// amount or target, a reversal).
+// target's total. ok is false for an action that is not weighed (its
+// tool declares no amount, it has no target, it is a reversal).
 func Refundable(ctx context.Context, q store.Querier, a Action) (r Refunded, ok bool, err error) {
 	amount, has := a.Amount()
 	if !has || a.Compensates != "" {
@@ -267,11 +278,12 @@ func Refundable(ctx context.Context, q store.Querier, a Action) (r Refunded, ok 
 	}
 	var key string
 	var declared sql.NullInt64
-	err = q.QueryRowContext(ctx, `SELECT target_key, total_minor FROM actions WHERE id = ?`, a.ID).Scan(&key, &declared)
+	var weigh bool
+	err = q.QueryRowContext(ctx, `SELECT target_key, total_minor, weigh_refundable FROM actions WHERE id = ?`, a.ID).Scan(&key, &declared, &weigh)
 	if err != nil {
 		return Refunded{}, false, fmt.Errorf("what is left to refund for %s: %w", a.ID, err)
 	}
-	if key == "" {
+	if key == "" || !weigh {
 		return Refunded{}, false, nil
 	}
 	o := onTarget{id: a.ID, tenantID: a.TenantID, tool: a.Tool, targetKey: key, label: a.TargetLabel,

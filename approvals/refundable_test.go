@@ -13,6 +13,10 @@ import (
 	"github.com/wardenhq/warden/platform/store"
 )
 
+// paidRefund is the refund tool as the catalog declares it: its amount
+// argument is what the provider pays.
+var paidRefund = Tool{Name: "issue_refund", Impact: refundTool.Impact, Reversibility: refundTool.Reversibility, ApprovalTTL: time.Hour, DeclaresAmount: true}
+
 // propose creates an action of amount on target in a transaction of its
 // own, as every door does, with the total its arguments declare (nil for
 // none), and leaves it in status.
@@ -22,7 +26,7 @@ func (f fixture) propose(t *testing.T, db *store.DB, amount int64, currency stri
 	err := db.Transact(context.Background(), func(tx *store.Tx) error {
 		var err error
 		a, err = Create(context.Background(), tx, f.sealer, Spec{
-			TenantID: f.tenant.ID, TenantSlug: "acme", JourneyID: fmt.Sprint("j-", targetSeq.Add(1)), KeyID: "k1", Tool: refundTool,
+			TenantID: f.tenant.ID, TenantSlug: "acme", JourneyID: fmt.Sprint("j-", targetSeq.Add(1)), KeyID: "k1", Tool: paidRefund,
 			Args: json.RawMessage(fmt.Sprintf(`{"n":%d}`, targetSeq.Add(1))), ArgsRedacted: json.RawMessage(`{}`), Summary: "Refund",
 			AmountMinor: &amount, Currency: currency, Rule: "high", Target: target, Total: total,
 		}, time.Now())
@@ -80,6 +84,7 @@ func TestExceedsRefundable(t *testing.T) {
 		name     string
 		lookup   *money.Amount // a lookup recorded the order's total
 		earlier  []int64       // executed refunds of the order, in cents
+		approved []int64       // approved ones, about to run
 		pending  []int64       // pending ones
 		reversed bool          // the first earlier refund's reversal executed
 		declared *money.Amount // the call's own total argument
@@ -94,9 +99,9 @@ func TestExceedsRefundable(t *testing.T) {
 			wantLine: "Already refunded $1,000.00 of $2,400.00 on ORD-1004."},
 		{name: "a cent more than is left", lookup: usd(240_000), earlier: []int64{100_000}, ask: 140_001,
 			wantErr: "ORD-1004 has $1,400.00 left to refund: $1,000.00 of $2,400.00 was already refunded. This asks for $1,400.01."},
-		{name: "pending ones are taken", lookup: usd(240_000), earlier: []int64{100_000}, pending: []int64{100_000}, ask: 50_000,
-			wantErr: "ORD-1004 has $400.00 left to refund: $1,000.00 of $2,400.00 was already refunded and $1,000.00 more is awaiting approval or running. This asks for $500.00."},
-		{name: "pending ones shown to the approver", lookup: usd(240_000), earlier: []int64{100_000}, pending: []int64{100_000}, ask: 40_000,
+		{name: "approved ones are taken", lookup: usd(240_000), earlier: []int64{100_000}, approved: []int64{100_000}, ask: 50_000,
+			wantErr: "ORD-1004 has $400.00 left to refund: $1,000.00 of $2,400.00 was already refunded and $1,000.00 more is approved or running. This asks for $500.00."},
+		{name: "pending ones are not taken, but shown to the approver", lookup: usd(240_000), earlier: []int64{100_000}, pending: []int64{100_000}, ask: 140_000,
 			wantLine: "Already refunded $1,000.00 of $2,400.00 on ORD-1004. Other actions awaiting approval or running ask for $1,000.00 more."},
 		{name: "a reversed refund gives its amount back", lookup: usd(240_000), earlier: []int64{240_000}, reversed: true, ask: 240_000,
 			wantLine: "Already refunded $0.00 of $2,400.00 on ORD-1004."},
@@ -134,6 +139,11 @@ func TestExceedsRefundable(t *testing.T) {
 				}
 				if i == 0 && tt.reversed {
 					f.reverse(t, a, StatusExecuted)
+				}
+			}
+			for _, minor := range tt.approved {
+				if _, err := f.propose(t, f.db, minor, "USD", order, nil, StatusApproved); err != nil {
+					t.Fatal(err)
 				}
 			}
 			for _, minor := range tt.pending {
@@ -178,8 +188,8 @@ func (f fixture) count(t *testing.T, target Target, amount int64) int {
 	return n
 }
 
-// TestRefundableNotWeighed: a reversal, and an action without a target,
-// are not weighed and show no line.
+// TestRefundableNotWeighed: a reversal, an action without a target and
+// one whose tool declares no amount are not weighed and show no line.
 func TestRefundableNotWeighed(t *testing.T) {
 	f := setup(t)
 	order := Target{Key: "k-ord-nw", Label: "ORD-1"}
@@ -203,14 +213,34 @@ func TestRefundableNotWeighed(t *testing.T) {
 	if _, ok, err := Refundable(context.Background(), f.db.Read(), free); ok || err != nil {
 		t.Errorf("Refundable(no target) = %v, %v; want not weighed", ok, err)
 	}
+	// An amount the agent merely states, on a tool that declares none, is
+	// shown but not weighed: $10,000.00 "on" a $1.00 order is recorded.
+	var stated Action
+	err = f.db.Transact(context.Background(), func(tx *store.Tx) error {
+		amount := int64(1_000_000)
+		var err error
+		stated, err = Create(context.Background(), tx, f.sealer, Spec{
+			TenantID: f.tenant.ID, TenantSlug: "acme", KeyID: "k1", Tool: refundTool, Args: json.RawMessage(`{"n":"stated"}`),
+			ArgsRedacted: json.RawMessage(`{}`), Summary: "Call", AmountMinor: &amount, Currency: "USD", Rule: "asked", Target: order,
+		}, time.Now())
+		return err
+	})
+	if err != nil {
+		t.Fatalf("a stated amount on a tool that declares none: %v, want it created", err)
+	}
+	if _, ok, err := Refundable(context.Background(), f.db.Read(), stated); ok || err != nil {
+		t.Errorf("Refundable(stated amount) = %v, %v; want not weighed", ok, err)
+	}
 }
 
-// Proposals of one order at once, through two handles on one database
-// as on two replicas, take what is left in turn: of five $1,500 refunds
-// of a $2,400 order (none refunded yet), exactly one is created and the
-// others are refused with exceeds_refundable. On PostgreSQL
-// (WARDEN_TEST_POSTGRES) the target's lock is what orders them.
-func TestExceedsRefundableProposedAtOnce(t *testing.T) {
+// Refunds of one order proposed at once, through two handles on one
+// database as on two replicas, are all recorded — pending ones do not
+// take what is left, approvers decide — but once approved and started at
+// once only as many run as fit: of five $1,000 refunds of a $2,400 order,
+// two start and three are refused with exceeds_refundable. On PostgreSQL
+// (WARDEN_TEST_POSTGRES) the target's lock is what orders them; without
+// it all five started.
+func TestExceedsRefundableProposedAndStartedAtOnce(t *testing.T) {
 	f := setup(t)
 	ctx := context.Background()
 	other, err := store.OpenURL(ctx, f.url, store.Options{DataDir: f.dir})
@@ -218,33 +248,54 @@ func TestExceedsRefundableProposedAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { other.Close() })
-	for round := range 4 {
+	dbs := []*store.DB{f.db, other}
+	for round := range 3 {
 		order := Target{Key: fmt.Sprintf("k-once-%d", targetSeq.Add(1)), Label: "ORD-1004"}
 		f.recordTotal(t, order, *usd(240_000))
 		const n = 5
-		start := make(chan struct{})
-		var wg sync.WaitGroup
-		errs := make([]error, n)
-		for i := range n {
-			db := []*store.DB{f.db, other}[i%2]
-			wg.Go(func() {
-				<-start
-				_, errs[i] = f.propose(t, db, 150_000, "USD", order, nil, StatusPending)
-			})
+		at := func(fn func(i int)) {
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Go(func() { <-start; fn(i) })
+			}
+			close(start)
+			wg.Wait()
 		}
-		close(start)
-		wg.Wait()
-		created := 0
-		for _, err := range errs {
-			switch _, refused := ExceedsRefundable(err); {
-			case err == nil:
-				created++
-			case !refused:
-				t.Fatalf("round %d: %v, want created or %s", round, err, CodeExceedsRefundable)
+		ids := make([]string, n)
+		at(func(i int) {
+			a, err := f.propose(t, dbs[i%2], 100_000, "USD", order, nil, StatusPending)
+			if err != nil {
+				t.Errorf("round %d: proposal %d: %v, want it recorded", round, i, err)
+			}
+			ids[i] = a.ID
+		})
+		if t.Failed() {
+			t.FailNow()
+		}
+		if err := f.db.Transact(ctx, func(tx *store.Tx) error {
+			_, err := tx.Exec(`UPDATE actions SET status = ? WHERE target_key = ?`, StatusApproved, order.Key)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		errs := make([]error, n)
+		started := make([]bool, n)
+		at(func(i int) { started[i], errs[i] = StartExecuting(ctx, dbs[i%2], ids[i], time.Now()) })
+		var ran, refused int
+		for i := range n {
+			_, isRefusal := ExceedsRefundable(errs[i])
+			switch {
+			case started[i] && errs[i] == nil:
+				ran++
+			case isRefusal:
+				refused++
+			default:
+				t.Fatalf("round %d: StartExecuting = %v, %v", round, started[i], errs[i])
 			}
 		}
-		if created != 1 || f.count(t, order, 150_000) != 1 {
-			t.Fatalf("round %d: %d of %d refunds of $1,500.00 of a $2,400.00 order created, want 1", round, created, n)
+		if ran != 2 || refused != 3 {
+			t.Fatalf("round %d: %d of %d approved $1,000.00 refunds of a $2,400.00 order started and %d refused, want 2 and 3", round, ran, n, refused)
 		}
 	}
 }

@@ -265,5 +265,5 @@ func scan(s scanner) (tools.Tool, error) {
 // ForApproval is what an approval request needs to know of the tool.
 func ForApproval(t tools.Tool) approvals.Tool {
 	return approvals.Tool{Name: t.Name, Impact: t.Impact, Reversibility: t.Reversibility, ApprovalTTL: t.ApprovalTTL,
-		Personal: t.Personal(), TargetArg: t.TargetArg}
+		Personal: t.Personal(), TargetArg: t.TargetArg, DeclaresAmount: t.AmountArg != ""}
 }

@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/platform/identity"
 )
 
 // refundProposal is an external agent's proposal of a refund of order
@@ -63,11 +65,19 @@ func TestExceedsRefundableThroughTheDoors(t *testing.T) {
 	if err != nil || !ok || line.Sentence() != "Already refunded $900.00 of $2,400.00 on ORD-1004." {
 		t.Errorf("the approvers' line %q (%v, %v), want the $900.00 already refunded of $2,400.00", line.Sentence(), ok, err)
 	}
-	// The pending $500.00 is taken too: $1,000.01 more is refused.
+	// Pending, it is not taken: the approvers decide. Approved, it is.
+	if _, err := r.ex.Propose(r.ctx, r.refundProposal("ORD-1004", "GB74BUKB20201555559182", 100_000)); err != nil {
+		t.Errorf("a proposal of the $1,000.00 left beside the pending $500.00: %v, want it recorded", err)
+	}
+	for _, p := range []identity.Principal{approver, approver2}[:r.action(a.ID).ApprovalsRequired] {
+		if err := r.decide(p, a.ID, approvals.Approve); err != nil {
+			t.Fatal(err)
+		}
+	}
 	_, err = r.ex.Propose(r.ctx, r.refundProposal("ORD-1004", "GB74BUKB20201555559182", 100_001))
-	if p := problemOf(t, "a proposal beyond the pending one", err); p.Code != approvals.CodeExceedsRefundable ||
-		!strings.Contains(p.Message, "$1,000.00 left to refund: $900.00 of $2,400.00 was already refunded and $500.00 more is awaiting approval or running") {
-		t.Errorf("refused with %s %q, want what is left after the pending $500.00", p.Code, p.Message)
+	if p := problemOf(t, "a proposal beyond the approved one", err); p.Code != approvals.CodeExceedsRefundable ||
+		p.Message != "ORD-1004 has $1,000.00 left to refund: $900.00 of $2,400.00 was already refunded and $500.00 more is approved or running. This asks for $1,000.01." {
+		t.Errorf("refused with %s %q, want what is left after the approved $500.00", p.Code, p.Message)
 	}
 }
 
@@ -105,5 +115,67 @@ func TestExceedsRefundableAtExecutionNothingSent(t *testing.T) {
 	}
 	if n := r.effects("issue_refund"); n != 1 {
 		t.Errorf("%d refunds reached the provider, want 1", n)
+	}
+}
+
+// Two agents propose refunds of one order at once that together exceed
+// what is left; both are approved and run at once: one refund reaches the
+// provider, the other fails saying what is left. On PostgreSQL
+// (WARDEN_TEST_POSTGRES) the executions race on two connections.
+func TestExceedsRefundableConcurrentProposalsRunOnce(t *testing.T) {
+	r := newRig(t)
+	if _, err := r.run("Where is my order ORD-1008?"); err != nil { // records its $1,249.00
+		t.Fatal(err)
+	}
+	ids := make([]string, 2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range ids {
+		wg.Go(func() {
+			<-start
+			a, err := r.ex.Propose(r.ctx, r.refundProposal("ORD-1008", "BE66068210986343", 90_000))
+			ids[i], errs[i] = a.ID, err
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("proposal %d: %v, want both recorded (pending ones do not take what is left)", i, err)
+		}
+	}
+	for _, id := range ids {
+		for _, p := range []identity.Principal{approver, approver2}[:r.action(id).ApprovalsRequired] {
+			if err := r.decide(p, id, approvals.Approve); err != nil {
+				t.Fatalf("approve %s: %v", id, err)
+			}
+		}
+	}
+	start = make(chan struct{})
+	for i := range ids {
+		wg.Go(func() {
+			<-start
+			errs[i] = r.ex.ExecuteAction(r.ctx, ids[i])
+		})
+	}
+	close(start)
+	wg.Wait()
+	var executed, failed int
+	for i, id := range ids {
+		if errs[i] != nil {
+			t.Fatalf("ExecuteAction(%s): %v", id, errs[i])
+		}
+		switch a := r.action(id); {
+		case a.Status == approvals.StatusExecuted:
+			executed++
+		case a.Status == approvals.StatusFailed && strings.HasPrefix(a.Failure, "Not sent: ORD-1008 has $349.00 left to refund"):
+			failed++
+		default:
+			t.Errorf("action %s %s %q", id, a.Status, a.Failure)
+		}
+	}
+	if executed != 1 || failed != 1 || r.effects("issue_refund") != 1 {
+		t.Errorf("%d executed, %d failed, %d refunds at the provider; want 1, 1, 1", executed, failed, r.effects("issue_refund"))
 	}
 }
