@@ -84,7 +84,7 @@ type ApprovalView struct {
 	// KeyName is the name of the virtual key the agent asked with ("" when
 	// the key is gone).
 	KeyName        string
-	ViewerApproved bool // the viewer already approved it
+	ViewerApproved bool   // the viewer already approved it
 	CanRetry       bool   // "Retry execution" is offered
 	CanDecide      bool   // the forms are shown
 	Blocked        string // why this approver cannot decide, when pending
