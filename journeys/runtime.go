@@ -589,41 +589,35 @@ func (r *run) call(ctx context.Context, st skills.Step, args json.RawMessage) (j
 	step.Status, step.Result = "ok", s.redactJSON(res.Output)
 	r.j.Cost.ToolUnits += res.Units
 	r.j.Cost.TotalMicros += res.Units * t.UnitCostMicros
-	r.record(ctx, step)
-	if t.TotalResult != "" {
-		s.recordTotal(ctx, r.j.TenantID, t, d.Facts.Target, res.Output)
-	}
+	r.recordWith(ctx, step, s.totalOf(r.j.TenantID, t, d.Facts.Target, res.Output))
 	return res.Output, nil
 }
 
-// recordTotal keeps what a lookup answered as its target's total (the
-// members the catalog names, tools.Tool TotalResult and
+// totalOf is the write that keeps what a lookup answered as its target's
+// total (the members the catalog names, tools.Tool TotalResult and
 // TotalCurrencyResult), so that a refund of the target asking for more
-// than is left of it is refused. An answer without them records nothing;
-// a write that fails is logged, and the refund is then weighed without it.
-func (s *Service) recordTotal(ctx context.Context, tenantID string, t tools.Tool, target string, output json.RawMessage) {
+// than is left of it is refused; it goes with the step's own write. nil
+// for a tool that declares none, or an answer without them.
+func (s *Service) totalOf(tenantID string, t tools.Tool, target string, output json.RawMessage) func(context.Context, *store.Tx) error {
 	var m map[string]json.RawMessage
-	if target == "" || json.Unmarshal(output, &m) != nil {
-		return
+	if t.TotalResult == "" || target == "" || json.Unmarshal(output, &m) != nil {
+		return nil
 	}
 	minor, err := money.ParseMinor(m[t.TotalResult])
 	if err != nil {
-		return
+		return nil
 	}
 	var code string
 	if json.Unmarshal(m[t.TotalCurrencyResult], &code) != nil {
-		return
+		return nil
 	}
 	c, err := money.ParseCurrency(code)
 	if err != nil {
-		return
+		return nil
 	}
-	ctx = context.WithoutCancel(ctx)
-	err = s.o.DB.Transact(ctx, func(tx *store.Tx) error {
-		return approvals.RecordTotal(ctx, tx, tenantID, approvals.TargetOf(s.o.Redactor, target), money.Amount{Minor: minor, Currency: c}, t.Name, s.o.Now())
-	})
-	if err != nil {
-		s.o.Log.ErrorContext(ctx, "could not record a lookup's total", "tool", t.Name, "err", err)
+	total, key := money.Amount{Minor: minor, Currency: c}, approvals.TargetOf(s.o.Redactor, target)
+	return func(ctx context.Context, tx *store.Tx) error {
+		return approvals.RecordTotal(ctx, tx, tenantID, key, total, t.Name, s.o.Now())
 	}
 }
 
@@ -636,7 +630,11 @@ func stepKey(journeyID string, n int, args json.RawMessage) string {
 
 // record appends a step to the durable journal. A journal write that
 // fails is logged; the journey's final write reports the failure.
-func (r *run) record(ctx context.Context, st Step) {
+func (r *run) record(ctx context.Context, st Step) { r.recordWith(ctx, st, nil) }
+
+// recordWith is record with also, a write of the step's consequences
+// (nil for none), in the same transaction.
+func (r *run) recordWith(ctx context.Context, st Step, also func(context.Context, *store.Tx) error) {
 	r.steps++
 	st.N = r.steps
 	if st.StartedAt.IsZero() {
@@ -644,7 +642,12 @@ func (r *run) record(ctx context.Context, st Step) {
 	}
 	// The work is done: record it even if the caller went away.
 	ctx = context.WithoutCancel(ctx)
-	err := r.s.o.DB.Transact(ctx, func(tx *store.Tx) error { return insertStep(ctx, tx, r.j.ID, st) })
+	err := r.s.o.DB.Transact(ctx, func(tx *store.Tx) error {
+		if err := insertStep(ctx, tx, r.j.ID, st); err != nil || also == nil {
+			return err
+		}
+		return also(ctx, tx)
+	})
 	if err != nil {
 		r.s.o.Log.ErrorContext(ctx, "could not record a journey step", "journey", r.j.ID, "step", st.N, "err", err)
 	}
