@@ -87,7 +87,7 @@ func TestRunbookIndexAndDocument(t *testing.T) {
 	doc := b.get("/runbooks/runaway-spend")
 	// The title is the page's heading, once: the document's own first
 	// heading repeated it.
-	if doc.Doc.Find(`h1`).Text() != "Runaway spend" || !strings.Contains(doc.Doc.Find(`[data-testid="runbook-doc"]`).Text(), "spend is climbing") ||
+	if doc.Doc.Find(`h1`).Text() != "Runaway spend" || !strings.Contains(doc.Doc.Find(`[data-testid="runbook-doc"]`).Text(), "Budgets") ||
 		doc.Doc.Find(`[data-testid="action-freeze-tenant-unfilled"]`).Length() != 1 {
 		t.Errorf("runbook page lacks its document or its button:\n%s", doc.Body)
 	}
