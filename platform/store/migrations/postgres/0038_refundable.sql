@@ -1,4 +1,4 @@
--- PostgreSQL translation of ../0036_refundable.sql (same number, same tables).
+-- PostgreSQL translation of ../0038_refundable.sql (same number, same tables).
 -- What is left to refund (approvals/refundable.go, docs/api.md): a tool
 -- may name the argument holding its target's total (total_arg, in minor
 -- units of the amount's currency), and a lookup tool the members of its
