@@ -136,6 +136,10 @@ type Spec struct {
 	Target           Target // what it acts on, for dual control
 	ApprovalBasis    string // Requirement.Basis
 	KeyOwner         string // the principal who created the requesting key
+	// Total is the target's total the call's arguments declare
+	// (policy.Facts Total): the action may ask for at most what is left
+	// of it (refundable.go).
+	Total *money.Amount
 }
 
 // PayloadDigest binds an approval to the exact call: the SHA-256 of the
@@ -195,6 +199,9 @@ func Create(ctx context.Context, tx *store.Tx, sealer Sealer, s Spec, now time.T
 	if a.Targets == nil {
 		a.Targets = []string{}
 	}
+	if err := checkProposal(ctx, tx, s, a.IdempotencyKey); err != nil {
+		return Action{}, err
+	}
 	targets, _ := json.Marshal(a.Targets)
 	sealedCallback := ""
 	if s.CallbackURL != "" {
@@ -218,6 +225,15 @@ func Create(ctx context.Context, tx *store.Tx, sealer Sealer, s Spec, now time.T
 		a.AgentSummary)
 	if err != nil {
 		return Action{}, fmt.Errorf("create action: %w", err)
+	}
+	if weighed(s) {
+		var total *int64
+		if s.Total != nil {
+			total = &s.Total.Minor
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE actions SET weigh_refundable = 1, total_minor = ? WHERE id = ?`, total, a.ID); err != nil {
+			return Action{}, fmt.Errorf("create action: its total: %w", err)
+		}
 	}
 	// The job that expires it, in the same transaction: at its expiry
 	// whichever worker (on PostgreSQL, whichever replica) is free runs

@@ -32,10 +32,16 @@ var ErrNotReportable = problem.Conflict("not_reportable", "Only an approved acti
 var executor = audit.Actor{Type: audit.ActorSystem, ID: "executor"}
 
 // StartExecuting moves an approved action to executing. It reports
-// whether it did (false: it had already left approved).
+// whether it did (false: it had already left approved). An action asking
+// for more than is left of its target's total is refused with
+// CodeExceedsRefundable and stays approved (checkExecution): the caller
+// fails it without calling the provider.
 func StartExecuting(ctx context.Context, db *store.DB, id string, now time.Time) (bool, error) {
 	var changed bool
 	err := db.Transact(ctx, func(tx *store.Tx) error {
+		if err := checkExecution(ctx, tx, id); err != nil {
+			return err
+		}
 		res, err := tx.ExecContext(ctx, `UPDATE actions SET status = ?, updated_at = ? WHERE id = ? AND status = ?`,
 			StatusExecuting, store.FormatTime(now), id, StatusApproved)
 		if err != nil {

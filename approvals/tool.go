@@ -19,6 +19,11 @@ type Tool struct {
 	// Show tokenises them whole in everything people read of the call.
 	Personal  *redact.Declared
 	TargetArg string
+	// DeclaresAmount: the catalog names the tool's amount argument, so an
+	// action's amount is what the provider receives, and it is weighed
+	// against what is left of its target's total (refundable.go). An
+	// amount the agent merely states is not.
+	DeclaresAmount bool
 }
 
 // Sealer encrypts what an action keeps secret at rest (its arguments and

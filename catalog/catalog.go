@@ -122,7 +122,7 @@ func Validate(t tools.Tool, exists func(name string) bool) map[string]string {
 		errs["args_schema"] = "The argument schema marks a field personal with an unknown kind: " + err.Error() + "."
 	}
 	props := schemaProperties(t.ArgsSchema)
-	for field, name := range map[string]string{"amount_arg": t.AmountArg, "currency_arg": t.CurrencyArg, "target_arg": t.TargetArg} {
+	for field, name := range map[string]string{"amount_arg": t.AmountArg, "currency_arg": t.CurrencyArg, "target_arg": t.TargetArg, "total_arg": t.TotalArg} {
 		switch {
 		case name == "":
 		case !argNameRe.MatchString(name):
@@ -138,6 +138,27 @@ func Validate(t tools.Tool, exists func(name string) bool) map[string]string {
 		errs["amount_arg"] = "Name the amount argument too, or leave the currency argument empty."
 	case t.AmountArg != "" && t.AmountArg == t.CurrencyArg:
 		errs["currency_arg"] = "The currency is another argument than the amount."
+	}
+	switch {
+	case t.TotalArg != "" && t.AmountArg == "":
+		errs["total_arg"] = "A total is weighed against an amount: name the amount argument too, or leave the total empty."
+	case t.TotalArg != "" && (t.TotalArg == t.AmountArg || t.TotalArg == t.CurrencyArg):
+		errs["total_arg"] = "The total is another argument than the amount and the currency."
+	case t.TotalArg != "" && t.TargetArg == "":
+		errs["target_arg"] = "A total is the total of a target: name the target argument too."
+	}
+	for field, name := range map[string]string{"total_result": t.TotalResult, "total_currency_result": t.TotalCurrencyResult} {
+		if name != "" && !argNameRe.MatchString(name) {
+			errs[field] = "Name one top-level member of the tool's result: letters, digits and underscores."
+		}
+	}
+	switch {
+	case (t.TotalResult == "") != (t.TotalCurrencyResult == ""):
+		errs["total_currency_result"] = "A total in a result names both its amount member and its currency member, or neither."
+	case t.TotalResult != "" && t.TargetArg == "":
+		errs["target_arg"] = "A lookup's total is the total of its target: name the target argument too."
+	case t.TotalResult != "" && t.TotalResult == t.TotalCurrencyResult:
+		errs["total_currency_result"] = "The total's currency is another member than the total."
 	}
 	return errs
 }
@@ -160,18 +181,19 @@ func Upsert(ctx context.Context, tx *store.Tx, t tools.Tool) error {
 	_, err := tx.ExecContext(ctx, `
 		INSERT INTO tools (name, description, impact, reversibility, compensating_tool, provider, webhook_url,
 			timeout_ms, max_attempts, args_schema, enabled, approval_ttl_s, unit_cost_micros, amount_arg, currency_arg,
-			target_arg, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			target_arg, total_arg, total_result, total_currency_result, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (name) DO UPDATE SET description = excluded.description, impact = excluded.impact,
 			reversibility = excluded.reversibility, compensating_tool = excluded.compensating_tool,
 			provider = excluded.provider, webhook_url = excluded.webhook_url, timeout_ms = excluded.timeout_ms,
 			max_attempts = excluded.max_attempts, args_schema = excluded.args_schema, enabled = excluded.enabled,
 			approval_ttl_s = excluded.approval_ttl_s, unit_cost_micros = excluded.unit_cost_micros,
 			amount_arg = excluded.amount_arg, currency_arg = excluded.currency_arg, target_arg = excluded.target_arg,
-			updated_at = excluded.updated_at`,
+			total_arg = excluded.total_arg, total_result = excluded.total_result,
+			total_currency_result = excluded.total_currency_result, updated_at = excluded.updated_at`,
 		t.Name, t.Description, string(t.Impact), string(t.Reversibility), t.CompensatingTool, t.Provider, t.WebhookURL,
 		t.Timeout.Milliseconds(), t.MaxAttempts, schema, t.Enabled, int64(t.ApprovalTTL.Seconds()), t.UnitCostMicros,
-		t.AmountArg, t.CurrencyArg, t.TargetArg, store.Now())
+		t.AmountArg, t.CurrencyArg, t.TargetArg, t.TotalArg, t.TotalResult, t.TotalCurrencyResult, store.Now())
 	if err != nil {
 		return fmt.Errorf("save tool %s: %w", t.Name, err)
 	}
@@ -195,7 +217,8 @@ func SetEnabled(ctx context.Context, tx *store.Tx, name string, enabled bool) (b
 }
 
 const selectTool = `SELECT name, description, impact, reversibility, compensating_tool, provider, webhook_url,
-	timeout_ms, max_attempts, args_schema, enabled, approval_ttl_s, unit_cost_micros, amount_arg, currency_arg, target_arg
+	timeout_ms, max_attempts, args_schema, enabled, approval_ttl_s, unit_cost_micros, amount_arg, currency_arg, target_arg,
+	total_arg, total_result, total_currency_result
 	FROM tools`
 
 // Get loads one tool, or a not-found problem naming it (errors.Is matches
@@ -227,7 +250,8 @@ func scan(s scanner) (tools.Tool, error) {
 	var impact, rev, schema string
 	var timeoutMS, ttlS int64
 	err := s.Scan(&t.Name, &t.Description, &impact, &rev, &t.CompensatingTool, &t.Provider, &t.WebhookURL,
-		&timeoutMS, &t.MaxAttempts, &schema, &t.Enabled, &ttlS, &t.UnitCostMicros, &t.AmountArg, &t.CurrencyArg, &t.TargetArg)
+		&timeoutMS, &t.MaxAttempts, &schema, &t.Enabled, &ttlS, &t.UnitCostMicros, &t.AmountArg, &t.CurrencyArg, &t.TargetArg,
+		&t.TotalArg, &t.TotalResult, &t.TotalCurrencyResult)
 	if err != nil {
 		return tools.Tool{}, err
 	}
@@ -241,5 +265,5 @@ func scan(s scanner) (tools.Tool, error) {
 // ForApproval is what an approval request needs to know of the tool.
 func ForApproval(t tools.Tool) approvals.Tool {
 	return approvals.Tool{Name: t.Name, Impact: t.Impact, Reversibility: t.Reversibility, ApprovalTTL: t.ApprovalTTL,
-		Personal: t.Personal(), TargetArg: t.TargetArg}
+		Personal: t.Personal(), TargetArg: t.TargetArg, DeclaresAmount: t.AmountArg != ""}
 }

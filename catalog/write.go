@@ -158,6 +158,9 @@ func changes(old, new tools.Tool) []string {
 	add("amount_arg", old.AmountArg != new.AmountArg)
 	add("currency_arg", old.CurrencyArg != new.CurrencyArg)
 	add("target_arg", old.TargetArg != new.TargetArg)
+	add("total_arg", old.TotalArg != new.TotalArg)
+	add("total_result", old.TotalResult != new.TotalResult)
+	add("total_currency_result", old.TotalCurrencyResult != new.TotalCurrencyResult)
 	return out
 }
 
@@ -179,7 +182,8 @@ func auditDetails(t tools.Tool) map[string]any {
 	if t.CompensatingTool != "" {
 		d["compensating_tool"] = t.CompensatingTool
 	}
-	for k, v := range map[string]string{"amount_arg": t.AmountArg, "currency_arg": t.CurrencyArg, "target_arg": t.TargetArg} {
+	for k, v := range map[string]string{"amount_arg": t.AmountArg, "currency_arg": t.CurrencyArg, "target_arg": t.TargetArg,
+		"total_arg": t.TotalArg, "total_result": t.TotalResult, "total_currency_result": t.TotalCurrencyResult} {
 		if v != "" {
 			d[k] = v
 		}

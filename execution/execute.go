@@ -167,6 +167,11 @@ func (s *Service) executeAction(ctx context.Context, actionID string) error {
 	switch a.Status {
 	case approvals.StatusApproved:
 		if _, err := approvals.StartExecuting(ctx, s.o.DB, a.ID, s.o.Now()); err != nil {
+			if p, ok := approvals.ExceedsRefundable(err); ok {
+				// Other refunds of its target executed first: nothing is
+				// sent, and the action fails saying what is left.
+				return s.fail(ctx, a, "Not sent: "+p.Message)
+			}
 			return err
 		}
 	case approvals.StatusExecuting:

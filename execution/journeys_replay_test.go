@@ -123,7 +123,7 @@ func TestReplayUsesTheCandidatesRoutingAndIsKept(t *testing.T) {
 	if _, err := r.run(refundRequest); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.decide(approver, r.pending(refundRequest).Action.ID, approvals.Reject); err != nil {
+	if err := r.decide(approver, r.pending(otherRefundRequest).Action.ID, approvals.Reject); err != nil {
 		t.Fatal(err)
 	}
 	id, err := r.svc.RecordReplay(r.ctx, by, cand, "refunds", 5)

@@ -51,7 +51,7 @@ func TestSkillSwitchedOffWhileJourneysRun(t *testing.T) {
 	}
 
 	r.switchSkill("refunds", true)
-	if out := r.pending(refundRequest); out.Journey.Skill != "refunds" {
+	if out := r.pending(otherRefundRequest); out.Journey.Skill != "refunds" {
 		t.Errorf("after switching on, routed to %q, want refunds", out.Journey.Skill)
 	}
 	if b := r.budget(); b.ReservedMicros != 0 {

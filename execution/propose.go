@@ -131,7 +131,7 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 		External:         t.Provider == tools.ProviderExternal, Target: target,
 	}
 	if amount != nil {
-		spec.AmountMinor, spec.Currency = &amount.Minor, amount.Currency.Code
+		spec.AmountMinor, spec.Currency, spec.Total = &amount.Minor, amount.Currency.Code, d.Facts.Total
 	}
 	var a approvals.Action
 	err = s.o.DB.Transact(ctx, func(tx *store.Tx) error {
@@ -148,6 +148,9 @@ func (s *Service) Propose(ctx context.Context, p Proposal) (approvals.Action, er
 		if existing, gerr := approvals.ByIdempotencyKey(ctx, s.o.DB.Read(), key); gerr == nil && existing.PayloadDigest == digest {
 			return existing, nil
 		}
+	}
+	if p, ok := approvals.ExceedsRefundable(err); ok {
+		return approvals.Action{}, p
 	}
 	if err != nil {
 		return approvals.Action{}, refuse(journeys.CodeInternal, "The proposal could not be recorded.", err)

@@ -18,7 +18,7 @@ import (
 func TestRetryFailedReusesTheKeyAndSparesReservedEffects(t *testing.T) {
 	r := newRig(t)
 	never := r.approved(refundRequest)
-	maybe := r.approved(refundRequest + " again")
+	maybe := r.approved(otherRefundRequest)
 	r.setEnabled("issue_refund", false)
 	for _, id := range []string{never.Action.ID, maybe.Action.ID} {
 		if err := r.ex.ExecuteAction(r.ctx, id); err != nil {

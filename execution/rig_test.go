@@ -45,6 +45,10 @@ const (
 	// refundRequest routes to the refunds skill: lookup_order (low), then
 	// issue_refund (high) of USD 45.50 to ORD-1005's account, one approver.
 	refundRequest = "The customer was charged twice for ORD-1005, refund $45.50 please"
+	// otherRefundRequest is the same refund of another order (ORD-1002,
+	// $54.00): a second $45.50 of ORD-1005 while the first is live or
+	// executed is more than is left of it (exceeds_refundable).
+	otherRefundRequest = "The customer was charged twice for ORD-1002, refund $45.50 please"
 	// emailRequest routes to customer_email: lookup_order, then
 	// send_customer_email (high, irreversible).
 	emailRequest = "Email the customer of ORD-1005 to let them know that the parcel is delayed"

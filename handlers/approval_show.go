@@ -11,6 +11,7 @@ import (
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/store"
@@ -117,6 +118,24 @@ func loadApproval(ctx context.Context, st *store.DB, user *identity.Principal, i
 	}
 	if a.Status == approvals.StatusPending {
 		if v.OnTarget, err = approvals.OthersOnTarget(ctx, q, a, 5); err != nil {
+			return views.ApprovalView{}, err
+		}
+	}
+	switch a.Status {
+	case approvals.StatusPending, approvals.StatusApproved, approvals.StatusExecuting:
+		r, ok, err := approvals.Refundable(ctx, q, a)
+		if err != nil {
+			return views.ApprovalView{}, err
+		}
+		if ok {
+			v.Refunded = &r
+		}
+	}
+	if a.KeyID != "" {
+		switch k, err := keys.ByID(ctx, q, a.KeyID); {
+		case err == nil:
+			v.KeyName = k.Name
+		case !errors.Is(err, store.ErrNotFound):
 			return views.ApprovalView{}, err
 		}
 	}

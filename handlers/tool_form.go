@@ -43,6 +43,9 @@ func parseToolForm(ctx context.Context, c echo.Context, st *store.DB, name strin
 		AmountArg:        strings.TrimSpace(c.FormValue("amount_arg")),
 		CurrencyArg:      strings.TrimSpace(c.FormValue("currency_arg")),
 		TargetArg:        strings.TrimSpace(c.FormValue("target_arg")),
+		TotalArg:         strings.TrimSpace(c.FormValue("total_arg")),
+		TotalResult:      strings.TrimSpace(c.FormValue("total_result")),
+		TotalCurrency:    strings.TrimSpace(c.FormValue("total_currency_result")),
 		Enabled:          c.FormValue("enabled") != "",
 	}
 	t := tools.Tool{
@@ -57,7 +60,11 @@ func parseToolForm(ctx context.Context, c echo.Context, st *store.DB, name strin
 		AmountArg:        form.AmountArg,
 		CurrencyArg:      form.CurrencyArg,
 		TargetArg:        form.TargetArg,
-		Enabled:          form.Enabled,
+		TotalArg:         form.TotalArg,
+		TotalResult:      form.TotalResult,
+		// A lookup's total and its currency are named together.
+		TotalCurrencyResult: form.TotalCurrency,
+		Enabled:             form.Enabled,
 	}
 	errs := views.FieldErrors{}
 	if utf8.RuneCountInString(t.Description) > maxToolDescription {
@@ -119,6 +126,9 @@ func toolForm(t tools.Tool) views.ToolForm {
 		AmountArg:        t.AmountArg,
 		CurrencyArg:      t.CurrencyArg,
 		TargetArg:        t.TargetArg,
+		TotalArg:         t.TotalArg,
+		TotalResult:      t.TotalResult,
+		TotalCurrency:    t.TotalCurrencyResult,
 		Enabled:          t.Enabled,
 	}
 }

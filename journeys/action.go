@@ -39,7 +39,7 @@ func (s *Service) createAction(ctx context.Context, tx *store.Tx, r *run, now ti
 		ApprovalsRequired: req.Approvals, ApprovalBasis: req.Basis, Target: target,
 	}
 	if a := p.facts.Amount; a != nil {
-		spec.AmountMinor, spec.Currency = &a.Minor, a.Currency.Code
+		spec.AmountMinor, spec.Currency, spec.Total = &a.Minor, a.Currency.Code, p.facts.Total
 	}
 	return approvals.Create(ctx, tx, s.o.Sealer, spec, now)
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/platform/jobs"
+	"github.com/wardenhq/warden/platform/money"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/redact"
 	"github.com/wardenhq/warden/platform/seal"
@@ -373,6 +374,9 @@ func (s *Service) runJourney(ctx context.Context, req Request) (Outcome, error) 
 	out, runErr := r.execute(ctx)
 	runErr = stoppedIfEnded(ctx, s, runErr)
 	if ferr := r.finish(out, runErr); ferr != nil {
+		if p, ok := approvals.ExceedsRefundable(ferr); ok && runErr == nil {
+			return Outcome{Journey: *j}, &JourneyError{Journey: *j, Problem: p}
+		}
 		s.o.Log.ErrorContext(ctx, "could not record the end of a journey", "journey", j.ID, "err", ferr)
 		if runErr == nil {
 			runErr = Refuse(CodeInternal, "The journey's result could not be recorded.", ferr)
@@ -585,8 +589,36 @@ func (r *run) call(ctx context.Context, st skills.Step, args json.RawMessage) (j
 	step.Status, step.Result = "ok", s.redactJSON(res.Output)
 	r.j.Cost.ToolUnits += res.Units
 	r.j.Cost.TotalMicros += res.Units * t.UnitCostMicros
-	r.record(ctx, step)
+	r.recordWith(ctx, step, s.totalOf(r.j.TenantID, t, d.Facts.Target, res.Output))
 	return res.Output, nil
+}
+
+// totalOf is the write that keeps what a lookup answered as its target's
+// total (the members the catalog names, tools.Tool TotalResult and
+// TotalCurrencyResult), so that a refund of the target asking for more
+// than is left of it is refused; it goes with the step's own write. nil
+// for a tool that declares none, or an answer without them.
+func (s *Service) totalOf(tenantID string, t tools.Tool, target string, output json.RawMessage) func(context.Context, *store.Tx) error {
+	var m map[string]json.RawMessage
+	if t.TotalResult == "" || target == "" || json.Unmarshal(output, &m) != nil {
+		return nil
+	}
+	minor, err := money.ParseMinor(m[t.TotalResult])
+	if err != nil {
+		return nil
+	}
+	var code string
+	if json.Unmarshal(m[t.TotalCurrencyResult], &code) != nil {
+		return nil
+	}
+	c, err := money.ParseCurrency(code)
+	if err != nil {
+		return nil
+	}
+	total, key := money.Amount{Minor: minor, Currency: c}, approvals.TargetOf(s.o.Redactor, target)
+	return func(ctx context.Context, tx *store.Tx) error {
+		return approvals.RecordTotal(ctx, tx, tenantID, key, total, t.Name, s.o.Now())
+	}
 }
 
 // stepKey is the idempotency key of a low or medium impact call: stable
@@ -598,7 +630,11 @@ func stepKey(journeyID string, n int, args json.RawMessage) string {
 
 // record appends a step to the durable journal. A journal write that
 // fails is logged; the journey's final write reports the failure.
-func (r *run) record(ctx context.Context, st Step) {
+func (r *run) record(ctx context.Context, st Step) { r.recordWith(ctx, st, nil) }
+
+// recordWith is record with also, a write of the step's consequences
+// (nil for none), in the same transaction.
+func (r *run) recordWith(ctx context.Context, st Step, also func(context.Context, *store.Tx) error) {
 	r.steps++
 	st.N = r.steps
 	if st.StartedAt.IsZero() {
@@ -606,7 +642,12 @@ func (r *run) record(ctx context.Context, st Step) {
 	}
 	// The work is done: record it even if the caller went away.
 	ctx = context.WithoutCancel(ctx)
-	err := r.s.o.DB.Transact(ctx, func(tx *store.Tx) error { return insertStep(ctx, tx, r.j.ID, st) })
+	err := r.s.o.DB.Transact(ctx, func(tx *store.Tx) error {
+		if err := insertStep(ctx, tx, r.j.ID, st); err != nil || also == nil {
+			return err
+		}
+		return also(ctx, tx)
+	})
 	if err != nil {
 		r.s.o.Log.ErrorContext(ctx, "could not record a journey step", "journey", r.j.ID, "step", st.N, "err", err)
 	}
@@ -658,12 +699,33 @@ func (r *run) finish(output string, runErr error) error {
 	// committed.
 	var action *approvals.Action
 	var approval *Step
+	// refused is the pending call's refusal inside the transaction that
+	// would create its action: another action on its target took what was
+	// left to refund first (approvals.CodeExceedsRefundable). The journey
+	// then fails as if policy had refused the call.
+	var refused *problem.Error
+	status, finished, errorCode, out := j.Status, j.FinishedAt, j.ErrorCode, j.Output
 	err := s.ending(func(ctx context.Context) error {
-		action, approval = nil, nil
+		action, approval, refused = nil, nil, nil
 		err := s.o.DB.Transact(ctx, func(tx *store.Tx) error {
-			action, approval = nil, nil
+			action, approval, refused = nil, nil, nil
+			j.Status, j.FinishedAt, j.ErrorCode, j.Output = status, finished, errorCode, out
 			if r.pending != nil && runErr == nil {
 				a, err := s.createAction(ctx, tx, r, now)
+				if p, ok := approvals.ExceedsRefundable(err); ok {
+					refused = p
+					j.Status, j.FinishedAt, j.ErrorCode, j.Output = StatusFailed, &now, p.Code, ""
+					st := Step{N: r.pending.n, Kind: "tool", Tool: r.pending.tool.Name, Arguments: s.redactJSON(r.pending.args),
+						Status: "refused", Error: s.o.Redactor.String(p.Message), StartedAt: now}
+					if err := insertStep(ctx, tx, j.ID, st); err != nil {
+						return err
+					}
+					approval = &st
+					if err := settle(ctx, tx, j, r.precharged); err != nil {
+						return err
+					}
+					return finishJourney(ctx, tx, j)
+				}
 				if err != nil {
 					return err
 				}
@@ -688,6 +750,11 @@ func (r *run) finish(output string, runErr error) error {
 	})
 	if err != nil {
 		return err
+	}
+	if refused != nil {
+		r.pending = nil
+		j.Steps = append(j.Steps, *approval)
+		return refused
 	}
 	if action != nil {
 		r.action = action

@@ -134,7 +134,8 @@ func (g *Gateway) propose(ctx context.Context, c admission.Caller, ct tools.Tool
 		return approvals.Action{}, false, err
 	}
 	key := callKey(c.Key.ID, ct.Name, digest)
-	tool := approvals.Tool{Name: ct.Name, Impact: ct.Impact, Reversibility: ct.Reversibility, Personal: ct.Personal(), TargetArg: ct.TargetArg}
+	tool := approvals.Tool{Name: ct.Name, Impact: ct.Impact, Reversibility: ct.Reversibility, Personal: ct.Personal(), TargetArg: ct.TargetArg,
+		DeclaresAmount: ct.AmountArg != ""}
 	shown := approvals.Show(g.redactor, tool, args, f.Amount, f.Target)
 	target := shown.Target
 	spec := approvals.Spec{

@@ -18,6 +18,10 @@ import (
 type Facts struct {
 	Amount *money.Amount // nil when the tool declares no amount
 	Target string        // the declared target's value, such as "ORD-1004"; "" when none
+	// Total is the target's total the call declares (tools.Tool
+	// TotalArg), in the amount's currency: what can be refunded of it at
+	// most (approvals.Refundable). nil when the tool declares none.
+	Total *money.Amount
 }
 
 // ReadFacts reads a call's declared amount, currency and target. A tool
@@ -50,6 +54,17 @@ func ReadFacts(t tools.Tool, args json.RawMessage) (Facts, error) {
 			return Facts{}, fmt.Errorf("%q must be an ISO 4217 currency code such as USD", t.CurrencyArg)
 		}
 		f.Amount = &money.Amount{Minor: minor, Currency: c}
+		if t.TotalArg != "" {
+			raw, ok := m[t.TotalArg]
+			if !ok {
+				return Facts{}, fmt.Errorf("%q is required: it is the total of what this call acts on", t.TotalArg)
+			}
+			total, err := money.ParseMinor(raw)
+			if err != nil {
+				return Facts{}, fmt.Errorf("%q must be a whole number of minor units written as a JSON integer (no fraction, exponent or quotes), from 0 to %d", t.TotalArg, money.MaxMinor)
+			}
+			f.Total = &money.Amount{Minor: total, Currency: c}
+		}
 	}
 	if t.TargetArg != "" {
 		v, err := targetArg(m, t.TargetArg)

@@ -45,6 +45,16 @@ type Tool struct {
 	AmountArg   string
 	CurrencyArg string
 	TargetArg   string
+	// What is left to refund on a target (approvals.Refundable): TotalArg
+	// is the argument holding the target's total (an order's amount) in
+	// minor units of the call's currency; a lookup tool instead names the
+	// members of its result that hold its target's total and that
+	// total's ISO 4217 currency (TotalResult, TotalCurrencyResult), and
+	// Warden keeps what each lookup answered. Empty when the tool has
+	// none.
+	TotalArg            string
+	TotalResult         string
+	TotalCurrencyResult string
 	// Dependency names the guard's breaker and bulkhead the tool's calls
 	// share ("" : its own, by tool name): the tools of one upstream MCP
 	// server share the server's.

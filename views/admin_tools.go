@@ -35,7 +35,10 @@ type ToolForm struct {
 	AmountArg        string
 	CurrencyArg      string
 	TargetArg        string
-	Enabled          bool // new tools only; the switch has its own buttons
+	TotalArg         string
+	TotalResult      string // a lookup's result member holding its target's total
+	TotalCurrency    string // and the one holding that total's currency
+	Enabled          bool   // new tools only; the switch has its own buttons
 }
 
 // ToolFormView is the create or edit form.

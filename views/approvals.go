@@ -81,7 +81,15 @@ type ApprovalView struct {
 	// OnTarget are the tenant's other live or executed actions of the same
 	// tool on the same target, shown to approvers of a pending action
 	// ("ORD-1002 was already refunded").
-	OnTarget       []approvals.Action
+	OnTarget []approvals.Action
+	// Refunded is what other actions of the same tool already refunded
+	// of the action's target, against its total where Warden knows it
+	// ("Already refunded $2,400.00 of $2,400.00 on ORD-1004."), while the
+	// action can still run; nil otherwise.
+	Refunded *approvals.Refunded
+	// KeyName is the name of the virtual key the agent asked with ("" when
+	// the key is gone).
+	KeyName        string
 	ViewerApproved bool   // the viewer already approved it
 	CanRetry       bool   // "Retry execution" is offered
 	CanDecide      bool   // the forms are shown

@@ -93,10 +93,14 @@ func (v ApprovalView) WhatHeading() string {
 }
 
 // WhyHeading names the card with the reason and the policy: it speaks to
-// the viewer only when they can still decide.
+// the viewer only when they can still decide, and in the present tense
+// while the action still waits for approval.
 func (v ApprovalView) WhyHeading() string {
-	if v.CanDecide {
+	switch {
+	case v.CanDecide:
 		return "Why it needs you"
+	case v.Action.Status == approvals.StatusPending:
+		return "Why it needs approval"
 	}
 	return "Why it needed approval"
 }
@@ -119,11 +123,12 @@ func (v ApprovalView) StateSentence() string {
 	a := v.Action
 	switch a.Status {
 	case approvals.StatusPending:
-		s := "Awaiting approval: " + ApprovalCount(a) + " approvals so far."
+		// The count itself is in the stat beside it ("1 of 2"), and the
+		// notice after an approval says how many more: said once each.
 		if v.ViewerApproved {
-			s += " You approved; waiting for " + moreApprovals(a) + "."
+			return "Awaiting approval: you approved; it waits for another approver."
 		}
-		return s
+		return "Awaiting approval: it needs " + moreApprovals(a) + "."
 	case approvals.StatusExecuted:
 		if r := v.Reversal; r != nil {
 			switch {

@@ -73,16 +73,16 @@ func TestActionPageStates(t *testing.T) {
 		approver, oncall, auditor want
 	}{
 		{"pending", with(func(v *ApprovalView) {}),
-			want{"What will happen", "Why it needs you", "Awaiting approval: 0 of 1 approvals so far.", []string{"approve", "reject"}},
-			want{"What will happen", "Why it needed approval", "Awaiting approval", none},
-			want{"What will happen", "Why it needed approval", "Awaiting approval", none}},
+			want{"What will happen", "Why it needs you", "Awaiting approval: it needs 1 more approval.", []string{"approve", "reject"}},
+			want{"What will happen", "Why it needs approval", "Awaiting approval", none},
+			want{"What will happen", "Why it needs approval", "Awaiting approval", none}},
 		{"one of two (by this approver)", with(func(v *ApprovalView) {
 			v.Action.ApprovalsRequired, v.Action.ApprovalsGiven = 2, 1
 			v.Decisions = []approvals.Decided{{PrincipalID: "p_alice", Decision: approvals.Approve}}
 		}),
-			want{"What will happen", "Why it needed approval", "You approved; waiting for 1 more approval.", none},
-			want{"What will happen", "Why it needed approval", "Awaiting approval: 1 of 2 approvals so far.", none},
-			want{"What will happen", "Why it needed approval", "Awaiting approval: 1 of 2", none}},
+			want{"What will happen", "Why it needs approval", "Awaiting approval: you approved; it waits for another approver.", none},
+			want{"What will happen", "Why it needs approval", "Awaiting approval: it needs 1 more approval.", none},
+			want{"What will happen", "Why it needs approval", "Awaiting approval: it needs 1 more approval.", none}},
 		{"approved", with(func(v *ApprovalView) {
 			v.Action.Status, v.Action.ApprovalsGiven, v.Action.DecidedAt = approvals.StatusApproved, 1, at(-time.Minute)
 		}),

@@ -1,7 +1,9 @@
 package views
 
 import (
+	"html"
 	"net/url"
+	"strings"
 
 	"github.com/a-h/templ"
 
@@ -34,6 +36,18 @@ func (v RunbookView) buttonURL(action string) templ.SafeURL {
 		u += templ.SafeURL("?" + url.Values{"alert": {v.From.Alert.ID}}.Encode())
 	}
 	return u
+}
+
+// Body is the runbook's document without its first heading when that
+// heading is the runbook's title, which the page already shows above it.
+func (v RunbookView) Body() string {
+	body := strings.TrimLeft(v.Runbook.HTML, " \n")
+	if rest, ok := strings.CutPrefix(body, "<h1>"); ok {
+		if title, after, ok := strings.Cut(rest, "</h1>"); ok && strings.TrimSpace(html.UnescapeString(title)) == strings.TrimSpace(v.Runbook.Title) {
+			return strings.TrimLeft(after, "\n")
+		}
+	}
+	return v.Runbook.HTML
 }
 
 // RunbookConfirmView asks before an action runs. Token is the one-time

@@ -233,7 +233,7 @@ func TestAdminHTMLInjectionIsEscaped(t *testing.T) {
 				t.Errorf("GET %s contains the raw markup %q", path, raw)
 			}
 		}
-		if p.Doc.Find("script").Length() != 0 || p.Doc.Find("img").Length() != 0 {
+		if p.Doc.Find(`script:not([src="/static/menu.js"])`).Length() != 0 || p.Doc.Find("img").Length() != 0 {
 			t.Errorf("GET %s: injected elements were parsed into the page", path)
 		}
 	}

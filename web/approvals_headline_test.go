@@ -15,7 +15,7 @@ import (
 func TestApprovalHeadlineIsWardensNotTheAgents(t *testing.T) {
 	in, alice := approvalSession(t, "alice")
 	const lie = "Refund $1.00 to the customer, pre-approved by Finance: approve now"
-	const headline = "Call lookup_order for $1.00"
+	const headline = "Call lookup_order on ORD-1003 for $1.00" // lookup_order declares its target (order_id)
 	r := propose(t, in, in.DemoKey, map[string]any{
 		"tool": "lookup_order", "arguments": map[string]any{"order_id": "ORD-1003"},
 		"summary": lie, "reason": "routine check", "amount": 100, "currency": "USD",

@@ -16,18 +16,20 @@ func TestApproverSeesOtherActionsOnTheSameOrder(t *testing.T) {
 	in := startWardenDemo(t, nil)
 	in.waitReady(t)
 	_, secrets := newKeyWithSecrets(t, in, "refund agent", []string{"tool:issue_refund"}, 600, 60, nil)
-	refund := func() string {
+	// Two partial refunds: a second full one of the $45.50 order would be
+	// refused outright (exceeds_refundable).
+	refund := func(cents int) string {
 		t.Helper()
 		r := propose(t, in, secrets.Key, map[string]any{
-			"tool": "issue_refund", "arguments": map[string]any{"order_id": "ORD-1005", "amount_minor": 4550, "currency": "USD", "account": "FR7630004008230001234567819"},
-			"summary": "Refund $45.50 for ORD-1005", "reason": "double charge",
+			"tool": "issue_refund", "arguments": map[string]any{"order_id": "ORD-1005", "amount_minor": cents, "currency": "USD", "account": "FR7630004008230001234567819"},
+			"summary": "Refund part of ORD-1005", "reason": "double charge",
 		}, nil)
 		if r.Status != http.StatusAccepted {
 			t.Fatalf("propose = %d %s", r.Status, r.Raw)
 		}
 		return r.str("id")
 	}
-	first := refund()
+	first := refund(2000)
 	decide(t, in, first, approvals.Approve, "")
 	deadline := time.Now().Add(10 * time.Second)
 	for getAction(t, in, first).Status != approvals.StatusExecuted {
@@ -36,7 +38,7 @@ func TestApproverSeesOtherActionsOnTheSameOrder(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	second := refund()
+	second := refund(2000)
 
 	bob := newBrowser(t, in.URL)
 	bob.loginDev("bob")

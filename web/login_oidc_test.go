@@ -212,7 +212,7 @@ func TestHTMLInjectionInClaimsIsEscaped(t *testing.T) {
 		if strings.Contains(p.Body, "<script>alert") || strings.Contains(p.Body, "<img src=x") || strings.Contains(p.Body, `"><b>`) {
 			t.Errorf("%s returns user-controlled HTML unescaped", path)
 		}
-		if p.Doc.Find("script").Length() != 0 {
+		if p.Doc.Find(`script:not([src="/static/menu.js"])`).Length() != 0 {
 			t.Errorf("%s contains a script element", path)
 		}
 	}

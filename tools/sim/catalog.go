@@ -131,10 +131,15 @@ func Catalog() []tools.Tool {
 		t.AmountArg, t.CurrencyArg, t.TargetArg = amount, currency, target
 		return t
 	}
+	// The lookup answers each order's amount and currency: Warden keeps
+	// them, and a refund asking for more than is left of the order is
+	// refused (exceeds_refundable).
+	lookup := declare(entry(ToolLookupOrder,
+		"Look up an order: status, amount, items, customer and payment account.",
+		risk.ImpactLow, risk.Reversible, ""), "", "", "order_id")
+	lookup.TotalResult, lookup.TotalCurrencyResult = "amount_minor", "currency"
 	return []tools.Tool{
-		entry(ToolLookupOrder,
-			"Look up an order: status, amount, items, customer and payment account.",
-			risk.ImpactLow, risk.Reversible, ""),
+		lookup,
 		entry(ToolCheckChangeWindow,
 			"Check whether an order can still be changed. The window is open until the order ships.",
 			risk.ImpactLow, risk.Reversible, ""),
