@@ -21,6 +21,11 @@ var ErrTargetNotEmpty = errors.New("the target database is not empty")
 // stays counted, and nothing is counted twice.
 var derivedTables = []string{"spend_totals", "top_journeys"}
 
+// seededTables are the tables a migration fills with one default row (the
+// notification timing settings of migration 0036): CopyAll clears the
+// target's default before copying the source's row in its place.
+var seededTables = []string{"notify_settings"}
+
 // CopyTable is one table CopyAll copied, with its row counts on both sides.
 type CopyTable struct {
 	Name           string
@@ -91,8 +96,8 @@ func CheckEmptyTarget(ctx context.Context, db *DB) error {
 	}
 	var full []string
 	for _, t := range tables {
-		if t == "schema_migrations" {
-			continue
+		if t == "schema_migrations" || slices.Contains(seededTables, t) {
+			continue // a seeded default is replaced by the copy
 		}
 		var any bool
 		if err := db.read.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM `+quoteIdent(t)+`)`).Scan(&any); err != nil {
@@ -143,7 +148,7 @@ func CopyAll(ctx context.Context, src, dst *DB, batch int, progress func(CopyTab
 
 	var out []CopyTable
 	for _, t := range tables {
-		if slices.Contains(derivedTables, t) {
+		if slices.Contains(derivedTables, t) || slices.Contains(seededTables, t) {
 			if err := dst.Transact(ctx, func(tx *Tx) error { _, err := tx.ExecContext(ctx, `DELETE FROM `+quoteIdent(t)); return err }); err != nil {
 				return out, fmt.Errorf("clear %s on the target: %w", t, err)
 			}
