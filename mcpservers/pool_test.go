@@ -34,7 +34,7 @@ type sessionUpstream struct {
 	handshakes atomic.Int64
 	executions atomic.Int64
 	notFound   atomic.Int64
-	auth       atomic.Value  // the last Authorization header
+	auth       atomic.Value  // the Authorization of the last tool call
 	hold       chan struct{} // when set, the tool waits for it
 	loseAnswer atomic.Bool   // tools/call runs, then its connection is cut
 }
@@ -66,7 +66,6 @@ func newSessionUpstream(t *testing.T) *sessionUpstream {
 		})
 	u.forget()
 	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		u.auth.Store(r.Header.Get("Authorization"))
 		if r.Method == http.MethodPost {
 			body, _ := io.ReadAll(r.Body)
 			r.Body = io.NopCloser(bytes.NewReader(body))
@@ -76,6 +75,11 @@ func newSessionUpstream(t *testing.T) *sessionUpstream {
 			_ = json.Unmarshal(body, &msg)
 			if msg.Method == "initialize" {
 				u.handshakes.Add(1)
+			}
+			// The Authorization a call carried: a closing session's late
+			// DELETE or stream GET, still with the old token, does not count.
+			if msg.Method == "tools/call" {
+				u.auth.Store(r.Header.Get("Authorization"))
 			}
 			if msg.Method == "tools/call" && u.loseAnswer.Load() {
 				u.mu.Lock()
