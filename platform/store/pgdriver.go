@@ -85,12 +85,12 @@ func (c *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx,
 }
 
 func (c *pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	q, a := rebind(query, args)
+	q, a := rebindCached(query, args)
 	return c.inner.(driver.ExecerContext).ExecContext(ctx, q, a)
 }
 
 func (c *pgConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	q, a := rebind(query, args)
+	q, a := rebindCached(query, args)
 	return c.inner.(driver.QueryerContext).QueryContext(ctx, q, a)
 }
 
