@@ -80,6 +80,10 @@ type Gateway struct {
 
 	flights singleflight.Group // concurrent lookups of one key share a read
 
+	// usage notes each key's last use in memory, written in batches
+	// (keys.Usage): checking a key writes nothing.
+	usage *keys.Usage
+
 	// replicas is the number of Warden replicas sharing the database
 	// (store.Replica.Live); each keeps 1/replicas of every rate limit.
 	replicas func() int
@@ -142,8 +146,12 @@ func newShare(perSec float64, burst, n int) *rate.Limiter {
 // New returns a gateway over db.
 func New(db *store.DB, log *slog.Logger) *Gateway {
 	return &Gateway{db: db, log: log, now: time.Now, limiters: map[string]*limiter{}, audited: map[string]time.Time{},
-		tenantRate: DefaultTenantRate, tenants: map[string]*limiter{}}
+		tenantRate: DefaultTenantRate, tenants: map[string]*limiter{}, usage: keys.NewUsage(db)}
 }
+
+// Usage is where the gateway notes the keys it admitted; its Run writes
+// their last use (keys.UsageFlushEvery).
+func (g *Gateway) Usage() *keys.Usage { return g.usage }
 
 // Authenticate checks the presented key, the tenant and the key's rate
 // limit, in that order.
@@ -171,6 +179,7 @@ func (g *Gateway) Authenticate(ctx context.Context, secret string) (Caller, erro
 			return Caller{}, g.unavailable("Keys cannot be checked right now: Warden's storage is not answering.", "Keys cannot be checked right now.", err)
 		}
 	}
+	g.usage.Note(k.ID, now)
 	t, err := tenants.BySlug(ctx, g.db.Read(), k.TenantSlug)
 	if err != nil {
 		return Caller{}, g.unavailable("The tenant cannot be loaded right now: Warden's storage is not answering.", "The tenant cannot be loaded right now.", err)

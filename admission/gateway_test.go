@@ -529,3 +529,68 @@ func TestRateLimitsHoldAcrossReplicas(t *testing.T) {
 		t.Errorf("two replicas admitted %d requests of a tenant with a burst of 6, want 6", admitted)
 	}
 }
+
+// Checking a key writes nothing: its "last used" is written by the
+// gateway's Usage, in a batch, and at the latest when Run stops; a later
+// time another replica stored is kept.
+func TestAuthenticateNotesLastUseWithoutWriting(t *testing.T) {
+	r := newRig(t)
+	tn := r.tenant("acme", false)
+	k, secret := r.key(tn, keys.NewSpec{})
+	lastUsed := func() *time.Time {
+		t.Helper()
+		got, err := keys.ByID(r.ctx, r.db.Read(), k.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.LastUsedAt
+	}
+	for range 3 {
+		if _, err := r.g.Authenticate(r.ctx, secret); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := lastUsed(); got != nil {
+		t.Fatalf("after authenticating, last used %v is stored, want nothing written yet", got)
+	}
+	if n := r.g.Usage().Pending(); n != 1 {
+		t.Fatalf("%d keys pending, want 1", n)
+	}
+	if err := r.g.Usage().Flush(r.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := lastUsed(); got == nil || !got.Equal(r.now) {
+		t.Fatalf("after the flush, last used %v, want %v", got, r.now)
+	}
+
+	// Another replica stored a later use: an older one noted here does
+	// not move it back.
+	later := r.now.Add(time.Hour)
+	if err := r.db.Transact(r.ctx, func(tx *store.Tx) error { return keys.Touch(r.ctx, tx, k.ID, later) }); err != nil {
+		t.Fatal(err)
+	}
+	r.now = r.now.Add(10 * time.Second)
+	if _, err := r.g.Authenticate(r.ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.g.Usage().Flush(r.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := lastUsed(); got == nil || !got.Equal(later) {
+		t.Fatalf("last used %v, want the later %v kept", got, later)
+	}
+
+	// Run writes what is pending when it stops.
+	r.now = later.Add(time.Minute)
+	if _, err := r.g.Authenticate(r.ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(r.ctx)
+	done := make(chan struct{})
+	go func() { r.g.Usage().Run(ctx, time.Hour, func(err error) { t.Error(err) }); close(done) }()
+	cancel()
+	<-done
+	if got := lastUsed(); got == nil || !got.Equal(r.now) {
+		t.Fatalf("after Run stopped, last used %v, want %v", got, r.now)
+	}
+}

@@ -84,7 +84,15 @@ func (rt *Runtime) Run(ctx context.Context) {
 		rt.log.WarnContext(ctx, "journeys left running by a previous process were ended and their reservations released", "journeys", n)
 	}
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
+	go func() {
+		defer wg.Done()
+		// Keys' last use, noted by the gateway without a write, is
+		// written every keys.UsageFlushEvery and once more at the end.
+		rt.Gateway.Usage().Run(ctx, 0, func(err error) {
+			rt.log.ErrorContext(ctx, "writing keys' last use failed; it is tried again", "err", err)
+		})
+	}()
 	go func() {
 		defer wg.Done()
 		rt.Replica.Run(ctx, func(err error) {

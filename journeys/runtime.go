@@ -24,7 +24,6 @@ import (
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/catalog"
-	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/platform/jobs"
 	"github.com/wardenhq/warden/platform/money"
 	"github.com/wardenhq/warden/platform/problem"
@@ -342,10 +341,9 @@ func (s *Service) runJourney(ctx context.Context, req Request) (Outcome, error) 
 			return err
 		}
 		j.Release = release
-		if err := insertJourney(actx, tx, j, s.o.ReplicaID); err != nil {
-			return err
-		}
-		return keys.Touch(actx, tx, j.KeyID, now)
+		// The key's last use is noted by the gateway that admitted the
+		// request (keys.Usage), not written here.
+		return insertJourney(actx, tx, j, s.o.ReplicaID)
 	})
 	acancel()
 	if err != nil {

@@ -557,8 +557,9 @@ func ByID(ctx context.Context, q store.Querier, id string) (Key, error) {
 	return k, err
 }
 
-// Touch records that a key was used. It is called off the request path's
-// critical section and may be coarse.
+// Touch records that a key was used, in tx. The request path does not
+// call it: the gateway notes uses in a Usage, which writes them in
+// batches.
 func Touch(ctx context.Context, tx *store.Tx, id string, now time.Time) error {
 	_, err := tx.ExecContext(ctx, `UPDATE virtual_keys SET last_used_at = ? WHERE id = ?`, store.FormatTime(now), id)
 	return err
