@@ -16,7 +16,7 @@ import (
 // SQLite compiles every statement it runs (sqlite3_prepare_v2): parsing,
 // name resolution and query planning, about a quarter of a request's CPU
 // when each statement is compiled again on every call. Warden opens SQLite
-// through sqliteDriverName, modernc's driver behind a wrapper that keeps
+// through SQLiteDriver, modernc's driver behind a wrapper that keeps
 // each connection's compiled statements by query text: a query that
 // connection has run before is bound and stepped again, not compiled
 // again. It is per connection (a SQLite statement belongs to the
@@ -42,8 +42,10 @@ import (
 // compiled again, as before it existed): a switch for measuring what it
 // saves, not a setting to run with.
 
-// sqliteDriverName is the database/sql driver Warden opens SQLite with.
-const sqliteDriverName = "warden-sqlite"
+// SQLiteDriver is the database/sql driver Warden opens SQLite with (and
+// the simulated provider its own database): modernc's "sqlite", each
+// connection keeping its compiled statements.
+const SQLiteDriver = "warden-sqlite"
 
 // stmtCacheSize bounds the statements one SQLite connection keeps
 // compiled. Warden's hot paths run a few dozen distinct statements; the
@@ -65,7 +67,7 @@ func init() {
 	}
 	inner := base.Driver()
 	base.Close()
-	sql.Register(sqliteDriverName, &sqliteDriver{inner: inner})
+	sql.Register(SQLiteDriver, &sqliteDriver{inner: inner})
 }
 
 type sqliteDriver struct{ inner driver.Driver }

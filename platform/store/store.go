@@ -82,7 +82,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("restrict database file: %w", err)
 	}
 
-	write, err := sql.Open(sqliteDriverName, dsn(path, "immediate"))
+	write, err := sql.Open(SQLiteDriver, dsn(path, "immediate"))
 	if err != nil {
 		return nil, fmt.Errorf("open write pool: %w", err)
 	}
@@ -90,7 +90,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	write.SetMaxIdleConns(1)
 	write.SetConnMaxLifetime(0)
 
-	read, err := sql.Open(sqliteDriverName, dsn(path, "deferred"))
+	read, err := sql.Open(SQLiteDriver, dsn(path, "deferred"))
 	if err != nil {
 		write.Close()
 		return nil, fmt.Errorf("open read pool: %w", err)
@@ -176,7 +176,7 @@ func openReadOnly(ctx context.Context, path string, immutable bool) (*sql.DB, er
 		q.Set("immutable", "1")
 	}
 	q.Set("_time_format", "sqlite")
-	read, err := sql.Open(sqliteDriverName, "file:"+path+"?"+q.Encode())
+	read, err := sql.Open(SQLiteDriver, "file:"+path+"?"+q.Encode())
 	if err != nil {
 		return nil, err
 	}

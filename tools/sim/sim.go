@@ -42,8 +42,6 @@ import (
 
 	"github.com/wardenhq/warden/platform/store"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
-
 	"github.com/wardenhq/warden/platform/redact"
 	"github.com/wardenhq/warden/tools"
 )
@@ -178,14 +176,14 @@ func Open(ctx context.Context, path string, opts ...Option) (*Provider, error) {
 	if err := os.Chmod(path, 0o600); err != nil {
 		return nil, fmt.Errorf("restrict simulator database: %w", err)
 	}
-	write, err := sql.Open("sqlite", dsn(path, "immediate"))
+	write, err := sql.Open(store.SQLiteDriver, dsn(path, "immediate"))
 	if err != nil {
 		return nil, fmt.Errorf("open simulator database: %w", err)
 	}
 	write.SetMaxOpenConns(1)
 	write.SetMaxIdleConns(1)
 	write.SetConnMaxLifetime(0)
-	read, err := sql.Open("sqlite", dsn(path, "deferred"))
+	read, err := sql.Open(store.SQLiteDriver, dsn(path, "deferred"))
 	if err != nil {
 		write.Close()
 		return nil, fmt.Errorf("open simulator database: %w", err)
