@@ -58,7 +58,7 @@ import (
 )
 
 var (
-	rates      = flag.String("rates", "200,500,1000", "fixed request rates for p50/p99, comma separated")
+	rates      = flag.String("rates", "200,500", "fixed request rates for p50/p99, comma separated")
 	duration   = flag.Duration("duration", 8*time.Second, "how long each rate and the saturation run last")
 	warmup     = flag.Duration("warmup", 2*time.Second, "load before measuring each target, not counted")
 	workers    = flag.Int("workers", 32, "concurrent requests of the saturation run")
@@ -243,20 +243,22 @@ func main() {
 
 // measure runs a target: warm-up, a saturation run, then each fixed rate.
 func measure(c *http.Client, t *target, rs []int) {
+	settle(t.pid)
 	closedLoop(c, t, *warmup)
 	cpu0, _ := procstat.CPUTime(t.pid)
-	db0 := sumCPU(t.dbPIDs)
+	db0 := cpuOf(t.dbPIDs)
 	ok, errs, first, el := closedLoop(c, t, *duration)
 	cpu1, _ := procstat.CPUTime(t.pid)
-	db1 := sumCPU(t.dbPIDs)
+	dbUsed := cpuSince(t.dbPIDs, db0)
 	t.results.sat = float64(ok) / el.Seconds()
 	t.results.satErrors = errs
 	t.results.firstErr = first
-	if ok > 0 {
+	if ok >= 50 { // fewer answers say nothing about a request's cost
 		t.results.cpuPerReq = (cpu1 - cpu0) / time.Duration(ok)
-		t.results.dbPerReq = (db1 - db0) / time.Duration(ok)
+		t.results.dbPerReq = dbUsed / time.Duration(ok)
 	}
 	for i, rate := range rs {
+		settle(t.pid)
 		cpu0, _ := procstat.CPUTime(t.pid)
 		r := openLoop(c, t, rate, *duration)
 		cpu1, _ := procstat.CPUTime(t.pid)
@@ -409,14 +411,14 @@ func report(ts []*target, rs []int) {
 		by[t.name] = t
 	}
 	fmt.Println()
-	cpuOf := func(t *target) float64 { return float64(t.results.cpuPerReq + t.results.dbPerReq) }
+	totalCPU := func(t *target) float64 { return float64(t.results.cpuPerReq + t.results.dbPerReq) }
 	if pk, gw := by["portkey"], by["gateway-sqlite"]; pk != nil && gw != nil && pk.results.sat > 0 && gw.results.sat > 0 {
-		fmt.Printf("gateway/portkey: cpu %s, saturation %s\n", ratio(cpuOf(gw), cpuOf(pk)), ratio(gw.results.sat, pk.results.sat))
+		fmt.Printf("gateway/portkey: cpu %s, saturation %s\n", ratio(totalCPU(gw), totalCPU(pk)), ratio(gw.results.sat, pk.results.sat))
 	}
 	for _, k := range []string{"journey", "gateway"} {
 		s, p := by[k+"-sqlite"], by[k+"-postgres"]
 		if s != nil && p != nil && s.results.sat > 0 && p.results.sat > 0 {
-			fmt.Printf("%s postgres/sqlite: saturation %s, cpu (warden+postgres) %s\n", k, ratio(p.results.sat, s.results.sat), ratio(cpuOf(p), cpuOf(s)))
+			fmt.Printf("%s postgres/sqlite: saturation %s, cpu (warden+postgres) %s\n", k, ratio(p.results.sat, s.results.sat), ratio(totalCPU(p), totalCPU(s)))
 		}
 	}
 }
@@ -514,17 +516,47 @@ func postgresPIDs() []int {
 	return out
 }
 
-func sumCPU(pids func() []int) time.Duration {
+// cpuOf snapshots the CPU time of each of pids' processes.
+func cpuOf(pids func() []int) map[int]time.Duration {
 	if pids == nil {
-		return 0
+		return nil
 	}
-	var sum time.Duration
+	out := map[int]time.Duration{}
 	for _, p := range pids() {
 		if c, ok := procstat.CPUTime(p); ok {
-			sum += c
+			out[p] = c
 		}
 	}
+	return out
+}
+
+// cpuSince is the CPU time pids' processes spent since snapshot before:
+// a process that ended meanwhile (a closed connection's backend) counts
+// what it spent up to the second snapshot only when it is still there, so
+// the sum never goes negative; a new one counts whole.
+func cpuSince(pids func() []int, before map[int]time.Duration) time.Duration {
+	var sum time.Duration
+	for p, c := range cpuOf(pids) {
+		sum += c - before[p]
+	}
 	return sum
+}
+
+// settle waits, up to 20 s, until pid is idle (under 10% of a core over
+// half a second): a backlog the previous target left in a server it
+// shares with the next one is not counted against the next.
+func settle(pid int) {
+	for range 40 {
+		c0, ok := procstat.CPUTime(pid)
+		if !ok {
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
+		c1, _ := procstat.CPUTime(pid)
+		if c1-c0 < 50*time.Millisecond {
+			return
+		}
+	}
 }
 
 // pinSelf moves this process to -load-core, when taskset and two cores
