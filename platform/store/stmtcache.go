@@ -95,6 +95,7 @@ type cachedStmt struct {
 	query string
 	st    driver.Stmt
 	busy  bool // its result rows are open
+	once  bool // not in the cache: closed once used
 }
 
 // take returns the connection's compiled statement for query, compiling
@@ -124,6 +125,12 @@ func (c *sqliteConn) take(ctx context.Context, query string) (*cachedStmt, error
 	stmtCompiles.Add(1)
 	cs := &cachedStmt{query: query, st: st, busy: true}
 	c.mu.Lock()
+	if _, ok := c.stmts[query]; ok {
+		// Compiled meanwhile by another use of the connection (database/sql
+		// does not do that): this one serves this run alone.
+		c.mu.Unlock()
+		return &cachedStmt{query: query, st: st, busy: true, once: true}, nil
+	}
 	c.stmts[query] = c.lru.PushFront(cs)
 	var evict []driver.Stmt
 	for e := c.lru.Back(); e != nil && c.lru.Len() > stmtCacheSize; {
@@ -144,6 +151,10 @@ func (c *sqliteConn) take(ctx context.Context, query string) (*cachedStmt, error
 
 // give marks cs free for the next run.
 func (c *sqliteConn) give(cs *cachedStmt) {
+	if cs.once {
+		_ = cs.st.Close()
+		return
+	}
 	c.mu.Lock()
 	cs.busy = false
 	c.mu.Unlock()
