@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -100,9 +101,9 @@ func (g *groupCommit) run(ctx context.Context, db *DB, fn func(tx *Tx) error, al
 		}
 		g.tx = raw
 	}
-	raw := g.tx
+	tx := &Tx{Tx: g.tx, dialect: db.dialect}
 	bg := context.WithoutCancel(ctx)
-	if _, err := raw.ExecContext(bg, `SAVEPOINT warden_group`); err != nil {
+	if _, err := tx.ExecContext(bg, `SAVEPOINT warden_group`); err != nil {
 		g.pass(db, nil, true)
 		return errBatchFailed
 	}
@@ -114,17 +115,12 @@ func (g *groupCommit) run(ctx context.Context, db *DB, fn func(tx *Tx) error, al
 		}
 		// fn panicked or called runtime.Goexit: undo its writes, hand
 		// the turn on, and let the panic go on in this goroutine.
-		_, rerr := raw.ExecContext(bg, `ROLLBACK TO warden_group; RELEASE warden_group`)
-		g.pass(db, nil, rerr != nil)
+		g.pass(db, nil, !endSavepoint(bg, tx, false))
 	}()
-	m.fnErr = fn(&Tx{Tx: raw, dialect: db.dialect})
+	m.fnErr = fn(tx)
 	returned = true
 
-	undo := `RELEASE warden_group`
-	if m.fnErr != nil {
-		undo = `ROLLBACK TO warden_group; RELEASE warden_group`
-	}
-	if _, err := raw.ExecContext(bg, undo); err != nil {
+	if !endSavepoint(bg, tx, m.fnErr == nil) {
 		// The transaction is gone (SQLite rolled it back: an interrupted
 		// write, a full disk) or unusable: the batch so far runs again.
 		g.pass(db, nil, true)
@@ -138,6 +134,18 @@ func (g *groupCommit) run(ctx context.Context, db *DB, fn func(tx *Tx) error, al
 		return m.fnErr
 	}
 	return errBatchFailed
+}
+
+// endSavepoint releases the caller's savepoint, undoing its writes first
+// unless keep. It reports whether the shared transaction is still whole.
+func endSavepoint(ctx context.Context, tx *Tx, keep bool) bool {
+	if !keep {
+		if _, err := tx.ExecContext(ctx, `ROLLBACK TO warden_group`); err != nil {
+			return false
+		}
+	}
+	_, err := tx.ExecContext(ctx, `RELEASE warden_group`)
+	return err == nil
 }
 
 // await returns once m has the turn, or with ctx's error while it waits.
@@ -182,6 +190,16 @@ func (g *groupCommit) pass(db *DB, m *gcMember, broken bool) {
 	g.mu.Lock()
 	if m != nil {
 		g.batch = append(g.batch, m)
+	}
+	yielded := false
+	if g.tx != nil && len(g.waiters) == 0 && !yielded {
+		// Before committing, let the goroutines that are ready to run
+		// (requests about to write) queue: they join this commit
+		// instead of waiting for it. Idle, this returns at once.
+		g.mu.Unlock()
+		runtime.Gosched()
+		yielded = true
+		g.mu.Lock()
 	}
 	if g.tx != nil && len(g.waiters) > 0 && !g.waiters[0].alone && len(g.batch) < maxGroup {
 		next := g.waiters[0]
