@@ -215,10 +215,22 @@ func TestGroupCommitGoexit(t *testing.T) {
 	db, _ := openTemp(t)
 	gcTable(t, db)
 	ctx := context.Background()
-	done := make(chan struct{})
+	var done chan struct{}
+	done = make(chan struct{})
 	go func() {
 		defer close(done)
 		_ = db.Transact(ctx, func(tx *Tx) error {
+			_ = gcInsert(ctx, tx, "goexit")
+			runtime.Goexit()
+			return nil
+		})
+	}()
+	<-done
+	// The same alone, in a transaction of its own.
+	done = make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = db.TransactAlone(ctx, func(tx *Tx) error {
 			_ = gcInsert(ctx, tx, "goexit")
 			runtime.Goexit()
 			return nil

@@ -330,12 +330,15 @@ func (db *DB) transact(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
 	tx := &Tx{Tx: raw, dialect: db.dialect}
+	returned := false
 	defer func() {
 		if p := recover(); p != nil {
 			_ = tx.Rollback()
 			panic(p)
 		}
-		if err != nil {
+		// !returned: fn called runtime.Goexit (t.FailNow in a test);
+		// the connection must not stay in an open transaction.
+		if err != nil || !returned {
 			_ = tx.Rollback()
 		}
 	}()
@@ -349,7 +352,9 @@ func (db *DB) transact(ctx context.Context, fn func(tx *Tx) error) (err error) {
 			return err
 		}
 	}
-	if err = fn(tx); err != nil {
+	err = fn(tx)
+	returned = true
+	if err != nil {
 		return err
 	}
 	if err = tx.Commit(); err != nil {
