@@ -107,7 +107,7 @@ func (db *DB) migrate(ctx context.Context) error {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
 	for _, m := range ms {
-		err := db.Transact(ctx, func(tx *Tx) error {
+		err := db.TransactAlone(ctx, func(tx *Tx) error {
 			// Checked inside the transaction: two processes starting at
 			// once serialise on BEGIN IMMEDIATE and the second skips.
 			return applyMigration(ctx, db, tx, m)

@@ -51,6 +51,10 @@ type DB struct {
 	// closed is set by Close: a read that fails afterwards failed because
 	// the store is gone (NotAnswering).
 	closed atomic.Bool
+	// gc batches concurrent SQLite write transactions into one commit
+	// (groupcommit.go); ungrouped turns it off, for benchmarks.
+	gc        groupCommit
+	ungrouped bool
 }
 
 // ErrReadOnly is returned by Transact on a database opened with
@@ -254,9 +258,19 @@ type Querier interface {
 // deadlock or serialization failure is run again, up to maxTxAttempts
 // times.
 //
+// On SQLite, transactions that run at the same time are committed
+// together (group commit, groupcommit.go): fn runs in a savepoint of a
+// transaction it shares with other callers, its writes are undone alone
+// when it fails, and Transact returns only once the shared transaction
+// committed, so a nil return still means fn's writes are durable. fn
+// sees the writes of callers before it in the batch, as it would have
+// seen them committed.
+//
 // So fn may run more than once: on PostgreSQL a deadlock or
-// serialization failure runs it again in a fresh transaction, without
-// telling fn or the caller. It must not change anything outside
+// serialization failure runs it again in a fresh transaction, and on
+// SQLite a shared transaction that failed as a whole (a neighbour's write
+// interrupted by its cancelled context, a failed commit) runs it again
+// in a transaction of its own, without telling fn or the caller. It must not change anything outside
 // the transaction until Transact returns nil: no appends to a caller's
 // slice, no counters, no log lines, no calls out. A variable it sets for
 // its caller is reset at its start (a later run may not reach the
@@ -269,6 +283,9 @@ func (db *DB) Transact(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	// becomes ErrStorageUnavailable, whatever the caller wrapped around
 	// it: every write path answers 503 with Retry-After.
 	defer func() { err = db.classify(err) }()
+	if db.dialect == SQLite && !db.ungrouped {
+		return db.transactGrouped(ctx, fn, false)
+	}
 	for attempt := 1; ; attempt++ {
 		err = db.transact(ctx, fn)
 		if db.dialect != Postgres || attempt == maxTxAttempts || !retryable(err) || ctx.Err() != nil {
@@ -282,6 +299,19 @@ func (db *DB) Transact(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		case <-time.After(time.Duration(rand.Int64N(int64(attempt) * int64(5*time.Millisecond)))):
 		}
 	}
+}
+
+// TransactAlone is Transact for a function that must not share its
+// transaction with other callers' (group commit on SQLite): a migration,
+// or work long enough that it would hold up the commit of the requests
+// batched with it. It waits for the batch in progress to commit and runs
+// in a transaction of its own. On PostgreSQL it is Transact.
+func (db *DB) TransactAlone(ctx context.Context, fn func(tx *Tx) error) (err error) {
+	if db.write == nil || db.dialect != SQLite || db.ungrouped {
+		return db.Transact(ctx, fn)
+	}
+	defer func() { err = db.classify(err) }()
+	return db.transactGrouped(ctx, fn, true)
 }
 
 // maxTxAttempts bounds how often Transact runs a transaction PostgreSQL
@@ -300,12 +330,15 @@ func (db *DB) transact(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
 	tx := &Tx{Tx: raw, dialect: db.dialect}
+	returned := false
 	defer func() {
 		if p := recover(); p != nil {
 			_ = tx.Rollback()
 			panic(p)
 		}
-		if err != nil {
+		// !returned: fn called runtime.Goexit (t.FailNow in a test);
+		// the connection must not stay in an open transaction.
+		if err != nil || !returned {
 			_ = tx.Rollback()
 		}
 	}()
@@ -319,7 +352,9 @@ func (db *DB) transact(ctx context.Context, fn func(tx *Tx) error) (err error) {
 			return err
 		}
 	}
-	if err = fn(tx); err != nil {
+	err = fn(tx)
+	returned = true
+	if err != nil {
 		return err
 	}
 	if err = tx.Commit(); err != nil {
