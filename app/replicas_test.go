@@ -66,6 +66,9 @@ func startReplicas(t *testing.T) *replicas {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { db.Close() })
+		if i == 0 {
+			storetest.NoConflicts(t, db)
+		}
 		rt, err := New(ctx, Options{DataDir: dir, DB: db, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Redactor: redact.New(key)})
 		if err != nil {
 			t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/platform/store/storetest"
 )
 
 // Two approvers decide the same actions through two handles on one
@@ -24,6 +25,7 @@ func TestTwoReplicasDecidingOneActionRecordOneOutcome(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	storetest.NoConflicts(t, other)
 	t.Cleanup(func() { other.Close() })
 	const n = 40
 	var actions []Action
@@ -98,6 +100,7 @@ func TestConcurrentDecisionsTakeTurns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	storetest.NoConflicts(t, other)
 	t.Cleanup(func() { other.Close() })
 	dbs := []*store.DB{f.db, other}
 	var n atomic.Int32

@@ -27,6 +27,7 @@ func TestAppendFromTwoReplicasIsGapFree(t *testing.T) {
 		t.Cleanup(func() { db.Close() })
 		dbs[i] = db
 	}
+	storetest.NoConflicts(t, dbs[0])
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
 	for i := range n {

@@ -35,6 +35,7 @@ func TestFourHundredWayRaceOverTwoHandlesAdmitsExactlyWhatFits(t *testing.T) {
 		t.Cleanup(func() { db.Close() })
 		dbs[i] = db
 	}
+	storetest.NoConflicts(t, dbs[0])
 	var tenant tenants.Tenant
 	err := dbs[0].Transact(ctx, func(tx *store.Tx) error {
 		var err error

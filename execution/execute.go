@@ -281,18 +281,28 @@ func (s *Service) fail(ctx context.Context, a approvals.Action, reason string) e
 		if err != nil {
 			return err
 		}
-		changed, err := approvals.Failed(ctx, tx, a, slug, reason, now)
-		if err != nil || !changed {
-			return err
-		}
+		// Locks in Warden's order (action row → budget row → audit
+		// chain): the reservation is given back before Failed appends
+		// the audit event. An action that had ended already rolls it
+		// back (errUnchanged).
 		if err := settleAction(ctx, tx, a.ID, a.TenantID, 0); err != nil {
 			return err
+		}
+		changed, err := approvals.Failed(ctx, tx, a, slug, reason, now)
+		if err != nil {
+			return err
+		}
+		if !changed {
+			return errUnchanged
 		}
 		if err := journeys.FailAfterAction(ctx, tx, a.JourneyID, a.StepN, "action_failed", reason, now); err != nil {
 			return err
 		}
 		return s.enqueueCallback(ctx, tx, a, approvals.StatusFailed)
 	})
+	if errors.Is(err, errUnchanged) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -311,18 +321,27 @@ func (s *Service) complete(ctx context.Context, a approvals.Action, receipt json
 		if err != nil {
 			return err
 		}
-		changed, err := approvals.Executed(ctx, tx, a, slug, json.RawMessage(s.redactJSON(receipt)), now)
-		if err != nil || !changed {
-			return err // not changed: already completed
-		}
+		// Locks in Warden's order (action row → budget row → audit
+		// chain): the cost is settled before Executed appends the audit
+		// event. An action completed already rolls it back (errUnchanged).
 		if err := settleAction(ctx, tx, a.ID, a.TenantID, t.UnitCostMicros); err != nil {
 			return err
+		}
+		changed, err := approvals.Executed(ctx, tx, a, slug, json.RawMessage(s.redactJSON(receipt)), now)
+		if err != nil {
+			return err
+		}
+		if !changed {
+			return errUnchanged // already completed
 		}
 		if err := s.o.Journeys.Resume(ctx, tx, a, receipt, t, now); err != nil {
 			return err
 		}
 		return s.enqueueCallback(ctx, tx, a, approvals.StatusExecuted)
 	})
+	if errors.Is(err, errUnchanged) {
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -338,6 +357,10 @@ func (s *Service) enqueueCallback(ctx context.Context, tx *store.Tx, a approvals
 	}
 	return jobs.Enqueue(ctx, tx, JobCallback, actionJob{ActionID: a.ID}, jobs.Options{UniqueKey: "callback:" + a.ID + ":" + status, MaxAttempts: 12})
 }
+
+// errUnchanged rolls back the end of an action that had ended already:
+// nothing of it is written twice.
+var errUnchanged = errors.New("action ended already")
 
 // settleAction charges an executed action's cost against what its
 // approval reserved and releases the rest (all of it when it failed).

@@ -105,6 +105,49 @@ func insertStep(ctx context.Context, tx *store.Tx, journeyID string, s Step) err
 	return nil
 }
 
+// insertSteps writes steps in one statement (one round trip).
+func insertSteps(ctx context.Context, tx *store.Tx, journeyID string, steps []Step) error {
+	switch len(steps) {
+	case 0:
+		return nil
+	case 1:
+		return insertStep(ctx, tx, journeyID, steps[0])
+	}
+	var q strings.Builder
+	q.WriteString(`INSERT INTO journey_steps (journey_id, n, kind, tool, arguments, result, status, error, units, latency_ms, started_at) VALUES `)
+	args := make([]any, 0, 11*len(steps))
+	for i, s := range steps {
+		if i > 0 {
+			q.WriteString(", ")
+		}
+		q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		args = append(args, journeyID, s.N, s.Kind, s.Tool, s.Arguments, s.Result, s.Status, s.Error, s.Units, s.Latency.Milliseconds(),
+			store.FormatTime(s.StartedAt))
+	}
+	if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
+		return fmt.Errorf("record steps %d to %d: %w", steps[0].N, steps[len(steps)-1].N, err)
+	}
+	return nil
+}
+
+// lockRunning locks the row of journey id while it is still running, on
+// PostgreSQL, where it is the first lock of the transaction that ends
+// it; otherwise it returns errEnded. SQLite's single writer needs none.
+func lockRunning(ctx context.Context, tx *store.Tx, id string) error {
+	if tx.Dialect() != store.Postgres {
+		return nil
+	}
+	var got string
+	err := tx.QueryRowContext(ctx, `SELECT id FROM journeys WHERE id = ? AND status = ? FOR NO KEY UPDATE`, id, StatusRunning).Scan(&got)
+	if errors.Is(err, sql.ErrNoRows) {
+		return errEnded
+	}
+	if err != nil {
+		return fmt.Errorf("lock journey %s: %w", id, err)
+	}
+	return nil
+}
+
 // errEnded rolls back the end of a journey that is no longer running:
 // another write ended it, and settled its reservation, first.
 var errEnded = errors.New("journey no longer running")

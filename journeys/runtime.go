@@ -28,6 +28,7 @@ import (
 	"github.com/wardenhq/warden/platform/money"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/redact"
+	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/seal"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/policy"
@@ -434,6 +435,9 @@ type run struct {
 	// routedBy names the model that chose the skill; "" when the lexical
 	// router did.
 	routedBy string
+	// journal is what was recorded of the journey and not written yet
+	// (record, flush, finish).
+	journal []journalEntry
 }
 
 type pendingCall struct {
@@ -557,10 +561,20 @@ func (r *run) call(ctx context.Context, st skills.Step, args json.RawMessage) (j
 	if p == nil {
 		return nil, Refuse(CodeToolUnavailable, fmt.Sprintf("Tool %q has no provider in this Warden (%s).", t.Name, t.Provider), nil)
 	}
+	// A call that changes something outside Warden is journalled around
+	// the effect, as it happens: what led to it before, its result after.
+	// A read goes in the journal with the journey's end.
+	effect := t.Impact != risk.ImpactLow
+	if effect {
+		r.flush(ctx)
+	}
 	// Providers retry transient failures themselves, within the tool's
 	// attempts and timeout, always with this key.
 	key := stepKey(r.j.ID, r.steps+1, args)
 	res, err := p.Execute(ctx, t, tools.Call{Tool: t.Name, Args: args, IdempotencyKey: key, Tenant: r.j.TenantSlug})
+	if effect {
+		defer r.flush(ctx)
+	}
 	step := Step{Kind: "tool", Tool: t.Name, Arguments: s.redactArgs(t, args), Units: res.Units, Latency: s.o.Now().Sub(started), StartedAt: started}
 	if err != nil {
 		step.Status, step.Error = "failed", s.o.Redactor.String(err.Error())
@@ -626,30 +640,107 @@ func stepKey(journeyID string, n int, args json.RawMessage) string {
 	return "wdn_" + hex.EncodeToString(sum[:16])
 }
 
-// record appends a step to the durable journal. A journal write that
-// fails is logged; the journey's final write reports the failure.
+// record appends a step to the journey's journal. The journal is kept in
+// memory and written with the journey's end (finish), in the settlement's
+// transaction, or before a call with an external effect (flush): a read
+// journey writes twice, at admission and at its end. A journey a crash
+// interrupts loses only the steps of its reads, which changed nothing;
+// the sweep ends it.
 func (r *run) record(ctx context.Context, st Step) { r.recordWith(ctx, st, nil) }
 
 // recordWith is record with also, a write of the step's consequences
-// (nil for none), in the same transaction.
-func (r *run) recordWith(ctx context.Context, st Step, also func(context.Context, *store.Tx) error) {
+// (nil for none), in the same transaction as the step.
+func (r *run) recordWith(_ context.Context, st Step, also func(context.Context, *store.Tx) error) {
 	r.steps++
 	st.N = r.steps
 	if st.StartedAt.IsZero() {
 		st.StartedAt = r.s.o.Now()
 	}
-	// The work is done: record it even if the caller went away.
-	ctx = context.WithoutCancel(ctx)
-	err := r.s.o.DB.Transact(ctx, func(tx *store.Tx) error {
-		if err := insertStep(ctx, tx, r.j.ID, st); err != nil || also == nil {
+	r.journal = append(r.journal, journalEntry{step: st, also: also})
+	r.j.Steps = append(r.j.Steps, st)
+}
+
+// journalEntry is a step recorded but not written yet, with the write of
+// its consequences; or an audit event of the journey (a policy refusal).
+type journalEntry struct {
+	step  Step
+	also  func(context.Context, *store.Tx) error
+	event *audit.Event
+}
+
+// writeJournal writes the journal in tx: the steps and their
+// consequences first, the audit events last (the audit chain's lock is
+// the last lock a transaction takes).
+func (r *run) writeJournal(ctx context.Context, tx *store.Tx) error {
+	if err := r.writeSteps(ctx, tx); err != nil {
+		return err
+	}
+	return r.writeEvents(ctx, tx)
+}
+
+// writeSteps writes the journal's steps, in one statement, and their
+// consequences.
+func (r *run) writeSteps(ctx context.Context, tx *store.Tx) error {
+	var steps []Step
+	for _, e := range r.journal {
+		if e.event == nil {
+			steps = append(steps, e.step)
+		}
+	}
+	if err := insertSteps(ctx, tx, r.j.ID, steps); err != nil {
+		return err
+	}
+	for _, e := range r.journal {
+		if e.also != nil {
+			if err := e.also(ctx, tx); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// journalHasSteps reports whether the journal holds a step (not only
+// audit events).
+func (r *run) journalHasSteps() bool {
+	for _, e := range r.journal {
+		if e.event == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// writeEvents appends the journal's audit events in tx.
+func (r *run) writeEvents(ctx context.Context, tx *store.Tx) error {
+	for _, e := range r.journal {
+		if e.event == nil {
+			continue
+		}
+		if _, err := audit.Append(ctx, tx, *e.event); err != nil {
 			return err
 		}
-		return also(ctx, tx)
-	})
-	if err != nil {
-		r.s.o.Log.ErrorContext(ctx, "could not record a journey step", "journey", r.j.ID, "step", st.N, "err", err)
 	}
-	r.j.Steps = append(r.j.Steps, st)
+	return nil
+}
+
+// flush writes the journal now, in a transaction of its own: before a
+// call with an external effect, whose idempotency key counts the steps
+// before it, and right after it, so the effect is on record as soon as it
+// happened. A failure is logged, and the steps stay in the journal for
+// the journey's end to write.
+func (r *run) flush(ctx context.Context) {
+	if len(r.journal) == 0 {
+		return
+	}
+	// The work is done: record it even if the caller went away.
+	ctx = context.WithoutCancel(ctx)
+	err := r.s.o.DB.Transact(ctx, func(tx *store.Tx) error { return r.writeJournal(ctx, tx) })
+	if err != nil {
+		r.s.o.Log.ErrorContext(ctx, "could not record a journey's steps", "journey", r.j.ID, "steps", len(r.journal), "err", err)
+		return
+	}
+	r.journal = nil
 }
 
 // finish settles the budget and writes the journey's final state, and the
@@ -708,40 +799,76 @@ func (r *run) finish(output string, runErr error) error {
 		err := s.o.DB.Transact(ctx, func(tx *store.Tx) error {
 			action, approval, refused = nil, nil, nil
 			j.Status, j.FinishedAt, j.ErrorCode, j.Output = status, finished, errorCode, out
-			if r.pending != nil && runErr == nil {
-				a, err := s.createAction(ctx, tx, r, now)
-				if p, ok := approvals.ExceedsRefundable(err); ok {
-					refused = p
-					j.Status, j.FinishedAt, j.ErrorCode, j.Output = StatusFailed, &now, p.Code, ""
-					st := Step{N: r.pending.n, Kind: "tool", Tool: r.pending.tool.Name, Arguments: s.redactJSON(r.pending.args),
-						Status: "refused", Error: s.o.Redactor.String(p.Message), StartedAt: now}
-					if err := insertStep(ctx, tx, j.ID, st); err != nil {
-						return err
-					}
-					approval = &st
-					if err := settle(ctx, tx, j, r.precharged); err != nil {
-						return err
-					}
-					return finishJourney(ctx, tx, j)
-				}
-				if err != nil {
+			// Locks in one order on PostgreSQL, the order the sweeps and
+			// the decisions take them too: the journey's row, the
+			// budget's, the audit chain's last. The steps come first: new
+			// rows, and a lookup's total (a row of its own).
+			pending := r.pending != nil && runErr == nil
+			if pending {
+				if err := lockRunning(ctx, tx, j.ID); err != nil {
 					return err
 				}
-				st := Step{N: r.pending.n, Kind: "approval", Tool: a.Tool, Arguments: string(a.ArgumentsRedacted),
-					Status: "awaiting_approval", Result: fmt.Sprintf(`{"action":%q}`, a.ID), StartedAt: now}
-				if err := insertStep(ctx, tx, j.ID, st); err != nil {
-					return err
-				}
-				action, approval = &a, &st
 			}
+			if err := r.writeSteps(ctx, tx); err != nil {
+				return err
+			}
+			if !pending {
+				if err := finishJourney(ctx, tx, j); err != nil {
+					return err
+				}
+				if err := settle(ctx, tx, j, r.precharged); err != nil {
+					return err
+				}
+				return r.writeEvents(ctx, tx)
+			}
+			// The charge does not depend on whether the action is
+			// created: the budget is settled before it, and the action's
+			// own audit event comes after the budget's lock.
 			if err := settle(ctx, tx, j, r.precharged); err != nil {
 				return err
 			}
-			return finishJourney(ctx, tx, j)
+			a, err := s.createAction(ctx, tx, r, now)
+			if p, ok := approvals.ExceedsRefundable(err); ok {
+				refused = p
+				j.Status, j.FinishedAt, j.ErrorCode, j.Output = StatusFailed, &now, p.Code, ""
+				st := Step{N: r.pending.n, Kind: "tool", Tool: r.pending.tool.Name, Arguments: s.redactJSON(r.pending.args),
+					Status: "refused", Error: s.o.Redactor.String(p.Message), StartedAt: now}
+				if err := insertStep(ctx, tx, j.ID, st); err != nil {
+					return err
+				}
+				approval = &st
+				if err := finishJourney(ctx, tx, j); err != nil {
+					return err
+				}
+				return r.writeEvents(ctx, tx)
+			}
+			if err != nil {
+				return err
+			}
+			st := Step{N: r.pending.n, Kind: "approval", Tool: a.Tool, Arguments: string(a.ArgumentsRedacted),
+				Status: "awaiting_approval", Result: fmt.Sprintf(`{"action":%q}`, a.ID), StartedAt: now}
+			if err := insertStep(ctx, tx, j.ID, st); err != nil {
+				return err
+			}
+			action, approval = &a, &st
+			if err := finishJourney(ctx, tx, j); err != nil {
+				return err
+			}
+			return r.writeEvents(ctx, tx)
 		})
+		if err == nil {
+			r.journal = nil
+		}
 		if errors.Is(err, errEnded) {
 			// Ended already: by an earlier attempt whose commit was
 			// reported lost, or by a sweep. Its reservation went back then.
+			// The journal is still written when the sweep was first; after
+			// an earlier attempt its steps are there, and the write fails
+			// on them, changing nothing.
+			if r.journalHasSteps() {
+				_ = s.o.DB.Transact(ctx, func(tx *store.Tx) error { return r.writeJournal(ctx, tx) })
+			}
+			r.journal = nil
 			return nil
 		}
 		return err
@@ -808,23 +935,17 @@ func (s *Service) redactArgsOf(ctx context.Context, name string, args json.RawMe
 
 func redactErr(s *Service, err error) string { return s.o.Redactor.String(err.Error()) }
 
-// auditViolation records a policy refusal.
-func (s *Service) auditViolation(ctx context.Context, r *run, tool, code, reason string) {
-	// The work is done: record it even if the caller went away.
-	ctx = context.WithoutCancel(ctx)
-	err := s.o.DB.Transact(ctx, func(tx *store.Tx) error {
-		_, err := audit.Append(ctx, tx, audit.Event{
-			Actor:   audit.Actor{Type: audit.ActorKey, ID: r.req.Caller.Key.ID},
-			Tenant:  r.j.TenantSlug,
-			Verb:    "policy.violation",
-			Subject: audit.Subject{Type: "journey", ID: r.j.ID},
-			Details: map[string]any{"code": code, "tool": tool, "skill": r.j.Skill, "reason": s.o.Redactor.String(reason)},
-		})
-		return err
-	})
-	if err != nil {
-		s.o.Log.ErrorContext(ctx, "could not audit a policy violation", "journey", r.j.ID, "err", err)
-	}
+// auditViolation records a policy refusal: the event goes in the
+// journal, written with the journey's end (or before its next external
+// effect).
+func (s *Service) auditViolation(_ context.Context, r *run, tool, code, reason string) {
+	r.journal = append(r.journal, journalEntry{event: &audit.Event{
+		Actor:   audit.Actor{Type: audit.ActorKey, ID: r.req.Caller.Key.ID},
+		Tenant:  r.j.TenantSlug,
+		Verb:    "policy.violation",
+		Subject: audit.Subject{Type: "journey", ID: r.j.ID},
+		Details: map[string]any{"code": code, "tool": tool, "skill": r.j.Skill, "reason": s.o.Redactor.String(reason)},
+	}})
 }
 
 // Sealer is the sealer of action arguments (tests and benchmarks create

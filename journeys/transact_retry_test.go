@@ -12,9 +12,10 @@ import (
 
 // TestRetriedFinishReturnsOneApprovalStep (PostgreSQL): the transaction
 // that ends a journey at its approval step is aborted as a deadlock — a
-// transaction of the test holds the journey's row and then asks for the
-// budget's row, which the journey's end holds — and store.Transact runs
-// it again. The journey comes back with one approval step, as stored,
+// transaction of the test takes the locks against Warden's order: it
+// holds the budget's row and then asks for the journey's, which the
+// journey's end holds (it locks the journey's row first) — and
+// store.Transact runs it again. The journey comes back with one approval step, as stored,
 // and one pending action.
 func TestRetriedFinishReturnsOneApprovalStep(t *testing.T) {
 	if !storetest.Postgres() {
@@ -45,28 +46,28 @@ func TestRetriedFinishReturnsOneApprovalStep(t *testing.T) {
 		if _, err := tx.ExecContext(ctx, `SET LOCAL deadlock_timeout = '30s'`); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE journeys SET status = status WHERE status = 'running'`); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE budgets SET reserved_micros = reserved_micros WHERE tenant_id = $1`, r.tenant.ID); err != nil {
 			t.Fatal(err)
 		}
 		go func() {
 			defer tx.Rollback()
-			// Once the journey's end waits for the journey's row, holding
-			// the budget's, ask for the budget's row.
+			// Once the journey's end waits for the budget's row, holding
+			// the journey's, ask for the journey's row.
 			deadline := time.Now().Add(20 * time.Second)
 			for {
 				var waiting int
 				r.db.Read().QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_stat_activity
-					WHERE wait_event_type = 'Lock' AND query LIKE '%UPDATE journeys SET skill%'`).Scan(&waiting)
+					WHERE wait_event_type = 'Lock' AND query LIKE '%UPDATE budgets SET reserved_micros = CASE%'`).Scan(&waiting)
 				if waiting > 0 {
 					break
 				}
 				if time.Now().After(deadline) {
-					blocker <- errors.New("the journey's end never waited for the journey's row")
+					blocker <- errors.New("the journey's end never waited for the budget's row")
 					return
 				}
 				time.Sleep(10 * time.Millisecond)
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE budgets SET reserved_micros = reserved_micros WHERE tenant_id = $1`, r.tenant.ID); err != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE journeys SET status = status WHERE status = 'running'`); err != nil {
 				blocker <- err
 				return
 			}

@@ -42,6 +42,7 @@ func TestExecuteAcrossReplicasCallsTheProviderOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	storetest.NoConflicts(t, other)
 	defer other.Close()
 	if lockKey(other, "k") == lockKey(f.db, "k") {
 		t.Fatal("the second replica shares the first one's in-process locks; the test would prove nothing")

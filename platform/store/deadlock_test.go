@@ -26,6 +26,7 @@ func TestTransactRunsADeadlockedTransactionAgain(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	before := db.TxStats()
 	var runs atomic.Int32
 	var locked sync.WaitGroup // both hold their first row before either asks for its second
 	locked.Add(2)
@@ -59,5 +60,8 @@ func TestTransactRunsADeadlockedTransactionAgain(t *testing.T) {
 	}
 	if n := runs.Load(); n != 3 {
 		t.Errorf("%d runs, want 3 (the deadlock's victim once more)", n)
+	}
+	if got := db.TxStats().Sub(before); got.Conflicts != 1 || got.Commits != 2 {
+		t.Errorf("TxStats = %+v, want 1 conflict (the deadlock) and 2 commits", got)
 	}
 }

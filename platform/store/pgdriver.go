@@ -31,7 +31,7 @@ func (d *pgDriver) Open(name string) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pgConn{inner: c}, nil
+	return &pgConn{inner: c, counters: txCountersFor(name)}, nil
 }
 
 // OpenConnector makes database/sql open connections with the context of
@@ -44,12 +44,13 @@ func (d *pgDriver) OpenConnector(name string) (driver.Connector, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pgConnector{inner: c, driver: d}, nil
+	return &pgConnector{inner: c, driver: d, counters: txCountersFor(name)}, nil
 }
 
 type pgConnector struct {
-	inner  driver.Connector
-	driver *pgDriver
+	inner    driver.Connector
+	driver   *pgDriver
+	counters *txCounters // the database's TxStats
 }
 
 func (c *pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -57,13 +58,17 @@ func (c *pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pgConn{inner: conn}, nil
+	return &pgConn{inner: conn, counters: c.counters}, nil
 }
 
 func (c *pgConnector) Driver() driver.Driver { return c.driver }
 
-// pgConn delegates to pgx's connection, rewriting queries and arguments.
-type pgConn struct{ inner driver.Conn }
+// pgConn delegates to pgx's connection, rewriting queries and arguments,
+// and counts its database's TxStats.
+type pgConn struct {
+	inner    driver.Conn
+	counters *txCounters
+}
 
 func (c *pgConn) Prepare(query string) (driver.Stmt, error) {
 	return c.PrepareContext(context.Background(), query)
@@ -81,17 +86,39 @@ func (c *pgConn) Begin() (driver.Tx, error) {
 }
 
 func (c *pgConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	return c.inner.(driver.ConnBeginTx).BeginTx(ctx, opts)
+	tx, err := c.inner.(driver.ConnBeginTx).BeginTx(ctx, opts)
+	if err != nil || opts.ReadOnly {
+		return tx, err
+	}
+	return &pgTx{inner: tx, counters: c.counters}, nil
 }
+
+// pgTx counts a read-write transaction that commits (TxStats).
+type pgTx struct {
+	inner    driver.Tx
+	counters *txCounters
+}
+
+func (t *pgTx) Commit() error {
+	if err := t.inner.Commit(); err != nil {
+		return t.counters.countConflict(err)
+	}
+	t.counters.commits.Add(1)
+	return nil
+}
+
+func (t *pgTx) Rollback() error { return t.inner.Rollback() }
 
 func (c *pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
 	q, a := rebindCached(query, args)
-	return c.inner.(driver.ExecerContext).ExecContext(ctx, q, a)
+	r, err := c.inner.(driver.ExecerContext).ExecContext(ctx, q, a)
+	return r, c.counters.countConflict(err)
 }
 
 func (c *pgConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
 	q, a := rebindCached(query, args)
-	return c.inner.(driver.QueryerContext).QueryContext(ctx, q, a)
+	r, err := c.inner.(driver.QueryerContext).QueryContext(ctx, q, a)
+	return r, c.counters.countConflict(err)
 }
 
 func (c *pgConn) Ping(ctx context.Context) error {

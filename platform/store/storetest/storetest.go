@@ -227,3 +227,21 @@ func execOn(ctx context.Context, dsn, stmt string) error {
 	_, err = db.ExecContext(ctx, stmt)
 	return err
 }
+
+// NoConflicts makes t fail, once it has ended (after the cleanups
+// registered later: the replicas stop first), when PostgreSQL aborted a
+// statement on db's database as a deadlock or serialization failure
+// since this call (store.TxStats): Warden takes its locks in one order
+// (action row → budget row → audit chain), so no transaction has to be
+// run again. It counts the statements of every handle on the same
+// database in this process. Nothing to check on SQLite.
+func NoConflicts(t testing.TB, db *store.DB) {
+	t.Helper()
+	before := db.TxStats()
+	t.Cleanup(func() {
+		if got := db.TxStats().Sub(before); got.Conflicts != 0 {
+			t.Errorf("%d statements aborted as deadlock or serialization failure and run again (%d write transactions committed); want none",
+				got.Conflicts, got.Commits)
+		}
+	})
+}
