@@ -80,6 +80,7 @@ func (r *rig) start(t testing.TB, workers int) {
 	t.Helper()
 	r.queue = jobs.New(r.db, slog.New(slog.NewTextHandler(io.Discard, nil)), workers)
 	r.queue.Register(notify.JobDeliver, r.svc.HandleDeliver)
+	r.queue.Lane(jobs.QueueNotify, workers)
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel, r.done = cancel, make(chan struct{})
 	go func() {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -153,7 +154,11 @@ func (s *Service) sendEmail(ctx context.Context, c Config, sec Secret, m Message
 	if err := msg.From(c.From); err != nil {
 		return &tools.Error{Kind: tools.Terminal, Reason: "sender", Err: err}
 	}
-	if err := msg.To(c.To...); err != nil {
+	to := m.To
+	if !m.PeopleOnly {
+		to = append(slices.Clone(c.To), m.To...)
+	}
+	if err := msg.To(to...); err != nil {
 		return &tools.Error{Kind: tools.Terminal, Reason: "recipients", Err: err}
 	}
 	msg.Subject(m.Title)
