@@ -144,6 +144,12 @@ func Take(ctx context.Context, db *store.DB, p identity.Principal, actionID stri
 			if err != nil {
 				return err
 			}
+			// Routes naming the assignee e-mail the taker and, on a
+			// take-over, the approver it was taken from.
+			info.Assignees = []string{p.ID}
+			if res.Previous != nil {
+				info.Assignees = append(info.Assignees, res.Previous.PrincipalID)
+			}
 			if err := notify.ActionTaken(ctx, tx, info, c.PrincipalName, now); err != nil {
 				return err
 			}
