@@ -366,7 +366,7 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	// Deliveries have a lane of their own: a receiver that hangs for its
 	// ten seconds takes a notification worker, never one executing an
 	// approved action.
-	queue.Lane(jobs.QueueNotify, notify.Workers)
+	queue.Lane(jobs.QueueNotify, notify.Workers, notify.FetchCooldown)
 	queue.Register(approvals.JobEscalate, approvals.HandleEscalate(db, time.Now))
 	queue.Register(approvals.JobRemind, approvals.HandleRemind(db, time.Now))
 	interval := o.AlertInterval

@@ -20,9 +20,15 @@ import (
 // JobDeliver is the kind of the job that sends one message.
 const JobDeliver = "notify_deliver"
 
-// Workers is how many workers the notifications' lane of the queue
-// (jobs.QueueNotify) has.
-const Workers = 4
+// The notifications' lane of the queue (jobs.QueueNotify): its workers,
+// and on PostgreSQL how soon River fetches again after a fetch. River's
+// default cooldown (100 ms) let two workers deliver about 20 messages a
+// second however fast the receiver; docs/notifications.md has the
+// numbers.
+const (
+	Workers       = 4
+	FetchCooldown = 5 * time.Millisecond
+)
 
 // deliverJob is JobDeliver's payload.
 type deliverJob struct {

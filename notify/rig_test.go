@@ -81,9 +81,16 @@ func newRig(t testing.TB, opts ...func(*notify.Options)) *rig {
 // with the delivery handler until the test ends.
 func (r *rig) start(t testing.TB, workers int) {
 	t.Helper()
+	r.startLane(t, workers, notify.FetchCooldown)
+}
+
+// startLane is start with the notifications' lane's River fetch cooldown
+// given.
+func (r *rig) startLane(t testing.TB, workers int, cooldown time.Duration) {
+	t.Helper()
 	r.queue = jobs.New(r.db, slog.New(slog.NewTextHandler(io.Discard, nil)), workers)
 	r.queue.Register(notify.JobDeliver, r.svc.HandleDeliver)
-	r.queue.Lane(jobs.QueueNotify, workers)
+	r.queue.Lane(jobs.QueueNotify, workers, cooldown)
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel, r.done = cancel, make(chan struct{})
 	go func() {
@@ -139,15 +146,26 @@ func (r *rig) propose(t testing.TB, amountMinor int64) approvals.Action {
 // pii is what the proposal carries that no message may.
 var pii = []string{"jane.doe@example.com", "Jane Doe", "called about"}
 
-// waitFor polls cond until it holds or 20 s pass.
+// waitFor polls cond every 20 ms until it holds or 20 s pass.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	pollFor(t, what, 20*time.Millisecond, 20*time.Second, cond)
+}
+
+// pollFor checks cond every interval until it holds, and fails the test
+// when it still does not after limit.
+func pollFor(t testing.TB, what string, interval, limit time.Duration, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	deadline := time.NewTimer(limit)
+	defer deadline.Stop()
 	for !cond() {
-		if time.Now().After(deadline) {
+		select {
+		case <-tick.C:
+		case <-deadline.C:
 			t.Fatalf("timed out waiting for %s", what)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -232,6 +250,13 @@ func newReceiver(t testing.TB) *receiver {
 		rc.Close()
 	})
 	return rc
+}
+
+// count is how many requests arrived.
+func (rc *receiver) count() int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return len(rc.got)
 }
 
 func (rc *receiver) requests() []request {

@@ -151,9 +151,10 @@ type Queue struct {
 
 // lane is one queue's workers.
 type lane struct {
-	name    string
-	workers int
-	wake    chan struct{}
+	name     string
+	workers  int
+	cooldown time.Duration // River's FetchCooldown for this lane; 0: the queue's
+	wake     chan struct{}
 }
 
 // New returns a queue over db with the given number of workers for the
@@ -163,7 +164,7 @@ func New(db *store.DB, log *slog.Logger, workers int) *Queue {
 		db: db, log: log, lease: 5 * time.Minute, poll: time.Second, cooldown: 100 * time.Millisecond,
 		handlers: map[string]Handler{}, now: time.Now, backoff: Backoff,
 	}
-	q.Lane(QueueDefault, workers)
+	q.Lane(QueueDefault, workers, 0)
 	q.handlers[cleanupKind] = func(ctx context.Context, _ Job) error {
 		_, err := Cleanup(ctx, q.db, q.now())
 		return err
@@ -180,15 +181,18 @@ func Backoff(attempt int) time.Duration {
 }
 
 // Lane gives the jobs enqueued with Options.Queue name workers of their
-// own (at least one); jobs of a lane no queue runs wait. Call before Run.
-func (q *Queue) Lane(name string, workers int) {
+// own (at least one); jobs of a lane no queue runs wait. cooldown, on
+// PostgreSQL, is the lane's River FetchCooldown (0: the queue's, see
+// Polling): a busy lane fetches at most its free workers' worth of jobs
+// per cooldown, so short jobs want a short one. Call before Run.
+func (q *Queue) Lane(name string, workers int, cooldown time.Duration) {
 	for _, l := range q.lanes {
 		if l.name == name {
-			l.workers = max(1, workers)
+			l.workers, l.cooldown = max(1, workers), cooldown
 			return
 		}
 	}
-	q.lanes = append(q.lanes, &lane{name: name, workers: max(1, workers), wake: make(chan struct{}, 1)})
+	q.lanes = append(q.lanes, &lane{name: name, workers: max(1, workers), cooldown: cooldown, wake: make(chan struct{}, 1)})
 }
 
 // Polling sets how often idle workers look for due jobs (poll, a second

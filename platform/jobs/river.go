@@ -176,7 +176,7 @@ func (q *Queue) startRiver(ctx context.Context) (*river.Client[pgx.Tx], *pgxpool
 	queues := map[string]river.QueueConfig{}
 	conns := 4
 	for _, l := range q.lanes {
-		queues[l.name] = river.QueueConfig{MaxWorkers: l.workers}
+		queues[l.name] = river.QueueConfig{MaxWorkers: l.workers, FetchCooldown: min(l.cooldown, q.poll)}
 		conns += l.workers + 1
 	}
 	cfg.MaxConns = int32(conns)
