@@ -77,6 +77,14 @@ func scanClaim(s store.Scanner) (Claim, error) {
 	return c, nil
 }
 
+// MayTake reports whether p may take a (of tenant tenantSlug) at now:
+// whether p may decide it (Check), approvedByP saying whether p already
+// approved it. The queue offers Take only where this holds; Take itself
+// checks again with every earlier approver.
+func MayTake(p identity.Principal, a Action, tenantSlug string, approvedByP bool, now time.Time) bool {
+	return !approvedByP && Check(p, a, tenantSlug, nil, a.PayloadDigest, now) == nil
+}
+
 // TakeResult says what Take did: the claim now in force and, when the
 // action was held by someone else, who that was (the claim moves to the
 // taker all the same: it is advisory).

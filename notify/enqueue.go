@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/audit"
-	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/platform/jobs"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/principals"
@@ -54,9 +53,10 @@ type ActionInfo struct {
 	ApprovalsGiven    int
 	ExpiresAt         time.Time
 	CreatedAt         time.Time
-	// KeyID is the virtual key that proposed the action: its owner is
-	// RecipientOwner. Never shown in a message.
-	KeyID string
+	// OwnerID is the principal who created the virtual key that proposed
+	// the action ("" for a key made on the command line): RecipientOwner.
+	// Never shown in a message.
+	OwnerID string
 	// Assignees are the principal ids RecipientAssignee names: the
 	// approver who took the action and the one it was taken from.
 	Assignees []string
@@ -65,12 +65,12 @@ type ActionInfo struct {
 // about is whom a message concerns, to resolve routes' recipients.
 type about struct {
 	tenantSlug string
-	keyID      string
+	owner      string
 	assignees  []string
 }
 
 func (a ActionInfo) about() about {
-	return about{tenantSlug: a.TenantSlug, keyID: a.KeyID, assignees: a.Assignees}
+	return about{tenantSlug: a.TenantSlug, owner: a.OwnerID, assignees: a.Assignees}
 }
 
 // addresses are the e-mail addresses of the people r names for a message
@@ -81,14 +81,8 @@ func (r Route) addresses(ctx context.Context, q store.Querier, ab about) ([]stri
 	if assignee {
 		aud.IDs = append(aud.IDs, ab.assignees...)
 	}
-	if owner && ab.keyID != "" {
-		k, err := keys.ByID(ctx, q, ab.keyID)
-		if err != nil && !errors.Is(err, keys.ErrNotFound) {
-			return nil, fmt.Errorf("owner of key %s: %w", ab.keyID, err)
-		}
-		if err == nil && k.CreatedBy != "" {
-			aud.IDs = append(aud.IDs, k.CreatedBy)
-		}
+	if owner && ab.owner != "" {
+		aud.IDs = append(aud.IDs, ab.owner)
 	}
 	return principals.Addresses(ctx, q, aud, ab.tenantSlug)
 }

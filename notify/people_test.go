@@ -173,7 +173,7 @@ func TestAssigneeAndOwner(t *testing.T) {
 	err := r.db.Transact(t.Context(), func(tx *store.Tx) error {
 		k, _, err := keys.Create(t.Context(), tx, r.sealer, keys.NewSpec{TenantID: r.tenant.ID, Name: "refund agent", Scopes: []string{"tool:refund"},
 			RatePerMin: 60, Burst: 10, CreatedBy: erin.ID})
-		r.keyID = k.ID
+		r.keyID, r.keyOwner = k.ID, approvals.KeyOwner(k.CreatedBy)
 		return err
 	})
 	if err != nil {

@@ -39,14 +39,15 @@ import (
 var admin = audit.Actor{Type: audit.ActorPrincipal, ID: "erin"}
 
 type rig struct {
-	db     *store.DB
-	sealer *seal.Sealer
-	svc    *notify.Service
-	tenant tenants.Tenant
-	queue  *jobs.Queue
-	cancel context.CancelFunc
-	done   chan struct{}
-	keyID  string // the key proposals come from ("k1" unless set)
+	db       *store.DB
+	sealer   *seal.Sealer
+	svc      *notify.Service
+	tenant   tenants.Tenant
+	queue    *jobs.Queue
+	cancel   context.CancelFunc
+	done     chan struct{}
+	keyID    string // the key proposals come from ("k1" unless set)
+	keyOwner string // who created it
 }
 
 // newRig opens a database with tenant acme and a notify service allowed to
@@ -133,7 +134,7 @@ func (r *rig) propose(t testing.TB, amountMinor int64) approvals.Action {
 			ArgsRedacted: json.RawMessage(`{"order_id":"ORD-1004","email":"[email]","amount_minor":240000}`),
 			Summary:      "Refund $2,400.00 for ORD-1004", AgentSummary: "Refund for Jane Doe, jane.doe@example.com",
 			Reason: "Jane Doe called about order ORD-1004", AmountMinor: &amountMinor, Currency: "USD",
-			Rule: "refunds over $500", ApprovalsRequired: 2,
+			Rule: "refunds over $500", ApprovalsRequired: 2, KeyOwner: r.keyOwner,
 		}, time.Now())
 		return err
 	})

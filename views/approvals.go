@@ -36,6 +36,9 @@ type ApprovalQueueView struct {
 	Approved map[string]bool
 	// Claims are the Takes in force on the rows, by action id.
 	Claims map[string]approvals.Claim
+	// CanTake marks the rows the viewer may take (approvals.MayTake): only
+	// they offer Take.
+	CanTake map[string]bool
 	// ViewerID and CSRF let a row offer Take (the rows partial has no Page).
 	ViewerID string
 	CSRF     string

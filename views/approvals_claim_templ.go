@@ -276,7 +276,7 @@ func queueClaim(v ApprovalQueueView, r approvals.Row) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-		} else if !v.Approved[r.ID] && v.CSRF != "" {
+		} else if v.CanTake[r.ID] && v.CSRF != "" {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "<form method=\"post\" action=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
