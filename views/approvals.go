@@ -113,6 +113,10 @@ type ApprovalView struct {
 	Claim     *approvals.Claim
 	ClaimMine bool
 	Owners    []runbooks.Owned
+	// KeyOwner names who created the agent's key that proposed the action
+	// ("" for a key made on the command line): a route naming "owner"
+	// e-mails them when the action expires undecided.
+	KeyOwner string
 }
 
 // ApprovalConflictView explains a decision that could not be recorded

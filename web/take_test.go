@@ -95,6 +95,9 @@ func TestTakeAndRelease(t *testing.T) {
 		t.Errorf("alice's queue: Take on her own key's action %d times, on another %d times; want 0 and 1",
 			q.Doc.Find(`[data-testid="take-`+own+`"]`).Length(), q.Doc.Find(`[data-testid="take-`+id+`"]`).Length())
 	}
+	if got := bob.get("/approvals/" + own).Doc.Find(`[data-testid="action-key-owner"]`).Text(); !strings.Contains(got, "created by Alice Approver") {
+		t.Errorf("the action page names the key's owner as %q", got)
+	}
 	if r := alice.post("/approvals/"+own+"/take", alice.withCSRF(url.Values{}), nil); r.Status < 400 || claims() != 0 {
 		t.Errorf("alice taking her own key's action = %d (%d claims), want a refusal and none", r.Status, claims())
 	}
