@@ -392,14 +392,34 @@ func page(ctx context.Context, tx *store.Tx, channelID, dedup string, resolved b
 	return time.Time{}, false, nil
 }
 
+// The Timing settings are one row of notify_settings: each getter reads
+// its column, each setter validates, writes it and audits the change.
+
+// setting reads one column of notify_settings (a constant, never input).
+func setting(ctx context.Context, q store.Querier, column string) (int64, error) {
+	var v int64
+	if err := q.QueryRowContext(ctx, `SELECT `+column+` FROM notify_settings WHERE id = 1`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("notify settings: %w", err)
+	}
+	return v, nil
+}
+
+// setSetting writes one column of notify_settings, audited as verb with
+// the new value under unit ("seconds", "percent", "minutes").
+func setSetting(ctx context.Context, tx *store.Tx, by audit.Actor, column string, v int64, verb, subject, unit string) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE notify_settings SET `+column+` = ? WHERE id = 1`, v); err != nil {
+		return fmt.Errorf("set %s: %w", subject, err)
+	}
+	_, err := audit.Append(ctx, tx, audit.Event{Actor: by, Verb: verb, Subject: audit.Subject{Type: "notify_settings", ID: subject},
+		Details: map[string]any{unit: v}})
+	return err
+}
+
 // QuietTime is how long a resolution waits before it is sent (a re-fire
 // within it pages nothing).
 func QuietTime(ctx context.Context, q store.Querier) (time.Duration, error) {
-	var s int64
-	if err := q.QueryRowContext(ctx, `SELECT quiet_seconds FROM notify_settings WHERE id = 1`).Scan(&s); err != nil {
-		return 0, fmt.Errorf("notify settings: %w", err)
-	}
-	return time.Duration(s) * time.Second, nil
+	s, err := setting(ctx, q, "quiet_seconds")
+	return time.Duration(s) * time.Second, err
 }
 
 // MaxQuietTime bounds the quiet time.
@@ -410,22 +430,14 @@ func SetQuietTime(ctx context.Context, tx *store.Tx, by audit.Actor, d time.Dura
 	if d < 0 || d > MaxQuietTime || d%time.Second != 0 {
 		return &store.ValidationError{Fields: map[string]string{"quiet_seconds": "The quiet time is a whole number of seconds from 0 to 86400."}}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE notify_settings SET quiet_seconds = ? WHERE id = 1`, int64(d/time.Second)); err != nil {
-		return fmt.Errorf("set quiet time: %w", err)
-	}
-	_, err := audit.Append(ctx, tx, audit.Event{Actor: by, Verb: "notify.quiet_time_set", Subject: audit.Subject{Type: "notify_settings", ID: "quiet_time"},
-		Details: map[string]any{"seconds": int64(d / time.Second)}})
-	return err
+	return setSetting(ctx, tx, by, "quiet_seconds", int64(d/time.Second), "notify.quiet_time_set", "quiet_time", "seconds")
 }
 
 // EscalationPercent is the share of a pending action's lifetime, in
 // percent, after which an undecided action escalates.
 func EscalationPercent(ctx context.Context, q store.Querier) (int, error) {
-	var p int
-	if err := q.QueryRowContext(ctx, `SELECT escalate_percent FROM notify_settings WHERE id = 1`).Scan(&p); err != nil {
-		return 0, fmt.Errorf("notify settings: %w", err)
-	}
-	return p, nil
+	p, err := setting(ctx, q, "escalate_percent")
+	return int(p), err
 }
 
 // SetEscalationPercent changes it (1 to 99), with
@@ -434,22 +446,14 @@ func SetEscalationPercent(ctx context.Context, tx *store.Tx, by audit.Actor, per
 	if percent < 1 || percent > 99 {
 		return &store.ValidationError{Fields: map[string]string{"escalate_percent": "Escalate after 1 to 99 percent of an action's lifetime."}}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE notify_settings SET escalate_percent = ? WHERE id = 1`, percent); err != nil {
-		return fmt.Errorf("set escalation: %w", err)
-	}
-	_, err := audit.Append(ctx, tx, audit.Event{Actor: by, Verb: "notify.escalation_set", Subject: audit.Subject{Type: "notify_settings", ID: "escalation"},
-		Details: map[string]any{"percent": percent}})
-	return err
+	return setSetting(ctx, tx, by, "escalate_percent", int64(percent), "notify.escalation_set", "escalation", "percent")
 }
 
 // ReminderWait is how long a pending action waits before its approvers
 // are reminded; 0 for never.
 func ReminderWait(ctx context.Context, q store.Querier) (time.Duration, error) {
-	var m int64
-	if err := q.QueryRowContext(ctx, `SELECT remind_minutes FROM notify_settings WHERE id = 1`).Scan(&m); err != nil {
-		return 0, fmt.Errorf("notify settings: %w", err)
-	}
-	return time.Duration(m) * time.Minute, nil
+	m, err := setting(ctx, q, "remind_minutes")
+	return time.Duration(m) * time.Minute, err
 }
 
 // SetReminderWait changes it (whole minutes, 0 to a week), with
@@ -458,12 +462,23 @@ func SetReminderWait(ctx context.Context, tx *store.Tx, by audit.Actor, d time.D
 	if d < 0 || d > 7*24*time.Hour || d%time.Minute != 0 {
 		return &store.ValidationError{Fields: map[string]string{"remind_minutes": "Remind after a whole number of minutes from 0 (never) to 10080 (a week)."}}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE notify_settings SET remind_minutes = ? WHERE id = 1`, int64(d/time.Minute)); err != nil {
-		return fmt.Errorf("set reminder: %w", err)
+	return setSetting(ctx, tx, by, "remind_minutes", int64(d/time.Minute), "notify.reminder_set", "reminder", "minutes")
+}
+
+// ClaimTime is how long an approver's Take holds a pending action before
+// it is released by itself (approvals.Take).
+func ClaimTime(ctx context.Context, q store.Querier) (time.Duration, error) {
+	m, err := setting(ctx, q, "claim_minutes")
+	return time.Duration(m) * time.Minute, err
+}
+
+// SetClaimTime changes it (whole minutes, 1 to a day), with
+// notify.claim_time_set.
+func SetClaimTime(ctx context.Context, tx *store.Tx, by audit.Actor, d time.Duration) error {
+	if d < time.Minute || d > 24*time.Hour || d%time.Minute != 0 {
+		return &store.ValidationError{Fields: map[string]string{"claim_minutes": "A Take holds for 1 to 1440 minutes."}}
 	}
-	_, err := audit.Append(ctx, tx, audit.Event{Actor: by, Verb: "notify.reminder_set", Subject: audit.Subject{Type: "notify_settings", ID: "reminder"},
-		Details: map[string]any{"minutes": int64(d / time.Minute)}})
-	return err
+	return setSetting(ctx, tx, by, "claim_minutes", int64(d/time.Minute), "notify.claim_time_set", "claim", "minutes")
 }
 
 // ActionReminder reminds the routes of new pending actions that a still
@@ -476,30 +491,6 @@ func ActionReminder(ctx context.Context, tx *store.Tx, a ActionInfo, now time.Ti
 	m := Message{Event: EventActionPending, Title: "Reminder, approval still needed: " + a.Summary, Summary: a.Summary, Tenant: a.TenantSlug,
 		Fields: a.fields(), Link: "/approvals/" + a.ID, At: now}
 	return enqueueAll(ctx, tx, routes, a.ID+"#reminder", a.TenantID, a.about(), m, func(r Route) bool { return r.hearsAction(a.Tool, a.AmountMinor) })
-}
-
-// ClaimTime is how long an approver's Take holds a pending action before
-// it is released by itself (approvals.Take).
-func ClaimTime(ctx context.Context, q store.Querier) (time.Duration, error) {
-	var m int64
-	if err := q.QueryRowContext(ctx, `SELECT claim_minutes FROM notify_settings WHERE id = 1`).Scan(&m); err != nil {
-		return 0, fmt.Errorf("notify settings: %w", err)
-	}
-	return time.Duration(m) * time.Minute, nil
-}
-
-// SetClaimTime changes it (whole minutes, 1 to a day), with
-// notify.claim_time_set.
-func SetClaimTime(ctx context.Context, tx *store.Tx, by audit.Actor, d time.Duration) error {
-	if d < time.Minute || d > 24*time.Hour || d%time.Minute != 0 {
-		return &store.ValidationError{Fields: map[string]string{"claim_minutes": "A Take holds for 1 to 1440 minutes."}}
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE notify_settings SET claim_minutes = ? WHERE id = 1`, int64(d/time.Minute)); err != nil {
-		return fmt.Errorf("set claim time: %w", err)
-	}
-	_, err := audit.Append(ctx, tx, audit.Event{Actor: by, Verb: "notify.claim_time_set", Subject: audit.Subject{Type: "notify_settings", ID: "claim"},
-		Details: map[string]any{"minutes": int64(d / time.Minute)}})
-	return err
 }
 
 // ActionTaken tells the routes of EventAssigned that an approver took a:

@@ -170,6 +170,19 @@ func pollFor(t testing.TB, what string, interval, limit time.Duration, cond func
 	}
 }
 
+// waitSettled waits until the queue has no job due, running or waiting
+// for a retry: after it, nothing more will be sent.
+func (r *rig) waitSettled(t testing.TB) {
+	t.Helper()
+	waitFor(t, "the queue settled", func() bool {
+		n, err := jobs.CountPending(context.Background(), r.db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n == 0
+	})
+}
+
 // deliveryStatuses counts the deliveries by status.
 func (r *rig) deliveryStatuses(t testing.TB) map[string]int {
 	t.Helper()
