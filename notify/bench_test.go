@@ -97,3 +97,38 @@ func BenchmarkDeliveryThroughput(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkDeliveryLatency is how long one message takes from the commit
+// that queued it to its arrival at a loopback webhook, the lane idle
+// between messages: on PostgreSQL River learns of the insert through
+// LISTEN/NOTIFY (the insert's trigger), or else at its next poll, a second
+// later. Reported as p50 and p99.
+func BenchmarkDeliveryLatency(b *testing.B) {
+	r := newRig(b)
+	rc := newReceiver(b)
+	ch := r.channel(b, notify.Input{Name: "hook", Kind: notify.Webhook, Secret: notify.Secret{URL: rc.URL + "/hook", SigningSecret: signingSecret}})
+	r.route(b, notify.Route{Event: notify.EventActionPending, ChannelID: ch.ID})
+	r.start(b, notify.Workers)
+	ctx := context.Background()
+	lat := make([]time.Duration, 0, b.N)
+	i := 0
+	for b.Loop() {
+		i++
+		want := rc.count() + 1
+		err := r.db.Transact(ctx, func(tx *store.Tx) error {
+			return notify.ActionPending(ctx, tx, notify.ActionInfo{ID: fmt.Sprintf("act_%d", i), TenantID: r.tenant.ID, TenantSlug: "acme",
+				Tool: "refund", Summary: "Refund $24.00", Amount: "$24.00", ApprovalsRequired: 1, ExpiresAt: time.Now().Add(time.Hour), CreatedAt: time.Now()})
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		r.queue.Notify()
+		start := time.Now()
+		pollFor(b, "the message", 500*time.Microsecond, time.Minute, func() bool { return rc.count() >= want })
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
