@@ -371,6 +371,10 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	// loopback and private addresses only in development mode.
 	nt := notify.New(notify.Options{DB: db, Sealer: sealer, Log: log, BaseURL: o.PublicURL, AllowInternal: o.DevMode})
 	queue.Register(notify.JobDeliver, nt.HandleDeliver)
+	// Deliveries have a lane of their own: a receiver that hangs for its
+	// ten seconds takes a notification worker, never one executing an
+	// approved action.
+	queue.Lane(jobs.QueueNotify, notify.Workers, notify.FetchCooldown)
 	queue.Register(approvals.JobEscalate, approvals.HandleEscalate(db, time.Now))
 	queue.Register(approvals.JobRemind, approvals.HandleRemind(db, time.Now))
 	interval := o.AlertInterval

@@ -77,6 +77,14 @@ func scanClaim(s store.Scanner) (Claim, error) {
 	return c, nil
 }
 
+// MayTake reports whether p may take a (of tenant tenantSlug) at now:
+// whether p may decide it (Check), approvedByP saying whether p already
+// approved it. The queue offers Take only where this holds; Take itself
+// checks again with every earlier approver.
+func MayTake(p identity.Principal, a Action, tenantSlug string, approvedByP bool, now time.Time) bool {
+	return !approvedByP && Check(p, a, tenantSlug, nil, a.PayloadDigest, now) == nil
+}
+
 // TakeResult says what Take did: the claim now in force and, when the
 // action was held by someone else, who that was (the claim moves to the
 // taker all the same: it is advisory).
@@ -143,6 +151,12 @@ func Take(ctx context.Context, db *store.DB, p identity.Principal, actionID stri
 			info, err := NotifyInfo(ctx, tx, a, t)
 			if err != nil {
 				return err
+			}
+			// Routes naming the assignee e-mail the taker and, on a
+			// take-over, the approver it was taken from.
+			info.Assignees = []string{p.ID}
+			if res.Previous != nil {
+				info.Assignees = append(info.Assignees, res.Previous.PrincipalID)
 			}
 			if err := notify.ActionTaken(ctx, tx, info, c.PrincipalName, now); err != nil {
 				return err

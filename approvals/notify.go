@@ -26,7 +26,7 @@ func NotifyInfo(ctx context.Context, q store.Querier, a Action, tenantSlug strin
 	}
 	info := notify.ActionInfo{ID: a.ID, TenantID: a.TenantID, TenantSlug: tenantSlug, Tool: a.Tool, Summary: a.Summary,
 		AmountMinor: a.AmountMinor, ApprovalsRequired: a.ApprovalsRequired, ApprovalsGiven: a.ApprovalsGiven,
-		ExpiresAt: a.ExpiresAt, CreatedAt: a.CreatedAt}
+		ExpiresAt: a.ExpiresAt, CreatedAt: a.CreatedAt, OwnerID: a.KeyOwner}
 	if amt, ok := a.Amount(); ok {
 		info.Amount = money.Format(amt)
 	}

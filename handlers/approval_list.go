@@ -100,6 +100,10 @@ func loadQueue(c echo.Context, st *store.DB) (views.ApprovalQueueView, error) {
 		return views.ApprovalQueueView{}, err
 	}
 	v.ViewerID, v.CSRF = user.ID, PageFor(c, "").CSRF
+	v.CanTake = make(map[string]bool, len(rows.Rows))
+	for _, r := range rows.Rows {
+		v.CanTake[r.ID] = approvals.MayTake(*user, r.Action, r.TenantSlug, v.Approved[r.ID], now)
+	}
 	v.NextPage, v.PrevPage = pageLinks("/approvals", filterQuery(ff), rows)
 	return v, nil
 }

@@ -165,6 +165,9 @@ func loadApproval(ctx context.Context, st *store.DB, user *identity.Principal, i
 	if v.RequestedBy, err = principals.NameOf(ctx, st, a.RequestedBy); err != nil {
 		return views.ApprovalView{}, err
 	}
+	if v.KeyOwner, err = principals.NameOf(ctx, st, a.KeyOwner); err != nil {
+		return views.ApprovalView{}, err
+	}
 	if a.Status == approvals.StatusPending {
 		c, held, err := approvals.ClaimOf(ctx, q, a.ID, now)
 		if err != nil {

@@ -20,8 +20,10 @@ func (h *Console) NotificationRouteAdd(c echo.Context) error {
 		return err
 	}
 	f := views.RouteForm{Event: c.FormValue("event"), TenantID: c.FormValue("tenant"), ChannelID: c.FormValue("channel"),
-		MinAmount: strings.TrimSpace(c.FormValue("min_amount")), Tools: strings.TrimSpace(c.FormValue("tools")), MinSeverity: c.FormValue("min_severity")}
-	r := notify.Route{Event: f.Event, TenantID: f.TenantID, ChannelID: f.ChannelID, Tools: notify.SplitList(f.Tools), MinSeverity: f.MinSeverity}
+		MinAmount: strings.TrimSpace(c.FormValue("min_amount")), Tools: strings.TrimSpace(c.FormValue("tools")), MinSeverity: c.FormValue("min_severity"),
+		Recipients: strings.TrimSpace(c.FormValue("recipients"))}
+	r := notify.Route{Event: f.Event, TenantID: f.TenantID, ChannelID: f.ChannelID, Tools: notify.SplitList(f.Tools), MinSeverity: f.MinSeverity,
+		Recipients: notify.SplitList(f.Recipients)}
 	errs := views.FieldErrors{}
 	if f.MinAmount != "" {
 		// In the action's currency, read with two decimals: the amount

@@ -56,20 +56,15 @@ func startAlertmanager(t *testing.T) string {
 		}
 	})
 	base := "http://" + addr
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	pollFor(t, "alertmanager ready", 100*time.Millisecond, 20*time.Second, func() bool {
 		resp, err := http.Get(base + "/-/ready")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return base
-			}
+		if err != nil {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("alertmanager did not become ready: %v\n%s", err, out.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	return base
 }
 
 type amAlert struct {

@@ -7,7 +7,6 @@ import (
 	"net/mail"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/wardenhq/warden/notify"
 )
@@ -107,7 +106,7 @@ func TestEmailRefusedThenAccepted(t *testing.T) {
 	if c.Failing() || c.LastOK.IsZero() || !strings.Contains(c.LastError, "451") {
 		t.Errorf("channel health = failing %v, last ok %v, last error %q; want healthy after the retry, the 451 kept as last error", c.Failing(), c.LastOK, c.LastError)
 	}
-	time.Sleep(300 * time.Millisecond) // a second delivery would have arrived by now
+	r.waitSettled(t) // nothing more will be sent
 	if got := len(s.received()); got != 1 {
 		t.Errorf("messages received = %d, want 1", got)
 	}

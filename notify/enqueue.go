@@ -6,16 +6,28 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/platform/jobs"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/principals"
 )
 
 // JobDeliver is the kind of the job that sends one message.
 const JobDeliver = "notify_deliver"
+
+// The notifications' lane of the queue (jobs.QueueNotify): its workers,
+// and on PostgreSQL how soon River fetches again after a fetch. River's
+// default cooldown (100 ms) let two workers deliver about 20 messages a
+// second however fast the receiver; docs/notifications.md has the
+// numbers.
+const (
+	Workers       = 4
+	FetchCooldown = 5 * time.Millisecond
+)
 
 // deliverJob is JobDeliver's payload.
 type deliverJob struct {
@@ -41,6 +53,86 @@ type ActionInfo struct {
 	ApprovalsGiven    int
 	ExpiresAt         time.Time
 	CreatedAt         time.Time
+	// OwnerID is the principal who created the virtual key that proposed
+	// the action ("" for a key made on the command line): RecipientOwner.
+	// Never shown in a message.
+	OwnerID string
+	// Assignees are the principal ids RecipientAssignee names: the
+	// approver who took the action and the one it was taken from.
+	Assignees []string
+}
+
+// about is whom a message concerns, to resolve routes' recipients.
+type about struct {
+	tenantSlug string
+	owner      string
+	assignees  []string
+}
+
+func (a ActionInfo) about() about {
+	return about{tenantSlug: a.TenantSlug, owner: a.OwnerID, assignees: a.Assignees}
+}
+
+// addresses are the e-mail addresses of the people r names for a message
+// about ab: those who may see its tenant (principals.Addresses).
+func (r Route) addresses(ctx context.Context, q store.Querier, ab about) ([]string, error) {
+	people, groups, assignee, owner := r.people()
+	aud := principals.Audience{People: people, Groups: groups}
+	if assignee {
+		aud.IDs = append(aud.IDs, ab.assignees...)
+	}
+	if owner && ab.owner != "" {
+		aud.IDs = append(aud.IDs, ab.owner)
+	}
+	return principals.Addresses(ctx, q, aud, ab.tenantSlug)
+}
+
+// target is one channel's share of a message: the channel's own
+// recipients (routes that name nobody) and the people routes name.
+type target struct {
+	channelID  string
+	to         []string
+	peopleOnly bool
+}
+
+// targets groups the routes that hear a message by channel: a channel
+// named by several routes gets the message once, addressed to everyone
+// they name. A route whose people resolve to nobody (no one of theirs may
+// see the tenant) adds nothing.
+func targets(ctx context.Context, q store.Querier, routes []Route, ab about, hears func(Route) bool) ([]target, error) {
+	var out []target
+	index := map[string]int{}
+	for _, r := range routes {
+		if !hears(r) {
+			continue
+		}
+		var to []string
+		if len(r.Recipients) > 0 {
+			var err error
+			if to, err = r.addresses(ctx, q, ab); err != nil {
+				return nil, err
+			}
+			if len(to) == 0 {
+				continue
+			}
+		}
+		i, ok := index[r.ChannelID]
+		if !ok {
+			i = len(out)
+			index[r.ChannelID] = i
+			out = append(out, target{channelID: r.ChannelID, peopleOnly: true})
+		}
+		t := &out[i]
+		if len(r.Recipients) == 0 {
+			t.peopleOnly = false
+		}
+		for _, a := range to {
+			if !slices.Contains(t.to, a) {
+				t.to = append(t.to, a)
+			}
+		}
+	}
+	return out, nil
 }
 
 func (a ActionInfo) fields() []Field {
@@ -63,7 +155,7 @@ func ActionPending(ctx context.Context, tx *store.Tx, a ActionInfo) error {
 	if err != nil || len(routes) == 0 {
 		return err
 	}
-	return enqueueAll(ctx, tx, routes, a.ID, a.TenantID, pendingMessage(a), func(r Route) bool { return r.hearsAction(a.Tool, a.AmountMinor) }, time.Time{})
+	return enqueueAll(ctx, tx, routes, a.ID, a.TenantID, a.about(), pendingMessage(a), func(r Route) bool { return r.hearsAction(a.Tool, a.AmountMinor) })
 }
 
 // pendingMessage is the message of a new pending action.
@@ -94,7 +186,7 @@ func ActionProposed(ctx context.Context, tx *store.Tx, a ActionInfo) (escalateAt
 		}
 	}
 	if len(pending) > 0 {
-		if err := enqueueAll(ctx, tx, pending, a.ID, a.TenantID, pendingMessage(a), func(r Route) bool { return r.hearsAction(a.Tool, a.AmountMinor) }, time.Time{}); err != nil {
+		if err := enqueueAll(ctx, tx, pending, a.ID, a.TenantID, a.about(), pendingMessage(a), func(r Route) bool { return r.hearsAction(a.Tool, a.AmountMinor) }); err != nil {
 			return time.Time{}, time.Time{}, err
 		}
 	}
@@ -120,7 +212,7 @@ func ActionEscalated(ctx context.Context, tx *store.Tx, a ActionInfo, now time.T
 	}
 	m := Message{Event: EventEscalation, Title: "Still undecided: " + a.Summary, Summary: a.Summary, Tenant: a.TenantSlug,
 		Fields: a.fields(), Link: "/approvals/" + a.ID, At: now}
-	return enqueueAll(ctx, tx, routes, a.ID+"#escalation", a.TenantID, m, func(r Route) bool { return r.hearsAction(a.Tool, a.AmountMinor) }, time.Time{})
+	return enqueueAll(ctx, tx, routes, a.ID+"#escalation", a.TenantID, a.about(), m, func(r Route) bool { return r.hearsAction(a.Tool, a.AmountMinor) })
 }
 
 // ReviewNeeded tells the routes of reviews that a's execution failed in a
@@ -140,7 +232,7 @@ func ReviewNeeded(ctx context.Context, tx *store.Tx, a ActionInfo, why string, n
 	}
 	m := Message{Event: EventReview, Title: "Execution needs review: " + a.Summary, Summary: a.Summary, Tenant: a.TenantSlug,
 		Fields: f, Link: "/approvals/" + a.ID, At: now}
-	return enqueueAll(ctx, tx, routes, a.ID+"#review", a.TenantID, m, func(Route) bool { return true }, time.Time{})
+	return enqueueAll(ctx, tx, routes, a.ID+"#review", a.TenantID, a.about(), m, func(Route) bool { return true })
 }
 
 // AlertInfo is what a message about an alert may say.
@@ -192,54 +284,48 @@ func AlertChanged(ctx context.Context, tx *store.Tx, a AlertInfo) error {
 	if err != nil {
 		return err
 	}
-	seen := map[string]bool{}
-	for _, r := range routes {
-		if seen[r.ChannelID] || !r.hearsAlert(a.Severity) {
-			continue
-		}
-		seen[r.ChannelID] = true
+	ts, err := targets(ctx, tx, routes, about{tenantSlug: a.TenantSlug}, func(r Route) bool { return r.hearsAlert(a.Severity) })
+	if err != nil {
+		return err
+	}
+	for _, t := range ts {
 		id := "msg_" + store.NewID()
-		runAt, send, err := page(ctx, tx, r.ChannelID, a.DedupKey(), a.Resolved != nil, id, now, quiet)
+		runAt, send, err := page(ctx, tx, t.channelID, a.DedupKey(), a.Resolved != nil, id, now, quiet)
 		if err != nil {
 			return err
 		}
 		if !send {
 			continue
 		}
-		if err := enqueue(ctx, tx, id, r.ChannelID, a.ID, a.TenantID, m, runAt); err != nil {
+		if err := enqueue(ctx, tx, id, t, a.ID, a.TenantID, m, runAt); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// enqueueAll writes one delivery per channel whose route hears the
-// message (a channel named by two routes gets one): the deliveries in one
-// statement, their jobs in one batch, so that routes add little to the
-// transaction of a proposal.
-func enqueueAll(ctx context.Context, tx *store.Tx, routes []Route, subject, tenantID string, m Message, hears func(Route) bool, runAt time.Time) error {
-	seen := map[string]bool{}
+// enqueueAll writes one delivery per channel whose routes hear the
+// message (targets): the deliveries in one statement, their jobs in one
+// batch, so that routes add little to the transaction of a proposal.
+func enqueueAll(ctx context.Context, tx *store.Tx, routes []Route, subject, tenantID string, ab about, m Message, hears func(Route) bool) error {
+	ts, err := targets(ctx, tx, routes, ab, hears)
+	if err != nil || len(ts) == 0 {
+		return err
+	}
 	var values []string
 	var args []any
 	var items []jobs.Item
 	now := store.Now()
-	for _, r := range routes {
-		if seen[r.ChannelID] || !hears(r) {
-			continue
-		}
-		seen[r.ChannelID] = true
+	for _, t := range ts {
 		m.ID = "msg_" + store.NewID()
+		m.To, m.PeopleOnly = t.to, t.peopleOnly
 		raw, err := json.Marshal(m)
 		if err != nil {
 			return fmt.Errorf("notify: %w", err)
 		}
 		values = append(values, "(?, ?, ?, ?, ?, ?, 'queued', ?)")
-		args = append(args, m.ID, r.ChannelID, m.Event, subject, tenantID, string(raw), now)
-		items = append(items, jobs.Item{Kind: JobDeliver, Payload: deliverJob{DeliveryID: m.ID},
-			Options: jobs.Options{UniqueKey: "notify:" + m.ID, MaxAttempts: deliverAttempts, RunAt: runAt}})
-	}
-	if len(values) == 0 {
-		return nil
+		args = append(args, m.ID, t.channelID, m.Event, subject, tenantID, string(raw), now)
+		items = append(items, deliverItem(m.ID, time.Time{}))
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO notify_deliveries (id, channel_id, event, subject, tenant_id, message, status, created_at)
 		VALUES `+strings.Join(values, ", "), args...); err != nil {
@@ -248,18 +334,25 @@ func enqueueAll(ctx context.Context, tx *store.Tx, routes []Route, subject, tena
 	return jobs.EnqueueMany(ctx, tx, items)
 }
 
+// deliverItem is the delivery job of message id, in the notifications'
+// own lane of the queue (jobs.QueueNotify).
+func deliverItem(id string, runAt time.Time) jobs.Item {
+	return jobs.Item{Kind: JobDeliver, Payload: deliverJob{DeliveryID: id},
+		Options: jobs.Options{UniqueKey: "notify:" + id, MaxAttempts: deliverAttempts, RunAt: runAt, Queue: jobs.QueueNotify}}
+}
+
 // enqueue writes one delivery and its job.
-func enqueue(ctx context.Context, tx *store.Tx, id, channelID, subject, tenantID string, m Message, runAt time.Time) error {
-	m.ID = id
+func enqueue(ctx context.Context, tx *store.Tx, id string, t target, subject, tenantID string, m Message, runAt time.Time) error {
+	m.ID, m.To, m.PeopleOnly = id, t.to, t.peopleOnly
 	raw, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("notify: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO notify_deliveries (id, channel_id, event, subject, tenant_id, message, status, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, 'queued', ?)`, id, channelID, m.Event, subject, tenantID, string(raw), store.Now()); err != nil {
+		VALUES (?, ?, ?, ?, ?, ?, 'queued', ?)`, id, t.channelID, m.Event, subject, tenantID, string(raw), store.Now()); err != nil {
 		return fmt.Errorf("notify %s: %w", m.Event, err)
 	}
-	return jobs.Enqueue(ctx, tx, JobDeliver, deliverJob{DeliveryID: id}, jobs.Options{UniqueKey: "notify:" + id, MaxAttempts: deliverAttempts, RunAt: runAt})
+	return jobs.EnqueueMany(ctx, tx, []jobs.Item{deliverItem(id, runAt)})
 }
 
 // Page states.
@@ -299,14 +392,34 @@ func page(ctx context.Context, tx *store.Tx, channelID, dedup string, resolved b
 	return time.Time{}, false, nil
 }
 
+// The Timing settings are one row of notify_settings: each getter reads
+// its column, each setter validates, writes it and audits the change.
+
+// setting reads one column of notify_settings (a constant, never input).
+func setting(ctx context.Context, q store.Querier, column string) (int64, error) {
+	var v int64
+	if err := q.QueryRowContext(ctx, `SELECT `+column+` FROM notify_settings WHERE id = 1`).Scan(&v); err != nil {
+		return 0, fmt.Errorf("notify settings: %w", err)
+	}
+	return v, nil
+}
+
+// setSetting writes one column of notify_settings, audited as verb with
+// the new value under unit ("seconds", "percent", "minutes").
+func setSetting(ctx context.Context, tx *store.Tx, by audit.Actor, column string, v int64, verb, subject, unit string) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE notify_settings SET `+column+` = ? WHERE id = 1`, v); err != nil {
+		return fmt.Errorf("set %s: %w", subject, err)
+	}
+	_, err := audit.Append(ctx, tx, audit.Event{Actor: by, Verb: verb, Subject: audit.Subject{Type: "notify_settings", ID: subject},
+		Details: map[string]any{unit: v}})
+	return err
+}
+
 // QuietTime is how long a resolution waits before it is sent (a re-fire
 // within it pages nothing).
 func QuietTime(ctx context.Context, q store.Querier) (time.Duration, error) {
-	var s int64
-	if err := q.QueryRowContext(ctx, `SELECT quiet_seconds FROM notify_settings WHERE id = 1`).Scan(&s); err != nil {
-		return 0, fmt.Errorf("notify settings: %w", err)
-	}
-	return time.Duration(s) * time.Second, nil
+	s, err := setting(ctx, q, "quiet_seconds")
+	return time.Duration(s) * time.Second, err
 }
 
 // MaxQuietTime bounds the quiet time.
@@ -317,22 +430,14 @@ func SetQuietTime(ctx context.Context, tx *store.Tx, by audit.Actor, d time.Dura
 	if d < 0 || d > MaxQuietTime || d%time.Second != 0 {
 		return &store.ValidationError{Fields: map[string]string{"quiet_seconds": "The quiet time is a whole number of seconds from 0 to 86400."}}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE notify_settings SET quiet_seconds = ? WHERE id = 1`, int64(d/time.Second)); err != nil {
-		return fmt.Errorf("set quiet time: %w", err)
-	}
-	_, err := audit.Append(ctx, tx, audit.Event{Actor: by, Verb: "notify.quiet_time_set", Subject: audit.Subject{Type: "notify_settings", ID: "quiet_time"},
-		Details: map[string]any{"seconds": int64(d / time.Second)}})
-	return err
+	return setSetting(ctx, tx, by, "quiet_seconds", int64(d/time.Second), "notify.quiet_time_set", "quiet_time", "seconds")
 }
 
 // EscalationPercent is the share of a pending action's lifetime, in
 // percent, after which an undecided action escalates.
 func EscalationPercent(ctx context.Context, q store.Querier) (int, error) {
-	var p int
-	if err := q.QueryRowContext(ctx, `SELECT escalate_percent FROM notify_settings WHERE id = 1`).Scan(&p); err != nil {
-		return 0, fmt.Errorf("notify settings: %w", err)
-	}
-	return p, nil
+	p, err := setting(ctx, q, "escalate_percent")
+	return int(p), err
 }
 
 // SetEscalationPercent changes it (1 to 99), with
@@ -341,22 +446,14 @@ func SetEscalationPercent(ctx context.Context, tx *store.Tx, by audit.Actor, per
 	if percent < 1 || percent > 99 {
 		return &store.ValidationError{Fields: map[string]string{"escalate_percent": "Escalate after 1 to 99 percent of an action's lifetime."}}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE notify_settings SET escalate_percent = ? WHERE id = 1`, percent); err != nil {
-		return fmt.Errorf("set escalation: %w", err)
-	}
-	_, err := audit.Append(ctx, tx, audit.Event{Actor: by, Verb: "notify.escalation_set", Subject: audit.Subject{Type: "notify_settings", ID: "escalation"},
-		Details: map[string]any{"percent": percent}})
-	return err
+	return setSetting(ctx, tx, by, "escalate_percent", int64(percent), "notify.escalation_set", "escalation", "percent")
 }
 
 // ReminderWait is how long a pending action waits before its approvers
 // are reminded; 0 for never.
 func ReminderWait(ctx context.Context, q store.Querier) (time.Duration, error) {
-	var m int64
-	if err := q.QueryRowContext(ctx, `SELECT remind_minutes FROM notify_settings WHERE id = 1`).Scan(&m); err != nil {
-		return 0, fmt.Errorf("notify settings: %w", err)
-	}
-	return time.Duration(m) * time.Minute, nil
+	m, err := setting(ctx, q, "remind_minutes")
+	return time.Duration(m) * time.Minute, err
 }
 
 // SetReminderWait changes it (whole minutes, 0 to a week), with
@@ -365,12 +462,23 @@ func SetReminderWait(ctx context.Context, tx *store.Tx, by audit.Actor, d time.D
 	if d < 0 || d > 7*24*time.Hour || d%time.Minute != 0 {
 		return &store.ValidationError{Fields: map[string]string{"remind_minutes": "Remind after a whole number of minutes from 0 (never) to 10080 (a week)."}}
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE notify_settings SET remind_minutes = ? WHERE id = 1`, int64(d/time.Minute)); err != nil {
-		return fmt.Errorf("set reminder: %w", err)
+	return setSetting(ctx, tx, by, "remind_minutes", int64(d/time.Minute), "notify.reminder_set", "reminder", "minutes")
+}
+
+// ClaimTime is how long an approver's Take holds a pending action before
+// it is released by itself (approvals.Take).
+func ClaimTime(ctx context.Context, q store.Querier) (time.Duration, error) {
+	m, err := setting(ctx, q, "claim_minutes")
+	return time.Duration(m) * time.Minute, err
+}
+
+// SetClaimTime changes it (whole minutes, 1 to a day), with
+// notify.claim_time_set.
+func SetClaimTime(ctx context.Context, tx *store.Tx, by audit.Actor, d time.Duration) error {
+	if d < time.Minute || d > 24*time.Hour || d%time.Minute != 0 {
+		return &store.ValidationError{Fields: map[string]string{"claim_minutes": "A Take holds for 1 to 1440 minutes."}}
 	}
-	_, err := audit.Append(ctx, tx, audit.Event{Actor: by, Verb: "notify.reminder_set", Subject: audit.Subject{Type: "notify_settings", ID: "reminder"},
-		Details: map[string]any{"minutes": int64(d / time.Minute)}})
-	return err
+	return setSetting(ctx, tx, by, "claim_minutes", int64(d/time.Minute), "notify.claim_time_set", "claim", "minutes")
 }
 
 // ActionReminder reminds the routes of new pending actions that a still
@@ -382,31 +490,7 @@ func ActionReminder(ctx context.Context, tx *store.Tx, a ActionInfo, now time.Ti
 	}
 	m := Message{Event: EventActionPending, Title: "Reminder, approval still needed: " + a.Summary, Summary: a.Summary, Tenant: a.TenantSlug,
 		Fields: a.fields(), Link: "/approvals/" + a.ID, At: now}
-	return enqueueAll(ctx, tx, routes, a.ID+"#reminder", a.TenantID, m, func(r Route) bool { return r.hearsAction(a.Tool, a.AmountMinor) }, time.Time{})
-}
-
-// ClaimTime is how long an approver's Take holds a pending action before
-// it is released by itself (approvals.Take).
-func ClaimTime(ctx context.Context, q store.Querier) (time.Duration, error) {
-	var m int64
-	if err := q.QueryRowContext(ctx, `SELECT claim_minutes FROM notify_settings WHERE id = 1`).Scan(&m); err != nil {
-		return 0, fmt.Errorf("notify settings: %w", err)
-	}
-	return time.Duration(m) * time.Minute, nil
-}
-
-// SetClaimTime changes it (whole minutes, 1 to a day), with
-// notify.claim_time_set.
-func SetClaimTime(ctx context.Context, tx *store.Tx, by audit.Actor, d time.Duration) error {
-	if d < time.Minute || d > 24*time.Hour || d%time.Minute != 0 {
-		return &store.ValidationError{Fields: map[string]string{"claim_minutes": "A Take holds for 1 to 1440 minutes."}}
-	}
-	if _, err := tx.ExecContext(ctx, `UPDATE notify_settings SET claim_minutes = ? WHERE id = 1`, int64(d/time.Minute)); err != nil {
-		return fmt.Errorf("set claim time: %w", err)
-	}
-	_, err := audit.Append(ctx, tx, audit.Event{Actor: by, Verb: "notify.claim_time_set", Subject: audit.Subject{Type: "notify_settings", ID: "claim"},
-		Details: map[string]any{"minutes": int64(d / time.Minute)}})
-	return err
+	return enqueueAll(ctx, tx, routes, a.ID+"#reminder", a.TenantID, a.about(), m, func(r Route) bool { return r.hearsAction(a.Tool, a.AmountMinor) })
 }
 
 // ActionTaken tells the routes of EventAssigned that an approver took a:
@@ -418,7 +502,7 @@ func ActionTaken(ctx context.Context, tx *store.Tx, a ActionInfo, by string, now
 	}
 	m := Message{Event: EventAssigned, Title: by + " is reviewing: " + a.Summary, Summary: a.Summary, Tenant: a.TenantSlug,
 		Fields: append([]Field{{"Reviewing", by}}, a.fields()...), Link: "/approvals/" + a.ID, At: now}
-	return enqueueAll(ctx, tx, routes, a.ID+"#taken", a.TenantID, m, func(r Route) bool { return r.hearsAction(a.Tool, a.AmountMinor) }, time.Time{})
+	return enqueueAll(ctx, tx, routes, a.ID+"#taken", a.TenantID, a.about(), m, func(r Route) bool { return r.hearsAction(a.Tool, a.AmountMinor) })
 }
 
 // ActionExpired tells the tenant's escalation routes that a expired
@@ -432,5 +516,5 @@ func ActionExpired(ctx context.Context, tx *store.Tx, a ActionInfo, now time.Tim
 	f[len(f)-1] = Field{"Expired", a.ExpiresAt.UTC().Format("2006-01-02 15:04 MST")}
 	m := Message{Event: EventEscalation, Title: "Expired undecided: " + a.Summary, Summary: a.Summary, Tenant: a.TenantSlug,
 		Fields: f, Link: "/approvals/" + a.ID, At: now}
-	return enqueueAll(ctx, tx, routes, a.ID+"#expired", a.TenantID, m, func(r Route) bool { return r.hearsAction(a.Tool, a.AmountMinor) }, time.Time{})
+	return enqueueAll(ctx, tx, routes, a.ID+"#expired", a.TenantID, a.about(), m, func(r Route) bool { return r.hearsAction(a.Tool, a.AmountMinor) })
 }

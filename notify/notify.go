@@ -125,6 +125,11 @@ type Message struct {
 	At      time.Time `json:"at"`
 	// Alert is set for alert messages.
 	Alert *AlertPart `json:"alert,omitempty"`
+	// To are the people routes named (e-mail addresses), e-mailed besides
+	// the channel's own recipients, or instead of them when PeopleOnly
+	// (every route to the channel names people). Never sent to webhooks.
+	To         []string `json:"to,omitempty"`
+	PeopleOnly bool     `json:"people_only,omitempty"`
 }
 
 // Field is one labelled value of a message ("Amount", "$2,400.00").

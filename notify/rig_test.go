@@ -1,6 +1,7 @@
 package notify_test
 
 import (
+	"cmp"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -15,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -37,13 +39,15 @@ import (
 var admin = audit.Actor{Type: audit.ActorPrincipal, ID: "erin"}
 
 type rig struct {
-	db     *store.DB
-	sealer *seal.Sealer
-	svc    *notify.Service
-	tenant tenants.Tenant
-	queue  *jobs.Queue
-	cancel context.CancelFunc
-	done   chan struct{}
+	db       *store.DB
+	sealer   *seal.Sealer
+	svc      *notify.Service
+	tenant   tenants.Tenant
+	queue    *jobs.Queue
+	cancel   context.CancelFunc
+	done     chan struct{}
+	keyID    string // the key proposals come from ("k1" unless set)
+	keyOwner string // who created it
 }
 
 // newRig opens a database with tenant acme and a notify service allowed to
@@ -78,8 +82,16 @@ func newRig(t testing.TB, opts ...func(*notify.Options)) *rig {
 // with the delivery handler until the test ends.
 func (r *rig) start(t testing.TB, workers int) {
 	t.Helper()
+	r.startLane(t, workers, notify.FetchCooldown)
+}
+
+// startLane is start with the notifications' lane's River fetch cooldown
+// given.
+func (r *rig) startLane(t testing.TB, workers int, cooldown time.Duration) {
+	t.Helper()
 	r.queue = jobs.New(r.db, slog.New(slog.NewTextHandler(io.Discard, nil)), workers)
 	r.queue.Register(notify.JobDeliver, r.svc.HandleDeliver)
+	r.queue.Lane(jobs.QueueNotify, workers, cooldown)
 	ctx, cancel := context.WithCancel(context.Background())
 	r.cancel, r.done = cancel, make(chan struct{})
 	go func() {
@@ -116,13 +128,13 @@ func (r *rig) propose(t testing.TB, amountMinor int64) approvals.Action {
 	var a approvals.Action
 	err := r.db.Transact(context.Background(), func(tx *store.Tx) (err error) {
 		a, err = approvals.Create(context.Background(), tx, r.sealer, approvals.Spec{
-			TenantID: r.tenant.ID, TenantSlug: r.tenant.Slug, JourneyID: "j-" + store.NewID(), StepN: 1, KeyID: "k1",
+			TenantID: r.tenant.ID, TenantSlug: r.tenant.Slug, JourneyID: "j-" + store.NewID(), StepN: 1, KeyID: cmp.Or(r.keyID, "k1"),
 			Tool:         approvals.Tool{Name: "refund", Impact: risk.ImpactHigh, Reversibility: risk.Compensatable, ApprovalTTL: 2 * time.Hour},
 			Args:         json.RawMessage(`{"order_id":"ORD-1004","email":"jane.doe@example.com","amount_minor":240000}`),
 			ArgsRedacted: json.RawMessage(`{"order_id":"ORD-1004","email":"[email]","amount_minor":240000}`),
 			Summary:      "Refund $2,400.00 for ORD-1004", AgentSummary: "Refund for Jane Doe, jane.doe@example.com",
 			Reason: "Jane Doe called about order ORD-1004", AmountMinor: &amountMinor, Currency: "USD",
-			Rule: "refunds over $500", ApprovalsRequired: 2,
+			Rule: "refunds over $500", ApprovalsRequired: 2, KeyOwner: r.keyOwner,
 		}, time.Now())
 		return err
 	})
@@ -135,16 +147,40 @@ func (r *rig) propose(t testing.TB, amountMinor int64) approvals.Action {
 // pii is what the proposal carries that no message may.
 var pii = []string{"jane.doe@example.com", "Jane Doe", "called about"}
 
-// waitFor polls cond until it holds or 20 s pass.
+// waitFor polls cond every 20 ms until it holds or 20 s pass.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	pollFor(t, what, 20*time.Millisecond, 20*time.Second, cond)
+}
+
+// pollFor checks cond every interval until it holds, and fails the test
+// when it still does not after limit.
+func pollFor(t testing.TB, what string, interval, limit time.Duration, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	deadline := time.NewTimer(limit)
+	defer deadline.Stop()
 	for !cond() {
-		if time.Now().After(deadline) {
+		select {
+		case <-tick.C:
+		case <-deadline.C:
 			t.Fatalf("timed out waiting for %s", what)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// waitSettled waits until the queue has no job due, running or waiting
+// for a retry: after it, nothing more will be sent.
+func (r *rig) waitSettled(t testing.TB) {
+	t.Helper()
+	waitFor(t, "the queue settled", func() bool {
+		n, err := jobs.CountPending(context.Background(), r.db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n == 0
+	})
 }
 
 // deliveryStatuses counts the deliveries by status.
@@ -230,6 +266,13 @@ func newReceiver(t testing.TB) *receiver {
 	return rc
 }
 
+// count is how many requests arrived.
+func (rc *receiver) count() int {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return len(rc.got)
+}
+
 func (rc *receiver) requests() []request {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
@@ -237,29 +280,50 @@ func (rc *receiver) requests() []request {
 }
 
 // smtpServer is a real SMTP server (go-smtp) on loopback with STARTTLS
-// and AUTH PLAIN, recording the messages it accepts.
+// (or, with implicitTLS, TLS from the first byte, as on port 465) and
+// AUTH PLAIN or LOGIN, recording the messages it accepts.
 type smtpServer struct {
 	addr     string
 	port     int
 	roots    *x509.CertPool
 	mu       sync.Mutex
 	messages []string
+	rcpts    [][]string // each accepted message's RCPT TO addresses
 	attempts int
 	refuse   int // refuse the first refuse DATA commands with 451
 	authed   []string
+	mechs    []string // offered mechanisms (default PLAIN)
+	tlsSeen  []bool   // whether each accepted message came over TLS
 }
 
-func newSMTPServer(t testing.TB) *smtpServer {
+// smtpImplicitTLS makes the server speak TLS from the first byte.
+type smtpOption func(*smtpServer, *bool)
+
+var smtpImplicitTLS smtpOption = func(_ *smtpServer, implicit *bool) { *implicit = true }
+
+// smtpMechs offers these AUTH mechanisms.
+func smtpMechs(m ...string) smtpOption {
+	return func(s *smtpServer, _ *bool) { s.mechs = m }
+}
+
+func newSMTPServer(t testing.TB, opts ...smtpOption) *smtpServer {
 	t.Helper()
 	cert, roots := testCert(t)
-	s := &smtpServer{roots: roots}
-	srv := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) { return &smtpSession{s: s}, nil }))
+	s := &smtpServer{roots: roots, mechs: []string{sasl.Plain}}
+	implicit := false
+	for _, o := range opts {
+		o(s, &implicit)
+	}
+	srv := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) { return &smtpSession{s: s, conn: c}, nil }))
 	srv.Domain = "localhost"
 	srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}}
 	srv.ReadTimeout, srv.WriteTimeout = 10*time.Second, 10*time.Second
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if implicit {
+		l = tls.NewListener(l, srv.TLSConfig)
 	}
 	s.addr = l.Addr().String()
 	s.port = l.Addr().(*net.TCPAddr).Port
@@ -275,21 +339,51 @@ func (s *smtpServer) received() []string {
 }
 
 type smtpSession struct {
-	s    *smtpServer
-	user string
+	s     *smtpServer
+	conn  *smtp.Conn
+	user  string
+	rcpts []string
 }
 
-func (ss *smtpSession) AuthMechanisms() []string { return []string{sasl.Plain} }
+func (ss *smtpSession) AuthMechanisms() []string { return ss.s.mechs }
 func (ss *smtpSession) Auth(mech string) (sasl.Server, error) {
-	return sasl.NewPlainServer(func(identity, username, password string) error {
+	check := func(username, password string) error {
 		if username != "warden" || password != "s3cret-smtp-pass" {
 			return &smtp.SMTPError{Code: 535, EnhancedCode: smtp.EnhancedCode{5, 7, 8}, Message: "bad credentials"}
 		}
 		ss.user = username
 		return nil
-	}), nil
+	}
+	if mech == sasl.Login {
+		return &loginServer{check: check}, nil
+	}
+	return sasl.NewPlainServer(func(_, username, password string) error { return check(username, password) }), nil
 }
-func (ss *smtpSession) Reset()        {}
+
+// loginServer is the server side of AUTH LOGIN (go-sasl has the client
+// only): it asks for the user name, then the password.
+type loginServer struct {
+	step     int
+	username string
+	check    func(username, password string) error
+}
+
+func (l *loginServer) Next(resp []byte) ([]byte, bool, error) {
+	switch l.step {
+	case 0:
+		l.step = 1
+		if len(resp) == 0 {
+			return []byte("Username:"), false, nil
+		}
+		fallthrough
+	case 1:
+		l.username, l.step = string(resp), 2
+		return []byte("Password:"), false, nil
+	}
+	return nil, true, l.check(l.username, string(resp))
+}
+
+func (ss *smtpSession) Reset()        { ss.rcpts = nil }
 func (ss *smtpSession) Logout() error { return nil }
 func (ss *smtpSession) Mail(string, *smtp.MailOptions) error {
 	if ss.user == "" {
@@ -297,7 +391,10 @@ func (ss *smtpSession) Mail(string, *smtp.MailOptions) error {
 	}
 	return nil
 }
-func (ss *smtpSession) Rcpt(string, *smtp.RcptOptions) error { return nil }
+func (ss *smtpSession) Rcpt(to string, _ *smtp.RcptOptions) error {
+	ss.rcpts = append(ss.rcpts, to)
+	return nil
+}
 func (ss *smtpSession) Data(r io.Reader) error {
 	b, err := io.ReadAll(r)
 	if err != nil {
@@ -311,6 +408,9 @@ func (ss *smtpSession) Data(r io.Reader) error {
 	}
 	ss.s.messages = append(ss.s.messages, string(b))
 	ss.s.authed = append(ss.s.authed, ss.user)
+	ss.s.rcpts = append(ss.s.rcpts, slices.Clone(ss.rcpts))
+	_, isTLS := ss.conn.TLSConnectionState()
+	ss.s.tlsSeen = append(ss.s.tlsSeen, isTLS)
 	return nil
 }
 

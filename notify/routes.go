@@ -11,6 +11,7 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/principals"
 )
 
 // Route sends one event of one tenant (or of every tenant) to one channel.
@@ -29,8 +30,28 @@ type Route struct {
 	// MinSeverity, for alerts, sends only alerts at least this severe; ""
 	// for any.
 	MinSeverity string
-	CreatedAt   time.Time
+	// Recipients, on a route to an e-mail channel, are whom its messages
+	// go to instead of the channel's own recipients: people by e-mail or
+	// subject (as they sign in), identity-provider groups
+	// ("group:payments"), RecipientAssignee and RecipientOwner.
+	Recipients []string
+	CreatedAt  time.Time
 }
+
+// Recipients a route may name besides people and groups.
+const (
+	// RecipientAssignee is the approver who took the action and, on a
+	// take-over, the one it was taken from (routes of EventAssigned).
+	RecipientAssignee = "assignee"
+	// RecipientOwner is the owner of the virtual key that proposed the
+	// action: the admin who created it (routes of actions' events).
+	RecipientOwner = "owner"
+	// GroupPrefix marks an identity-provider group: "group:payments".
+	GroupPrefix = "group:"
+)
+
+// maxRecipients bounds a route's recipients.
+const maxRecipients = 20
 
 // ErrRouteNotFound is a route id that names no route.
 var ErrRouteNotFound = problem.NotFound("route_not_found", "There is no such route.")
@@ -53,16 +74,19 @@ func ValidateRoute(r Route) map[string]string {
 	if len(r.Tools) > 50 {
 		errs["tools"] = "List at most 50 tools."
 	}
+	if msg := validRecipients(r); msg != "" {
+		errs["recipients"] = msg
+	}
 	return errs
 }
 
-const routeColumns = `r.id, r.tenant_id, r.event, r.channel_id, c.name, r.min_amount_minor, r.tools, r.min_severity, r.created_at`
+const routeColumns = `r.id, r.tenant_id, r.event, r.channel_id, c.name, r.min_amount_minor, r.tools, r.min_severity, r.recipients, r.created_at`
 
 func scanRoute(row store.Scanner) (Route, error) {
 	var r Route
 	var amount sql.NullInt64
-	var tools, created string
-	if err := row.Scan(&r.ID, &r.TenantID, &r.Event, &r.ChannelID, &r.ChannelName, &amount, &tools, &r.MinSeverity, &created); err != nil {
+	var tools, recipients, created string
+	if err := row.Scan(&r.ID, &r.TenantID, &r.Event, &r.ChannelID, &r.ChannelName, &amount, &tools, &r.MinSeverity, &recipients, &created); err != nil {
 		return Route{}, err
 	}
 	if amount.Valid {
@@ -70,6 +94,7 @@ func scanRoute(row store.Scanner) (Route, error) {
 		r.MinAmountMinor = &v
 	}
 	r.Tools = splitList(tools)
+	r.Recipients = splitList(recipients)
 	r.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
 	return r, nil
 }
@@ -102,14 +127,27 @@ func AddRoute(ctx context.Context, db *store.DB, by audit.Actor, r Route, now ti
 	r.ID = "rt_" + store.NewID()
 	r.CreatedAt = now.UTC()
 	err := db.Transact(ctx, func(tx *store.Tx) error {
-		var name string
-		if err := tx.QueryRowContext(ctx, `SELECT name FROM notify_channels WHERE id = ?`, r.ChannelID).Scan(&name); err != nil {
+		var name, kind string
+		if err := tx.QueryRowContext(ctx, `SELECT name, kind FROM notify_channels WHERE id = ?`, r.ChannelID).Scan(&name, &kind); err != nil {
 			return &store.ValidationError{Fields: map[string]string{"channel": "Choose a channel."}}
 		}
 		r.ChannelName = name
-		if _, err := tx.ExecContext(ctx, `INSERT INTO notify_routes (id, tenant_id, event, channel_id, min_amount_minor, tools, min_severity, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.TenantID, r.Event, r.ChannelID, r.MinAmountMinor, strings.Join(r.Tools, ","),
-			r.MinSeverity, store.FormatTime(r.CreatedAt)); err != nil {
+		if len(r.Recipients) > 0 && kind != Email {
+			return &store.ValidationError{Fields: map[string]string{"recipients": "Messages to people go by e-mail: choose an e-mail channel, or name nobody."}}
+		}
+		people, _, _, _ := r.people()
+		for _, p := range people {
+			known, err := principals.Known(ctx, tx, p)
+			if err != nil {
+				return err
+			}
+			if !known {
+				return &store.ValidationError{Fields: map[string]string{"recipients": fmt.Sprintf("Nobody with e-mail address or subject %q has signed in to Warden yet.", clip(p, 80))}}
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO notify_routes (id, tenant_id, event, channel_id, min_amount_minor, tools, min_severity, recipients, created_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, r.ID, r.TenantID, r.Event, r.ChannelID, r.MinAmountMinor, strings.Join(r.Tools, ","),
+			r.MinSeverity, strings.Join(r.Recipients, ","), store.FormatTime(r.CreatedAt)); err != nil {
 			return fmt.Errorf("add route: %w", err)
 		}
 		details := map[string]any{"event": r.Event, "channel": name, "tenant_id": r.TenantID}
@@ -121,6 +159,10 @@ func AddRoute(ctx context.Context, db *store.DB, by audit.Actor, r Route, now ti
 		}
 		if r.MinSeverity != "" {
 			details["min_severity"] = r.MinSeverity
+		}
+		if len(r.Recipients) > 0 {
+			// How many, never who: addresses are personal data.
+			details["recipients"] = len(r.Recipients)
 		}
 		_, err := audit.Append(ctx, tx, audit.Event{Actor: by, Verb: "notify.route_added", Subject: audit.Subject{Type: "notify_route", ID: r.ID}, Details: details})
 		return err
@@ -141,6 +183,43 @@ func DeleteRoute(ctx context.Context, db *store.DB, by audit.Actor, id string) e
 		_, err = audit.Append(ctx, tx, audit.Event{Actor: by, Verb: "notify.route_deleted", Subject: audit.Subject{Type: "notify_route", ID: id}})
 		return err
 	})
+}
+
+func validRecipients(r Route) string {
+	if len(r.Recipients) > maxRecipients {
+		return fmt.Sprintf("Name at most %d people or groups.", maxRecipients)
+	}
+	for _, x := range r.Recipients {
+		switch {
+		case x == RecipientAssignee && r.Event != EventAssigned:
+			return "“assignee” is for routes of actions taken by an approver."
+		case x == RecipientOwner && (r.Event == EventAlert || r.Event == ""):
+			return "“owner” is for routes of actions, not alerts."
+		case strings.HasPrefix(x, GroupPrefix) && strings.TrimSpace(strings.TrimPrefix(x, GroupPrefix)) == "":
+			return "Name the group after “group:”, such as group:payments."
+		case len(x) > 200 || strings.ContainsAny(x, " <>\"\t"):
+			return fmt.Sprintf("%q is not an e-mail address, subject or group.", clip(x, 80))
+		}
+	}
+	return ""
+}
+
+// people splits a route's recipients into the people and groups it
+// names, and whether it names the assignee and the owner.
+func (r Route) people() (people, groups []string, assignee, owner bool) {
+	for _, x := range r.Recipients {
+		switch {
+		case x == RecipientAssignee:
+			assignee = true
+		case x == RecipientOwner:
+			owner = true
+		case strings.HasPrefix(x, GroupPrefix):
+			groups = append(groups, strings.TrimPrefix(x, GroupPrefix))
+		default:
+			people = append(people, x)
+		}
+	}
+	return people, groups, assignee, owner
 }
 
 // hears reports whether a route wants an action of this tool and amount.

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -132,11 +134,26 @@ func (s *Service) sendEmail(ctx context.Context, c Config, sec Secret, m Message
 		tlsConf = s.o.TLSConfig.Clone()
 	}
 	tlsConf.ServerName = c.Host
-	opts := []mail.Option{mail.WithPort(c.Port), mail.WithTimeout(s.o.Timeout), mail.WithTLSConfig(tlsConf),
-		mail.WithDialContextFunc(s.dial())}
+	dial := s.dial()
+	opts := []mail.Option{mail.WithPort(c.Port), mail.WithTimeout(s.o.Timeout), mail.WithTLSConfig(tlsConf)}
 	if c.TLS == "tls" {
-		opts = append(opts, mail.WithSSL())
+		// TLS from the first byte (port 465). go-mail dials TLS itself
+		// only with its own dialer; with the egress policy's it expects
+		// the dialer to: the TLS client is wrapped here.
+		opts = append(opts, mail.WithSSL(), mail.WithDialContextFunc(func(ctx context.Context, network, address string) (net.Conn, error) {
+			conn, err := dial(ctx, network, address)
+			if err != nil {
+				return nil, err
+			}
+			tc := tls.Client(conn, tlsConf)
+			if err := tc.HandshakeContext(ctx); err != nil {
+				conn.Close()
+				return nil, err
+			}
+			return tc, nil
+		}))
 	} else {
+		opts = append(opts, mail.WithDialContextFunc(dial))
 		opts = append(opts, mail.WithTLSPolicy(mail.TLSMandatory))
 	}
 	switch c.Auth {
@@ -153,7 +170,11 @@ func (s *Service) sendEmail(ctx context.Context, c Config, sec Secret, m Message
 	if err := msg.From(c.From); err != nil {
 		return &tools.Error{Kind: tools.Terminal, Reason: "sender", Err: err}
 	}
-	if err := msg.To(c.To...); err != nil {
+	to := m.To
+	if !m.PeopleOnly {
+		to = append(slices.Clone(c.To), m.To...)
+	}
+	if err := msg.To(to...); err != nil {
 		return &tools.Error{Kind: tools.Terminal, Reason: "recipients", Err: err}
 	}
 	msg.Subject(m.Title)

@@ -340,7 +340,7 @@ func TestRouteFilters(t *testing.T) {
 	r.propose(t, 240000) // heard
 	waitFor(t, "slack's two messages", func() bool { return len(rc.slack.requests()) == 2 })
 	waitFor(t, "generic's message", func() bool { return len(rc.generic.requests()) >= 1 })
-	time.Sleep(200 * time.Millisecond)
+	r.waitSettled(t) // nothing more will be sent
 	if got := len(rc.generic.requests()); got != 1 {
 		t.Errorf("generic webhook got %d messages, want 1 (the refund above $1,000.00)", got)
 	}

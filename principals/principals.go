@@ -10,8 +10,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
 )
@@ -20,6 +22,7 @@ import (
 type Principal struct {
 	ID, Issuer, Subject, Email, Name string
 	Roles, Tenants                   []string
+	Groups                           []string // the identity provider's groups claim at the last sign-in
 	FirstSeenAt, LastLoginAt         string
 }
 
@@ -29,16 +32,20 @@ type Principal struct {
 func Upsert(ctx context.Context, tx *store.Tx, p Principal) (string, error) {
 	roles, _ := json.Marshal(p.Roles)
 	tenants, _ := json.Marshal(p.Tenants)
+	groups, _ := json.Marshal(p.Groups)
+	if p.Groups == nil {
+		groups = []byte("[]")
+	}
 	now := store.Now()
 	var id string
 	err := tx.QueryRowContext(ctx, `
-		INSERT INTO principals (id, issuer, subject, email, name, roles, tenants, first_seen_at, last_login_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+		INSERT INTO principals (id, issuer, subject, email, name, roles, tenants, idp_groups, first_seen_at, last_login_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (issuer, subject) DO UPDATE SET
 			email = excluded.email, name = excluded.name, roles = excluded.roles,
-			tenants = excluded.tenants, last_login_at = excluded.last_login_at
+			tenants = excluded.tenants, idp_groups = excluded.idp_groups, last_login_at = excluded.last_login_at
 		RETURNING id`,
-		store.NewID(), p.Issuer, p.Subject, p.Email, p.Name, string(roles), string(tenants), now, now).Scan(&id)
+		store.NewID(), p.Issuer, p.Subject, p.Email, p.Name, string(roles), string(tenants), string(groups), now, now).Scan(&id)
 	if err != nil {
 		return "", fmt.Errorf("upsert principal: %w", err)
 	}
@@ -201,4 +208,84 @@ func Find(ctx context.Context, q store.Querier, prefix string, n int) ([]Princip
 		}
 	}
 	return out, nil
+}
+
+// Audience names people to reach: principals by e-mail or subject
+// (People), by id (IDs), and the members of identity-provider groups as
+// their last sign-in reported them (Groups).
+type Audience struct {
+	People []string
+	IDs    []string
+	Groups []string
+}
+
+// Addresses are the e-mail addresses of the principals aud names whose
+// tenant scope covers tenantSlug ("" for any tenant: an alert of the
+// whole installation), sorted and without repeats. A person without an
+// e-mail address, or who cannot see the tenant, is left out: a message
+// about a tenant reaches only people who may open its page.
+func Addresses(ctx context.Context, q store.Querier, aud Audience, tenantSlug string) ([]string, error) {
+	var conds []string
+	var args []any
+	for _, p := range aud.People {
+		conds = append(conds, "lower(email) = ?", "subject = ?")
+		args = append(args, strings.ToLower(p), p)
+	}
+	for _, id := range aud.IDs {
+		conds = append(conds, "id = ?")
+		args = append(args, id)
+	}
+	for _, g := range aud.Groups {
+		// Narrowed by the index-free LIKE, then checked exactly below.
+		conds = append(conds, `idp_groups LIKE ? ESCAPE '\'`)
+		args = append(args, "%"+likeEscape(g)+"%")
+	}
+	if len(conds) == 0 {
+		return nil, nil
+	}
+	type row struct {
+		id, subject, email, tenants, groups string
+	}
+	rows, err := store.Query(ctx, q, func(s store.Scanner) (row, error) {
+		var r row
+		err := s.Scan(&r.id, &r.subject, &r.email, &r.tenants, &r.groups)
+		return r, err
+	}, `SELECT id, subject, email, tenants, idp_groups FROM principals WHERE email <> '' AND (`+strings.Join(conds, " OR ")+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("addresses: %w", err)
+	}
+	var out []string
+	for _, r := range rows {
+		var tenants, groups []string
+		_ = json.Unmarshal([]byte(r.tenants), &tenants)
+		_ = json.Unmarshal([]byte(r.groups), &groups)
+		named := slices.Contains(aud.IDs, r.id) || slices.Contains(aud.People, r.subject) ||
+			slices.ContainsFunc(aud.People, func(p string) bool { return strings.EqualFold(p, r.email) })
+		for _, g := range aud.Groups {
+			named = named || slices.Contains(groups, g)
+		}
+		if !named || (tenantSlug != "" && !slices.Contains(tenants, identity.AllTenants) && !slices.Contains(tenants, tenantSlug)) {
+			continue
+		}
+		if !slices.Contains(out, r.email) {
+			out = append(out, r.email)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// Known reports whether someone with this e-mail address or subject has
+// signed in.
+func Known(ctx context.Context, q store.Querier, person string) (bool, error) {
+	var n int
+	if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM principals WHERE lower(email) = ? OR subject = ?`,
+		strings.ToLower(person), person).Scan(&n); err != nil {
+		return false, fmt.Errorf("find %q: %w", person, err)
+	}
+	return n > 0, nil
+}
+
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }

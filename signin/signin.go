@@ -50,7 +50,7 @@ func Login(ctx context.Context, db *store.DB, a Attempt, now time.Time, policy s
 	err := db.Transact(ctx, func(tx *store.Tx) error {
 		var err error
 		in.PrincipalID, err = principals.Upsert(ctx, tx, principals.Principal{
-			Issuer: p.Issuer, Subject: p.Subject, Email: p.Email, Name: p.Name, Roles: p.Roles, Tenants: p.Tenants,
+			Issuer: p.Issuer, Subject: p.Subject, Email: p.Email, Name: p.Name, Roles: p.Roles, Tenants: p.Tenants, Groups: p.Groups,
 		})
 		if err != nil {
 			return err

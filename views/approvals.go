@@ -36,6 +36,9 @@ type ApprovalQueueView struct {
 	Approved map[string]bool
 	// Claims are the Takes in force on the rows, by action id.
 	Claims map[string]approvals.Claim
+	// CanTake marks the rows the viewer may take (approvals.MayTake): only
+	// they offer Take.
+	CanTake map[string]bool
 	// ViewerID and CSRF let a row offer Take (the rows partial has no Page).
 	ViewerID string
 	CSRF     string
@@ -110,6 +113,10 @@ type ApprovalView struct {
 	Claim     *approvals.Claim
 	ClaimMine bool
 	Owners    []runbooks.Owned
+	// KeyOwner names who created the agent's key that proposed the action
+	// ("" for a key made on the command line): a route naming "owner"
+	// e-mails them when the action expires undecided.
+	KeyOwner string
 }
 
 // ApprovalConflictView explains a decision that could not be recorded

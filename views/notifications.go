@@ -57,7 +57,7 @@ type ChannelForm struct {
 
 // RouteForm is the route form as typed.
 type RouteForm struct {
-	Event, TenantID, ChannelID, MinAmount, Tools, MinSeverity string
+	Event, TenantID, ChannelID, MinAmount, Tools, MinSeverity, Recipients string
 }
 
 // Destination says where a channel sends, without secrets.
@@ -116,6 +116,15 @@ func routeFilters(r notify.Route) string {
 		return "—"
 	}
 	return strings.Join(parts, "; ")
+}
+
+// routeRecipients says whom a route's messages go to: the channel's own
+// recipients, or the people and groups it names.
+func routeRecipients(r notify.Route) string {
+	if len(r.Recipients) == 0 {
+		return "the channel's recipients"
+	}
+	return strings.Join(r.Recipients, ", ")
 }
 
 // ChannelDeleteView asks before deleting a channel.

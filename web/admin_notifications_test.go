@@ -87,6 +87,11 @@ func TestAdminNotificationsPage(t *testing.T) {
 		text(p, "error-min_amount") == "" {
 		t.Fatalf("bad route = %d", p.Status)
 	}
+	// People are e-mailed: a Slack channel cannot take them.
+	if p := b.post("/notifications/routes", b.withCSRF(url.Values{"event": {notify.EventActionPending}, "channel": {ch.ID}, "recipients": {"group:payments"}}), nil); p.Status != http.StatusUnprocessableEntity ||
+		!strings.Contains(text(p, "error-recipients"), "e-mail channel") {
+		t.Fatalf("people on a Slack route = %d, error %q", p.Status, text(p, "error-recipients"))
+	}
 	p = b.post("/notifications/routes", b.withCSRF(url.Values{"event": {notify.EventActionPending}, "channel": {ch.ID}, "min_amount": {"1000"}, "tools": {"issue_refund"}}), nil)
 	routes, _ := notify.Routes(t.Context(), in.DB.Read())
 	if !strings.HasPrefix(text(p, "notice"), "Route added.") || len(routes) != 1 || *routes[0].MinAmountMinor != 100000 ||

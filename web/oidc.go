@@ -464,7 +464,8 @@ func (a *authenticator) finish(ctx context.Context, pending pendingLogin, q url.
 	if p.Name == "" {
 		p.Name, _ = claims["preferred_username"].(string)
 	}
-	p.Roles, p.Tenants = a.grants.Apply(stringList(claims[a.groupsClaim]))
+	p.Groups = stringList(claims[a.groupsClaim])
+	p.Roles, p.Tenants = a.grants.Apply(p.Groups)
 	return verified{principal: p, idToken: raw}, nil
 }
 

@@ -69,4 +69,36 @@ func TestTakeAndRelease(t *testing.T) {
 	if q.Doc.Find(`[data-testid="claim-`+id+`"]`).Length() != 0 || q.Doc.Find(`[data-testid="take-`+id+`"]`).Length() != 1 {
 		t.Errorf("after release the queue row does not offer Take again")
 	}
+
+	// An action proposed with a key alice created: she may not decide
+	// it, so her queue offers no Take on it, and the server refuses one.
+	if len(ids) < 2 {
+		t.Fatalf("the demo has %d pending actions, want 2", len(ids))
+	}
+	own := ids[1]
+	var aliceID, groups string
+	if err := in.DB.Read().QueryRow(`SELECT id, idp_groups FROM principals WHERE subject = 'dev-alice'`).Scan(&aliceID, &groups); err != nil {
+		t.Fatal(err)
+	}
+	// Her sign-in kept her groups, for routes that name a group.
+	if groups != `["warden-approver","warden-tenant-acme"]` {
+		t.Errorf("alice's groups = %s", groups)
+	}
+	if err := in.DB.Transact(context.Background(), func(tx *store.Tx) error {
+		_, err := tx.ExecContext(context.Background(), `UPDATE actions SET key_owner = ? WHERE id = ?`, aliceID, own)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	q = alice.get("/approvals")
+	if q.Doc.Find(`[data-testid="take-`+own+`"]`).Length() != 0 || q.Doc.Find(`[data-testid="take-`+id+`"]`).Length() != 1 {
+		t.Errorf("alice's queue: Take on her own key's action %d times, on another %d times; want 0 and 1",
+			q.Doc.Find(`[data-testid="take-`+own+`"]`).Length(), q.Doc.Find(`[data-testid="take-`+id+`"]`).Length())
+	}
+	if got := bob.get("/approvals/" + own).Doc.Find(`[data-testid="action-key-owner"]`).Text(); !strings.Contains(got, "created by Alice Approver") {
+		t.Errorf("the action page names the key's owner as %q", got)
+	}
+	if r := alice.post("/approvals/"+own+"/take", alice.withCSRF(url.Values{}), nil); r.Status < 400 || claims() != 0 {
+		t.Errorf("alice taking her own key's action = %d (%d claims), want a refusal and none", r.Status, claims())
+	}
 }

@@ -24,12 +24,15 @@ const AllTenants = "*"
 
 // Principal is a signed-in console user.
 type Principal struct {
-	ID      string   `json:"id"`      // Warden's id for (issuer, subject)
-	Issuer  string   `json:"iss"`     // OIDC issuer
-	Subject string   `json:"sub"`     // OIDC subject
-	Name    string   `json:"name"`    // display name from the token
-	Email   string   `json:"email"`   // from the token; may be empty
-	Roles   []string `json:"roles"`   // sorted, from the groups claim
+	ID      string   `json:"id"`    // Warden's id for (issuer, subject)
+	Issuer  string   `json:"iss"`   // OIDC issuer
+	Subject string   `json:"sub"`   // OIDC subject
+	Name    string   `json:"name"`  // display name from the token
+	Email   string   `json:"email"` // from the token; may be empty
+	Roles   []string `json:"roles"` // sorted, from the groups claim
+	// Groups is the groups claim as the identity provider sent it: routes
+	// that name a group notify its members (notify).
+	Groups  []string `json:"groups,omitempty"`
 	Tenants []string `json:"tenants"` // tenant slugs, or ["*"] for all
 }
 

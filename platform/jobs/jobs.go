@@ -60,7 +60,21 @@ type Options struct {
 	// waits before River runs it again; 0 is JobTimeout. The SQLite
 	// outbox, one process's, does not end a job's context.
 	Timeout time.Duration
+	// Queue is the lane that works the job: QueueDefault unless set. A
+	// lane has workers of its own (Queue.Lane), so its jobs neither wait
+	// behind nor hold up another lane's.
+	Queue string
 }
+
+// Lanes of the queue.
+const (
+	// QueueDefault works every job not given a lane: approved actions'
+	// executions, escalations, reminders, periodic jobs.
+	QueueDefault = "default"
+	// QueueNotify works notification deliveries: a slow or dead receiver
+	// takes only this lane's workers, never those executing actions.
+	QueueNotify = "notify"
+)
 
 // Enqueue adds a job inside the caller's transaction (one that
 // store.DB.Transact began): to the outbox on SQLite, to River on
@@ -73,6 +87,9 @@ func Enqueue(ctx context.Context, tx *store.Tx, kind string, payload any, o Opti
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = 25
 	}
+	if o.Queue == "" {
+		o.Queue = QueueDefault
+	}
 	if tx.Dialect() == store.Postgres {
 		return enqueueRiver(ctx, tx, kind, raw, o)
 	}
@@ -84,9 +101,9 @@ func Enqueue(ctx context.Context, tx *store.Tx, kind string, payload any, o Opti
 		unique = o.UniqueKey
 	}
 	now := store.Now()
-	_, err = tx.ExecContext(ctx, `INSERT INTO jobs (kind, payload, unique_key, state, max_attempts, run_at, created_at, updated_at)
-		VALUES (?, ?, ?, 'available', ?, ?, ?, ?) ON CONFLICT (unique_key) DO NOTHING`,
-		kind, string(raw), unique, o.MaxAttempts, store.FormatTime(o.RunAt), now, now)
+	_, err = tx.ExecContext(ctx, `INSERT INTO jobs (kind, payload, unique_key, state, max_attempts, run_at, created_at, updated_at, queue)
+		VALUES (?, ?, ?, 'available', ?, ?, ?, ?, ?) ON CONFLICT (unique_key) DO NOTHING`,
+		kind, string(raw), unique, o.MaxAttempts, store.FormatTime(o.RunAt), now, now, o.Queue)
 	if err != nil {
 		return fmt.Errorf("enqueue %s: %w", kind, err)
 	}
@@ -122,22 +139,32 @@ func EnqueueMany(ctx context.Context, tx *store.Tx, items []Item) error {
 type Queue struct {
 	db       *store.DB
 	log      *slog.Logger
-	workers  int
+	lanes    []*lane
 	lease    time.Duration
 	poll     time.Duration
+	cooldown time.Duration // River's FetchCooldown
 	handlers map[string]Handler
 	periodic []periodic
-	wake     chan struct{}
 	now      func() time.Time
 	backoff  func(attempt int) time.Duration
 }
 
-// New returns a queue over db with the given number of workers.
+// lane is one queue's workers.
+type lane struct {
+	name     string
+	workers  int
+	cooldown time.Duration // River's FetchCooldown for this lane; 0: the queue's
+	wake     chan struct{}
+}
+
+// New returns a queue over db with the given number of workers for the
+// default lane.
 func New(db *store.DB, log *slog.Logger, workers int) *Queue {
 	q := &Queue{
-		db: db, log: log, workers: max(1, workers), lease: 5 * time.Minute, poll: time.Second,
-		handlers: map[string]Handler{}, wake: make(chan struct{}, 1), now: time.Now, backoff: Backoff,
+		db: db, log: log, lease: 5 * time.Minute, poll: time.Second, cooldown: 100 * time.Millisecond,
+		handlers: map[string]Handler{}, now: time.Now, backoff: Backoff,
 	}
+	q.Lane(QueueDefault, workers, 0)
 	q.handlers[cleanupKind] = func(ctx context.Context, _ Job) error {
 		_, err := Cleanup(ctx, q.db, q.now())
 		return err
@@ -151,6 +178,35 @@ func Backoff(attempt int) time.Duration {
 	d := time.Second << min(attempt-1, 10)
 	d = min(d, 10*time.Minute)
 	return time.Duration(float64(d) * (0.75 + rand.Float64()/2))
+}
+
+// Lane gives the jobs enqueued with Options.Queue name workers of their
+// own (at least one); jobs of a lane no queue runs wait. cooldown, on
+// PostgreSQL, is the lane's River FetchCooldown (0: the queue's, see
+// Polling): a busy lane fetches at most its free workers' worth of jobs
+// per cooldown, so short jobs want a short one. Call before Run.
+func (q *Queue) Lane(name string, workers int, cooldown time.Duration) {
+	for _, l := range q.lanes {
+		if l.name == name {
+			l.workers, l.cooldown = max(1, workers), cooldown
+			return
+		}
+	}
+	q.lanes = append(q.lanes, &lane{name: name, workers: max(1, workers), cooldown: cooldown, wake: make(chan struct{}, 1)})
+}
+
+// Polling sets how often idle workers look for due jobs (poll, a second
+// by default) and, on PostgreSQL, River's FetchCooldown: the least time
+// between two fetches of a busy lane (100 ms by default), which bounds a
+// lane's throughput to its workers' worth of jobs per cooldown. Call
+// before Run.
+func (q *Queue) Polling(poll, cooldown time.Duration) {
+	if poll > 0 {
+		q.poll = poll
+	}
+	if cooldown > 0 {
+		q.cooldown = cooldown
+	}
 }
 
 // Register sets the handler of a kind. Call before Run.
@@ -214,13 +270,15 @@ func (q *Queue) runPeriodic(ctx context.Context, p periodic) {
 	}
 }
 
-// Notify wakes an idle worker; call it after committing an enqueue. On
-// PostgreSQL River finds the job at its next poll (FetchPollInterval, a
-// second) or sooner through LISTEN/NOTIFY.
+// Notify wakes an idle worker of each lane; call it after committing an
+// enqueue. On PostgreSQL River finds the job through LISTEN/NOTIFY, or at
+// its next poll (FetchPollInterval, a second).
 func (q *Queue) Notify() {
-	select {
-	case q.wake <- struct{}{}:
-	default:
+	for _, l := range q.lanes {
+		select {
+		case l.wake <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -239,12 +297,14 @@ func (q *Queue) Run(ctx context.Context) {
 		q.log.Info("rescued jobs left running by a previous process", "jobs", n)
 	}
 	var wg sync.WaitGroup
-	for range q.workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			q.work(ctx)
-		}()
+	for _, l := range q.lanes {
+		for range l.workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				q.work(ctx, l)
+			}()
+		}
 	}
 	for _, p := range append(q.periodic, periodic{kind: cleanupKind, every: time.Hour}) {
 		wg.Add(1)
@@ -256,9 +316,9 @@ func (q *Queue) Run(ctx context.Context) {
 	wg.Wait()
 }
 
-func (q *Queue) work(ctx context.Context) {
+func (q *Queue) work(ctx context.Context, l *lane) {
 	for ctx.Err() == nil {
-		ran, err := q.RunOne(ctx)
+		ran, err := q.runOne(ctx, l.name)
 		if err != nil && ctx.Err() == nil {
 			q.log.Error("job queue", "err", err)
 		}
@@ -267,7 +327,7 @@ func (q *Queue) work(ctx context.Context) {
 		}
 		select {
 		case <-ctx.Done():
-		case <-q.wake:
+		case <-l.wake:
 		case <-time.After(q.poll):
 			if _, err := q.rescue(ctx, false); err != nil && ctx.Err() == nil {
 				q.log.Error("rescue expired jobs", "err", err)
@@ -276,14 +336,20 @@ func (q *Queue) work(ctx context.Context) {
 	}
 }
 
-// RunOne claims one due job and runs it; it reports whether there was one.
-// The job runs to completion even if ctx ends meanwhile (shutdown drains).
-// It is the outbox's: on PostgreSQL, River's client works jobs (Run).
+// RunOne claims one due job of any lane and runs it; it reports whether
+// there was one. The job runs to completion even if ctx ends meanwhile
+// (shutdown drains). It is the outbox's: on PostgreSQL, River's client
+// works jobs (Run).
 func (q *Queue) RunOne(ctx context.Context) (bool, error) {
+	return q.runOne(ctx, "")
+}
+
+// runOne is RunOne for one lane ("" for any).
+func (q *Queue) runOne(ctx context.Context, queue string) (bool, error) {
 	if q.db.Dialect() == store.Postgres {
 		return false, errors.New("jobs: RunOne is the SQLite outbox's; on PostgreSQL, Run works jobs with River")
 	}
-	j, ok, err := q.claim(ctx)
+	j, ok, err := q.claim(ctx, queue)
 	if err != nil || !ok {
 		return false, err
 	}
@@ -306,7 +372,7 @@ func safeRun(ctx context.Context, h Handler, j Job) (err error) {
 	return h(ctx, j)
 }
 
-func (q *Queue) claim(ctx context.Context) (Job, bool, error) {
+func (q *Queue) claim(ctx context.Context, queue string) (Job, bool, error) {
 	var j Job
 	var payload string
 	found := false
@@ -315,10 +381,10 @@ func (q *Queue) claim(ctx context.Context) (Job, bool, error) {
 		found = false // a retried run starts afresh (store.Transact)
 		err := tx.QueryRowContext(ctx, `
 			UPDATE jobs SET state = 'running', attempts = attempts + 1, locked_until = ?, updated_at = ?
-			WHERE id = (SELECT id FROM jobs WHERE state = 'available' AND run_at <= ? ORDER BY run_at, id LIMIT 1)
+			WHERE id = (SELECT id FROM jobs WHERE (? = '' OR queue = ?) AND state = 'available' AND run_at <= ? ORDER BY run_at, id LIMIT 1)
 			  AND state = 'available' -- rechecked: on PostgreSQL another replica may have claimed it meanwhile
 			RETURNING id, kind, payload, attempts, max_attempts`,
-			store.FormatTime(now.Add(q.lease)), store.FormatTime(now), store.FormatTime(now)).
+			store.FormatTime(now.Add(q.lease)), store.FormatTime(now), queue, queue, store.FormatTime(now)).
 			Scan(&j.ID, &j.Kind, &payload, &j.Attempts, &j.MaxAttempts)
 		j.Payload = json.RawMessage(payload)
 		if errors.Is(err, sql.ErrNoRows) {

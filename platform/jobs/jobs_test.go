@@ -137,7 +137,7 @@ func TestRescueOrphans(t *testing.T) {
 	db, q := setup(t)
 	enqueue(t, db, "x", Options{})
 	// A process claimed the job and died.
-	if _, ok, err := q.claim(context.Background()); !ok || err != nil {
+	if _, ok, err := q.claim(context.Background(), ""); !ok || err != nil {
 		t.Fatal(ok, err)
 	}
 	var ran atomic.Int32

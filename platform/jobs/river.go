@@ -74,8 +74,16 @@ var uniqueStates = []rivertype.JobState{
 
 // inserter is an insert-only River client: it has no pool, only the
 // caller's transactions.
+//
+// Each insert notifies the workers' clients (LISTEN/NOTIFY, in the
+// inserting transaction, so it arrives at its commit): River limits these
+// notifications to one per queue per FetchCooldown, by default 100 ms, and
+// a job inserted within that of the last one waited for the workers' next
+// poll, up to a second. Its minimum, 1 ms, makes every insert but those of
+// one burst wake them (BenchmarkDeliveryLatency in notify).
 var inserter = sync.OnceValues(func() (*river.Client[*sql.Tx], error) {
-	return river.NewClient(riverdatabasesql.New(nil), &river.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	return river.NewClient(riverdatabasesql.New(nil), &river.Config{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		FetchCooldown: river.FetchCooldownMin})
 })
 
 // enqueueRiver inserts a job into River inside tx.
@@ -84,7 +92,7 @@ func enqueueRiver(ctx context.Context, tx *store.Tx, kind string, raw json.RawMe
 	if err != nil {
 		return fmt.Errorf("enqueue %s: %w", kind, err)
 	}
-	opts := &river.InsertOpts{MaxAttempts: o.MaxAttempts, ScheduledAt: o.RunAt}
+	opts := &river.InsertOpts{MaxAttempts: o.MaxAttempts, ScheduledAt: o.RunAt, Queue: o.Queue}
 	if o.UniqueKey != "" {
 		opts.UniqueOpts = river.UniqueOpts{ByArgs: true, ByState: uniqueStates}
 	}
@@ -110,7 +118,10 @@ func enqueueRiverMany(ctx context.Context, tx *store.Tx, items []Item) error {
 		if o.MaxAttempts <= 0 {
 			o.MaxAttempts = 25
 		}
-		opts := &river.InsertOpts{MaxAttempts: o.MaxAttempts, ScheduledAt: o.RunAt}
+		if o.Queue == "" {
+			o.Queue = QueueDefault
+		}
+		opts := &river.InsertOpts{MaxAttempts: o.MaxAttempts, ScheduledAt: o.RunAt, Queue: o.Queue}
 		if o.UniqueKey != "" {
 			opts.UniqueOpts = river.UniqueOpts{ByArgs: true, ByState: uniqueStates}
 		}
@@ -169,8 +180,14 @@ func (q *Queue) startRiver(ctx context.Context) (*river.Client[pgx.Tx], *pgxpool
 	if err != nil {
 		return nil, nil, fmt.Errorf("river pool: %w", err)
 	}
-	// The workers, River's leader and producer, and its LISTEN connection.
-	cfg.MaxConns = int32(q.workers + 4)
+	// The workers, River's leader and producers, and its LISTEN connection.
+	queues := map[string]river.QueueConfig{}
+	conns := 4
+	for _, l := range q.lanes {
+		queues[l.name] = river.QueueConfig{MaxWorkers: l.workers, FetchCooldown: min(l.cooldown, q.poll)}
+		conns += l.workers + 1
+	}
+	cfg.MaxConns = int32(conns)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("river pool: %w", err)
@@ -192,13 +209,13 @@ func (q *Queue) startRiver(ctx context.Context) (*river.Client[pgx.Tx], *pgxpool
 	}
 	c, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
 		PeriodicJobs:         periodic,
-		Queues:               map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: q.workers}},
+		Queues:               queues,
 		Workers:              workers,
 		JobTimeout:           JobTimeout,
 		RescueStuckJobsAfter: RescueAfter,
 		RetryPolicy:          retryPolicy{backoff: q.backoff},
 		FetchPollInterval:    q.poll,
-		FetchCooldown:        min(q.poll, river.FetchCooldownDefault),
+		FetchCooldown:        min(q.poll, q.cooldown),
 		Logger:               q.log.With("component", "river"),
 	})
 	if err == nil {
