@@ -29,3 +29,28 @@ func TestReadJourneyTakesTwoWriteTransactions(t *testing.T) {
 		t.Errorf("stored steps %v, answered %d steps", steps, len(out.Journey.Steps))
 	}
 }
+
+// TestRefusedJourneyTakesTwoWriteTransactions: a journey policy refuses
+// (a tool outside the key's scopes) writes its journal and the
+// violation's audit event with its end: two write transactions, and
+// both the refused step and the event are stored.
+func TestRefusedJourneyTakesTwoWriteTransactions(t *testing.T) {
+	r := newRig(t)
+	r.caller = r.newCaller(r.tenant, "skill:order_status")
+	before := r.db.TxStats()
+	out, err := r.run("Where is my order ORD-1003?")
+	if err == nil {
+		t.Fatal("journey ran, want refused")
+	}
+	got := r.db.TxStats().Sub(before)
+	if got.Commits > 2 {
+		t.Errorf("the refused journey committed %d write transactions, want at most 2", got.Commits)
+	}
+	j := r.journey(out.Journey.ID)
+	if steps := stepsOf(j); len(steps) != 2 || steps[1] != "tool lookup_order refused" {
+		t.Errorf("stored steps %v, want the route and the refused lookup", steps)
+	}
+	if v := violations(t, r, j.ID); len(v) != 1 {
+		t.Errorf("policy violations audited: %v, want one", v)
+	}
+}
