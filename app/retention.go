@@ -33,7 +33,9 @@ func (rt *Runtime) PurgeTraces(ctx context.Context, now time.Time) (int64, error
 	for _, t := range ts {
 		cutoff := now.Add(-time.Duration(t.days) * 24 * time.Hour)
 		var purged int64 // counted once committed: a retried run starts afresh (store.Transact)
-		err := rt.DB.Transact(ctx, func(tx *store.Tx) error {
+		// Alone: a large purge must not hold up the commit of the
+		// requests that group commit would batch with it.
+		err := rt.DB.TransactAlone(ctx, func(tx *store.Tx) error {
 			n, err := journeys.DeleteOlderThan(ctx, tx, t.id, cutoff)
 			purged = n
 			if err != nil {

@@ -7,6 +7,8 @@
 // connection and starts every transaction with BEGIN IMMEDIATE, so a
 // read-then-write transaction waits for the write lock instead of failing
 // with SQLITE_BUSY halfway. The read pool serves concurrent readers (WAL).
+// Write transactions that run at the same time share one SQLite
+// transaction and one commit (group commit, groupcommit.go).
 package store
 
 import (
