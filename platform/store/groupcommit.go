@@ -208,10 +208,22 @@ func (g *groupCommit) pass(db *DB, m *gcMember, broken bool) {
 		next.turn <- struct{}{}
 		return
 	}
+	wrote := false
+	for _, b := range g.batch {
+		wrote = wrote || b.fnErr == nil
+	}
 	g.mu.Unlock()
 	if g.tx != nil {
 		// Arrivals queue meanwhile (mu is free); the turn is still held.
-		g.endBatch(g.tx.Commit() == nil)
+		if wrote {
+			g.endBatch(g.tx.Commit() == nil)
+		} else {
+			// Every member failed and undid its writes: nothing to
+			// commit. Their answers are their own errors, final.
+			_ = g.tx.Rollback()
+			g.tx = nil
+			g.endBatch(true)
+		}
 	}
 	g.mu.Lock()
 	if len(g.waiters) > 0 {
