@@ -42,8 +42,13 @@ func (h *Console) RunbookAction(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := h.checkBound(c, rb, actionID, params, token); err != nil {
+	confirmed, err := h.checkBound(c, rb, actionID, params, token)
+	if err != nil {
 		return err
+	}
+	// What runs is exactly what the confirmation showed.
+	for name, v := range confirmed {
+		params[name] = v
 	}
 	run, err := runbooks.RunWith(c.Request().Context(), h.runbookDeps(), CurrentPrincipal(c), rb, actionID, params, reason, token)
 	if errors.Is(err, runbooks.ErrReasonRequired) || errors.Is(err, runbooks.ErrReasonTooLong) {
@@ -164,33 +169,34 @@ var errBoundAltered = problem.Invalid("confirmation_altered",
 // checkBound refuses a press whose parameters differ from what its
 // confirmation showed: values altered in the form (400), or an alert that
 // now resolves to other values than were confirmed (409, naming both).
-// Either way nothing runs. An action without parameters, or a press
-// without an alert (refused later as missing_parameters), passes.
-func (h *Console) checkBound(c echo.Context, runbookID, actionID string, params map[string]string, token string) error {
+// Either way nothing runs. It returns the confirmed values; an action
+// without parameters, or a press without an alert (refused later as
+// missing_parameters), passes with none.
+func (h *Console) checkBound(c echo.Context, runbookID, actionID string, params map[string]string, token string) (map[string]string, error) {
 	rb, err := h.runbook(runbookID)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	a := rb.Action(actionID)
 	if a == nil || len(a.Needs()) == 0 || params == nil {
-		return nil
+		return nil, nil
 	}
 	form, err := c.FormParams()
 	if err != nil {
-		return errBoundAltered
+		return nil, errBoundAltered
 	}
 	confirmed := map[string]string{}
 	for _, name := range a.Needs() {
 		v, ok := form["param_"+name]
 		if !ok || len(v) != 1 {
-			return errBoundAltered
+			return nil, errBoundAltered
 		}
 		confirmed[name] = v[0]
 	}
 	if h.Sealer != nil {
 		pt, err := h.Sealer.Open(c.FormValue("bound"), boundAAD(rb.ID, a.ID, params["alert"], token))
 		if err != nil || string(pt) != boundText(confirmed) {
-			return errBoundAltered
+			return nil, errBoundAltered
 		}
 	}
 	var changed []string
@@ -204,8 +210,8 @@ func (h *Console) checkBound(c echo.Context, runbookID, actionID string, params 
 		}
 	}
 	if len(changed) > 0 {
-		return problem.Conflict("alert_changed", "The alert changed since you confirmed: "+strings.Join(changed, ", ")+
+		return nil, problem.Conflict("alert_changed", "The alert changed since you confirmed: "+strings.Join(changed, ", ")+
 			". Nothing was changed. Open the action again from the alert to confirm what it names now.")
 	}
-	return nil
+	return confirmed, nil
 }
