@@ -16,6 +16,7 @@ import (
 	"github.com/wardenhq/warden/platform/redact"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/platform/wait"
 	"github.com/wardenhq/warden/tenants"
 )
 
@@ -66,18 +67,16 @@ func BenchmarkApprovalToEffect(b *testing.B) {
 		if _, err := rt.Execution.Decide(ctx, approvals.Request{Principal: approver, ActionID: a.ID, Decision: approvals.Approve, Digest: a.PayloadDigest}); err != nil {
 			b.Fatal(err)
 		}
-		for {
-			got, err := approvals.Get(ctx, db.Read(), a.ID)
-			if err != nil {
+		var got approvals.Action
+		wait.ForEvery(30*time.Second, 200*time.Microsecond, func() bool {
+			var err error
+			if got, err = approvals.Get(ctx, db.Read(), a.ID); err != nil {
 				b.Fatal(err)
 			}
-			if got.Status == approvals.StatusExecuted {
-				break
-			}
-			if got.Status == approvals.StatusFailed {
-				b.Fatalf("action failed: %s", got.Failure)
-			}
-			time.Sleep(200 * time.Microsecond)
+			return got.Status == approvals.StatusExecuted || got.Status == approvals.StatusFailed
+		})
+		if got.Status != approvals.StatusExecuted {
+			b.Fatalf("action is %s: %s", got.Status, got.Failure)
 		}
 		lat = append(lat, time.Since(start))
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/redact"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/platform/wait"
 	"github.com/wardenhq/warden/tools"
 )
 
@@ -62,11 +63,24 @@ func BenchmarkReadJourneyIsolation(b *testing.B) {
 					wg.Go(func() {
 						for bg.Err() == nil {
 							rt.Journeys.Run(bg, journeys.Request{Caller: caller, Input: "Please change the delivery address for ORD-1001 to 14 Harbour Road", RequestID: "bg"})
-							time.Sleep(time.Second)
+							select { // the load's pace: one journey a second each
+							case <-bg.Done():
+							case <-time.After(time.Second):
+							}
 						}
 					})
 				}
-				time.Sleep(2 * time.Second) // the bulkhead fills
+				full := wait.For(10*time.Second, func() bool {
+					for _, h := range rt.Guard.Health() {
+						if h.MaxConcurrent > 0 && h.InFlight == h.MaxConcurrent {
+							return true
+						}
+					}
+					return false
+				})
+				if !full {
+					b.Fatal("the hanging tool's bulkhead did not fill")
+				}
 			}
 			lat := make([]time.Duration, 0, b.N)
 			b.ResetTimer()

@@ -23,6 +23,7 @@ import (
 	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/platform/wait"
 	"github.com/wardenhq/warden/tenants"
 )
 
@@ -232,19 +233,16 @@ func TestReplicasDecideOnce(t *testing.T) {
 	// Both replicas' job workers compete for the approved actions; each is
 	// executed once at the provider.
 	for _, a := range approved {
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			got, err := approvals.Get(ctx, r.rts[1].DB.Read(), a.ID)
-			if err != nil {
+		var got approvals.Action
+		wait.For(60*time.Second, func() bool {
+			var err error
+			if got, err = approvals.Get(ctx, r.rts[1].DB.Read(), a.ID); err != nil {
 				t.Fatal(err)
 			}
-			if got.Status == approvals.StatusExecuted {
-				break
-			}
-			if got.Status == approvals.StatusFailed || time.Now().After(deadline) {
-				t.Fatalf("action %s is %s (%s), want executed", a.ID, got.Status, got.Failure)
-			}
-			time.Sleep(20 * time.Millisecond)
+			return got.Status == approvals.StatusExecuted || got.Status == approvals.StatusFailed
+		})
+		if got.Status != approvals.StatusExecuted {
+			t.Fatalf("action %s is %s (%s), want executed", a.ID, got.Status, got.Failure)
 		}
 	}
 	effects, err := r.rts[0].Sim.Effects(ctx)
@@ -342,16 +340,13 @@ func TestReplicasRefuseARevokedKeyAtOnce(t *testing.T) {
 	}
 	revoked := time.Now()
 	polls := 0
-	for {
+	var last error
+	if !wait.For(10*time.Second, func() bool {
 		polls++
-		_, err := b.Gateway.Authenticate(ctx, r.secret)
-		if errors.As(err, &p) && p.Code == admission.CodeUnauthorized {
-			break
-		}
-		if time.Since(revoked) > 10*time.Second {
-			t.Fatalf("replica B still admits a key revoked on replica A %v ago (last: %v)", time.Since(revoked), err)
-		}
-		time.Sleep(10 * time.Millisecond)
+		_, last = b.Gateway.Authenticate(ctx, r.secret)
+		return errors.As(last, &p) && p.Code == admission.CodeUnauthorized
+	}) {
+		t.Fatalf("replica B still admits a key revoked on replica A %v ago (last: %v)", time.Since(revoked), last)
 	}
 	delay := time.Since(revoked)
 	t.Logf("revoked on A, refused on B after %v (%d requests)", delay, polls)
@@ -404,29 +399,23 @@ func TestReplicasExpireAnActionOnTheSurvivor(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.stop[0]()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		got, err := approvals.Get(ctx, r.rts[1].DB.Read(), a.ID)
-		if err != nil {
+	var got approvals.Action
+	if !wait.ForEvery(30*time.Second, 100*time.Millisecond, func() bool {
+		var err error
+		if got, err = approvals.Get(ctx, r.rts[1].DB.Read(), a.ID); err != nil {
 			t.Fatal(err)
 		}
-		if got.Status == approvals.StatusExpired {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("action %s is %s 30 s after creation; its expiry was 3 s", a.ID, got.Status)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return got.Status == approvals.StatusExpired
+	}) {
+		t.Fatalf("action %s is %s 30 s after creation; its expiry was 3 s", a.ID, got.Status)
 	}
 	// River marks the job completed just after the expiry commits.
 	var state string
-	for range 100 {
-		if err := r.rts[1].DB.Read().QueryRowContext(ctx, `SELECT state::text FROM river_job WHERE kind = ? AND args->>'key' = ?`,
-			approvals.JobExpire, "expire:"+a.ID).Scan(&state); err != nil || state == "completed" {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	wait.ForEvery(10*time.Second, 100*time.Millisecond, func() bool {
+		err := r.rts[1].DB.Read().QueryRowContext(ctx, `SELECT state::text FROM river_job WHERE kind = ? AND args->>'key' = ?`,
+			approvals.JobExpire, "expire:"+a.ID).Scan(&state)
+		return err != nil || state == "completed"
+	})
 	if state != "completed" {
 		t.Fatalf("the action's expiry job is %q; want completed (it expired the action)", state)
 	}

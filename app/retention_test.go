@@ -18,6 +18,7 @@ import (
 	"github.com/wardenhq/warden/platform/redact"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/platform/wait"
 	"github.com/wardenhq/warden/tenants"
 )
 
@@ -231,17 +232,13 @@ func TestStartupSweepEndsWhatAPreviousProcessLeftRunning(t *testing.T) {
 	runCtx, stop := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() { rt.Run(runCtx); close(done) }()
-	deadline := time.Now().Add(10 * time.Second)
 	var status string
 	var reserved int64
-	for time.Now().Before(deadline) {
+	wait.For(10*time.Second, func() bool {
 		db.Read().QueryRow(`SELECT status FROM journeys WHERE id = 'killed'`).Scan(&status)
 		db.Read().QueryRow(`SELECT reserved_micros FROM budgets WHERE tenant_id = ?`, tenant).Scan(&reserved)
-		if status == "failed" && reserved == 0 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return status == "failed" && reserved == 0
+	})
 	stop()
 	<-done
 	if status != "failed" || reserved != 0 {

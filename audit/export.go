@@ -432,8 +432,11 @@ type exportRow struct {
 	Hash        string `json:"hash"`
 }
 
-// exportRowV1 is a row of a version 1 export.
-type exportRowV1 struct {
+// Row is one audit_events row as text, the way an outside verifier reads
+// it: the columns of the table, and exactly a line of a version 1 export
+// (version 2 adds actor_name, actor_email, sentence and amount). The
+// tests read the table through it too.
+type Row struct {
 	Seq         int64  `json:"seq"`
 	Time        string `json:"time"`
 	ActorType   string `json:"actor_type"`
@@ -462,7 +465,7 @@ func (x exportRow) record() record {
 		prevHash: x.PrevHash, hash: x.Hash}
 }
 
-func (x exportRowV1) record() record {
+func (x Row) record() record {
 	return exportRow{Seq: x.Seq, Time: x.Time, ActorType: x.ActorType, ActorID: x.ActorID, Tenant: x.Tenant,
 		Verb: x.Verb, SubjectType: x.SubjectType, SubjectID: x.SubjectID, Details: x.Details,
 		PrevHash: x.PrevHash, Hash: x.Hash}.record()

@@ -262,7 +262,7 @@ func readJSONL(in io.Reader, v *exportVerifier) {
 		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
 		dec.DisallowUnknownFields()
 		var x exportRow
-		var x1 exportRowV1
+		var x1 Row
 		var err error
 		if v1 {
 			err = dec.Decode(&x1)

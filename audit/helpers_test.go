@@ -85,19 +85,7 @@ func mustExec(t testing.TB, q interface {
 }
 
 // row is an audit_events row as text, the way an outside verifier reads it.
-type row struct {
-	Seq         int64  `json:"seq"`
-	Time        string `json:"time"`
-	ActorType   string `json:"actor_type"`
-	ActorID     string `json:"actor_id"`
-	Tenant      string `json:"tenant"`
-	Verb        string `json:"verb"`
-	SubjectType string `json:"subject_type"`
-	SubjectID   string `json:"subject_id"`
-	Details     string `json:"details"`
-	PrevHash    string `json:"prev_hash"`
-	Hash        string `json:"hash"`
-}
+type row = audit.Row
 
 func readRows(t testing.TB, q *sql.DB) []row {
 	t.Helper()

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -76,8 +77,9 @@ func TenantSwitches(ctx context.Context, q store.Querier) ([]TenantSwitch, error
 // tenant: the runbook button on-call presses when one tenant's calls of a
 // tool fail, without stopping that tool for everyone else. Switching off
 // needs a reason. Only a real change is recorded: tool.disable or
-// tool.enable with the tenant, in the same transaction. An unknown tool
-// is store.ErrNotFound.
+// tool.enable with the tenant, in the same transaction. The tool is a
+// catalog tool or an MCP server's tool (Switchable); any other name is
+// store.ErrNotFound.
 func SwitchForTenant(ctx context.Context, db *store.DB, actor audit.Actor, name, tenantID, tenantSlug string, enabled bool, reason string) (changed bool, err error) {
 	reason = strings.TrimSpace(reason)
 	if !enabled && reason == "" {
@@ -88,7 +90,7 @@ func SwitchForTenant(ctx context.Context, db *store.DB, actor audit.Actor, name,
 	}
 	err = db.Transact(ctx, func(tx *store.Tx) error {
 		changed = false
-		if _, err := Get(ctx, tx, name); err != nil {
+		if err := Switchable(ctx, tx, name); err != nil {
 			return err
 		}
 		var res interface{ RowsAffected() (int64, error) }
@@ -123,4 +125,28 @@ func SwitchForTenant(ctx context.Context, db *store.DB, actor audit.Actor, name,
 		return false, err
 	}
 	return changed, nil
+}
+
+// Switchable reports whether name is a tool that may be switched off for
+// one tenant: a catalog tool, or a tool an MCP server still lists, named
+// as the runtime names it (SERVER__TOOL; the MCP door refuses its calls
+// for that tenant). Any other name is store.ErrNotFound.
+func Switchable(ctx context.Context, q store.Querier, name string) error {
+	_, err := Get(ctx, q, name)
+	if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	server, tool, ok := strings.Cut(name, "__")
+	if !ok || server == "" || tool == "" {
+		return store.ErrNotFound
+	}
+	var n int
+	if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM mcp_tools t JOIN mcp_servers s ON s.id = t.server_id
+		WHERE s.name = ? AND t.name = ? AND t.gone = 0`, server, tool).Scan(&n); err != nil {
+		return fmt.Errorf("MCP tool %s: %w", name, err)
+	}
+	if n == 0 {
+		return store.ErrNotFound
+	}
+	return nil
 }

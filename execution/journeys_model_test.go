@@ -19,6 +19,7 @@ import (
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/jobs"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/platform/wait"
 	"github.com/wardenhq/warden/skills"
 )
 
@@ -116,12 +117,8 @@ func (r *modelRig) drainRiver() {
 	done := make(chan struct{})
 	go func() { defer close(done); r.queue.Run(ctx) }()
 	defer func() { cancel(); <-done }()
-	deadline := time.Now().Add(30 * time.Second)
-	for r.dueRiverJobs() > 0 {
-		if time.Now().After(deadline) {
-			r.t.Fatal("jobs kept coming")
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !wait.For(30*time.Second, func() bool { return r.dueRiverJobs() == 0 }) {
+		r.t.Fatal("jobs kept coming")
 	}
 }
 

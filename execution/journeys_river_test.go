@@ -12,6 +12,7 @@ import (
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/jobs"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/platform/wait"
 )
 
 // On PostgreSQL the approval enqueues the execution on River, in the
@@ -37,17 +38,11 @@ func TestApprovedRefundExecutesOnceOnRiver(t *testing.T) {
 		t.Cleanup(func() { cancel(); <-done })
 	}
 	out := r.approved(refundRequest)
-	deadline := time.Now().Add(15 * time.Second)
-	for r.action(out.Action.ID).Status != approvals.StatusExecuted {
-		if time.Now().After(deadline) {
-			t.Fatalf("action %s is %s, want executed by River", out.Action.ID, r.action(out.Action.ID).Status)
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !wait.For(15*time.Second, func() bool { return r.action(out.Action.ID).Status == approvals.StatusExecuted }) {
+		t.Fatalf("action %s is %s, want executed by River", out.Action.ID, r.action(out.Action.ID).Status)
 	}
-	time.Sleep(1500 * time.Millisecond) // past a poll of both queues
-	if n := runs.Load(); n != 1 {
-		t.Errorf("the execution job ran %d times, want once", n)
-	}
+	// Past a poll of both queues, the job has still run once.
+	wait.Holds(t, 1500*time.Millisecond, "the execution job ran once", func() bool { return runs.Load() == 1 })
 	if n := r.effects("issue_refund"); n != 1 {
 		t.Errorf("%d refunds at the provider, want 1", n)
 	}

@@ -80,16 +80,7 @@ func actionFilter(ff views.ActionFilter, r *redact.Redactor) (approvals.BrowseFi
 	default:
 		f.TargetKey = approvals.TargetOf(r, ff.Target).Key
 	}
-	var msg string
-	if f.MinMinor, msg = amountBound(ff.Min); msg != "" {
-		errs["min"] = "Lowest amount: " + msg
-	}
-	if f.MaxMinor, msg = amountBound(ff.Max); msg != "" {
-		errs["max"] = "Highest amount: " + msg
-	}
-	if f.MinMinor != nil && f.MaxMinor != nil && *f.MaxMinor < *f.MinMinor {
-		errs["max"] = "The highest amount is below the lowest."
-	}
+	f.MinMinor, f.MaxMinor = amountRange(ff.Min, ff.Max, errs)
 	var err error
 	if f.Since, err = filterDay(ff.From, "from"); err != nil {
 		errs["from"] = dayMessage(err)

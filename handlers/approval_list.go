@@ -121,20 +121,28 @@ func queueFilter(tenantIDs []string, ff views.ApprovalFilter) (approvals.Filter,
 		return f, nil, problem.Invalid("bad_request", "Sort the queue by expiry, age or amount.")
 	}
 	errs := views.FieldErrors{}
-	var msg string
-	if f.MinMinor, msg = amountBound(ff.Min); msg != "" {
-		errs["min"] = "Lowest amount: " + msg
-	}
-	if f.MaxMinor, msg = amountBound(ff.Max); msg != "" {
-		errs["max"] = "Highest amount: " + msg
-	}
-	if f.MinMinor != nil && f.MaxMinor != nil && *f.MaxMinor < *f.MinMinor {
-		errs["max"] = "The highest amount is below the lowest."
-	}
+	f.MinMinor, f.MaxMinor = amountRange(ff.Min, ff.Max, errs)
 	if len(errs) == 0 {
 		errs = nil
 	}
 	return f, errs, nil
+}
+
+// amountRange parses the amount filter's lowest and highest bounds (the
+// queue's and the Actions list's), putting what is wrong with them in
+// errs under "min" and "max".
+func amountRange(lowest, highest string, errs views.FieldErrors) (min, max *int64) {
+	var msg string
+	if min, msg = amountBound(lowest); msg != "" {
+		errs["min"] = "Lowest amount: " + msg
+	}
+	if max, msg = amountBound(highest); msg != "" {
+		errs["max"] = "Highest amount: " + msg
+	}
+	if min != nil && max != nil && *max < *min {
+		errs["max"] = "The highest amount is below the lowest."
+	}
+	return min, max
 }
 
 // amountBound parses one bound of the amount filter, typed in currency

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/platform/wait"
 	"github.com/wardenhq/warden/tools"
 )
 
@@ -53,19 +54,14 @@ func TestRetriedFinishReturnsOneApprovalStep(t *testing.T) {
 			defer tx.Rollback()
 			// Once the journey's end waits for the budget's row, holding
 			// the journey's, ask for the journey's row.
-			deadline := time.Now().Add(20 * time.Second)
-			for {
+			if !wait.For(20*time.Second, func() bool {
 				var waiting int
 				r.db.Read().QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_stat_activity
 					WHERE wait_event_type = 'Lock' AND query LIKE '%UPDATE budgets SET reserved_micros = CASE%'`).Scan(&waiting)
-				if waiting > 0 {
-					break
-				}
-				if time.Now().After(deadline) {
-					blocker <- errors.New("the journey's end never waited for the budget's row")
-					return
-				}
-				time.Sleep(10 * time.Millisecond)
+				return waiting > 0
+			}) {
+				blocker <- errors.New("the journey's end never waited for the budget's row")
+				return
 			}
 			if _, err := tx.ExecContext(ctx, `UPDATE journeys SET status = status WHERE status = 'running'`); err != nil {
 				blocker <- err
@@ -114,12 +110,7 @@ func TestRetriedFinishReturnsOneApprovalStep(t *testing.T) {
 // since before (they are flushed within about a second).
 func deadlocksAfter(t *testing.T, count func() int64, before int64) int64 {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		n := count() - before
-		if n > 0 || time.Now().After(deadline) {
-			return n
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	var n int64
+	wait.ForEvery(5*time.Second, 100*time.Millisecond, func() bool { n = count() - before; return n > 0 })
+	return n
 }

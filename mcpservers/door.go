@@ -15,6 +15,7 @@ import (
 	"github.com/wardenhq/warden/admission"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/budgets"
+	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/redact"
 	"github.com/wardenhq/warden/platform/store"
@@ -113,11 +114,14 @@ const (
 	msgUnclassified = "Warden refused this call: the tool is not yet classified by an admin (an admin must give it an impact class on the MCP servers page before any call is forwarded)."
 	msgServerOff    = "Warden refused this call: the MCP server %s is switched off."
 	msgToolOff      = "Warden refused this call: the tool %s is switched off."
-	msgBudget       = "Warden refused this call: the budget of tenant %s cannot cover it."
-	msgGone         = "Warden refused this call: the MCP server no longer offers this tool."
-	msgScope        = "Warden refused this call: the key's scopes do not allow %s."
-	msgBadArgs      = "Warden refused this call: the arguments do not match the tool's input schema: %s"
-	msgUpstream     = "The MCP server %s failed: %s"
+	// msgTenantOff is the per-tenant switch (catalog.SwitchForTenant): 403
+	// tool_disabled at the other doors.
+	msgTenantOff = "Warden refused this call (tool_disabled): the tool %s is switched off for tenant %s; other tenants keep it."
+	msgBudget    = "Warden refused this call: the budget of tenant %s cannot cover it."
+	msgGone      = "Warden refused this call: the MCP server no longer offers this tool."
+	msgScope     = "Warden refused this call: the key's scopes do not allow %s."
+	msgBadArgs   = "Warden refused this call: the arguments do not match the tool's input schema: %s"
+	msgUpstream  = "The MCP server %s failed: %s"
 )
 
 // call is one tools/call through the door: the tool's state is read
@@ -170,6 +174,12 @@ func (g *Gateway) decide(ctx context.Context, req *mcp.CallToolRequest, c admiss
 		return toolError(fmt.Sprintf(msgToolOff, t.ExposedName())), "refused"
 	case !t.Classified():
 		return toolError(msgUnclassified), "refused"
+	}
+	if off, err := catalog.OffForTenant(ctx, g.db.Read(), t.ExposedName(), c.Tenant.ID); err != nil {
+		g.log.Error("read the tenant's tool switch", "tool", t.ExposedName(), "err", err)
+		return toolError("Warden could not read the tool's settings; try again."), "failed"
+	} else if off {
+		return toolError(fmt.Sprintf(msgTenantOff, t.ExposedName(), c.Tenant.Slug)), "refused"
 	}
 	if err := policy.UniqueMembers(args); err != nil {
 		return toolError(fmt.Sprintf(msgBadArgs, err)), "refused"

@@ -246,15 +246,17 @@ func PlanAction(ctx context.Context, d Deps, a Action) (Plan, error) {
 		p.NoChange = p.From == p.To
 		p.Summary = fmt.Sprintf("Roll %s in %s back from release %s to release %s.", p.Agent, p.Env, short(p.From), short(p.To))
 	case ToolSwitchTool:
-		t, err := catalog.Get(ctx, q, a.Args["name"])
-		if errors.Is(err, store.ErrNotFound) {
-			return p, problem.NotFound("not_found", "There is no tool "+strconv.Quote(a.Args["name"])+".")
-		}
-		if err != nil {
-			return p, err
-		}
 		on := a.Args["state"] == "on"
 		if slug := a.Args["tenant"]; slug != "" {
+			// A catalog tool or an MCP server's tool (SERVER__TOOL).
+			t := struct{ Name string }{a.Args["name"]}
+			err := catalog.Switchable(ctx, q, t.Name)
+			if errors.Is(err, store.ErrNotFound) {
+				return p, problem.NotFound("not_found", "There is no tool "+strconv.Quote(t.Name)+".")
+			}
+			if err != nil {
+				return p, err
+			}
 			tn, err := tenantArg(ctx, q, slug)
 			if err != nil {
 				return p, err
@@ -270,6 +272,13 @@ func PlanAction(ctx context.Context, d Deps, a Action) (Plan, error) {
 				p.Summary = fmt.Sprintf("Switch the tool %s off for tenant %s only: its calls there are refused (403 tool_disabled); every other tenant keeps it.", t.Name, tn.Slug)
 			}
 			break
+		}
+		t, err := catalog.Get(ctx, q, a.Args["name"])
+		if errors.Is(err, store.ErrNotFound) {
+			return p, problem.NotFound("not_found", "There is no tool "+strconv.Quote(a.Args["name"])+".")
+		}
+		if err != nil {
+			return p, err
 		}
 		p.NoChange = t.Enabled == on
 		p.Summary = fmt.Sprintf("Switch the tool %s %s for every tenant.", t.Name, a.Args["state"])

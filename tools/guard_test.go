@@ -82,7 +82,7 @@ func TestBreakerOpensAtTheFailureRateAndProbes(t *testing.T) {
 			t.Fatalf("call while open = %v (retry after %v), %d calls; want Unavailable at once with a Retry-After", err, wait, p.calls.Load())
 		}
 
-		time.Sleep(11 * time.Second) // the open period passes
+		time.Sleep(11 * time.Second) // the open period passes, on synctest's fake clock (at once)
 		if _, err := w.Execute(t.Context(), tool, callOf("lookup_order")); err == nil || stateOf(g, "lookup_order") != "open" {
 			t.Fatalf("a failed probe: %v, state %s; want the breaker open again", err, stateOf(g, "lookup_order"))
 		}

@@ -2,7 +2,9 @@ package views
 
 import (
 	"html"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/a-h/templ"
@@ -62,6 +64,16 @@ type RunbookConfirmView struct {
 	Reason  string
 	Errors  FieldErrors
 	Alert   string // the alert the action's parameters came from, posted with the form
+	// Bound are the values the action's parameters resolved to from the
+	// alert ($tool → lookup_order): shown, and posted back with the form
+	// with Seal, so the press runs exactly these or is refused.
+	Bound map[string]string
+	Seal  string
+}
+
+// boundNames are Bound's parameter names in order.
+func (v RunbookConfirmView) boundNames() []string {
+	return slices.Sorted(maps.Keys(v.Bound))
 }
 
 // RunbookResultView is the outcome of a run. Its audit event is shown on
@@ -133,4 +145,19 @@ func runStatusClass(status string) string {
 		return "badge badge-warn"
 	}
 	return "badge"
+}
+
+// paramLabel names a runbook parameter for people.
+func paramLabel(name string) string {
+	switch name {
+	case "skill":
+		return "Skill"
+	case "tool":
+		return "Tool"
+	case "tenant":
+		return "Tenant"
+	case "key":
+		return "Key"
+	}
+	return name
 }

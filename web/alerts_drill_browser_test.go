@@ -15,6 +15,7 @@ import (
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/platform/wait"
 	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/tools"
 	"github.com/wardenhq/warden/tools/sim"
@@ -317,17 +318,13 @@ func TestBrowserAlertDrillProviderFailure(t *testing.T) {
 	}
 	// globex's calls go on: once the breaker the outage opened lets a
 	// probe through (10 s), they complete.
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		r := journey(t, in, globexKey, "Where is my order ORD-1003?", nil)
-		if r.Status == http.StatusOK && r.str("status") == "completed" {
-			break
-		}
-		if r.code() != "dependency_unavailable" || time.Now().After(deadline) {
-			t.Errorf("globex's call after acme's switch = %d %s, want completed", r.Status, r.Raw)
-			break
-		}
-		time.Sleep(500 * time.Millisecond)
+	var r apiResp
+	completed := wait.ForEvery(20*time.Second, 500*time.Millisecond, func() bool {
+		r = journey(t, in, globexKey, "Where is my order ORD-1003?", nil)
+		return r.Status == http.StatusOK && r.str("status") == "completed" || r.code() != "dependency_unavailable"
+	})
+	if !completed || r.Status != http.StatusOK || r.str("status") != "completed" {
+		t.Errorf("globex's call after acme's switch = %d %s, want completed", r.Status, r.Raw)
 	}
 	if tl, _ := catalog.Get(bg, in.DB.Read(), "lookup_order"); !tl.Enabled {
 		t.Error("lookup_order was switched off for every tenant")

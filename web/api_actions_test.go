@@ -21,6 +21,7 @@ import (
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/risk"
+	"github.com/wardenhq/warden/platform/wait"
 	"github.com/wardenhq/warden/tools"
 )
 
@@ -104,9 +105,11 @@ func TestExternalAgentProposesAndLongPolls(t *testing.T) {
 	}
 	id := r.str("id")
 	// Long-poll: the decision arrives while the agent waits.
+	// The decision is taken once the long poll is in Warden's hands.
 	go func() {
-		time.Sleep(300 * time.Millisecond)
-		decide(t, in, id, approvals.Approve, "")
+		if wait.For(10*time.Second, func() bool { return in.Server.inflight.Load() > 0 }) {
+			decide(t, in, id, approvals.Approve, "")
+		}
 	}()
 	g := callAPI(t, context.Background(), http.MethodGet, in.URL+"/v1/actions/"+id+"?wait=10s", secrets.Key, nil, nil)
 	if g.Status != http.StatusOK || g.str("status") == "pending" {
@@ -114,19 +117,15 @@ func TestExternalAgentProposesAndLongPolls(t *testing.T) {
 	}
 	// Warden executes it (the tool has a provider here) and the callback
 	// carries a signature the agent can verify.
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	var n int
+	if !wait.For(15*time.Second, func() bool {
 		g = callAPI(t, context.Background(), http.MethodGet, in.URL+"/v1/actions/"+id, secrets.Key, nil, nil)
 		cb.mu.Lock()
-		n := len(cb.bodies)
+		n = len(cb.bodies)
 		cb.mu.Unlock()
-		if g.str("status") == "executed" && n >= 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("action = %s with %d callbacks, want executed and two callbacks", g.Raw, n)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return g.str("status") == "executed" && n >= 2
+	}) {
+		t.Fatalf("action = %s with %d callbacks, want executed and two callbacks", g.Raw, n)
 	}
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
@@ -255,22 +254,17 @@ func TestExpiryIsCalledBack(t *testing.T) {
 	if a, err := approvals.Get(context.Background(), in.DB.Read(), id); err != nil || a.Status != approvals.StatusExpired {
 		t.Fatalf("action after expiry = %q, %v; want expired", a.Status, err)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	var got string
+	if !wait.For(15*time.Second, func() bool {
 		cb.mu.Lock()
-		var got string
+		defer cb.mu.Unlock()
 		if len(cb.bodies) > 0 {
 			var p struct{ ID, Status string }
 			json.Unmarshal(cb.bodies[len(cb.bodies)-1], &p)
 			got = p.ID + ":" + p.Status
 		}
-		cb.mu.Unlock()
-		if got == id+":expired" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no expiry callback; last = %q", got)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return got == id+":expired"
+	}) {
+		t.Fatalf("no expiry callback; last = %q", got)
 	}
 }

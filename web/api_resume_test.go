@@ -16,6 +16,7 @@ import (
 	"github.com/wardenhq/warden/execution"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/platform/wait"
 	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/tools"
 )
@@ -52,14 +53,10 @@ func TestJourneyResumesWithoutRerunningSteps(t *testing.T) {
 		t.Fatal(err)
 	}
 	var g apiResp
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	wait.For(15*time.Second, func() bool {
 		g = callAPI(t, ctx, http.MethodGet, in.URL+"/v1/journeys/"+r.str("id"), in.DemoKey, nil, nil)
-		if g.str("status") == "completed" || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return g.str("status") == "completed"
+	})
 	if g.str("status") != "completed" || g.str("output") == "" {
 		t.Fatalf("journey after approval = %s", g.Raw)
 	}
@@ -115,17 +112,7 @@ func TestApprovedActionsAreChargedAndNeverOverspend(t *testing.T) {
 	if _, err := in.Agent.Execution.Decide(ctx, approvals.Request{Principal: alice, ActionID: small.ID, Decision: approvals.Approve, Digest: small.PayloadDigest}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		got, _ := approvals.Get(ctx, in.DB.Read(), small.ID)
-		if got.Status == approvals.StatusExecuted {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("action %s", got.Status)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitAction(t, in, small.ID, approvals.StatusExecuted)
 	after, _ := budgets.Get(ctx, in.DB.Read(), tenant.ID)
 	if after.SpentMicros != before.SpentMicros+refund.UnitCostMicros || after.ReservedMicros != before.ReservedMicros {
 		t.Errorf("budget spent %d→%d reserved %d→%d; want the refund's cost charged and nothing left reserved",

@@ -14,6 +14,7 @@ import (
 	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/platform/wait"
 	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/tools"
 	"github.com/wardenhq/warden/tools/sim"
@@ -129,15 +130,9 @@ func TestAnotherTenantsOrdersAreUnknown(t *testing.T) {
 // waitAction waits up to 15 s for action id to reach status.
 func waitAction(t *testing.T, in *instance, id, status string) approvals.Action {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		a := getAction(t, in, id)
-		if a.Status == status {
-			return a
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("action %s is %s, want %s", id, a.Status, status)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var a approvals.Action
+	if !wait.For(15*time.Second, func() bool { a = getAction(t, in, id); return a.Status == status }) {
+		t.Fatalf("action %s is %s, want %s", id, a.Status, status)
 	}
+	return a
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/platform/redact"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/platform/wait"
 	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/tools"
 	"github.com/wardenhq/warden/tools/sim"
@@ -420,14 +421,10 @@ func TestClientDisconnectReleasesReservation(t *testing.T) {
 		t.Fatal("request finished although the provider was slow")
 	}
 	var status string
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	wait.For(10*time.Second, func() bool {
 		in.DB.Read().QueryRow(`SELECT status FROM journeys ORDER BY id DESC LIMIT 1`).Scan(&status)
-		if status == "cancelled" {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return status == "cancelled"
+	})
 	if status != "cancelled" {
 		t.Fatalf("journey status = %q after the client went away, want cancelled", status)
 	}
@@ -561,13 +558,7 @@ func TestRedactionEndToEnd(t *testing.T) {
 	}
 	actionID := rj.Body["action"].(map[string]any)["id"].(string)
 	decide(t, in, actionID, approvals.Approve, "")
-	deadline := time.Now().Add(15 * time.Second)
-	for getAction(t, in, actionID).Status != approvals.StatusExecuted {
-		if time.Now().After(deadline) {
-			t.Fatalf("refund action %s, want executed", getAction(t, in, actionID).Status)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitAction(t, in, actionID, approvals.StatusExecuted)
 	// Reversing it takes the refund id from the ledger's redacted receipt.
 	rev, err := in.Agent.Execution.Reverse(ctx, approverAlice, actionID, "customer kept the goods")
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/platform/seal"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/platform/wait"
 	"github.com/wardenhq/warden/tenants"
 )
 
@@ -131,16 +132,14 @@ func decisionCount(t *testing.T, in *instance, id string) int {
 // 10 s (execution runs in the background worker).
 func waitStatus(t *testing.T, b *browser, id, want string) page {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		p := b.get("/approvals/" + id)
-		if got := statusOf(p, "action-status"); got == want {
-			return p
-		} else if time.Now().After(deadline) {
-			t.Fatalf("action %s status = %q after 10 s, want %q", id, got, want)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var p page
+	if !wait.ForEvery(10*time.Second, 100*time.Millisecond, func() bool {
+		p = b.get("/approvals/" + id)
+		return statusOf(p, "action-status") == want
+	}) {
+		t.Fatalf("action %s status = %q after 10 s, want %q", id, statusOf(p, "action-status"), want)
 	}
+	return p
 }
 
 // lastAuditOf returns the newest event of verb about the action id.

@@ -15,6 +15,7 @@ import (
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/platform/wait"
 	"github.com/wardenhq/warden/tenants"
 )
 
@@ -67,17 +68,12 @@ func TestRacingApproversExecuteOnce(t *testing.T) {
 			t.Fatalf("action %s: %d winning decisions, want 1", a.ID, wins[a.ID])
 		}
 	}
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		var executed int
+	var executed int
+	if !wait.For(60*time.Second, func() bool {
 		in.DB.Read().QueryRow(`SELECT COUNT(*) FROM actions WHERE journey_id LIKE 'race-%' AND status = 'executed'`).Scan(&executed)
-		if executed == 100 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d of 100 approved actions executed", executed)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return executed == 100
+	}) {
+		t.Fatalf("%d of 100 approved actions executed", executed)
 	}
 	after, _ := in.Agent.Sim.EffectCount(ctx, "issue_refund")
 	if after-before != 100 {

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/wardenhq/warden/approvals"
 )
@@ -31,13 +30,7 @@ func TestApproverSeesOtherActionsOnTheSameOrder(t *testing.T) {
 	}
 	first := refund(2000)
 	decide(t, in, first, approvals.Approve, "")
-	deadline := time.Now().Add(10 * time.Second)
-	for getAction(t, in, first).Status != approvals.StatusExecuted {
-		if time.Now().After(deadline) {
-			t.Fatalf("the first refund did not execute: %s", getAction(t, in, first).Status)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitAction(t, in, first, approvals.StatusExecuted)
 	second := refund(2000)
 
 	bob := newBrowser(t, in.URL)

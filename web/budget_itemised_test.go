@@ -37,13 +37,7 @@ func TestBudgetSpendIsItemised(t *testing.T) {
 		t.Fatalf("propose = %d %s", r.Status, r.Raw)
 	}
 	decide(t, in, r.str("id"), approvals.Approve, "")
-	deadline := time.Now().Add(10 * time.Second)
-	for getAction(t, in, r.str("id")).Status != approvals.StatusExecuted {
-		if time.Now().After(deadline) {
-			t.Fatalf("the approved refund did not execute: %s", getAction(t, in, r.str("id")).Status)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitAction(t, in, r.str("id"), approvals.StatusExecuted)
 	journey(t, in, in.DemoKey, "Where is my order ORD-1003?", nil)
 
 	acme, _ := tenants.BySlug(ctx, in.DB.Read(), "acme")

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/platform/wait"
 	"github.com/wardenhq/warden/tools"
 )
 
@@ -149,14 +150,10 @@ func runChaos(t *testing.T, seed uint64) {
 		}
 	}
 	// Let the job queue execute what was approved, now that tools work.
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		if countRows(t, in.DB, `SELECT COUNT(*) FROM actions WHERE status IN ('approved', 'executing')`) == 0 &&
-			countRows(t, in.DB, `SELECT COUNT(*) FROM journeys WHERE status = 'running'`) == 0 {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	wait.ForEvery(60*time.Second, 200*time.Millisecond, func() bool {
+		return countRows(t, in.DB, `SELECT COUNT(*) FROM actions WHERE status IN ('approved', 'executing')`) == 0 &&
+			countRows(t, in.DB, `SELECT COUNT(*) FROM journeys WHERE status = 'running'`) == 0
+	})
 
 	for _, a := range answers {
 		switch {

@@ -12,6 +12,7 @@ import (
 	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/platform/wait"
 	"github.com/wardenhq/warden/tenants"
 )
 
@@ -106,12 +107,12 @@ func TestDisconnectStormLeavesNothingReserved(t *testing.T) {
 	}
 	// The servers finish what the clients left; no sweep is needed (the
 	// periodic one would wait 15 minutes for a live replica's journeys).
-	deadline := time.Now().Add(40 * time.Second)
-	running, reserved := stuck(t, db)
-	for (running > 0 || reserved > 0) && time.Now().Before(deadline) {
-		time.Sleep(100 * time.Millisecond)
+	var running int
+	var reserved int64
+	wait.ForEvery(40*time.Second, 100*time.Millisecond, func() bool {
 		running, reserved = stuck(t, db)
-	}
+		return running == 0 && reserved == 0
+	})
 	if running != 0 || reserved != 0 {
 		t.Errorf("after the storm, with every replica up: %d journeys running and %d micro-units reserved, want 0 and 0", running, reserved)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/wardenhq/warden/handlers"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/jobs"
+	"github.com/wardenhq/warden/platform/wait"
 )
 
 // TestStatusListsFailedJobsAndRetriesThem: a job that failed for good is
@@ -34,14 +35,11 @@ func TestStatusListsFailedJobsAndRetriesThem(t *testing.T) {
 	b := newBrowser(t, in.URL)
 	b.loginDev("carol")
 	var p page
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	if !wait.ForEvery(15*time.Second, 100*time.Millisecond, func() bool {
 		p = b.get("/status")
-		if strings.Contains(text(p, "failed-jobs"), "act_gone") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the failed job is not on the status page: %q", text(p, "failed-jobs"))
-		}
+		return strings.Contains(text(p, "failed-jobs"), "act_gone")
+	}) {
+		t.Fatalf("the failed job is not on the status page: %q", text(p, "failed-jobs"))
 	}
 	got := text(p, "failed-jobs")
 	for _, want := range []string{"Execute an approved action", "A permanent error", "There is no action with this id", "1 job(s) stopped retrying"} {

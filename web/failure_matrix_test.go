@@ -17,6 +17,7 @@ import (
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/platform/wait"
 	"github.com/wardenhq/warden/tools"
 )
 
@@ -295,15 +296,11 @@ func shortenToolTimeouts(t *testing.T, in *instance, d time.Duration) {
 }
 
 func executionOutcome(t *testing.T, in *instance, id string, cb *matrixCallbacks) string {
-	deadline := time.Now().Add(4 * time.Second)
 	var status string
-	for time.Now().Before(deadline) {
+	wait.For(4*time.Second, func() bool {
 		status = getAction(t, in, id).Status
-		if status == approvals.StatusExecuted || status == approvals.StatusFailed {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return status == approvals.StatusExecuted || status == approvals.StatusFailed
+	})
 	switch status {
 	case approvals.StatusExecuted:
 		if cb.down.Load() {

@@ -26,6 +26,7 @@ import (
 	"github.com/wardenhq/warden/platform/redact"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/platform/wait"
 	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/tools"
 )
@@ -225,12 +226,8 @@ func (in *instance) Stop(t testing.TB) {
 // waitReady waits until the identity provider has been discovered.
 func (in *instance) waitReady(t testing.TB) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !in.Server.auth.ready() {
-		if time.Now().After(deadline) {
-			t.Fatalf("identity provider never discovered; logs:\n%s", in.Logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !wait.For(15*time.Second, in.Server.auth.ready) {
+		t.Fatalf("identity provider never discovered; logs:\n%s", in.Logs.String())
 	}
 }
 
@@ -238,13 +235,7 @@ func (in *instance) waitReady(t testing.TB) {
 // what it waited for.
 func waitUntil(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited 10 s for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.Until(t, 10*time.Second, what, cond)
 }
 
 // recordCallback makes b remember the last /auth/callback URL the

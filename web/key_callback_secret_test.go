@@ -16,6 +16,7 @@ import (
 
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/keys"
+	"github.com/wardenhq/warden/platform/wait"
 )
 
 // createKeyInConsole creates a key through the console form and returns
@@ -61,18 +62,14 @@ func TestCallbackVerifiesWithTheSecretShownAtCreation(t *testing.T) {
 		t.Fatalf("propose = %d %s", r.Status, r.Raw)
 	}
 	decide(t, in, r.str("id"), approvals.Approve, "")
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	var n int
+	if !wait.For(15*time.Second, func() bool {
 		cb.mu.Lock()
-		n := len(cb.bodies)
-		cb.mu.Unlock()
-		if n >= 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d callbacks, want the approval and the execution", n)
-		}
-		time.Sleep(50 * time.Millisecond)
+		defer cb.mu.Unlock()
+		n = len(cb.bodies)
+		return n >= 2
+	}) {
+		t.Fatalf("%d callbacks, want the approval and the execution", n)
 	}
 
 	var stored string

@@ -24,6 +24,7 @@ import (
 
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/mcpservers"
+	"github.com/wardenhq/warden/platform/wait"
 )
 
 // mcpClientsDir holds the official MCP peers, pinned in its
@@ -78,22 +79,27 @@ func startPeer(t *testing.T, name string, port int, cmd *exec.Cmd) {
 			t.Logf("%s's output:\n%s", name, logs.String())
 		}
 	})
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), time.Second)
-		if err == nil {
+	var err error
+	gone := false
+	answered := wait.ForEvery(30*time.Second, 50*time.Millisecond, func() bool {
+		var c net.Conn
+		if c, err = net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), time.Second); err == nil {
 			c.Close()
-			return
+			return true
 		}
 		select {
 		case <-exited:
-			t.Fatalf("%s exited before it answered: %s", name, logs.String())
+			gone = true
+			return true
 		default:
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s does not answer on port %d: %v\n%s", name, port, err, logs.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+	})
+	switch {
+	case gone:
+		t.Fatalf("%s exited before it answered: %s", name, logs.String())
+	case !answered:
+		t.Fatalf("%s does not answer on port %d: %v\n%s", name, port, err, logs.String())
 	}
 }
 

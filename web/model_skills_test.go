@@ -12,6 +12,7 @@ import (
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/wait"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -39,14 +40,10 @@ func TestDemoModelDrivenJourney(t *testing.T) {
 		}
 	}
 	var g apiResp
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	wait.For(20*time.Second, func() bool {
 		g = callAPI(t, ctx, http.MethodGet, in.URL+"/v1/journeys/"+r.str("id"), in.DemoKey, nil, nil)
-		if g.str("status") == "completed" || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return g.str("status") == "completed"
+	})
 	if g.str("status") != "completed" || !strings.Contains(g.str("output"), "refund for ORD-1005 is done") {
 		t.Fatalf("journey after approval = %s", g.Raw)
 	}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/wardenhq/warden/platform/wait"
 )
 
 // Issue 23, finding 5: a sign-in started while the identity provider is
@@ -21,11 +23,7 @@ func TestSignInDuringDiscoveryWaitsForIt(t *testing.T) {
 	// The gate opens once the sign-in below is in Warden's hands, so the
 	// sign-in arrives while discovery (started with the server) is held.
 	go func() {
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-			if in.Server.inflight.Load() > 0 {
-				break
-			}
-		}
+		wait.For(10*time.Second, func() bool { return in.Server.inflight.Load() > 0 })
 		close(gate)
 	}()
 	resp, err := newBrowser(t, in.URL).noRedirect().c.Get(in.URL + "/auth/login")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/platform/wait"
 )
 
 // TestRedactionPIIEndToEnd plants people's names, street addresses,
@@ -69,10 +70,7 @@ func TestRedactionPIIEndToEnd(t *testing.T) {
 	}
 	answers += string(p.Raw)
 	decide(t, in, p.str("id"), approvals.Approve, "Approved for "+planted["action name"]+", DOB "+planted["action dob"])
-	deadline := time.Now().Add(15 * time.Second)
-	for getAction(t, in, p.str("id")).Status == approvals.StatusApproved && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond)
-	}
+	wait.For(15*time.Second, func() bool { return getAction(t, in, p.str("id")).Status != approvals.StatusApproved })
 
 	// The scans below are not vacuous: the journeys were stored, redacted.
 	if n := countRows(t, in.DB, `SELECT COUNT(*) FROM journeys WHERE input LIKE '%[name:%' OR input LIKE '%[address:%'`); n < 2 {

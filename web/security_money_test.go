@@ -25,6 +25,7 @@ import (
 	"github.com/wardenhq/warden/platform/money"
 	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/platform/wait"
 	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/tools"
 )
@@ -597,16 +598,11 @@ func TestCallbackURLQueryIsRedactedAtRestButStillCalled(t *testing.T) {
 	}
 	a := getAction(t, in, r.str("id"))
 	decide(t, in, a.ID, approvals.Reject, "not needed")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	wait.For(10*time.Second, func() bool {
 		mu.Lock()
-		n := len(queries)
-		mu.Unlock()
-		if n > 0 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		defer mu.Unlock()
+		return len(queries) > 0
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	if len(queries) == 0 || !strings.Contains(queries[0], "token="+token) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/platform/wait"
 	"github.com/wardenhq/warden/tools/sim"
 )
 
@@ -34,13 +35,7 @@ func TestAPIShedsOverloadAndTheConsoleStaysUsable(t *testing.T) {
 			}
 		})
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for running(t, in) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("the two hanging journeys never started")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.Until(t, 10*time.Second, "the two hanging journeys to start", func() bool { return running(t, in) >= 2 })
 
 	r := journey(t, in, in.DemoKey, "Where is my order ORD-1003?", nil)
 	if r.Status != http.StatusServiceUnavailable || r.code() != "overloaded" || r.Header.Get("Retry-After") == "" {
@@ -61,11 +56,10 @@ func TestAPIShedsOverloadAndTheConsoleStaysUsable(t *testing.T) {
 	wg.Wait()
 	// The cancelled journeys record their ends and free their slots.
 	var after apiResp
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if after = journey(t, in, in.DemoKey, "Where is my order ORD-1003?", nil); after.Status == http.StatusOK {
-			break
-		}
-	}
+	wait.ForEvery(10*time.Second, 50*time.Millisecond, func() bool {
+		after = journey(t, in, in.DemoKey, "Where is my order ORD-1003?", nil)
+		return after.Status == http.StatusOK
+	})
 	if after.Status != http.StatusOK {
 		t.Errorf("after the load is gone = %d %s, want 200", after.Status, after.Raw)
 	}
@@ -142,13 +136,7 @@ func TestAPIShedsChatCompletions(t *testing.T) {
 			}
 		})
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for r.fake.Requests() < 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("the two hanging calls never reached the upstream")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.Until(t, 10*time.Second, "the two hanging calls to reach the upstream", func() bool { return r.fake.Requests() >= 2 })
 	// The bound only keeps an unshed call from hanging the test.
 	third, stop := context.WithTimeout(context.Background(), 20*time.Second)
 	defer stop()

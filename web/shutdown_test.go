@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/platform/wait"
 	"github.com/wardenhq/warden/tools/sim"
 )
 
@@ -50,20 +51,17 @@ func TestShutdownDrainsInOrder(t *testing.T) {
 
 	// Readiness turns 503 while the listener still accepts connections.
 	probe := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	var ready int
+	if !wait.For(5*time.Second, func() bool {
 		resp, err := probe.Get(in.URL + "/readyz")
 		if err != nil {
 			t.Fatalf("listener closed before readiness reported 503: %v", err)
 		}
 		resp.Body.Close()
-		if resp.StatusCode == http.StatusServiceUnavailable {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("readyz still %d after shutdown began", resp.StatusCode)
-		}
-		time.Sleep(10 * time.Millisecond)
+		ready = resp.StatusCode
+		return ready == http.StatusServiceUnavailable
+	}) {
+		t.Fatalf("readyz still %d after shutdown began", ready)
 	}
 	if resp, err := probe.Get(in.URL + "/healthz"); err != nil || resp.StatusCode != http.StatusOK {
 		t.Errorf("healthz during drain = %v, %v; want 200 (liveness checks nothing)", resp, err)
@@ -132,13 +130,7 @@ func TestShutdownGraceOverrunReleasesWhatRequestsHold(t *testing.T) {
 			resp.Body.Close()
 		}
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for running(t, in) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the journey never started")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.Until(t, 10*time.Second, "the journey to start", func() bool { return running(t, in) > 0 })
 
 	in.stop()
 	select {

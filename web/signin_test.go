@@ -13,6 +13,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/platform/wait"
 )
 
 // Issue 12: sign-in against providers as they really are, server-side
@@ -318,12 +319,8 @@ func TestIssuerMismatchIsNotUnreachable(t *testing.T) {
 	env := idp.env()
 	env["WARDEN_OIDC_ISSUER"] = idp.srv.URL + "/" // ...and the trailing-slash trap
 	in := startWarden(t, env)
-	deadline := time.Now().Add(10 * time.Second)
-	for in.Server.auth.status().State != providerIssuerMismatch {
-		if time.Now().After(deadline) {
-			t.Fatalf("provider state = %q, want %q", in.Server.auth.status().State, providerIssuerMismatch)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !wait.For(10*time.Second, func() bool { return in.Server.auth.status().State == providerIssuerMismatch }) {
+		t.Fatalf("provider state = %q, want %q", in.Server.auth.status().State, providerIssuerMismatch)
 	}
 	b := newBrowser(t, in.URL)
 	login := b.get("/login")

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/wardenhq/warden/platform/wait"
 )
 
 // firstQueueRow is the summary link of the queue's first row.
@@ -31,19 +33,15 @@ func openFirstInQueue(t *testing.T, ctx context.Context, p *process, query strin
 // waitActionStatus reloads the action page until its status is want.
 func waitActionStatus(t *testing.T, ctx context.Context, p *process, want string) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	var got string
+	if !wait.ForEvery(15*time.Second, 250*time.Millisecond, func() bool {
 		if err := chromedp.Do(ctx, chromedp.Reload(), chromedp.WaitVisible(byTestID("action-status"))); err != nil {
 			t.Fatalf("reload: %v", err)
 		}
-		got := statusOf(t, ctx)
-		if got == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("action status = %q after 15 s, want %q\nwarden logs:\n%s", got, want, p.logs)
-		}
-		time.Sleep(250 * time.Millisecond)
+		got = statusOf(t, ctx)
+		return got == want
+	}) {
+		t.Fatalf("action status = %q after 15 s, want %q\nwarden logs:\n%s", got, want, p.logs)
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+
+	"github.com/wardenhq/warden/platform/wait"
 )
 
 // phoneWidth is the width of the phone the console is checked on (an
@@ -134,14 +136,10 @@ func TestBrowserPhoneEveryPage(t *testing.T) {
 			if err := chromedp.Do(ctx, chromedp.Click(css(`nav.nav a[href="`+last.Href+`"]`))); err != nil {
 				t.Fatalf("click %q in the menu: %v", last.Label, err)
 			}
-			landed := false
-			for range 100 {
-				if loc, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.readyState === 'complete' ? location.pathname : ''`)); err == nil && loc == last.Href {
-					landed = true
-					break
-				}
-				time.Sleep(50 * time.Millisecond)
-			}
+			landed := wait.ForEvery(5*time.Second, 50*time.Millisecond, func() bool {
+				loc, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.readyState === 'complete' ? location.pathname : ''`))
+				return err == nil && loc == last.Href
+			})
 			if !landed {
 				t.Fatalf("clicking %q in the menu did not open %s; at %s", last.Label, last.Href, location(t, ctx))
 			}

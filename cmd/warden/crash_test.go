@@ -16,6 +16,8 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 	_ "modernc.org/sqlite"
+
+	"github.com/wardenhq/warden/platform/wait"
 )
 
 // console is a signed-in console user driven over plain HTTP.
@@ -133,16 +135,11 @@ func TestCrashAfterProviderCommit(t *testing.T) {
 	// key, which answers with the committed receipt.
 	p2 := startProcess(t, dir)
 	var receipt string
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	if !wait.ForEvery(30*time.Second, 100*time.Millisecond, func() bool {
 		db.QueryRow(`SELECT status, receipt FROM actions WHERE id = ?`, actionID).Scan(&status, &receipt)
-		if status == "executed" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("action still %q after restart\n%s", status, p2.logs)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return status == "executed"
+	}) {
+		t.Fatalf("action still %q after restart\n%s", status, p2.logs)
 	}
 	if n := effects(); n != 1 {
 		t.Errorf("provider effects after recovery = %d, want exactly 1", n)

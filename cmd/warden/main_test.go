@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/wardenhq/warden/platform/wait"
 )
 
 // TestMain lets the test binary act as the warden binary: a child process
@@ -165,11 +167,5 @@ func (p *process) stop(t *testing.T) {
 
 func waitFor(t *testing.T, what string, f func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !f() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+	wait.Until(t, 20*time.Second, what, f)
 }

@@ -10,13 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/platform/wait"
 	"github.com/wardenhq/warden/tenants"
 )
 
@@ -34,7 +34,9 @@ func postJourney(t *testing.T, client *http.Client, base, key, input string) str
 	t.Helper()
 	body, _ := json.Marshal(map[string]string{"input": input})
 	var resp *http.Response
-	for {
+	// The demo key's rate: a refused request (429) is sent again until
+	// the key's rate lets it in.
+	admitted := wait.ForEvery(30*time.Second, 100*time.Millisecond, func() bool {
 		req, _ := http.NewRequest(http.MethodPost, base+"/v1/journeys", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+key)
 		req.Header.Set("Content-Type", "application/json")
@@ -42,13 +44,14 @@ func postJourney(t *testing.T, client *http.Client, base, key, input string) str
 		if resp, err = client.Do(req); err != nil {
 			t.Fatal(err)
 		}
-		if resp.StatusCode != http.StatusTooManyRequests {
-			break
+		if resp.StatusCode == http.StatusTooManyRequests {
+			resp.Body.Close()
+			return false
 		}
-		// The demo key's rate: wait as told and send it again.
-		resp.Body.Close()
-		wait, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
-		time.Sleep(max(100*time.Millisecond, time.Duration(wait)*time.Second))
+		return true
+	})
+	if !admitted {
+		t.Fatalf("POST /v1/journeys still 429 (Retry-After %s) after 30 s", resp.Header.Get("Retry-After"))
 	}
 	defer resp.Body.Close()
 	var j struct{ ID string }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/platform/wait"
 )
 
 // TestReplicaDiesMidExecution: two real warden processes serve one
@@ -109,12 +110,8 @@ func TestReplicaDiesMidExecution(t *testing.T) {
 		before := hangs()
 		onA.approve(id)
 		approved = append(approved, id)
-		deadline := time.Now().Add(30 * time.Second)
-		for status(id) != "executed" && hangs() == before {
-			if time.Now().After(deadline) {
-				t.Fatalf("action %s is %s 30 s after its approval", id, status(id))
-			}
-			time.Sleep(20 * time.Millisecond)
+		if !wait.For(30*time.Second, func() bool { return status(id) == "executed" || hangs() != before }) {
+			t.Fatalf("action %s is %s 30 s after its approval", id, status(id))
 		}
 		logs := a.logs.String()
 		if strings.Contains(logs, "TEST FAULT: hanging after the provider committed") && strings.Contains(logs, "TEST FAULT: hanging after the ledger recorded") {
@@ -150,13 +147,15 @@ func TestReplicaDiesMidExecution(t *testing.T) {
 	// the bound docs/deploy.md states for a replica's death.
 	const documentedBound = 2 * time.Minute
 	for _, id := range approved {
-		for status(id) != "executed" {
-			if s := status(id); s == "failed" || time.Since(killed) > 2*documentedBound {
-				var why string
-				db.QueryRow(`SELECT failure FROM actions WHERE id = $1`, id).Scan(&why)
-				t.Fatalf("action %s is %s (%s) %v after replica A died\nB's log:\n%s", id, s, why, time.Since(killed), b.logs)
-			}
-			time.Sleep(200 * time.Millisecond)
+		var s string
+		wait.ForEvery(max(2*documentedBound-time.Since(killed), 0), 200*time.Millisecond, func() bool {
+			s = status(id)
+			return s == "executed" || s == "failed"
+		})
+		if s != "executed" {
+			var why string
+			db.QueryRow(`SELECT failure FROM actions WHERE id = $1`, id).Scan(&why)
+			t.Fatalf("action %s is %s (%s) %v after replica A died\nB's log:\n%s", id, s, why, time.Since(killed), b.logs)
 		}
 	}
 	last := time.Since(killed)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/platform/wait"
 	"github.com/wardenhq/warden/tools"
 	"github.com/wardenhq/warden/tools/sim"
 )
@@ -320,9 +321,7 @@ func TestReconcileSkipsAKeyInFlight(t *testing.T) {
 		_, err := f.execute(key, refundArgs)
 		done <- err
 	}()
-	for f.get(key).State != Reserved {
-		time.Sleep(time.Millisecond)
-	}
+	wait.Until(t, 10*time.Second, "the effect to be reserved", func() bool { return f.get(key).State == Reserved })
 
 	rep, err := Reconcile(f.ctx, f.db, f.resolver(f.spy, refundArgs), ReconcileOptions{})
 	if err != nil {

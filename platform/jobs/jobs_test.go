@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/platform/wait"
 )
 
 func setup(t *testing.T) (*store.DB, *Queue) {
@@ -146,10 +147,7 @@ func TestRescueOrphans(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { q2.Run(ctx); close(done) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for ran.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.For(10*time.Second, func() bool { return ran.Load() > 0 })
 	cancel()
 	<-done
 	if ran.Load() != 1 {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/platform/store/storetest"
+	"github.com/wardenhq/warden/platform/wait"
 )
 
 // On PostgreSQL jobs run on River; these tests hold it to the outbox's
@@ -95,12 +96,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // waitForWithin is waitFor with a deadline of its own.
 func waitForWithin(t *testing.T, within time.Duration, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(within); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	t.Fatalf("timed out waiting for %s", what)
+	wait.Until(t, within, what, cond)
 }
 
 func put(t *testing.T, db *store.DB, kind, k string, o Options) {
@@ -136,10 +132,10 @@ func TestRiverRunsCommittedJobsOnceAndRolledBackNever(t *testing.T) {
 		s := riverStates(t, db)
 		return s["committed"] == "completed/1" && s["once"] == "completed/1"
 	})
-	time.Sleep(300 * time.Millisecond) // several polls: nothing runs again
-	if r.of("committed") != 1 || r.of("once") != 1 || r.of("rolled-back") != 0 || r.of("once-again") != 0 {
-		t.Fatalf("runs = %v; want committed and once once each, nothing else", r.n)
-	}
+	// Over several polls, nothing runs again.
+	wait.Holds(t, 300*time.Millisecond, "committed and once ran once each, nothing else", func() bool {
+		return r.of("committed") == 1 && r.of("once") == 1 && r.of("rolled-back") == 0 && r.of("once-again") == 0
+	})
 	if s := riverStates(t, db); len(s) != 2 {
 		t.Fatalf("river_job holds %v; want the two committed jobs", s)
 	}
