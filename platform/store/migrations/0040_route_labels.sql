@@ -42,3 +42,26 @@ ALTER TABLE release_replays ADD COLUMN active_right INTEGER NOT NULL DEFAULT 0;
 -- A canary may require the candidate to route the labelled journeys no
 -- worse than the active release (a replay shows it).
 ALTER TABLE release_pointers ADD COLUMN label_gate INTEGER NOT NULL DEFAULT 0;
+
+-- A fifth kind of alert, route_accuracy: subject is "agent/env", value
+-- the accuracy in percent over the last labelled journeys. SQLite cannot
+-- change a CHECK, so the table is rebuilt.
+CREATE TABLE alerts_new (
+	id            TEXT PRIMARY KEY,
+	kind          TEXT NOT NULL CHECK (kind IN ('failure_rate', 'p99_latency', 'budget_burn', 'model_overrun', 'route_accuracy')),
+	subject       TEXT NOT NULL,
+	value         INTEGER NOT NULL,
+	threshold     INTEGER NOT NULL,
+	fired_at      TEXT NOT NULL,
+	resolved_at   TEXT,
+	acked_by      TEXT NOT NULL DEFAULT '',
+	acked_by_name TEXT NOT NULL DEFAULT '',
+	acked_at      TEXT,
+	ack_note      TEXT NOT NULL DEFAULT ''
+);
+INSERT INTO alerts_new (id, kind, subject, value, threshold, fired_at, resolved_at, acked_by, acked_by_name, acked_at, ack_note)
+	SELECT id, kind, subject, value, threshold, fired_at, resolved_at, acked_by, acked_by_name, acked_at, ack_note FROM alerts;
+DROP TABLE alerts;
+ALTER TABLE alerts_new RENAME TO alerts;
+CREATE UNIQUE INDEX alerts_firing ON alerts (kind, subject) WHERE resolved_at IS NULL;
+CREATE INDEX alerts_resolved ON alerts (resolved_at);

@@ -42,3 +42,8 @@ ALTER TABLE release_replays ADD COLUMN active_right BIGINT NOT NULL DEFAULT 0;
 -- A canary may require the candidate to route the labelled journeys no
 -- worse than the active release (a replay shows it).
 ALTER TABLE release_pointers ADD COLUMN label_gate BIGINT NOT NULL DEFAULT 0;
+
+-- A fifth kind of alert, route_accuracy: subject is "agent/env", value
+-- the accuracy in percent over the last labelled journeys.
+ALTER TABLE alerts DROP CONSTRAINT alerts_kind_check;
+ALTER TABLE alerts ADD CONSTRAINT alerts_kind_check CHECK (kind IN ('failure_rate', 'p99_latency', 'budget_burn', 'model_overrun', 'route_accuracy'));
