@@ -8,6 +8,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/wardenhq/warden/platform/redact"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/releases"
 	"github.com/wardenhq/warden/routelabels"
@@ -131,14 +132,22 @@ type ExportRow struct {
 // keeps it (redacted when it was written), redacted again with the
 // current rules, never the reviewer's identity. It returns the rows written.
 func (s *Service) ExportLabels(ctx context.Context, w io.Writer, agent, env string, inScope func(slug string) bool) (int, error) {
-	labels, err := routelabels.Of(ctx, s.o.DB.Read(), agent, env, 0)
+	return ExportLabels(ctx, s.o.DB.Read(), s.o.Redactor, w, agent, env, inScope)
+}
+
+// ExportLabels is Service.ExportLabels for a caller without a runtime
+// (warden labels export): red redacts the inputs again (nil keeps them as
+// the journal has them, redacted when written); inScope nil exports every
+// tenant's.
+func ExportLabels(ctx context.Context, q store.Querier, red *redact.Redactor, w io.Writer, agent, env string, inScope func(slug string) bool) (int, error) {
+	labels, err := routelabels.Of(ctx, q, agent, env, 0)
 	if err != nil {
 		return 0, err
 	}
 	enc := json.NewEncoder(w)
 	n := 0
 	for _, l := range labels {
-		j, err := GetJourney(ctx, s.o.DB.Read(), l.ID)
+		j, err := GetJourney(ctx, q, l.ID)
 		if errors.Is(err, ErrNotFound) {
 			continue
 		}
@@ -153,7 +162,10 @@ func (s *Service) ExportLabels(ctx context.Context, w io.Writer, agent, env stri
 			verdict = "right"
 		}
 		row := ExportRow{Journey: l.ID, Tenant: j.TenantSlug, Agent: l.Agent, Env: l.Env, Release: l.Release, At: l.At.UTC(),
-			Input: s.o.Redactor.String(j.Input), Routed: l.Routed, Verdict: verdict, Expected: l.Expected, LabelledAt: l.LabelAt.UTC()}
+			Input: j.Input, Routed: l.Routed, Verdict: verdict, Expected: l.Expected, LabelledAt: l.LabelAt.UTC()}
+		if red != nil {
+			row.Input = red.String(row.Input)
+		}
 		if err := enc.Encode(row); err != nil {
 			return n, fmt.Errorf("export labels: %w", err)
 		}
