@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/wardenhq/warden/releases"
 )
 
 // Carol (on-call) labels a journey's route in the console: the trace page
@@ -136,5 +138,49 @@ func TestRouteLabelsInTheConsole(t *testing.T) {
 	}
 	if ev := lastAudit(t, in.DB); ev.Verb != "route.label_settings_set" {
 		t.Errorf("last audit event %s, want route.label_settings_set", ev.Verb)
+	}
+}
+
+// A canary that requires labels holds a candidate that routes the
+// labelled journeys worse than the active release: the demo's earlier
+// release has no customer_email skill, and people said an e-mail request
+// belonged there.
+func TestCanaryLabelGateInTheConsole(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	in.waitReady(t)
+	candidate := demoHistory(t, in)[1].Digest // the earlier release: no customer_email skill
+	res := journey(t, in, in.DemoKey, "Email the customer of ORD-1001 that the parcel is delayed", nil)
+	id, _ := res.Body["id"].(string)
+	// The demo key may not use the skill, but the journey was routed to it
+	// and recorded: people can still say that was the right route.
+	if id == "" || !strings.Contains(string(res.Raw), `"skill":"customer_email"`) {
+		t.Fatalf("journey: %d %s", res.Status, res.Raw)
+	}
+	carol := newBrowser(t, in.URL)
+	carol.loginDev("carol")
+	carol.post("/traces/"+id+"/label", carol.withCSRF(url.Values{"verdict": {"right"}}), nil)
+
+	form := canaryForm(candidate, "10", "0.50", "labels first")
+	form.Set("require_labels", "1")
+	p := carol.post("/releases/canary", carol.withCSRF(form), nil)
+	if got := text(p, "canary-labels"); !strings.Contains(got, "no replay against labels yet") || text(p, "canary-decision") != "hold" {
+		t.Fatalf("canary with a label gate and no replay: labels %q, decision %q", got, text(p, "canary-decision"))
+	}
+	raw := carol.noRedirect().post("/releases/replays", carol.withCSRF(url.Values{"candidate": {candidate}, "skill": {"order_status"}, "n": {"10"}}), nil)
+	rp := carol.get(raw.Header.Get("Location"))
+	if got := text(rp, "replay-label-accuracy"); !strings.Contains(got, "0.0 % (0 of 1)") {
+		t.Errorf("replay accuracy on labels = %q, want 0 of 1", got)
+	}
+	p = carol.get("/releases")
+	if got := text(p, "canary-labels"); !strings.Contains(got, "candidate 0.0 % (0 of 1), active 100.0 % (1 of 1)") {
+		t.Errorf("canary labels = %q", got)
+	}
+	if !strings.Contains(text(p, "canary-reasons"), "worse than the active release's 1") {
+		t.Errorf("canary reasons = %q", text(p, "canary-reasons"))
+	}
+	pr := carol.post("/releases/canary/promote", carol.withCSRF(url.Values{"agent": {releases.DefaultAgent}, "env": {releases.DefaultEnv},
+		"candidate": {candidate}, "reason": {"ship"}}), nil)
+	if pr.Status != http.StatusUnprocessableEntity {
+		t.Errorf("promote a worse candidate = %d, want 422", pr.Status)
 	}
 }
