@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/releases"
 )
 
@@ -182,5 +183,25 @@ func TestCanaryLabelGateInTheConsole(t *testing.T) {
 		"candidate": {candidate}, "reason": {"ship"}}), nil)
 	if pr.Status != http.StatusUnprocessableEntity {
 		t.Errorf("promote a worse candidate = %d, want 422", pr.Status)
+	}
+}
+
+// A route accuracy alert's page proposes the runbook that rolls the
+// release back, with its button.
+func TestRouteAccuracyAlertLinksTheRollbackRunbook(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	in.waitReady(t)
+	if _, err := in.DB.Read().Exec(`INSERT INTO alerts (id, kind, subject, value, threshold, fired_at) VALUES ('alr_ra', 'route_accuracy', 'support-agent/production', 60, 80, ?)`,
+		store.Now()); err != nil {
+		t.Fatal(err)
+	}
+	carol := newBrowser(t, in.URL)
+	carol.loginDev("carol")
+	p := carol.get("/alerts/alr_ra")
+	if href, _ := p.Doc.Find(`[data-testid="alert-runbook-card"] [data-testid="alert-runbook"]`).Attr("href"); href != "/runbooks/bad-release-rollback?alert=alr_ra" {
+		t.Errorf("route accuracy alert's runbook = %q, want /runbooks/bad-release-rollback (status %d)", href, p.Status)
+	}
+	if got := text(p, "alert-proposed-rollback"); got != "Roll back to the previous release" {
+		t.Errorf("proposed button = %q", got)
 	}
 }
