@@ -105,6 +105,13 @@ func TestRouteLabelsInTheConsole(t *testing.T) {
 		t.Errorf("after relabelling: route accuracy = %q, want 100.0 %% of 1", got)
 	}
 
+	// Every link the label pages offer opens for who sees them.
+	followLinks(t, carol, "carol", carol.get("/labels"))
+	followLinks(t, carol, "carol", carol.get("/traces/"+id))
+	dave := newBrowser(t, in.URL)
+	dave.loginDev("dave")
+	followLinks(t, dave, "dave", dave.get("/traces/"+id))
+
 	exp := carol.get("/labels/export.jsonl")
 	if exp.Status != http.StatusOK || strings.Contains(exp.Body, email) {
 		t.Fatalf("export = %d, has the e-mail in the clear: %v", exp.Status, strings.Contains(exp.Body, email))
