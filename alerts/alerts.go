@@ -19,6 +19,9 @@
 //   - p99 latency: the 99th percentile of those journeys' latency is
 //     P99Latency or more, with the same minimum;
 //
+// per agent and environment: route accuracy, when fewer than
+// AlertPercent of its last AlertLastN labelled journeys were routed right
+// (routelabels.Settings; nothing fires before AlertLastN labels exist);
 // per tenant: budget burn, when spent plus reserved reaches the
 // budget's own alert percentage (80% unless set on the Budgets page) of
 // the period's limit; and per model deployment: model overrun, when a
@@ -39,11 +42,14 @@ const (
 	P99Latency   = "p99_latency"
 	BudgetBurn   = "budget_burn"
 	ModelOverrun = "model_overrun"
+	// RouteAccuracy: fewer of an agent's last labelled journeys were
+	// routed right than its threshold (routelabels.Settings).
+	RouteAccuracy = "route_accuracy"
 )
 
 // Kinds lists every kind of alert, as /alerts shows them and runbooks
 // name them in their front matter.
-var Kinds = []string{FailureRate, P99Latency, BudgetBurn, ModelOverrun}
+var Kinds = []string{FailureRate, P99Latency, BudgetBurn, ModelOverrun, RouteAccuracy}
 
 // OverrunWindow is how long one model call that cost more than its
 // reservation keeps its deployment's model_overrun alert firing.
@@ -61,6 +67,8 @@ func Runbook(kind string) string {
 		return "slow-journeys"
 	case BudgetBurn, ModelOverrun:
 		return "runaway-spend"
+	case RouteAccuracy:
+		return "bad-release-rollback"
 	}
 	return ""
 }
@@ -106,6 +114,8 @@ func (a Alert) What() string {
 		return "Budget of tenant " + t
 	case ModelOverrun:
 		return "Model deployment " + a.Subject + " billed beyond its reservations"
+	case RouteAccuracy:
+		return "Route accuracy of " + a.Subject + " (people's labels)"
 	}
 	return a.Kind + " " + a.Subject
 }

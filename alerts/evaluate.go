@@ -11,6 +11,7 @@ import (
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/routelabels"
 	"github.com/wardenhq/warden/tenants"
 )
 
@@ -148,7 +149,37 @@ func conditions(ctx context.Context, q store.Querier, now time.Time) (map[key]co
 		}
 		out[key{ModelOverrun, subject}] = condition{value: int64(o.Calls), threshold: 1}
 	}
+	if err := routeAccuracy(ctx, q, out); err != nil {
+		return nil, err
+	}
 	return out, nil
+}
+
+// routeAccuracy adds, per agent and environment with labels, the
+// route_accuracy condition when its last AlertLastN labelled journeys
+// were routed right less often than AlertPercent (subject "agent/env").
+func routeAccuracy(ctx context.Context, q store.Querier, out map[key]condition) error {
+	set, err := routelabels.GetSettings(ctx, q)
+	if err != nil {
+		return err
+	}
+	targets, err := routelabels.Targets(ctx, q)
+	if err != nil {
+		return err
+	}
+	for _, t := range targets {
+		labels, err := routelabels.Of(ctx, q, t.Agent, t.Env, set.AlertLastN)
+		if err != nil {
+			return err
+		}
+		if len(labels) < set.AlertLastN {
+			continue
+		}
+		if pct := routelabels.Accuracy(labels).Percent(); pct < set.AlertPercent {
+			out[key{RouteAccuracy, t.Agent + "/" + t.Env}] = condition{value: int64(pct), threshold: int64(set.AlertPercent)}
+		}
+	}
+	return nil
 }
 
 func fire(ctx context.Context, tx *store.Tx, a Alert) error {

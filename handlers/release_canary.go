@@ -22,10 +22,11 @@ func (h *Console) ReleaseCanaryStart(c echo.Context) error {
 	ctx := c.Request().Context()
 	agent, env := c.FormValue("agent"), c.FormValue("env")
 	form := views.CanaryForm{Candidate: c.FormValue("candidate"), Share: strings.TrimSpace(c.FormValue("share")),
-		Floor: strings.TrimSpace(c.FormValue("floor")), Reason: c.FormValue("reason")}
+		Floor: strings.TrimSpace(c.FormValue("floor")), Reason: c.FormValue("reason"), RequireLabels: c.FormValue("require_labels") != ""}
 	share, floor, errs := parseCanaryForm(form)
 	if len(errs) == 0 {
-		_, changed, err := releases.StartCanary(ctx, h.DB, releaseAuthor(c), agent, env, form.Candidate, share, floor, form.Reason)
+		_, changed, err := releases.StartCanary(ctx, h.DB, releaseAuthor(c), agent, env, form.Candidate, share, floor, form.Reason,
+			releases.CanaryOptions{RequireLabels: form.RequireLabels})
 		var inv *store.ValidationError
 		switch {
 		case errors.As(err, &inv):

@@ -12,6 +12,7 @@ import (
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/releases"
+	"github.com/wardenhq/warden/routelabels"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -99,6 +100,17 @@ func (h *Console) releasesView(c echo.Context, agent, env string) (views.Release
 		if len(before) > 0 {
 			v.CanaryReplay = &before[0]
 		}
+	}
+	if h.Runtime != nil {
+		labels, err := routelabels.Of(ctx, h.DB.Read(), v.Agent, v.Env, 0)
+		if err != nil {
+			return v, err
+		}
+		set, err := routelabels.GetSettings(ctx, h.DB.Read())
+		if err != nil {
+			return v, err
+		}
+		v.Accuracy = &views.RouteAccuracyView{Stats: routelabels.Accuracy(labels), Settings: set}
 	}
 	v.CanPublish = CurrentPrincipal(c).HasRole(identity.RoleAdmin)
 	hist, err := releases.History(ctx, h.DB.Read(), v.Agent, v.Env, page)

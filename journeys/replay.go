@@ -57,6 +57,9 @@ type ReplayReport struct {
 	// RoutingNote says what routed: the candidate's routing policy and
 	// skill set where Warden holds them, or the built-in ones.
 	RoutingNote string
+	// Labels is accuracy against people's labels: the candidate and the
+	// active release each route the newest labelled journeys.
+	Labels LabelledReplay
 }
 
 // Replay dry-runs candidate over the last n ended journeys of skill (at
@@ -99,6 +102,9 @@ func (s *Service) Replay(ctx context.Context, candidate, skill string, n int) (R
 	if len(rep.Rows) > 0 {
 		rep.Rate = float64(rep.Agreed) / float64(len(rep.Rows))
 	}
+	if rep.Labels, err = s.replayLabelled(ctx, candidate); err != nil {
+		return ReplayReport{}, err
+	}
 	return rep, nil
 }
 
@@ -130,6 +136,8 @@ func (s *Service) RecordReplay(ctx context.Context, by releases.Author, candidat
 	return releases.SaveReplay(ctx, s.o.DB, by, releases.Replay{
 		Agent: s.o.Agent, Env: s.o.Env, Candidate: candidate, Skill: skill,
 		Requested: n, Replayed: len(rep.Rows), Agreed: rep.Agreed, Report: raw,
+		Active: rep.Labels.Active, Labelled: rep.Labels.Labelled, LabelledRight: rep.Labels.CandidateRight,
+		ActiveRight: rep.Labels.ActiveRight,
 	})
 }
 

@@ -95,6 +95,14 @@ var (
 	ErrCanaryHeld    = problem.Unprocessable("canary_held", "The canary gate holds: the candidate may not be promoted yet.")
 )
 
+// CanaryOptions are a canary's optional requirements.
+type CanaryOptions struct {
+	// RequireLabels holds promotion until a replay of the candidate (made
+	// against the active release) routes the labelled journeys at least as
+	// well as the active release does.
+	RequireLabels bool
+}
+
 // StartCanary runs candidate for sharePercent (1–100) of new journeys of
 // agent in env, beside the active release, until it is promoted or rolled
 // back. floor is the lower bound its success rate must reach (0 means
@@ -102,7 +110,11 @@ var (
 // "release.canary_started" in one transaction; starting the same canary
 // again adds nothing (changed is false), another one while it runs is a
 // conflict.
-func StartCanary(ctx context.Context, db *store.DB, by Author, agent, env, candidate string, sharePercent int, floor float64, reason string) (Pointer, bool, error) {
+func StartCanary(ctx context.Context, db *store.DB, by Author, agent, env, candidate string, sharePercent int, floor float64, reason string, opts ...CanaryOptions) (Pointer, bool, error) {
+	var opt CanaryOptions
+	if len(opts) > 0 {
+		opt = opts[0]
+	}
 	reason = strings.TrimSpace(reason)
 	if floor == 0 {
 		floor = DefaultFloor
@@ -138,14 +150,14 @@ func StartCanary(ctx context.Context, db *store.DB, by Author, agent, env, candi
 			return err
 		case cur.Digest == candidate:
 			return ErrSameRelease
-		case cur.Candidate == candidate && cur.Share == sharePercent && cur.Floor == floor:
+		case cur.Candidate == candidate && cur.Share == sharePercent && cur.Floor == floor && cur.LabelGate == opt.RequireLabels:
 			p = cur
 			return nil
 		case cur.Candidate != "":
 			return ErrCanaryRunning
 		}
 		p, err = addRow(ctx, tx, by, Pointer{Agent: agent, Env: env, Digest: cur.Digest, Kind: KindCanaryStarted,
-			Reason: reason, Candidate: candidate, Share: sharePercent, Floor: floor})
+			Reason: reason, Candidate: candidate, Share: sharePercent, Floor: floor, LabelGate: opt.RequireLabels})
 		if err != nil {
 			return err
 		}
@@ -153,7 +165,7 @@ func StartCanary(ctx context.Context, db *store.DB, by Author, agent, env, candi
 		_, err = audit.Append(ctx, tx, audit.Event{
 			Actor: by.Actor, Verb: "release.canary_started", Subject: audit.Subject{Type: "release", ID: candidate},
 			Details: map[string]any{"agent": agent, "env": env, "active": cur.Digest, "share": sharePercent,
-				"floor": floor, "reason": reason},
+				"floor": floor, "require_labels": opt.RequireLabels, "reason": reason},
 		})
 		return err
 	})
@@ -258,9 +270,13 @@ func addRow(ctx context.Context, tx *store.Tx, by Author, p Pointer) (Pointer, e
 	if floor == 0 {
 		floor = DefaultFloor
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO release_pointers (agent, env, digest, kind, author, author_name, reason, created_at, candidate, share, floor)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, p.Agent, p.Env, p.Digest, p.Kind, by.key(), by.Name, p.Reason,
-		store.FormatTime(now), p.Candidate, p.Share, floor)
+	gate := 0
+	if p.LabelGate {
+		gate = 1
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO release_pointers (agent, env, digest, kind, author, author_name, reason, created_at, candidate, share, floor, label_gate)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, p.Agent, p.Env, p.Digest, p.Kind, by.key(), by.Name, p.Reason,
+		store.FormatTime(now), p.Candidate, p.Share, floor, gate)
 	if err != nil {
 		return Pointer{}, fmt.Errorf("move release pointer: %w", err)
 	}
@@ -274,6 +290,9 @@ type Verdict struct {
 	Pointer Pointer // the row that started the canary: candidate, share, floor, since
 	CanaryResult
 	Gate
+	// Labels is the replay the label gate read (nil when the canary has
+	// no label gate, or no replay against labels exists yet).
+	Labels  *Replay
 	Reasons []string // why it holds or promotes, in words
 }
 
@@ -328,7 +347,39 @@ func evaluate(ctx context.Context, q store.Querier, p Pointer) (Verdict, error) 
 	}
 	v.Gate = CanaryGate(v.CanaryResult, p.Floor)
 	v.Reasons = reasons(v)
+	if p.LabelGate {
+		if err := labelGate(ctx, q, &v); err != nil {
+			return Verdict{}, err
+		}
+	}
 	return v, nil
+}
+
+// labelGate holds v unless the newest replay of the candidate made
+// against the active release, with labelled journeys, shows the candidate
+// routing them right at least as often as the active release.
+func labelGate(ctx context.Context, q store.Querier, v *Verdict) error {
+	p := v.Pointer
+	r, err := store.Get(ctx, q, scanReplay, selectReplay+` WHERE candidate = ? AND agent = ? AND env = ? AND active_digest = ? AND labelled > 0
+		ORDER BY created_at DESC, id DESC LIMIT 1`, p.Candidate, p.Agent, p.Env, p.Digest)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		v.Promote = false
+		v.Reasons = append(v.Reasons, "no replay of the candidate against labelled journeys yet: replay it to compare its route accuracy with the active release's")
+		return nil
+	case err != nil:
+		return fmt.Errorf("label gate of %s: %w", p.Candidate, err)
+	}
+	v.Labels = &r
+	if r.LabelledRight < r.ActiveRight {
+		v.Promote = false
+		v.Reasons = append(v.Reasons, fmt.Sprintf("the candidate routes %d of %d labelled journeys right, worse than the active release's %d",
+			r.LabelledRight, r.Labelled, r.ActiveRight))
+		return nil
+	}
+	v.Reasons = append(v.Reasons, fmt.Sprintf("the candidate routes %d of %d labelled journeys right, no worse than the active release's %d",
+		r.LabelledRight, r.Labelled, r.ActiveRight))
+	return nil
 }
 
 func reasons(v Verdict) []string {

@@ -189,6 +189,10 @@ type Pointer struct {
 	Candidate string
 	Share     int
 	Floor     float64
+	// LabelGate: the candidate may be promoted only once a replay shows
+	// it routes people's labelled journeys no worse than the active
+	// release (docs/releases.md, "Route accuracy").
+	LabelGate bool
 }
 
 // Errors people can act on.
@@ -429,14 +433,16 @@ func move(ctx context.Context, db *store.DB, by Author, m Move, kind string) (Po
 	return p, changed, err
 }
 
-const selectPointer = `SELECT id, agent, env, digest, kind, author_name, reason, created_at, candidate, share, floor FROM release_pointers`
+const selectPointer = `SELECT id, agent, env, digest, kind, author_name, reason, created_at, candidate, share, floor, label_gate FROM release_pointers`
 
 func scanPointer(row store.Scanner) (Pointer, error) {
 	var p Pointer
 	var at string
-	if err := row.Scan(&p.ID, &p.Agent, &p.Env, &p.Digest, &p.Kind, &p.Author, &p.Reason, &at, &p.Candidate, &p.Share, &p.Floor); err != nil {
+	var gate int
+	if err := row.Scan(&p.ID, &p.Agent, &p.Env, &p.Digest, &p.Kind, &p.Author, &p.Reason, &at, &p.Candidate, &p.Share, &p.Floor, &gate); err != nil {
 		return Pointer{}, err
 	}
+	p.LabelGate = gate == 1
 	p.CreatedAt, _ = time.Parse(time.RFC3339Nano, at)
 	return p, nil
 }

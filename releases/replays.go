@@ -24,9 +24,16 @@ type Replay struct {
 	Requested int // journeys asked for
 	Replayed  int // journeys found and replayed
 	Agreed    int // routed to the same skill
-	Report    json.RawMessage
-	Author    string // display name
-	CreatedAt time.Time
+	// Against people's labels (routelabels): of Labelled journeys, the
+	// candidate routed LabelledRight right and Active (the release active
+	// when the replay ran) ActiveRight.
+	Active        string
+	Labelled      int
+	LabelledRight int
+	ActiveRight   int
+	Report        json.RawMessage
+	Author        string // display name
+	CreatedAt     time.Time
 }
 
 // Rate is the route agreement rate, 0 with nothing replayed.
@@ -49,16 +56,18 @@ func SaveReplay(ctx context.Context, db *store.DB, by Author, r Replay) (string,
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO release_replays
-			(id, agent, env, candidate, skill, requested, replayed, agreed, report, author, author_name, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			(id, agent, env, candidate, skill, requested, replayed, agreed, report, author, author_name, created_at,
+				active_digest, labelled, labelled_right, active_right)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			r.ID, r.Agent, r.Env, r.Candidate, r.Skill, r.Requested, r.Replayed, r.Agreed, string(r.Report),
-			by.key(), by.Name, store.FormatTime(time.Now())); err != nil {
+			by.key(), by.Name, store.FormatTime(time.Now()), r.Active, r.Labelled, r.LabelledRight, r.ActiveRight); err != nil {
 			return fmt.Errorf("store replay: %w", err)
 		}
 		_, err := audit.Append(ctx, tx, audit.Event{
 			Actor: by.Actor, Verb: "release.replayed", Subject: audit.Subject{Type: "replay", ID: r.ID},
 			Details: map[string]any{"agent": r.Agent, "env": r.Env, "candidate": r.Candidate, "skill": r.Skill,
-				"requested": r.Requested, "replayed": r.Replayed, "agreed": r.Agreed},
+				"requested": r.Requested, "replayed": r.Replayed, "agreed": r.Agreed,
+				"labelled": r.Labelled, "labelled_right": r.LabelledRight, "active": r.Active, "active_right": r.ActiveRight},
 		})
 		return err
 	})
@@ -68,17 +77,36 @@ func SaveReplay(ctx context.Context, db *store.DB, by Author, r Replay) (string,
 	return r.ID, nil
 }
 
-const selectReplay = `SELECT id, agent, env, candidate, skill, requested, replayed, agreed, report, author_name, created_at FROM release_replays`
+const selectReplay = `SELECT id, agent, env, candidate, skill, requested, replayed, agreed, report, author_name, created_at,
+	active_digest, labelled, labelled_right, active_right FROM release_replays`
 
 func scanReplay(row store.Scanner) (Replay, error) {
 	var r Replay
 	var report, at string
-	if err := row.Scan(&r.ID, &r.Agent, &r.Env, &r.Candidate, &r.Skill, &r.Requested, &r.Replayed, &r.Agreed, &report, &r.Author, &at); err != nil {
+	if err := row.Scan(&r.ID, &r.Agent, &r.Env, &r.Candidate, &r.Skill, &r.Requested, &r.Replayed, &r.Agreed, &report, &r.Author, &at,
+		&r.Active, &r.Labelled, &r.LabelledRight, &r.ActiveRight); err != nil {
 		return Replay{}, err
 	}
 	r.Report = json.RawMessage(report)
 	r.CreatedAt, _ = time.Parse(time.RFC3339Nano, at)
 	return r, nil
+}
+
+// LabelRate is the candidate's route accuracy on the labelled journeys,
+// 0 with none.
+func (r Replay) LabelRate() float64 {
+	if r.Labelled == 0 {
+		return 0
+	}
+	return float64(r.LabelledRight) / float64(r.Labelled)
+}
+
+// ActiveLabelRate is the active release's, on the same journeys.
+func (r Replay) ActiveLabelRate() float64 {
+	if r.Labelled == 0 {
+		return 0
+	}
+	return float64(r.ActiveRight) / float64(r.Labelled)
 }
 
 // GetReplay loads a stored replay, or a 404.

@@ -94,6 +94,7 @@ var AuditVerbs = []string{
 	"skill.", "skill.disabled", "skill.enabled",
 	"release.", "release.published", "release.activated", "release.rolled_back",
 	"release.canary_started", "release.canary_rolled_back", "release.promoted", "release.replayed",
+	"route.", "route.labelled", "route.label_settings_set",
 	"runbook.", "runbook.action",
 	"alert.", "alert.fired", "alert.resolved", "alert.rule_set", "alert.acknowledged",
 	"notify.", "notify.channel_created", "notify.channel_changed", "notify.channel_deleted", "notify.channel_tested",
@@ -246,6 +247,23 @@ func eventSentence(e audit.Event, n EventNames) string {
 		return "Alert resolved: " + d.str("what") + " is back under " + d.str("threshold") + d.str("unit")
 	case "alert.acknowledged":
 		return who + " acknowledged the alert " + d.str("what") + comment(" — note: ", d.str("note"))
+	case "route.labelled":
+		was := ""
+		if v := d.str("previous_verdict"); v != "" {
+			was = " (was " + v + comment(", should have gone to ", SkillName(d.str("previous_expected"))) + ")"
+			if v == "right" {
+				was = " (was right)"
+			}
+		}
+		if d.str("verdict") == "right" {
+			return who + " labelled the route of journey " + subject + " to " + SkillName(d.str("routed")) + " right" + was
+		}
+		return who + " labelled the route of journey " + subject + " to " + SkillName(d.str("routed")) + " wrong: it should have gone to " +
+			SkillName(d.str("expected")) + was
+	case "route.label_settings_set":
+		return who + " set labelling: sample " + d.str("sample_percent") + "% of each day's journeys per skill, alert below " +
+			d.str("alert_percent") + "% over the last " + d.str("alert_last_n") + " labelled journeys (was " + d.str("previous_sample_percent") +
+			"%, " + d.str("previous_alert_percent") + "%, " + d.str("previous_alert_last_n") + ")"
 	case "alert.rule_set":
 		return who + " set the alert thresholds of skill " + subject + ": failures at " + d.str("failure_percent") + "%, p99 at " +
 			d.str("p99_ms") + " ms, over " + d.str("window_minutes") + " minutes once " + d.str("min_journeys") + " journeys ended" +

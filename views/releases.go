@@ -35,6 +35,9 @@ type ReleasesView struct {
 	Skills       []string
 	Replays      []releases.Replay
 	CanaryReplay *releases.Replay
+	// Accuracy is route accuracy from people's labels (nil without an
+	// agent runtime).
+	Accuracy *RouteAccuracyView
 	// CanPublish shows the publish form (admins).
 	CanPublish bool
 	Publish    PublishForm
@@ -83,7 +86,16 @@ func yesNo(b bool) string {
 // CanaryForm is the "Start a canary" form as the user filled it in.
 type CanaryForm struct {
 	Candidate, Share, Floor, Reason string
+	RequireLabels                   bool
 	Errors                          FieldErrors
+}
+
+// LabelRate is a replay's accuracy on labelled journeys as people read it.
+func LabelRate(right, labelled int) string {
+	if labelled == 0 {
+		return "no labelled journeys"
+	}
+	return strconv.FormatFloat(float64(right)*100/float64(labelled), 'f', 1, 64) + " % (" + strconv.Itoa(right) + " of " + strconv.Itoa(labelled) + ")"
 }
 
 // LowerBound is the verdict's Wilson lower bound as people read it.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/models"
+	"github.com/wardenhq/warden/routelabels"
 	"github.com/wardenhq/warden/tenants"
 )
 
@@ -44,6 +45,14 @@ type TraceView struct {
 	// journey's cost.
 	ModelCalls []models.JourneyCall
 	Now        time.Time
+	// Label is the route's latest label (nil when none); CanLabel shows
+	// the label form (on-call and admins, with an agent runtime) with the
+	// runtime's skills to choose from.
+	Label       *routelabels.Label
+	CanLabel    bool
+	LabelSkills []string
+	LabelForm   LabelForm
+	Notice      string
 }
 
 // ModelCost is what the journey's model calls cost together.

@@ -175,6 +175,13 @@ func (s *Server) consoleRoutes() []route {
 			// Replaying a candidate release dry-runs recorded journeys
 			// through the runtime's router and skills.
 			route{http.MethodPost, "/releases/replays", h.ReleaseReplayRun, oncallAdmin, ""},
+			// Route labels (docs/releases.md): on-call and admins say
+			// whether a journey went to the right skill; the day's sample
+			// to label; the labelled set for offline evaluation.
+			route{http.MethodPost, "/traces/:id/label", h.TraceLabel, oncallAdmin, ""},
+			route{http.MethodGet, "/labels", h.LabelQueue, oncallAdmin, "Labelling"},
+			route{http.MethodPost, "/labels/settings", h.LabelSettingsSet, admin, ""},
+			route{http.MethodGet, "/labels/export.jsonl", h.LabelExport, oncallAdmin, ""},
 			// The tool dependencies' breakers and bulkheads.
 			route{http.MethodGet, "/dependencies", h.DependencyList, oncallAdmin, "Dependencies"},
 			route{http.MethodGet, "/alerts", h.AlertList, oncallAdmin, "Alerts"},

@@ -49,6 +49,8 @@ func run(ctx context.Context, args []string, env func(string) (string, bool), st
 		return notifyCmd(ctx, args, env, stdout, stderr)
 	case "release":
 		return releaseCmd(ctx, args, env, stdout, stderr)
+	case "labels":
+		return labelsCmd(ctx, args, env, stdout, stderr)
 	case "migrate-store":
 		return migrateStoreCmd(ctx, args, env, stdout, stderr)
 	case "version":
@@ -77,6 +79,8 @@ func usage(w io.Writer) {
                            send a test message to a notification channel now
   warden release publish FILE [--agent A] [--env E] [--activate] [--note N]
                            publish a release bundle (JSON) and print its digest
+  warden labels export --out PATH [--agent A] [--env E]
+                           write the labelled journeys (redacted) as JSON lines
   warden migrate-store --from sqlite:PATH --to postgres://…
                            copy an installation into an empty PostgreSQL database,
                            then verify its audit chain and row counts there

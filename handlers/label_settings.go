@@ -1,0 +1,48 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/routelabels"
+	"github.com/wardenhq/warden/views"
+)
+
+// LabelSettingsSet saves the labelling settings (the daily sample, the
+// route accuracy alert's threshold and window). A bad value comes back on
+// the Labelling page with a 422 and what was typed.
+func (h *Console) LabelSettingsSet(c echo.Context) error {
+	form := views.LabelSettingsForm{SamplePercent: strings.TrimSpace(c.FormValue("sample_percent")),
+		AlertPercent: strings.TrimSpace(c.FormValue("alert_percent")), AlertLastN: strings.TrimSpace(c.FormValue("alert_last_n"))}
+	num := func(s string) int {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return -1 // refused by Validate with the field's message
+		}
+		return n
+	}
+	s := routelabels.Settings{SamplePercent: num(form.SamplePercent), AlertPercent: num(form.AlertPercent), AlertLastN: num(form.AlertLastN)}
+	user := CurrentPrincipal(c)
+	changed, err := routelabels.SetSettings(c.Request().Context(), h.DB, audit.Actor{Type: audit.ActorPrincipal, ID: user.ID}, s, time.Now())
+	var inv *store.ValidationError
+	switch {
+	case errors.As(err, &inv):
+		v, err := h.labelQueueView(c)
+		if err != nil {
+			return err
+		}
+		form.Errors = views.FieldErrors(inv.Fields)
+		v.Form = form
+		return h.renderLabelQueue(c, http.StatusUnprocessableEntity, v)
+	case err != nil:
+		return err
+	}
+	return seeOther(c, "/labels?done="+map[bool]string{true: "settings_saved", false: "settings_unchanged"}[changed])
+}
