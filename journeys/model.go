@@ -106,7 +106,7 @@ func (r *run) drive(ctx context.Context, c *conversation) (string, error) {
 		}}
 	}
 	caller := modelCaller(r.req.Caller, skill.Model)
-	mctx := models.WithJourney(ctx, r.j.ID)
+	mctx := models.WithRedactor(models.WithJourney(ctx, r.j.ID), r.redactor())
 	for {
 		if ctx.Err() != nil {
 			return "", stopped(ctx, s)
@@ -509,7 +509,7 @@ func (r *run) routeByModel(ctx context.Context, text string, allow func(string) 
 	}
 	system := "You route customer-support requests to one skill. Answer with the skill's name only, exactly as written, " +
 		"or none when no skill fits.\nSkills:\n" + list.String()
-	rctx, cancel := context.WithTimeout(models.WithJourney(ctx, r.j.ID), routerTimeout)
+	rctx, cancel := context.WithTimeout(models.WithRedactor(models.WithJourney(ctx, r.j.ID), r.redactor()), routerTimeout)
 	defer cancel()
 	started := s.o.Now()
 	resp, err := s.o.Models.Complete(rctx, modelCaller(r.req.Caller, alias), models.ChatRequest{Model: alias, MaxTokens: 16,
