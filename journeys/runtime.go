@@ -313,6 +313,7 @@ func (s *Service) runJourney(ctx context.Context, req Request) (Outcome, error) 
 	}
 	now := s.o.Now()
 	red := allowlist.Redactor(ctx, s.o.DB.Read(), s.o.Redactor, req.Caller.Tenant.ID).Marking(req.Personal)
+	ctx = redact.NewContext(ctx, red) // what is logged of the journey, and its model calls' records
 	j := &Journey{
 		ID: NewID(), TenantID: req.Caller.Tenant.ID, TenantSlug: req.Caller.Tenant.Slug,
 		KeyID: req.Caller.Key.ID, RequestID: req.RequestID, CorrelationID: red.String(req.CorrelationID),

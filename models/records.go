@@ -32,13 +32,13 @@ type recorder struct {
 }
 
 type recorderKey struct{}
-type redactorKey struct{}
 
-// WithRedactor makes the records of the calls made with ctx redacted by
-// red instead of the tenant's: a journey passes its own (its tenant's
-// allow-list and the values its request marked personal).
+// WithRedactor makes the records of the calls made with ctx, and what is
+// logged with it, redacted by red instead of the tenant's: a journey
+// passes its own (its tenant's allow-list and the values its request
+// marked personal). It is redact.NewContext.
 func WithRedactor(ctx context.Context, red *redact.Redactor) context.Context {
-	return context.WithValue(ctx, redactorKey{}, red)
+	return redact.NewContext(ctx, red)
 }
 
 // withRecorder is ctx carrying the recorder of one call of tenantID whose
@@ -51,10 +51,11 @@ func (g *Gateway) withRecorder(ctx context.Context, tenantID string, tools ...js
 	}
 	rc := &recorder{g: g}
 	if g.redactor != nil {
-		if red, ok := ctx.Value(redactorKey{}).(*redact.Redactor); ok && red != nil {
+		if red, ok := redact.FromContext(ctx); ok {
 			rc.red = red
 		} else {
 			rc.red = allowlist.Redactor(ctx, g.db.Read(), g.redactor, tenantID)
+			ctx = redact.NewContext(ctx, rc.red) // and so what is logged of the call
 		}
 	}
 	for _, t := range tools {

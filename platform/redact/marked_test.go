@@ -1,6 +1,9 @@
 package redact
 
 import (
+	"bytes"
+	"context"
+	"log/slog"
 	"strings"
 	"testing"
 )
@@ -47,5 +50,27 @@ func TestMarking(t *testing.T) {
 	}
 	if base.Marking(nil) != base || base.Marking([]Marked{{Kind: "name", Value: " "}}) != base {
 		t.Error("no values: not r itself")
+	}
+}
+
+// A record logged with a context carrying a redactor (NewContext) is
+// redacted by it: a tenant's allow-list and a journey's declared values
+// apply to the log as to what is stored.
+func TestHandlerUsesTheContextsRedactor(t *testing.T) {
+	base := New([]byte("k"))
+	var buf bytes.Buffer
+	log := slog.New(NewHandler(slog.NewTextHandler(&buf, nil), base))
+	tenant := base.Keeping([]string{"Zorbel Quandt"}).Marking([]Marked{{Kind: "id", Value: "KQ-4471-ZZ"}})
+	const msg = "Ship 3 Zorbel Quandt jackets, ref KQ-4471-ZZ"
+	log.InfoContext(context.Background(), msg, "note", msg)
+	plain := buf.String()
+	buf.Reset()
+	log.InfoContext(NewContext(context.Background(), tenant), msg, "note", msg)
+	kept := buf.String()
+	if strings.Contains(plain, "Zorbel Quandt") || !strings.Contains(plain, "KQ-4471-ZZ") {
+		t.Errorf("without the context: %s", plain)
+	}
+	if strings.Count(kept, "Zorbel Quandt") != 2 || strings.Contains(kept, "KQ-4471-ZZ") || !strings.Contains(kept, base.Token("id", "KQ-4471-ZZ")) {
+		t.Errorf("with the tenant's redactor: %s", kept)
 	}
 }
