@@ -197,7 +197,18 @@ func (r *Redactor) Digest(domain, value string) string {
 func (r *Redactor) appendToken(b *strings.Builder, kind, norm string) {
 	h := r.macs.Get().(hash.Hash)
 	h.Reset()
-	h.Write([]byte(norm))
+	if len(norm) <= 4096 {
+		h.Write([]byte(norm))
+	} else {
+		// In pieces: []byte(norm) would copy the value, and an omitted
+		// token's value is a whole long text (MaxText and more).
+		chunk := make([]byte, 4096)
+		for s := norm; len(s) > 0; {
+			n := copy(chunk, s)
+			h.Write(chunk[:n])
+			s = s[n:]
+		}
+	}
 	var sum [sha256.Size]byte
 	h.Sum(sum[:0])
 	r.macs.Put(h)
