@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
+
 	"github.com/wardenhq/warden/platform/store"
 )
 
@@ -87,6 +89,15 @@ func TestJourneyMetadataMarkedPersonal(t *testing.T) {
 		t.Fatalf("trace page = %d", tr.Status)
 	}
 	pages["trace page"] = tr.Body
+	// The admin reads which kind of detector wrote each token, never the
+	// value; an auditor's trace page has no such table.
+	kinds := map[string]string{}
+	tr.Doc.Find(`[data-testid="trace-token"]`).Each(func(_ int, s *goquery.Selection) {
+		kinds[strings.TrimSpace(s.Find("td").First().Text())] = s.Find(`[data-testid="trace-token-kind"]`).Text()
+	})
+	if kinds[nameTok] != "«name»" || kinds[codeTok] != "«id»" {
+		t.Errorf("trace tokens = %v, want %s «name» and %s «id»", kinds, nameTok, codeTok)
+	}
 	auditor := newBrowser(t, in.URL)
 	auditor.loginDev("dave")
 	export := auditor.get("/audit/export.jsonl")
@@ -94,6 +105,9 @@ func TestJourneyMetadataMarkedPersonal(t *testing.T) {
 		t.Fatalf("export = %d", export.Status)
 	}
 	pages["audit export"] = export.Body
+	if at := auditor.get("/traces/" + marked.str("id")); at.Status != http.StatusOK || at.Doc.Find(`[data-testid="trace-tokens"]`).Length() != 0 {
+		t.Error("an auditor's trace page shows the redactions table, which is for admins")
+	}
 	for what, text := range pages {
 		for _, v := range []string{name, strings.ToLower(name), code} {
 			if strings.Contains(text, v) {
