@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -14,6 +17,7 @@ import (
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/idempotency"
 	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/redact"
 	"github.com/wardenhq/warden/platform/store"
 )
 
@@ -24,6 +28,35 @@ type journeyRequest struct {
 	Input    string            `json:"input"`
 	Skill    string            `json:"skill"`
 	Metadata map[string]string `json:"metadata"`
+	// Personal marks metadata members personal, as a tool's schema marks
+	// an argument: {"customer": "name"} (docs/api.md).
+	Personal map[string]string `json:"x-warden-personal"`
+}
+
+// personalMarks turns a request's x-warden-personal marks into the values
+// the journey tokenises wherever it writes them, or a problem naming the
+// mark that is wrong: a kind Warden does not know, or a member the
+// metadata does not have.
+func personalMarks(req journeyRequest) ([]redact.Marked, error) {
+	keys := make([]string, 0, len(req.Personal))
+	for k := range req.Personal {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []redact.Marked
+	for _, k := range keys {
+		kind := req.Personal[k]
+		if !slices.Contains(redact.PersonalKinds(), kind) {
+			return nil, problem.Invalid(journeys.CodeInvalidInput, fmt.Sprintf(`"x-warden-personal" marks %q as %q; a mark names one of %s.`,
+				k, kind, strings.Join(redact.PersonalKinds(), ", ")))
+		}
+		v, ok := req.Metadata[k]
+		if !ok {
+			return nil, problem.Invalid(journeys.CodeInvalidInput, fmt.Sprintf(`"x-warden-personal" marks %q, which "metadata" does not have.`, k))
+		}
+		out = append(out, redact.Marked{Kind: kind, Value: v})
+	}
+	return out, nil
 }
 
 // CreateJourney is POST /v1/journeys: authenticate → (replay) → run.
@@ -34,12 +67,15 @@ func (api *API) CreateJourney(c echo.Context) error {
 		return err
 	}
 	var req journeyRequest
-	raw, err := decodeJSON(c, &req, `{"input": "...", "skill": "optional", "metadata": {...}}`)
+	raw, err := decodeJSON(c, &req, `{"input": "...", "skill": "optional", "metadata": {...}, "x-warden-personal": {"member": "name"}}`)
 	if err != nil {
 		return err
 	}
 	if strings.TrimSpace(req.Input) == "" {
 		return problem.Invalid(journeys.CodeInvalidInput, `"input" is required and must not be empty.`)
+	}
+	if _, err := personalMarks(req); err != nil {
+		return err
 	}
 
 	idemKey := strings.TrimSpace(c.Request().Header.Get("Idempotency-Key"))
@@ -107,8 +143,9 @@ func (api *API) run(c echo.Context, caller admission.Caller, req journeyRequest)
 	if corr == "" {
 		corr = "cor_" + store.NewID()
 	}
+	personal, _ := personalMarks(req) // checked before the run
 	out, err := api.Runtime.Run(c.Request().Context(), journeys.Request{
-		Caller: caller, Input: req.Input, Skill: req.Skill, Metadata: req.Metadata,
+		Caller: caller, Input: req.Input, Skill: req.Skill, Metadata: req.Metadata, Personal: personal,
 		RequestID: c.Response().Header().Get(echo.HeaderXRequestID), CorrelationID: corr,
 	})
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/catalog"
 
-	"github.com/wardenhq/warden/allowlist"
 	"github.com/wardenhq/warden/approvals"
 )
 
@@ -22,7 +21,7 @@ func settle(ctx context.Context, tx *store.Tx, j *Journey, precharged int64) err
 // createAction turns the journey's pending call into a pending action.
 func (s *Service) createAction(ctx context.Context, tx *store.Tx, r *run, now time.Time) (approvals.Action, error) {
 	p := r.pending
-	red := allowlist.Redactor(ctx, tx, s.o.Redactor, r.j.TenantID)
+	red := r.redactor()
 	shown := approvals.Show(red, catalog.ForApproval(p.tool), p.args, p.facts.Amount, p.facts.Target)
 	target := shown.Target
 	// Dual control first: it takes the target's lock, the first of the

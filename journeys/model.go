@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/wardenhq/warden/allowlist"
 	"slices"
 	"strings"
 	"time"
@@ -105,7 +106,7 @@ func (r *run) drive(ctx context.Context, c *conversation) (string, error) {
 		}}
 	}
 	caller := modelCaller(r.req.Caller, skill.Model)
-	mctx := models.WithJourney(ctx, r.j.ID)
+	mctx := models.WithRedactor(models.WithJourney(ctx, r.j.ID), r.redactor())
 	for {
 		if ctx.Err() != nil {
 			return "", stopped(ctx, s)
@@ -114,7 +115,7 @@ func (r *run) drive(ctx context.Context, c *conversation) (string, error) {
 		resp, err := s.o.Models.Complete(mctx, caller, models.ChatRequest{Model: skill.Model, Messages: c.Messages, Tools: offered})
 		c.Turns++
 		if err != nil {
-			r.record(ctx, Step{Kind: "model", Tool: skill.Model, Status: "failed", Error: s.o.Redactor.String(problem.From(err).Message),
+			r.record(ctx, Step{Kind: "model", Tool: skill.Model, Status: "failed", Error: r.redactor().String(problem.From(err).Message),
 				Latency: s.o.Now().Sub(started), StartedAt: started})
 			r.saveConversation(ctx, c)
 			if ctx.Err() != nil {
@@ -123,14 +124,14 @@ func (r *run) drive(ctx context.Context, c *conversation) (string, error) {
 			if p := problem.From(err); p.Kind == problem.KindExhausted {
 				return "", p // the budget cannot cover the model's next turn
 			}
-			return "", Refuse(CodeModelUnavailable, fmt.Sprintf("Model %q could not be called: %s", skill.Model, s.o.Redactor.String(problem.From(err).Message)), err)
+			return "", Refuse(CodeModelUnavailable, fmt.Sprintf("Model %q could not be called: %s", skill.Model, r.redactor().String(problem.From(err).Message)), err)
 		}
 		msg := resp.Message()
 		msg.Role = "assistant"
 		c.Messages = append(c.Messages, msg)
 		r.j.Cost.InputTokens += resp.Usage.PromptTokens
 		r.j.Cost.OutputTokens += resp.Usage.CompletionTokens
-		r.record(ctx, Step{Kind: "model", Tool: skill.Model, Status: "ok", Result: s.redactJSON(turnSummary(msg)),
+		r.record(ctx, Step{Kind: "model", Tool: skill.Model, Status: "ok", Result: r.redactJSON(turnSummary(msg)),
 			Latency: s.o.Now().Sub(started), StartedAt: started})
 		if len(msg.ToolCalls) == 0 {
 			r.saveConversation(ctx, c)
@@ -138,7 +139,7 @@ func (r *run) drive(ctx context.Context, c *conversation) (string, error) {
 		}
 		for i, tc := range msg.ToolCalls {
 			if c.ToolCalls >= skill.MaxSteps {
-				r.record(ctx, Step{Kind: "tool", Tool: tc.Function.Name, Arguments: s.redactArgsOf(ctx, tc.Function.Name, json.RawMessage(tc.Function.Arguments)),
+				r.record(ctx, Step{Kind: "tool", Tool: tc.Function.Name, Arguments: r.redactArgsOf(ctx, tc.Function.Name, json.RawMessage(tc.Function.Arguments)),
 					Status: "refused", Error: fmt.Sprintf("the skill allows %d tool calls (max_steps)", skill.MaxSteps)})
 				r.saveConversation(ctx, c)
 				return "", Refuse(CodeMaxSteps, fmt.Sprintf("The model asked for more than the %d tool calls skill %q allows; the journey was stopped.", skill.MaxSteps, skill.Name), nil)
@@ -199,7 +200,7 @@ func (r *run) modelCall(ctx context.Context, tc models.ToolCall) (string, error)
 	args := json.RawMessage(tc.Function.Arguments)
 	if !slices.Contains(skill.Tools, name) {
 		reason := fmt.Sprintf("tool %q is not one of skill %s's tools", name, skill.Name)
-		r.record(ctx, Step{Kind: "tool", Tool: name, Arguments: s.redactArgsOf(ctx, name, args), Status: "refused", Error: reason})
+		r.record(ctx, Step{Kind: "tool", Tool: name, Arguments: r.redactArgsOf(ctx, name, args), Status: "refused", Error: reason})
 		s.auditViolation(ctx, r, name, CodeToolNotInSkill, reason)
 		return refusalResult(CodeToolNotInSkill, "Refused: "+reason+". Use only the tools you were given."), nil
 	}
@@ -401,7 +402,8 @@ func (s *Service) continueJourney(ctx context.Context, journeyID string) error {
 	}
 	key.TenantSlug = tenant.Slug
 	now := s.o.Now()
-	r := &run{s: s, j: &j, start: j.CreatedAt, req: Request{Caller: admission.Caller{Key: key, Tenant: tenant}}, precharged: j.Cost.TotalMicros}
+	r := &run{s: s, j: &j, start: j.CreatedAt, req: Request{Caller: admission.Caller{Key: key, Tenant: tenant}}, precharged: j.Cost.TotalMicros,
+		red: allowlist.Redactor(ctx, s.o.DB.Read(), s.o.Redactor, j.TenantID)}
 	for _, st := range j.Steps {
 		r.steps = max(r.steps, st.N)
 	}
@@ -507,23 +509,23 @@ func (r *run) routeByModel(ctx context.Context, text string, allow func(string) 
 	}
 	system := "You route customer-support requests to one skill. Answer with the skill's name only, exactly as written, " +
 		"or none when no skill fits.\nSkills:\n" + list.String()
-	rctx, cancel := context.WithTimeout(models.WithJourney(ctx, r.j.ID), routerTimeout)
+	rctx, cancel := context.WithTimeout(models.WithRedactor(models.WithJourney(ctx, r.j.ID), r.redactor()), routerTimeout)
 	defer cancel()
 	started := s.o.Now()
 	resp, err := s.o.Models.Complete(rctx, modelCaller(r.req.Caller, alias), models.ChatRequest{Model: alias, MaxTokens: 16,
 		Messages: []models.Message{models.TextMessage("system", system), models.TextMessage("user", withoutPII(text))}})
 	if err != nil {
-		r.record(ctx, Step{Kind: "model", Tool: alias, Status: "failed", Error: "router model: " + s.o.Redactor.String(problem.From(err).Message) + "; the lexical router decides",
+		r.record(ctx, Step{Kind: "model", Tool: alias, Status: "failed", Error: "router model: " + r.redactor().String(problem.From(err).Message) + "; the lexical router decides",
 			Latency: s.o.Now().Sub(started), StartedAt: started})
 		return skills.Skill{}, false
 	}
 	answer := strings.Trim(strings.TrimSpace(resp.Message().Text()), "`\"'. ")
 	if !slices.Contains(names, answer) {
-		r.record(ctx, Step{Kind: "model", Tool: alias, Status: "refused", Result: s.redactJSON(turnSummary(resp.Message())),
+		r.record(ctx, Step{Kind: "model", Tool: alias, Status: "refused", Result: r.redactJSON(turnSummary(resp.Message())),
 			Error: "router model named no offered skill; the lexical router decides", Latency: s.o.Now().Sub(started), StartedAt: started})
 		return skills.Skill{}, false
 	}
-	r.record(ctx, Step{Kind: "model", Tool: alias, Status: "ok", Result: s.redactJSON(turnSummary(resp.Message())), Latency: s.o.Now().Sub(started), StartedAt: started})
+	r.record(ctx, Step{Kind: "model", Tool: alias, Status: "ok", Result: r.redactJSON(turnSummary(resp.Message())), Latency: s.o.Now().Sub(started), StartedAt: started})
 	sk, _ := s.o.Router.Skill(answer)
 	return sk, true
 }

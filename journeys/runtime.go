@@ -249,10 +249,14 @@ func (e *JourneyError) Unwrap() error { return e.Problem }
 
 // Request is one journey to run for an authenticated caller.
 type Request struct {
-	Caller        admission.Caller
-	Input         string
-	Skill         string // optional explicit skill
-	Metadata      map[string]string
+	Caller   admission.Caller
+	Input    string
+	Skill    string // optional explicit skill
+	Metadata map[string]string
+	// Personal are values the caller declared personal (the metadata
+	// members its request marks x-warden-personal): tokenised wherever
+	// the journey writes them, whatever detection says.
+	Personal      []redact.Marked
 	RequestID     string
 	CorrelationID string // the client's; stored and answered redacted
 }
@@ -308,10 +312,12 @@ func (s *Service) runJourney(ctx context.Context, req Request) (Outcome, error) 
 		return Outcome{}, problem.Unavailable(admission.CodeUnavailable, msg, time.Second).Wrap(err)
 	}
 	now := s.o.Now()
+	red := allowlist.Redactor(ctx, s.o.DB.Read(), s.o.Redactor, req.Caller.Tenant.ID).Marking(req.Personal)
+	ctx = redact.NewContext(ctx, red) // what is logged of the journey, and its model calls' records
 	j := &Journey{
 		ID: NewID(), TenantID: req.Caller.Tenant.ID, TenantSlug: req.Caller.Tenant.Slug,
-		KeyID: req.Caller.Key.ID, RequestID: req.RequestID, CorrelationID: s.o.Redactor.String(req.CorrelationID),
-		Status: StatusRunning, Input: allowlist.Redactor(ctx, s.o.DB.Read(), s.o.Redactor, req.Caller.Tenant.ID).String(req.Input),
+		KeyID: req.Caller.Key.ID, RequestID: req.RequestID, CorrelationID: red.String(req.CorrelationID),
+		Status: StatusRunning, Input: red.String(req.Input),
 		ReservedMicros: estimate, CreatedAt: now,
 	}
 	j.Cost.InputTokens = tokens(req.Input)
@@ -366,7 +372,7 @@ func (s *Service) runJourney(ctx context.Context, req Request) (Outcome, error) 
 		return Outcome{}, problem.Unavailable(admission.CodeUnavailable, msg, 2*time.Second).Wrap(err)
 	}
 
-	r := &run{s: s, req: req, j: j, start: now}
+	r := &run{s: s, req: req, j: j, start: now, red: red}
 	// The journey's deadline is passed down to every tool call.
 	ctx, cancel := context.WithTimeout(jctx, s.o.Limits.MaxDuration)
 	defer cancel()
@@ -438,6 +444,9 @@ type run struct {
 	// journal is what was recorded of the journey and not written yet
 	// (record, flush, finish).
 	journal []journalEntry
+	// red is what the run writes with (redactor); nil: the
+	// installation's redactor.
+	red *redact.Redactor
 }
 
 type pendingCall struct {
@@ -455,7 +464,7 @@ func (r *run) execute(ctx context.Context) (string, error) {
 	// Routing sees the request without its personal data: a card number or
 	// an address says nothing about what the customer wants.
 	// The release the journey was admitted under decides the routing.
-	skill, score, err := r.route(ctx, s.o.Redactor.String(r.req.Input), r.req.Skill)
+	skill, score, err := r.route(ctx, r.redactor().String(r.req.Input), r.req.Skill)
 	if err != nil && !errors.Is(err, skills.ErrNoRoute) && !errors.Is(err, skills.ErrUnknownSkill) {
 		r.record(ctx, Step{Kind: "route", Status: "failed", Error: "the release cannot be read"})
 		return "", Refuse(CodeInternal, "The release this journey runs under cannot be read.", err)
@@ -484,9 +493,9 @@ func (r *run) execute(ctx context.Context) (string, error) {
 	plan, err := skill.Steps(skills.Input{Text: r.req.Input, Metadata: r.req.Metadata})
 	if err != nil {
 		if errors.Is(err, skills.ErrIncomplete) {
-			return "", Refuse(CodeIncomplete, "The request is missing information: "+redactErr(s, err), err)
+			return "", Refuse(CodeIncomplete, "The request is missing information: "+r.redactErr(err), err)
 		}
-		return "", Refuse(CodeIncomplete, "The request cannot be planned: "+redactErr(s, err), err)
+		return "", Refuse(CodeIncomplete, "The request cannot be planned: "+r.redactErr(err), err)
 	}
 	for i, st := range plan {
 		if err := ctx.Err(); err != nil {
@@ -501,7 +510,7 @@ func (r *run) execute(ctx context.Context) (string, error) {
 			return stop.Output, nil
 		}
 		if err != nil {
-			return "", Refuse(CodeIncomplete, "The request cannot be completed: "+redactErr(s, err), err)
+			return "", Refuse(CodeIncomplete, "The request cannot be completed: "+r.redactErr(err), err)
 		}
 		out, err := r.call(ctx, st, args)
 		if err != nil {
@@ -537,17 +546,17 @@ func (r *run) call(ctx context.Context, st skills.Step, args json.RawMessage) (j
 	started := s.o.Now()
 	if !d.Allowed {
 		r.refusal = &d
-		r.record(ctx, Step{Kind: "tool", Tool: st.Tool, Arguments: s.redactArgs(t, args), Status: "refused", Error: s.o.Redactor.String(d.Reason), StartedAt: started})
+		r.record(ctx, Step{Kind: "tool", Tool: st.Tool, Arguments: r.redactArgs(t, args), Status: "refused", Error: r.redactor().String(d.Reason), StartedAt: started})
 		s.auditViolation(ctx, r, st.Tool, d.Code, d.Reason)
 		p := d.Refusal()
-		p.Message = s.o.Redactor.String(p.Message)
+		p.Message = r.redactor().String(p.Message)
 		return nil, p
 	}
 	if d.NeedsApproval {
 		if err := s.CheckCall(ctx, t, args, r.j.TenantSlug); err != nil {
 			var pe *problem.Error
 			errors.As(err, &pe)
-			r.record(ctx, Step{Kind: "tool", Tool: t.Name, Arguments: s.redactArgs(t, args), Status: "failed", Error: pe.Message, StartedAt: started})
+			r.record(ctx, Step{Kind: "tool", Tool: t.Name, Arguments: r.redactArgs(t, args), Status: "failed", Error: pe.Message, StartedAt: started})
 			if ctx.Err() != nil {
 				return nil, stopped(ctx, s)
 			}
@@ -575,9 +584,9 @@ func (r *run) call(ctx context.Context, st skills.Step, args json.RawMessage) (j
 	if effect {
 		defer r.flush(ctx)
 	}
-	step := Step{Kind: "tool", Tool: t.Name, Arguments: s.redactArgs(t, args), Units: res.Units, Latency: s.o.Now().Sub(started), StartedAt: started}
+	step := Step{Kind: "tool", Tool: t.Name, Arguments: r.redactArgs(t, args), Units: res.Units, Latency: s.o.Now().Sub(started), StartedAt: started}
 	if err != nil {
-		step.Status, step.Error = "failed", s.o.Redactor.String(err.Error())
+		step.Status, step.Error = "failed", r.redactor().String(err.Error())
 		r.record(ctx, step)
 		if ctx.Err() != nil {
 			return nil, stopped(ctx, s)
@@ -586,7 +595,7 @@ func (r *run) call(ctx context.Context, st skills.Step, args json.RawMessage) (j
 		if errors.As(err, &te) && te.Kind == tools.Unavailable {
 			// Refused before anything was sent: the tool's breaker is open
 			// or its bulkhead full. Fail fast, and say when to come back.
-			p := Refuse(CodeDependencyUnavailable, fmt.Sprintf("Tool %q is unavailable right now: %s", t.Name, s.o.Redactor.String(te.Reason)), err)
+			p := Refuse(CodeDependencyUnavailable, fmt.Sprintf("Tool %q is unavailable right now: %s", t.Name, r.redactor().String(te.Reason)), err)
 			if wait, ok := tools.RetryAfter(err); ok {
 				p.RetryAfter = wait
 			}
@@ -596,9 +605,9 @@ func (r *run) call(ctx context.Context, st skills.Step, args json.RawMessage) (j
 		if !tools.IsTransient(err) && !errors.Is(err, context.DeadlineExceeded) {
 			code = CodeToolRefused
 		}
-		return nil, Refuse(code, fmt.Sprintf("Tool %q failed: %s", t.Name, s.o.Redactor.String(err.Error())), err)
+		return nil, Refuse(code, fmt.Sprintf("Tool %q failed: %s", t.Name, r.redactor().String(err.Error())), err)
 	}
-	step.Status, step.Result = "ok", s.redactJSON(res.Output)
+	step.Status, step.Result = "ok", r.redactJSON(res.Output)
 	r.j.Cost.ToolUnits += res.Units
 	r.j.Cost.TotalMicros += res.Units * t.UnitCostMicros
 	r.recordWith(ctx, step, s.totalOf(r.j.TenantID, t, d.Facts.Target, res.Output))
@@ -751,7 +760,7 @@ func (r *run) finish(output string, runErr error) error {
 	j := r.j
 	now := s.o.Now()
 	j.Latency = now.Sub(r.start)
-	j.Output = s.o.Redactor.String(output)
+	j.Output = r.redactor().String(output)
 	if !r.modelDriven {
 		j.Cost.OutputTokens = tokens(output)
 		j.Cost.TotalMicros += j.Cost.InputTokens*s.o.Prices.InputTokenMicros + j.Cost.OutputTokens*s.o.Prices.OutputTokenMicros
@@ -831,8 +840,8 @@ func (r *run) finish(output string, runErr error) error {
 			if p, ok := approvals.ExceedsRefundable(err); ok {
 				refused = p
 				j.Status, j.FinishedAt, j.ErrorCode, j.Output = StatusFailed, &now, p.Code, ""
-				st := Step{N: r.pending.n, Kind: "tool", Tool: r.pending.tool.Name, Arguments: s.redactJSON(r.pending.args),
-					Status: "refused", Error: s.o.Redactor.String(p.Message), StartedAt: now}
+				st := Step{N: r.pending.n, Kind: "tool", Tool: r.pending.tool.Name, Arguments: r.redactJSON(r.pending.args),
+					Status: "refused", Error: r.redactor().String(p.Message), StartedAt: now}
 				if err := insertStep(ctx, tx, j.ID, st); err != nil {
 					return err
 				}
@@ -920,20 +929,38 @@ const endingTimeout = 10 * time.Second
 
 func (s *Service) redactJSON(raw json.RawMessage) string { return s.o.Redactor.JSONText(raw) }
 
+// redactor is what the run writes with: the installation's redactor
+// keeping the tenant's allow-list readable and tokenising the values the
+// request declared personal (Request.Personal).
+func (r *run) redactor() *redact.Redactor {
+	if r.red != nil {
+		return r.red
+	}
+	return r.s.o.Redactor
+}
+
+func (r *run) redactJSON(raw json.RawMessage) string { return r.redactor().JSONText(raw) }
+
 // redactArgs is a call's arguments as the journal keeps them: redacted,
 // with the fields t's schema declares personal tokenised whole.
-func (s *Service) redactArgs(t tools.Tool, args json.RawMessage) string {
-	return s.o.Redactor.JSONTextDeclared(args, t.Personal())
+func (r *run) redactArgs(t tools.Tool, args json.RawMessage) string {
+	return r.redactor().JSONTextDeclared(args, t.Personal())
 }
 
 // redactArgsOf is redactArgs for a call of the tool named name, read from
 // the catalog (a tool not there declares nothing).
-func (s *Service) redactArgsOf(ctx context.Context, name string, args json.RawMessage) string {
-	t, _ := catalog.Get(ctx, s.o.DB.Read(), name)
-	return s.redactArgs(t, args)
+func (r *run) redactArgsOf(ctx context.Context, name string, args json.RawMessage) string {
+	t, _ := catalog.Get(ctx, r.s.o.DB.Read(), name)
+	return r.redactArgs(t, args)
 }
 
-func redactErr(s *Service, err error) string { return s.o.Redactor.String(err.Error()) }
+// redactArgs is run.redactArgs outside a run (a replay): the
+// installation's redactor.
+func (s *Service) redactArgs(t tools.Tool, args json.RawMessage) string {
+	return s.o.Redactor.JSONTextDeclared(args, t.Personal())
+}
+
+func (r *run) redactErr(err error) string { return r.redactor().String(err.Error()) }
 
 // auditViolation records a policy refusal: the event goes in the
 // journal, written with the journey's end (or before its next external
@@ -944,7 +971,7 @@ func (s *Service) auditViolation(_ context.Context, r *run, tool, code, reason s
 		Tenant:  r.j.TenantSlug,
 		Verb:    "policy.violation",
 		Subject: audit.Subject{Type: "journey", ID: r.j.ID},
-		Details: map[string]any{"code": code, "tool": tool, "skill": r.j.Skill, "reason": s.o.Redactor.String(reason)},
+		Details: map[string]any{"code": code, "tool": tool, "skill": r.j.Skill, "reason": r.redactor().String(reason)},
 	}})
 }
 

@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/wardenhq/warden/allowlist"
+	"github.com/wardenhq/warden/platform/redact"
 	"strings"
 	"time"
 
@@ -136,7 +138,11 @@ func (g *Gateway) propose(ctx context.Context, c admission.Caller, ct tools.Tool
 	key := callKey(c.Key.ID, ct.Name, digest)
 	tool := approvals.Tool{Name: ct.Name, Impact: ct.Impact, Reversibility: ct.Reversibility, Personal: ct.Personal(), TargetArg: ct.TargetArg,
 		DeclaresAmount: ct.AmountArg != ""}
-	shown := approvals.Show(g.redactor, tool, args, f.Amount, f.Target)
+	red, ok := redact.FromContext(ctx) // the tenant's (door.go call)
+	if !ok {
+		red = allowlist.Redactor(ctx, g.db.Read(), g.redactor, c.Tenant.ID)
+	}
+	shown := approvals.Show(red, tool, args, f.Amount, f.Target)
 	target := shown.Target
 	spec := approvals.Spec{
 		TenantID: c.Tenant.ID, TenantSlug: c.Tenant.Slug, KeyID: c.Key.ID, KeyOwner: approvals.KeyOwner(c.Key.CreatedBy),

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/wardenhq/warden/allowlist"
 	"net/http"
 	"strings"
 	"time"
@@ -138,6 +139,11 @@ func (g *Gateway) call(ctx context.Context, req *mcp.CallToolRequest, c admissio
 		args = json.RawMessage(`{}`)
 	}
 	det := map[string]any{}
+	if g.redactor != nil {
+		// The tenant's allow-list applies to what the door records and
+		// logs of the call, as at the other doors.
+		ctx = redact.NewContext(ctx, allowlist.Redactor(ctx, g.db.Read(), g.redactor, c.Tenant.ID))
+	}
 	var personal *redact.Declared
 	res, outcome := g.decide(ctx, req, c, server, tool, args, det, &personal)
 	g.record(ctx, c, server, tool, args, personal, res, outcome, time.Since(started), det)
@@ -275,14 +281,18 @@ func (g *Gateway) record(ctx context.Context, c admission.Caller, server, tool s
 		call.CostMicros = cost
 	}
 	if g.redactor != nil {
-		det["arguments"] = g.redacted(args, personal)
-		call.Arguments = g.redactor.JSONTextDeclared(args, personal)
+		red, ok := redact.FromContext(ctx)
+		if !ok {
+			red = allowlist.Redactor(ctx, g.db.Read(), g.redactor, c.Tenant.ID)
+		}
+		det["arguments"] = redacted(red, args, personal)
+		call.Arguments = red.JSONTextDeclared(args, personal)
 		if b, err := json.Marshal(res); err == nil {
-			det["result"] = g.redacted(b, nil)
-			call.Result = g.redactor.JSONText(b)
+			det["result"] = redacted(red, b, nil)
+			call.Result = red.JSONText(b)
 		}
 		if call.StepStatus != "ok" {
-			call.ErrorCode, call.Error = outcome, g.redactor.String(firstText(res))
+			call.ErrorCode, call.Error = outcome, red.String(firstText(res))
 		}
 	}
 	// Recorded even when the agent has gone: the call happened.
@@ -327,13 +337,13 @@ func traceStatus(outcome string) (journey, step string) {
 	return journeys.StatusFailed, "failed"
 }
 
-// redacted is a JSON document after the redactor, as a value for an
+// redacted is a JSON document after red, as a value for an
 // audit event's details, the fields personal declares tokenised whole; a
 // document too large is kept as its size.
-func (g *Gateway) redacted(b []byte, personal *redact.Declared) any {
-	out, err := g.redactor.JSONDeclared(b, personal)
+func redacted(red *redact.Redactor, b []byte, personal *redact.Declared) any {
+	out, err := red.JSONDeclared(b, personal)
 	if err != nil {
-		return g.redactor.String(string(b))
+		return red.String(string(b))
 	}
 	if len(out) > maxRecorded {
 		return fmt.Sprintf("(%d bytes, not kept)", len(out))

@@ -193,6 +193,7 @@ func (g *Gateway) Embeddings(ctx context.Context, caller admission.Caller, body 
 	if len(body) > maxBody {
 		return invalid("The request is larger than 4 MiB.")
 	}
+	ctx = g.withRecorder(ctx, caller.Tenant.ID)
 	er, err := parseEmbeddings(body)
 	if err != nil {
 		return err
@@ -260,7 +261,7 @@ func (g *Gateway) Embeddings(ctx context.Context, caller admission.Caller, body 
 		if er.tokens {
 			call.Prompt = fmt.Sprintf("%q", fmt.Sprintf("(%d token arrays, not kept)", er.inputs))
 		} else {
-			call.Prompt = g.storedJSON(er.input)
+			call.Prompt = g.recorderOf(ctx).storedJSON(ctx, er.input)
 		}
 	}
 	if err := g.reserve(ctx, &call, tk, start); err != nil {

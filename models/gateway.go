@@ -188,6 +188,7 @@ func (g *Gateway) Chat(ctx context.Context, caller admission.Caller, body []byte
 		return err
 	}
 	req, fields := cr.request, cr.fields
+	ctx = g.withRecorder(ctx, caller.Tenant.ID, fields["tools"], fields["functions"])
 	span.request(req)
 	tags, err := callTags(ctx, fields["metadata"])
 	if err != nil {
@@ -258,7 +259,7 @@ func (g *Gateway) Chat(ctx context.Context, caller admission.Caller, body []byte
 	w.Header().Set(HeaderRequestID, call.ID)
 	span.call = &call
 	if keep {
-		call.Prompt = g.storedJSON(req.Messages)
+		call.Prompt = g.recorderOf(ctx).storedJSON(ctx, req.Messages)
 	}
 
 	// An answer kept for this tenant and request is served without an
@@ -273,7 +274,7 @@ func (g *Gateway) Chat(ctx context.Context, caller admission.Caller, body []byte
 			g.limits.settle(tk, 0)
 			call.Status, call.HTTPStatus, call.CacheHit, call.Deployment = StatusOK, http.StatusOK, true, e.deployment
 			if keep {
-				call.Completion = g.storedJSON(messageOf(e.body))
+				call.Completion = g.recorderOf(ctx).storedJSON(ctx, messageOf(e.body))
 			}
 			call.Latency = g.now().Sub(start)
 			call.TTFT = call.Latency
@@ -385,7 +386,7 @@ func (g *Gateway) Chat(ctx context.Context, caller admission.Caller, body []byte
 		call.Attempts = append(call.Attempts, att)
 		call.Deployment = d.Name
 		if keep {
-			call.Completion = g.storedJSON(a.message)
+			call.Completion = g.recorderOf(ctx).storedJSON(ctx, a.message)
 		}
 		call.TTFT = g.now().Sub(start)
 		finish(StatusOK, http.StatusOK)
@@ -751,6 +752,7 @@ func (g *Gateway) stream(ctx context.Context, d Deployment, res *http.Response, 
 	defer idle.Stop()
 	var text strings.Builder
 	var textLen int64
+	var streamed streamedCalls // the tool calls, put together
 	var u *usage
 	done := false
 	gone := false // the agent could not be written to
@@ -769,7 +771,7 @@ func (g *Gateway) stream(ctx context.Context, d Deployment, res *http.Response, 
 		call.InputTokens, call.OutputTokens, call.Usage = att.InputTokens, att.OutputTokens, att.Usage
 		call.CostMicros = min(maxCost, call.CostMicros+att.CostMicros)
 		if keep {
-			call.Completion = g.redactText(text.String())
+			call.Completion = streamed.record(ctx, g.recorderOf(ctx), text.String())
 		}
 		settle(status)
 	}
@@ -810,7 +812,10 @@ func (g *Gateway) stream(ctx context.Context, d Deployment, res *http.Response, 
 				for _, c := range chunk.Choices {
 					collect([]byte(c.Delta.Content))
 					if len(c.Delta.ToolCalls) > 0 {
-						collect(c.Delta.ToolCalls)
+						textLen += int64(len(c.Delta.ToolCalls))
+						if keep {
+							streamed.add(c.Delta.ToolCalls)
+						}
 					}
 				}
 			}
@@ -866,31 +871,6 @@ func StreamError(code, message string) []byte {
 
 // maxStored bounds a stored prompt or completion.
 const maxStored = 8 << 10
-
-// storedJSON is what is kept of a prompt's messages or a completion's
-// message: cut to maxStored first, then redacted. The redactor reads no
-// more than is stored, however large the request (a 4 MiB prompt costs
-// the redactor what 8 KiB does).
-func (g *Gateway) storedJSON(raw []byte) string {
-	if g.redactor == nil || len(raw) == 0 {
-		return ""
-	}
-	out, err := g.redactor.JSON(clipJSON(raw, maxStored))
-	if err != nil {
-		return ""
-	}
-	// A token may be longer than the value it replaced.
-	return string(clipJSON(out, maxStored))
-}
-
-// redactText is what is kept of a stream's text (which stream keeps to
-// maxStored bytes and one more, to show it was cut).
-func (g *Gateway) redactText(s string) string {
-	if g.redactor == nil || s == "" {
-		return ""
-	}
-	return truncate(g.redactor.String(s[:min(len(s), maxStored+1)]))
-}
 
 func truncate(s string) string {
 	if len(s) <= maxStored {

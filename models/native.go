@@ -218,6 +218,7 @@ func (g *Gateway) responsesNative(ctx context.Context, caller admission.Caller, 
 	if err := checkValues(fields); err != nil {
 		return err
 	}
+	ctx = g.withRecorder(ctx, caller.Tenant.ID, all["tools"])
 	items, _ := json.Marshal(append(append([]json.RawMessage{}, history...), input...))
 	fields["input"] = items
 	tags, err := callTags(ctx, r.Metadata)
@@ -281,7 +282,7 @@ func (g *Gateway) responsesNative(ctx context.Context, caller admission.Caller, 
 	w.Header().Set(HeaderRequestID, call.ID)
 	span.call = &call
 	if keep {
-		call.Prompt = g.storedJSON(items)
+		call.Prompt = g.recorderOf(ctx).storedJSON(ctx, items)
 	}
 	if err := g.reserve(ctx, &call, tk, start); err != nil {
 		return err
@@ -362,7 +363,7 @@ func (g *Gateway) responsesNative(ctx context.Context, caller admission.Caller, 
 		a.CostMicros = cost(d, a.InputTokens, a.OutputTokens)
 		call.InputTokens, call.OutputTokens, call.Usage, call.CostMicros = a.InputTokens, a.OutputTokens, a.Usage, a.CostMicros
 		if keep {
-			call.Completion = g.storedJSON(up["output"])
+			call.Completion = g.recorderOf(ctx).storedJSON(ctx, up["output"])
 		}
 		call.TTFT = g.now().Sub(start)
 		finish(StatusOK, http.StatusOK)
@@ -430,7 +431,7 @@ func (g *Gateway) nativeStream(ctx context.Context, caller admission.Caller, d D
 		att.CostMicros = cost(d, att.InputTokens, att.OutputTokens)
 		call.InputTokens, call.OutputTokens, call.Usage, call.CostMicros = att.InputTokens, att.OutputTokens, att.Usage, att.CostMicros
 		if keep {
-			call.Completion = g.redactText(text.String())
+			call.Completion = g.recorderOf(ctx).text(text.String())
 		}
 		settle(status)
 	}

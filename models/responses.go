@@ -518,6 +518,9 @@ func (g *Gateway) Responses(ctx context.Context, caller admission.Caller, body [
 	if err != nil {
 		return err
 	}
+	var all map[string]json.RawMessage
+	_ = json.Unmarshal(body, &all)
+	ctx = g.withRecorder(ctx, caller.Tenant.ID, all["tools"])
 	input, err := inputItems(r.Input)
 	if err != nil {
 		return err
@@ -1086,12 +1089,13 @@ func (g *Gateway) keepResponse(ctx context.Context, caller admission.Caller, id,
 	if err != nil || settings.Content == ContentNone {
 		return false
 	}
+	rc := g.recorderOf(ctx)
 	inRaw, _ := json.Marshal(input)
-	in, err1 := g.redactor.JSON(inRaw)
-	outRed, err2 := g.redactor.JSON(output)
+	in, err1 := rc.red.JSON(rc.declare(ctx, inRaw))
+	outRed, err2 := rc.red.JSON(rc.declare(ctx, output))
 	o["store"] = true
 	objRaw, _ := json.Marshal(o)
-	obj, err3 := g.redactor.JSON(objRaw)
+	obj, err3 := rc.red.JSON(objRaw)
 	if err := errors.Join(err1, err2, err3); err != nil {
 		g.log.ErrorContext(ctx, "could not redact a response to store it", "response", id, "err", err)
 		return false

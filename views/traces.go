@@ -1,6 +1,8 @@
 package views
 
 import (
+	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -181,4 +183,66 @@ func journeyErrorWords(code string) string {
 		return ""
 	}
 	return strings.ToUpper(w[:1]) + w[1:] + "."
+}
+
+// A TokenRow is one token a trace shows: the token, the kind of value it
+// replaced and the detector that writes that kind, and where in the
+// journey it is — never the value. An admin reads it to tell a false
+// positive ("Hugo Boss" as «name») and fix it with the tenant's
+// allow-list.
+type TokenRow struct {
+	Token, Kind, Detector, Where string
+}
+
+var tokenPattern = regexp.MustCompile(`\[([a-z][a-z0-9_]*):[0-9a-f]{8}\]`)
+
+// detectorOf names, for people, what writes a token of kind
+// (docs/redaction.md §3).
+var detectorOf = map[string]string{
+	"name":     "name detection (a cue, a given name, the named-entity model) or a field declared personal",
+	"address":  "address detection (a street line or a postcode)",
+	"dob":      "date of birth (a date next to a birth cue)",
+	"id":       "identity numbers (checksummed ids, or a number after an id cue)",
+	"email":    "e-mail addresses, also written out",
+	"phone":    "phone numbers",
+	"card":     "payment cards (Luhn)",
+	"iban":     "IBANs (mod 97)",
+	"ssn":      "US social security numbers",
+	"nino":     "UK National Insurance numbers",
+	"ip":       "IP addresses",
+	"secret":   "secrets (key prefixes, key names, entropy)",
+	"account":  "a field named after an account",
+	"personal": "a field declared personal with an unknown kind",
+	"omitted":  "the length bound (text past 1 MiB)",
+}
+
+// Tokens lists the tokens in the journey's request, output and steps,
+// each once, in the order they first appear.
+func (v TraceView) Tokens() []TokenRow {
+	var out []TokenRow
+	seen := map[string]bool{}
+	add := func(where, text string) {
+		for _, m := range tokenPattern.FindAllStringSubmatch(text, -1) {
+			if seen[m[0]] {
+				continue
+			}
+			seen[m[0]] = true
+			d := detectorOf[m[1]]
+			if d == "" {
+				d = "a detector or field of kind " + m[1]
+			}
+			out = append(out, TokenRow{Token: m[0], Kind: m[1], Detector: d, Where: where})
+		}
+	}
+	j := v.Journey
+	add("input", j.Input)
+	add("correlation id", j.CorrelationID)
+	for _, s := range j.Steps {
+		where := fmt.Sprintf("step %d", s.N)
+		add(where+" arguments", s.Arguments)
+		add(where+" result", s.Result)
+		add(where+" error", s.Error)
+	}
+	add("output", j.Output)
+	return out
 }

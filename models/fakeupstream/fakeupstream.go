@@ -328,8 +328,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	send(chunk(map[string]any{"role": "assistant", "content": ""}, nil))
 	if toolCall != nil {
-		tc := map[string]any{"index": 0, "id": "call_1", "type": "function", "function": toolCall["function"]}
-		send(chunk(map[string]any{"tool_calls": []any{tc}}, nil))
+		// As OpenAI streams a call: its id and name first, then its
+		// arguments in small pieces.
+		fn := toolCall["function"].(map[string]any)
+		send(chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": "call_1", "type": "function",
+			"function": map[string]any{"name": fn["name"], "arguments": ""}}}}, nil))
+		args := fn["arguments"].(string)
+		for len(args) > 0 {
+			n := min(len(args), 7)
+			send(chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "function": map[string]any{"arguments": args[:n]}}}}, nil))
+			args = args[n:]
+		}
 		send(chunk(map[string]any{}, "tool_calls"))
 	} else {
 		for i, wd := range words {

@@ -326,8 +326,10 @@ func merge(a, b *Declared) *Declared {
 // approver's sentence from ("Refund $12 for order ORD-1"), where the
 // sentence's own rules mask what else needs masking. Members keep their
 // order; a document that is not JSON, or a nil d, comes back as it is.
+// Values r was told are personal (Marking) are tokenised too, wherever
+// they are in the document.
 func (r *Redactor) Declare(doc []byte, d *Declared) []byte {
-	if d == nil || len(doc) == 0 {
+	if d == nil && r.marked == nil || len(doc) == 0 {
 		return doc
 	}
 	dec := json.NewDecoder(strings.NewReader(string(doc)))
@@ -344,20 +346,26 @@ func (r *Redactor) Declare(doc []byte, d *Declared) []byte {
 }
 
 func (r *Redactor) declare(v any, d *Declared) any {
-	if d == nil {
+	if d == nil && r.marked == nil {
 		return v
 	}
-	if d.kind != "" {
-		return r.tokenAll(v, d.kind)
+	if k := d.kindOf(); k != "" {
+		return r.tokenAll(v, k)
 	}
 	switch t := v.(type) {
+	case string:
+		return r.marked.replace(t)
+	case json.Number:
+		if m := r.marked.replace(string(t)); m != string(t) {
+			return m
+		}
 	case map[string]any:
 		for k, c := range t {
 			t[k] = r.declare(c, d.member(k))
 		}
 	case []any:
 		for i, c := range t {
-			t[i] = r.declare(c, d.each)
+			t[i] = r.declare(c, d.element())
 		}
 	}
 	return v

@@ -32,7 +32,29 @@ func (h *handler) Enabled(ctx context.Context, l slog.Level) bool {
 	return h.next.Enabled(ctx, l)
 }
 
+// NewContext returns ctx carrying r. A record logged with ctx through
+// NewHandler is redacted by r rather than the handler's own redactor: a
+// tenant's (its allow-list, Keeping) or a journey's (the values its
+// request declared personal, Marking). Attributes added earlier with
+// WithAttrs were redacted when they were added, by the handler's own.
+func NewContext(ctx context.Context, r *Redactor) context.Context {
+	return context.WithValue(ctx, ctxKey{}, r)
+}
+
+// FromContext is the Redactor NewContext put in ctx, if any.
+func FromContext(ctx context.Context) (*Redactor, bool) {
+	r, ok := ctx.Value(ctxKey{}).(*Redactor)
+	return r, ok && r != nil
+}
+
+type ctxKey struct{}
+
 func (h *handler) Handle(ctx context.Context, rec slog.Record) error {
+	if r, ok := FromContext(ctx); ok && r != h.r {
+		hh := *h
+		hh.r = r
+		h = &hh
+	}
 	out := slog.NewRecord(rec.Time, rec.Level, h.r.String(rec.Message), rec.PC)
 	attrs := make([]slog.Attr, 0, rec.NumAttrs())
 	rec.Attrs(func(a slog.Attr) bool {

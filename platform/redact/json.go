@@ -187,6 +187,11 @@ func (r *Redactor) text(s string, budget *int) string {
 // number redacts a number written as digits, such as a card number stored
 // as a JSON number; numbers too short to be anything come back as they are.
 func (r *Redactor) number(s string, budget *int) string {
+	if r.marked != nil {
+		if m := r.marked.replace(s); m != s {
+			return m
+		}
+	}
 	if len(s) < 9 {
 		return s
 	}

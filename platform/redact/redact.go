@@ -37,6 +37,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"hash"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -75,6 +76,19 @@ type Redactor struct {
 	// keep are terms set aside before name detection on top of the keep
 	// gazetteer, by first word (Keeping): a tenant's allow-list.
 	keep map[string][][]string
+
+	// marked are values a caller declared personal (Marking): found
+	// wherever they are written and tokenised before detection runs.
+	marked *markedValues
+}
+
+// clone is a Redactor like r: same key, detectors, fields, allow-list and
+// declared values.
+func (r *Redactor) clone() *Redactor {
+	k := &Redactor{detectors: r.detectors, fields: r.fields, noPrefilter: r.noPrefilter, noRegions: r.noRegions, noNER: r.noNER,
+		keep: r.keep, marked: r.marked}
+	k.macs.New = r.macs.New
+	return k
 }
 
 // Keeping returns a Redactor like r (same key, detectors and fields) that
@@ -90,9 +104,11 @@ func (r *Redactor) Keeping(terms []string) *Redactor {
 	if len(terms) == 0 {
 		return r
 	}
-	k := &Redactor{detectors: r.detectors, fields: r.fields, noPrefilter: r.noPrefilter, noRegions: r.noRegions, noNER: r.noNER,
-		keep: map[string][][]string{}}
-	k.macs.New = r.macs.New
+	k := r.clone()
+	k.keep = map[string][][]string{}
+	for first, phs := range r.keep {
+		k.keep[first] = slices.Clip(phs) // appending below must not write into r's
+	}
 	for _, t := range terms {
 		var ws []string
 		for _, w := range words(nil, t) {
@@ -181,7 +197,18 @@ func (r *Redactor) Digest(domain, value string) string {
 func (r *Redactor) appendToken(b *strings.Builder, kind, norm string) {
 	h := r.macs.Get().(hash.Hash)
 	h.Reset()
-	h.Write([]byte(norm))
+	if len(norm) <= 4096 {
+		h.Write([]byte(norm))
+	} else {
+		// In pieces: []byte(norm) would copy the value, and an omitted
+		// token's value is a whole long text (MaxText and more).
+		chunk := make([]byte, 4096)
+		for s := norm; len(s) > 0; {
+			n := copy(chunk, s)
+			h.Write(chunk[:n])
+			s = s[n:]
+		}
+	}
 	var sum [sha256.Size]byte
 	h.Sum(sum[:0])
 	r.macs.Put(h)

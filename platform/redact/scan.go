@@ -27,6 +27,9 @@ const maxCutBack = 64 << 10
 // token. Text without any returns unchanged and without allocating. Text
 // longer than MaxText is cut (see MaxText).
 func (r *Redactor) String(s string) string {
+	if r.marked != nil {
+		s = r.marked.replace(s)
+	}
 	if len(s) > MaxText {
 		return r.long(s)
 	}
