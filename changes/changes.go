@@ -211,6 +211,16 @@ func Request(ctx context.Context, db *store.DB, p identity.Principal, pr Proposa
 	return c, err
 }
 
+// CheckBreakGlass refuses break glass before anything is applied: not
+// allowed on this installation, or without a reason.
+func CheckBreakGlass(allowed bool, reason string) error {
+	if !allowed {
+		return ErrNoBreakGlass
+	}
+	_, err := checkReason(reason, true)
+	return err
+}
+
 // BreakGlass records a loosening change that one admin applied at once,
 // with a reason (required), as the installation allows (allowed): the
 // audit event is break_glass, on-call's alert routes are told, and the

@@ -39,7 +39,7 @@ type Kind struct {
 // test keeps them the same). Ungoverned lists the kinds not yet under it.
 var Table = []Kind{
 	{DualControl, "a tenant's dual-control threshold in one currency",
-		"raising it, or setting it to 0 (one approver for any amount)",
+		"raising it, setting one where the currency had none, or setting it to 0 (one approver for any amount)",
 		"lowering it, or removing it (two approvers for any amount)", classify(thresholdLoosens)},
 	{DualControlWindow, "the window over which amounts on one target add up for dual control",
 		"shortening it (fewer amounts add up)", "lengthening it", classify(func(b, a Window) bool { return a.Hours < b.Hours })},
@@ -55,7 +55,7 @@ var Table = []Kind{
 	{BudgetLimit, "a tenant's budget",
 		"creating one, raising its limit, changing its period, or raising its alert percentage",
 		"lowering its limit or its alert percentage", classify(budgetLoosens)},
-	{AllowHost, "the internal hosts a tenant's HTTP tools may reach",
+	{AllowHost, "the internal hosts model deployments and MCP servers may reach (Models → allowed internal hosts)",
 		"adding a host", "removing a host", classify(func(b, a Hosts) bool {
 			for _, h := range a.Hosts {
 				if !slices.Contains(b.Hosts, h) {
@@ -74,6 +74,9 @@ var Ungoverned = []string{
 	"changing a model deployment's base URL or upstream key",
 	"activating or rolling forward a release whose diff touches prompt, skills, routing, tools or policy",
 	"publishing a runbook that adds buttons",
+	"switching an MCP server or one MCP tool back on",
+	"unfreezing a tenant",
+	"a runbook button that switches a tool or skill on, sets a budget limit or unfreezes a tenant",
 }
 
 // Threshold is DualControl's value: Set false means the currency has no
@@ -83,6 +86,9 @@ type Threshold struct {
 	Currency string `json:"currency"`
 	Set      bool   `json:"set"`
 	Minor    int64  `json:"minor"`
+	// Shown is the threshold as people read it ("$1,000.00"), for the
+	// diff; the rules read Set and Minor.
+	Shown string `json:"shown,omitempty"`
 }
 
 // Window is DualControlWindow's value.
@@ -110,6 +116,7 @@ type Budget struct {
 	Period       string `json:"period"`
 	LimitMicros  int64  `json:"limit_micros"`
 	AlertPercent int    `json:"alert_percent"`
+	Shown        string `json:"shown,omitempty"` // the limit as people read it, for the diff
 }
 
 // Hosts is AllowHost's value.

@@ -1,0 +1,157 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/budgets"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/changes"
+	"github.com/wardenhq/warden/models"
+	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
+	"github.com/wardenhq/warden/tools"
+)
+
+// govern is the step every form that may loosen a control takes before it
+// writes (docs/changes.md): a change that tightens or keeps a control
+// returns nil and the handler applies it as before; one that loosens is
+// recorded as a pending change for a second admin — or, when the form
+// asked for break glass (break_glass=yes) and the installation allows it,
+// applied at once and recorded as break_glass — and the handler redirects
+// to the returned change's page. The form's change_reason is the reason
+// the second admin reads (required for break glass).
+func (h *Console) govern(c echo.Context, user *identity.Principal, p changes.Proposal) (*changes.Change, error) {
+	loosens, err := changes.Loosens(p.Kind, p.Before, p.After)
+	if err != nil || !loosens {
+		return nil, err
+	}
+	ctx := c.Request().Context()
+	p.Reason = h.redact(c.FormValue("change_reason"))
+	now := time.Now()
+	if c.FormValue("break_glass") == "yes" {
+		if err := changes.CheckBreakGlass(h.BreakGlass, p.Reason); err != nil {
+			return nil, err
+		}
+		after, err := json.Marshal(p.After)
+		if err != nil {
+			return nil, err
+		}
+		if err := h.applyChange(ctx, principalActor(user), p.Kind, p.TenantID, p.TenantSlug, p.Subject, after); err != nil {
+			return nil, err
+		}
+		ch, err := changes.BreakGlass(ctx, h.DB, *user, p, h.BreakGlass, now)
+		return &ch, err
+	}
+	ch, err := changes.Request(ctx, h.DB, *user, p, now)
+	return &ch, err
+}
+
+// applyChange makes a governed change through the same domain function a
+// direct save calls, with its own audit event: kind's after value on its
+// object. The actor is the admin who asked for it.
+func (h *Console) applyChange(ctx context.Context, actor audit.Actor, kind, tenantID, tenantSlug, subject string, after json.RawMessage) error {
+	var err error
+	switch kind {
+	case changes.DualControl:
+		var v changes.Threshold
+		if v, err = changes.Value[changes.Threshold](after); err != nil {
+			break
+		}
+		if !v.Set {
+			_, err = tenants.RemoveThreshold(ctx, h.DB, actor, tenantID, v.Currency)
+			break
+		}
+		_, err = tenants.SetThreshold(ctx, h.DB, actor, tenantID, tenants.Threshold{Currency: v.Currency, Minor: v.Minor})
+	case changes.DualControlWindow:
+		var v changes.Window
+		if v, err = changes.Value[changes.Window](after); err == nil {
+			_, err = tenants.SetDualControlWindow(ctx, h.DB, actor, tenantID, v.Hours)
+		}
+	case changes.ToolRisk:
+		var v changes.ToolRiskValue
+		if v, err = changes.Value[changes.ToolRiskValue](after); err != nil {
+			break
+		}
+		var t tools.Tool
+		if err = json.Unmarshal(v.Tool, &t); err == nil {
+			_, err = catalog.Update(ctx, h.DB, actor, t)
+		}
+	case changes.ToolSwitch, changes.SkillSwitch, changes.ToolTenantSwitch:
+		var v changes.Switch
+		if v, err = changes.Value[changes.Switch](after); err != nil {
+			break
+		}
+		switch {
+		case kind == changes.ToolTenantSwitch:
+			_, err = catalog.SwitchForTenant(ctx, h.DB, actor, subject, tenantID, tenantSlug, v.On, "")
+		case kind == changes.SkillSwitch && h.Runtime != nil:
+			_, err = h.Runtime.SwitchSkill(ctx, actor, subject, v.On, "")
+		case kind == changes.SkillSwitch:
+			_, err = catalog.SwitchSkill(ctx, h.DB, actor, subject, v.On, "")
+		default:
+			_, err = catalog.Switch(ctx, h.DB, actor, subject, v.On, "")
+		}
+	case changes.BudgetLimit:
+		var v changes.Budget
+		if v, err = changes.Value[changes.Budget](after); err == nil {
+			_, err = budgets.SetAudited(ctx, h.DB, actor, budgets.Spec{TenantID: tenantID, Period: v.Period, LimitMicros: v.LimitMicros, AlertPercent: v.AlertPercent}, time.Now())
+		}
+	case changes.AllowHost:
+		var v changes.Hosts
+		if v, err = changes.Value[changes.Hosts](after); err == nil {
+			_, err = models.SetAllowedHosts(ctx, h.DB, actor, v.Hosts)
+		}
+	default:
+		return changes.ErrUnknownKind
+	}
+	if err != nil {
+		return fmt.Errorf("apply %s on %s: %w", kind, subject, err)
+	}
+	return nil
+}
+
+// applyApproved applies a change a second admin approved and records the
+// outcome: applied, or failed with the reason (a validation error in
+// words, anything else as "could not be applied").
+func (h *Console) applyApproved(ctx context.Context, ch changes.Change) (changes.Change, error) {
+	actor := audit.Actor{Type: audit.ActorPrincipal, ID: ch.RequestedBy}
+	failure := ""
+	if err := h.applyChange(ctx, actor, ch.Kind, ch.TenantID, ch.TenantSlug, ch.Subject, ch.After); err != nil {
+		var ve *store.ValidationError
+		switch {
+		case errors.As(err, &ve):
+			for _, msg := range ve.Fields {
+				failure = msg
+				break
+			}
+		case errors.Is(err, store.ErrNotFound):
+			failure = "What it changes no longer exists."
+		default:
+			failure = "It could not be applied; see the server log."
+			slog.ErrorContext(ctx, "apply approved change", "change", ch.ID, "kind", ch.Kind, "err", err)
+		}
+	}
+	return changes.MarkApplied(ctx, h.DB, ch.ID, failure, time.Now())
+}
+
+// changeRedirect ends a handler whose change govern recorded: err as the
+// handler's error, or 303 to the change's page.
+func changeRedirect(c echo.Context, ch *changes.Change, err error) error {
+	if err != nil {
+		return err
+	}
+	done := "requested"
+	if ch.BreakGlass {
+		done = "break_glass"
+	}
+	return seeOther(c, "/changes/"+ch.ID+"?done="+done)
+}
