@@ -13,6 +13,7 @@ import (
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/models"
+	"github.com/wardenhq/warden/notify"
 	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/tenants"
 )
@@ -135,5 +136,83 @@ func TestLooseningChangesWaitForASecondAdmin(t *testing.T) {
 	p := erin.post("/tools/issue_refund/disable", erin.withCSRF(url.Values{"reason": {"INC-43"}}), nil)
 	if toolOn() || strings.HasPrefix(p.URL.Path, "/changes/") {
 		t.Errorf("switching off landed on %s; tool on %v, want off at once", p.URL.Path, toolOn())
+	}
+}
+
+// TestBreakGlass: with WARDEN_BREAK_GLASS on, erin switches a tool back on
+// at once with a reason; it is recorded as break_glass, on-call's alert
+// route gets a critical message, and the admin home lists it until frank
+// marks it reviewed. Without a reason, or on an installation that does
+// not allow it, nothing changes.
+func TestBreakGlass(t *testing.T) {
+	ctx := context.Background()
+	off := startWarden(t, nil)
+	off.waitReady(t)
+	adminSeedTools(t, off.DB)
+	if _, err := catalog.Switch(ctx, off.DB, testActor, "issue_refund", false, "INC-1"); err != nil {
+		t.Fatal(err)
+	}
+	e := newBrowser(t, off.URL)
+	e.loginDev("erin")
+	if p := e.get("/tools/issue_refund/edit"); p.Doc.Find(`[data-testid="break-glass"]`).Length() != 0 {
+		t.Error("break glass offered on an installation that does not allow it")
+	}
+	if p := e.post("/tools/issue_refund/enable", e.withCSRF(url.Values{"break_glass": {"yes"}, "change_reason": {"INC-1 over"}}), nil); p.Status != http.StatusForbidden {
+		t.Errorf("break glass where not allowed = %d, want 403", p.Status)
+	}
+	if tl, _ := catalog.Get(ctx, off.DB.Read(), "issue_refund"); tl.Enabled {
+		t.Fatal("refused break glass switched the tool on")
+	}
+
+	in, erin := adminSessionEnv(t, "erin", map[string]string{"WARDEN_BREAK_GLASS": "true"})
+	if _, err := catalog.Switch(ctx, in.DB, testActor, "issue_refund", false, "INC-1"); err != nil {
+		t.Fatal(err)
+	}
+	// On-call hears of alerts on a webhook.
+	erin.post("/notifications/channels", erin.withCSRF(url.Values{"name": {"pager"}, "kind": {notify.Slack}, "url": {"http://127.0.0.1:9/services/T0/B0/hooksecret42"}}), nil)
+	var chID string
+	if err := in.DB.Read().QueryRow(`SELECT id FROM notify_channels WHERE name = 'pager'`).Scan(&chID); err != nil {
+		t.Fatalf("channel: %v", err)
+	}
+	erin.post("/notifications/routes", erin.withCSRF(url.Values{"event": {"alert"}, "channel": {chID}, "min_severity": {"critical"}}), nil)
+	if p := erin.get("/tools/issue_refund/edit"); p.Doc.Find(`[data-testid="break-glass"]`).Length() != 1 {
+		t.Error("break glass not offered where the installation allows it")
+	}
+	if p := erin.post("/tools/issue_refund/enable", erin.withCSRF(url.Values{"break_glass": {"yes"}, "change_reason": {" "}}), nil); p.Status != http.StatusUnprocessableEntity {
+		t.Errorf("break glass without a reason = %d, want 422", p.Status)
+	}
+	if tl, _ := catalog.Get(ctx, in.DB.Read(), "issue_refund"); tl.Enabled {
+		t.Fatal("break glass without a reason switched the tool on")
+	}
+	p := erin.post("/tools/issue_refund/enable", erin.withCSRF(url.Values{"break_glass": {"yes"}, "change_reason": {"INC-1 over; provider fixed"}}), nil)
+	if tl, _ := catalog.Get(ctx, in.DB.Read(), "issue_refund"); !tl.Enabled {
+		t.Fatalf("break glass landed on %s (%d) and the tool is still off", p.URL, p.Status)
+	}
+	if got := text(p, "change-status"); got != "applied by break glass — not yet reviewed" {
+		t.Errorf("change status = %q", got)
+	}
+	evs := adminEvents(t, in.DB, "break_glass")
+	if len(evs) != 1 || evs[0].Details["reason"] != "INC-1 over; provider fixed" || evs[0].Details["kind"] != changes.ToolSwitch {
+		t.Fatalf("break_glass events = %+v, want one with the reason", evs)
+	}
+	var n int
+	if err := in.DB.Read().QueryRow(`SELECT COUNT(*) FROM notify_deliveries WHERE channel_id = ? AND event = 'alert' AND subject = ?`, chID, evs[0].Subject.ID).Scan(&n); err != nil || n != 1 {
+		t.Errorf("alert deliveries to on-call = %d (%v), want 1", n, err)
+	}
+	if home := erin.get("/"); !strings.Contains(text(home, "break-glass-unreviewed"), "Switch on tool issue_refund") {
+		t.Errorf("admin home lists %q, want the break-glass change", text(home, "break-glass-unreviewed"))
+	}
+	// The admin who broke the glass may not review it; frank does.
+	id := evs[0].Subject.ID
+	if r := erin.post("/changes/"+id+"/review", erin.withCSRF(nil), nil); r.Status != http.StatusForbidden {
+		t.Errorf("erin reviewing her own break glass = %d, want 403", r.Status)
+	}
+	f := newBrowser(t, in.URL)
+	f.loginDev("frank")
+	if r := f.post("/changes/"+id+"/review", f.withCSRF(url.Values{"note": {"checked"}}), nil); !strings.Contains(text(r, "change-status"), "reviewed by Frank Admin") {
+		t.Errorf("after frank's review the change says %q", text(r, "change-status"))
+	}
+	if home := erin.get("/"); text(home, "break-glass-unreviewed") != "" {
+		t.Errorf("admin home still lists %q after review", text(home, "break-glass-unreviewed"))
 	}
 }
