@@ -182,7 +182,7 @@ func record(ctx context.Context, tx *store.Tx, p identity.Principal, pr Proposal
 
 func appendEvent(ctx context.Context, tx *store.Tx, actorID string, c Change, verb string, extra map[string]any) error {
 	details := map[string]any{"kind": c.Kind, "subject": c.Subject, "summary": c.Summary, "payload_digest": c.PayloadDigest,
-		"before": c.Before, "after": c.After}
+		"before": shown(c.Before), "after": shown(c.After)}
 	for k, v := range extra {
 		if v != "" {
 			details[k] = v
@@ -491,4 +491,18 @@ func Unreviewed(ctx context.Context, q store.Querier, p identity.Principal) ([]C
 		return nil, fmt.Errorf("unreviewed break-glass changes: %w", err)
 	}
 	return inScope(p, out), nil
+}
+
+// shown is a value as the audit trail keeps it: without what is only there
+// to apply it (a sealed key, a whole tool or deployment definition), which
+// the payload digest binds anyway.
+func shown(raw json.RawMessage) map[string]any {
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil
+	}
+	for _, k := range []string{"key_sealed", "tool", "deployment"} {
+		delete(m, k)
+	}
+	return m
 }

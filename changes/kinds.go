@@ -19,6 +19,7 @@ const (
 	SkillSwitch       = "skill.switch"
 	BudgetLimit       = "budget.limit"
 	AllowHost         = "tenant.allow_host"
+	ModelUpstream     = "model.upstream"
 )
 
 // Kind is one row of the classification table: which control-plane change
@@ -55,6 +56,9 @@ var Table = []Kind{
 	{BudgetLimit, "a tenant's budget",
 		"creating one, raising its limit, changing its period, or raising its alert percentage",
 		"lowering its limit or its alert percentage", classify(budgetLoosens)},
+	{ModelUpstream, "where a model deployment sends prompts: its base URL and upstream API key",
+		"changing the base URL or the upstream key", "any other edit of the deployment (applied at once)",
+		classify(func(b, a Upstream) bool { return a.BaseURL != b.BaseURL || a.Key != b.Key })},
 	{AllowHost, "the internal hosts model deployments and MCP servers may reach (Models → allowed internal hosts)",
 		"adding a host", "removing a host", classify(func(b, a Hosts) bool {
 			for _, h := range a.Hosts {
@@ -71,7 +75,6 @@ var Table = []Kind{
 // otherwise.
 var Ungoverned = []string{
 	"widening a virtual key's scopes, rate limit or budget",
-	"changing a model deployment's base URL or upstream key",
 	"activating or rolling forward a release whose diff touches prompt, skills, routing, tools or policy",
 	"publishing a runbook that adds buttons",
 	"switching an MCP server or one MCP tool back on",
@@ -117,6 +120,17 @@ type Budget struct {
 	LimitMicros  int64  `json:"limit_micros"`
 	AlertPercent int    `json:"alert_percent"`
 	Shown        string `json:"shown,omitempty"` // the limit as people read it, for the diff
+}
+
+// Upstream is ModelUpstream's value: the base URL, and the upstream key as
+// people may see it ("stored", "a new key"). The after value carries the
+// whole deployment and the new key sealed (KeySealed, never shown), which
+// the approval applies.
+type Upstream struct {
+	BaseURL    string          `json:"base_url"`
+	Key        string          `json:"upstream_key"`
+	KeySealed  string          `json:"key_sealed,omitempty"`
+	Deployment json.RawMessage `json:"deployment,omitempty"`
 }
 
 // Hosts is AllowHost's value.

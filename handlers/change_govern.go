@@ -105,6 +105,24 @@ func (h *Console) applyChange(ctx context.Context, actor audit.Actor, kind, tena
 		if v, err = changes.Value[changes.Budget](after); err == nil {
 			_, err = budgets.SetAudited(ctx, h.DB, actor, budgets.Spec{TenantID: tenantID, Period: v.Period, LimitMicros: v.LimitMicros, AlertPercent: v.AlertPercent}, time.Now())
 		}
+	case changes.ModelUpstream:
+		var v changes.Upstream
+		if v, err = changes.Value[changes.Upstream](after); err != nil {
+			break
+		}
+		var d models.Deployment
+		if err = json.Unmarshal(v.Deployment, &d); err != nil {
+			break
+		}
+		key := ""
+		if v.KeySealed != "" {
+			var raw []byte
+			if raw, err = h.Sealer.Open(v.KeySealed, upstreamKeyAAD(d.Name)); err != nil {
+				break
+			}
+			key = string(raw)
+		}
+		_, err = models.Update(ctx, h.DB, h.Sealer, actor, d, key)
 	case changes.AllowHost:
 		var v changes.Hosts
 		if v, err = changes.Value[changes.Hosts](after); err == nil {

@@ -62,7 +62,7 @@ func ChangeDiff(before, after json.RawMessage) []ChangeDiffRow {
 	for _, k := range keys {
 		// A whole tool definition is not a field people compare; where a
 		// value says how it reads (shown), its raw parts are left out.
-		if k == "tool" || (shown && (k == "minor" || k == "limit_micros" || k == "set" || k == "exists")) {
+		if k == "tool" || k == "deployment" || k == "key_sealed" || (shown && (k == "minor" || k == "limit_micros" || k == "set" || k == "exists")) {
 			continue
 		}
 		bs, as := diffText(b[k]), diffText(a[k])

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -214,5 +215,55 @@ func TestBreakGlass(t *testing.T) {
 	}
 	if home := erin.get("/"); text(home, "break-glass-unreviewed") != "" {
 		t.Errorf("admin home still lists %q after review", text(home, "break-glass-unreviewed"))
+	}
+}
+
+// TestModelUpstreamChangeWaitsForASecondAdmin: pointing a deployment at
+// another base URL, or giving it a new upstream key, waits for frank; the
+// new key never shows on the change page or in the audit trail, and is
+// the one stored once approved. Another edit applies at once.
+func TestModelUpstreamChangeWaitsForASecondAdmin(t *testing.T) {
+	in, erin := adminSession(t, "erin")
+	ctx := context.Background()
+	if p := erin.post("/models", erin.withCSRF(modelFormValues("https://llm-a.example.com/v1")), nil); text(p, "notice") != "Deployment added." {
+		t.Fatalf("create: %q", text(p, "notice"))
+	}
+	stored := func() models.Deployment {
+		d, err := models.For(ctx, in.DB.Read(), in.Agent.Journeys.Sealer(), "chat")
+		if err != nil || len(d) != 1 {
+			t.Fatalf("deployments: %v %v", d, err)
+		}
+		return d[0]
+	}
+	// Priority only: at once.
+	edit := modelFormValues("https://llm-a.example.com/v1")
+	edit.Set("priority", "5")
+	edit.Del("api_key")
+	if p := erin.post("/models/fake-east", erin.withCSRF(edit), nil); text(p, "notice") != "Deployment saved." || stored().Priority != 5 {
+		t.Fatalf("a priority edit: notice %q, priority %d; want saved at once", text(p, "notice"), stored().Priority)
+	}
+	moved := modelFormValues("https://elsewhere.example.net/v1")
+	moved.Set("priority", "5")
+	moved.Set("api_key", "sk-new-upstream-key-777")
+	landed := erin.post("/models/fake-east", erin.withCSRF(moved), nil)
+	if d := stored(); d.BaseURL != "https://llm-a.example.com/v1" || d.APIKey != "sk-console-secret-123" {
+		t.Fatalf("before approval the deployment is %s with key %q, want unchanged", d.BaseURL, d.APIKey)
+	}
+	if diff := text(landed, "change-diff"); !strings.Contains(diff, "elsewhere.example.net") || !strings.Contains(diff, "a new key") {
+		t.Errorf("the diff reads %q, want the new base URL and that the key changes", diff)
+	}
+	if strings.Contains(landed.Body, "sk-new-upstream") {
+		t.Fatal("the change page shows the new upstream key")
+	}
+	approveAsFrank(t, in, landed)
+	if d := stored(); d.BaseURL != "https://elsewhere.example.net/v1" || d.APIKey != "sk-new-upstream-key-777" {
+		t.Errorf("after approval the deployment is %s with key %q", d.BaseURL, d.APIKey)
+	}
+	for _, verb := range []string{"change.requested", "change.approved", "change.applied", "model.update"} {
+		for _, ev := range adminEvents(t, in.DB, verb) {
+			if strings.Contains(fmt.Sprint(ev.Details), "sk-new") {
+				t.Errorf("%s's details hold the key: %v", verb, ev.Details)
+			}
+		}
 	}
 }
