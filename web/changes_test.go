@@ -27,13 +27,19 @@ func approveAsFrank(t *testing.T, in *instance, landed page) page {
 	if !strings.HasPrefix(landed.URL.Path, "/changes/chg_") || !strings.Contains(text(landed, "notice"), "second admin") {
 		t.Fatalf("the loosening change landed on %s (%d) %q, want its pending change", landed.URL, landed.Status, text(landed, "notice"))
 	}
+	return approveChangeAt(t, in, landed.URL.Path)
+}
+
+// approveChangeAt approves the change at path (/changes/ID) as frank.
+func approveChangeAt(t *testing.T, in *instance, path string) page {
+	t.Helper()
 	f := newBrowser(t, in.URL)
 	f.loginDev("frank")
-	cp := f.get(landed.URL.Path)
+	cp := f.get(path)
 	digest, _ := cp.Doc.Find(`input[name="digest"]`).Attr("value")
-	p := f.post(landed.URL.Path+"/decide", f.withCSRF(url.Values{"decision": {"approve"}, "digest": {digest}}), nil)
+	p := f.post(path+"/decide", f.withCSRF(url.Values{"decision": {"approve"}, "digest": {digest}}), nil)
 	if p.Status != http.StatusOK || !strings.Contains(text(p, "change-status"), "applied") {
-		t.Fatalf("frank approving %s: %d %q", landed.URL.Path, p.Status, text(p, "change-status"))
+		t.Fatalf("frank approving %s: %d %q", path, p.Status, text(p, "change-status"))
 	}
 	return p
 }
