@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -143,6 +144,19 @@ func (h *Console) applyChange(ctx context.Context, actor audit.Actor, kind, tena
 func (h *Console) applyApproved(ctx context.Context, ch changes.Change) (changes.Change, error) {
 	actor := audit.Actor{Type: audit.ActorPrincipal, ID: ch.RequestedBy}
 	failure := ""
+	// The approval is bound to the before the admin saw: if the object
+	// moved since (on-call tightened it meanwhile), applying the after
+	// would undo that unseen, so the change fails instead.
+	same, err := h.stillAsAsked(ctx, ch)
+	switch {
+	case err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, budgets.ErrNoBudget):
+		return changes.Change{}, err
+	case err != nil || !same:
+		failure = "It changed since this was asked for, so the before shown is no longer true; ask for the change again."
+	}
+	if failure != "" {
+		return changes.MarkApplied(ctx, h.DB, ch.ID, failure, time.Now())
+	}
 	if err := h.applyChange(ctx, actor, ch.Kind, ch.TenantID, ch.TenantSlug, ch.Subject, ch.After); err != nil {
 		var ve *store.ValidationError
 		switch {
@@ -172,4 +186,109 @@ func changeRedirect(c echo.Context, ch *changes.Change, err error) error {
 		done = "break_glass"
 	}
 	return seeOther(c, "/changes/"+ch.ID+"?done="+done)
+}
+
+// stillAsAsked reports whether a change's object still has the before
+// value the change was asked (and approved) against, compared on the
+// fields the classification reads.
+func (h *Console) stillAsAsked(ctx context.Context, ch changes.Change) (bool, error) {
+	q := h.DB.Read()
+	var now any
+	switch ch.Kind {
+	case changes.DualControl:
+		b, err := changes.Value[changes.Threshold](ch.Before)
+		if err != nil {
+			return false, err
+		}
+		cur := changes.Threshold{Currency: b.Currency}
+		switch m, err := tenants.ThresholdFor(ctx, q, ch.TenantID, b.Currency); {
+		case err == nil:
+			cur.Set, cur.Minor = true, m
+		case !errors.Is(err, store.ErrNotFound):
+			return false, err
+		}
+		return cur.Set == b.Set && cur.Minor == b.Minor, nil
+	case changes.DualControlWindow:
+		t, err := tenants.ByID(ctx, q, ch.TenantID)
+		if err != nil {
+			return false, err
+		}
+		now = changes.Window{Hours: int(t.DualControlWindow / time.Hour)}
+	case changes.ToolRisk:
+		t, err := catalog.Get(ctx, q, ch.Subject)
+		if err != nil {
+			return false, err
+		}
+		now = changes.ToolRiskValue{Impact: t.Impact, Reversibility: t.Reversibility}
+	case changes.ToolSwitch:
+		t, err := catalog.Get(ctx, q, ch.Subject)
+		if err != nil {
+			return false, err
+		}
+		now = changes.Switch{On: t.Enabled}
+	case changes.ToolTenantSwitch:
+		off, err := catalog.OffForTenant(ctx, q, ch.Subject, ch.TenantID)
+		if err != nil {
+			return false, err
+		}
+		now = changes.Switch{On: !off}
+	case changes.SkillSwitch:
+		on, err := catalog.SkillEnabled(ctx, q, ch.Subject)
+		if err != nil {
+			return false, err
+		}
+		now = changes.Switch{On: on}
+	case changes.BudgetLimit:
+		b, err := changes.Value[changes.Budget](ch.Before)
+		if err != nil {
+			return false, err
+		}
+		cur, err := budgets.Get(ctx, q, ch.TenantID)
+		if errors.Is(err, budgets.ErrNoBudget) {
+			return !b.Exists, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		return b.Exists && cur.Period == b.Period && cur.LimitMicros == b.LimitMicros && cur.AlertPercent == b.AlertPercent, nil
+	case changes.AllowHost:
+		hosts, err := models.AllowedHosts(ctx, q)
+		if err != nil {
+			return false, err
+		}
+		b, err := changes.Value[changes.Hosts](ch.Before)
+		return err == nil && slices.Equal(hosts, b.Hosts), err
+	case changes.ModelUpstream:
+		d, err := models.Get(ctx, q, ch.Subject)
+		if err != nil {
+			return false, err
+		}
+		b, err := changes.Value[changes.Upstream](ch.Before)
+		if err != nil {
+			return false, err
+		}
+		key := "none"
+		if d.HasAPIKey {
+			key = "stored"
+		}
+		return d.BaseURL == b.BaseURL && key == b.Key, nil
+	default:
+		return false, changes.ErrUnknownKind
+	}
+	cur, err := json.Marshal(now)
+	if err != nil {
+		return false, err
+	}
+	return sameJSON(cur, ch.Before), nil
+}
+
+// sameJSON compares two JSON objects by value.
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return string(xa) == string(ya)
 }
