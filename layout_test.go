@@ -55,7 +55,7 @@ var tiers = map[string]tier{
 	"platform": tierPlatform,
 
 	"admission": tierDomain, "alerts": tierDomain, "allowlist": tierDomain, "approvals": tierDomain, "audit": tierDomain,
-	"budgets": tierDomain, "catalog": tierDomain, "execution": tierDomain, "journeys": tierDomain,
+	"budgets": tierDomain, "catalog": tierDomain, "changes": tierDomain, "execution": tierDomain, "journeys": tierDomain,
 	"keys": tierDomain, "mcpservers": tierDomain, "models": tierDomain, "notify": tierDomain, "policy": tierDomain, "releases": tierDomain,
 	"principals": tierDomain, "routelabels": tierDomain, "runbooks": tierDomain, "search": tierDomain, "sessions": tierDomain, "signin": tierDomain, "skills": tierDomain,
 	"tenants": tierDomain, "tools": tierDomain,

@@ -39,9 +39,18 @@ const (
 // through another issuer, ErrSameEmail), is not a second approver. It is
 // pure: the caller loads, Check decides.
 func Check(p identity.Principal, a Action, tenantSlug string, approvedBy []Approver, digest string, now time.Time) error {
+	return CheckDecider(identity.RoleApprover, ErrNotApprover, p, a, tenantSlug, approvedBy, digest, now)
+}
+
+// CheckDecider is Check for deciders who hold role (refused with notRole
+// otherwise): the rules of four eyes — not the requester, not twice, not
+// after expiry, only on the exact payload reviewed — are the same
+// whoever decides. Governed control-plane changes (package changes) are
+// decided by admins through it.
+func CheckDecider(role string, notRole error, p identity.Principal, a Action, tenantSlug string, approvedBy []Approver, digest string, now time.Time) error {
 	switch {
-	case !p.HasRole(identity.RoleApprover):
-		return ErrNotApprover
+	case !p.HasRole(role):
+		return notRole
 	case !p.InTenant(tenantSlug):
 		return ErrOutOfScope
 	case a.RequestedBy != "" && a.RequestedBy == p.ID:

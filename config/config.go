@@ -89,6 +89,10 @@ type Config struct {
 	// empty for the embedded ones only.
 	RunbookDir string
 
+	// BreakGlass lets one admin apply a loosening change at once, with a
+	// reason, instead of waiting for a second admin (docs/changes.md).
+	BreakGlass bool
+
 	// SkillDir holds skills, a directory with a SKILL.md each, added to the
 	// embedded ones or replacing one by name (docs/skills.md); empty for the
 	// embedded ones only.
@@ -223,6 +227,7 @@ var settings = []setting{
 	{"WARDEN_ALERT_INTERVAL", "alert-interval", "1m", "how often alert rules are evaluated (1s to 1h)"},
 	{"WARDEN_PRICE_INPUT_TOKEN", "price-input-token", "2", "price of one input token, in micro-units of the budget currency"},
 	{"WARDEN_PRICE_OUTPUT_TOKEN", "price-output-token", "8", "price of one output token, in micro-units of the budget currency"},
+	{"WARDEN_BREAK_GLASS", "break-glass", "false", "true lets one admin apply a loosening change at once with a reason (recorded as break_glass, pages on-call); false needs a second admin"},
 	{"WARDEN_RUNBOOK_DIR", "runbook-dir", "", "directory of runbook documents (*.md) added to the built-in ones"},
 	{"WARDEN_SKILL_DIR", "skill-dir", "", "directory of skills (one sub-directory with a SKILL.md each) added to the built-in ones"},
 	{"WARDEN_ROUTER_MODEL", "router-model", "", "model alias that routes journeys among the skills; empty for the lexical router (the fallback when the model cannot answer)"},
@@ -378,6 +383,10 @@ func Load(args []string, env func(string) (string, bool)) (Config, error) {
 	if err != nil || c.AuditCheckpointInterval < MinAuditCheckpointInterval || c.AuditCheckpointInterval > MaxAuditCheckpointInterval {
 		bad("WARDEN_AUDIT_CHECKPOINT_INTERVAL", "%q is not a duration from %v to %v, such as 1h",
 			get("WARDEN_AUDIT_CHECKPOINT_INTERVAL"), MinAuditCheckpointInterval, MaxAuditCheckpointInterval)
+	}
+
+	if c.BreakGlass, err = strconv.ParseBool(get("WARDEN_BREAK_GLASS")); err != nil {
+		bad("WARDEN_BREAK_GLASS", "%q is not true or false", get("WARDEN_BREAK_GLASS"))
 	}
 
 	c.AlertInterval, err = time.ParseDuration(get("WARDEN_ALERT_INTERVAL"))

@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/budgets"
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -43,6 +46,19 @@ func (h *Console) BudgetEdit(c echo.Context) error {
 	if len(errs) > 0 {
 		return renderBudgets(c, h.DB, http.StatusUnprocessableEntity, "", t.ID, form, errs)
 	}
+	before := changes.Budget{}
+	switch b, err := budgets.Get(ctx, h.DB.Read(), t.ID); {
+	case err == nil:
+		before = changes.Budget{Exists: true, Period: b.Period, LimitMicros: b.LimitMicros, AlertPercent: b.AlertPercent}
+	case !errors.Is(err, budgets.ErrNoBudget):
+		return err
+	}
+	after := changes.Budget{Exists: true, Period: spec.Period, LimitMicros: spec.LimitMicros, AlertPercent: spec.AlertPercent}
+	before.Shown, after.Shown = budgetShown(before), budgetShown(after)
+	if ch, err := h.govern(c, user, changes.Proposal{Kind: changes.BudgetLimit, TenantID: t.ID, TenantSlug: t.Slug, Subject: t.Slug,
+		Summary: budgetSummary(t.Slug, before, after), Before: before, After: after}); err != nil || ch != nil {
+		return changeRedirect(c, ch, err)
+	}
 	changed, err := budgets.SetAudited(ctx, h.DB, principalActor(user), spec, time.Now())
 	if errs, ok := fieldErrors(err); ok {
 		return renderBudgets(c, h.DB, http.StatusUnprocessableEntity, "", t.ID, form, errs)
@@ -55,4 +71,17 @@ func (h *Console) BudgetEdit(c echo.Context) error {
 		done = "unchanged"
 	}
 	return seeOther(c, "/budgets?done="+done+"#budget-"+t.Slug)
+}
+
+// budgetSummary is the sentence a second admin reads about a budget change.
+func budgetSummary(slug string, before, after changes.Budget) string {
+	return fmt.Sprintf("Change %s's budget from %s to %s", slug, budgetShown(before), budgetShown(after))
+}
+
+// budgetShown is a budget's limit as people read it.
+func budgetShown(b changes.Budget) string {
+	if !b.Exists {
+		return "no budget (nothing runs)"
+	}
+	return views.Money(b.LimitMicros) + " a " + b.Period
 }

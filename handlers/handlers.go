@@ -54,6 +54,9 @@ type Console struct {
 	// Redactor redacts what people type that is kept for good (a model
 	// deployment's switch reason); nil keeps it as typed.
 	Redactor *redact.Redactor
+	// BreakGlass lets one admin apply a loosening change at once with a
+	// reason (WARDEN_BREAK_GLASS, docs/changes.md).
+	BreakGlass bool
 }
 
 // redact is s redacted with the console's redactor.

@@ -13,6 +13,7 @@ import (
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/jobs"
@@ -158,6 +159,15 @@ const keyExpiryWindow = 14 * 24 * time.Hour
 // tenant) and agent keys of their tenants that expire soon.
 func adminHome(ctx context.Context, db *store.DB, user *identity.Principal, tenantIDs []string, now time.Time) (*views.AdminHome, error) {
 	a := &views.AdminHome{ExpiryWindow: keyExpiryWindow}
+	bg, err := changes.Unreviewed(ctx, db.Read(), *user)
+	if err != nil {
+		return nil, err
+	}
+	pending, _, err := changes.Queue(ctx, db.Read(), *user, now)
+	if err != nil {
+		return nil, err
+	}
+	a.BreakGlass, a.PendingChanges = bg, len(pending)
 	if user.AllTenantScope() {
 		failed, total, err := jobs.ListFailed(ctx, db, homeListSize)
 		if err != nil {

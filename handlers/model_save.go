@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/views"
 )
@@ -106,6 +108,13 @@ func (h *Console) ModelUpdate(c echo.Context) error {
 	form, d, errs := parseModelForm(c, stored.Name)
 	form.HasAPIKey = stored.HasAPIKey
 	if len(errs) == 0 {
+		p, err := upstreamProposal(h, stored, d, c.FormValue("api_key"))
+		if err != nil {
+			return err
+		}
+		if ch, err := h.govern(c, user, p); err != nil || ch != nil {
+			return changeRedirect(c, ch, err)
+		}
 		changed, err := models.Update(ctx, h.DB, h.Sealer, principalActor(user), d, c.FormValue("api_key"))
 		invalid, isInvalid := fieldErrors(err)
 		switch {
@@ -121,3 +130,29 @@ func (h *Console) ModelUpdate(c echo.Context) error {
 	}
 	return h.renderModels(c, http.StatusUnprocessableEntity, views.ModelsView{Editing: true, Form: form, Errors: errs})
 }
+
+// upstreamProposal is a deployment's edit as a governed change: its base
+// URL and upstream key before and after (the new key sealed, bound to the
+// deployment's name).
+func upstreamProposal(h *Console, stored, d models.Deployment, apiKey string) (changes.Proposal, error) {
+	before := changes.Upstream{BaseURL: stored.BaseURL, Key: "none"}
+	if stored.HasAPIKey {
+		before.Key = "stored"
+	}
+	d.APIKey = "" // the key travels sealed, never in the clear
+	whole, err := json.Marshal(d)
+	if err != nil {
+		return changes.Proposal{}, err
+	}
+	after := changes.Upstream{BaseURL: d.BaseURL, Key: before.Key, Deployment: whole}
+	if apiKey != "" {
+		after.Key = "a new key"
+		after.KeySealed = h.Sealer.Seal([]byte(apiKey), upstreamKeyAAD(d.Name))
+	}
+	return changes.Proposal{Kind: changes.ModelUpstream, Subject: d.Name,
+		Summary: "Point model deployment " + d.Name + " at " + d.BaseURL + " (upstream key: " + after.Key + ")",
+		Before:  before, After: after}, nil
+}
+
+// upstreamKeyAAD binds a sealed upstream key to the deployment it is for.
+func upstreamKeyAAD(name string) string { return "change:model.upstream:" + name }

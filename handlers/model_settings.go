@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/principals"
@@ -149,6 +150,16 @@ func (h *Console) ModelAllowedHosts(c echo.Context) error {
 	hosts, err := models.ParseHosts(text)
 	if err == nil {
 		var changed bool
+		var before []string
+		if before, err = models.AllowedHosts(c.Request().Context(), h.DB.Read()); err != nil {
+			return err
+		}
+		ch, gerr := h.govern(c, user, changes.Proposal{Kind: changes.AllowHost, Subject: "allowed_hosts",
+			Summary: "Allow model deployments and MCP servers to reach internal hosts: " + strings.Join(hosts, ", "),
+			Before:  changes.Hosts{Hosts: before}, After: changes.Hosts{Hosts: hosts}})
+		if gerr != nil || ch != nil {
+			return changeRedirect(c, ch, gerr)
+		}
 		changed, err = models.SetAllowedHosts(c.Request().Context(), h.DB, principalActor(user), hosts)
 		switch {
 		case err == nil && !changed:

@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/mcpservers"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
@@ -29,6 +30,11 @@ func (h *Console) SwitchOn(c echo.Context) error {
 	v, err := h.switchTarget(ctx, c.Param("kind"), c.Param("name"))
 	if err != nil {
 		return err
+	}
+	if kind := switchKinds[v.Kind]; kind != "" {
+		if ch, err := h.govern(c, user, switchProposal(kind, v.Name, v.Enabled, true)); err != nil || ch != nil {
+			return changeRedirect(c, ch, err)
+		}
 	}
 	changed, err := h.pressSwitch(ctx, user, v.Kind, v.Name, true, "")
 	if err != nil {
@@ -69,6 +75,15 @@ func (h *Console) SwitchOnForTenant(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	off, err := catalog.OffForTenant(ctx, h.DB.Read(), c.Param("name"), t.ID)
+	if err != nil {
+		return err
+	}
+	p := switchProposal(changes.ToolTenantSwitch, c.Param("name"), !off, true)
+	p.TenantID, p.TenantSlug, p.Summary = t.ID, t.Slug, p.Summary+" for tenant "+t.Slug
+	if ch, err := h.govern(c, user, p); err != nil || ch != nil {
+		return changeRedirect(c, ch, err)
+	}
 	changed, err := catalog.SwitchForTenant(ctx, h.DB, principalActor(user), c.Param("name"), t.ID, t.Slug, true, "")
 	if errors.Is(err, store.ErrNotFound) {
 		return problem.NotFound("not_found", "There is no tool "+strconv.Quote(c.Param("name"))+".")
@@ -81,4 +96,22 @@ func (h *Console) SwitchOnForTenant(c echo.Context) error {
 		done = "already_on"
 	}
 	return seeOther(c, "/switches?done="+done)
+}
+
+// switchKinds are the governed changes of the switches page's kinds; an
+// MCP server's or MCP tool's switch is not governed yet.
+var switchKinds = map[string]string{views.SwitchTool: changes.ToolSwitch, views.SwitchSkill: changes.SkillSwitch}
+
+// switchProposal is a kill switch pressed: on, from wasOn.
+func switchProposal(kind, name string, wasOn, on bool) changes.Proposal {
+	what := "tool"
+	if kind == changes.SkillSwitch {
+		what = "skill"
+	}
+	verb := "Switch off"
+	if on {
+		verb = "Switch on"
+	}
+	return changes.Proposal{Kind: kind, Subject: name, Summary: verb + " " + what + " " + name,
+		Before: changes.Switch{On: wasOn}, After: changes.Switch{On: on}}
 }

@@ -1,10 +1,14 @@
 package handlers
 
 import (
+	"errors"
+	"fmt"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/platform/money"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/tenants"
@@ -47,6 +51,19 @@ func (h *Console) TenantDualControl(c echo.Context) error {
 	}
 	if len(errs) > 0 {
 		return dualControlInvalid(c, h.DB, t, typed, code, errs)
+	}
+	before := changes.Threshold{Currency: cur.Code}
+	switch old, err := tenants.ThresholdFor(ctx, h.DB.Read(), t.ID, cur.Code); {
+	case err == nil:
+		before.Set, before.Minor = true, old
+	case !errors.Is(err, store.ErrNotFound):
+		return err
+	}
+	after := changes.Threshold{Currency: cur.Code, Set: true, Minor: minor}
+	before.Shown, after.Shown = thresholdShown(cur, before), thresholdShown(cur, after)
+	if ch, err := h.govern(c, user, changes.Proposal{Kind: changes.DualControl, TenantID: t.ID, TenantSlug: t.Slug, Subject: t.Slug,
+		Summary: thresholdSummary(t.Slug, cur, before, after), Before: before, After: after}); err != nil || ch != nil {
+		return changeRedirect(c, ch, err)
 	}
 	changed, err := tenants.SetThreshold(ctx, h.DB, principalActor(user), t.ID, tenants.Threshold{Currency: cur.Code, Minor: minor})
 	if errs, ok := fieldErrors(err); ok {
@@ -107,6 +124,14 @@ func (h *Console) TenantDualControlWindow(c echo.Context) error {
 		// refused in the same words as any number out of range.
 		hours = 0
 	}
+	if msg == "" && tenants.ValidateDualControlHours(hours) == "" {
+		before, after := changes.Window{Hours: int(t.DualControlWindow / time.Hour)}, changes.Window{Hours: hours}
+		if ch, err := h.govern(c, user, changes.Proposal{Kind: changes.DualControlWindow, TenantID: t.ID, TenantSlug: t.Slug, Subject: t.Slug,
+			Summary: fmt.Sprintf("Shorten %s's dual-control window from %d to %d hours", t.Slug, before.Hours, after.Hours),
+			Before:  before, After: after}); err != nil || ch != nil {
+			return changeRedirect(c, ch, err)
+		}
+	}
 	changed, err := tenants.SetDualControlWindow(ctx, h.DB, principalActor(user), t.ID, hours)
 	if errs, ok := fieldErrors(err); ok {
 		v, err := tenantView(ctx, h.DB.Read(), t)
@@ -120,4 +145,21 @@ func (h *Console) TenantDualControlWindow(c echo.Context) error {
 		return err
 	}
 	return tenantSaved(c, t, changed, "dual_control_window")
+}
+
+// thresholdSummary is the sentence a second admin reads about a threshold
+// change.
+func thresholdSummary(slug string, cur money.Currency, before, after changes.Threshold) string {
+	return fmt.Sprintf("Change %s's dual-control threshold in %s from %s to %s", slug, cur.Code, thresholdShown(cur, before), thresholdShown(cur, after))
+}
+
+// thresholdShown is a threshold as people read it.
+func thresholdShown(cur money.Currency, t changes.Threshold) string {
+	switch {
+	case !t.Set:
+		return "none (two approvers for any amount)"
+	case t.Minor == 0:
+		return "0 (one approver for any amount)"
+	}
+	return money.Format(money.Amount{Minor: t.Minor, Currency: cur})
 }

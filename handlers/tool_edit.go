@@ -1,11 +1,15 @@
 package handlers
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -19,7 +23,11 @@ func (h *Console) ToolEditForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return renderToolForm(c, h.DB, http.StatusOK, views.ToolFormView{Form: toolForm(t), Enabled: t.Enabled})
+	pending, err := changes.PendingOn(ctx, h.DB.Read(), t.Name, time.Now(), changes.ToolRisk, changes.ToolSwitch)
+	if err != nil {
+		return err
+	}
+	return renderToolForm(c, h.DB, http.StatusOK, views.ToolFormView{Form: toolForm(t), Enabled: t.Enabled, Pending: pending})
 }
 
 // ToolUpdate saves a tool's definition. Its switch is left as it is: it
@@ -37,6 +45,17 @@ func (h *Console) ToolUpdate(c echo.Context) error {
 	form, t, errs := parseToolForm(ctx, c, h.DB, current.Name)
 	if len(errs) > 0 {
 		return renderToolForm(c, h.DB, http.StatusUnprocessableEntity, views.ToolFormView{Form: form, Enabled: current.Enabled, Errors: errs})
+	}
+	whole, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	before := changes.ToolRiskValue{Impact: current.Impact, Reversibility: current.Reversibility}
+	after := changes.ToolRiskValue{Impact: t.Impact, Reversibility: t.Reversibility, Tool: whole}
+	if ch, err := h.govern(c, user, changes.Proposal{Kind: changes.ToolRisk, Subject: t.Name,
+		Summary: fmt.Sprintf("Change tool %s from %s impact, %s to %s impact, %s", t.Name, before.Impact, before.Reversibility, after.Impact, after.Reversibility),
+		Before:  before, After: after}); err != nil || ch != nil {
+		return changeRedirect(c, ch, err)
 	}
 	changed, err := catalog.Update(ctx, h.DB, principalActor(user), t)
 	if errs, ok := fieldErrors(err); ok {

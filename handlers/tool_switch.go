@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/views"
 )
@@ -49,6 +50,9 @@ func (h *Console) toolSwitch(c echo.Context, enable bool) error {
 	t, err := catalog.Get(ctx, h.DB.Read(), c.Param("name"))
 	if err != nil {
 		return err
+	}
+	if ch, err := h.govern(c, user, switchProposal(changes.ToolSwitch, t.Name, t.Enabled, enable)); err != nil || ch != nil {
+		return changeRedirect(c, ch, err)
 	}
 	reason := ""
 	if !enable {

@@ -2,12 +2,16 @@ package views
 
 import (
 	"github.com/a-h/templ"
+
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/tenants"
 )
 
 // TenantView is one tenant's settings page.
 type TenantView struct {
-	Tenant    tenants.Tenant
+	Tenant tenants.Tenant
+	// Pending are the changes to this tenant waiting for a second admin.
+	Pending   []changes.Change
 	Freeze    tenants.Freeze // why and since when it is frozen
 	Name      string         // the rename form's value
 	Retention string         // the retention form's value

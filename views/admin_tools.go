@@ -4,6 +4,7 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/platform/redact"
 	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/tools"
@@ -47,7 +48,9 @@ type ToolFormView struct {
 	Form      ToolForm
 	Enabled   bool     // the stored switch, when editing
 	ToolNames []string // for the compensating tool
-	Errors    FieldErrors
+	// Pending are the changes to this tool waiting for a second admin.
+	Pending []changes.Change
+	Errors  FieldErrors
 }
 
 // ToolSwitchView asks before switching a tool off.

@@ -103,6 +103,8 @@ var AuditVerbs = []string{
 	"allow_list.", "allow_list.add", "allow_list.remove",
 	"policy.violation", "traces.purged", "traces.purged_range", "audit.", "audit.verify_ok", "audit.verify_failed", "audit.export", "effect.reconciled",
 	"job.", "job.retried",
+	"change.", "change.requested", "change.approved", "change.rejected", "change.applied", "change.failed",
+	"break_glass", "break_glass.reviewed",
 }
 
 // trailURL is the decision trail of the action an event is about, or ""
@@ -180,6 +182,20 @@ func eventSentence(e audit.Event, n EventNames) string {
 		return who + " changed tenant " + tenant + "'s dual-control window from " + d.str("from_hours") + " to " + d.str("to_hours") + " hours"
 	case "tenant.frozen_refused":
 		return who + " was refused: tenant " + tenant + " is frozen"
+	case "change.requested":
+		return who + " asked a second admin to approve: " + d.str("summary") + comment(" — reason: ", d.str("reason"))
+	case "change.approved":
+		return who + " approved the change: " + d.str("summary") + comment(" — ", d.str("comment"))
+	case "change.rejected":
+		return who + " rejected the change: " + d.str("summary") + comment(" — reason: ", d.str("comment"))
+	case "change.applied":
+		return "Approved change applied: " + d.str("summary")
+	case "change.failed":
+		return "Approved change could not be applied: " + d.str("summary") + comment(" — ", d.str("failure"))
+	case "break_glass":
+		return who + " broke the glass and applied without a second admin: " + d.str("summary") + comment(" — reason: ", d.str("reason"))
+	case "break_glass.reviewed":
+		return who + " reviewed the break-glass change: " + d.str("summary") + comment(" — ", d.str("note"))
 	case "job.retried":
 		return who + " retried job " + subject + " (" + JobKind(d.str("kind")) + "), which had failed for good"
 	case "traces.purged":

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/tenants"
 )
 
@@ -31,8 +32,12 @@ type HomeView struct {
 type AdminHome struct {
 	FailedJobs      []FailedJob // the newest
 	FailedJobsTotal int
-	Expiring        []ExpiringKey // soonest first
-	ExpiryWindow    time.Duration
+	// BreakGlass are loosening changes one admin applied alone that nobody
+	// reviewed yet; PendingChanges counts those waiting for a second admin.
+	BreakGlass     []changes.Change
+	PendingChanges int
+	Expiring       []ExpiringKey // soonest first
+	ExpiryWindow   time.Duration
 }
 
 // ExpiringKey is an agent key that stops working soon.

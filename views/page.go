@@ -17,6 +17,9 @@ type Page struct {
 	Active    string              // path of the current nav item
 	Nav       []NavItem           // pages the user may open
 	RequestID string
+	// BreakGlass is set when the installation lets one admin apply a
+	// loosening change at once (WARDEN_BREAK_GLASS): forms offer it.
+	BreakGlass bool
 	// Opens reports whether the user may open a console path, from the
 	// route table's roles (web/routes.go); nil outside a request.
 	Opens func(path string) bool

@@ -21,7 +21,9 @@ func TestAdminBudgetSetStoresExactMicros(t *testing.T) {
 	if got := text(p, "budget-none-acme"); !strings.Contains(got, "cannot run journeys") {
 		t.Errorf("acme without a budget says %q", got)
 	}
-	p = b.post("/budgets/acme", b.withCSRF(url.Values{"period": {"month"}, "limit": {"250.00"}, "alert_percent": {"80"}}), nil)
+	// A first budget loosens (without one nothing runs): frank approves it.
+	approveAsFrank(t, in, b.post("/budgets/acme", b.withCSRF(url.Values{"period": {"month"}, "limit": {"250.00"}, "alert_percent": {"80"}}), nil))
+	p = b.get("/budgets")
 	if p.Status != http.StatusOK || p.URL.Path != "/budgets" {
 		t.Fatalf("save ended at %s (%d): %s", p.URL, p.Status, text(p, "form-errors"))
 	}
@@ -56,7 +58,7 @@ func TestAdminBudgetSetStoresExactMicros(t *testing.T) {
 func TestAdminBudgetRefusesBadLimits(t *testing.T) {
 	in, b := adminSession(t, "erin")
 	acme := adminTenantBySlug(t, in.DB, "acme")
-	b.post("/budgets/acme", b.withCSRF(url.Values{"period": {"day"}, "limit": {"10"}, "alert_percent": {"50"}}), nil)
+	approveAsFrank(t, in, b.post("/budgets/acme", b.withCSRF(url.Values{"period": {"day"}, "limit": {"10"}, "alert_percent": {"50"}}), nil))
 	before := auditCount(t, in.DB)
 
 	tests := []struct {
@@ -104,7 +106,7 @@ func TestAdminBudgetRefusesBadLimits(t *testing.T) {
 func TestAdminBudgetShowsUseAlertAndTopSpenders(t *testing.T) {
 	in, b := adminSession(t, "erin")
 	acme := adminTenantBySlug(t, in.DB, "acme")
-	b.post("/budgets/acme", b.withCSRF(url.Values{"period": {"total"}, "limit": {"100"}, "alert_percent": {"80"}}), nil)
+	approveAsFrank(t, in, b.post("/budgets/acme", b.withCSRF(url.Values{"period": {"total"}, "limit": {"100"}, "alert_percent": {"80"}}), nil))
 	if _, err := in.DB.Read().Exec(`UPDATE budgets SET spent_micros = 70000000, reserved_micros = 15000000 WHERE tenant_id = ?`, acme.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,13 @@ import (
 // in as user.
 func adminSession(t *testing.T, user string) (*instance, *browser) {
 	t.Helper()
-	in := startWarden(t, nil)
+	return adminSessionEnv(t, user, nil)
+}
+
+// adminSessionEnv is adminSession with settings (WARDEN_*) of its own.
+func adminSessionEnv(t *testing.T, user string, env map[string]string) (*instance, *browser) {
+	t.Helper()
+	in := startWarden(t, env)
 	in.waitReady(t)
 	adminSeedTools(t, in.DB)
 	b := newBrowser(t, in.URL)

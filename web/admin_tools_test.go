@@ -74,7 +74,8 @@ func TestAdminToolSwitchOffAndOn(t *testing.T) {
 	if action != "/tools/lookup_order/enable" {
 		t.Fatalf("switch-on form posts to %q", action)
 	}
-	b.post(action, b.withCSRF(nil), nil)
+	// Switching on loosens: it waits for frank.
+	approveAsFrank(t, in, b.post(action, b.withCSRF(nil), nil))
 	if tl, _ := catalog.Get(ctx, in.DB.Read(), "lookup_order"); !tl.Enabled {
 		t.Error("the tool is still off after switching on")
 	}

@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -347,8 +348,18 @@ func TestBrowserAlertDrillProviderFailure(t *testing.T) {
 	if err != nil {
 		t.Fatalf("switch lookup_order back on for acme: %v", err)
 	}
-	if got := drillText(t, ctx, testID("notice")); !strings.Contains(got, "switched on again for that tenant") {
+	// Switching on loosens: it waits for a second admin, frank.
+	if got := drillText(t, ctx, testID("notice")); !strings.Contains(got, "waits for a second admin") {
 		t.Errorf("notice = %q", got)
+	}
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(loc)
+	approveChangeAt(t, in, u.Path)
+	if err := chromedp.Do(ctx, chromedp.Navigate(in.URL+"/switches"), chromedp.WaitVisible(testID("switch-tools"))); err != nil {
+		t.Fatal(err)
 	}
 	if off, _ := catalog.OffForTenant(bg, in.DB.Read(), "lookup_order", tenantID(t, in, "acme")); off {
 		t.Error("lookup_order is still off for acme")

@@ -258,7 +258,7 @@ func (s *Server) page(routes []route) echo.MiddlewareFunc {
 		return func(c echo.Context) error {
 			user := handlers.CurrentPrincipal(c)
 			token, _ := c.Get(keyCSRF).(string)
-			p := views.Page{User: user, CSRF: token, DevMode: s.cfg.DevMode(), Active: c.Path(), RequestID: requestID(c)}
+			p := views.Page{User: user, CSRF: token, DevMode: s.cfg.DevMode(), Active: c.Path(), RequestID: requestID(c), BreakGlass: s.cfg.BreakGlass}
 			if user != nil {
 				p.Nav = navFor(routes, user)
 				p.Opens = func(target string) bool { return mayOpen(routes, user, target) }

@@ -32,7 +32,7 @@ type route struct {
 
 func (s *Server) consoleRoutes() []route {
 	h := &handlers.Console{DB: s.db, Runtime: s.runtime, Execution: s.execution, Sealer: s.sealer(), MCP: s.mcpGateway(), Notify: s.notifier(), Runbooks: s.runbooks, Flash: sessionFlash{s}, StatusView: s.status,
-		SessionPolicy: s.policy, SessionClock: s.now}
+		SessionPolicy: s.policy, SessionClock: s.now, BreakGlass: s.cfg.BreakGlass}
 	h.Redactor, _ = s.redactor.(*redact.Redactor)
 	all := []string{identity.RoleApprover, identity.RoleOncall, identity.RoleAuditor, identity.RoleAdmin}
 	approver, admin := []string{identity.RoleApprover}, []string{identity.RoleAdmin}
@@ -60,6 +60,12 @@ func (s *Server) consoleRoutes() []route {
 		{http.MethodGet, "/audit/export.csv.manifest.json", h.AuditExportCSVManifest, []string{identity.RoleAuditor, identity.RoleAdmin}, ""},
 		{http.MethodGet, "/tenants", h.TenantList, admin, "Tenants"},
 		{http.MethodPost, "/tenants", h.TenantCreate, admin, ""},
+		// Governed changes (docs/changes.md): admins decide; on-call, who
+		// may ask for a switch to be turned back on, follows theirs.
+		{http.MethodGet, "/changes", h.ChangeList, admin, "Changes"},
+		{http.MethodGet, "/changes/:id", h.ChangeShow, oncallAdmin, ""},
+		{http.MethodPost, "/changes/:id/decide", h.ChangeDecide, admin, ""},
+		{http.MethodPost, "/changes/:id/review", h.ChangeReview, admin, ""},
 		{http.MethodGet, "/tenants/:slug", h.TenantShow, admin, ""},
 		{http.MethodPost, "/tenants/:slug/rename", h.TenantRename, admin, ""},
 		{http.MethodPost, "/tenants/:slug/retention", h.TenantRetention, admin, ""},

@@ -76,10 +76,16 @@ func TestBrowserSplitRefundNeedsTwoApprovers(t *testing.T) {
 		chromedp.SetValue(css(`#dual_control_currency`), "KWD"),
 		chromedp.SetValue(css(`#dual_control`), "500.000"),
 		chromedp.Submit(css(`#dual_control`)),
-		chromedp.WaitVisible(byTestID("threshold-KWD")),
+		chromedp.WaitVisible(byTestID("change-status")),
 	)
 	if err != nil {
 		t.Fatalf("set a KWD threshold: %v\nwarden logs:\n%s", err, p.logs)
+	}
+	// A threshold where KWD had none loosens dual control (none: two
+	// approvers for any amount), so frank, a second admin, approves it.
+	approveChangeAsFrank(t, ctx, p)
+	if err := chromedp.Do(ctx, chromedp.Navigate(p.URL+"/tenants/acme"), chromedp.WaitVisible(byTestID("threshold-KWD"))); err != nil {
+		t.Fatalf("the KWD threshold is not shown after approval: %v", err)
 	}
 	if got := textOf(t, ctx, byTestID("tenant-dual-control")); !strings.Contains(got, "$1,000.00") || !strings.Contains(got, "500.000 KWD") {
 		t.Errorf("the tenant's thresholds read %q, want $1,000.00 and 500.000 KWD", got)

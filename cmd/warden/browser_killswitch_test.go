@@ -80,12 +80,24 @@ func TestBrowserKillSwitchRefunds(t *testing.T) {
 		t.Errorf("refund journey while off = %d %s, want 403 tool_disabled", status, code)
 	}
 
+	// Switching on loosens: the page says it needs a second admin, the
+	// press lands on the pending change, and frank approves it.
+	if got := textOf(t, ctx, css(row+` [data-testid="needs-second-admin"]`)); got != "needs a second admin" {
+		t.Errorf("the switch-on button says %q beside it, want needs a second admin", got)
+	}
 	err = chromedp.Do(ctx,
 		chromedp.Click(css(row+` [data-testid="switch-on"]`)),
-		chromedp.WaitVisible(css(row+` [data-testid="switch-off"]`)),
+		chromedp.WaitVisible(byTestID("change-status")),
 	)
 	if err != nil {
 		t.Fatalf("switch issue_refund on: %v", err)
+	}
+	if status, code := runJourney(t, p, refund); status != http.StatusForbidden || code != "tool_disabled" {
+		t.Errorf("refund journey while the switch-on waits for a second admin = %d %s, want 403 tool_disabled", status, code)
+	}
+	approveChangeAsFrank(t, ctx, p)
+	if err := chromedp.Do(ctx, chromedp.Navigate(p.URL+"/switches"), chromedp.WaitVisible(css(row+` [data-testid="switch-off"]`))); err != nil {
+		t.Fatalf("issue_refund not on after frank approved: %v", err)
 	}
 	if got := textOf(t, ctx, css(row+` [data-testid="state"]`)); got != "on" {
 		t.Errorf("issue_refund is %q after switching on, want on", got)

@@ -48,6 +48,14 @@ func DemoUsers() []User {
 			Description: "admin for all tenants",
 		},
 		{
+			Subject:     "dev-frank",
+			Username:    "frank",
+			Name:        "Frank Admin",
+			Email:       "frank@example.com",
+			Groups:      []string{"warden-admin", "warden-tenant-*"},
+			Description: "second admin for all tenants (approves another admin's loosening changes)",
+		},
+		{
 			Subject:     "dev-mallory",
 			Username:    "mallory",
 			Name:        "Mallory Nobody",

@@ -1,0 +1,233 @@
+package changes
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/wardenhq/warden/platform/risk"
+)
+
+// Kinds of governed change. Each names the object and the setting.
+const (
+	DualControl       = "tenant.dual_control"
+	DualControlWindow = "tenant.dual_control_window"
+	ToolRisk          = "tool.risk"
+	ToolSwitch        = "tool.switch"
+	ToolTenantSwitch  = "tool.tenant_switch"
+	SkillSwitch       = "skill.switch"
+	BudgetLimit       = "budget.limit"
+	AllowHost         = "tenant.allow_host"
+	ModelUpstream     = "model.upstream"
+)
+
+// Kind is one row of the classification table: which control-plane change
+// it is, what makes it loosen (a second admin must approve) or tighten
+// (applied at once), and how to tell from its before and after values.
+type Kind struct {
+	Name     string
+	Object   string // what it changes, for people
+	Loosens  string // when it loosens, in words
+	Tightens string // when it tightens, in words
+	// loosens reports whether going from before to after loosens the
+	// control; values are the kind's JSON (the structs below).
+	loosens func(before, after json.RawMessage) (bool, error)
+}
+
+// Table is the classification of control-plane changes by direction: the
+// code reads it to decide, and docs/changes.md is rendered from it (a
+// test keeps them the same). Ungoverned lists the kinds not yet under it.
+var Table = []Kind{
+	{DualControl, "a tenant's dual-control threshold in one currency",
+		"raising it, setting one where the currency had none, or setting it to 0 (one approver for any amount)",
+		"lowering it, or removing it (two approvers for any amount)", classify(thresholdLoosens)},
+	{DualControlWindow, "the window over which amounts on one target add up for dual control",
+		"shortening it (fewer amounts add up)", "lengthening it", classify(func(b, a Window) bool { return a.Hours < b.Hours })},
+	{ToolRisk, "a tool's impact class and reversibility (the tool form)",
+		"lowering the impact class (high → medium → low), or marking it more reversible (irreversible → compensatable → reversible)",
+		"raising the impact class, marking it less reversible, or any other edit of the tool", classify(toolLoosens)},
+	{ToolSwitch, "a tool's kill switch, for every tenant",
+		"switching it back on", "switching it off", classify(func(b, a Switch) bool { return a.On && !b.On })},
+	{ToolTenantSwitch, "a tool's kill switch for one tenant",
+		"switching it back on", "switching it off", classify(func(b, a Switch) bool { return a.On && !b.On })},
+	{SkillSwitch, "a skill's kill switch",
+		"switching it back on", "switching it off", classify(func(b, a Switch) bool { return a.On && !b.On })},
+	{BudgetLimit, "a tenant's budget",
+		"creating one, raising its limit, changing its period, or raising its alert percentage",
+		"lowering its limit or its alert percentage", classify(budgetLoosens)},
+	{ModelUpstream, "where a model deployment sends prompts: its base URL and upstream API key",
+		"changing the base URL or the upstream key", "any other edit of the deployment (applied at once)",
+		classify(func(b, a Upstream) bool { return a.BaseURL != b.BaseURL || a.Key != b.Key })},
+	{AllowHost, "the internal hosts model deployments and MCP servers may reach (Models → allowed internal hosts)",
+		"adding a host", "removing a host", classify(func(b, a Hosts) bool {
+			for _, h := range a.Hosts {
+				if !slices.Contains(b.Hosts, h) {
+					return true
+				}
+			}
+			return false
+		})},
+}
+
+// Ungoverned are the control-plane changes the issue names that one admin
+// still makes alone; docs/changes.md lists them so nobody assumes
+// otherwise.
+var Ungoverned = []string{
+	"widening a virtual key's scopes, rate limit or budget",
+	"activating or rolling forward a release whose diff touches prompt, skills, routing, tools or policy",
+	"publishing a runbook that adds buttons",
+	"switching an MCP server or one MCP tool back on",
+	"unfreezing a tenant",
+	"a runbook button that switches a tool or skill on, sets a budget limit or unfreezes a tenant",
+}
+
+// Threshold is DualControl's value: Set false means the currency has no
+// threshold (two approvers for any amount); Minor 0 means one approver
+// for any amount.
+type Threshold struct {
+	Currency string `json:"currency"`
+	Set      bool   `json:"set"`
+	Minor    int64  `json:"minor"`
+	// Shown is the threshold as people read it ("$1,000.00"), for the
+	// diff; the rules read Set and Minor.
+	Shown string `json:"shown,omitempty"`
+}
+
+// Window is DualControlWindow's value.
+type Window struct {
+	Hours int `json:"hours"`
+}
+
+// ToolRiskValue is ToolRisk's value: the risk fields the classification
+// reads, and the whole tool as the form sent it (applied on approval).
+type ToolRiskValue struct {
+	Impact        risk.Impact        `json:"impact"`
+	Reversibility risk.Reversibility `json:"reversibility"`
+	Tool          json.RawMessage    `json:"tool,omitempty"`
+}
+
+// Switch is the value of the switches' kinds.
+type Switch struct {
+	On bool `json:"on"`
+}
+
+// Budget is BudgetLimit's value; Exists false is no budget at all (nothing
+// is admitted).
+type Budget struct {
+	Exists       bool   `json:"exists"`
+	Period       string `json:"period"`
+	LimitMicros  int64  `json:"limit_micros"`
+	AlertPercent int    `json:"alert_percent"`
+	Shown        string `json:"shown,omitempty"` // the limit as people read it, for the diff
+}
+
+// Upstream is ModelUpstream's value: the base URL, and the upstream key as
+// people may see it ("stored", "a new key"). The after value carries the
+// whole deployment and the new key sealed (KeySealed, never shown), which
+// the approval applies.
+type Upstream struct {
+	BaseURL    string          `json:"base_url"`
+	Key        string          `json:"upstream_key"`
+	KeySealed  string          `json:"key_sealed,omitempty"`
+	Deployment json.RawMessage `json:"deployment,omitempty"`
+}
+
+// Hosts is AllowHost's value.
+type Hosts struct {
+	Hosts []string `json:"hosts"`
+}
+
+// effective is the amount from which two approvers are needed: no
+// threshold is 0 (always two), 0 is never.
+func (t Threshold) effective() (minor int64, never bool) {
+	if !t.Set {
+		return 0, false
+	}
+	if t.Minor == 0 {
+		return 0, true
+	}
+	return t.Minor, false
+}
+
+func thresholdLoosens(b, a Threshold) bool {
+	bm, bn := b.effective()
+	am, an := a.effective()
+	switch {
+	case bn:
+		return false
+	case an:
+		return true
+	}
+	return am > bm
+}
+
+var impactRank = map[risk.Impact]int{risk.ImpactLow: 0, risk.ImpactMedium: 1, risk.ImpactHigh: 2}
+var reversibilityRank = map[risk.Reversibility]int{risk.Reversible: 0, risk.Compensatable: 1, risk.Irreversible: 2}
+
+func toolLoosens(b, a ToolRiskValue) bool {
+	return impactRank[a.Impact] < impactRank[b.Impact] || reversibilityRank[a.Reversibility] < reversibilityRank[b.Reversibility]
+}
+
+func budgetLoosens(b, a Budget) bool {
+	if !a.Exists {
+		return false
+	}
+	return !b.Exists || a.LimitMicros > b.LimitMicros || a.Period != b.Period || a.AlertPercent > b.AlertPercent
+}
+
+func classify[T any](f func(before, after T) bool) func(before, after json.RawMessage) (bool, error) {
+	return func(before, after json.RawMessage) (bool, error) {
+		var b, a T
+		if err := json.Unmarshal(before, &b); err != nil {
+			return false, fmt.Errorf("before: %w", err)
+		}
+		if err := json.Unmarshal(after, &a); err != nil {
+			return false, fmt.Errorf("after: %w", err)
+		}
+		return f(b, a), nil
+	}
+}
+
+// KindOf returns the table's row for name.
+func KindOf(name string) (Kind, bool) {
+	i := slices.IndexFunc(Table, func(k Kind) bool { return k.Name == name })
+	if i < 0 {
+		return Kind{}, false
+	}
+	return Table[i], true
+}
+
+// Loosens reports whether changing kind from before to after loosens a
+// control (needs a second admin); false tightens or keeps it (applied at
+// once). An unknown kind is an error, never a silent "tightens".
+func Loosens(kind string, before, after any) (bool, error) {
+	k, ok := KindOf(kind)
+	if !ok {
+		return false, fmt.Errorf("unknown change kind %q", kind)
+	}
+	b, err := json.Marshal(before)
+	if err != nil {
+		return false, err
+	}
+	a, err := json.Marshal(after)
+	if err != nil {
+		return false, err
+	}
+	return k.loosens(b, a)
+}
+
+// Markdown renders Table and Ungoverned as docs/changes.md shows them
+// between its "table" markers.
+func Markdown() string {
+	var b strings.Builder
+	b.WriteString("| kind | what it changes | loosens (a second admin approves) | tightens (applies at once) |\n|---|---|---|---|\n")
+	for _, k := range Table {
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", k.Name, k.Object, k.Loosens, k.Tightens)
+	}
+	b.WriteString("\nNot yet governed (one admin still makes these alone):\n\n")
+	for _, u := range Ungoverned {
+		fmt.Fprintf(&b, "- %s\n", u)
+	}
+	return b.String()
+}

@@ -1,0 +1,63 @@
+package changes
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/wardenhq/warden/platform/risk"
+)
+
+func TestLoosens(t *testing.T) {
+	th := func(set bool, minor int64) Threshold { return Threshold{Currency: "USD", Set: set, Minor: minor} }
+	tool := func(i risk.Impact, r risk.Reversibility) ToolRiskValue {
+		return ToolRiskValue{Impact: i, Reversibility: r}
+	}
+	budget := func(limit int64, period string, alert int) Budget {
+		return Budget{Exists: true, Period: period, LimitMicros: limit, AlertPercent: alert}
+	}
+	tests := []struct {
+		name          string
+		kind          string
+		before, after any
+		want          bool
+	}{
+		{"threshold raised", DualControl, th(true, 100_000), th(true, 100_000_000), true},
+		{"threshold lowered", DualControl, th(true, 100_000), th(true, 50_000), false},
+		{"threshold switched off (0)", DualControl, th(true, 100_000), th(true, 0), true},
+		{"threshold set where none was", DualControl, th(false, 0), th(true, 100_000), true},
+		{"threshold removed", DualControl, th(true, 100_000), th(false, 0), false},
+		{"threshold from off to an amount", DualControl, th(true, 0), th(true, 100_000), false},
+		{"window shortened", DualControlWindow, Window{24}, Window{1}, true},
+		{"window lengthened", DualControlWindow, Window{24}, Window{48}, false},
+		{"impact lowered", ToolRisk, tool(risk.ImpactHigh, risk.Irreversible), tool(risk.ImpactLow, risk.Irreversible), true},
+		{"marked reversible", ToolRisk, tool(risk.ImpactHigh, risk.Compensatable), tool(risk.ImpactHigh, risk.Reversible), true},
+		{"impact raised", ToolRisk, tool(risk.ImpactMedium, risk.Reversible), tool(risk.ImpactHigh, risk.Reversible), false},
+		{"tool edited without risk change", ToolRisk, tool(risk.ImpactHigh, risk.Compensatable), tool(risk.ImpactHigh, risk.Compensatable), false},
+		{"tool on", ToolSwitch, Switch{false}, Switch{true}, true},
+		{"tool off", ToolSwitch, Switch{true}, Switch{false}, false},
+		{"tool on for a tenant", ToolTenantSwitch, Switch{false}, Switch{true}, true},
+		{"skill on", SkillSwitch, Switch{false}, Switch{true}, true},
+		{"skill off", SkillSwitch, Switch{true}, Switch{false}, false},
+		{"budget raised", BudgetLimit, budget(100, "month", 80), budget(200, "month", 80), true},
+		{"budget lowered", BudgetLimit, budget(200, "month", 80), budget(100, "month", 80), false},
+		{"budget period changed", BudgetLimit, budget(100, "day", 80), budget(100, "month", 80), true},
+		{"budget alert raised", BudgetLimit, budget(100, "month", 80), budget(100, "month", 95), true},
+		{"budget created", BudgetLimit, Budget{}, budget(100, "month", 80), true},
+		{"host added", AllowHost, Hosts{[]string{"a.internal"}}, Hosts{[]string{"a.internal", "b.internal"}}, true},
+		{"host removed", AllowHost, Hosts{[]string{"a.internal", "b.internal"}}, Hosts{[]string{"a.internal"}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Loosens(tt.kind, tt.before, tt.after)
+			if err != nil || got != tt.want {
+				t.Errorf("Loosens(%s, %+v, %+v) = %v, %v; want %v", tt.kind, tt.before, tt.after, got, err, tt.want)
+			}
+		})
+	}
+	if _, err := Loosens("tool.nonsense", Switch{}, Switch{}); err == nil {
+		t.Error("Loosens(unknown kind) = nil error, want one")
+	}
+	if _, err := Table[0].loosens(json.RawMessage(`{`), json.RawMessage(`{}`)); err == nil {
+		t.Error("a kind's classifier accepted broken JSON")
+	}
+}

@@ -1,0 +1,294 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/budgets"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/changes"
+	"github.com/wardenhq/warden/models"
+	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
+	"github.com/wardenhq/warden/tools"
+)
+
+// govern is the step every form that may loosen a control takes before it
+// writes (docs/changes.md): a change that tightens or keeps a control
+// returns nil and the handler applies it as before; one that loosens is
+// recorded as a pending change for a second admin — or, when the form
+// asked for break glass (break_glass=yes) and the installation allows it,
+// applied at once and recorded as break_glass — and the handler redirects
+// to the returned change's page. The form's change_reason is the reason
+// the second admin reads (required for break glass).
+func (h *Console) govern(c echo.Context, user *identity.Principal, p changes.Proposal) (*changes.Change, error) {
+	loosens, err := changes.Loosens(p.Kind, p.Before, p.After)
+	if err != nil || !loosens {
+		return nil, err
+	}
+	ctx := c.Request().Context()
+	p.Reason = h.redact(c.FormValue("change_reason"))
+	now := time.Now()
+	if c.FormValue("break_glass") == "yes" {
+		if err := changes.CheckBreakGlass(h.BreakGlass, p.Reason); err != nil {
+			return nil, err
+		}
+		after, err := json.Marshal(p.After)
+		if err != nil {
+			return nil, err
+		}
+		if err := h.applyChange(ctx, principalActor(user), p.Kind, p.TenantID, p.TenantSlug, p.Subject, after); err != nil {
+			return nil, err
+		}
+		ch, err := changes.BreakGlass(ctx, h.DB, *user, p, h.BreakGlass, now)
+		return &ch, err
+	}
+	ch, err := changes.Request(ctx, h.DB, *user, p, now)
+	return &ch, err
+}
+
+// applyChange makes a governed change through the same domain function a
+// direct save calls, with its own audit event: kind's after value on its
+// object. The actor is the admin who asked for it.
+func (h *Console) applyChange(ctx context.Context, actor audit.Actor, kind, tenantID, tenantSlug, subject string, after json.RawMessage) error {
+	var err error
+	switch kind {
+	case changes.DualControl:
+		var v changes.Threshold
+		if v, err = changes.Value[changes.Threshold](after); err != nil {
+			break
+		}
+		if !v.Set {
+			_, err = tenants.RemoveThreshold(ctx, h.DB, actor, tenantID, v.Currency)
+			break
+		}
+		_, err = tenants.SetThreshold(ctx, h.DB, actor, tenantID, tenants.Threshold{Currency: v.Currency, Minor: v.Minor})
+	case changes.DualControlWindow:
+		var v changes.Window
+		if v, err = changes.Value[changes.Window](after); err == nil {
+			_, err = tenants.SetDualControlWindow(ctx, h.DB, actor, tenantID, v.Hours)
+		}
+	case changes.ToolRisk:
+		var v changes.ToolRiskValue
+		if v, err = changes.Value[changes.ToolRiskValue](after); err != nil {
+			break
+		}
+		var t tools.Tool
+		if err = json.Unmarshal(v.Tool, &t); err == nil {
+			_, err = catalog.Update(ctx, h.DB, actor, t)
+		}
+	case changes.ToolSwitch, changes.SkillSwitch, changes.ToolTenantSwitch:
+		var v changes.Switch
+		if v, err = changes.Value[changes.Switch](after); err != nil {
+			break
+		}
+		switch {
+		case kind == changes.ToolTenantSwitch:
+			_, err = catalog.SwitchForTenant(ctx, h.DB, actor, subject, tenantID, tenantSlug, v.On, "")
+		case kind == changes.SkillSwitch && h.Runtime != nil:
+			_, err = h.Runtime.SwitchSkill(ctx, actor, subject, v.On, "")
+		case kind == changes.SkillSwitch:
+			_, err = catalog.SwitchSkill(ctx, h.DB, actor, subject, v.On, "")
+		default:
+			_, err = catalog.Switch(ctx, h.DB, actor, subject, v.On, "")
+		}
+	case changes.BudgetLimit:
+		var v changes.Budget
+		if v, err = changes.Value[changes.Budget](after); err == nil {
+			_, err = budgets.SetAudited(ctx, h.DB, actor, budgets.Spec{TenantID: tenantID, Period: v.Period, LimitMicros: v.LimitMicros, AlertPercent: v.AlertPercent}, time.Now())
+		}
+	case changes.ModelUpstream:
+		var v changes.Upstream
+		if v, err = changes.Value[changes.Upstream](after); err != nil {
+			break
+		}
+		var d models.Deployment
+		if err = json.Unmarshal(v.Deployment, &d); err != nil {
+			break
+		}
+		key := ""
+		if v.KeySealed != "" {
+			var raw []byte
+			if raw, err = h.Sealer.Open(v.KeySealed, upstreamKeyAAD(d.Name)); err != nil {
+				break
+			}
+			key = string(raw)
+		}
+		_, err = models.Update(ctx, h.DB, h.Sealer, actor, d, key)
+	case changes.AllowHost:
+		var v changes.Hosts
+		if v, err = changes.Value[changes.Hosts](after); err == nil {
+			_, err = models.SetAllowedHosts(ctx, h.DB, actor, v.Hosts)
+		}
+	default:
+		return changes.ErrUnknownKind
+	}
+	if err != nil {
+		return fmt.Errorf("apply %s on %s: %w", kind, subject, err)
+	}
+	return nil
+}
+
+// applyApproved applies a change a second admin approved and records the
+// outcome: applied, or failed with the reason (a validation error in
+// words, anything else as "could not be applied").
+func (h *Console) applyApproved(ctx context.Context, ch changes.Change) (changes.Change, error) {
+	actor := audit.Actor{Type: audit.ActorPrincipal, ID: ch.RequestedBy}
+	failure := ""
+	// The approval is bound to the before the admin saw: if the object
+	// moved since (on-call tightened it meanwhile), applying the after
+	// would undo that unseen, so the change fails instead.
+	same, err := h.stillAsAsked(ctx, ch)
+	switch {
+	case err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, budgets.ErrNoBudget):
+		return changes.Change{}, err
+	case err != nil || !same:
+		failure = "It changed since this was asked for, so the before shown is no longer true; ask for the change again."
+	}
+	if failure != "" {
+		return changes.MarkApplied(ctx, h.DB, ch.ID, failure, time.Now())
+	}
+	if err := h.applyChange(ctx, actor, ch.Kind, ch.TenantID, ch.TenantSlug, ch.Subject, ch.After); err != nil {
+		var ve *store.ValidationError
+		switch {
+		case errors.As(err, &ve):
+			for _, msg := range ve.Fields {
+				failure = msg
+				break
+			}
+		case errors.Is(err, store.ErrNotFound):
+			failure = "What it changes no longer exists."
+		default:
+			failure = "It could not be applied; see the server log."
+			slog.ErrorContext(ctx, "apply approved change", "change", ch.ID, "kind", ch.Kind, "err", err)
+		}
+	}
+	return changes.MarkApplied(ctx, h.DB, ch.ID, failure, time.Now())
+}
+
+// changeRedirect ends a handler whose change govern recorded: err as the
+// handler's error, or 303 to the change's page.
+func changeRedirect(c echo.Context, ch *changes.Change, err error) error {
+	if err != nil {
+		return err
+	}
+	done := "requested"
+	if ch.BreakGlass {
+		done = "break_glass"
+	}
+	return seeOther(c, "/changes/"+ch.ID+"?done="+done)
+}
+
+// stillAsAsked reports whether a change's object still has the before
+// value the change was asked (and approved) against, compared on the
+// fields the classification reads.
+func (h *Console) stillAsAsked(ctx context.Context, ch changes.Change) (bool, error) {
+	q := h.DB.Read()
+	var now any
+	switch ch.Kind {
+	case changes.DualControl:
+		b, err := changes.Value[changes.Threshold](ch.Before)
+		if err != nil {
+			return false, err
+		}
+		cur := changes.Threshold{Currency: b.Currency}
+		switch m, err := tenants.ThresholdFor(ctx, q, ch.TenantID, b.Currency); {
+		case err == nil:
+			cur.Set, cur.Minor = true, m
+		case !errors.Is(err, store.ErrNotFound):
+			return false, err
+		}
+		return cur.Set == b.Set && cur.Minor == b.Minor, nil
+	case changes.DualControlWindow:
+		t, err := tenants.ByID(ctx, q, ch.TenantID)
+		if err != nil {
+			return false, err
+		}
+		now = changes.Window{Hours: int(t.DualControlWindow / time.Hour)}
+	case changes.ToolRisk:
+		t, err := catalog.Get(ctx, q, ch.Subject)
+		if err != nil {
+			return false, err
+		}
+		now = changes.ToolRiskValue{Impact: t.Impact, Reversibility: t.Reversibility}
+	case changes.ToolSwitch:
+		t, err := catalog.Get(ctx, q, ch.Subject)
+		if err != nil {
+			return false, err
+		}
+		now = changes.Switch{On: t.Enabled}
+	case changes.ToolTenantSwitch:
+		off, err := catalog.OffForTenant(ctx, q, ch.Subject, ch.TenantID)
+		if err != nil {
+			return false, err
+		}
+		now = changes.Switch{On: !off}
+	case changes.SkillSwitch:
+		on, err := catalog.SkillEnabled(ctx, q, ch.Subject)
+		if err != nil {
+			return false, err
+		}
+		now = changes.Switch{On: on}
+	case changes.BudgetLimit:
+		b, err := changes.Value[changes.Budget](ch.Before)
+		if err != nil {
+			return false, err
+		}
+		cur, err := budgets.Get(ctx, q, ch.TenantID)
+		if errors.Is(err, budgets.ErrNoBudget) {
+			return !b.Exists, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		return b.Exists && cur.Period == b.Period && cur.LimitMicros == b.LimitMicros && cur.AlertPercent == b.AlertPercent, nil
+	case changes.AllowHost:
+		hosts, err := models.AllowedHosts(ctx, q)
+		if err != nil {
+			return false, err
+		}
+		b, err := changes.Value[changes.Hosts](ch.Before)
+		return err == nil && slices.Equal(hosts, b.Hosts), err
+	case changes.ModelUpstream:
+		d, err := models.Get(ctx, q, ch.Subject)
+		if err != nil {
+			return false, err
+		}
+		b, err := changes.Value[changes.Upstream](ch.Before)
+		if err != nil {
+			return false, err
+		}
+		key := "none"
+		if d.HasAPIKey {
+			key = "stored"
+		}
+		return d.BaseURL == b.BaseURL && key == b.Key, nil
+	default:
+		return false, changes.ErrUnknownKind
+	}
+	cur, err := json.Marshal(now)
+	if err != nil {
+		return false, err
+	}
+	return sameJSON(cur, ch.Before), nil
+}
+
+// sameJSON compares two JSON objects by value.
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return string(xa) == string(ya)
+}

@@ -1,0 +1,62 @@
+package handlers
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/wardenhq/warden/changes"
+	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/views"
+)
+
+var changeNotices = map[string]string{
+	"requested":   "This change loosens a control, so it waits for a second admin. It applies once another admin approves it.",
+	"break_glass": "Applied at once by break glass. On-call was told; another admin reviews it afterwards.",
+	"applied":     "Approved and applied.",
+	"rejected":    "Rejected; nothing changed.",
+	"reviewed":    "Marked reviewed.",
+}
+
+// ChangeShow is one change's page: its diff, who asked and why, and the
+// decision forms for an admin who may decide it. An admin whose scope
+// lacks the change's tenant is told it does not exist.
+func (h *Console) ChangeShow(c echo.Context) error {
+	ch, err := changeInScope(c, h)
+	if err != nil {
+		return err
+	}
+	return renderChange(c, http.StatusOK, ch, changeNotices[c.QueryParam("done")], "", nil)
+}
+
+func changeInScope(c echo.Context, h *Console) (changes.Change, error) {
+	ch, err := changes.Get(c.Request().Context(), h.DB.Read(), c.Param("id"))
+	if err != nil {
+		return changes.Change{}, err
+	}
+	if !CurrentPrincipal(c).InTenant(ch.TenantSlug) {
+		return changes.Change{}, changes.ErrNotFound
+	}
+	return ch, nil
+}
+
+func renderChange(c echo.Context, status int, ch changes.Change, notice, comment string, errs views.FieldErrors) error {
+	user := CurrentPrincipal(c)
+	now := time.Now()
+	v := views.ChangeView{Change: ch, Status: ch.StatusAt(now), Diff: views.ChangeDiff(ch.Before, ch.After), Notice: notice, Comment: comment, Errors: errs}
+	if v.Status == changes.Pending {
+		switch {
+		case ch.RequestedBy == user.ID:
+			v.Why = "You asked for this change, so another admin must decide it."
+		case !user.HasRole(identity.RoleAdmin):
+			v.Why = "An admin decides this change."
+		default:
+			v.MayDecide = true
+		}
+	}
+	v.MayReview = ch.BreakGlass && ch.ReviewedAt == nil && ch.RequestedBy != user.ID && user.HasRole(identity.RoleAdmin)
+	page := PageFor(c, "Change")
+	page.Active = "/changes"
+	return Render(c, status, page, views.ChangeShow(page, v))
+}

@@ -1,0 +1,130 @@
+package views
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/wardenhq/warden/changes"
+)
+
+// ChangesView is the Changes page: loosening changes waiting for a second
+// admin, and the latest decided or applied ones.
+type ChangesView struct {
+	Pending []changes.Change
+	Recent  []changes.Change
+	Now     time.Time
+}
+
+// ChangeView is one change's page.
+type ChangeView struct {
+	Change changes.Change
+	Status string // as of now (a pending change past its expiry is expired)
+	Diff   []ChangeDiffRow
+	// MayDecide is set when the viewer may approve or reject it now;
+	// otherwise Why says who must (the requester reads "another admin").
+	MayDecide bool
+	Why       string
+	// MayReview offers Mark reviewed on an unreviewed break-glass change.
+	MayReview bool
+	Notice    string
+	Errors    FieldErrors
+	Comment   string
+}
+
+// ChangeDiffRow is one field of a change: before and after, as text.
+type ChangeDiffRow struct {
+	Field, Before, After string
+	Changed              bool
+}
+
+// ChangeDiff lists the fields of a change's before and after values (the
+// kind's JSON), in name order; a whole tool definition is left out (its
+// risk fields are shown).
+func ChangeDiff(before, after json.RawMessage) []ChangeDiffRow {
+	var b, a map[string]json.RawMessage
+	_ = json.Unmarshal(before, &b)
+	_ = json.Unmarshal(after, &a)
+	var keys []string
+	for k := range b {
+		keys = append(keys, k)
+	}
+	for k := range a {
+		if _, ok := b[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var out []ChangeDiffRow
+	_, shown := a["shown"]
+	for _, k := range keys {
+		// A whole tool definition is not a field people compare; where a
+		// value says how it reads (shown), its raw parts are left out.
+		if k == "tool" || k == "deployment" || k == "key_sealed" || (shown && (k == "minor" || k == "limit_micros" || k == "set" || k == "exists")) {
+			continue
+		}
+		bs, as := diffText(b[k]), diffText(a[k])
+		out = append(out, ChangeDiffRow{Field: strings.ReplaceAll(k, "_", " "), Before: bs, After: as, Changed: bs != as})
+	}
+	return out
+}
+
+func diffText(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "—"
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return string(raw)
+	}
+	switch x := v.(type) {
+	case string:
+		return x
+	case bool:
+		if x {
+			return "yes"
+		}
+		return "no"
+	case []any:
+		var parts []string
+		for _, e := range x {
+			parts = append(parts, fmt.Sprint(e))
+		}
+		if len(parts) == 0 {
+			return "none"
+		}
+		return strings.Join(parts, ", ")
+	case float64:
+		return string(raw)
+	}
+	return string(raw)
+}
+
+// changeStatusText is a change's status in words.
+func changeStatusText(c changes.Change, status string) string {
+	switch {
+	case c.BreakGlass && c.ReviewedAt == nil:
+		return "applied by break glass — not yet reviewed"
+	case c.BreakGlass:
+		return "applied by break glass — reviewed by " + c.ReviewedByName
+	}
+	switch status {
+	case changes.Pending:
+		return "waiting for a second admin"
+	case changes.Applied:
+		return "approved by " + c.DecidedByName + " and applied"
+	case changes.Approved:
+		return "approved by " + c.DecidedByName + ", being applied"
+	case changes.Failed:
+		return "approved by " + c.DecidedByName + ", but applying it failed: " + c.Failure
+	case changes.Rejected:
+		return "rejected by " + c.DecidedByName
+	case changes.Expired:
+		return "expired: no second admin decided it in time"
+	}
+	return status
+}
+
+func changePath(c changes.Change) string { return "/changes/" + c.ID }
