@@ -82,15 +82,14 @@ type target struct {
 }
 
 type result struct {
-	cpuPerReq   time.Duration // server CPU per answered request, at saturation
-	dbPerReq    time.Duration
-	sat         float64 // answered per second at saturation
-	satErrors   int
-	firstErr    string
-	rates       []rateResult
-	cpuAtRate   time.Duration // at the first fixed rate
-	skipped     string
-	loadAverage string
+	cpuPerReq time.Duration // server CPU per answered request, at saturation
+	dbPerReq  time.Duration
+	sat       float64 // answered per second at saturation
+	satErrors int
+	firstErr  string
+	rates     []rateResult
+	cpuAtRate time.Duration // at the first fixed rate
+	skipped   string
 }
 
 type rateResult struct {
