@@ -192,6 +192,12 @@ func (p *piiScan) commonGivenName(k int) int {
 	if !p.has(k, lxStop|lxMonth) && !p.has(j, lxStop|lxMonth|lxCompany|lxStreetEN) {
 		return -1 // the usual rules read it
 	}
+	// After a cue ("Dear Marco Sharma", "Regards, June Okafor") the word
+	// after it need not be a known surname: any capitalised word that is
+	// not a common word, a month, a company or a title word.
+	if p.has(k, lxStop|lxMonth) && p.isNameWord(j) && p.cued(k) {
+		return j
+	}
 	if p.has(j, lxStop|lxMonth|lxCompany|lxStreetEN|lxTitle|lxCue) && !p.has(j, lxSurname) {
 		return -1
 	}
