@@ -187,6 +187,36 @@ func (g *doorGen) clean() (string, []doorValue) {
 		[]doorValue{{"brand", brand}, {"sku", sku}, {"order", order}, {"amount", amount}}
 }
 
+// doorRecords writes tool-call arguments that are records: an SSN as
+// nine bare digits under a neutral member, told apart only by the object
+// it is in (a sibling naming it: "id_type": "SSN", "ssn_verified":
+// true), next to numbers of the same shape people must read (an order
+// number, a tracking number, an amount in cents, a reference beside
+// "channel": "social").
+func doorRecords(seed uint64, n int) []doorText {
+	g := &doorGen{r: rand.New(rand.NewPCG(seed, 28))}
+	bare := func() string { return strings.ReplaceAll(g.ssn(), "-", "") }
+	out := make([]doorText, n)
+	for i := range out {
+		ssn, order, tracking, ref := bare(), bare(), bare(), bare()
+		amount := 100000000 + g.r.IntN(500000000)
+		person := map[string]any{"value": ssn, "order_number": order, "tracking_number": tracking, "amount_minor": amount}
+		switch i % 3 {
+		case 0:
+			person["id_type"] = g.pick([]string{"SSN", "US-SSN", "Social Security number"})
+		case 1:
+			person["ssn_verified"] = true
+		default:
+			person["document"] = "social security number"
+		}
+		args, _ := json.Marshal(map[string]any{"note": "update the record", "customer": person,
+			"source": map[string]any{"channel": "social", "ref": ref}})
+		out[i] = doorText{text: string(args), pii: []doorValue{{"ssn in a record", ssn}},
+			clean: []doorValue{{"order", order}, {"tracking", tracking}, {"amount", fmt.Sprint(amount)}, {"ref", ref}}}
+	}
+	return out
+}
+
 func doorCorpus(seed uint64, n int) []doorText {
 	g := &doorGen{r: rand.New(rand.NewPCG(seed, 28))}
 	out := make([]doorText, n)
@@ -294,6 +324,7 @@ func TestRedactionThroughTheDoors(t *testing.T) {
 		"chat.completions": doorCorpus(3, perDoor),
 		"responses":        doorCorpus(4, perDoor),
 		"mcp":              doorCorpus(5, perDoor),
+		"records":          doorRecords(6, 60),
 	}
 	var journeyIDs []string
 	for _, d := range doors["journeys"] {
@@ -341,6 +372,17 @@ func TestRedactionThroughTheDoors(t *testing.T) {
 			t.Fatalf("responses = %d %s", res.Status, res.Raw)
 		}
 	}
+	for _, d := range doors["records"] {
+		// A record as a chat tool call's arguments.
+		msgs := []any{map[string]any{"role": "user", "content": "update the customer's record"},
+			map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"id": "c", "type": "function",
+				"function": map[string]any{"name": "update_record", "arguments": d.text}}}},
+			map[string]any{"role": "tool", "tool_call_id": "c", "content": `{"saved":true}`}}
+		body, _ := json.Marshal(map[string]any{"model": "chat", "messages": msgs})
+		if res := rawChat(t, r, r.key, string(body)); res.Status != http.StatusOK {
+			t.Fatalf("chat = %d %s", res.Status, res.Raw)
+		}
+	}
 	cs := mcpSession(t, in, mcpKey)
 	for _, d := range doors["mcp"] {
 		if text, isErr := callText(t, cs, "cases__note_case", map[string]any{"note": d.text}); isErr {
@@ -385,8 +427,9 @@ func TestRedactionThroughTheDoors(t *testing.T) {
 		"responses":        strings.ToLower(strings.Join(must(storeStrings(in, `SELECT prompt FROM model_calls WHERE operation = 'responses'`)), "\n")),
 		"mcp":              strings.ToLower(strings.Join(must(storeStrings(in, `SELECT details FROM audit_events WHERE verb = 'mcp.call'`)), "\n")),
 	}
+	stored["records"] = stored["chat.completions"]
 
-	names := []string{"journeys", "actions", "chat.completions", "responses", "mcp"}
+	names := []string{"journeys", "actions", "chat.completions", "responses", "mcp", "records"}
 	sort.Strings(names)
 	for _, door := range names {
 		found, planted, lost, clean := 0, 0, 0, 0
