@@ -104,6 +104,11 @@ func lowerCue(s string) bool {
 // apostrophes and hyphens (O'Sullivan, Müller-Lüdenscheidt, ORD-1001).
 // Tokens already in the text are not words.
 func words(dst []pword, s string) []pword {
+	// Room for a word every six bytes, so that a long text is not
+	// copied while its words grow the slice.
+	if n := len(s)/6 + 16; cap(dst) < n {
+		dst = make([]pword, 0, n)
+	}
 	gap := gToken
 	for i := 0; i < len(s); {
 		c := s[i]

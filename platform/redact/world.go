@@ -218,8 +218,8 @@ func (p *piiScan) commonGivenName(k int) int {
 // stop word.
 func (p *piiScan) lowerName(k int) int {
 	w := p.w[k]
-	if w.upper != 0 || w.shape != wAlpha {
-		return -1
+	if w.upper != 0 || w.shape != wAlpha || w.used || !p.has(k, lxGiven) {
+		return -1 // most words: no look-up (the pre-filter), no rune decoded
 	}
 	if r, _ := utf8.DecodeRuneInString(p.text(k)); !unicode.IsLower(r) {
 		return -1 // a script without case: Arabic names have their own rule
