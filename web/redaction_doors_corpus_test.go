@@ -29,7 +29,7 @@ import (
 // The door corpus: a seeded generator of its own (not the redaction
 // package's fixtures) writes support and operations texts with planted
 // personal values and clean values people must read, and
-// TestRedactionThroughTheDoors sends them through the three doors over
+// TestRedactionThroughTheDoors sends them through the five doors over
 // real HTTP. A planted value counts as found only when it is in the clear
 // nowhere: no cell of any table, no file of the data directory (SQLite,
 // WAL included), no trace page, not the audit export, not the log.
@@ -280,7 +280,7 @@ func dumpTables(t *testing.T, db *sql.DB) string {
 // readable where the door stored them (false positives).
 func TestRedactionThroughTheDoors(t *testing.T) {
 	if testing.Short() {
-		t.Skip("sends a corpus through three doors")
+		t.Skip("sends a corpus through five doors")
 	}
 	r := newModelRig(t, 1_000_000_000, deployment("fake-a", "fake", 0))
 	in := r.in
