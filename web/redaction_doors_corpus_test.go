@@ -8,6 +8,7 @@ import (
 	"math/big"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,15 +18,18 @@ import (
 
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/mcpservers"
 	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/tools"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The door corpus: a seeded generator of its own (not the redaction
 // package's fixtures) writes support and operations texts with planted
 // personal values and clean values people must read, and
-// TestRedactionThroughTheDoors sends them through the three doors over
+// TestRedactionThroughTheDoors sends them through the five doors over
 // real HTTP. A planted value counts as found only when it is in the clear
 // nowhere: no cell of any table, no file of the data directory (SQLite,
 // WAL included), no trace page, not the audit export, not the log.
@@ -183,6 +187,36 @@ func (g *doorGen) clean() (string, []doorValue) {
 		[]doorValue{{"brand", brand}, {"sku", sku}, {"order", order}, {"amount", amount}}
 }
 
+// doorRecords writes tool-call arguments that are records: an SSN as
+// nine bare digits under a neutral member, told apart only by the object
+// it is in (a sibling naming it: "id_type": "SSN", "ssn_verified":
+// true), next to numbers of the same shape people must read (an order
+// number, a tracking number, an amount in cents, a reference beside
+// "channel": "social").
+func doorRecords(seed uint64, n int) []doorText {
+	g := &doorGen{r: rand.New(rand.NewPCG(seed, 28))}
+	bare := func() string { return strings.ReplaceAll(g.ssn(), "-", "") }
+	out := make([]doorText, n)
+	for i := range out {
+		ssn, order, tracking, ref := bare(), bare(), bare(), bare()
+		amount := 100000000 + g.r.IntN(500000000)
+		person := map[string]any{"value": ssn, "order_number": order, "tracking_number": tracking, "amount_minor": amount}
+		switch i % 3 {
+		case 0:
+			person["id_type"] = g.pick([]string{"SSN", "US-SSN", "Social Security number"})
+		case 1:
+			person["ssn_verified"] = true
+		default:
+			person["document"] = "social security number"
+		}
+		args, _ := json.Marshal(map[string]any{"note": "update the record", "customer": person,
+			"source": map[string]any{"channel": "social", "ref": ref}})
+		out[i] = doorText{text: string(args), pii: []doorValue{{"ssn in a record", ssn}},
+			clean: []doorValue{{"order", order}, {"tracking", tracking}, {"amount", fmt.Sprint(amount)}, {"ref", ref}}}
+	}
+	return out
+}
+
 func doorCorpus(seed uint64, n int) []doorText {
 	g := &doorGen{r: rand.New(rand.NewPCG(seed, 28))}
 	out := make([]doorText, n)
@@ -238,14 +272,15 @@ func dumpTables(t *testing.T, db *sql.DB) string {
 }
 
 // TestRedactionThroughTheDoors sends the door corpus through POST
-// /v1/journeys, POST /v1/actions and POST /v1/chat/completions (each text
-// once per door, with values of its own) and measures, per door, the
+// /v1/journeys, POST /v1/actions, POST /v1/chat/completions, POST
+// /v1/responses and a tool call through /mcp (each text once per door,
+// with values of its own) and measures, per door, the
 // share of planted values in the clear nowhere (recall) and the share of
 // clean values (brands, SKUs, order numbers, amounts) that are no longer
 // readable where the door stored them (false positives).
 func TestRedactionThroughTheDoors(t *testing.T) {
 	if testing.Short() {
-		t.Skip("sends a corpus through three doors")
+		t.Skip("sends a corpus through five doors")
 	}
 	r := newModelRig(t, 1_000_000_000, deployment("fake-a", "fake", 0))
 	in := r.in
@@ -258,11 +293,38 @@ func TestRedactionThroughTheDoors(t *testing.T) {
 	_, actKey := newKeyIn(t, in, "modelco", "case-bot", []string{"tool:note_case"}, "test")
 	_, jKey := newKeyIn(t, in, "modelco", "journey-bot", []string{"skill:*", "tool:*"}, "test")
 
+	// The MCP door: a real MCP server upstream with a tool that takes a
+	// free-text note and echoes it back, as real tools do.
+	mcpUp := mcp.NewServer(&mcp.Implementation{Name: "cases", Version: "1"}, nil)
+	mcp.AddTool(mcpUp, &mcp.Tool{Name: "note_case", Description: "Add a note to a case."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in struct {
+			Note string `json:"note"`
+		}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "noted: " + in.Note}}}, nil, nil
+		})
+	mcpSrv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return mcpUp }, nil))
+	t.Cleanup(mcpSrv.Close)
+	mcpAdmin := audit.Actor{Type: audit.ActorPrincipal, ID: "admin"}
+	sealer := in.Agent.Journeys.Sealer()
+	if _, err := mcpservers.Create(ctx, in.DB, sealer, mcpAdmin, mcpservers.Server{Name: "cases", URL: mcpSrv.URL, Timeout: 5 * time.Second, Enabled: true}, "tok"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mcpservers.NewGateway(in.DB, sealer, nil, nil).Discover(ctx, mcpAdmin, "cases"); err != nil {
+		t.Fatal(err)
+	}
+	if err := mcpservers.Classify(ctx, in.DB, mcpAdmin, "cases", "note_case", mcpservers.Class{Impact: mcpservers.ImpactLow, Reversible: true}); err != nil {
+		t.Fatal(err)
+	}
+	_, mcpKey := newKeyIn(t, in, "modelco", "mcp-bot", []string{"mcp:cases/note_case"}, "test")
+
 	const perDoor = 120
 	doors := map[string][]doorText{
 		"journeys":         doorCorpus(1, perDoor),
 		"actions":          doorCorpus(2, perDoor),
 		"chat.completions": doorCorpus(3, perDoor),
+		"responses":        doorCorpus(4, perDoor),
+		"mcp":              doorCorpus(5, perDoor),
+		"records":          doorRecords(6, 60),
 	}
 	var journeyIDs []string
 	for _, d := range doors["journeys"] {
@@ -294,6 +356,37 @@ func TestRedactionThroughTheDoors(t *testing.T) {
 		body, _ := json.Marshal(map[string]any{"model": "chat", "messages": msgs})
 		if res := rawChat(t, r, r.key, string(body)); res.Status != http.StatusOK {
 			t.Fatalf("chat = %d %s", res.Status, res.Raw)
+		}
+	}
+
+	for i, d := range doors["responses"] {
+		// Half as the input text, half as a function call's output sent
+		// back.
+		input := any(d.text)
+		if i%2 == 1 {
+			input = []any{map[string]any{"type": "function_call", "call_id": "c", "name": "note_case", "arguments": `{"note":"see below"}`},
+				map[string]any{"type": "function_call_output", "call_id": "c", "output": d.text}}
+		}
+		body, _ := json.Marshal(map[string]any{"model": "chat", "input": input})
+		if res := callAPI(t, ctx, http.MethodPost, in.URL+"/v1/responses", r.key, body, nil); res.Status != http.StatusOK {
+			t.Fatalf("responses = %d %s", res.Status, res.Raw)
+		}
+	}
+	for _, d := range doors["records"] {
+		// A record as a chat tool call's arguments.
+		msgs := []any{map[string]any{"role": "user", "content": "update the customer's record"},
+			map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"id": "c", "type": "function",
+				"function": map[string]any{"name": "update_record", "arguments": d.text}}}},
+			map[string]any{"role": "tool", "tool_call_id": "c", "content": `{"saved":true}`}}
+		body, _ := json.Marshal(map[string]any{"model": "chat", "messages": msgs})
+		if res := rawChat(t, r, r.key, string(body)); res.Status != http.StatusOK {
+			t.Fatalf("chat = %d %s", res.Status, res.Raw)
+		}
+	}
+	cs := mcpSession(t, in, mcpKey)
+	for _, d := range doors["mcp"] {
+		if text, isErr := callText(t, cs, "cases__note_case", map[string]any{"note": d.text}); isErr {
+			t.Fatalf("mcp call = %q", text)
 		}
 	}
 
@@ -330,10 +423,13 @@ func TestRedactionThroughTheDoors(t *testing.T) {
 	stored := map[string]string{
 		"journeys":         strings.ToLower(strings.Join(must(storeStrings(in, `SELECT input FROM journeys`)), "\n")),
 		"actions":          strings.ToLower(strings.Join(must(storeStrings(in, `SELECT agent_summary FROM actions`)), "\n")),
-		"chat.completions": strings.ToLower(strings.Join(must(storeStrings(in, `SELECT prompt FROM model_calls`)), "\n")),
+		"chat.completions": strings.ToLower(strings.Join(must(storeStrings(in, `SELECT prompt FROM model_calls WHERE operation = 'chat'`)), "\n")),
+		"responses":        strings.ToLower(strings.Join(must(storeStrings(in, `SELECT prompt FROM model_calls WHERE operation = 'responses'`)), "\n")),
+		"mcp":              strings.ToLower(strings.Join(must(storeStrings(in, `SELECT details FROM audit_events WHERE verb = 'mcp.call'`)), "\n")),
 	}
+	stored["records"] = stored["chat.completions"]
 
-	names := []string{"journeys", "actions", "chat.completions"}
+	names := []string{"journeys", "actions", "chat.completions", "responses", "mcp", "records"}
 	sort.Strings(names)
 	for _, door := range names {
 		found, planted, lost, clean := 0, 0, 0, 0

@@ -60,7 +60,7 @@ func (r *Redactor) json(b []byte, kind string, budget *int, decl *Declared) ([]b
 // jsonValueLeaf redacts one JSON value and reports, in leaf, a string value
 // redacted as free text (what joinSiblings may join with its neighbour).
 // decl is what the caller declared personal at this place (nil: nothing).
-func (r *Redactor) jsonValueLeaf(dec *json.Decoder, out *bytes.Buffer, kind string, budget *int, leaf *string, decl *Declared) error {
+func (r *Redactor) jsonValueLeaf(dec *json.Decoder, out *bytes.Buffer, kind string, budget *int, leaf *jsonMember, decl *Declared) error {
 	tok, err := dec.Token()
 	if err != nil {
 		if err == io.EOF {
@@ -94,14 +94,15 @@ func (r *Redactor) jsonValueLeaf(dec *json.Decoder, out *bytes.Buffer, kind stri
 				if dk := sub.kindOf(); dk != "" && kind == "" {
 					k = dk
 				}
-				m := jsonMember{start: out.Len()}
-				if err := r.jsonValueLeaf(dec, out, k, budget, &m.text, sub); err != nil {
+				m := jsonMember{start: out.Len(), key: key}
+				if err := r.jsonValueLeaf(dec, out, k, budget, &m, sub); err != nil {
 					return err
 				}
 				m.end = out.Len()
 				members = append(members, m)
 			}
 			r.joinSiblings(out, objStart, members)
+			r.ssnInContext(out, objStart, members)
 			out.WriteByte('}')
 		case '[':
 			out.WriteByte('[')
@@ -121,7 +122,7 @@ func (r *Redactor) jsonValueLeaf(dec *json.Decoder, out *bytes.Buffer, kind stri
 	case string:
 		appendJSONString(out, r.leafIn(kind, t, budget))
 		if leaf != nil && kind == "" && len(t) <= maxSibling {
-			*leaf = t
+			leaf.text = t
 		}
 	case json.Number:
 		if s := string(t); kind != "" {
@@ -130,6 +131,9 @@ func (r *Redactor) jsonValueLeaf(dec *json.Decoder, out *bytes.Buffer, kind stri
 			appendJSONString(out, red)
 		} else {
 			out.WriteString(s)
+			if leaf != nil {
+				leaf.num = s
+			}
 		}
 	case bool:
 		out.WriteString(strconv.FormatBool(t))
@@ -288,6 +292,8 @@ func (r *Redactor) JSONTextDeclared(raw []byte, d *Declared) string {
 type jsonMember struct {
 	start, end int
 	text       string
+	key        string // the member's name
+	num        string // its value, when a number written as it came
 }
 
 // maxSibling is the longest string joinSiblings joins with a neighbour:
@@ -311,8 +317,10 @@ func (r *Redactor) joinSiblings(out *bytes.Buffer, objStart int, ms []jsonMember
 		if a == "" || b == "" || !hasDigitOrPlus(a) || !hasDigitOrPlus(b) {
 			continue
 		}
-		// A card number cut anywhere: the digits of both together.
-		if da, db := digitsOnly(a), digitsOnly(b); da != "" && db != "" {
+		// A card number cut anywhere: the digits of both together, unless
+		// a member is named for another number (an order number next to
+		// a tracking number is two numbers, whatever their digits).
+		if da, db := digitsOnly(a), digitsOnly(b); da != "" && db != "" && !otherNumberName(ms[i].key) && !otherNumberName(ms[i+1].key) {
 			if d := da + db; len(d) >= 13 && len(d) <= 19 && cardNumber(d, false) {
 				var tb strings.Builder
 				r.appendToken(&tb, KindCard, d)
@@ -344,20 +352,33 @@ func (r *Redactor) joinSiblings(out *bytes.Buffer, objStart int, ms []jsonMember
 			break
 		}
 	}
+	rewriteMembers(out, objStart, ms, repl)
+}
+
+// rewriteMembers replaces the values of the members in repl (by index)
+// with JSON strings, in out[objStart:], and moves the members' offsets
+// to where their values now are.
+func rewriteMembers(out *bytes.Buffer, objStart int, ms []jsonMember, repl map[int]string) {
 	if len(repl) == 0 {
 		return
 	}
 	obj := append([]byte(nil), out.Bytes()[objStart:]...)
 	out.Truncate(objStart)
-	prev := 0
-	for i, m := range ms {
+	prev, shift := 0, 0
+	for i := range ms {
+		m := &ms[i]
 		v, ok := repl[i]
 		if !ok {
+			m.start += shift
+			m.end += shift
 			continue
 		}
 		out.Write(obj[prev : m.start-objStart])
+		start := out.Len()
 		appendJSONString(out, v)
 		prev = m.end - objStart
+		shift += out.Len() - start - (m.end - m.start)
+		m.start, m.end = start, out.Len()
 	}
 	out.Write(obj[prev:])
 }
@@ -385,4 +406,106 @@ func digitsOnly(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// ssnInContext tokenises nine bare digits under a neutral member name as
+// an SSN when the object says what they are: a sibling member named for
+// one ("ssn_verified", "social_security", "taxpayer_id", "itin") or a
+// sibling value naming one ({"type": "SSN", "value": "446756639"},
+// {"document": "social security number", "number": 446756639}). The
+// digits must be an SSN the SSA can issue (validSSN), and a member named
+// for another number (an order, invoice, tracking or ticket number, a
+// phone, a SKU) is left alone. The object's members are in
+// out[objStart:].
+func (r *Redactor) ssnInContext(out *bytes.Buffer, objStart int, ms []jsonMember) {
+	if len(ms) < 2 {
+		return
+	}
+	var cand []int
+	for i, m := range ms {
+		v := m.text
+		if v == "" {
+			v = m.num
+		}
+		if len(v) == 9 && digitsOnly(v) == v && validSSN(v) && !otherNumberName(m.key) {
+			cand = append(cand, i)
+		}
+	}
+	if len(cand) == 0 {
+		return
+	}
+	cue := false
+	for _, m := range ms {
+		if ssnName(m.key) || m.text != "" && ssnValue(m.text) {
+			cue = true
+			break
+		}
+	}
+	if !cue {
+		return
+	}
+	repl := map[int]string{}
+	for _, i := range cand {
+		m := ms[i]
+		was := string(out.Bytes()[m.start:m.end])
+		v := m.num
+		if m.text != "" {
+			v = m.text
+			if was != `"`+v+`"` {
+				continue // redacted already
+			}
+		} else if was != v {
+			continue
+		}
+		var tb strings.Builder
+		r.appendToken(&tb, KindSSN, normalise(KindSSN, v))
+		repl[i] = tb.String()
+	}
+	rewriteMembers(out, objStart, ms, repl)
+}
+
+// foldName is a member name in lower case without separators.
+func foldName(k string) string {
+	var b []byte
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		switch {
+		case c == '_' || c == '-' || c == ' ' || c == '.':
+		default:
+			b = append(b, lowerASCII(c))
+		}
+	}
+	return string(b)
+}
+
+// ssnName reports a member name that says the object is about an SSN.
+func ssnName(k string) bool {
+	f := foldName(k)
+	for _, w := range []string{"ssn", "socialsecurity", "socsec", "taxpayer", "taxid", "itin"} {
+		if strings.Contains(f, w) {
+			return true
+		}
+	}
+	return f == "social"
+}
+
+// ssnValue reports a short member value that names an SSN ("SSN",
+// "US-SSN", "social security number", "ITIN").
+func ssnValue(v string) bool {
+	if len(v) > 40 {
+		return false
+	}
+	f := foldName(v)
+	return f == "ssn" || f == "usssn" || f == "itin" || strings.Contains(f, "socialsecurity") || strings.Contains(f, "taxpayer")
+}
+
+// otherNumberName reports a member name for a number that is not an SSN.
+func otherNumberName(k string) bool {
+	f := foldName(k)
+	for _, w := range []string{"order", "invoice", "track", "ticket", "sku", "phone", "tel", "zip", "postcode", "amount", "total", "price", "count", "qty", "quantity"} {
+		if strings.Contains(f, w) {
+			return true
+		}
+	}
+	return false
 }

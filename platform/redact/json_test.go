@@ -2,6 +2,7 @@ package redact
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -68,5 +69,39 @@ func TestJSONCorrelatesWithText(t *testing.T) {
 	want := `{"email":"` + r.String("jane@example.com") + `","card":"` + r.String("4111111111111111") + `","phone":"` + r.String("(415) 555-0132") + `"}`
 	if string(got) != want {
 		t.Errorf("JSON = %s, want %s", got, want)
+	}
+}
+
+// Nine bare digits under a neutral member become an SSN when the object
+// says what they are (a sibling's name or value), and only then: with no
+// such sibling, under an order/tracking/amount name, or when the digits
+// cannot be an SSN, they stay readable.
+func TestSSNInObjectContext(t *testing.T) {
+	r := New(testKey)
+	// The same token as the SSN written in free text.
+	tok := strings.TrimPrefix(r.String("SSN 446-75-6639"), "SSN ")
+	if !strings.HasPrefix(tok, "[ssn:") {
+		t.Fatalf("free text SSN = %s", tok)
+	}
+	for _, c := range []struct{ in, want string }{
+		{`{"type":"SSN","value":"446756639"}`, `{"type":"SSN","value":"[ssn]"}`},
+		{`{"document":"Social Security number","number":446756639,"verified":true}`, `{"document":"Social Security number","number":"[ssn]","verified":true}`},
+		{`{"ssn_verified":true,"value":"446756639"}`, `{"ssn_verified":true,"value":"[ssn]"}`},
+		{`{"taxpayer_kind":"individual","id":"446756639"}`, `{"taxpayer_kind":"individual","id":"[ssn]"}`},
+		// No context: a number like any other.
+		{`{"value":"446756639","note":"refund"}`, `{"value":"446756639","note":"refund"}`},
+		{`{"order_id":"446756639","tracking":"123456789","amount_minor":446756639}`, `{"order_id":"446756639","tracking":"123456789","amount_minor":446756639}`},
+		// Context, but numbers named for something else or not an SSN.
+		{`{"type":"SSN","order_number":"446756639","tracking_number":446756639}`, `{"type":"SSN","order_number":"446756639","tracking_number":446756639}`},
+		{`{"type":"SSN","value":"966756639","other":"000123456","x":"123006789","y":"123450000"}`, `{"type":"SSN","value":"966756639","other":"000123456","x":"123006789","y":"123450000"}`},
+		// "social" alone as a value (a channel) is no cue.
+		{`{"channel":"social","ref":"446756639"}`, `{"channel":"social","ref":"446756639"}`},
+		// Nested: the context is the object the digits are in.
+		{`{"customer":{"id_type":"ssn","id":"446756639"},"order":{"id":"446756640"}}`, `{"customer":{"id_type":"ssn","id":"[ssn]"},"order":{"id":"446756640"}}`},
+	} {
+		got, err := r.JSON([]byte(c.in))
+		if want := strings.ReplaceAll(c.want, "[ssn]", tok); err != nil || string(got) != want {
+			t.Errorf("JSON(%s) = %s, %v; want %s", c.in, got, err, want)
+		}
 	}
 }

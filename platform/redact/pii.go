@@ -40,6 +40,7 @@ type pword struct {
 	used       bool   // inside a match already
 	plain      bool   // ASCII, no hyphen: the lexicon pre-filter applies
 	cue        uint8  // 0: not known yet; 1: not a date-of-birth or id cue; 2: one
+	pre        uint32 // the flags the word may have (lexFilter), set when it is cut
 }
 
 // Gap bits: what lies between a word and the one before it.
@@ -103,6 +104,11 @@ func lowerCue(s string) bool {
 // apostrophes and hyphens (O'Sullivan, Müller-Lüdenscheidt, ORD-1001).
 // Tokens already in the text are not words.
 func words(dst []pword, s string) []pword {
+	// Room for a word every six bytes, so that a long text is not
+	// copied while its words grow the slice.
+	if n := len(s)/6 + 16; cap(dst) < n {
+		dst = make([]pword, 0, n)
+	}
 	gap := gToken
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -173,6 +179,30 @@ func words(dst []pword, s string) []pword {
 		script := 0 // of the last letter: 1 Latin and others, 2 CJK
 		for i < len(s) {
 			c := s[i]
+			// ASCII letters and digits, most of any text, take the
+			// short way.
+			if cl := class[c]; cl&(clUpper|clLower) != 0 {
+				if script == 2 {
+					break
+				}
+				script = 1
+				hasLetter, allDigit = true, false
+				letters++
+				if cl&clUpper != 0 {
+					if first {
+						w.upper = 1
+					}
+				} else {
+					allUpper = false
+				}
+				first = false
+				i++
+				continue
+			} else if cl&clDigit != 0 {
+				hasDigit = true
+				i++
+				continue
+			}
 			var r rune
 			size := 1
 			if c < utf8.RuneSelf {
@@ -248,6 +278,12 @@ func words(dst []pword, s string) []pword {
 			w.upper = 2
 		}
 		w.plain = plain
+		if w.shape == wAlpha {
+			w.pre = ^uint32(0)
+			if key, ok := lexKey(s[w.start:w.end]); ok && plain {
+				w.pre = lexFilter[key]
+			}
+		}
 		dst = append(dst, w)
 	}
 	return dst
@@ -306,16 +342,14 @@ type piiScan struct {
 func (p *piiScan) text(k int) string { return p.s[p.w[k].start:p.w[k].end] }
 
 // fl returns the lexicon flags of word k, looking them up the first time:
-// most words are never asked about.
+// most words are never asked about, and the pre-filter rules most of the
+// others out without a look-up.
 func (p *piiScan) fl(k int) uint32 {
 	w := &p.w[k]
 	if !w.looked {
 		w.looked = true
-		if w.shape == wAlpha {
-			t := p.s[w.start:w.end]
-			if key, ok := lexKey(t); !ok || !w.plain || lexFilter[key] != 0 {
-				w.flags = lookupWord(t)
-			}
+		if w.pre != 0 {
+			w.flags = lookupWord(p.s[w.start:w.end])
 		}
 	}
 	return w.flags
@@ -325,10 +359,11 @@ func (p *piiScan) fl(k int) uint32 {
 // without looking it up when the pre-filter tells it has none.
 func (p *piiScan) has(k int, mask uint32) bool {
 	w := &p.w[k]
-	if !w.looked && w.plain && w.shape == wAlpha {
-		if key, ok := lexKey(p.s[w.start:w.end]); ok && lexFilter[key]&mask == 0 {
-			return false
-		}
+	if w.looked {
+		return w.flags&mask != 0
+	}
+	if w.pre&mask == 0 {
+		return false
 	}
 	return p.fl(k)&mask != 0
 }

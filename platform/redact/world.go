@@ -192,6 +192,12 @@ func (p *piiScan) commonGivenName(k int) int {
 	if !p.has(k, lxStop|lxMonth) && !p.has(j, lxStop|lxMonth|lxCompany|lxStreetEN) {
 		return -1 // the usual rules read it
 	}
+	// After a cue ("Dear Marco Sharma", "Regards, June Okafor") the word
+	// after it need not be a known surname: any capitalised word that is
+	// not a common word, a month, a company or a title word.
+	if p.has(k, lxStop|lxMonth) && p.isNameWord(j) && p.cued(k) {
+		return j
+	}
 	if p.has(j, lxStop|lxMonth|lxCompany|lxStreetEN|lxTitle|lxCue) && !p.has(j, lxSurname) {
 		return -1
 	}
@@ -212,8 +218,8 @@ func (p *piiScan) commonGivenName(k int) int {
 // stop word.
 func (p *piiScan) lowerName(k int) int {
 	w := p.w[k]
-	if w.upper != 0 || w.shape != wAlpha {
-		return -1
+	if w.upper != 0 || w.shape != wAlpha || w.used || !p.has(k, lxGiven) {
+		return -1 // most words: no look-up (the pre-filter), no rune decoded
 	}
 	if r, _ := utf8.DecodeRuneInString(p.text(k)); !unicode.IsLower(r) {
 		return -1 // a script without case: Arabic names have their own rule
@@ -391,11 +397,19 @@ func (p *piiScan) blockNumber(k int) bool {
 func (p *piiScan) worldPostcode(k int) bool {
 	w := p.w[k]
 	t := p.text(k)
-	prevCity := k > 0 && p.w[k].gap&^(gSpace|gOther|gComma) == 0 && p.w[k-1].shape == wAlpha && p.w[k-1].upper != 0 &&
-		!p.has(k-1, lxStop|lxMonth) && !p.has(k-1, lxCompany)
-	nextCity := k+1 < len(p.w) && p.w[k+1].gap&^(gSpace|gComma) == 0 && p.cityLike(k+1)
-	cue := k > 0 && (p.has(k-1, lxPostcue) || strings.EqualFold(p.text(k-1), "cep") || strings.EqualFold(p.text(k-1), "pin") ||
-		strings.EqualFold(p.text(k-1), "pincode")) || w.start >= 3 && p.s[w.start-3:w.start] == "〒"
+	if len(t) < 3 || len(t) > 9 || !isDigit(t[0]) {
+		return false // no shape below: most numbers stop here, before any word is looked up
+	}
+	// The context is read only for a number of one of the shapes.
+	prevCity := func() bool {
+		return k > 0 && p.w[k].gap&^(gSpace|gOther|gComma) == 0 && p.w[k-1].shape == wAlpha && p.w[k-1].upper != 0 &&
+			!p.has(k-1, lxStop|lxMonth) && !p.has(k-1, lxCompany)
+	}
+	nextCity := func() bool { return k+1 < len(p.w) && p.w[k+1].gap&^(gSpace|gComma) == 0 && p.cityLike(k+1) }
+	cue := func() bool {
+		return k > 0 && (p.has(k-1, lxPostcue) || strings.EqualFold(p.text(k-1), "cep") || strings.EqualFold(p.text(k-1), "pin") ||
+			strings.EqualFold(p.text(k-1), "pincode")) || w.start >= 3 && p.s[w.start-3:w.start] == "〒"
+	}
 	digitsShape := func(parts ...int) bool {
 		i := 0
 		for n, want := range parts {
@@ -416,16 +430,16 @@ func (p *piiScan) worldPostcode(k int) bool {
 	}
 	switch {
 	case digitsShape(5, 3): // CEP
-	case digitsShape(3, 4) && (cue || prevCity): // Japan
-	case digitsShape(2, 3) && (cue || nextCity): // Poland
-	case digitsShape(6) && t[0] != '0' && (cue || prevCity || nextCity && p.w[k+1].gap&gComma != 0): // India, Russia
-	case digitsShape(8) && (cue || k > 0 && p.w[k].gap&^(gSpace|gComma) == 0 && p.w[k-1].upper == 2 && len(p.text(k-1)) == 2): // CEP without its hyphen
+	case digitsShape(3, 4) && (cue() || prevCity()): // Japan
+	case digitsShape(2, 3) && (cue() || nextCity()): // Poland
+	case digitsShape(6) && t[0] != '0' && (cue() || prevCity() || nextCity() && p.w[k+1].gap&gComma != 0): // India, Russia
+	case digitsShape(8) && (cue() || k > 0 && p.w[k].gap&^(gSpace|gComma) == 0 && p.w[k-1].upper == 2 && len(p.text(k-1)) == 2): // CEP without its hyphen
 	case digitsShape(4) && k > 0 && p.w[k-1].upper == 2 && auState(p.text(k-1)):
 	case digitsShape(3) && k+1 < len(p.w) && p.w[k+1].gap == gSpace && len(p.text(k+1)) == 2 && p.w[k+1].shape == wDigits &&
 		k+2 < len(p.w) && p.cityLike(k+2): // Sweden "111 51 Stockholm"
 		p.add(k, k+2, KindAddress, int(w.start), int(p.w[k+1].end))
 		return true
-	case digitsShape(3) && (cue || prevCity) && k+1 < len(p.w) && p.w[k+1].gap == gSpace && len(p.text(k+1)) == 3 &&
+	case digitsShape(3) && (cue() || prevCity()) && k+1 < len(p.w) && p.w[k+1].gap == gSpace && len(p.text(k+1)) == 3 &&
 		p.w[k+1].shape == wDigits && !amountAfter(p.s, int(p.w[k+1].end)):
 		p.add(k, k+2, KindAddress, int(w.start), int(p.w[k+1].end)) // "560 001"
 		return true
