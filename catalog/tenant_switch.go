@@ -63,8 +63,8 @@ func GetForTenant(ctx context.Context, q store.Querier, name, tenantID string) (
 	var off bool
 	t, err := store.Get(ctx, q, func(s store.Scanner) (tools.Tool, error) { return scan(withOff{s, &off}) },
 		`SELECT `+toolColumns+`,
-	EXISTS (SELECT 1 FROM tool_tenant_switches s WHERE s.tool = tools.name AND s.tenant_id = ?)
-	FROM tools WHERE name = ?`, tenantID, name)
+	EXISTS (SELECT 1 FROM tool_tenant_switches WHERE tool = ? AND tenant_id = ?)
+	FROM tools WHERE name = ?`, name, tenantID, name)
 	if errors.Is(err, store.ErrNotFound) {
 		return tools.Tool{}, problem.NotFound("not_found", "There is no tool "+strconv.Quote(name)+" in the catalog.")
 	}
