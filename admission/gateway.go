@@ -160,7 +160,7 @@ func (g *Gateway) Authenticate(ctx context.Context, secret string) (Caller, erro
 	if secret == "" {
 		return Caller{}, refuse(CodeUnauthorized, "Send the virtual key as Authorization: Bearer wk_...", 0, nil)
 	}
-	k, err := g.lookupKey(ctx, secret, now)
+	k, t, err := g.lookupKey(ctx, secret, now)
 	if err != nil {
 		switch {
 		case errors.Is(err, keys.ErrRevoked), errors.Is(err, keys.ErrExpired):
@@ -180,10 +180,7 @@ func (g *Gateway) Authenticate(ctx context.Context, secret string) (Caller, erro
 		}
 	}
 	g.usage.Note(k.ID, now)
-	t, err := tenants.BySlug(ctx, g.db.Read(), k.TenantSlug)
-	if err != nil {
-		return Caller{}, g.unavailable("The tenant cannot be loaded right now: Warden's storage is not answering.", "The tenant cannot be loaded right now.", err)
-	}
+	// The key's tenant was read with the key, in the same statement.
 	if t.Frozen {
 		g.auditRefusal(ctx, k, "tenant.frozen_refused", map[string]any{"prefix": k.Prefix})
 		return Caller{}, refuse(CodeTenantFrozen, "Tenant "+t.Slug+" is frozen: its agents cannot run until an admin unfreezes it.", 0, nil)
@@ -209,31 +206,33 @@ func (g *Gateway) unavailable(storageMessage, message string, err error) error {
 	return refuse(CodeUnavailable, message, time.Second, err)
 }
 
-// lookupKey authenticates secret, coalescing concurrent lookups of the
+// lookupKey authenticates secret and reads its tenant in the same
+// statement (keys.AuthenticateWithTenant), coalescing concurrent lookups of the
 // same secret into one database read (singleflight). The flight is keyed
 // by the secret's hash, so only callers holding the same key share a
 // result; nothing is cached, so a revocation counts from the next lookup.
 // The shared read has its own bound (2 s); each caller still waits only
 // as long as its own context allows.
-func (g *Gateway) lookupKey(ctx context.Context, secret string, now time.Time) (keys.Key, error) {
+func (g *Gateway) lookupKey(ctx context.Context, secret string, now time.Time) (keys.Key, tenants.Tenant, error) {
 	sum := sha256.Sum256([]byte(secret))
 	ch := g.flights.DoChan(hex.EncodeToString(sum[:]), func() (any, error) {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer cancel()
-		k, err := keys.Authenticate(lctx, g.db.Read(), secret, now)
-		return keyResult{k, err}, nil
+		k, t, err := keys.AuthenticateWithTenant(lctx, g.db.Read(), secret, now)
+		return keyResult{k, t, err}, nil
 	})
 	select {
 	case r := <-ch:
 		kr := r.Val.(keyResult)
-		return kr.k, kr.err
+		return kr.k, kr.t, kr.err
 	case <-ctx.Done():
-		return keys.Key{}, ctx.Err()
+		return keys.Key{}, tenants.Tenant{}, ctx.Err()
 	}
 }
 
 type keyResult struct {
 	k   keys.Key
+	t   tenants.Tenant
 	err error
 }
 

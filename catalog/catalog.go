@@ -216,9 +216,11 @@ func SetEnabled(ctx context.Context, tx *store.Tx, name string, enabled bool) (b
 	return n == 1, nil
 }
 
-const selectTool = `SELECT name, description, impact, reversibility, compensating_tool, provider, webhook_url,
+const toolColumns = `name, description, impact, reversibility, compensating_tool, provider, webhook_url,
 	timeout_ms, max_attempts, args_schema, enabled, approval_ttl_s, unit_cost_micros, amount_arg, currency_arg, target_arg,
-	total_arg, total_result, total_currency_result
+	total_arg, total_result, total_currency_result`
+
+const selectTool = `SELECT ` + toolColumns + `
 	FROM tools`
 
 // Get loads one tool, or a not-found problem naming it (errors.Is matches

@@ -464,7 +464,9 @@ func (r *run) execute(ctx context.Context) (string, error) {
 	// Routing sees the request without its personal data: a card number or
 	// an address says nothing about what the customer wants.
 	// The release the journey was admitted under decides the routing.
-	skill, score, err := r.route(ctx, r.redactor().String(r.req.Input), r.req.Skill)
+	// r.j.Input is the request's text redacted by this run's redactor at
+	// admission (runJourney): the same text, not redacted a second time.
+	skill, score, err := r.route(ctx, r.j.Input, r.req.Skill)
 	if err != nil && !errors.Is(err, skills.ErrNoRoute) && !errors.Is(err, skills.ErrUnknownSkill) {
 		r.record(ctx, Step{Kind: "route", Status: "failed", Error: "the release cannot be read"})
 		return "", Refuse(CodeInternal, "The release this journey runs under cannot be read.", err)
@@ -530,14 +532,12 @@ func (r *run) execute(ctx context.Context) (string, error) {
 func (r *run) call(ctx context.Context, st skills.Step, args json.RawMessage) (json.RawMessage, error) {
 	s := r.s
 	var tp *tools.Tool
-	t, err := catalog.Get(ctx, s.o.DB.Read(), st.Tool)
+	// A tool switched off for this tenant alone is off for this call
+	// (catalog.ForTenant, read in the same statement).
+	t, err := catalog.GetForTenant(ctx, s.o.DB.Read(), st.Tool, r.j.TenantID)
 	switch {
 	case err == nil:
 		tp = &t
-		// A tool switched off for this tenant alone is off for this call.
-		if err := catalog.ForTenant(ctx, s.o.DB.Read(), tp, r.j.TenantID); err != nil {
-			return nil, Refuse(CodeInternal, "The tool catalog cannot be read.", err)
-		}
 	case errors.Is(err, store.ErrNotFound):
 	default:
 		return nil, Refuse(CodeInternal, "The tool catalog cannot be read.", err)

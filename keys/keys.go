@@ -502,13 +502,37 @@ const selectKey = `SELECT k.id, k.tenant_id, t.slug, k.name, k.prefix, k.scopes,
 // returned error says why for the audit trail; the caller answers 401 for
 // all of them. For ErrRevoked and ErrExpired the key is returned too.
 func Authenticate(ctx context.Context, q store.Querier, secret string, now time.Time) (Key, error) {
+	return authenticate(ctx, q, secret, now, authenticateQuery, nil)
+}
+
+// AuthenticateWithTenant is Authenticate returning also the key's tenant,
+// read in the same statement: the gateway needs both on every request,
+// and on SQLite each read is a read transaction of its own. The tenant is
+// set when the key is (also for ErrRevoked and ErrExpired).
+func AuthenticateWithTenant(ctx context.Context, q store.Querier, secret string, now time.Time) (Key, tenants.Tenant, error) {
+	dest, tenant := tenants.ScanJoined()
+	k, err := authenticate(ctx, q, secret, now, authenticateWithTenantQuery, dest)
+	if k.ID == "" {
+		return k, tenants.Tenant{}, err
+	}
+	return k, tenant(), err
+}
+
+var (
+	authenticateQuery           = `SELECT k.secret_hash, ` + strings.TrimPrefix(selectKey, "SELECT ") + ` WHERE k.prefix = ?`
+	authenticateWithTenantQuery = strings.Replace(authenticateQuery, "\n\tFROM virtual_keys k", ",\n\t"+tenants.JoinedColumns+"\n\tFROM virtual_keys k", 1)
+)
+
+// authenticate runs query (authenticateQuery, with more columns read
+// into more after the key's own), then checks the key.
+func authenticate(ctx context.Context, q store.Querier, secret string, now time.Time, query string, more []any) (Key, error) {
 	prefix, err := parse(secret)
 	if err != nil {
 		return Key{}, err
 	}
 	var hash string
-	k, err := store.Get(ctx, q, func(s store.Scanner) (Key, error) { return scanKeyWithHash(s, &hash) },
-		`SELECT k.secret_hash, `+strings.TrimPrefix(selectKey, "SELECT ")+` WHERE k.prefix = ?`, prefix)
+	k, err := store.Get(ctx, q, func(s store.Scanner) (Key, error) { return scanKeyWithHash(moreScanner{s, more}, &hash) },
+		query, prefix)
 	if errors.Is(err, store.ErrNotFound) {
 		// Compare anyway, so an unknown prefix costs what a known one does.
 		subtle.ConstantTimeCompare([]byte(hashSecret(secret)), []byte(hashSecret("")))
@@ -568,6 +592,20 @@ func Touch(ctx context.Context, tx *store.Tx, id string, now time.Time) error {
 type scanner = store.Scanner
 
 func scanKey(s scanner) (Key, error) { return scanKeyWithHash(s, nil) }
+
+// moreScanner scans a row's columns into the destinations it is given,
+// then the rest into more.
+type moreScanner struct {
+	s    scanner
+	more []any
+}
+
+func (m moreScanner) Scan(dest ...any) error {
+	if len(m.more) == 0 {
+		return m.s.Scan(dest...)
+	}
+	return m.s.Scan(append(dest, m.more...)...)
+}
 
 func scanKeyWithHash(s scanner, hash *string) (Key, error) {
 	var k Key

@@ -3,6 +3,7 @@ package keys
 import (
 	"context"
 	"errors"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -110,6 +111,63 @@ func TestAuthenticate(t *testing.T) {
 	})
 	if _, err := Authenticate(ctx, db.Read(), secret, time.Now()); !errors.Is(err, ErrRevoked) {
 		t.Errorf("revoked key = %v", err)
+	}
+}
+
+// AuthenticateWithTenant answers what Authenticate does, and the key's
+// tenant as tenants.BySlug reads it; an unknown or wrong secret gets no
+// tenant, a revoked key still its own.
+func TestAuthenticateWithTenant(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.Open(t)
+	var k Key
+	var secret string
+	if err := db.Transact(ctx, func(tx *store.Tx) error {
+		if _, err := tenants.Insert(ctx, tx, "globex", "Globex"); err != nil {
+			return err
+		}
+		tenant, err := tenants.Insert(ctx, tx, "acme", "Acme")
+		if err != nil {
+			return err
+		}
+		var secrets Secrets
+		k, secrets, err = Create(ctx, tx, testSealer(t), NewSpec{TenantID: tenant.ID, Name: "bot", Scopes: []string{"skill:a"}, RatePerMin: 60, Burst: 5, CreatedBy: "t"})
+		secret = secrets.Key
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Transact(ctx, func(tx *store.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE tenants SET frozen = 1, trace_retention_days = 9, dual_control_window_s = 120 WHERE slug = 'acme'`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want, err := tenants.BySlug(ctx, db.Read(), "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := Authenticate(ctx, db.Read(), secret, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, tenant, err := AuthenticateWithTenant(ctx, db.Read(), secret, time.Now())
+	if err != nil || !reflect.DeepEqual(got, plain) {
+		t.Errorf("AuthenticateWithTenant key = %+v, %v; want %+v", got, err, plain)
+	}
+	if tenant != want || !tenant.Frozen || tenant.DualControlWindow != 2*time.Minute {
+		t.Errorf("AuthenticateWithTenant tenant = %+v; want %+v", tenant, want)
+	}
+	for _, s := range []string{flipLast(secret), "wk_aaaaaaaa_" + strings.Repeat("b", 32)} {
+		if _, tenant, err := AuthenticateWithTenant(ctx, db.Read(), s, time.Now()); !errors.Is(err, ErrUnknown) || tenant.ID != "" {
+			t.Errorf("AuthenticateWithTenant(wrong secret) = tenant %q, %v; want no tenant, ErrUnknown", tenant.ID, err)
+		}
+	}
+	if err := db.Transact(ctx, func(tx *store.Tx) error { _, err := Revoke(ctx, tx, k.ID); return err }); err != nil {
+		t.Fatal(err)
+	}
+	if got, tenant, err := AuthenticateWithTenant(ctx, db.Read(), secret, time.Now()); !errors.Is(err, ErrRevoked) || got.ID != k.ID || tenant.Slug != "acme" {
+		t.Errorf("revoked key = %s of %q, %v; want the key, its tenant, ErrRevoked", got.ID, tenant.Slug, err)
 	}
 }
 

@@ -203,14 +203,8 @@ func (g *Gateway) Chat(ctx context.Context, caller admission.Caller, body []byte
 	if asked < 0 {
 		return invalid("max_tokens cannot be negative.")
 	}
-	deps, err := For(ctx, g.db.Read(), g.sealer, req.Model)
-	var opts AliasSettings
-	var settings TenantSettings
-	var limits KeyLimits
-	var allowedHosts string
-	if err == nil {
-		opts, settings, limits, allowedHosts, err = callOptions(ctx, g.db.Read(), req.Model, caller.Tenant.ID, caller.Key.ID)
-	}
+	// The deployments and the call's options in one read.
+	deps, opts, settings, limits, allowedHosts, err := forCall(ctx, g.db.Read(), g.sealer, req.Model, caller.Tenant.ID, caller.Key.ID)
 	if err != nil {
 		const msg = "The model deployments cannot be read right now."
 		if g.db.NotAnswering(err) {

@@ -165,10 +165,6 @@ func Get(ctx context.Context, q store.Querier, name string) (Deployment, error) 
 // For returns the enabled deployments of alias in the order they are
 // tried, with their API keys opened.
 func For(ctx context.Context, q store.Querier, sealer *seal.Sealer, alias string) ([]Deployment, error) {
-	type sealedDeployment struct {
-		d      Deployment
-		sealed string
-	}
 	all, err := store.Query(ctx, q, func(row store.Scanner) (sealedDeployment, error) {
 		d, sealed, err := scan(row)
 		return sealedDeployment{d, sealed}, err
@@ -176,6 +172,47 @@ func For(ctx context.Context, q store.Querier, sealer *seal.Sealer, alias string
 	if err != nil {
 		return nil, fmt.Errorf("deployments of %s: %w", alias, err)
 	}
+	return openKeys(sealer, all)
+}
+
+// forCall is For and callOptions in one statement: the options are
+// columns of every deployment's row. With no deployment there is no row,
+// and the options are their defaults (the call is refused as an unknown
+// model before they matter).
+func forCall(ctx context.Context, q store.Querier, sealer *seal.Sealer, alias, tenantID, keyID string) ([]Deployment, AliasSettings, TenantSettings, KeyLimits, string, error) {
+	var o callOpts
+	all, err := store.Query(ctx, q, func(row store.Scanner) (sealedDeployment, error) {
+		d, sealed, err := scan(withMore{row, o.dest()})
+		return sealedDeployment{d, sealed}, err
+	}, `SELECT `+columns+`,`+callOptionsColumns+`
+	FROM model_deployments WHERE alias = ? AND enabled = 1 ORDER BY priority, name`, append(o.args(alias, tenantID, keyID), alias)...)
+	if err != nil {
+		return nil, AliasSettings{}, TenantSettings{}, KeyLimits{}, "", fmt.Errorf("deployments of %s: %w", alias, err)
+	}
+	deps, err := openKeys(sealer, all)
+	if err != nil {
+		return nil, AliasSettings{}, TenantSettings{}, KeyLimits{}, "", err
+	}
+	a, s, l, hosts := o.values(alias)
+	return deps, a, s, l, hosts, nil
+}
+
+// withMore scans a row's columns into the destinations it is given, then
+// the rest into more.
+type withMore struct {
+	row  store.Scanner
+	more []any
+}
+
+func (w withMore) Scan(dest ...any) error { return w.row.Scan(append(dest, w.more...)...) }
+
+type sealedDeployment struct {
+	d      Deployment
+	sealed string
+}
+
+// openKeys opens the deployments' sealed API keys.
+func openKeys(sealer *seal.Sealer, all []sealedDeployment) ([]Deployment, error) {
 	var out []Deployment
 	for _, s := range all {
 		d := s.d

@@ -241,23 +241,47 @@ func SetAliasSettings(ctx context.Context, db *store.DB, actor audit.Actor, s Al
 // limits (each its default when none is stored) and the allowed hosts
 // (one per line).
 func callOptions(ctx context.Context, q store.Querier, alias, tenantID, keyID string) (AliasSettings, TenantSettings, KeyLimits, string, error) {
-	var cascade, ttl, outbound, rpm, tpm sql.NullInt64
-	var content, hosts sql.NullString
-	err := q.QueryRowContext(ctx, `SELECT
-		(SELECT cascade FROM model_aliases WHERE alias = ?), (SELECT cache_ttl_s FROM model_aliases WHERE alias = ?),
-		(SELECT content FROM model_tenant_settings WHERE tenant_id = ?), (SELECT outbound_redaction FROM model_tenant_settings WHERE tenant_id = ?),
-		(SELECT rpm FROM model_key_limits WHERE key_id = ?), (SELECT tpm FROM model_key_limits WHERE key_id = ?),
-		(SELECT allowed_hosts FROM model_gateway_settings WHERE id = 1)`,
-		alias, alias, tenantID, tenantID, keyID, keyID).Scan(&cascade, &ttl, &content, &outbound, &rpm, &tpm, &hosts)
+	var o callOpts
+	err := q.QueryRowContext(ctx, `SELECT `+callOptionsColumns, o.args(alias, tenantID, keyID)...).Scan(o.dest()...)
 	if err != nil {
 		return AliasSettings{}, TenantSettings{}, KeyLimits{}, "", fmt.Errorf("model call options: %w", err)
 	}
-	s := TenantSettings{Content: ContentRedacted, OutboundRedaction: outbound.Int64 == 1}
-	if content.Valid {
-		s.Content = content.String
+	a, s, l, hosts := o.values(alias)
+	return a, s, l, hosts, nil
+}
+
+// callOptionsColumns are callOptions' values as columns of a select,
+// with the parameters callOpts.args gives, scanned into callOpts.dest
+// (forCall reads them with the deployments, in one statement).
+const callOptionsColumns = `
+		(SELECT cascade FROM model_aliases WHERE alias = ?), (SELECT cache_ttl_s FROM model_aliases WHERE alias = ?),
+		(SELECT content FROM model_tenant_settings WHERE tenant_id = ?), (SELECT outbound_redaction FROM model_tenant_settings WHERE tenant_id = ?),
+		(SELECT rpm FROM model_key_limits WHERE key_id = ?), (SELECT tpm FROM model_key_limits WHERE key_id = ?),
+		(SELECT allowed_hosts FROM model_gateway_settings WHERE id = 1)`
+
+// callOpts is a row of callOptionsColumns.
+type callOpts struct {
+	cascade, ttl, outbound, rpm, tpm sql.NullInt64
+	content, hosts                   sql.NullString
+}
+
+func (o *callOpts) args(alias, tenantID, keyID string) []any {
+	return []any{alias, alias, tenantID, tenantID, keyID, keyID}
+}
+
+func (o *callOpts) dest() []any {
+	return []any{&o.cascade, &o.ttl, &o.content, &o.outbound, &o.rpm, &o.tpm, &o.hosts}
+}
+
+// values are the alias's options, the tenant's settings, the key's
+// limits (each its default when none is stored) and the allowed hosts.
+func (o *callOpts) values(alias string) (AliasSettings, TenantSettings, KeyLimits, string) {
+	s := TenantSettings{Content: ContentRedacted, OutboundRedaction: o.outbound.Int64 == 1}
+	if o.content.Valid {
+		s.Content = o.content.String
 	}
-	return AliasSettings{Alias: alias, Cascade: cascade.Int64 == 1, CacheTTL: int(ttl.Int64)}, s,
-		KeyLimits{RPM: int(rpm.Int64), TPM: int(tpm.Int64)}, hosts.String, nil
+	return AliasSettings{Alias: alias, Cascade: o.cascade.Int64 == 1, CacheTTL: int(o.ttl.Int64)}, s,
+		KeyLimits{RPM: int(o.rpm.Int64), TPM: int(o.tpm.Int64)}, o.hosts.String
 }
 
 // MaxAllowedHosts bounds the allowed hosts list.

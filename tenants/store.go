@@ -128,6 +128,24 @@ func Insert(ctx context.Context, tx *store.Tx, slug, name string) (Tenant, error
 
 const selectTenant = `SELECT id, slug, name, frozen, created_at, trace_retention_days, dual_control_window_s FROM tenants`
 
+// JoinedColumns are a tenant's columns in a query that joins tenants as
+// t, in the order ScanJoined reads them: a read of another table that
+// needs its tenant too (keys.AuthenticateWithTenant) gets both in one
+// statement.
+const JoinedColumns = `t.id, t.slug, t.name, t.frozen, t.created_at, t.trace_retention_days, t.dual_control_window_s`
+
+// ScanJoined returns where the values of JoinedColumns go, to append to
+// the destinations of a row's Scan, and the tenant they make once it has
+// scanned.
+func ScanJoined() (dest []any, tenant func() Tenant) {
+	var t Tenant
+	var windowS int64
+	return []any{&t.ID, &t.Slug, &t.Name, &t.Frozen, &t.CreatedAt, &t.RetentionDays, &windowS}, func() Tenant {
+		t.DualControlWindow = time.Duration(windowS) * time.Second
+		return t
+	}
+}
+
 func scanTenant(s store.Scanner) (Tenant, error) {
 	var t Tenant
 	var windowS int64
