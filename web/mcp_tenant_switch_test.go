@@ -3,7 +3,6 @@ package web
 import (
 	"context"
 	"errors"
-	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -94,9 +93,12 @@ func TestMCPDoorHonoursTheTenantToolSwitch(t *testing.T) {
 	if p := carol.get("/switches"); !strings.Contains(p.Body, "up__lookup_order") {
 		t.Error("Kill switches does not list the MCP tool switched off for acme")
 	}
-	if r := carol.post("/switches/tool/up__lookup_order/tenants/acme/on", carol.withCSRF(url.Values{}), nil); r.Status != http.StatusOK {
-		t.Fatalf("switch up__lookup_order back on for acme = %d", r.Status)
+	// Switching on loosens a control: it waits for a second admin.
+	landed := carol.post("/switches/tool/up__lookup_order/tenants/acme/on", carol.withCSRF(url.Values{}), nil)
+	if _, isErr = callText(t, mcpSession(t, in, acmeKey), "up__lookup_order", lookup); !isErr || up.calls.Load() != 1 {
+		t.Errorf("acme's call while switching on waits for a second admin: error %v, %d upstream calls; want still refused", isErr, up.calls.Load())
 	}
+	approveAsFrank(t, in, landed)
 	text, isErr = callText(t, mcpSession(t, in, acmeKey), "up__lookup_order", lookup)
 	if isErr || !strings.HasPrefix(text, "order A1 shipped") || up.calls.Load() != 2 {
 		t.Errorf("acme's call after switching back on = %q (error %v), %d upstream calls; want forwarded", text, isErr, up.calls.Load())
