@@ -20,6 +20,9 @@ const (
 	BudgetLimit       = "budget.limit"
 	AllowHost         = "tenant.allow_host"
 	ModelUpstream     = "model.upstream"
+	MCPServerSwitch   = "mcp.server_switch"
+	MCPToolSwitch     = "mcp.tool_switch"
+	TenantFreeze      = "tenant.freeze"
 )
 
 // Kind is one row of the classification table: which control-plane change
@@ -59,6 +62,12 @@ var Table = []Kind{
 	{ModelUpstream, "where a model deployment sends prompts: its base URL and upstream API key",
 		"changing the base URL or the upstream key", "any other edit of the deployment (applied at once)",
 		classify(func(b, a Upstream) bool { return a.BaseURL != b.BaseURL || a.Key != b.Key })},
+	{MCPServerSwitch, "an upstream MCP server's kill switch (every tool behind it)",
+		"switching it back on", "switching it off", classify(func(b, a Switch) bool { return a.On && !b.On })},
+	{MCPToolSwitch, "one MCP tool's own kill switch",
+		"switching it back on", "switching it off", classify(func(b, a Switch) bool { return a.On && !b.On })},
+	{TenantFreeze, "whether a tenant is frozen (its agents may act at all)",
+		"unfreezing it", "freezing it", classify(func(b, a Frozen) bool { return b.Frozen && !a.Frozen })},
 	{AllowHost, "the internal hosts model deployments and MCP servers may reach (Models → allowed internal hosts)",
 		"adding a host", "removing a host", classify(func(b, a Hosts) bool {
 			for _, h := range a.Hosts {
@@ -77,8 +86,6 @@ var Ungoverned = []string{
 	"widening a virtual key's scopes, rate limit or budget",
 	"activating or rolling forward a release whose diff touches prompt, skills, routing, tools or policy",
 	"publishing a runbook that adds buttons",
-	"switching an MCP server or one MCP tool back on",
-	"unfreezing a tenant",
 	"a runbook button that switches a tool or skill on, sets a budget limit or unfreezes a tenant",
 }
 
@@ -110,6 +117,11 @@ type ToolRiskValue struct {
 // Switch is the value of the switches' kinds.
 type Switch struct {
 	On bool `json:"on"`
+}
+
+// Frozen is TenantFreeze's value.
+type Frozen struct {
+	Frozen bool `json:"frozen"`
 }
 
 // Budget is BudgetLimit's value; Exists false is no budget at all (nothing

@@ -15,6 +15,7 @@ import (
 	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/changes"
+	"github.com/wardenhq/warden/mcpservers"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/store"
@@ -100,6 +101,26 @@ func (h *Console) applyChange(ctx context.Context, actor audit.Actor, kind, tena
 			_, err = catalog.SwitchSkill(ctx, h.DB, actor, subject, v.On, "")
 		default:
 			_, err = catalog.Switch(ctx, h.DB, actor, subject, v.On, "")
+		}
+	case changes.MCPServerSwitch, changes.MCPToolSwitch:
+		var v changes.Switch
+		if v, err = changes.Value[changes.Switch](after); err != nil {
+			break
+		}
+		if kind == changes.MCPServerSwitch {
+			_, err = mcpservers.SwitchServer(ctx, h.DB, actor, subject, v.On, "")
+			break
+		}
+		server, tool, ok := mcpservers.ParseExposedName(subject)
+		if !ok {
+			err = mcpservers.ErrToolNotFound
+			break
+		}
+		_, err = mcpservers.SetToolEnabled(ctx, h.DB, actor, server, tool, v.On, "")
+	case changes.TenantFreeze:
+		var v changes.Frozen
+		if v, err = changes.Value[changes.Frozen](after); err == nil {
+			_, err = tenants.SetFrozen(ctx, h.DB, actor, tenantID, v.Frozen, "")
 		}
 	case changes.BudgetLimit:
 		var v changes.Budget
@@ -238,6 +259,34 @@ func (h *Console) stillAsAsked(ctx context.Context, ch changes.Change) (bool, er
 			return false, err
 		}
 		now = changes.Switch{On: on}
+	case changes.MCPServerSwitch:
+		s, err := mcpservers.Get(ctx, q, ch.Subject)
+		if errors.Is(err, mcpservers.ErrNotFound) {
+			return false, store.ErrNotFound
+		}
+		if err != nil {
+			return false, err
+		}
+		now = changes.Switch{On: s.Enabled}
+	case changes.MCPToolSwitch:
+		server, tool, ok := mcpservers.ParseExposedName(ch.Subject)
+		if !ok {
+			return false, store.ErrNotFound
+		}
+		t, err := mcpservers.GetTool(ctx, q, server, tool)
+		if errors.Is(err, mcpservers.ErrToolNotFound) {
+			return false, store.ErrNotFound
+		}
+		if err != nil {
+			return false, err
+		}
+		now = changes.Switch{On: t.Enabled}
+	case changes.TenantFreeze:
+		t, err := tenants.ByID(ctx, q, ch.TenantID)
+		if err != nil {
+			return false, err
+		}
+		now = changes.Frozen{Frozen: t.Frozen}
 	case changes.BudgetLimit:
 		b, err := changes.Value[changes.Budget](ch.Before)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/changes"
+	"github.com/wardenhq/warden/mcpservers"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/notify"
 	"github.com/wardenhq/warden/platform/risk"
@@ -58,6 +59,19 @@ func TestLooseningChangesWaitForASecondAdmin(t *testing.T) {
 	if _, err := catalog.Switch(ctx, in.DB, testActor, "issue_refund", false, "INC-1"); err != nil {
 		t.Fatal(err)
 	}
+	mcpRegistered(t, in, "shop")
+	if _, err := mcpservers.SwitchServer(ctx, in.DB, testActor, "shop", false, "INC-2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mcpservers.SetToolEnabled(ctx, in.DB, testActor, "shop", "pay", false, "INC-3"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tenants.SetFrozen(ctx, in.DB, testActor, acme.ID, true, "INC-4"); err != nil {
+		t.Fatal(err)
+	}
+	serverOn := func() string { s, _ := mcpservers.Get(ctx, in.DB.Read(), "shop"); return strconv.FormatBool(s.Enabled) }
+	mcpToolOn := func() string { tl, _ := mcpservers.GetTool(ctx, in.DB.Read(), "shop", "pay"); return strconv.FormatBool(tl.Enabled) }
+	frozen := func() string { return strconv.FormatBool(adminTenantBySlug(t, in.DB, "acme").Frozen) }
 	threshold := func() int64 {
 		m, _ := tenants.ThresholdFor(ctx, in.DB.Read(), acme.ID, "USD")
 		return m
@@ -87,6 +101,9 @@ func TestLooseningChangesWaitForASecondAdmin(t *testing.T) {
 		{changes.ToolRisk, "/tools/issue_refund", nil, func() string { return string(toolImpact()) }},
 		{changes.BudgetLimit, "/budgets/acme", url.Values{"period": {"day"}, "limit": {"500"}, "alert_percent": {"80"}}, func() string { return strconv.FormatInt(limit(), 10) }},
 		{changes.AllowHost, "/model-allowed-hosts", url.Values{"allowed_hosts": {"llm.corp.internal"}}, hosts},
+		{changes.MCPServerSwitch, "/switches/mcp-servers/shop/on", url.Values{}, serverOn},
+		{changes.MCPToolSwitch, "/switches/mcp-tools/shop__pay/on", url.Values{}, mcpToolOn},
+		{changes.TenantFreeze, "/tenants/acme/unfreeze", url.Values{}, frozen},
 	}
 	for _, k := range kinds {
 		form := k.form
@@ -118,6 +135,9 @@ func TestLooseningChangesWaitForASecondAdmin(t *testing.T) {
 			t.Errorf("%s: still %s after frank approved", k.kind, got)
 		}
 	}
+	if serverOn() != "true" || mcpToolOn() != "true" || frozen() != "false" {
+		t.Errorf("after approvals: MCP server on %s, MCP tool on %s, acme frozen %s", serverOn(), mcpToolOn(), frozen())
+	}
 	if threshold() != 100_000_000 || window() != 1 || !toolOn() || toolImpact() != risk.ImpactLow || limit() != 500_000_000 || hosts() != "llm.corp.internal" {
 		t.Errorf("after approvals: threshold %d, window %d, tool on %v, impact %s, limit %d, hosts %q", threshold(), window(), toolOn(), toolImpact(), limit(), hosts())
 	}
@@ -133,6 +153,9 @@ func TestLooseningChangesWaitForASecondAdmin(t *testing.T) {
 		{"/budgets/acme", url.Values{"period": {"day"}, "limit": {"100"}, "alert_percent": {"80"}}, func() bool { return limit() == 100_000_000 }},
 		{"/tools/issue_refund", toolForm("high"), func() bool { return toolImpact() == risk.ImpactHigh }},
 		{"/model-allowed-hosts", url.Values{"allowed_hosts": {""}}, func() bool { return hosts() == "" }},
+		{"/switches/mcp-tools/shop__pay/off", url.Values{"reason": {"INC-44"}}, func() bool { return mcpToolOn() == "false" }},
+		{"/switches/mcp-servers/shop/off", url.Values{"reason": {"INC-45"}}, func() bool { return serverOn() == "false" }},
+		{"/tenants/acme/freeze", url.Values{"reason": {"INC-46"}}, func() bool { return frozen() == "true" }},
 	}
 	for _, tt := range tight {
 		p := erin.post(tt.path, erin.withCSRF(tt.form), nil)
