@@ -86,7 +86,6 @@ var Ungoverned = []string{
 	"widening a virtual key's scopes, rate limit or budget",
 	"activating or rolling forward a release whose diff touches prompt, skills, routing, tools or policy",
 	"publishing a runbook that adds buttons",
-	"a runbook button that switches a tool or skill on, sets a budget limit or unfreezes a tenant",
 }
 
 // Threshold is DualControl's value: Set false means the currency has no
