@@ -70,7 +70,10 @@ func TestLooseningChangesWaitForASecondAdmin(t *testing.T) {
 		t.Fatal(err)
 	}
 	serverOn := func() string { s, _ := mcpservers.Get(ctx, in.DB.Read(), "shop"); return strconv.FormatBool(s.Enabled) }
-	mcpToolOn := func() string { tl, _ := mcpservers.GetTool(ctx, in.DB.Read(), "shop", "pay"); return strconv.FormatBool(tl.Enabled) }
+	mcpToolOn := func() string {
+		tl, _ := mcpservers.GetTool(ctx, in.DB.Read(), "shop", "pay")
+		return strconv.FormatBool(tl.Enabled)
+	}
 	frozen := func() string { return strconv.FormatBool(adminTenantBySlug(t, in.DB, "acme").Frozen) }
 	threshold := func() int64 {
 		m, _ := tenants.ThresholdFor(ctx, in.DB.Read(), acme.ID, "USD")
