@@ -20,6 +20,7 @@ import (
 	"github.com/wardenhq/warden/admission"
 	"github.com/wardenhq/warden/alerts"
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/execution"
 	"github.com/wardenhq/warden/execution/ledger"
 	"github.com/wardenhq/warden/journeys"
@@ -163,6 +164,14 @@ func (rt *Runtime) expire(ctx context.Context) error {
 	}
 	if err != nil {
 		return fmt.Errorf("expiring actions: %w", err)
+	}
+	// Pending control-plane changes past their expiry too (docs/changes.md).
+	m, err := changes.ExpireDue(ctx, rt.DB, time.Now())
+	if m > 0 {
+		rt.log.InfoContext(ctx, "pending changes expired", "changes", m)
+	}
+	if err != nil {
+		return fmt.Errorf("expiring changes: %w", err)
 	}
 	return nil
 }

@@ -326,3 +326,38 @@ func TestApprovalOfAStaleChangeFails(t *testing.T) {
 		t.Errorf("threshold after the stale approval = %d, want the lowered 50000 kept", m)
 	}
 }
+
+// TestPendingChangeNotifiesAdmins: a route for pending changes tells its
+// channel when a change waits for a second admin, with a link to it and
+// without the requester's free-text reason.
+func TestPendingChangeNotifiesAdmins(t *testing.T) {
+	in, erin := adminSession(t, "erin")
+	ctx := context.Background()
+	if _, err := catalog.Switch(ctx, in.DB, testActor, "issue_refund", false, "INC-1"); err != nil {
+		t.Fatal(err)
+	}
+	erin.post("/notifications/channels", erin.withCSRF(url.Values{"name": {"admins"}, "kind": {notify.Slack}, "url": {"http://127.0.0.1:9/services/T0/B0/hooksecret42"}}), nil)
+	var chID string
+	if err := in.DB.Read().QueryRow(`SELECT id FROM notify_channels WHERE name = 'admins'`).Scan(&chID); err != nil {
+		t.Fatalf("channel: %v", err)
+	}
+	if p := erin.post("/notifications/routes", erin.withCSRF(url.Values{"event": {notify.EventChangePending}, "channel": {chID}}), nil); p.Status != http.StatusOK {
+		t.Fatalf("adding a route for pending changes = %d", p.Status)
+	}
+	landed := erin.post("/tools/issue_refund/enable", erin.withCSRF(url.Values{"change_reason": {"customer Jane Roe 555-0100 asked"}}), nil)
+	id := strings.TrimPrefix(landed.URL.Path, "/changes/")
+	var msg string
+	if err := in.DB.Read().QueryRow(`SELECT message FROM notify_deliveries WHERE channel_id = ? AND event = ? AND subject = ?`,
+		chID, notify.EventChangePending, id).Scan(&msg); err != nil {
+		t.Fatalf("no delivery of the pending change %s: %v", id, err)
+	}
+	if !strings.Contains(msg, "/changes/"+id) || !strings.Contains(msg, "Switch on tool issue_refund") || strings.Contains(msg, "Jane") || strings.Contains(msg, "555-0100") {
+		t.Errorf("the message is %s; want the summary and link, and not the reason", msg)
+	}
+	// A tightening change waits for nobody and tells nobody.
+	var n int
+	erin.post("/tools/issue_refund/disable", erin.withCSRF(url.Values{"reason": {"INC-2"}}), nil)
+	if err := in.DB.Read().QueryRow(`SELECT COUNT(*) FROM notify_deliveries WHERE event = ?`, notify.EventChangePending).Scan(&n); err != nil || n != 1 {
+		t.Errorf("deliveries of pending changes = %d (%v), want 1", n, err)
+	}
+}
