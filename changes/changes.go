@@ -33,6 +33,7 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/notify"
 	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/jobs"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
 )
@@ -46,6 +47,20 @@ const (
 	Rejected = "rejected"
 	Expired  = "expired"
 )
+
+// JobApply is the durable job an approval enqueues in its transaction: it
+// applies the approved change unless the approver's request already did
+// (ApplyJob's handler lives with the apply code, handlers.ApplyChangeJob).
+// ApplyGrace is how long it waits for that request first.
+const (
+	JobApply   = "apply_change"
+	ApplyGrace = 30 * time.Second
+)
+
+// ApplyJob is JobApply's payload.
+type ApplyJob struct {
+	Change string `json:"change"`
+}
 
 // TTL is how long a pending change waits for a second admin.
 const TTL = 72 * time.Hour
@@ -328,6 +343,15 @@ func Decide(ctx context.Context, db *store.DB, d Decision, now time.Time) (Chang
 		}
 		t := now.UTC()
 		c.Status, c.DecidedBy, c.DecidedByName, c.DecisionComment, c.DecidedAt = status, d.Principal.ID, d.Principal.DisplayName(), d.Comment, &t
+		if status == Approved {
+			// The approval and the job that applies it commit together:
+			// if the process dies before the caller's apply, the job
+			// applies it, so no change stays approved and unapplied.
+			if err := jobs.Enqueue(ctx, tx, JobApply, ApplyJob{Change: c.ID}, jobs.Options{RunAt: now.Add(ApplyGrace),
+				UniqueKey: "change-apply:" + c.ID}); err != nil {
+				return err
+			}
+		}
 		return appendEvent(ctx, tx, d.Principal.ID, c, verb, map[string]any{"comment": d.Comment, "requested_by": c.RequestedBy})
 	})
 	return c, err

@@ -18,6 +18,7 @@ import (
 	"github.com/wardenhq/warden/mcpservers"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/jobs"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/tools"
@@ -176,7 +177,7 @@ func (h *Console) applyApproved(ctx context.Context, ch changes.Change) (changes
 		failure = "It changed since this was asked for, so the before shown is no longer true; ask for the change again."
 	}
 	if failure != "" {
-		return changes.MarkApplied(ctx, h.DB, ch.ID, failure, time.Now())
+		return h.markApplied(ctx, ch.ID, failure)
 	}
 	if err := h.applyChange(ctx, actor, ch.Kind, ch.TenantID, ch.TenantSlug, ch.Subject, ch.After); err != nil {
 		var ve *store.ValidationError
@@ -193,7 +194,38 @@ func (h *Console) applyApproved(ctx context.Context, ch changes.Change) (changes
 			slog.ErrorContext(ctx, "apply approved change", "change", ch.ID, "kind", ch.Kind, "err", err)
 		}
 	}
-	return changes.MarkApplied(ctx, h.DB, ch.ID, failure, time.Now())
+	return h.markApplied(ctx, ch.ID, failure)
+}
+
+// markApplied records the outcome once: if the apply job (or the
+// approver's request) recorded it first, the change as recorded is
+// returned.
+func (h *Console) markApplied(ctx context.Context, id, failure string) (changes.Change, error) {
+	c, err := changes.MarkApplied(ctx, h.DB, id, failure, time.Now())
+	if errors.Is(err, changes.ErrNotApplicable) {
+		return changes.Get(ctx, h.DB.Read(), id)
+	}
+	return c, err
+}
+
+// ApplyChangeJob is the changes.JobApply handler: it applies an approved
+// change the approver's request did not get to (the process died between
+// the decision and the apply). A change no longer approved — applied or
+// failed already — is left as it is, so the job may run more than once.
+func (h *Console) ApplyChangeJob(ctx context.Context, j jobs.Job) error {
+	var p changes.ApplyJob
+	if err := json.Unmarshal(j.Payload, &p); err != nil {
+		return &jobs.Permanent{Err: err}
+	}
+	ch, err := changes.Get(ctx, h.DB.Read(), p.Change)
+	if errors.Is(err, changes.ErrNotFound) {
+		return &jobs.Permanent{Err: err}
+	}
+	if err != nil || ch.Status != changes.Approved {
+		return err
+	}
+	_, err = h.applyApproved(ctx, ch)
+	return err
 }
 
 // changeRedirect ends a handler whose change govern recorded: err as the

@@ -16,6 +16,7 @@ import (
 	"github.com/wardenhq/warden/mcpservers"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/notify"
+	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/tenants"
 )
@@ -359,5 +360,54 @@ func TestPendingChangeNotifiesAdmins(t *testing.T) {
 	erin.post("/tools/issue_refund/disable", erin.withCSRF(url.Values{"reason": {"INC-2"}}), nil)
 	if err := in.DB.Read().QueryRow(`SELECT COUNT(*) FROM notify_deliveries WHERE event = ?`, notify.EventChangePending).Scan(&n); err != nil || n != 1 {
 		t.Errorf("deliveries of pending changes = %d (%v), want 1", n, err)
+	}
+}
+
+// TestApprovedChangeAppliesAfterACrash: the approval and the job that
+// applies it commit together, so a change approved by a request that died
+// before applying it (here: the decision recorded, nothing applied) is
+// applied by the job, once.
+func TestApprovedChangeAppliesAfterACrash(t *testing.T) {
+	in := startWardenDemo(t, nil) // runs the job queue
+	in.waitReady(t)
+	erin := newBrowser(t, in.URL)
+	erin.loginDev("erin")
+	ctx := context.Background()
+	if _, err := catalog.Switch(ctx, in.DB, testActor, "issue_refund", false, "INC-1"); err != nil {
+		t.Fatal(err)
+	}
+	landed := erin.post("/tools/issue_refund/enable", erin.withCSRF(url.Values{"change_reason": {"INC-1 over"}}), nil)
+	id := strings.TrimPrefix(landed.URL.Path, "/changes/")
+	c, err := changes.Get(ctx, in.DB.Read(), id)
+	if err != nil {
+		t.Fatalf("the pending change %q: %v", id, err)
+	}
+	frank := identity.Principal{ID: "p-frank-test", Name: "Frank Admin", Email: "frank@test.invalid", Roles: []string{identity.RoleAdmin}, Tenants: []string{identity.AllTenants}}
+	// The decision as frank's request records it, ApplyGrace ago, and the
+	// request dies before applying: the job is due now.
+	if _, err := changes.Decide(ctx, in.DB, changes.Decision{Principal: frank, ChangeID: id, Decision: "approve", Digest: c.PayloadDigest},
+		time.Now().Add(-changes.ApplyGrace)); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		got, _ := changes.Get(ctx, in.DB.Read(), id)
+		if got.Status == changes.Applied {
+			break
+		}
+		if time.Now().After(deadline) {
+			var st, last string
+			in.DB.Read().QueryRow(`SELECT state || ' ' || run_at, COALESCE(last_error, '') FROM jobs WHERE kind = 'apply_change'`).Scan(&st, &last)
+			t.Fatalf("the approved change is still %s: the job did not apply it (job %s %s)", got.Status, st, last)
+		}
+		<-tick.C
+	}
+	if tl, _ := catalog.Get(ctx, in.DB.Read(), "issue_refund"); !tl.Enabled {
+		t.Error("the change is marked applied but the tool is still off")
+	}
+	if v := adminEvents(t, in.DB, "change.applied"); len(v) != 1 {
+		t.Errorf("change.applied events = %d, want 1", len(v))
 	}
 }
