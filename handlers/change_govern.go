@@ -228,6 +228,22 @@ func (h *Console) ApplyChangeJob(ctx context.Context, j jobs.Job) error {
 	return err
 }
 
+// pendingOfKinds lists the changes of kinds waiting for a second admin
+// that user may see, for the page of what they change.
+func (h *Console) pendingOfKinds(ctx context.Context, user *identity.Principal, kinds ...string) ([]changes.Change, error) {
+	pending, _, err := changes.Queue(ctx, h.DB.Read(), *user, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	var out []changes.Change
+	for _, c := range pending {
+		if slices.Contains(kinds, c.Kind) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
 // changeRedirect ends a handler whose change govern recorded: err as the
 // handler's error, or 303 to the change's page.
 func changeRedirect(c echo.Context, ch *changes.Change, err error) error {

@@ -109,6 +109,9 @@ func TestLooseningChangesWaitForASecondAdmin(t *testing.T) {
 		{changes.MCPToolSwitch, "/switches/mcp-tools/shop__pay/on", url.Values{}, mcpToolOn},
 		{changes.TenantFreeze, "/tenants/acme/unfreeze", url.Values{}, frozen},
 	}
+	pendingPage := map[string]string{changes.DualControl: "/tenants/acme", changes.DualControlWindow: "/tenants/acme",
+		changes.ToolSwitch: "/switches", changes.ToolRisk: "/tools/issue_refund/edit", changes.BudgetLimit: "/budgets",
+		changes.AllowHost: "/models", changes.MCPServerSwitch: "/switches", changes.MCPToolSwitch: "/switches", changes.TenantFreeze: "/tenants/acme"}
 	for _, k := range kinds {
 		form := k.form
 		if form == nil {
@@ -133,6 +136,12 @@ func TestLooseningChangesWaitForASecondAdmin(t *testing.T) {
 		own := erin.post("/changes/"+id+"/decide", erin.withCSRF(url.Values{"decision": {"approve"}, "digest": {c.PayloadDigest}}), nil)
 		if own.Status != http.StatusForbidden || k.before() != was {
 			t.Errorf("%s: the requester approving = %d, value %s; want 403 and unchanged", k.kind, own.Status, k.before())
+		}
+		// The page of what it changes shows the change waiting.
+		if page, ok := pendingPage[k.kind]; ok {
+			if href, _ := erin.get(page).Doc.Find(`[data-testid="pending-changes"] a[href="/changes/` + id + `"]`).Attr("href"); href == "" {
+				t.Errorf("%s: %s does not show the pending change", k.kind, page)
+			}
 		}
 		approveAsFrank(t, in, landed)
 		if got := k.before(); got == was {
