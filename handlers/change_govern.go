@@ -15,6 +15,7 @@ import (
 	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/changes"
+	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/mcpservers"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/platform/identity"
@@ -118,6 +119,15 @@ func (h *Console) applyChange(ctx context.Context, actor audit.Actor, kind, tena
 			break
 		}
 		_, err = mcpservers.SetToolEnabled(ctx, h.DB, actor, server, tool, v.On, "")
+	case changes.KeyRateLimit:
+		var v changes.KeyRate
+		if v, err = changes.Value[changes.KeyRate](after); err != nil {
+			break
+		}
+		var k keys.Key
+		if k, err = keys.ByID(ctx, h.DB.Read(), subject); err == nil {
+			_, err = models.SetKeyLimits(ctx, h.DB, actor, k, models.KeyLimits{RPM: v.RPM, TPM: v.TPM})
+		}
 	case changes.TenantFreeze:
 		var v changes.Frozen
 		if v, err = changes.Value[changes.Frozen](after); err == nil {
@@ -329,6 +339,12 @@ func (h *Console) stillAsAsked(ctx context.Context, ch changes.Change) (bool, er
 			return false, err
 		}
 		now = changes.Switch{On: t.Enabled}
+	case changes.KeyRateLimit:
+		l, err := models.KeyLimitsOf(ctx, q, ch.Subject)
+		if err != nil {
+			return false, err
+		}
+		now = changes.KeyRate{RPM: l.RPM, TPM: l.TPM}
 	case changes.TenantFreeze:
 		t, err := tenants.ByID(ctx, q, ch.TenantID)
 		if err != nil {
