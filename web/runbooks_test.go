@@ -277,6 +277,9 @@ func TestRunbookSwitchOnWaitsForASecondAdmin(t *testing.T) {
 		t.Fatal("switching off by a runbook did not apply at once")
 	}
 	path := "/runbooks/pii-in-traces/actions/switch-on-refunds"
+	if eff := text(b.get(path), "confirm-effect"); !strings.Contains(eff, "second admin") {
+		t.Errorf("the confirmation says %q, want that it asks a second admin", eff)
+	}
 	res := b.post(path, b.withCSRF(url.Values{"reason": {"INC-7 over"}, "token": {confirmToken(t, b, path)}}), nil)
 	if !strings.Contains(text(res, "run-outcome"), "Waits for a second admin") {
 		t.Errorf("the run says %q, want that it waits for a second admin", text(res, "run-outcome"))
