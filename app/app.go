@@ -20,8 +20,10 @@ import (
 	"github.com/wardenhq/warden/admission"
 	"github.com/wardenhq/warden/alerts"
 	"github.com/wardenhq/warden/approvals"
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/execution"
 	"github.com/wardenhq/warden/execution/ledger"
+	"github.com/wardenhq/warden/handlers"
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/mcpservers"
 	"github.com/wardenhq/warden/models"
@@ -163,6 +165,14 @@ func (rt *Runtime) expire(ctx context.Context) error {
 	}
 	if err != nil {
 		return fmt.Errorf("expiring actions: %w", err)
+	}
+	// Pending control-plane changes past their expiry too (docs/changes.md).
+	m, err := changes.ExpireDue(ctx, rt.DB, time.Now())
+	if m > 0 {
+		rt.log.InfoContext(ctx, "pending changes expired", "changes", m)
+	}
+	if err != nil {
+		return fmt.Errorf("expiring changes: %w", err)
 	}
 	return nil
 }
@@ -377,6 +387,10 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	queue.Lane(jobs.QueueNotify, notify.Workers, notify.FetchCooldown)
 	queue.Register(approvals.JobEscalate, approvals.HandleEscalate(db, time.Now))
 	queue.Register(approvals.JobRemind, approvals.HandleRemind(db, time.Now))
+	// An approved control-plane change whose approver's request died
+	// before applying it is applied by this job (docs/changes.md).
+	changeApplier := &handlers.Console{DB: db, Runtime: svc, Sealer: sealer}
+	queue.Register(changes.JobApply, changeApplier.ApplyChangeJob)
 	interval := o.AlertInterval
 	if interval <= 0 {
 		interval = time.Minute

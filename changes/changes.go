@@ -33,6 +33,7 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/notify"
 	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/jobs"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
 )
@@ -46,6 +47,20 @@ const (
 	Rejected = "rejected"
 	Expired  = "expired"
 )
+
+// JobApply is the durable job an approval enqueues in its transaction: it
+// applies the approved change unless the approver's request already did
+// (ApplyJob's handler lives with the apply code, handlers.ApplyChangeJob).
+// ApplyGrace is how long it waits for that request first.
+const (
+	JobApply   = "apply_change"
+	ApplyGrace = 30 * time.Second
+)
+
+// ApplyJob is JobApply's payload.
+type ApplyJob struct {
+	Change string `json:"change"`
+}
 
 // TTL is how long a pending change waits for a second admin.
 const TTL = 72 * time.Hour
@@ -181,6 +196,10 @@ func record(ctx context.Context, tx *store.Tx, p identity.Principal, pr Proposal
 }
 
 func appendEvent(ctx context.Context, tx *store.Tx, actorID string, c Change, verb string, extra map[string]any) error {
+	return appendEventBy(ctx, tx, audit.Actor{Type: audit.ActorPrincipal, ID: actorID}, c, verb, extra)
+}
+
+func appendEventBy(ctx context.Context, tx *store.Tx, actor audit.Actor, c Change, verb string, extra map[string]any) error {
 	details := map[string]any{"kind": c.Kind, "subject": c.Subject, "summary": c.Summary, "payload_digest": c.PayloadDigest,
 		"before": shown(c.Before), "after": shown(c.After)}
 	for k, v := range extra {
@@ -189,7 +208,7 @@ func appendEvent(ctx context.Context, tx *store.Tx, actorID string, c Change, ve
 		}
 	}
 	_, err := audit.Append(ctx, tx, audit.Event{
-		Actor: audit.Actor{Type: audit.ActorPrincipal, ID: actorID}, Tenant: c.TenantSlug, Verb: verb,
+		Actor: actor, Tenant: c.TenantSlug, Verb: verb,
 		Subject: audit.Subject{Type: "change", ID: c.ID}, Details: details,
 	})
 	return err
@@ -205,8 +224,12 @@ func Request(ctx context.Context, db *store.DB, p identity.Principal, pr Proposa
 	}
 	var c Change
 	err = db.Transact(ctx, func(tx *store.Tx) error {
-		c, err = record(ctx, tx, p, pr, Pending, false, "change.requested", now)
-		return err
+		if c, err = record(ctx, tx, p, pr, Pending, false, "change.requested", now); err != nil {
+			return err
+		}
+		// Admins hear of it where their routes for pending changes say.
+		return notify.ChangePending(ctx, tx, notify.ChangeInfo{ID: c.ID, Kind: c.Kind, TenantID: c.TenantID, TenantSlug: c.TenantSlug,
+			Summary: c.Summary, RequestedBy: c.RequestedByName, ExpiresAt: c.ExpiresAt, At: now.UTC()})
 	})
 	return c, err
 }
@@ -320,6 +343,15 @@ func Decide(ctx context.Context, db *store.DB, d Decision, now time.Time) (Chang
 		}
 		t := now.UTC()
 		c.Status, c.DecidedBy, c.DecidedByName, c.DecisionComment, c.DecidedAt = status, d.Principal.ID, d.Principal.DisplayName(), d.Comment, &t
+		if status == Approved {
+			// The approval and the job that applies it commit together:
+			// if the process dies before the caller's apply, the job
+			// applies it, so no change stays approved and unapplied.
+			if err := jobs.Enqueue(ctx, tx, JobApply, ApplyJob{Change: c.ID}, jobs.Options{RunAt: now.Add(ApplyGrace),
+				UniqueKey: "change-apply:" + c.ID}); err != nil {
+				return err
+			}
+		}
 		return appendEvent(ctx, tx, d.Principal.ID, c, verb, map[string]any{"comment": d.Comment, "requested_by": c.RequestedBy})
 	})
 	return c, err
@@ -349,6 +381,39 @@ func MarkApplied(ctx context.Context, db *store.DB, id, failure string, now time
 		return appendEvent(ctx, tx, c.DecidedBy, c, verb, map[string]any{"failure": failure})
 	})
 	return c, err
+}
+
+// ExpireDue marks the pending changes past their expiry as expired, each
+// in one transaction with its change.expired audit event (the actor is
+// Warden); the periodic expiry job calls it. A change decided meanwhile
+// is left as decided. It returns how many it marked.
+func ExpireDue(ctx context.Context, db *store.DB, now time.Time) (int, error) {
+	due, err := store.Query(ctx, db.Read(), scan, `SELECT `+changeColumns+` FROM changes WHERE status = 'pending' AND expires_at <= ?
+		ORDER BY expires_at, id LIMIT 500`, store.FormatTime(now))
+	if err != nil {
+		return 0, fmt.Errorf("changes due to expire: %w", err)
+	}
+	n := 0
+	for _, c := range due {
+		err := db.Transact(ctx, func(tx *store.Tx) error {
+			res, err := tx.ExecContext(ctx, `UPDATE changes SET status = 'expired' WHERE id = ? AND status = 'pending' AND expires_at <= ?`,
+				c.ID, store.FormatTime(now))
+			if err != nil {
+				return fmt.Errorf("expire change %s: %w", c.ID, err)
+			}
+			if k, _ := res.RowsAffected(); k != 1 {
+				return nil // decided meanwhile
+			}
+			n++
+			c.Status = Expired
+			return appendEventBy(ctx, tx, audit.Actor{Type: audit.ActorSystem, ID: "changes"}, c, "change.expired",
+				map[string]any{"requested_by": c.RequestedBy, "expired_at": store.FormatTime(c.ExpiresAt)})
+		})
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // Review marks a break-glass change reviewed by another admin: it leaves

@@ -170,3 +170,44 @@ func TestBreakGlass(t *testing.T) {
 		t.Errorf("Unreviewed after review = %v, want none", open)
 	}
 }
+
+// TestExpireDue: the expiry job marks a pending change past its expiry as
+// expired with a change.expired event; one decided before is left alone,
+// and a second run marks nothing.
+func TestExpireDue(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.Open(t)
+	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	stale, err := Request(ctx, db, erin, raise(), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decided, err := Request(ctx, db, erin, raise(), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Decide(ctx, db, Decision{Principal: frank, ChangeID: decided.ID, Decision: approvals.Reject, Comment: "no", Digest: decided.PayloadDigest}, now.Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := ExpireDue(ctx, db, now.Add(TTL-time.Minute)); err != nil || n != 0 {
+		t.Fatalf("before expiry ExpireDue = %d, %v; want 0", n, err)
+	}
+	if n, err := ExpireDue(ctx, db, now.Add(TTL)); err != nil || n != 1 {
+		t.Fatalf("at expiry ExpireDue = %d, %v; want 1", n, err)
+	}
+	if c, _ := Get(ctx, db.Read(), stale.ID); c.Status != Expired {
+		t.Errorf("the stale change is %s, want expired", c.Status)
+	}
+	if c, _ := Get(ctx, db.Read(), decided.ID); c.Status != Rejected {
+		t.Errorf("the decided change is %s, want still rejected", c.Status)
+	}
+	if v := verbs(t, db, stale.ID); len(v) != 2 || v[1] != "change.expired" {
+		t.Errorf("events of the expired change = %v, want requested then expired", v)
+	}
+	if n, err := ExpireDue(ctx, db, now.Add(2*TTL)); err != nil || n != 0 {
+		t.Errorf("a second run = %d, %v; want 0", n, err)
+	}
+	if _, err := Decide(ctx, db, Decision{Principal: frank, ChangeID: stale.ID, Decision: approvals.Approve, Digest: stale.PayloadDigest}, now.Add(TTL+time.Hour)); err == nil {
+		t.Error("an expired change was approved")
+	}
+}

@@ -20,6 +20,10 @@ const (
 	BudgetLimit       = "budget.limit"
 	AllowHost         = "tenant.allow_host"
 	ModelUpstream     = "model.upstream"
+	MCPServerSwitch   = "mcp.server_switch"
+	MCPToolSwitch     = "mcp.tool_switch"
+	TenantFreeze      = "tenant.freeze"
+	KeyRateLimit      = "key.rate_limit"
 )
 
 // Kind is one row of the classification table: which control-plane change
@@ -59,6 +63,15 @@ var Table = []Kind{
 	{ModelUpstream, "where a model deployment sends prompts: its base URL and upstream API key",
 		"changing the base URL or the upstream key", "any other edit of the deployment (applied at once)",
 		classify(func(b, a Upstream) bool { return a.BaseURL != b.BaseURL || a.Key != b.Key })},
+	{MCPServerSwitch, "an upstream MCP server's kill switch (every tool behind it)",
+		"switching it back on", "switching it off", classify(func(b, a Switch) bool { return a.On && !b.On })},
+	{MCPToolSwitch, "one MCP tool's own kill switch",
+		"switching it back on", "switching it off", classify(func(b, a Switch) bool { return a.On && !b.On })},
+	{TenantFreeze, "whether a tenant is frozen (its agents may act at all)",
+		"unfreezing it", "freezing it", classify(func(b, a Frozen) bool { return b.Frozen && !a.Frozen })},
+	{KeyRateLimit, "a virtual key's model rate limits (requests and tokens a minute; 0 is no limit)",
+		"raising either limit, or removing one (0)", "lowering either, or setting one where there was none",
+		classify(func(b, a KeyRate) bool { return perMinuteLooser(a.RPM, b.RPM) || perMinuteLooser(a.TPM, b.TPM) })},
 	{AllowHost, "the internal hosts model deployments and MCP servers may reach (Models → allowed internal hosts)",
 		"adding a host", "removing a host", classify(func(b, a Hosts) bool {
 			for _, h := range a.Hosts {
@@ -74,12 +87,9 @@ var Table = []Kind{
 // still makes alone; docs/changes.md lists them so nobody assumes
 // otherwise.
 var Ungoverned = []string{
-	"widening a virtual key's scopes, rate limit or budget",
+	"widening a virtual key's scopes (a key's scopes are fixed when it is created; there is no edit yet)",
 	"activating or rolling forward a release whose diff touches prompt, skills, routing, tools or policy",
 	"publishing a runbook that adds buttons",
-	"switching an MCP server or one MCP tool back on",
-	"unfreezing a tenant",
-	"a runbook button that switches a tool or skill on, sets a budget limit or unfreezes a tenant",
 }
 
 // Threshold is DualControl's value: Set false means the currency has no
@@ -110,6 +120,29 @@ type ToolRiskValue struct {
 // Switch is the value of the switches' kinds.
 type Switch struct {
 	On bool `json:"on"`
+}
+
+// KeyRate is KeyRateLimit's value: 0 is no limit.
+type KeyRate struct {
+	RPM int `json:"rpm"`
+	TPM int `json:"tpm"`
+}
+
+// perMinuteLooser reports whether limit a lets more through than b, 0
+// being no limit.
+func perMinuteLooser(a, b int) bool {
+	switch {
+	case b == 0:
+		return false
+	case a == 0:
+		return true
+	}
+	return a > b
+}
+
+// Frozen is TenantFreeze's value.
+type Frozen struct {
+	Frozen bool `json:"frozen"`
 }
 
 // Budget is BudgetLimit's value; Exists false is no budget at all (nothing

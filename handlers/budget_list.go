@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/budgets"
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/store"
@@ -42,8 +43,18 @@ func renderBudgets(c echo.Context, st *store.DB, status int, note, tenantID stri
 			cards[i].Form, cards[i].Errors = form, errs
 		}
 	}
+	pending, _, err := changes.Queue(c.Request().Context(), st.Read(), *CurrentPrincipal(c), time.Now())
+	if err != nil {
+		return err
+	}
+	v := views.BudgetsView{Cards: cards, Notice: note}
+	for _, ch := range pending {
+		if ch.Kind == changes.BudgetLimit {
+			v.Pending = append(v.Pending, ch)
+		}
+	}
 	page := PageFor(c, "Budgets")
-	return Render(c, status, page, views.BudgetList(page, views.BudgetsView{Cards: cards, Notice: note}))
+	return Render(c, status, page, views.BudgetList(page, v))
 }
 
 func budgetCards(ctx context.Context, st *store.DB, user *identity.Principal, now time.Time) ([]views.BudgetCard, error) {

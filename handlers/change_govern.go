@@ -15,8 +15,11 @@ import (
 	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/changes"
+	"github.com/wardenhq/warden/keys"
+	"github.com/wardenhq/warden/mcpservers"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/platform/jobs"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/tools"
@@ -101,6 +104,35 @@ func (h *Console) applyChange(ctx context.Context, actor audit.Actor, kind, tena
 		default:
 			_, err = catalog.Switch(ctx, h.DB, actor, subject, v.On, "")
 		}
+	case changes.MCPServerSwitch, changes.MCPToolSwitch:
+		var v changes.Switch
+		if v, err = changes.Value[changes.Switch](after); err != nil {
+			break
+		}
+		if kind == changes.MCPServerSwitch {
+			_, err = mcpservers.SwitchServer(ctx, h.DB, actor, subject, v.On, "")
+			break
+		}
+		server, tool, ok := mcpservers.ParseExposedName(subject)
+		if !ok {
+			err = mcpservers.ErrToolNotFound
+			break
+		}
+		_, err = mcpservers.SetToolEnabled(ctx, h.DB, actor, server, tool, v.On, "")
+	case changes.KeyRateLimit:
+		var v changes.KeyRate
+		if v, err = changes.Value[changes.KeyRate](after); err != nil {
+			break
+		}
+		var k keys.Key
+		if k, err = keys.ByID(ctx, h.DB.Read(), subject); err == nil {
+			_, err = models.SetKeyLimits(ctx, h.DB, actor, k, models.KeyLimits{RPM: v.RPM, TPM: v.TPM})
+		}
+	case changes.TenantFreeze:
+		var v changes.Frozen
+		if v, err = changes.Value[changes.Frozen](after); err == nil {
+			_, err = tenants.SetFrozen(ctx, h.DB, actor, tenantID, v.Frozen, "")
+		}
 	case changes.BudgetLimit:
 		var v changes.Budget
 		if v, err = changes.Value[changes.Budget](after); err == nil {
@@ -155,7 +187,7 @@ func (h *Console) applyApproved(ctx context.Context, ch changes.Change) (changes
 		failure = "It changed since this was asked for, so the before shown is no longer true; ask for the change again."
 	}
 	if failure != "" {
-		return changes.MarkApplied(ctx, h.DB, ch.ID, failure, time.Now())
+		return h.markApplied(ctx, ch.ID, failure)
 	}
 	if err := h.applyChange(ctx, actor, ch.Kind, ch.TenantID, ch.TenantSlug, ch.Subject, ch.After); err != nil {
 		var ve *store.ValidationError
@@ -172,7 +204,54 @@ func (h *Console) applyApproved(ctx context.Context, ch changes.Change) (changes
 			slog.ErrorContext(ctx, "apply approved change", "change", ch.ID, "kind", ch.Kind, "err", err)
 		}
 	}
-	return changes.MarkApplied(ctx, h.DB, ch.ID, failure, time.Now())
+	return h.markApplied(ctx, ch.ID, failure)
+}
+
+// markApplied records the outcome once: if the apply job (or the
+// approver's request) recorded it first, the change as recorded is
+// returned.
+func (h *Console) markApplied(ctx context.Context, id, failure string) (changes.Change, error) {
+	c, err := changes.MarkApplied(ctx, h.DB, id, failure, time.Now())
+	if errors.Is(err, changes.ErrNotApplicable) {
+		return changes.Get(ctx, h.DB.Read(), id)
+	}
+	return c, err
+}
+
+// ApplyChangeJob is the changes.JobApply handler: it applies an approved
+// change the approver's request did not get to (the process died between
+// the decision and the apply). A change no longer approved — applied or
+// failed already — is left as it is, so the job may run more than once.
+func (h *Console) ApplyChangeJob(ctx context.Context, j jobs.Job) error {
+	var p changes.ApplyJob
+	if err := json.Unmarshal(j.Payload, &p); err != nil {
+		return &jobs.Permanent{Err: err}
+	}
+	ch, err := changes.Get(ctx, h.DB.Read(), p.Change)
+	if errors.Is(err, changes.ErrNotFound) {
+		return &jobs.Permanent{Err: err}
+	}
+	if err != nil || ch.Status != changes.Approved {
+		return err
+	}
+	_, err = h.applyApproved(ctx, ch)
+	return err
+}
+
+// pendingOfKinds lists the changes of kinds waiting for a second admin
+// that user may see, for the page of what they change.
+func (h *Console) pendingOfKinds(ctx context.Context, user *identity.Principal, kinds ...string) ([]changes.Change, error) {
+	pending, _, err := changes.Queue(ctx, h.DB.Read(), *user, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	var out []changes.Change
+	for _, c := range pending {
+		if slices.Contains(kinds, c.Kind) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
 
 // changeRedirect ends a handler whose change govern recorded: err as the
@@ -238,6 +317,40 @@ func (h *Console) stillAsAsked(ctx context.Context, ch changes.Change) (bool, er
 			return false, err
 		}
 		now = changes.Switch{On: on}
+	case changes.MCPServerSwitch:
+		s, err := mcpservers.Get(ctx, q, ch.Subject)
+		if errors.Is(err, mcpservers.ErrNotFound) {
+			return false, store.ErrNotFound
+		}
+		if err != nil {
+			return false, err
+		}
+		now = changes.Switch{On: s.Enabled}
+	case changes.MCPToolSwitch:
+		server, tool, ok := mcpservers.ParseExposedName(ch.Subject)
+		if !ok {
+			return false, store.ErrNotFound
+		}
+		t, err := mcpservers.GetTool(ctx, q, server, tool)
+		if errors.Is(err, mcpservers.ErrToolNotFound) {
+			return false, store.ErrNotFound
+		}
+		if err != nil {
+			return false, err
+		}
+		now = changes.Switch{On: t.Enabled}
+	case changes.KeyRateLimit:
+		l, err := models.KeyLimitsOf(ctx, q, ch.Subject)
+		if err != nil {
+			return false, err
+		}
+		now = changes.KeyRate{RPM: l.RPM, TPM: l.TPM}
+	case changes.TenantFreeze:
+		t, err := tenants.ByID(ctx, q, ch.TenantID)
+		if err != nil {
+			return false, err
+		}
+		now = changes.Frozen{Frozen: t.Frozen}
 	case changes.BudgetLimit:
 		b, err := changes.Value[changes.Budget](ch.Before)
 		if err != nil {

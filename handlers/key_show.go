@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/principals"
 	"github.com/wardenhq/warden/views"
 )
@@ -32,12 +33,16 @@ func (h *Console) KeyShow(c echo.Context) error {
 		return err
 	}
 	limits.Notice = doneNotice(c, keyModelNotices)
+	pending, err := changes.PendingOn(ctx, h.DB.Read(), k.ID, time.Now(), changes.KeyRateLimit)
+	if err != nil {
+		return err
+	}
 	now := time.Now()
 	noStore(c)
 	page := PageFor(c, k.Name)
 	page.Active = "/keys"
 	return Render(c, http.StatusOK, page, views.KeyShow(page, views.KeyShowView{
 		Key: k, State: keyState(k, now), CreatedBy: by,
-		CallbackSecret: secret, PreviousCallbackValid: k.PreviousCallbackValid(now), ModelLimits: limits,
+		CallbackSecret: secret, PreviousCallbackValid: k.PreviousCallbackValid(now), ModelLimits: limits, Pending: pending,
 	}))
 }

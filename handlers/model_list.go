@@ -7,6 +7,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/views"
 )
@@ -69,6 +70,9 @@ func (h *Console) renderModels(c echo.Context, status int, v views.ModelsView) e
 	user := CurrentPrincipal(c)
 	scope, ids, err := tenantScope(ctx, h.DB, user, "")
 	if err != nil {
+		return err
+	}
+	if v.Pending, err = h.pendingOfKinds(ctx, user, changes.ModelUpstream, changes.AllowHost); err != nil {
 		return err
 	}
 	if v.Deployments, err = models.List(ctx, h.DB.Read()); err != nil {

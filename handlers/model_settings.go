@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -80,6 +81,19 @@ func (h *Console) KeyModelLimits(c echo.Context) error {
 	}
 	if l.TPM, msg = formInt(form.TPM, "Enter 0 (no limit) or a whole number of tokens a minute."); msg != "" {
 		form.Errors["model_tpm"] = msg
+	}
+	if len(form.Errors) == 0 && len(l.Validate()) == 0 {
+		// Raising a limit, or removing one, widens the key: a second
+		// admin approves it (docs/changes.md); lowering applies at once.
+		was, err := models.KeyLimitsOf(ctx, h.DB.Read(), k.ID)
+		if err != nil {
+			return err
+		}
+		if ch, err := h.govern(c, user, changes.Proposal{Kind: changes.KeyRateLimit, TenantID: k.TenantID, TenantSlug: k.TenantSlug, Subject: k.ID,
+			Summary: fmt.Sprintf("Change key %s's model limits from %s to %s", k.Name, perMinute(was), perMinute(l)),
+			Before:  changes.KeyRate{RPM: was.RPM, TPM: was.TPM}, After: changes.KeyRate{RPM: l.RPM, TPM: l.TPM}}); err != nil || ch != nil {
+			return changeRedirect(c, ch, err)
+		}
 	}
 	if len(form.Errors) == 0 {
 		changed, err := models.SetKeyLimits(ctx, h.DB, principalActor(user), k, l)
@@ -173,4 +187,15 @@ func (h *Console) ModelAllowedHosts(c echo.Context) error {
 		return err
 	}
 	return h.renderModels(c, http.StatusUnprocessableEntity, views.ModelsView{Form: defaultModelForm(), HostsForm: text, HostsErrors: errs, HostsTyped: true})
+}
+
+// perMinute is a key's model limits as people read them.
+func perMinute(l models.KeyLimits) string {
+	f := func(n int, unit string) string {
+		if n == 0 {
+			return "no " + unit + " limit"
+		}
+		return strconv.Itoa(n) + " " + unit + "/min"
+	}
+	return f(l.RPM, "request") + ", " + f(l.TPM, "token")
 }

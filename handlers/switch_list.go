@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/mcpservers"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/views"
@@ -64,6 +65,10 @@ func (h *Console) SwitchList(c echo.Context) error {
 		if user.InTenant(s.TenantSlug) {
 			v.TenantOff = append(v.TenantOff, s)
 		}
+	}
+	if v.Pending, err = h.pendingOfKinds(ctx, user, changes.ToolSwitch, changes.ToolTenantSwitch, changes.SkillSwitch,
+		changes.MCPServerSwitch, changes.MCPToolSwitch); err != nil {
+		return err
 	}
 	page := PageFor(c, "Kill switches")
 	return Render(c, http.StatusOK, page, views.Switches(page, v))

@@ -98,15 +98,20 @@ func (h *Console) SwitchOnForTenant(c echo.Context) error {
 	return seeOther(c, "/switches?done="+done)
 }
 
-// switchKinds are the governed changes of the switches page's kinds; an
-// MCP server's or MCP tool's switch is not governed yet.
-var switchKinds = map[string]string{views.SwitchTool: changes.ToolSwitch, views.SwitchSkill: changes.SkillSwitch}
+// switchKinds are the governed changes of the switches page's kinds.
+var switchKinds = map[string]string{views.SwitchTool: changes.ToolSwitch, views.SwitchSkill: changes.SkillSwitch,
+	views.SwitchMCPServer: changes.MCPServerSwitch, views.SwitchMCPTool: changes.MCPToolSwitch}
 
 // switchProposal is a kill switch pressed: on, from wasOn.
 func switchProposal(kind, name string, wasOn, on bool) changes.Proposal {
 	what := "tool"
-	if kind == changes.SkillSwitch {
+	switch kind {
+	case changes.SkillSwitch:
 		what = "skill"
+	case changes.MCPServerSwitch:
+		what = "MCP server"
+	case changes.MCPToolSwitch:
+		what = "MCP tool"
 	}
 	verb := "Switch off"
 	if on {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/views"
@@ -53,6 +54,11 @@ func (h *Console) tenantFreeze(c echo.Context, freeze bool) error {
 		return err
 	}
 	reason := strings.TrimSpace(c.FormValue("reason"))
+	// Unfreezing loosens (docs/changes.md): a second admin approves it.
+	if ch, err := h.govern(c, user, changes.Proposal{Kind: changes.TenantFreeze, TenantID: t.ID, TenantSlug: t.Slug, Subject: t.Slug,
+		Summary: "Unfreeze tenant " + t.Slug, Before: changes.Frozen{Frozen: t.Frozen}, After: changes.Frozen{Frozen: freeze}}); err != nil || ch != nil {
+		return changeRedirect(c, ch, err)
+	}
 	changed, err := tenants.SetFrozen(ctx, h.DB, principalActor(user), t.ID, freeze, reason)
 	if p := problem.From(err); err != nil && p.Kind == problem.KindUnprocessable {
 		return renderFreeze(c, http.StatusUnprocessableEntity, views.TenantFreezeView{Tenant: t, Freeze: freeze, Reason: reason, Errors: views.FieldErrors{"reason": p.Message}})

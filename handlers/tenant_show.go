@@ -79,7 +79,7 @@ func tenantView(ctx context.Context, q store.Querier, t tenants.Tenant) (views.T
 	}
 	v := views.TenantView{Tenant: t, Name: t.Name, Retention: strconv.Itoa(t.RetentionDays),
 		DualControlCurrency: "USD", Window: strconv.Itoa(int(t.DualControlWindow / time.Hour))}
-	if v.Pending, err = changes.PendingOn(ctx, q, t.Slug, time.Now(), changes.DualControl, changes.DualControlWindow, changes.BudgetLimit); err != nil {
+	if v.Pending, err = changes.PendingOn(ctx, q, t.Slug, time.Now(), changes.DualControl, changes.DualControlWindow, changes.BudgetLimit, changes.TenantFreeze); err != nil {
 		return views.TenantView{}, err
 	}
 	if v.Freeze, err = tenants.FreezeOf(ctx, q, t.ID); err != nil {

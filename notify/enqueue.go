@@ -235,6 +235,38 @@ func ReviewNeeded(ctx context.Context, tx *store.Tx, a ActionInfo, why string, n
 	return enqueueAll(ctx, tx, routes, a.ID+"#review", a.TenantID, a.about(), m, func(Route) bool { return true })
 }
 
+// ChangeInfo is what a message about a pending control-plane change
+// (docs/changes.md) may say: what kind of change, on what, who asked and
+// until when. Never its before or after values beyond Warden's summary,
+// nor the requester's reason (free text): the console shows those.
+type ChangeInfo struct {
+	ID          string
+	Kind        string // "budget.limit"
+	TenantID    string // "" for an installation-wide change
+	TenantSlug  string
+	Summary     string // Warden's sentence: "Switch on tool issue_refund"
+	RequestedBy string // the requester's display name
+	ExpiresAt   time.Time
+	At          time.Time
+}
+
+// ChangePending tells the routes of pending changes (admins) that a
+// change waits for a second admin, inside the transaction that recorded it.
+func ChangePending(ctx context.Context, tx *store.Tx, c ChangeInfo) error {
+	routes, err := routesFor(ctx, tx, EventChangePending, c.TenantID)
+	if err != nil || len(routes) == 0 {
+		return err
+	}
+	fields := []Field{{"Kind", c.Kind}, {"Asked by", c.RequestedBy}}
+	if c.TenantSlug != "" {
+		fields = append(fields, Field{"Tenant", c.TenantSlug})
+	}
+	fields = append(fields, Field{"Expires", c.ExpiresAt.UTC().Format("2006-01-02 15:04 MST")})
+	m := Message{Event: EventChangePending, Title: "Waits for a second admin: " + c.Summary, Summary: c.Summary, Tenant: c.TenantSlug,
+		Fields: fields, Link: "/changes/" + c.ID, At: c.At}
+	return enqueueAll(ctx, tx, routes, c.ID, c.TenantID, about{tenantSlug: c.TenantSlug}, m, func(Route) bool { return true })
+}
+
 // AlertInfo is what a message about an alert may say.
 type AlertInfo struct {
 	ID         string

@@ -69,11 +69,12 @@ const (
 	EventAssigned      = "action.assigned"
 	EventAlert         = "alert"
 	EventReview        = "execution.review"
+	EventChangePending = "change.pending"
 	EventTest          = "test"
 )
 
 // Events lists the routable events in the order the console offers them.
-var Events = []string{EventActionPending, EventAssigned, EventEscalation, EventAlert, EventReview}
+var Events = []string{EventActionPending, EventAssigned, EventEscalation, EventAlert, EventReview, EventChangePending}
 
 // EventLabel names an event for people.
 func EventLabel(ev string) string {
@@ -88,6 +89,8 @@ func EventLabel(ev string) string {
 		return "Alert firing and resolving"
 	case EventReview:
 		return "Failed execution needing review"
+	case EventChangePending:
+		return "Control-plane change waiting for a second admin"
 	case EventTest:
 		return "Test message"
 	}

@@ -5,10 +5,12 @@ import (
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/wardenhq/warden/alerts"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/tenants"
@@ -191,11 +193,16 @@ func TestSwitchOffForTheAlertsTenant(t *testing.T) {
 	if !sawRun || !sawSwitch {
 		t.Errorf("events: runbook.action with the filled args and alert %v, tool.disable for acme only %v", sawRun, sawSwitch)
 	}
-	// Back on for acme.
-	if run, err := RunWith(ctx, d, scoped, "tool-provider-outage", "switch-on-tool", params, "provider back", "tok-3"); err != nil || run.Status != StatusDone {
-		t.Fatalf("switch back on = %+v, %v", run, err)
+	// Back on for acme loosens: the press asks for it as a pending
+	// change for a second admin, and nothing changes yet.
+	run, err = RunWith(ctx, d, scoped, "tool-provider-outage", "switch-on-tool", params, "provider back", "tok-3")
+	if err != nil || run.Status != StatusDone || !strings.HasPrefix(run.Outcome, WaitsPrefix) {
+		t.Fatalf("switch back on = %+v, %v; want it to wait for a second admin", run, err)
 	}
-	if off, _ := catalog.OffForTenant(ctx, d.DB.Read(), "issue_refund", acme.ID); off {
-		t.Error("issue_refund is still off for acme")
+	if off, _ := catalog.OffForTenant(ctx, d.DB.Read(), "issue_refund", acme.ID); !off {
+		t.Error("issue_refund is back on for acme before a second admin approved")
+	}
+	if cs, _ := changes.PendingOn(ctx, d.DB.Read(), "issue_refund", time.Now(), changes.ToolTenantSwitch); len(cs) != 1 || cs[0].TenantSlug != "acme" || cs[0].Reason != "provider back" {
+		t.Errorf("pending changes on issue_refund = %+v, want one for acme with the reason", cs)
 	}
 }

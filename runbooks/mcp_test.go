@@ -3,10 +3,12 @@ package runbooks
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/mcpservers"
 	"github.com/wardenhq/warden/platform/seal"
 	"github.com/wardenhq/warden/platform/store"
@@ -80,10 +82,14 @@ func TestRunbookSwitchesMCPServerOff(t *testing.T) {
 	if r, _ := mcpservers.OffReason(ctx, d.DB.Read(), "shop", "issue_refund"); r != "refunds twice" {
 		t.Errorf("the tool switch's reason = %q", r)
 	}
-	if _, err := Run(ctx, d, carol, "mcp-server-misbehaving", "switch-on-shop", "fixed", "tok-3"); err != nil {
-		t.Fatal(err)
+	// Switching it back on waits for a second admin (docs/changes.md).
+	if run, err := Run(ctx, d, carol, "mcp-server-misbehaving", "switch-on-shop", "fixed", "tok-3"); err != nil || !strings.HasPrefix(run.Outcome, WaitsPrefix) {
+		t.Fatalf("switch on = %+v, %v; want it to wait for a second admin", run, err)
 	}
-	if s, _ := mcpservers.Get(ctx, d.DB.Read(), "shop"); !s.Enabled {
-		t.Error("shop is still off after switching it on")
+	if s, _ := mcpservers.Get(ctx, d.DB.Read(), "shop"); s.Enabled {
+		t.Error("shop is on before a second admin approved")
+	}
+	if cs, _ := changes.PendingOn(ctx, d.DB.Read(), "shop", time.Now(), changes.MCPServerSwitch); len(cs) != 1 {
+		t.Errorf("pending changes on shop = %d, want 1", len(cs))
 	}
 }

@@ -149,7 +149,13 @@ func RunWith(ctx context.Context, d Deps, p *identity.Principal, runbookID, acti
 		return requestApproval(ctx, d, run, *a, plan)
 	}
 	plan.run = run.ID
-	outcome, toolErr := apply(ctx, d, releases.Author{Actor: actor, Name: p.DisplayName()}, *a, plan, reason)
+	// A button that loosens a control (switches something back on,
+	// unfreezes a tenant, raises a budget) asks for it as a pending
+	// change instead (docs/changes.md).
+	outcome, asked, toolErr := governed(ctx, d, p, *a, reason)
+	if !asked && toolErr == nil {
+		outcome, toolErr = apply(ctx, d, releases.Author{Actor: actor, Name: p.DisplayName()}, *a, plan, reason)
+	}
 	run.Status, run.Outcome = StatusDone, outcome
 	var refused *problem.Error
 	switch {

@@ -15,6 +15,7 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/execution"
 	"github.com/wardenhq/warden/execution/ledger"
 	"github.com/wardenhq/warden/keys"
@@ -198,6 +199,9 @@ type Plan struct {
 	// NoChange is true when the target is already as the action leaves it:
 	// confirming records the press and changes nothing.
 	NoChange bool
+	// WaitsForAdmin is true for a button that loosens a control
+	// (docs/changes.md): pressing asks for a pending change.
+	WaitsForAdmin bool
 	// NeedsApproval is true for a high-impact tool: pressing asks someone
 	// other than the presser to approve it, and it runs on approval.
 	NeedsApproval bool
@@ -216,6 +220,21 @@ var errNoRuntime = problem.Unprocessable("no_runtime", "This Warden runs without
 
 // PlanAction works out what pressing a would change now.
 func PlanAction(ctx context.Context, d Deps, a Action) (Plan, error) {
+	p, err := planAction(ctx, d, a)
+	if err != nil || p.NoChange {
+		return p, err
+	}
+	// Say before the press that a loosening button only asks.
+	if pr, ok, perr := proposal(ctx, d, a); perr == nil && ok {
+		if loosens, _ := changes.Loosens(pr.Kind, pr.Before, pr.After); loosens {
+			p.WaitsForAdmin = true
+			p.Summary += " This loosens a control, so pressing asks a second admin to approve it; nothing changes until then."
+		}
+	}
+	return p, nil
+}
+
+func planAction(ctx context.Context, d Deps, a Action) (Plan, error) {
 	q := d.DB.Read()
 	p := Plan{Tool: a.Tool}
 	switch a.Tool {

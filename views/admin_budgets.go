@@ -1,6 +1,7 @@
 package views
 
 import (
+	"github.com/wardenhq/warden/changes"
 	"time"
 
 	"github.com/wardenhq/warden/budgets"
@@ -10,8 +11,9 @@ import (
 
 // BudgetsView shows the budget of every tenant in scope.
 type BudgetsView struct {
-	Cards  []BudgetCard
-	Notice string
+	Pending []changes.Change // budget changes waiting for a second admin
+	Cards   []BudgetCard
+	Notice  string
 }
 
 // BudgetCard is one tenant's budget, its form and its top spenders.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/a-h/templ"
 
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/tenants"
 )
@@ -67,6 +68,7 @@ type KeyCreatedView struct {
 
 // KeyShowView is a key's page.
 type KeyShowView struct {
+	Pending   []changes.Change // the key's changes waiting for a second admin
 	Key       keys.Key
 	State     string // KeyActive, KeyRevoked or KeyExpired
 	CreatedBy string // display name of the creator

@@ -41,7 +41,7 @@ type TenantFreezeView struct {
 	Errors FieldErrors // the reason's error
 }
 
-func (v TenantFreezeView) confirm() ConfirmView {
+func (v TenantFreezeView) confirm(p Page) ConfirmView {
 	t := v.Tenant
 	c := ConfirmView{Cancel: templ.SafeURL("/tenants/" + t.Slug)}
 	if v.Freeze {
@@ -62,5 +62,6 @@ func (v TenantFreezeView) confirm() ConfirmView {
 	c.Effect = tenantUnfreezeEffect(t.Slug)
 	c.Action = templ.SafeURL("/tenants/" + t.Slug + "/unfreeze")
 	c.Submit = "Unfreeze " + t.Slug
+	c.Fields = needsSecondAdmin(p, "unfreeze")
 	return c
 }

@@ -103,7 +103,7 @@ var AuditVerbs = []string{
 	"allow_list.", "allow_list.add", "allow_list.remove",
 	"policy.violation", "traces.purged", "traces.purged_range", "audit.", "audit.verify_ok", "audit.verify_failed", "audit.export", "effect.reconciled",
 	"job.", "job.retried",
-	"change.", "change.requested", "change.approved", "change.rejected", "change.applied", "change.failed",
+	"change.", "change.requested", "change.approved", "change.rejected", "change.applied", "change.failed", "change.expired",
 	"break_glass", "break_glass.reviewed",
 }
 
@@ -192,6 +192,8 @@ func eventSentence(e audit.Event, n EventNames) string {
 		return "Approved change applied: " + d.str("summary")
 	case "change.failed":
 		return "Approved change could not be applied: " + d.str("summary") + comment(" — ", d.str("failure"))
+	case "change.expired":
+		return "Change expired before a second admin decided it: " + d.str("summary")
 	case "break_glass":
 		return who + " broke the glass and applied without a second admin: " + d.str("summary") + comment(" — reason: ", d.str("reason"))
 	case "break_glass.reviewed":

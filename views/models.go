@@ -3,6 +3,7 @@ package views
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/wardenhq/warden/changes"
 	"net/url"
 	"sort"
 	"strconv"
@@ -20,6 +21,7 @@ func MicrosInput(micros int64) string { return money.MicrosInput(micros, usd) }
 // ModelsView is the model deployments page: the deployments, the form
 // that adds or edits one, and the newest calls through the gateway.
 type ModelsView struct {
+	Pending     []changes.Change // upstream and allowed-host changes waiting for a second admin
 	Deployments []models.Deployment
 	Calls       []models.Call
 	Tenants     map[string]string // tenant id → slug, for the calls

@@ -1,6 +1,7 @@
 package views
 
 import (
+	"github.com/wardenhq/warden/changes"
 	"net/url"
 	"strings"
 
@@ -21,7 +22,10 @@ const (
 // SwitchesView is the Kill switches page: every tool and skill with its
 // switch, for on-call in an incident.
 type SwitchesView struct {
-	Tools []tools.Tool
+	// Pending are the changes waiting for a second admin on these
+	// switches (switching something back on).
+	Pending []changes.Change
+	Tools   []tools.Tool
 	// ToolSwitches say why a tool that is off was switched off, by name.
 	ToolSwitches map[string]catalog.SwitchState
 	Skills       []SkillSwitchRow

@@ -16,6 +16,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/wardenhq/warden/budgets"
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/models/fakeupstream"
 )
@@ -204,6 +205,31 @@ func TestAdminModelSettingsControls(t *testing.T) {
 	}
 	if l, _ := models.KeyLimitsOf(ctx, in.DB.Read(), k.ID); l != (models.KeyLimits{RPM: 10, TPM: 5000}) || len(adminEvents(t, in.DB, "model.key_limits")) != 1 {
 		t.Fatalf("stored limits = %+v", l)
+	}
+	// Raising a limit widens the key: it waits for a second admin; erin
+	// may not approve her own; frank does. Lowering applies at once.
+	landed := b.post("/keys/"+k.ID+"/model-limits", b.withCSRF(url.Values{"model_rpm": {"20"}, "model_tpm": {"5000"}}), nil)
+	if l, _ := models.KeyLimitsOf(ctx, in.DB.Read(), k.ID); l.RPM != 10 {
+		t.Fatalf("raising the key's limit applied before a second admin approved: %+v", l)
+	}
+	chID := strings.TrimPrefix(landed.URL.Path, "/changes/")
+	if c, err := changes.Get(ctx, in.DB.Read(), chID); err != nil || c.Kind != changes.KeyRateLimit {
+		t.Fatalf("the raise landed on %s: %+v %v", landed.URL.Path, c, err)
+	} else if own := b.post("/changes/"+chID+"/decide", b.withCSRF(url.Values{"decision": {"approve"}, "digest": {c.PayloadDigest}}), nil); own.Status != http.StatusForbidden {
+		t.Errorf("erin approving her own raise = %d, want 403", own.Status)
+	}
+	if p := b.get("/keys/" + k.ID); p.Doc.Find(`[data-testid="pending-changes"] a[href="/changes/`+chID+`"]`).Length() != 1 {
+		t.Error("the key's page does not show the pending raise")
+	}
+	approveAsFrank(t, in, landed)
+	if l, _ := models.KeyLimitsOf(ctx, in.DB.Read(), k.ID); l != (models.KeyLimits{RPM: 20, TPM: 5000}) {
+		t.Fatalf("after frank approved, limits = %+v", l)
+	}
+	if p := b.post("/keys/"+k.ID+"/model-limits", b.withCSRF(url.Values{"model_rpm": {"5"}, "model_tpm": {"5000"}}), nil); strings.HasPrefix(p.URL.Path, "/changes/") {
+		t.Error("lowering the key's limit waited for a second admin")
+	}
+	if l, _ := models.KeyLimitsOf(ctx, in.DB.Read(), k.ID); l.RPM != 5 {
+		t.Fatalf("after lowering, limits = %+v", l)
 	}
 
 	// Deployment weight and alias options on /models.

@@ -150,9 +150,14 @@ func TestAdminTenantFreezeNeedsConfirmationAndIsIdempotent(t *testing.T) {
 	if got := text(b.get("/tenants/acme/unfreeze"), "confirm-effect"); !strings.Contains(got, "can call the API again") {
 		t.Errorf("unfreeze confirm says %q", got)
 	}
-	b.post("/tenants/acme/unfreeze", b.withCSRF(nil), nil)
+	// Unfreezing loosens: it waits for a second admin (docs/changes.md).
+	landed := b.post("/tenants/acme/unfreeze", b.withCSRF(nil), nil)
+	if !adminTenantBySlug(t, in.DB, "acme").Frozen {
+		t.Fatal("asking to unfreeze acme unfroze it before a second admin approved")
+	}
+	approveAsFrank(t, in, landed)
 	if adminTenantBySlug(t, in.DB, "acme").Frozen {
-		t.Error("acme still frozen after unfreeze")
+		t.Error("acme still frozen after frank approved the unfreeze")
 	}
 	if evs := adminEvents(t, in.DB, "tenant.unfreeze"); len(evs) != 1 {
 		t.Errorf("tenant.unfreeze events = %d, want 1", len(evs))

@@ -13,8 +13,10 @@ import (
 	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/changes"
+	"github.com/wardenhq/warden/mcpservers"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/notify"
+	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/risk"
 	"github.com/wardenhq/warden/tenants"
 )
@@ -58,6 +60,22 @@ func TestLooseningChangesWaitForASecondAdmin(t *testing.T) {
 	if _, err := catalog.Switch(ctx, in.DB, testActor, "issue_refund", false, "INC-1"); err != nil {
 		t.Fatal(err)
 	}
+	mcpRegistered(t, in, "shop")
+	if _, err := mcpservers.SwitchServer(ctx, in.DB, testActor, "shop", false, "INC-2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mcpservers.SetToolEnabled(ctx, in.DB, testActor, "shop", "pay", false, "INC-3"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tenants.SetFrozen(ctx, in.DB, testActor, acme.ID, true, "INC-4"); err != nil {
+		t.Fatal(err)
+	}
+	serverOn := func() string { s, _ := mcpservers.Get(ctx, in.DB.Read(), "shop"); return strconv.FormatBool(s.Enabled) }
+	mcpToolOn := func() string {
+		tl, _ := mcpservers.GetTool(ctx, in.DB.Read(), "shop", "pay")
+		return strconv.FormatBool(tl.Enabled)
+	}
+	frozen := func() string { return strconv.FormatBool(adminTenantBySlug(t, in.DB, "acme").Frozen) }
 	threshold := func() int64 {
 		m, _ := tenants.ThresholdFor(ctx, in.DB.Read(), acme.ID, "USD")
 		return m
@@ -87,7 +105,13 @@ func TestLooseningChangesWaitForASecondAdmin(t *testing.T) {
 		{changes.ToolRisk, "/tools/issue_refund", nil, func() string { return string(toolImpact()) }},
 		{changes.BudgetLimit, "/budgets/acme", url.Values{"period": {"day"}, "limit": {"500"}, "alert_percent": {"80"}}, func() string { return strconv.FormatInt(limit(), 10) }},
 		{changes.AllowHost, "/model-allowed-hosts", url.Values{"allowed_hosts": {"llm.corp.internal"}}, hosts},
+		{changes.MCPServerSwitch, "/switches/mcp-servers/shop/on", url.Values{}, serverOn},
+		{changes.MCPToolSwitch, "/switches/mcp-tools/shop__pay/on", url.Values{}, mcpToolOn},
+		{changes.TenantFreeze, "/tenants/acme/unfreeze", url.Values{}, frozen},
 	}
+	pendingPage := map[string]string{changes.DualControl: "/tenants/acme", changes.DualControlWindow: "/tenants/acme",
+		changes.ToolSwitch: "/switches", changes.ToolRisk: "/tools/issue_refund/edit", changes.BudgetLimit: "/budgets",
+		changes.AllowHost: "/models", changes.MCPServerSwitch: "/switches", changes.MCPToolSwitch: "/switches", changes.TenantFreeze: "/tenants/acme"}
 	for _, k := range kinds {
 		form := k.form
 		if form == nil {
@@ -113,10 +137,19 @@ func TestLooseningChangesWaitForASecondAdmin(t *testing.T) {
 		if own.Status != http.StatusForbidden || k.before() != was {
 			t.Errorf("%s: the requester approving = %d, value %s; want 403 and unchanged", k.kind, own.Status, k.before())
 		}
+		// The page of what it changes shows the change waiting.
+		if page, ok := pendingPage[k.kind]; ok {
+			if href, _ := erin.get(page).Doc.Find(`[data-testid="pending-changes"] a[href="/changes/` + id + `"]`).Attr("href"); href == "" {
+				t.Errorf("%s: %s does not show the pending change", k.kind, page)
+			}
+		}
 		approveAsFrank(t, in, landed)
 		if got := k.before(); got == was {
 			t.Errorf("%s: still %s after frank approved", k.kind, got)
 		}
+	}
+	if serverOn() != "true" || mcpToolOn() != "true" || frozen() != "false" {
+		t.Errorf("after approvals: MCP server on %s, MCP tool on %s, acme frozen %s", serverOn(), mcpToolOn(), frozen())
 	}
 	if threshold() != 100_000_000 || window() != 1 || !toolOn() || toolImpact() != risk.ImpactLow || limit() != 500_000_000 || hosts() != "llm.corp.internal" {
 		t.Errorf("after approvals: threshold %d, window %d, tool on %v, impact %s, limit %d, hosts %q", threshold(), window(), toolOn(), toolImpact(), limit(), hosts())
@@ -133,6 +166,9 @@ func TestLooseningChangesWaitForASecondAdmin(t *testing.T) {
 		{"/budgets/acme", url.Values{"period": {"day"}, "limit": {"100"}, "alert_percent": {"80"}}, func() bool { return limit() == 100_000_000 }},
 		{"/tools/issue_refund", toolForm("high"), func() bool { return toolImpact() == risk.ImpactHigh }},
 		{"/model-allowed-hosts", url.Values{"allowed_hosts": {""}}, func() bool { return hosts() == "" }},
+		{"/switches/mcp-tools/shop__pay/off", url.Values{"reason": {"INC-44"}}, func() bool { return mcpToolOn() == "false" }},
+		{"/switches/mcp-servers/shop/off", url.Values{"reason": {"INC-45"}}, func() bool { return serverOn() == "false" }},
+		{"/tenants/acme/freeze", url.Values{"reason": {"INC-46"}}, func() bool { return frozen() == "true" }},
 	}
 	for _, tt := range tight {
 		p := erin.post(tt.path, erin.withCSRF(tt.form), nil)
@@ -298,5 +334,89 @@ func TestApprovalOfAStaleChangeFails(t *testing.T) {
 	}
 	if m, _ := tenants.ThresholdFor(ctx, in.DB.Read(), acme.ID, "USD"); m != 50_000 {
 		t.Errorf("threshold after the stale approval = %d, want the lowered 50000 kept", m)
+	}
+}
+
+// TestPendingChangeNotifiesAdmins: a route for pending changes tells its
+// channel when a change waits for a second admin, with a link to it and
+// without the requester's free-text reason.
+func TestPendingChangeNotifiesAdmins(t *testing.T) {
+	in, erin := adminSession(t, "erin")
+	ctx := context.Background()
+	if _, err := catalog.Switch(ctx, in.DB, testActor, "issue_refund", false, "INC-1"); err != nil {
+		t.Fatal(err)
+	}
+	erin.post("/notifications/channels", erin.withCSRF(url.Values{"name": {"admins"}, "kind": {notify.Slack}, "url": {"http://127.0.0.1:9/services/T0/B0/hooksecret42"}}), nil)
+	var chID string
+	if err := in.DB.Read().QueryRow(`SELECT id FROM notify_channels WHERE name = 'admins'`).Scan(&chID); err != nil {
+		t.Fatalf("channel: %v", err)
+	}
+	if p := erin.post("/notifications/routes", erin.withCSRF(url.Values{"event": {notify.EventChangePending}, "channel": {chID}}), nil); p.Status != http.StatusOK {
+		t.Fatalf("adding a route for pending changes = %d", p.Status)
+	}
+	landed := erin.post("/tools/issue_refund/enable", erin.withCSRF(url.Values{"change_reason": {"customer Jane Roe 555-0100 asked"}}), nil)
+	id := strings.TrimPrefix(landed.URL.Path, "/changes/")
+	var msg string
+	if err := in.DB.Read().QueryRow(`SELECT message FROM notify_deliveries WHERE channel_id = ? AND event = ? AND subject = ?`,
+		chID, notify.EventChangePending, id).Scan(&msg); err != nil {
+		t.Fatalf("no delivery of the pending change %s: %v", id, err)
+	}
+	if !strings.Contains(msg, "/changes/"+id) || !strings.Contains(msg, "Switch on tool issue_refund") || strings.Contains(msg, "Jane") || strings.Contains(msg, "555-0100") {
+		t.Errorf("the message is %s; want the summary and link, and not the reason", msg)
+	}
+	// A tightening change waits for nobody and tells nobody.
+	var n int
+	erin.post("/tools/issue_refund/disable", erin.withCSRF(url.Values{"reason": {"INC-2"}}), nil)
+	if err := in.DB.Read().QueryRow(`SELECT COUNT(*) FROM notify_deliveries WHERE event = ?`, notify.EventChangePending).Scan(&n); err != nil || n != 1 {
+		t.Errorf("deliveries of pending changes = %d (%v), want 1", n, err)
+	}
+}
+
+// TestApprovedChangeAppliesAfterACrash: the approval and the job that
+// applies it commit together, so a change approved by a request that died
+// before applying it (here: the decision recorded, nothing applied) is
+// applied by the job, once.
+func TestApprovedChangeAppliesAfterACrash(t *testing.T) {
+	in := startWardenDemo(t, nil) // runs the job queue
+	in.waitReady(t)
+	erin := newBrowser(t, in.URL)
+	erin.loginDev("erin")
+	ctx := context.Background()
+	if _, err := catalog.Switch(ctx, in.DB, testActor, "issue_refund", false, "INC-1"); err != nil {
+		t.Fatal(err)
+	}
+	landed := erin.post("/tools/issue_refund/enable", erin.withCSRF(url.Values{"change_reason": {"INC-1 over"}}), nil)
+	id := strings.TrimPrefix(landed.URL.Path, "/changes/")
+	c, err := changes.Get(ctx, in.DB.Read(), id)
+	if err != nil {
+		t.Fatalf("the pending change %q: %v", id, err)
+	}
+	frank := identity.Principal{ID: "p-frank-test", Name: "Frank Admin", Email: "frank@test.invalid", Roles: []string{identity.RoleAdmin}, Tenants: []string{identity.AllTenants}}
+	// The decision as frank's request records it, ApplyGrace ago, and the
+	// request dies before applying: the job is due now.
+	if _, err := changes.Decide(ctx, in.DB, changes.Decision{Principal: frank, ChangeID: id, Decision: "approve", Digest: c.PayloadDigest},
+		time.Now().Add(-changes.ApplyGrace)); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		got, _ := changes.Get(ctx, in.DB.Read(), id)
+		if got.Status == changes.Applied {
+			break
+		}
+		if time.Now().After(deadline) {
+			var st, last string
+			in.DB.Read().QueryRow(`SELECT state || ' ' || run_at, COALESCE(last_error, '') FROM jobs WHERE kind = 'apply_change'`).Scan(&st, &last)
+			t.Fatalf("the approved change is still %s: the job did not apply it (job %s %s)", got.Status, st, last)
+		}
+		<-tick.C
+	}
+	if tl, _ := catalog.Get(ctx, in.DB.Read(), "issue_refund"); !tl.Enabled {
+		t.Error("the change is marked applied but the tool is still off")
+	}
+	if v := adminEvents(t, in.DB, "change.applied"); len(v) != 1 {
+		t.Errorf("change.applied events = %d, want 1", len(v))
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wardenhq/warden/approvals"
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/mcpservers"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/tenants"
@@ -257,5 +258,44 @@ func TestRunbookSwitchesMCPServerOff(t *testing.T) {
 	sw := b.get("/switches")
 	if switchState(sw, "mcp-server", "shop") != "off" || text(sw, "switch-reason-shop") != "shop answers 500s" {
 		t.Errorf("Kill switches: shop %q, reason %q", switchState(sw, "mcp-server", "shop"), text(sw, "switch-reason-shop"))
+	}
+}
+
+// A runbook button that switches something back on loosens a control: the
+// on-call who pressed it sees that it waits for a second admin, nothing
+// changes, and it applies once frank approves. Switching off stays one
+// press.
+func TestRunbookSwitchOnWaitsForASecondAdmin(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	in.waitReady(t)
+	ctx := context.Background()
+	b := newBrowser(t, in.URL)
+	b.loginDev("carol")
+	off := "/runbooks/pii-in-traces/actions/switch-off-refunds"
+	b.post(off, b.withCSRF(url.Values{"reason": {"INC-7"}, "token": {confirmToken(t, b, off)}}), nil)
+	if on, _ := catalog.SkillEnabled(ctx, in.DB.Read(), "refunds"); on {
+		t.Fatal("switching off by a runbook did not apply at once")
+	}
+	path := "/runbooks/pii-in-traces/actions/switch-on-refunds"
+	if eff := text(b.get(path), "confirm-effect"); !strings.Contains(eff, "second admin") {
+		t.Errorf("the confirmation says %q, want that it asks a second admin", eff)
+	}
+	res := b.post(path, b.withCSRF(url.Values{"reason": {"INC-7 over"}, "token": {confirmToken(t, b, path)}}), nil)
+	if !strings.Contains(text(res, "run-outcome"), "Waits for a second admin") {
+		t.Errorf("the run says %q, want that it waits for a second admin", text(res, "run-outcome"))
+	}
+	if on, _ := catalog.SkillEnabled(ctx, in.DB.Read(), "refunds"); on {
+		t.Fatal("the button switched refunds on before a second admin approved")
+	}
+	cs, err := changes.PendingOn(ctx, in.DB.Read(), "refunds", time.Now(), changes.SkillSwitch)
+	if err != nil || len(cs) != 1 || cs[0].Reason != "INC-7 over" {
+		t.Fatalf("pending changes on refunds = %+v (%v), want one with the reason", cs, err)
+	}
+	if !strings.Contains(text(res, "run-outcome"), cs[0].ID) {
+		t.Errorf("the run's outcome %q does not name the change %s", text(res, "run-outcome"), cs[0].ID)
+	}
+	approveChangeAt(t, in, "/changes/"+cs[0].ID)
+	if on, _ := catalog.SkillEnabled(ctx, in.DB.Read(), "refunds"); !on {
+		t.Error("refunds still off after frank approved")
 	}
 }

@@ -357,9 +357,15 @@ func TestKillSwitchMCPToolAndServer(t *testing.T) {
 		if p := b.post("/switches/mcp-tools/shop__pay/off", b.withCSRF(url.Values{"reason": {"again"}}), nil); !strings.Contains(text(p, "notice"), "already off") || auditCount(t, in.DB) != n {
 			t.Errorf("%s: second press: notice %q", user, text(p, "notice"))
 		}
+		// Switching back on loosens: it waits for a second admin
+		// (docs/changes.md), and applies once frank approves.
 		p = b.post("/switches/mcp-tools/shop__pay/on", b.withCSRF(url.Values{}), nil)
-		if !strings.HasPrefix(text(p, "notice"), "MCP tool switched on") || switchState(p, "mcp-tool", "shop__pay") != "on" {
-			t.Errorf("%s: on: notice %q", user, text(p, "notice"))
+		if tl, _ := mcpservers.GetTool(ctx, in.DB.Read(), "shop", "pay"); tl.Enabled {
+			t.Fatalf("%s: asking to switch shop__pay on switched it on before a second admin approved", user)
+		}
+		approveAsFrank(t, in, p)
+		if p := b.get("/switches"); switchState(p, "mcp-tool", "shop__pay") != "on" {
+			t.Errorf("%s: after frank approved, shop__pay is %q", user, switchState(p, "mcp-tool", "shop__pay"))
 		}
 		checkSwitchEvent(t, in, "mcp.tool_enable", subject, id, "")
 
@@ -369,7 +375,11 @@ func TestKillSwitchMCPToolAndServer(t *testing.T) {
 			t.Errorf("%s: server off: notice %q", user, text(p, "notice"))
 		}
 		checkSwitchEvent(t, in, "mcp.server_disable", audit.Subject{Type: "mcp_server", ID: "shop"}, id, "INC-13")
-		b.post("/switches/mcp-servers/shop/on", b.withCSRF(url.Values{}), nil)
+		p = b.post("/switches/mcp-servers/shop/on", b.withCSRF(url.Values{}), nil)
+		if s, _ := mcpservers.Get(ctx, in.DB.Read(), "shop"); s.Enabled {
+			t.Fatalf("%s: asking to switch shop on switched it on before a second admin approved", user)
+		}
+		approveAsFrank(t, in, p)
 		if s, _ := mcpservers.Get(ctx, in.DB.Read(), "shop"); !s.Enabled {
 			t.Errorf("%s: shop is still off", user)
 		}
