@@ -20,6 +20,7 @@ const (
 	BudgetLimit       = "budget.limit"
 	AllowHost         = "tenant.allow_host"
 	ModelUpstream     = "model.upstream"
+	ReleaseActivate   = "release.activate"
 )
 
 // Kind is one row of the classification table: which control-plane change
@@ -59,6 +60,10 @@ var Table = []Kind{
 	{ModelUpstream, "where a model deployment sends prompts: its base URL and upstream API key",
 		"changing the base URL or the upstream key", "any other edit of the deployment (applied at once)",
 		classify(func(b, a Upstream) bool { return a.BaseURL != b.BaseURL || a.Key != b.Key })},
+	{ReleaseActivate, "which release an agent runs in an environment: activating a published release, rolling forward to a newer one, or promoting a canary to 100 %",
+		"activating, rolling forward or promoting a release whose diff touches prompt, skills, routing, tools or approval policy",
+		"rolling back to an earlier release, or a release whose diff touches only the model name",
+		classify(func(b, a Release) bool { return a.Move != "rolled_back" && len(GovernedSurfaces(a.Surfaces)) > 0 })},
 	{AllowHost, "the internal hosts model deployments and MCP servers may reach (Models → allowed internal hosts)",
 		"adding a host", "removing a host", classify(func(b, a Hosts) bool {
 			for _, h := range a.Hosts {
@@ -75,7 +80,6 @@ var Table = []Kind{
 // otherwise.
 var Ungoverned = []string{
 	"widening a virtual key's scopes, rate limit or budget",
-	"activating or rolling forward a release whose diff touches prompt, skills, routing, tools or policy",
 	"publishing a runbook that adds buttons",
 	"switching an MCP server or one MCP tool back on",
 	"unfreezing a tenant",
@@ -131,6 +135,39 @@ type Upstream struct {
 	Key        string          `json:"upstream_key"`
 	KeySealed  string          `json:"key_sealed,omitempty"`
 	Deployment json.RawMessage `json:"deployment,omitempty"`
+}
+
+// Release is ReleaseActivate's value: before is the release active
+// (Digest; "none" when none was), after the one asked for, how it moves
+// (Move: "activated", "rolled_forward", "promoted"; "rolled_back" to an
+// earlier release tightens) and the surfaces whose identifiers differ.
+// Reason and By are the move's reason and the requester's name, as the
+// release history keeps them when the change is applied.
+type Release struct {
+	Agent    string   `json:"agent"`
+	Env      string   `json:"env"`
+	Digest   string   `json:"digest"`
+	From     string   `json:"from,omitempty"`
+	Move     string   `json:"move,omitempty"`
+	Surfaces []string `json:"surfaces,omitempty"`
+	Reason   string   `json:"reason,omitempty"`
+	By       string   `json:"by,omitempty"`
+}
+
+// releaseSurfaces are the surfaces whose change needs a second admin: what
+// an agent says, may do and is routed to. The model's name alone does not.
+var releaseSurfaces = []string{"prompt", "skills", "routing", "tools", "approval"}
+
+// GovernedSurfaces keeps those of surfaces that make a release move a
+// loosening change.
+func GovernedSurfaces(surfaces []string) []string {
+	var out []string
+	for _, s := range surfaces {
+		if slices.Contains(releaseSurfaces, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // Hosts is AllowHost's value.

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/releases"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -27,7 +29,7 @@ func (h *Console) ChangeShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return renderChange(c, http.StatusOK, ch, changeNotices[c.QueryParam("done")], "", nil)
+	return h.renderChange(c, http.StatusOK, ch, changeNotices[c.QueryParam("done")], "", nil)
 }
 
 func changeInScope(c echo.Context, h *Console) (changes.Change, error) {
@@ -41,7 +43,7 @@ func changeInScope(c echo.Context, h *Console) (changes.Change, error) {
 	return ch, nil
 }
 
-func renderChange(c echo.Context, status int, ch changes.Change, notice, comment string, errs views.FieldErrors) error {
+func (h *Console) renderChange(c echo.Context, status int, ch changes.Change, notice, comment string, errs views.FieldErrors) error {
 	user := CurrentPrincipal(c)
 	now := time.Now()
 	v := views.ChangeView{Change: ch, Status: ch.StatusAt(now), Diff: views.ChangeDiff(ch.Before, ch.After), Notice: notice, Comment: comment, Errors: errs}
@@ -55,8 +57,37 @@ func renderChange(c echo.Context, status int, ch changes.Change, notice, comment
 			v.MayDecide = true
 		}
 	}
+	if ch.Kind == changes.ReleaseActivate {
+		d, err := h.changeReleaseDiff(c.Request().Context(), ch)
+		if err != nil {
+			return err
+		}
+		v.ReleaseDiff = d
+	}
 	v.MayReview = ch.BreakGlass && ch.ReviewedAt == nil && ch.RequestedBy != user.ID && user.HasRole(identity.RoleAdmin)
 	page := PageFor(c, "Change")
 	page.Active = "/changes"
 	return Render(c, status, page, views.ChangeShow(page, v))
+}
+
+// changeReleaseDiff is a release move's diff as the Releases page shows
+// it: each changed surface, and a line diff of each held content.
+func (h *Console) changeReleaseDiff(ctx context.Context, ch changes.Change) (*views.ReleaseDiff, error) {
+	a, err := changes.Value[changes.Release](ch.After)
+	if err != nil {
+		return nil, err
+	}
+	q := h.DB.Read()
+	to, err := releases.Get(ctx, q, a.Digest)
+	if err != nil {
+		return nil, err
+	}
+	from := releases.Published{Digest: releases.NoneActive}
+	if a.From != "" && a.From != releases.NoneActive {
+		if from, err = releases.Get(ctx, q, a.From); err != nil {
+			return nil, err
+		}
+	}
+	d, err := releaseDiffOf(ctx, q, from, to)
+	return &d, err
 }

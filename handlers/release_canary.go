@@ -79,8 +79,29 @@ func (h *Console) ReleaseCanaryRollback(c echo.Context) error {
 // ReleasePromote makes the canary's candidate the active release; the
 // gate decides again when the button is pressed (422 while it holds).
 func (h *Console) ReleasePromote(c echo.Context) error {
+	ctx := c.Request().Context()
 	agent, env := c.FormValue("agent"), c.FormValue("env")
-	_, _, err := releases.Promote(c.Request().Context(), h.DB, releaseAuthor(c), agent, env,
+	// Promotion puts the candidate on 100 % of journeys: an activation,
+	// governed as one (docs/changes.md). The gate decides again when a
+	// second admin approves.
+	if cur, err := releases.Active(ctx, h.DB.Read(), agent, env); err == nil && cur.Candidate != "" && cur.Candidate == c.FormValue("candidate") {
+		if v, err := releases.EvaluateCanary(ctx, h.DB.Read(), agent, env); err == nil && !v.Promote {
+			held := *releases.ErrCanaryHeld
+			held.Message = "The canary gate holds: " + strings.Join(v.Reasons, "; ") + "."
+			return &held
+		}
+		user := CurrentPrincipal(c)
+		pr, ok, err := h.releaseProposal(ctx, agent, env, cur.Digest, cur.Candidate, releases.KindPromoted, c.FormValue("reason"), user.DisplayName())
+		if err != nil {
+			return err
+		}
+		if ok {
+			if ch, err := h.govern(c, user, pr); err != nil || ch != nil {
+				return changeRedirect(c, ch, err)
+			}
+		}
+	}
+	_, _, err := releases.Promote(ctx, h.DB, releaseAuthor(c), agent, env,
 		c.FormValue("candidate"), c.FormValue("reason"))
 	if err != nil {
 		return err

@@ -23,6 +23,9 @@ type ChangeView struct {
 	Change changes.Change
 	Status string // as of now (a pending change past its expiry is expired)
 	Diff   []ChangeDiffRow
+	// ReleaseDiff is a release move's diff (changes.ReleaseActivate): the
+	// surfaces and line diffs the Releases page shows.
+	ReleaseDiff *ReleaseDiff
 	// MayDecide is set when the viewer may approve or reject it now;
 	// otherwise Why says who must (the requester reads "another admin").
 	MayDecide bool

@@ -174,6 +174,10 @@ type ReleaseSwitchView struct {
 	Target     releases.Published
 	Diff       ReleaseDiff // from the active release to the target
 	Published  bool        // the target was published just now
+	// Governed are the changed surfaces that make this move wait for a
+	// second admin (docs/changes.md); none for a rollback to an earlier
+	// release or a model-only change.
+	Governed []string
 	Reason     string
 	Errors     FieldErrors
 }

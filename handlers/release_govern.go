@@ -1,0 +1,78 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/wardenhq/warden/changes"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/releases"
+)
+
+// releaseProposal is the governed change (changes.ReleaseActivate) of
+// moving agent's pointer in env to the release to: from the release seen
+// active (from; "" reads the active one now), as move ("activated",
+// "promoted", or a rollback, which is "rolled_back" when to ran before
+// the active release and "rolled_forward" otherwise). ok is false when
+// there is nothing to govern: to is already active, or is unknown (the
+// move itself then answers).
+func (h *Console) releaseProposal(ctx context.Context, agent, env, from, to, move, reason, by string) (p changes.Proposal, ok bool, err error) {
+	q := h.DB.Read()
+	target, err := releases.Get(ctx, q, to)
+	if err != nil {
+		return p, false, nil
+	}
+	cur := releases.NoneActive
+	switch a, err := releases.Active(ctx, q, agent, env); {
+	case err == nil:
+		cur = a.Digest
+	case !errors.Is(err, store.ErrNotFound):
+		return p, false, err
+	}
+	if cur == to {
+		return p, false, nil
+	}
+	switch {
+	case from == "":
+		from = cur
+	case from != cur:
+		return p, false, releases.ErrMovedMeanwhile
+	}
+	var base releases.Bundle
+	if from != releases.NoneActive {
+		pub, err := releases.Get(ctx, q, from)
+		if err != nil {
+			return p, false, nil
+		}
+		base = pub.Bundle
+	}
+	if move == releases.KindRolledBack {
+		earlier, err := releases.Earlier(ctx, q, agent, env, from, to)
+		if err != nil {
+			return p, false, err
+		}
+		if !earlier {
+			move = "rolled_forward"
+		}
+	}
+	surfaces := releases.Diff(base, target.Bundle)
+	verb := map[string]string{releases.KindActivated: "Activate", "rolled_forward": "Roll forward to", releases.KindRolledBack: "Roll back to",
+		releases.KindPromoted: "Promote the canary"}[move]
+	summary := verb + " release " + releaseShort(to) + " for " + agent + " in " + env
+	if len(surfaces) > 0 {
+		summary += " (changes " + strings.Join(surfaces, ", ") + ")"
+	}
+	return changes.Proposal{Kind: changes.ReleaseActivate, Subject: agent + "/" + env, Summary: summary, Reason: reason,
+		Before: changes.Release{Agent: agent, Env: env, Digest: from},
+		After:  changes.Release{Agent: agent, Env: env, Digest: to, From: from, Move: move, Surfaces: surfaces, Reason: strings.TrimSpace(reason), By: by},
+	}, true, nil
+}
+
+func releaseShort(d string) string {
+	const prefix = len("sha256:")
+	if len(d) < prefix+12 {
+		return d
+	}
+	return d[prefix : prefix+12]
+}
