@@ -178,8 +178,8 @@ type ReleaseSwitchView struct {
 	// second admin (docs/changes.md); none for a rollback to an earlier
 	// release or a model-only change.
 	Governed []string
-	Reason     string
-	Errors     FieldErrors
+	Reason   string
+	Errors   FieldErrors
 }
 
 func (v ReleaseSwitchView) activate() bool { return v.Kind == releases.KindActivated }
