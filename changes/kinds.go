@@ -152,6 +152,29 @@ type Release struct {
 	Surfaces []string `json:"surfaces,omitempty"`
 	Reason   string   `json:"reason,omitempty"`
 	By       string   `json:"by,omitempty"`
+	// Owners are the high-risk skills the move changes and their owners:
+	// approving needs a second admin who is also each one's owner.
+	Owners []SkillOwner `json:"owners,omitempty"`
+}
+
+// SkillOwner is a high-risk skill a release changes and who owns it (a
+// person's e-mail or group:NAME, from its SKILL.md).
+type SkillOwner struct {
+	Skill string `json:"skill"`
+	Owner string `json:"owner"`
+}
+
+// OwnersNeeded are the owners whose approval c needs besides a second
+// admin's: the owners of the high-risk skills a release move changes.
+func OwnersNeeded(c Change) []SkillOwner {
+	if c.Kind != ReleaseActivate {
+		return nil
+	}
+	a, err := Value[Release](c.After)
+	if err != nil {
+		return nil
+	}
+	return a.Owners
 }
 
 // releaseSurfaces are the surfaces whose change needs a second admin: what

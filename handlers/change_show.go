@@ -9,6 +9,7 @@ import (
 
 	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/principals"
 	"github.com/wardenhq/warden/releases"
 	"github.com/wardenhq/warden/views"
 )
@@ -56,7 +57,18 @@ func (h *Console) renderChange(c echo.Context, status int, ch changes.Change, no
 		default:
 			v.MayDecide = true
 		}
+		groups, err := principals.GroupsOf(c.Request().Context(), h.DB.Read(), user.ID)
+		if err != nil {
+			return err
+		}
+		for _, o := range changes.OwnersNeeded(ch) {
+			if !identity.Owns(o.Owner, user.Email, groups) && v.MayDecide {
+				v.MayDecide = false
+				v.Why = "This change needs the owner of the high-risk skill " + o.Skill + " (" + o.Owner + "), and you are not: ask its owner to approve it."
+			}
+		}
 	}
+	v.Owners = changes.OwnersNeeded(ch)
 	if ch.Kind == changes.ReleaseActivate {
 		d, err := h.changeReleaseDiff(c.Request().Context(), ch)
 		if err != nil {

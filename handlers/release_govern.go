@@ -3,11 +3,13 @@ package handlers
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/releases"
+	"github.com/wardenhq/warden/skills"
 )
 
 // releaseProposal is the governed change (changes.ReleaseActivate) of
@@ -57,6 +59,10 @@ func (h *Console) releaseProposal(ctx context.Context, agent, env, from, to, mov
 		}
 	}
 	surfaces := releases.Diff(base, target.Bundle)
+	owners, err := highRiskOwners(ctx, h, base, target.Bundle)
+	if err != nil {
+		return p, false, err
+	}
 	verb := map[string]string{releases.KindActivated: "Activate", "rolled_forward": "Roll forward to", releases.KindRolledBack: "Roll back to",
 		releases.KindPromoted: "Promote the canary"}[move]
 	summary := verb + " release " + releaseShort(to) + " for " + agent + " in " + env
@@ -65,7 +71,8 @@ func (h *Console) releaseProposal(ctx context.Context, agent, env, from, to, mov
 	}
 	return changes.Proposal{Kind: changes.ReleaseActivate, Subject: agent + "/" + env, Summary: summary, Reason: reason,
 		Before: changes.Release{Agent: agent, Env: env, Digest: from},
-		After:  changes.Release{Agent: agent, Env: env, Digest: to, From: from, Move: move, Surfaces: surfaces, Reason: strings.TrimSpace(reason), By: by},
+		After: changes.Release{Agent: agent, Env: env, Digest: to, From: from, Move: move, Surfaces: surfaces, Reason: strings.TrimSpace(reason), By: by,
+			Owners: owners},
 	}, true, nil
 }
 
@@ -75,4 +82,36 @@ func releaseShort(d string) string {
 		return d
 	}
 	return d[prefix : prefix+12]
+}
+
+// highRiskOwners are the high-risk skills whose SKILL.md the move from
+// one bundle to another changes, adds or removes, with their owners (from
+// the file on either side: a release may not drop its own high_risk
+// mark unseen by the owner).
+func highRiskOwners(ctx context.Context, h *Console, from, to releases.Bundle) ([]changes.SkillOwner, error) {
+	texts, err := releases.TextDiffs(ctx, h.DB.Read(), from, to)
+	if err != nil {
+		return nil, err
+	}
+	var out []changes.SkillOwner
+	for _, t := range texts {
+		name, ok := strings.CutPrefix(t.ID, "skill-")
+		if !ok {
+			continue
+		}
+		for _, body := range []string{t.Before, t.After} {
+			if body == "" {
+				continue
+			}
+			sk, err := skills.Parse([]byte(body))
+			if err != nil || !sk.HighRisk {
+				continue
+			}
+			o := changes.SkillOwner{Skill: name, Owner: sk.Owner}
+			if !slices.Contains(out, o) {
+				out = append(out, o)
+			}
+		}
+	}
+	return out, nil
 }
