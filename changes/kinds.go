@@ -21,6 +21,7 @@ const (
 	AllowHost         = "tenant.allow_host"
 	ModelUpstream     = "model.upstream"
 	ReleaseActivate   = "release.activate"
+	OwnerChange       = "owner"
 )
 
 // Kind is one row of the classification table: which control-plane change
@@ -64,6 +65,9 @@ var Table = []Kind{
 		"activating, rolling forward or promoting a release whose diff touches prompt, skills, routing, tools or approval policy",
 		"rolling back to an earlier release, or a release whose diff touches only the model name",
 		classify(func(b, a Release) bool { return a.Move != "rolled_back" && len(GovernedSurfaces(a.Surfaces)) > 0 })},
+	{OwnerChange, "who owns a tool, a model deployment or a tenant (an e-mail or group:NAME)",
+		"any change of owner (the owner is whose approval high-risk changes need)", "—",
+		classify(func(b, a Owner) bool { return a.Owner != b.Owner })},
 	{AllowHost, "the internal hosts model deployments and MCP servers may reach (Models → allowed internal hosts)",
 		"adding a host", "removing a host", classify(func(b, a Hosts) bool {
 			for _, h := range a.Hosts {
@@ -191,6 +195,14 @@ func GovernedSurfaces(surfaces []string) []string {
 		}
 	}
 	return out
+}
+
+// Owner is OwnerChange's value: the object (tool, model, tenant), its
+// key (name or slug) and its owner.
+type Owner struct {
+	Object string `json:"object"`
+	Key    string `json:"key"`
+	Owner  string `json:"owner"`
 }
 
 // Hosts is AllowHost's value.

@@ -16,6 +16,7 @@ import (
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/models"
+	"github.com/wardenhq/warden/owners"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
@@ -134,6 +135,11 @@ func (h *Console) applyChange(ctx context.Context, actor audit.Actor, kind, tena
 		var v changes.Hosts
 		if v, err = changes.Value[changes.Hosts](after); err == nil {
 			_, err = models.SetAllowedHosts(ctx, h.DB, actor, v.Hosts)
+		}
+	case changes.OwnerChange:
+		var v changes.Owner
+		if v, err = changes.Value[changes.Owner](after); err == nil {
+			err = owners.Set(ctx, h.DB, actor, v.Object, v.Key, v.Owner)
 		}
 	case changes.ReleaseActivate:
 		var v changes.Release
@@ -282,6 +288,13 @@ func (h *Console) stillAsAsked(ctx context.Context, ch changes.Change) (bool, er
 		}
 		b, err := changes.Value[changes.Hosts](ch.Before)
 		return err == nil && slices.Equal(hosts, b.Hosts), err
+	case changes.OwnerChange:
+		b, err := changes.Value[changes.Owner](ch.Before)
+		if err != nil {
+			return false, err
+		}
+		cur, err := owners.Get(ctx, q, b.Object, b.Key)
+		return err == nil && cur == b.Owner, err
 	case changes.ReleaseActivate:
 		b, err := changes.Value[changes.Release](ch.Before)
 		if err != nil {

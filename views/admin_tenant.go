@@ -12,6 +12,9 @@ type TenantView struct {
 	Tenant tenants.Tenant
 	// Pending are the changes to this tenant waiting for a second admin.
 	Pending   []changes.Change
+	// Owner is who owns the tenant; OwnerPending the owner changes waiting.
+	Owner        string
+	OwnerPending []changes.Change
 	Freeze    tenants.Freeze // why and since when it is frozen
 	Name      string         // the rename form's value
 	Retention string         // the retention form's value

@@ -1,0 +1,46 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/wardenhq/warden/owners"
+)
+
+// Tools and tenants show their owner; changing it waits for a second
+// admin (erin asks, frank approves); an owner that is neither an e-mail
+// nor group:NAME is refused and nothing is recorded.
+func TestOwnersOfToolsAndTenants(t *testing.T) {
+	in, erin := adminSession(t, "erin")
+	ctx := context.Background()
+	for _, tt := range []struct{ object, key, page, owner string }{
+		{owners.Tool, "issue_refund", "/tools/issue_refund/edit", "group:payments"},
+		{owners.Tenant, "acme", "/tenants/acme", "ana@example.com"},
+	} {
+		p := erin.get(tt.page)
+		if p.Status != http.StatusOK || text(p, "owner") != "nobody named" {
+			t.Fatalf("%s: %d owner %q, want nobody named", tt.page, p.Status, text(p, "owner"))
+		}
+		events := auditCount(t, in.DB)
+		if bad := erin.post("/owners/"+tt.object+"/"+tt.key, erin.withCSRF(url.Values{"owner": {"the payments team"}}), nil); bad.Status != http.StatusUnprocessableEntity {
+			t.Errorf("%s: a bad owner = %d, want 422", tt.key, bad.Status)
+		}
+		if auditCount(t, in.DB) != events {
+			t.Errorf("%s: a refused owner wrote an audit event", tt.key)
+		}
+		asked := erin.post("/owners/"+tt.object+"/"+tt.key, erin.withCSRF(url.Values{"owner": {tt.owner}}), nil)
+		if o, _ := owners.Get(ctx, in.DB.Read(), tt.object, tt.key); o != "" {
+			t.Fatalf("%s: asking changed the owner at once to %q", tt.key, o)
+		}
+		if p := erin.get(tt.page); !strings.Contains(text(p, "owner-card"), "waiting for a second admin") {
+			t.Errorf("%s: the page does not show the pending owner change: %q", tt.page, text(p, "owner-card"))
+		}
+		approveAsFrank(t, in, asked)
+		if p := erin.get(tt.page); text(p, "owner") != tt.owner {
+			t.Errorf("%s: owner %q after frank's approval, want %s", tt.page, text(p, "owner"), tt.owner)
+		}
+	}
+}
