@@ -7,18 +7,26 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/owners"
 )
 
-// Tools and tenants show their owner; changing it waits for a second
+// Tools, model deployments and tenants show their owner; changing it waits for a second
 // admin (erin asks, frank approves); an owner that is neither an e-mail
 // nor group:NAME is refused and nothing is recorded.
 func TestOwnersOfToolsAndTenants(t *testing.T) {
 	in, erin := adminSession(t, "erin")
 	ctx := context.Background()
+	d := deployment("chat-a", "echo", 1)
+	d.BaseURL = "http://127.0.0.1:9/v1"
+	if _, err := models.Create(ctx, in.DB, in.Agent.Journeys.Sealer(), audit.Actor{Type: audit.ActorSystem, ID: "test"}, d, "sk-x"); err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct{ object, key, page, owner string }{
 		{owners.Tool, "issue_refund", "/tools/issue_refund/edit", "group:payments"},
 		{owners.Tenant, "acme", "/tenants/acme", "ana@example.com"},
+		{owners.Model, "chat-a", "/models/chat-a/edit", "group:ml-platform"},
 	} {
 		p := erin.get(tt.page)
 		if p.Status != http.StatusOK || text(p, "owner") != "nobody named" {
