@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/releases"
 	"github.com/wardenhq/warden/views"
@@ -24,6 +25,16 @@ func (h *Console) ReleaseCanaryStart(c echo.Context) error {
 	form := views.CanaryForm{Candidate: c.FormValue("candidate"), Share: strings.TrimSpace(c.FormValue("share")),
 		Floor: strings.TrimSpace(c.FormValue("floor")), Reason: c.FormValue("reason"), RequireLabels: c.FormValue("require_labels") != ""}
 	share, floor, errs := parseCanaryForm(form)
+	if len(errs) == 0 && share == 100 {
+		// A canary on every journey is an activation in all but name: when
+		// the candidate's diff needs a second admin, it goes through
+		// Activate or Promote (docs/changes.md).
+		if pr, ok, err := h.releaseProposal(ctx, agent, env, "", form.Candidate, releases.KindActivated, "", ""); err != nil {
+			return err
+		} else if loosens, _ := changes.Loosens(pr.Kind, pr.Before, pr.After); ok && loosens {
+			errs["share"] = "A canary on 100 % of journeys is an activation, and this release changes what needs a second admin: choose a smaller share, or activate it."
+		}
+	}
 	if len(errs) == 0 {
 		_, changed, err := releases.StartCanary(ctx, h.DB, releaseAuthor(c), agent, env, form.Candidate, share, floor, form.Reason,
 			releases.CanaryOptions{RequireLabels: form.RequireLabels})

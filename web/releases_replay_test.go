@@ -197,6 +197,15 @@ func TestReleasePublishAndActivateInTheConsole(t *testing.T) {
 		t.Errorf("rolling forward landed on %s with active %s; want a pending change and %s still active", fwd.URL.Path, demoHistory(t, in)[0].Digest, active)
 	}
 
+	// A canary on 100 % of journeys would be an activation without a
+	// second admin: refused with the reason.
+	rows := len(demoHistory(t, in))
+	c100 := erin.post("/releases/canary", erin.withCSRF(url.Values{"agent": {releases.DefaultAgent}, "env": {releases.DefaultEnv},
+		"candidate": {target}, "share": {"100"}, "floor": {"0.90"}, "reason": {"all at once"}}), nil)
+	if c100.Status != http.StatusUnprocessableEntity || len(demoHistory(t, in)) != rows {
+		t.Errorf("a 100 %% canary of a routing change = %d with %d history rows, want 422 and nothing added", c100.Status, len(demoHistory(t, in)))
+	}
+
 	carol := newBrowser(t, in.URL)
 	carol.loginDev("carol")
 	if p := carol.get("/releases"); p.Doc.Find(`[data-testid="publish-form"]`).Length() != 0 {
