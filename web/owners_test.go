@@ -51,4 +51,9 @@ func TestOwnersOfToolsAndTenants(t *testing.T) {
 			t.Errorf("%s: owner %q after frank's approval, want %s", tt.page, text(p, "owner"), tt.owner)
 		}
 	}
+	// The action page of a refund names its tool's owner.
+	a := createActions(t, in, adminTenantBySlug(t, in.DB, "acme"), 1, 5000)[0]
+	if p := erin.get("/approvals/" + a.ID); !strings.Contains(text(p, "action-tool-owner"), "group:payments") {
+		t.Errorf("the action page does not name the tool's owner: %q", text(p, "action-tool-owner"))
+	}
 }
