@@ -99,7 +99,14 @@ func highRiskOwners(ctx context.Context, h *Console, from, to releases.Bundle) (
 		if !ok {
 			continue
 		}
-		for _, body := range []string{t.Before, t.After} {
+		bodies := []string{t.Before, t.After}
+		if t.Missing != "" {
+			// A side Warden cannot read (a skill named without its file's
+			// hash): judge by the skill of that name as it runs now, so a
+			// high-risk skill is not added or removed by name unseen.
+			bodies = append(bodies, h.runningSkillFile(ctx, name))
+		}
+		for _, body := range bodies {
 			if body == "" {
 				continue
 			}
@@ -114,4 +121,21 @@ func highRiskOwners(ctx context.Context, h *Console, from, to releases.Bundle) (
 		}
 	}
 	return out, nil
+}
+
+// runningSkillFile is the SKILL.md of the skill called name as the agent
+// runtime loaded it ("" when none runs here or its file is not held).
+func (h *Console) runningSkillFile(ctx context.Context, name string) string {
+	if h.Runtime == nil {
+		return ""
+	}
+	for _, sp := range h.Runtime.Skills() {
+		if sp.Name != name || sp.Hash == "" {
+			continue
+		}
+		if body, err := releases.SkillFileBody(ctx, h.DB.Read(), sp.Hash); err == nil {
+			return body
+		}
+	}
+	return ""
 }

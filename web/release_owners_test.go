@@ -116,4 +116,18 @@ func TestReleaseTouchingAHighRiskSkillNeedsItsOwner(t *testing.T) {
 	if got := demoHistory(t, in)[0].Digest; got != target.Get("digest") {
 		t.Errorf("after the owner's approval active %s, want %s", got, target.Get("digest"))
 	}
+
+	// A release that drops refunds (its skill set written as bare names)
+	// needs refunds' owner too: the file it leaves says high-risk.
+	bare := `{"model":"` + cur.Bundle.Model + `","prompt":"` + cur.Bundle.Prompt + `","tools":"` + cur.Bundle.Tools +
+		`","approval":"` + cur.Bundle.Approval + `","routing":"` + cur.Bundle.Routing + `","contents":{"skills":["order_status","order_support","customer_email"]}}`
+	pub = erin.noRedirect().post("/releases/publish", erin.withCSRF(url.Values{"agent": {releases.DefaultAgent}, "env": {releases.DefaultEnv},
+		"bundle": {bare}, "note": {"no refunds"}}), nil)
+	target, _ = url.ParseQuery(strings.TrimPrefix(pub.Header.Get("Location"), "/releases/activate?"))
+	now := demoHistory(t, in)[0].Digest
+	asked = erin.post("/releases/activate", erin.withCSRF(url.Values{"agent": {releases.DefaultAgent}, "env": {releases.DefaultEnv},
+		"from": {now}, "digest": {target.Get("digest")}, "reason": {"no refunds"}}), nil)
+	if got := text(asked, "change-owners"); !strings.Contains(got, "refunds") || !strings.Contains(got, "group:payments") {
+		t.Errorf("dropping the high-risk refunds skill by name does not need its owner: %q (%s)", got, asked.URL)
+	}
 }
