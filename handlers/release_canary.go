@@ -29,7 +29,9 @@ func (h *Console) ReleaseCanaryStart(c echo.Context) error {
 		// A canary on every journey is an activation in all but name: when
 		// the candidate's diff needs a second admin, it goes through
 		// Activate or Promote (docs/changes.md).
-		if pr, ok, err := h.releaseProposal(ctx, agent, env, "", form.Candidate, releases.KindActivated, "", ""); err != nil {
+		// Read as a rollback: a candidate that ran before the active
+		// release is going back (at once); any other is going forward.
+		if pr, ok, err := h.releaseProposal(ctx, agent, env, "", form.Candidate, releases.KindRolledBack, "", ""); err != nil {
 			return err
 		} else if loosens, _ := changes.Loosens(pr.Kind, pr.Before, pr.After); ok && loosens {
 			errs["share"] = "A canary on 100 % of journeys is an activation, and this release changes what needs a second admin: choose a smaller share, or activate it."
