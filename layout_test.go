@@ -57,7 +57,7 @@ var tiers = map[string]tier{
 	"admission": tierDomain, "alerts": tierDomain, "allowlist": tierDomain, "approvals": tierDomain, "audit": tierDomain,
 	"budgets": tierDomain, "catalog": tierDomain, "changes": tierDomain, "execution": tierDomain, "journeys": tierDomain,
 	"keys": tierDomain, "mcpservers": tierDomain, "models": tierDomain, "notify": tierDomain, "policy": tierDomain, "releases": tierDomain,
-	"principals": tierDomain, "routelabels": tierDomain, "runbooks": tierDomain, "search": tierDomain, "sessions": tierDomain, "signin": tierDomain, "skills": tierDomain,
+	"owners": tierDomain, "principals": tierDomain, "routelabels": tierDomain, "runbooks": tierDomain, "search": tierDomain, "sessions": tierDomain, "signin": tierDomain, "skills": tierDomain,
 	"tenants": tierDomain, "tools": tierDomain,
 
 	"app": tierApp, "config": tierApp,

@@ -36,6 +36,7 @@ import (
 	"github.com/wardenhq/warden/platform/jobs"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/principals"
 )
 
 // Statuses of a change.
@@ -329,6 +330,11 @@ func Decide(ctx context.Context, db *store.DB, d Decision, now time.Time) (Chang
 		if c.RequestedByEmail != "" && strings.EqualFold(strings.TrimSpace(c.RequestedByEmail), strings.TrimSpace(d.Principal.Email)) {
 			return ErrSamePerson
 		}
+		if d.Decision == approvals.Approve {
+			if err := checkOwners(ctx, tx, d.Principal, c); err != nil {
+				return err
+			}
+		}
 		status, verb := Approved, "change.approved"
 		if d.Decision == approvals.Reject {
 			status, verb = Rejected, "change.rejected"
@@ -570,4 +576,30 @@ func shown(raw json.RawMessage) map[string]any {
 		delete(m, k)
 	}
 	return m
+}
+
+// checkOwners refuses an approval of a change that needs owners
+// (OwnersNeeded: a release changing a high-risk skill) from an admin who
+// is not each one's owner: the person named, or a member of the group as
+// the identity provider said at the admin's last sign-in (principals).
+func checkOwners(ctx context.Context, tx *store.Tx, p identity.Principal, c Change) error {
+	need := OwnersNeeded(c)
+	if len(need) == 0 {
+		return nil
+	}
+	groups, err := principals.GroupsOf(ctx, tx, p.ID)
+	if err != nil {
+		return err
+	}
+	var missing []string
+	for _, o := range need {
+		if !identity.Owns(o.Owner, p.Email, groups) {
+			missing = append(missing, "the high-risk skill "+o.Skill+" is owned by "+o.Owner)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return problem.Forbidden("not_owner", "You cannot approve this change: "+strings.Join(missing, "; ")+
+		", and approving needs its owner (a member of the group at their last sign-in, or the person named).").Titled("This change needs its skill's owner")
 }

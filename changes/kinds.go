@@ -24,6 +24,8 @@ const (
 	MCPToolSwitch     = "mcp.tool_switch"
 	TenantFreeze      = "tenant.freeze"
 	KeyRateLimit      = "key.rate_limit"
+	ReleaseActivate   = "release.activate"
+	OwnerChange       = "owner"
 )
 
 // Kind is one row of the classification table: which control-plane change
@@ -72,6 +74,13 @@ var Table = []Kind{
 	{KeyRateLimit, "a virtual key's model rate limits (requests and tokens a minute; 0 is no limit)",
 		"raising either limit, or removing one (0)", "lowering either, or setting one where there was none",
 		classify(func(b, a KeyRate) bool { return perMinuteLooser(a.RPM, b.RPM) || perMinuteLooser(a.TPM, b.TPM) })},
+	{ReleaseActivate, "which release an agent runs in an environment: activating a published release, rolling forward to a newer one, or promoting a canary to 100 %",
+		"activating, rolling forward or promoting a release whose diff touches prompt, skills, routing, tools or approval policy",
+		"rolling back to an earlier release, or a release whose diff touches only the model name",
+		classify(func(b, a Release) bool { return a.Move != "rolled_back" && len(GovernedSurfaces(a.Surfaces)) > 0 })},
+	{OwnerChange, "who owns a tool, a model deployment or a tenant (an e-mail or group:NAME)",
+		"any change of owner (the owner is whose approval high-risk changes need)", "—",
+		classify(func(b, a Owner) bool { return a.Owner != b.Owner })},
 	{AllowHost, "the internal hosts model deployments and MCP servers may reach (Models → allowed internal hosts)",
 		"adding a host", "removing a host", classify(func(b, a Hosts) bool {
 			for _, h := range a.Hosts {
@@ -87,8 +96,7 @@ var Table = []Kind{
 // still makes alone; docs/changes.md lists them so nobody assumes
 // otherwise.
 var Ungoverned = []string{
-	"widening a virtual key's scopes (a key's scopes are fixed when it is created; there is no edit yet)",
-	"activating or rolling forward a release whose diff touches prompt, skills, routing, tools or policy",
+	"widening a virtual key's scopes or budget (they are fixed when the key is created; there is no edit yet)",
 	"publishing a runbook that adds buttons",
 }
 
@@ -164,6 +172,70 @@ type Upstream struct {
 	Key        string          `json:"upstream_key"`
 	KeySealed  string          `json:"key_sealed,omitempty"`
 	Deployment json.RawMessage `json:"deployment,omitempty"`
+}
+
+// Release is ReleaseActivate's value: before is the release active
+// (Digest; "none" when none was), after the one asked for, how it moves
+// (Move: "activated", "rolled_forward", "promoted"; "rolled_back" to an
+// earlier release tightens) and the surfaces whose identifiers differ.
+// Reason and By are the move's reason and the requester's name, as the
+// release history keeps them when the change is applied.
+type Release struct {
+	Agent    string   `json:"agent"`
+	Env      string   `json:"env"`
+	Digest   string   `json:"digest"`
+	From     string   `json:"from,omitempty"`
+	Move     string   `json:"move,omitempty"`
+	Surfaces []string `json:"surfaces,omitempty"`
+	Reason   string   `json:"reason,omitempty"`
+	By       string   `json:"by,omitempty"`
+	// Owners are the high-risk skills the move changes and their owners:
+	// approving needs a second admin who is also each one's owner.
+	Owners []SkillOwner `json:"owners,omitempty"`
+}
+
+// SkillOwner is a high-risk skill a release changes and who owns it (a
+// person's e-mail or group:NAME, from its SKILL.md).
+type SkillOwner struct {
+	Skill string `json:"skill"`
+	Owner string `json:"owner"`
+}
+
+// OwnersNeeded are the owners whose approval c needs besides a second
+// admin's: the owners of the high-risk skills a release move changes.
+func OwnersNeeded(c Change) []SkillOwner {
+	if c.Kind != ReleaseActivate {
+		return nil
+	}
+	a, err := Value[Release](c.After)
+	if err != nil {
+		return nil
+	}
+	return a.Owners
+}
+
+// releaseSurfaces are the surfaces whose change needs a second admin: what
+// an agent says, may do and is routed to. The model's name alone does not.
+var releaseSurfaces = []string{"prompt", "skills", "routing", "tools", "approval"}
+
+// GovernedSurfaces keeps those of surfaces that make a release move a
+// loosening change.
+func GovernedSurfaces(surfaces []string) []string {
+	var out []string
+	for _, s := range surfaces {
+		if slices.Contains(releaseSurfaces, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Owner is OwnerChange's value: the object (tool, model, tenant), its
+// key (name or slug) and its owner.
+type Owner struct {
+	Object string `json:"object"`
+	Key    string `json:"key"`
+	Owner  string `json:"owner"`
 }
 
 // Hosts is AllowHost's value.

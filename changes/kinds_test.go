@@ -44,6 +44,11 @@ func TestLoosens(t *testing.T) {
 		{"budget alert raised", BudgetLimit, budget(100, "month", 80), budget(100, "month", 95), true},
 		{"budget created", BudgetLimit, Budget{}, budget(100, "month", 80), true},
 		{"host added", AllowHost, Hosts{[]string{"a.internal"}}, Hosts{[]string{"a.internal", "b.internal"}}, true},
+		{"release activated touching routing", ReleaseActivate, Release{Digest: "a"}, Release{Digest: "b", Move: "activated", Surfaces: []string{"routing"}}, true},
+		{"release rolled forward touching skills", ReleaseActivate, Release{Digest: "a"}, Release{Digest: "b", Move: "rolled_forward", Surfaces: []string{"model", "skills"}}, true},
+		{"canary promoted touching prompt", ReleaseActivate, Release{Digest: "a"}, Release{Digest: "b", Move: "promoted", Surfaces: []string{"prompt"}}, true},
+		{"release rolled back", ReleaseActivate, Release{Digest: "b"}, Release{Digest: "a", Move: "rolled_back", Surfaces: []string{"prompt", "tools"}}, false},
+		{"release changing only the model", ReleaseActivate, Release{Digest: "a"}, Release{Digest: "b", Move: "activated", Surfaces: []string{"model"}}, false},
 		{"host removed", AllowHost, Hosts{[]string{"a.internal", "b.internal"}}, Hosts{[]string{"a.internal"}}, false},
 	}
 	for _, tt := range tests {

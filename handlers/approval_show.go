@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"errors"
+	"github.com/wardenhq/warden/owners"
 	"net/http"
 	"time"
 
@@ -49,6 +50,11 @@ func (h *Console) ApprovalShow(c echo.Context) error {
 		skill = v.Journey.Skill
 	}
 	v.Owners = h.Runbooks.OwnersOf(v.Action.Tool, skill)
+	if o, err := owners.Get(c.Request().Context(), h.DB.Read(), owners.Tool, v.Action.Tool); err == nil {
+		v.ToolOwner = o
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
 	if c.QueryParam("done") == "approval_recorded" {
 		if n := views.ApprovalRecordedNotice(v.Action); n != "" {
 			v.Notice = n

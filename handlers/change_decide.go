@@ -30,7 +30,7 @@ func (h *Console) ChangeDecide(c echo.Context) error {
 		if gerr != nil {
 			return gerr
 		}
-		return renderChange(c, http.StatusUnprocessableEntity, cur, "", comment, views.FieldErrors{"comment": p.Message})
+		return h.renderChange(c, http.StatusUnprocessableEntity, cur, "", comment, views.FieldErrors{"comment": p.Message})
 	}
 	if err != nil {
 		return err

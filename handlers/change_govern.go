@@ -18,9 +18,12 @@ import (
 	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/mcpservers"
 	"github.com/wardenhq/warden/models"
+	"github.com/wardenhq/warden/owners"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/jobs"
+	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/releases"
 	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/tools"
 )
@@ -39,7 +42,11 @@ func (h *Console) govern(c echo.Context, user *identity.Principal, p changes.Pro
 		return nil, err
 	}
 	ctx := c.Request().Context()
-	p.Reason = h.redact(c.FormValue("change_reason"))
+	// A form with its own reason field (a release move) passes it in p.
+	if r := c.FormValue("change_reason"); r != "" || p.Reason == "" {
+		p.Reason = r
+	}
+	p.Reason = h.redact(p.Reason)
 	now := time.Now()
 	if c.FormValue("break_glass") == "yes" {
 		if err := changes.CheckBreakGlass(h.BreakGlass, p.Reason); err != nil {
@@ -161,6 +168,26 @@ func (h *Console) applyChange(ctx context.Context, actor audit.Actor, kind, tena
 		if v, err = changes.Value[changes.Hosts](after); err == nil {
 			_, err = models.SetAllowedHosts(ctx, h.DB, actor, v.Hosts)
 		}
+	case changes.OwnerChange:
+		var v changes.Owner
+		if v, err = changes.Value[changes.Owner](after); err == nil {
+			err = owners.Set(ctx, h.DB, actor, v.Object, v.Key, v.Owner)
+		}
+	case changes.ReleaseActivate:
+		var v changes.Release
+		if v, err = changes.Value[changes.Release](after); err != nil {
+			break
+		}
+		by := releases.Author{Actor: actor, Name: v.By}
+		m := releases.Move{Agent: v.Agent, Env: v.Env, From: v.From, To: v.Digest, Reason: v.Reason}
+		switch v.Move {
+		case releases.KindPromoted:
+			_, _, err = releases.Promote(ctx, h.DB, by, v.Agent, v.Env, v.Digest, v.Reason)
+		case releases.KindActivated:
+			_, _, err = releases.ActivateConfirmed(ctx, h.DB, by, m)
+		default:
+			_, _, err = releases.RollbackConfirmed(ctx, h.DB, by, m)
+		}
 	default:
 		return changes.ErrUnknownKind
 	}
@@ -191,7 +218,10 @@ func (h *Console) applyApproved(ctx context.Context, ch changes.Change) (changes
 	}
 	if err := h.applyChange(ctx, actor, ch.Kind, ch.TenantID, ch.TenantSlug, ch.Subject, ch.After); err != nil {
 		var ve *store.ValidationError
+		var pe *problem.Error
 		switch {
+		case errors.As(err, &pe) && pe.Kind != problem.KindInternal:
+			failure = pe.Message
 		case errors.As(err, &ve):
 			for _, msg := range ve.Fields {
 				failure = msg
@@ -371,6 +401,26 @@ func (h *Console) stillAsAsked(ctx context.Context, ch changes.Change) (bool, er
 		}
 		b, err := changes.Value[changes.Hosts](ch.Before)
 		return err == nil && slices.Equal(hosts, b.Hosts), err
+	case changes.OwnerChange:
+		b, err := changes.Value[changes.Owner](ch.Before)
+		if err != nil {
+			return false, err
+		}
+		cur, err := owners.Get(ctx, q, b.Object, b.Key)
+		return err == nil && cur == b.Owner, err
+	case changes.ReleaseActivate:
+		b, err := changes.Value[changes.Release](ch.Before)
+		if err != nil {
+			return false, err
+		}
+		cur := releases.NoneActive
+		switch p, err := releases.Active(ctx, q, b.Agent, b.Env); {
+		case err == nil:
+			cur = p.Digest
+		case !errors.Is(err, store.ErrNotFound):
+			return false, err
+		}
+		return cur == b.Digest, nil
 	case changes.ModelUpstream:
 		d, err := models.Get(ctx, q, ch.Subject)
 		if err != nil {

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -8,6 +9,8 @@ import (
 
 	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/platform/identity"
+	"github.com/wardenhq/warden/principals"
+	"github.com/wardenhq/warden/releases"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -27,7 +30,7 @@ func (h *Console) ChangeShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return renderChange(c, http.StatusOK, ch, changeNotices[c.QueryParam("done")], "", nil)
+	return h.renderChange(c, http.StatusOK, ch, changeNotices[c.QueryParam("done")], "", nil)
 }
 
 func changeInScope(c echo.Context, h *Console) (changes.Change, error) {
@@ -41,7 +44,7 @@ func changeInScope(c echo.Context, h *Console) (changes.Change, error) {
 	return ch, nil
 }
 
-func renderChange(c echo.Context, status int, ch changes.Change, notice, comment string, errs views.FieldErrors) error {
+func (h *Console) renderChange(c echo.Context, status int, ch changes.Change, notice, comment string, errs views.FieldErrors) error {
 	user := CurrentPrincipal(c)
 	now := time.Now()
 	v := views.ChangeView{Change: ch, Status: ch.StatusAt(now), Diff: views.ChangeDiff(ch.Before, ch.After), Notice: notice, Comment: comment, Errors: errs}
@@ -54,9 +57,49 @@ func renderChange(c echo.Context, status int, ch changes.Change, notice, comment
 		default:
 			v.MayDecide = true
 		}
+		groups, err := principals.GroupsOf(c.Request().Context(), h.DB.Read(), user.ID)
+		if err != nil {
+			return err
+		}
+		for _, o := range changes.OwnersNeeded(ch) {
+			if !identity.Owns(o.Owner, user.Email, groups) && v.MayDecide {
+				v.MayDecide = false
+				v.Why = "This change needs the owner of the high-risk skill " + o.Skill + " (" + o.Owner + "), and you are not: ask its owner to approve it."
+			}
+		}
+	}
+	v.Owners = changes.OwnersNeeded(ch)
+	if ch.Kind == changes.ReleaseActivate {
+		d, err := h.changeReleaseDiff(c.Request().Context(), ch)
+		if err != nil {
+			return err
+		}
+		v.ReleaseDiff = d
 	}
 	v.MayReview = ch.BreakGlass && ch.ReviewedAt == nil && ch.RequestedBy != user.ID && user.HasRole(identity.RoleAdmin)
 	page := PageFor(c, "Change")
 	page.Active = "/changes"
 	return Render(c, status, page, views.ChangeShow(page, v))
+}
+
+// changeReleaseDiff is a release move's diff as the Releases page shows
+// it: each changed surface, and a line diff of each held content.
+func (h *Console) changeReleaseDiff(ctx context.Context, ch changes.Change) (*views.ReleaseDiff, error) {
+	a, err := changes.Value[changes.Release](ch.After)
+	if err != nil {
+		return nil, err
+	}
+	q := h.DB.Read()
+	to, err := releases.Get(ctx, q, a.Digest)
+	if err != nil {
+		return nil, err
+	}
+	from := releases.Published{Digest: releases.NoneActive}
+	if a.From != "" && a.From != releases.NoneActive {
+		if from, err = releases.Get(ctx, q, a.From); err != nil {
+			return nil, err
+		}
+	}
+	d, err := releaseDiffOf(ctx, q, from, to)
+	return &d, err
 }

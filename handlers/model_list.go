@@ -4,11 +4,13 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/models"
+	"github.com/wardenhq/warden/owners"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -55,7 +57,14 @@ func (h *Console) ModelEditForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return h.renderModels(c, http.StatusOK, views.ModelsView{Editing: true, Form: modelFormOf(d)})
+	v := views.ModelsView{Editing: true, Form: modelFormOf(d)}
+	if v.Owner, err = owners.Get(c.Request().Context(), h.DB.Read(), owners.Model, d.Name); err != nil {
+		return err
+	}
+	if v.OwnerPending, err = changes.PendingOn(c.Request().Context(), h.DB.Read(), d.Name, time.Now(), changes.OwnerChange); err != nil {
+		return err
+	}
+	return h.renderModels(c, http.StatusOK, v)
 }
 
 func modelFormOf(d models.Deployment) views.ModelForm {

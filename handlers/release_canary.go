@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/releases"
 	"github.com/wardenhq/warden/views"
@@ -24,6 +25,18 @@ func (h *Console) ReleaseCanaryStart(c echo.Context) error {
 	form := views.CanaryForm{Candidate: c.FormValue("candidate"), Share: strings.TrimSpace(c.FormValue("share")),
 		Floor: strings.TrimSpace(c.FormValue("floor")), Reason: c.FormValue("reason"), RequireLabels: c.FormValue("require_labels") != ""}
 	share, floor, errs := parseCanaryForm(form)
+	if len(errs) == 0 && share == 100 {
+		// A canary on every journey is an activation in all but name: when
+		// the candidate's diff needs a second admin, it goes through
+		// Activate or Promote (docs/changes.md).
+		// Read as a rollback: a candidate that ran before the active
+		// release is going back (at once); any other is going forward.
+		if pr, ok, err := h.releaseProposal(ctx, agent, env, "", form.Candidate, releases.KindRolledBack, "", ""); err != nil {
+			return err
+		} else if loosens, _ := changes.Loosens(pr.Kind, pr.Before, pr.After); ok && loosens {
+			errs["share"] = "A canary on 100 % of journeys is an activation, and this release changes what needs a second admin: choose a smaller share, or activate it."
+		}
+	}
 	if len(errs) == 0 {
 		_, changed, err := releases.StartCanary(ctx, h.DB, releaseAuthor(c), agent, env, form.Candidate, share, floor, form.Reason,
 			releases.CanaryOptions{RequireLabels: form.RequireLabels})
@@ -79,8 +92,29 @@ func (h *Console) ReleaseCanaryRollback(c echo.Context) error {
 // ReleasePromote makes the canary's candidate the active release; the
 // gate decides again when the button is pressed (422 while it holds).
 func (h *Console) ReleasePromote(c echo.Context) error {
+	ctx := c.Request().Context()
 	agent, env := c.FormValue("agent"), c.FormValue("env")
-	_, _, err := releases.Promote(c.Request().Context(), h.DB, releaseAuthor(c), agent, env,
+	// Promotion puts the candidate on 100 % of journeys: an activation,
+	// governed as one (docs/changes.md). The gate decides again when a
+	// second admin approves.
+	if cur, err := releases.Active(ctx, h.DB.Read(), agent, env); err == nil && cur.Candidate != "" && cur.Candidate == c.FormValue("candidate") {
+		if v, err := releases.EvaluateCanary(ctx, h.DB.Read(), agent, env); err == nil && !v.Promote {
+			held := *releases.ErrCanaryHeld
+			held.Message = "The canary gate holds: " + strings.Join(v.Reasons, "; ") + "."
+			return &held
+		}
+		user := CurrentPrincipal(c)
+		pr, ok, err := h.releaseProposal(ctx, agent, env, cur.Digest, cur.Candidate, releases.KindPromoted, c.FormValue("reason"), user.DisplayName())
+		if err != nil {
+			return err
+		}
+		if ok {
+			if ch, err := h.govern(c, user, pr); err != nil || ch != nil {
+				return changeRedirect(c, ch, err)
+			}
+		}
+	}
+	_, _, err := releases.Promote(ctx, h.DB, releaseAuthor(c), agent, env,
 		c.FormValue("candidate"), c.FormValue("reason"))
 	if err != nil {
 		return err

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/releases"
 	"github.com/wardenhq/warden/views"
@@ -59,6 +61,20 @@ func (h *Console) switchRelease(c echo.Context, kind string) error {
 	if kind == releases.KindActivated {
 		move = releases.ActivateConfirmed
 	}
+	// Activating or rolling forward to a release whose diff touches
+	// prompt, skills, routing, tools or approval policy waits for a second
+	// admin (docs/changes.md); rolling back applies at once.
+	if kind == releases.KindActivated || strings.TrimSpace(m.Reason) != "" {
+		pr, ok, err := h.releaseProposal(ctx, m.Agent, m.Env, m.From, m.To, kind, m.Reason, user.DisplayName())
+		if err != nil {
+			return err
+		}
+		if ok {
+			if ch, err := h.govern(c, user, pr); err != nil || ch != nil {
+				return changeRedirect(c, ch, err)
+			}
+		}
+	}
 	_, changed, err := move(ctx, h.DB, by, m)
 	var inv *store.ValidationError
 	switch {
@@ -100,8 +116,19 @@ func (h *Console) switchView(ctx context.Context, kind, agent, env, digest strin
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return v, err
 	}
-	v.Diff, err = releaseDiffOf(ctx, h.DB.Read(), from, target)
-	return v, err
+	if v.Diff, err = releaseDiffOf(ctx, h.DB.Read(), from, target); err != nil {
+		return v, err
+	}
+	earlier := false
+	if kind == releases.KindRolledBack {
+		if earlier, err = releases.Earlier(ctx, h.DB.Read(), agent, env, v.From, digest); err != nil {
+			return v, err
+		}
+	}
+	if !earlier {
+		v.Governed = changes.GovernedSurfaces(v.Diff.Changed)
+	}
+	return v, nil
 }
 
 func (h *Console) renderSwitch(c echo.Context, status int, v views.ReleaseSwitchView) error {

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/changes"
+	"github.com/wardenhq/warden/owners"
 	"github.com/wardenhq/warden/platform/money"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/tenants"
@@ -80,6 +81,12 @@ func tenantView(ctx context.Context, q store.Querier, t tenants.Tenant) (views.T
 	v := views.TenantView{Tenant: t, Name: t.Name, Retention: strconv.Itoa(t.RetentionDays),
 		DualControlCurrency: "USD", Window: strconv.Itoa(int(t.DualControlWindow / time.Hour))}
 	if v.Pending, err = changes.PendingOn(ctx, q, t.Slug, time.Now(), changes.DualControl, changes.DualControlWindow, changes.BudgetLimit, changes.TenantFreeze); err != nil {
+		return views.TenantView{}, err
+	}
+	if v.Owner, err = owners.Get(ctx, q, owners.Tenant, t.Slug); err != nil {
+		return views.TenantView{}, err
+	}
+	if v.OwnerPending, err = changes.PendingOn(ctx, q, t.Slug, time.Now(), changes.OwnerChange); err != nil {
 		return views.TenantView{}, err
 	}
 	if v.Freeze, err = tenants.FreezeOf(ctx, q, t.ID); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/changes"
+	"github.com/wardenhq/warden/owners"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -27,7 +28,14 @@ func (h *Console) ToolEditForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return renderToolForm(c, h.DB, http.StatusOK, views.ToolFormView{Form: toolForm(t), Enabled: t.Enabled, Pending: pending})
+	v := views.ToolFormView{Form: toolForm(t), Enabled: t.Enabled, Pending: pending}
+	if v.Owner, err = owners.Get(ctx, h.DB.Read(), owners.Tool, t.Name); err != nil {
+		return err
+	}
+	if v.OwnerPending, err = changes.PendingOn(ctx, h.DB.Read(), t.Name, time.Now(), changes.OwnerChange); err != nil {
+		return err
+	}
+	return renderToolForm(c, h.DB, http.StatusOK, v)
 }
 
 // ToolUpdate saves a tool's definition. Its switch is left as it is: it

@@ -289,3 +289,21 @@ func Known(ctx context.Context, q store.Querier, person string) (bool, error) {
 func likeEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
+
+// GroupsOf is the identity provider's groups claim at id's last sign-in
+// (none for a principal never seen).
+func GroupsOf(ctx context.Context, q store.Querier, id string) ([]string, error) {
+	var raw string
+	err := q.QueryRowContext(ctx, `SELECT idp_groups FROM principals WHERE id = ?`, id).Scan(&raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("groups of principal %s: %w", id, err)
+	}
+	var groups []string
+	if err := json.Unmarshal([]byte(raw), &groups); err != nil {
+		return nil, fmt.Errorf("groups of principal %s: %w", id, err)
+	}
+	return groups, nil
+}

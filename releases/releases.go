@@ -516,3 +516,30 @@ func Ran(ctx context.Context, q store.Querier, agent, env string) ([]string, err
 	}
 	return out, nil
 }
+
+// Earlier reports whether target first ran for agent in env before
+// current did: pointing back at it is a rollback; pointing at a release
+// that first ran after current (one rolled back from) rolls forward. A
+// target that never ran is not earlier.
+func Earlier(ctx context.Context, q store.Querier, agent, env, current, target string) (bool, error) {
+	first := func(digest string) (int64, error) {
+		var id *int64
+		if err := q.QueryRowContext(ctx, `SELECT MIN(id) FROM release_pointers WHERE agent = ? AND env = ? AND digest = ?`,
+			agent, env, digest).Scan(&id); err != nil {
+			return 0, fmt.Errorf("release history: %w", err)
+		}
+		if id == nil {
+			return -1, nil
+		}
+		return *id, nil
+	}
+	t, err := first(target)
+	if err != nil || t < 0 {
+		return false, err
+	}
+	c, err := first(current)
+	if err != nil {
+		return false, err
+	}
+	return c < 0 || t < c, nil
+}

@@ -23,6 +23,9 @@ type TextDiff struct {
 	// Lines are the line diff from the first release to the second
 	// (textdiff.Lines with DiffContext); nil when Missing.
 	Lines []textdiff.Line
+	// Before and After are the texts compared ("" where there is none):
+	// for a skill's file, what its owner and risk are read from.
+	Before, After string
 	// Missing says why the text cannot be compared (Warden does not hold
 	// it on one side); "" when Lines are the diff.
 	Missing string
@@ -125,6 +128,7 @@ func skillFileDiffs(ctx context.Context, q store.Querier, fromID, toID string) (
 			}
 			texts[i] = body
 		}
+		d.Before, d.After = texts[0], texts[1]
 		if d.Missing == "" {
 			d.Lines = textdiff.Lines(texts[0], texts[1], DiffContext)
 		}

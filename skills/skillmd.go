@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/wardenhq/warden/platform/identity"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -81,9 +82,11 @@ type frontMatter struct {
 	MaxSteps    int      `yaml:"max_steps"`
 	Model       string   `yaml:"model"`
 	Examples    []string `yaml:"examples"`
+	Owner       string   `yaml:"owner"`
+	HighRisk    bool     `yaml:"high_risk"`
 }
 
-var frontMatterFields = []string{"name", "description", "tools", "max_steps", "model", "examples"}
+var frontMatterFields = []string{"name", "description", "tools", "max_steps", "model", "examples", "owner", "high_risk"}
 
 // md reads a SKILL.md's front matter; body renders instructions, raw
 // HTML shown as text (package markdown, as runbooks render).
@@ -144,6 +147,13 @@ func Parse(src []byte) (Skill, error) {
 	if fm.Model != "" && strings.TrimSpace(fm.Model) != fm.Model {
 		bad("model %q has surrounding spaces", fm.Model)
 	}
+	owner, err := identity.CheckOwner(fm.Owner)
+	if err != nil {
+		bad("%v", err)
+	}
+	if fm.HighRisk && owner == "" {
+		bad("high_risk needs an owner: the person (e-mail) or group:NAME whose approval a release changing this skill needs")
+	}
 	if err := errors.Join(errs...); err != nil {
 		return Skill{}, err
 	}
@@ -155,6 +165,8 @@ func Parse(src []byte) (Skill, error) {
 		Tools:        fm.Tools,
 		MaxSteps:     fm.MaxSteps,
 		Model:        fm.Model,
+		Owner:        owner,
+		HighRisk:     fm.HighRisk,
 		Instructions: text,
 		Hash:         hex.EncodeToString(sum[:]),
 		File:         string(src),

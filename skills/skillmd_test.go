@@ -187,3 +187,35 @@ func TestRenderInstructionsEscapesRawHTML(t *testing.T) {
 		}
 	}
 }
+
+// A skill may name its owner and be marked high-risk; a high-risk skill
+// without an owner, or an owner that is neither an e-mail nor group:NAME,
+// is refused with the reason.
+func TestSkillOwnerAndRisk(t *testing.T) {
+	head := "---\nname: payouts\ndescription: Pay out\ntools: [lookup_order]\nmax_steps: 1\n"
+	tests := []struct {
+		name, extra, wantOwner, wantErr string
+		wantHigh                        bool
+	}{
+		{"group owner, high-risk", "owner: group:payments\nhigh_risk: true\n", "group:payments", "", true},
+		{"person owner", "owner: ana@example.com\n", "ana@example.com", "", false},
+		{"no owner", "", "", "", false},
+		{"high-risk without owner", "high_risk: true\n", "", "high_risk needs an owner", false},
+		{"owner not an e-mail or group", "owner: payments team\n", "", "neither an e-mail address nor group:NAME", false},
+		{"empty group", "owner: \"group:\"\n", "", "group:NAME", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sk, err := Parse([]byte(head + tt.extra + "---\nDo it.\n"))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Parse = %v, want an error containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || sk.Owner != tt.wantOwner || sk.HighRisk != tt.wantHigh {
+				t.Errorf("Parse = owner %q high-risk %v, %v; want %q %v", sk.Owner, sk.HighRisk, err, tt.wantOwner, tt.wantHigh)
+			}
+		})
+	}
+}

@@ -98,6 +98,12 @@ type Skill struct {
 	// plan is model-driven (journeys/model.go): Plan is nil. A
 	// built-in plan of the same name takes precedence over the model.
 	Model string
+	// Owner is who answers for the skill: a person's e-mail or
+	// group:NAME, from its SKILL.md (owner:). HighRisk (high_risk: true)
+	// makes a release that changes the skill need its owner's approval
+	// (docs/changes.md).
+	Owner    string
+	HighRisk bool
 	// Instructions are the markdown body of the skill's SKILL.md.
 	Instructions string
 	// Source is where the skill was read: SourceBuiltin, SourceDevDemo or

@@ -11,10 +11,13 @@ import (
 type TenantView struct {
 	Tenant tenants.Tenant
 	// Pending are the changes to this tenant waiting for a second admin.
-	Pending   []changes.Change
-	Freeze    tenants.Freeze // why and since when it is frozen
-	Name      string         // the rename form's value
-	Retention string         // the retention form's value
+	Pending []changes.Change
+	// Owner is who owns the tenant; OwnerPending the owner changes waiting.
+	Owner        string
+	OwnerPending []changes.Change
+	Freeze       tenants.Freeze // why and since when it is frozen
+	Name         string         // the rename form's value
+	Retention    string         // the retention form's value
 	// DualControl and DualControlCurrency are the threshold form's values
 	// (major units, ISO code); Window the window form's, in hours.
 	DualControl         string

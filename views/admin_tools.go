@@ -51,6 +51,9 @@ type ToolFormView struct {
 	// Pending are the changes to this tool waiting for a second admin.
 	Pending []changes.Change
 	Errors  FieldErrors
+	// Owner is who owns the tool; OwnerPending the owner changes waiting.
+	Owner        string
+	OwnerPending []changes.Change
 }
 
 // ToolSwitchView asks before switching a tool off.

@@ -113,6 +113,8 @@ type ApprovalView struct {
 	Claim     *approvals.Claim
 	ClaimMine bool
 	Owners    []runbooks.Owned
+	// ToolOwner is who owns the action's tool (set on its admin page).
+	ToolOwner string
 	// KeyOwner names who created the agent's key that proposed the action
 	// ("" for a key made on the command line): a route naming "owner"
 	// e-mails them when the action expires undecided.

@@ -23,6 +23,12 @@ type ChangeView struct {
 	Change changes.Change
 	Status string // as of now (a pending change past its expiry is expired)
 	Diff   []ChangeDiffRow
+	// ReleaseDiff is a release move's diff (changes.ReleaseActivate): the
+	// surfaces and line diffs the Releases page shows.
+	ReleaseDiff *ReleaseDiff
+	// Owners are the owners whose approval the change needs besides a
+	// second admin's (a release changing a high-risk skill).
+	Owners []changes.SkillOwner
 	// MayDecide is set when the viewer may approve or reject it now;
 	// otherwise Why says who must (the requester reads "another admin").
 	MayDecide bool
@@ -62,7 +68,7 @@ func ChangeDiff(before, after json.RawMessage) []ChangeDiffRow {
 	for _, k := range keys {
 		// A whole tool definition is not a field people compare; where a
 		// value says how it reads (shown), its raw parts are left out.
-		if k == "tool" || k == "deployment" || k == "key_sealed" || (shown && (k == "minor" || k == "limit_micros" || k == "set" || k == "exists")) {
+		if k == "tool" || k == "deployment" || k == "owners" || k == "key_sealed" || (shown && (k == "minor" || k == "limit_micros" || k == "set" || k == "exists")) {
 			continue
 		}
 		bs, as := diffText(b[k]), diffText(a[k])

@@ -28,8 +28,12 @@ type ModelsView struct {
 	CanEdit     bool              // all-tenant admins change deployments
 	Form        ModelForm
 	Editing     bool // the form edits Form.Name instead of adding
-	Errors      FieldErrors
-	Notice      string
+	// Owner is who owns the deployment being edited; OwnerPending the
+	// owner changes waiting for a second admin.
+	Owner        string
+	OwnerPending []changes.Change
+	Errors       FieldErrors
+	Notice       string
 	// Aliases are the aliases' options (cascade, cache), one per alias
 	// with a deployment; AliasForm is the options form as typed.
 	Aliases     []models.AliasSettings

@@ -174,8 +174,12 @@ type ReleaseSwitchView struct {
 	Target     releases.Published
 	Diff       ReleaseDiff // from the active release to the target
 	Published  bool        // the target was published just now
-	Reason     string
-	Errors     FieldErrors
+	// Governed are the changed surfaces that make this move wait for a
+	// second admin (docs/changes.md); none for a rollback to an earlier
+	// release or a model-only change.
+	Governed []string
+	Reason   string
+	Errors   FieldErrors
 }
 
 func (v ReleaseSwitchView) activate() bool { return v.Kind == releases.KindActivated }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"github.com/wardenhq/warden/changes"
 	"net/http"
 	"net/url"
 	"strings"
@@ -142,9 +143,41 @@ func TestReleasePublishAndActivateInTheConsole(t *testing.T) {
 		t.Fatalf("publishing or confirming moved the pointer: %d history rows", n)
 	}
 	form := url.Values{"agent": {releases.DefaultAgent}, "env": {releases.DefaultEnv}, "from": {active}, "digest": {target}, "reason": {"fewer misroutes"}}
+	if text(confirm, "needs-second-admin") == "" || !strings.Contains(text(confirm, "needs-second-admin"), "routing") {
+		t.Errorf("the confirmation does not say a second admin is needed for a routing change: %q", text(confirm, "needs-second-admin"))
+	}
+	// A release whose diff touches routing waits for a second admin: the
+	// pending change shows the release diff, erin may not approve her own
+	// request, frank's approval activates it.
 	p = erin.post("/releases/activate", erin.withCSRF(form), nil)
-	if text(p, "active-digest") != target || !strings.Contains(text(p, "notice"), "Activated") {
-		t.Errorf("after activation active %q notice %q; want %s", text(p, "active-digest"), text(p, "notice"), target)
+	if got := demoHistory(t, in)[0].Digest; got != active {
+		t.Fatalf("asking to activate moved the pointer to %s at once", got)
+	}
+	if got := text(p, "change-release-diff"); !strings.Contains(got, "0.4") || !strings.Contains(got, "0.9") || !strings.Contains(got, "Changed: routing.") {
+		t.Errorf("the pending change does not show the release diff: %q", got)
+	}
+	digest, _ := p.Doc.Find(`input[name="digest"]`).Attr("value")
+	if digest != "" {
+		t.Error("the requester is offered the decision form")
+	}
+	pending := p.URL.Path
+	ch, err := changes.Get(t.Context(), in.DB.Read(), strings.TrimPrefix(pending, "/changes/"))
+	if err != nil || ch.Kind != changes.ReleaseActivate {
+		t.Fatalf("pending change %s: %v %q", pending, err, ch.Kind)
+	}
+	if own := erin.post(pending+"/decide", erin.withCSRF(url.Values{"decision": {"approve"}, "digest": {ch.PayloadDigest}}), nil); own.Status != http.StatusForbidden {
+		t.Errorf("erin approving her own release activation = %d, want 403", own.Status)
+	}
+	if got := demoHistory(t, in)[0].Digest; got != active {
+		t.Fatalf("the requester's approval moved the pointer to %s", got)
+	}
+	approveAsFrank(t, in, p)
+	p = erin.get("/releases")
+	if text(p, "active-digest") != target {
+		t.Errorf("after frank's approval active %q; want %s", text(p, "active-digest"), target)
+	}
+	if h := demoHistory(t, in)[0]; h.Reason != "fewer misroutes" || h.Kind != releases.KindActivated {
+		t.Errorf("the history row = %s %q, want activated with erin's reason", h.Kind, h.Reason)
 	}
 	// The e-mail request scores about 0.85: under threshold 0.9 it has no route.
 	if r := journey(t, in, in.DemoKey, "Email the customer of ORD-1001 about the delay", nil); r.Status != http.StatusUnprocessableEntity || r.code() != "no_route" {
@@ -152,6 +185,25 @@ func TestReleasePublishAndActivateInTheConsole(t *testing.T) {
 	}
 	if r := journey(t, in, in.DemoKey, "Where is my order ORD-1003?", nil); r.str("release") != target {
 		t.Errorf("journey ran under %q, want the activated %s", r.str("release"), target)
+	}
+
+	// Rolling back to the earlier release applies at once; rolling forward
+	// to the routing change again waits for a second admin.
+	if p := erin.post("/releases/rollback", erin.withCSRF(rollbackForm(active, "too strict")), nil); text(p, "active-digest") != active {
+		t.Errorf("rollback to the earlier release: active %q, want %s at once", text(p, "active-digest"), active)
+	}
+	fwd := erin.post("/releases/rollback", erin.withCSRF(rollbackForm(target, "try again")), nil)
+	if !strings.HasPrefix(fwd.URL.Path, "/changes/chg_") || demoHistory(t, in)[0].Digest != active {
+		t.Errorf("rolling forward landed on %s with active %s; want a pending change and %s still active", fwd.URL.Path, demoHistory(t, in)[0].Digest, active)
+	}
+
+	// A canary on 100 % of journeys would be an activation without a
+	// second admin: refused with the reason.
+	rows := len(demoHistory(t, in))
+	c100 := erin.post("/releases/canary", erin.withCSRF(url.Values{"agent": {releases.DefaultAgent}, "env": {releases.DefaultEnv},
+		"candidate": {target}, "share": {"100"}, "floor": {"0.90"}, "reason": {"all at once"}}), nil)
+	if c100.Status != http.StatusUnprocessableEntity || len(demoHistory(t, in)) != rows {
+		t.Errorf("a 100 %% canary of a routing change = %d with %d history rows, want 422 and nothing added", c100.Status, len(demoHistory(t, in)))
 	}
 
 	carol := newBrowser(t, in.URL)

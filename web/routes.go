@@ -97,6 +97,7 @@ func (s *Server) consoleRoutes() []route {
 		{http.MethodGet, "/tools/new", h.ToolNew, admin, ""},
 		{http.MethodPost, "/tools", h.ToolCreate, admin, ""},
 		{http.MethodGet, "/tools/:name/edit", h.ToolEditForm, admin, ""},
+		{http.MethodPost, "/owners/:object/:key", h.OwnerSet, admin, ""},
 		{http.MethodPost, "/tools/:name", h.ToolUpdate, admin, ""},
 		{http.MethodPost, "/tools/:name/enable", h.ToolEnable, admin, ""},
 		{http.MethodGet, "/tools/:name/disable", h.ToolDisableConfirm, admin, ""},

@@ -4,6 +4,8 @@
 package identity
 
 import (
+	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -113,4 +115,36 @@ func validTenant(t string) bool {
 		}
 	}
 	return true
+}
+
+// ownerGroupPattern is a group name as identity providers send them.
+var ownerGroupPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,127}$`)
+
+// CheckOwner checks an owner as written in a skill file, a runbook or an
+// admin form: a person's e-mail ("ana@example.com") or an identity
+// provider group ("group:payments"). It returns the owner trimmed; "" is
+// no owner.
+func CheckOwner(owner string) (string, error) {
+	owner = strings.TrimSpace(owner)
+	switch {
+	case owner == "":
+		return "", nil
+	case strings.HasPrefix(owner, "group:"):
+		if !ownerGroupPattern.MatchString(strings.TrimPrefix(owner, "group:")) {
+			return "", fmt.Errorf("owner %q: a group is written group:NAME (letters, digits, . _ : / @ -)", owner)
+		}
+	case strings.Count(owner, "@") != 1 || strings.ContainsAny(owner, " \t<>\"") || strings.HasPrefix(owner, "@") || strings.HasSuffix(owner, "@"):
+		return "", fmt.Errorf("owner %q is neither an e-mail address nor group:NAME", owner)
+	}
+	return owner, nil
+}
+
+// Owns reports whether p is owner: the person with that e-mail, or a
+// member of that group (groups as the identity provider sent them at p's
+// last sign-in).
+func Owns(owner, email string, groups []string) bool {
+	if g, ok := strings.CutPrefix(owner, "group:"); ok {
+		return slices.Contains(groups, g)
+	}
+	return owner != "" && strings.EqualFold(owner, strings.TrimSpace(email))
 }

@@ -806,7 +806,7 @@ func TestDemoUsers(t *testing.T) {
 		{"dev-carol", "carol", "Carol On-call", "carol@example.com", []string{"warden-oncall", "warden-tenant-*"}, ""},
 		{"dev-dave", "dave", "Dave Auditor", "dave@example.com", []string{"warden-auditor", "warden-tenant-*"}, ""},
 		{"dev-erin", "erin", "Erin Admin", "erin@example.com", []string{"warden-admin", "warden-tenant-*"}, ""},
-		{"dev-frank", "frank", "Frank Admin", "frank@example.com", []string{"warden-admin", "warden-tenant-*"}, ""},
+		{"dev-frank", "frank", "Frank Admin", "frank@example.com", []string{"warden-admin", "warden-tenant-*", "payments"}, ""},
 		{"dev-mallory", "mallory", "Mallory Nobody", "mallory@example.com", nil, "no roles — sees 403 on role pages"},
 	}
 	got := DemoUsers()

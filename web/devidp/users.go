@@ -52,8 +52,8 @@ func DemoUsers() []User {
 			Username:    "frank",
 			Name:        "Frank Admin",
 			Email:       "frank@example.com",
-			Groups:      []string{"warden-admin", "warden-tenant-*"},
-			Description: "second admin for all tenants (approves another admin's loosening changes)",
+			Groups:      []string{"warden-admin", "warden-tenant-*", "payments"},
+			Description: "second admin for all tenants (approves another admin's loosening changes); in group payments, owner of the high-risk refunds skill",
 		},
 		{
 			Subject:     "dev-mallory",

@@ -1,0 +1,59 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/models"
+	"github.com/wardenhq/warden/owners"
+)
+
+// Tools, model deployments and tenants show their owner; changing it waits for a second
+// admin (erin asks, frank approves); an owner that is neither an e-mail
+// nor group:NAME is refused and nothing is recorded.
+func TestOwnersOfToolsAndTenants(t *testing.T) {
+	in, erin := adminSession(t, "erin")
+	ctx := context.Background()
+	d := deployment("chat-a", "echo", 1)
+	d.BaseURL = "http://127.0.0.1:9/v1"
+	if _, err := models.Create(ctx, in.DB, in.Agent.Journeys.Sealer(), audit.Actor{Type: audit.ActorSystem, ID: "test"}, d, "sk-x"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ object, key, page, owner string }{
+		{owners.Tool, "issue_refund", "/tools/issue_refund/edit", "group:payments"},
+		{owners.Tenant, "acme", "/tenants/acme", "ana@example.com"},
+		{owners.Model, "chat-a", "/models/chat-a/edit", "group:ml-platform"},
+	} {
+		p := erin.get(tt.page)
+		if p.Status != http.StatusOK || text(p, "owner") != "nobody named" {
+			t.Fatalf("%s: %d owner %q, want nobody named", tt.page, p.Status, text(p, "owner"))
+		}
+		events := auditCount(t, in.DB)
+		if bad := erin.post("/owners/"+tt.object+"/"+tt.key, erin.withCSRF(url.Values{"owner": {"the payments team"}}), nil); bad.Status != http.StatusUnprocessableEntity {
+			t.Errorf("%s: a bad owner = %d, want 422", tt.key, bad.Status)
+		}
+		if auditCount(t, in.DB) != events {
+			t.Errorf("%s: a refused owner wrote an audit event", tt.key)
+		}
+		asked := erin.post("/owners/"+tt.object+"/"+tt.key, erin.withCSRF(url.Values{"owner": {tt.owner}}), nil)
+		if o, _ := owners.Get(ctx, in.DB.Read(), tt.object, tt.key); o != "" {
+			t.Fatalf("%s: asking changed the owner at once to %q", tt.key, o)
+		}
+		if p := erin.get(tt.page); !strings.Contains(text(p, "owner-card"), "waiting for a second admin") {
+			t.Errorf("%s: the page does not show the pending owner change: %q", tt.page, text(p, "owner-card"))
+		}
+		approveAsFrank(t, in, asked)
+		if p := erin.get(tt.page); text(p, "owner") != tt.owner {
+			t.Errorf("%s: owner %q after frank's approval, want %s", tt.page, text(p, "owner"), tt.owner)
+		}
+	}
+	// The action page of a refund names its tool's owner.
+	a := createActions(t, in, adminTenantBySlug(t, in.DB, "acme"), 1, 5000)[0]
+	if p := erin.get("/approvals/" + a.ID); !strings.Contains(text(p, "action-tool-owner"), "group:payments") {
+		t.Errorf("the action page does not name the tool's owner: %q", text(p, "action-tool-owner"))
+	}
+}
