@@ -23,7 +23,6 @@ import (
 	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/execution"
 	"github.com/wardenhq/warden/execution/ledger"
-	"github.com/wardenhq/warden/handlers"
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/mcpservers"
 	"github.com/wardenhq/warden/models"
@@ -389,8 +388,8 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	queue.Register(approvals.JobRemind, approvals.HandleRemind(db, time.Now))
 	// An approved control-plane change whose approver's request died
 	// before applying it is applied by this job (docs/changes.md).
-	changeApplier := &handlers.Console{DB: db, Runtime: svc, Sealer: sealer}
-	queue.Register(changes.JobApply, changeApplier.ApplyChangeJob)
+	changeApplier := &ChangeApplier{DB: db, Skills: svc, Sealer: sealer}
+	queue.Register(changes.JobApply, changeApplier.HandleJob)
 	interval := o.AlertInterval
 	if interval <= 0 {
 		interval = time.Minute

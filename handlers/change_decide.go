@@ -37,7 +37,7 @@ func (h *Console) ChangeDecide(c echo.Context) error {
 	}
 	done := "rejected"
 	if c.FormValue("decision") == approvals.Approve {
-		if ch, err = h.applyApproved(ctx, ch); err != nil {
+		if ch, err = h.changeApplier().ApplyApproved(ctx, ch); err != nil {
 			return err
 		}
 		done = ch.Status

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wardenhq/warden/app"
 	"github.com/wardenhq/warden/platform/money"
 
 	"github.com/labstack/echo/v4"
@@ -147,12 +148,9 @@ func upstreamProposal(h *Console, stored, d models.Deployment, apiKey string) (c
 	after := changes.Upstream{BaseURL: d.BaseURL, Key: before.Key, Deployment: whole}
 	if apiKey != "" {
 		after.Key = "a new key"
-		after.KeySealed = h.Sealer.Seal([]byte(apiKey), upstreamKeyAAD(d.Name))
+		after.KeySealed = h.Sealer.Seal([]byte(apiKey), app.UpstreamKeyAAD(d.Name))
 	}
 	return changes.Proposal{Kind: changes.ModelUpstream, Subject: d.Name,
 		Summary: "Point model deployment " + d.Name + " at " + d.BaseURL + " (upstream key: " + after.Key + ")",
 		Before:  before, After: after}, nil
 }
-
-// upstreamKeyAAD binds a sealed upstream key to the deployment it is for.
-func upstreamKeyAAD(name string) string { return "change:model.upstream:" + name }

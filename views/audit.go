@@ -105,6 +105,7 @@ var AuditVerbs = []string{
 	"job.", "job.retried",
 	"change.", "change.requested", "change.approved", "change.rejected", "change.applied", "change.failed", "change.expired",
 	"break_glass", "break_glass.reviewed",
+	"owner.", "owner.set",
 }
 
 // trailURL is the decision trail of the action an event is about, or ""
@@ -196,6 +197,11 @@ func eventSentence(e audit.Event, n EventNames) string {
 		return "Change expired before a second admin decided it: " + d.str("summary")
 	case "break_glass":
 		return who + " broke the glass and applied without a second admin: " + d.str("summary") + comment(" — reason: ", d.str("reason"))
+	case "owner.set":
+		if d.str("before") == "" {
+			return who + " made " + d.str("after") + " the owner of " + subject
+		}
+		return who + " changed the owner of " + subject + " from " + d.str("before") + " to " + d.str("after")
 	case "break_glass.reviewed":
 		return who + " reviewed the break-glass change: " + d.str("summary") + comment(" — ", d.str("note"))
 	case "job.retried":

@@ -1,0 +1,405 @@
+package app
+
+// Applying control-plane changes (docs/changes.md): the one place a
+// governed change reaches its object, whether applied at once (a
+// tightening, break glass), by the approving admin's request, or by the
+// apply job when that request died first.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/budgets"
+	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/changes"
+	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/keys"
+	"github.com/wardenhq/warden/mcpservers"
+	"github.com/wardenhq/warden/models"
+	"github.com/wardenhq/warden/owners"
+	"github.com/wardenhq/warden/platform/jobs"
+	"github.com/wardenhq/warden/platform/problem"
+	"github.com/wardenhq/warden/platform/seal"
+	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/releases"
+	"github.com/wardenhq/warden/tenants"
+	"github.com/wardenhq/warden/tools"
+)
+
+// ChangeApplier applies governed changes through the same domain
+// functions a direct save calls.
+type ChangeApplier struct {
+	DB     *store.DB
+	Skills *journeys.Service // switches skills in the running agent; nil: only the catalog
+	Sealer *seal.Sealer      // opens a sealed upstream key (model.upstream)
+}
+
+// UpstreamKeyAAD binds a sealed upstream key to the deployment it is for.
+func UpstreamKeyAAD(name string) string { return "change:model.upstream:" + name }
+
+// Apply makes a governed change through the same domain function a
+// direct save calls, with its own audit event: kind's after value on its
+// object. The actor is the admin who asked for it.
+func (a *ChangeApplier) Apply(ctx context.Context, actor audit.Actor, kind, tenantID, tenantSlug, subject string, after json.RawMessage) error {
+	var err error
+	switch kind {
+	case changes.DualControl:
+		var v changes.Threshold
+		if v, err = changes.Value[changes.Threshold](after); err != nil {
+			break
+		}
+		if !v.Set {
+			_, err = tenants.RemoveThreshold(ctx, a.DB, actor, tenantID, v.Currency)
+			break
+		}
+		_, err = tenants.SetThreshold(ctx, a.DB, actor, tenantID, tenants.Threshold{Currency: v.Currency, Minor: v.Minor})
+	case changes.DualControlWindow:
+		var v changes.Window
+		if v, err = changes.Value[changes.Window](after); err == nil {
+			_, err = tenants.SetDualControlWindow(ctx, a.DB, actor, tenantID, v.Hours)
+		}
+	case changes.ToolRisk:
+		var v changes.ToolRiskValue
+		if v, err = changes.Value[changes.ToolRiskValue](after); err != nil {
+			break
+		}
+		var t tools.Tool
+		if err = json.Unmarshal(v.Tool, &t); err == nil {
+			_, err = catalog.Update(ctx, a.DB, actor, t)
+		}
+	case changes.ToolSwitch, changes.SkillSwitch, changes.ToolTenantSwitch:
+		var v changes.Switch
+		if v, err = changes.Value[changes.Switch](after); err != nil {
+			break
+		}
+		switch {
+		case kind == changes.ToolTenantSwitch:
+			_, err = catalog.SwitchForTenant(ctx, a.DB, actor, subject, tenantID, tenantSlug, v.On, "")
+		case kind == changes.SkillSwitch && a.Skills != nil:
+			_, err = a.Skills.SwitchSkill(ctx, actor, subject, v.On, "")
+		case kind == changes.SkillSwitch:
+			_, err = catalog.SwitchSkill(ctx, a.DB, actor, subject, v.On, "")
+		default:
+			_, err = catalog.Switch(ctx, a.DB, actor, subject, v.On, "")
+		}
+	case changes.MCPServerSwitch, changes.MCPToolSwitch:
+		var v changes.Switch
+		if v, err = changes.Value[changes.Switch](after); err != nil {
+			break
+		}
+		if kind == changes.MCPServerSwitch {
+			_, err = mcpservers.SwitchServer(ctx, a.DB, actor, subject, v.On, "")
+			break
+		}
+		server, tool, ok := mcpservers.ParseExposedName(subject)
+		if !ok {
+			err = mcpservers.ErrToolNotFound
+			break
+		}
+		_, err = mcpservers.SetToolEnabled(ctx, a.DB, actor, server, tool, v.On, "")
+	case changes.KeyRateLimit:
+		var v changes.KeyRate
+		if v, err = changes.Value[changes.KeyRate](after); err != nil {
+			break
+		}
+		var k keys.Key
+		if k, err = keys.ByID(ctx, a.DB.Read(), subject); err == nil {
+			_, err = models.SetKeyLimits(ctx, a.DB, actor, k, models.KeyLimits{RPM: v.RPM, TPM: v.TPM})
+		}
+	case changes.TenantFreeze:
+		var v changes.Frozen
+		if v, err = changes.Value[changes.Frozen](after); err == nil {
+			_, err = tenants.SetFrozen(ctx, a.DB, actor, tenantID, v.Frozen, "")
+		}
+	case changes.BudgetLimit:
+		var v changes.Budget
+		if v, err = changes.Value[changes.Budget](after); err == nil {
+			_, err = budgets.SetAudited(ctx, a.DB, actor, budgets.Spec{TenantID: tenantID, Period: v.Period, LimitMicros: v.LimitMicros, AlertPercent: v.AlertPercent}, time.Now())
+		}
+	case changes.ModelUpstream:
+		var v changes.Upstream
+		if v, err = changes.Value[changes.Upstream](after); err != nil {
+			break
+		}
+		var d models.Deployment
+		if err = json.Unmarshal(v.Deployment, &d); err != nil {
+			break
+		}
+		key := ""
+		if v.KeySealed != "" {
+			var raw []byte
+			if raw, err = a.Sealer.Open(v.KeySealed, UpstreamKeyAAD(d.Name)); err != nil {
+				break
+			}
+			key = string(raw)
+		}
+		_, err = models.Update(ctx, a.DB, a.Sealer, actor, d, key)
+	case changes.AllowHost:
+		var v changes.Hosts
+		if v, err = changes.Value[changes.Hosts](after); err == nil {
+			_, err = models.SetAllowedHosts(ctx, a.DB, actor, v.Hosts)
+		}
+	case changes.OwnerChange:
+		var v changes.Owner
+		if v, err = changes.Value[changes.Owner](after); err == nil {
+			err = owners.Set(ctx, a.DB, actor, v.Object, v.Key, v.Owner)
+		}
+	case changes.ReleaseActivate:
+		var v changes.Release
+		if v, err = changes.Value[changes.Release](after); err != nil {
+			break
+		}
+		by := releases.Author{Actor: actor, Name: v.By}
+		m := releases.Move{Agent: v.Agent, Env: v.Env, From: v.From, To: v.Digest, Reason: v.Reason}
+		switch v.Move {
+		case releases.KindPromoted:
+			_, _, err = releases.Promote(ctx, a.DB, by, v.Agent, v.Env, v.Digest, v.Reason)
+		case releases.KindActivated:
+			_, _, err = releases.ActivateConfirmed(ctx, a.DB, by, m)
+		default:
+			_, _, err = releases.RollbackConfirmed(ctx, a.DB, by, m)
+		}
+	default:
+		return changes.ErrUnknownKind
+	}
+	if err != nil {
+		return fmt.Errorf("apply %s on %s: %w", kind, subject, err)
+	}
+	return nil
+}
+
+// ApplyApproved applies a change a second admin approved and records the
+// outcome: applied, or failed with the reason (a validation error in
+// words, anything else as "could not be applied").
+func (a *ChangeApplier) ApplyApproved(ctx context.Context, ch changes.Change) (changes.Change, error) {
+	actor := audit.Actor{Type: audit.ActorPrincipal, ID: ch.RequestedBy}
+	failure := ""
+	// The approval is bound to the before the admin saw: if the object
+	// moved since (on-call tightened it meanwhile), applying the after
+	// would undo that unseen, so the change fails instead.
+	same, err := a.stillAsAsked(ctx, ch)
+	switch {
+	case err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, budgets.ErrNoBudget):
+		return changes.Change{}, err
+	case err != nil || !same:
+		failure = "It changed since this was asked for, so the before shown is no longer true; ask for the change again."
+	}
+	if failure != "" {
+		return a.markApplied(ctx, ch.ID, failure)
+	}
+	if err := a.Apply(ctx, actor, ch.Kind, ch.TenantID, ch.TenantSlug, ch.Subject, ch.After); err != nil {
+		var ve *store.ValidationError
+		var pe *problem.Error
+		switch {
+		case errors.As(err, &pe) && pe.Kind != problem.KindInternal:
+			failure = pe.Message
+		case errors.As(err, &ve):
+			for _, msg := range ve.Fields {
+				failure = msg
+				break
+			}
+		case errors.Is(err, store.ErrNotFound):
+			failure = "What it changes no longer exists."
+		default:
+			failure = "It could not be applied; see the server log."
+			slog.ErrorContext(ctx, "apply approved change", "change", ch.ID, "kind", ch.Kind, "err", err)
+		}
+	}
+	return a.markApplied(ctx, ch.ID, failure)
+}
+
+// markApplied records the outcome once: if the apply job (or the
+// approver's request) recorded it first, the change as recorded is
+// returned.
+func (a *ChangeApplier) markApplied(ctx context.Context, id, failure string) (changes.Change, error) {
+	c, err := changes.MarkApplied(ctx, a.DB, id, failure, time.Now())
+	if errors.Is(err, changes.ErrNotApplicable) {
+		return changes.Get(ctx, a.DB.Read(), id)
+	}
+	return c, err
+}
+
+// HandleJob is the changes.JobApply handler: it applies an approved
+// change the approver's request did not get to (the process died between
+// the decision and the apply). A change no longer approved — applied or
+// failed already — is left as it is, so the job may run more than once.
+func (a *ChangeApplier) HandleJob(ctx context.Context, j jobs.Job) error {
+	var p changes.ApplyJob
+	if err := json.Unmarshal(j.Payload, &p); err != nil {
+		return &jobs.Permanent{Err: err}
+	}
+	ch, err := changes.Get(ctx, a.DB.Read(), p.Change)
+	if errors.Is(err, changes.ErrNotFound) {
+		return &jobs.Permanent{Err: err}
+	}
+	if err != nil || ch.Status != changes.Approved {
+		return err
+	}
+	_, err = a.ApplyApproved(ctx, ch)
+	return err
+}
+
+// stillAsAsked reports whether a change's object still has the before
+// value the change was asked (and approved) against, compared on the
+// fields the classification reads.
+func (a *ChangeApplier) stillAsAsked(ctx context.Context, ch changes.Change) (bool, error) {
+	q := a.DB.Read()
+	var now any
+	switch ch.Kind {
+	case changes.DualControl:
+		b, err := changes.Value[changes.Threshold](ch.Before)
+		if err != nil {
+			return false, err
+		}
+		cur := changes.Threshold{Currency: b.Currency}
+		switch m, err := tenants.ThresholdFor(ctx, q, ch.TenantID, b.Currency); {
+		case err == nil:
+			cur.Set, cur.Minor = true, m
+		case !errors.Is(err, store.ErrNotFound):
+			return false, err
+		}
+		return cur.Set == b.Set && cur.Minor == b.Minor, nil
+	case changes.DualControlWindow:
+		t, err := tenants.ByID(ctx, q, ch.TenantID)
+		if err != nil {
+			return false, err
+		}
+		now = changes.Window{Hours: int(t.DualControlWindow / time.Hour)}
+	case changes.ToolRisk:
+		t, err := catalog.Get(ctx, q, ch.Subject)
+		if err != nil {
+			return false, err
+		}
+		now = changes.ToolRiskValue{Impact: t.Impact, Reversibility: t.Reversibility}
+	case changes.ToolSwitch:
+		t, err := catalog.Get(ctx, q, ch.Subject)
+		if err != nil {
+			return false, err
+		}
+		now = changes.Switch{On: t.Enabled}
+	case changes.ToolTenantSwitch:
+		off, err := catalog.OffForTenant(ctx, q, ch.Subject, ch.TenantID)
+		if err != nil {
+			return false, err
+		}
+		now = changes.Switch{On: !off}
+	case changes.SkillSwitch:
+		on, err := catalog.SkillEnabled(ctx, q, ch.Subject)
+		if err != nil {
+			return false, err
+		}
+		now = changes.Switch{On: on}
+	case changes.MCPServerSwitch:
+		s, err := mcpservers.Get(ctx, q, ch.Subject)
+		if errors.Is(err, mcpservers.ErrNotFound) {
+			return false, store.ErrNotFound
+		}
+		if err != nil {
+			return false, err
+		}
+		now = changes.Switch{On: s.Enabled}
+	case changes.MCPToolSwitch:
+		server, tool, ok := mcpservers.ParseExposedName(ch.Subject)
+		if !ok {
+			return false, store.ErrNotFound
+		}
+		t, err := mcpservers.GetTool(ctx, q, server, tool)
+		if errors.Is(err, mcpservers.ErrToolNotFound) {
+			return false, store.ErrNotFound
+		}
+		if err != nil {
+			return false, err
+		}
+		now = changes.Switch{On: t.Enabled}
+	case changes.KeyRateLimit:
+		l, err := models.KeyLimitsOf(ctx, q, ch.Subject)
+		if err != nil {
+			return false, err
+		}
+		now = changes.KeyRate{RPM: l.RPM, TPM: l.TPM}
+	case changes.TenantFreeze:
+		t, err := tenants.ByID(ctx, q, ch.TenantID)
+		if err != nil {
+			return false, err
+		}
+		now = changes.Frozen{Frozen: t.Frozen}
+	case changes.BudgetLimit:
+		b, err := changes.Value[changes.Budget](ch.Before)
+		if err != nil {
+			return false, err
+		}
+		cur, err := budgets.Get(ctx, q, ch.TenantID)
+		if errors.Is(err, budgets.ErrNoBudget) {
+			return !b.Exists, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		return b.Exists && cur.Period == b.Period && cur.LimitMicros == b.LimitMicros && cur.AlertPercent == b.AlertPercent, nil
+	case changes.AllowHost:
+		hosts, err := models.AllowedHosts(ctx, q)
+		if err != nil {
+			return false, err
+		}
+		b, err := changes.Value[changes.Hosts](ch.Before)
+		return err == nil && slices.Equal(hosts, b.Hosts), err
+	case changes.OwnerChange:
+		b, err := changes.Value[changes.Owner](ch.Before)
+		if err != nil {
+			return false, err
+		}
+		cur, err := owners.Get(ctx, q, b.Object, b.Key)
+		return err == nil && cur == b.Owner, err
+	case changes.ReleaseActivate:
+		b, err := changes.Value[changes.Release](ch.Before)
+		if err != nil {
+			return false, err
+		}
+		cur := releases.NoneActive
+		switch p, err := releases.Active(ctx, q, b.Agent, b.Env); {
+		case err == nil:
+			cur = p.Digest
+		case !errors.Is(err, store.ErrNotFound):
+			return false, err
+		}
+		return cur == b.Digest, nil
+	case changes.ModelUpstream:
+		d, err := models.Get(ctx, q, ch.Subject)
+		if err != nil {
+			return false, err
+		}
+		b, err := changes.Value[changes.Upstream](ch.Before)
+		if err != nil {
+			return false, err
+		}
+		key := "none"
+		if d.HasAPIKey {
+			key = "stored"
+		}
+		return d.BaseURL == b.BaseURL && key == b.Key, nil
+	default:
+		return false, changes.ErrUnknownKind
+	}
+	cur, err := json.Marshal(now)
+	if err != nil {
+		return false, err
+	}
+	return sameJSON(cur, ch.Before), nil
+}
+
+// sameJSON compares two JSON objects by value.
+func sameJSON(a, b json.RawMessage) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return string(xa) == string(ya)
+}
