@@ -191,14 +191,12 @@ func (g *groupCommit) pass(db *DB, m *gcMember, broken bool) {
 	if m != nil {
 		g.batch = append(g.batch, m)
 	}
-	yielded := false
-	if g.tx != nil && len(g.waiters) == 0 && !yielded {
+	if g.tx != nil && len(g.waiters) == 0 {
 		// Before committing, let the goroutines that are ready to run
 		// (requests about to write) queue: they join this commit
 		// instead of waiting for it. Idle, this returns at once.
 		g.mu.Unlock()
 		runtime.Gosched()
-		yielded = true
 		g.mu.Lock()
 	}
 	if g.tx != nil && len(g.waiters) > 0 && !g.waiters[0].alone && len(g.batch) < maxGroup {
