@@ -16,7 +16,9 @@ func TestLoosens(t *testing.T) {
 		return Budget{Exists: true, Period: period, LimitMicros: limit, AlertPercent: alert}
 	}
 	sc := func(scopes ...string) KeyScopesValue { return KeyScopesValue{Scopes: scopes} }
-	rate := func(perMin, burst int) KeyRequestRateValue { return KeyRequestRateValue{PerMinute: perMin, Burst: burst} }
+	rate := func(perMin, burst int) KeyRequestRateValue {
+		return KeyRequestRateValue{PerMinute: perMin, Burst: burst}
+	}
 	tests := []struct {
 		name          string
 		kind          string
