@@ -174,6 +174,26 @@ func TestKeyScopesAndRateEdits(t *testing.T) {
 		t.Fatalf("lowering landed on %s %q; rate %d/%d", p.URL.Path, text(p, "notice"), got.RatePerMin, got.Burst)
 	}
 
+	// A raise approved after the limit was lowered meanwhile fails: the
+	// before the approver saw is no longer true.
+	landed = erin.post(path+"/rate", erin.withCSRF(url.Values{"rate_per_min": {"100"}, "burst": {"5"}}), nil)
+	erin.post(path+"/rate", erin.withCSRF(url.Values{"rate_per_min": {"50"}, "burst": {"5"}}), nil)
+	frank := newBrowser(t, in.URL)
+	frank.loginDev("frank")
+	decide := func(changePath string) changes.Change {
+		t.Helper()
+		digest := frank.get(changePath).Doc.Find(`input[name="digest"]`).AttrOr("value", "")
+		frank.post(changePath+"/decide", frank.withCSRF(url.Values{"decision": {"approve"}, "digest": {digest}}), nil)
+		c, err := changes.Get(ctx, in.DB.Read(), strings.TrimPrefix(changePath, "/changes/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if c := decide(landed.URL.Path); c.Status != changes.Failed || !strings.Contains(c.Failure, "changed since") || stored().RatePerMin != 50 {
+		t.Errorf("approving a raise of a limit lowered meanwhile: %s %q, rate %d", c.Status, c.Failure, stored().RatePerMin)
+	}
+
 	// A widening approved after the key was revoked fails, in words.
 	landed = erin.post(path+"/scopes", erin.withCSRF(url.Values{"scopes": {"tool:lookup_order", "read:tenant"}}), nil)
 	if !strings.HasPrefix(landed.URL.Path, "/changes/") {
@@ -182,13 +202,8 @@ func TestKeyScopesAndRateEdits(t *testing.T) {
 	if p := erin.post(path+"/revoke", erin.withCSRF(nil), nil); p.Status != http.StatusOK {
 		t.Fatalf("revoke = %d", p.Status)
 	}
-	frank := newBrowser(t, in.URL)
-	frank.loginDev("frank")
-	cp := frank.get(landed.URL.Path)
-	digest := cp.Doc.Find(`input[name="digest"]`).AttrOr("value", "")
-	decided := frank.post(landed.URL.Path+"/decide", frank.withCSRF(url.Values{"decision": {"approve"}, "digest": {digest}}), nil)
-	if c, _ := changes.Get(ctx, in.DB.Read(), strings.TrimPrefix(landed.URL.Path, "/changes/")); c.Status != changes.Failed || !strings.Contains(c.Failure, "revoked") {
-		t.Errorf("approving after the key was revoked: %s %q (page %q)", c.Status, c.Failure, text(decided, "change-status"))
+	if c := decide(landed.URL.Path); c.Status != changes.Failed || !strings.Contains(c.Failure, "revoked") {
+		t.Errorf("approving after the key was revoked: %s %q", c.Status, c.Failure)
 	}
 	if scopes() != "tool:lookup_order" {
 		t.Errorf("a revoked key's scopes changed to %q", scopes())
