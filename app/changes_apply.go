@@ -112,6 +112,16 @@ func (a *ChangeApplier) Apply(ctx context.Context, actor audit.Actor, kind, tena
 		if k, err = keys.ByID(ctx, a.DB.Read(), subject); err == nil {
 			_, err = models.SetKeyLimits(ctx, a.DB, actor, k, models.KeyLimits{RPM: v.RPM, TPM: v.TPM})
 		}
+	case changes.KeyScopes:
+		var v changes.KeyScopesValue
+		if v, err = changes.Value[changes.KeyScopesValue](after); err == nil {
+			_, err = keys.SetScopes(ctx, a.DB, actor, subject, v.Scopes)
+		}
+	case changes.KeyRequestRate:
+		var v changes.KeyRequestRateValue
+		if v, err = changes.Value[changes.KeyRequestRateValue](after); err == nil {
+			_, err = keys.SetRate(ctx, a.DB, actor, subject, v.PerMinute, v.Burst)
+		}
 	case changes.TenantFreeze:
 		var v changes.Frozen
 		if v, err = changes.Value[changes.Frozen](after); err == nil {
@@ -185,6 +195,8 @@ func (a *ChangeApplier) ApplyApproved(ctx context.Context, ch changes.Change) (c
 	// would undo that unseen, so the change fails instead.
 	same, err := a.stillAsAsked(ctx, ch)
 	switch {
+	case errors.Is(err, keys.ErrRevokedKey):
+		failure = "The key was revoked since this was asked for, so its scopes and rate limit no longer change."
 	case err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, budgets.ErrNoBudget):
 		return changes.Change{}, err
 	case err != nil || !same:
@@ -323,6 +335,20 @@ func (a *ChangeApplier) stillAsAsked(ctx context.Context, ch changes.Change) (bo
 			return false, err
 		}
 		now = changes.KeyRate{RPM: l.RPM, TPM: l.TPM}
+	case changes.KeyScopes, changes.KeyRequestRate:
+		k, err := keys.ByID(ctx, q, ch.Subject)
+		if err != nil {
+			return false, err
+		}
+		if k.RevokedAt != nil {
+			return false, keys.ErrRevokedKey
+		}
+		if ch.Kind == changes.KeyRequestRate {
+			now = changes.KeyRequestRateValue{PerMinute: k.RatePerMin, Burst: k.Burst}
+			break
+		}
+		b, err := changes.Value[changes.KeyScopesValue](ch.Before)
+		return err == nil && slices.Equal(keys.NormalScopes(k.Scopes), keys.NormalScopes(b.Scopes)), err
 	case changes.TenantFreeze:
 		t, err := tenants.ByID(ctx, q, ch.TenantID)
 		if err != nil {

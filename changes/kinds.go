@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/platform/risk"
 )
 
@@ -24,6 +25,8 @@ const (
 	MCPToolSwitch     = "mcp.tool_switch"
 	TenantFreeze      = "tenant.freeze"
 	KeyRateLimit      = "key.rate_limit"
+	KeyScopes         = "key.scopes"
+	KeyRequestRate    = "key.request_rate"
 	ReleaseActivate   = "release.activate"
 	OwnerChange       = "owner"
 )
@@ -74,6 +77,13 @@ var Table = []Kind{
 	{KeyRateLimit, "a virtual key's model rate limits (requests and tokens a minute; 0 is no limit)",
 		"raising either limit, or removing one (0)", "lowering either, or setting one where there was none",
 		classify(func(b, a KeyRate) bool { return perMinuteLooser(a.RPM, b.RPM) || perMinuteLooser(a.TPM, b.TPM) })},
+	{KeyScopes, "a virtual key's scopes: the skills, tools, model aliases and MCP tools it may use, and `read:tenant`",
+		"adding a scope the key did not have, unless a pattern it has covers it (`tool:lookup_*` → `tool:*` widens); a save that adds one scope and removes another waits as a whole",
+		"removing scopes, or replacing a pattern by narrower scopes it covered (`tool:*` → `tool:lookup_order`)",
+		classify(func(b, a KeyScopesValue) bool { return len(keys.Widening(b.Scopes, a.Scopes)) > 0 })},
+	{KeyRequestRate, "a virtual key's request rate limit on the API (requests a minute and burst); a key has no budget of its own (its tenant's is `budget.limit`)",
+		"raising either", "lowering either",
+		classify(func(b, a KeyRequestRateValue) bool { return a.PerMinute > b.PerMinute || a.Burst > b.Burst })},
 	{ReleaseActivate, "which release an agent runs in an environment: activating a published release, rolling forward to a newer one, or promoting a canary to 100 %",
 		"activating, rolling forward or promoting a release whose diff touches prompt, skills, routing, tools or approval policy",
 		"rolling back to an earlier release, or a release whose diff touches only the model name",
@@ -96,7 +106,6 @@ var Table = []Kind{
 // still makes alone; docs/changes.md lists them so nobody assumes
 // otherwise.
 var Ungoverned = []string{
-	"widening a virtual key's scopes or budget (they are fixed when the key is created; there is no edit yet)",
 	"publishing a runbook that adds buttons",
 }
 
@@ -134,6 +143,21 @@ type Switch struct {
 type KeyRate struct {
 	RPM int `json:"rpm"`
 	TPM int `json:"tpm"`
+}
+
+// KeyScopesValue is KeyScopes' value: the key's scopes (sorted). The
+// after value also says what the change adds and removes, for the diff;
+// the classification reads Scopes only.
+type KeyScopesValue struct {
+	Scopes  []string `json:"scopes"`
+	Adds    []string `json:"adds,omitempty"`
+	Removes []string `json:"removes,omitempty"`
+}
+
+// KeyRequestRateValue is KeyRequestRate's value.
+type KeyRequestRateValue struct {
+	PerMinute int `json:"requests_a_minute"`
+	Burst     int `json:"burst"`
 }
 
 // perMinuteLooser reports whether limit a lets more through than b, 0

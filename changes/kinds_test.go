@@ -15,6 +15,10 @@ func TestLoosens(t *testing.T) {
 	budget := func(limit int64, period string, alert int) Budget {
 		return Budget{Exists: true, Period: period, LimitMicros: limit, AlertPercent: alert}
 	}
+	sc := func(scopes ...string) KeyScopesValue { return KeyScopesValue{Scopes: scopes} }
+	rate := func(perMin, burst int) KeyRequestRateValue {
+		return KeyRequestRateValue{PerMinute: perMin, Burst: burst}
+	}
 	tests := []struct {
 		name          string
 		kind          string
@@ -49,6 +53,22 @@ func TestLoosens(t *testing.T) {
 		{"canary promoted touching prompt", ReleaseActivate, Release{Digest: "a"}, Release{Digest: "b", Move: "promoted", Surfaces: []string{"prompt"}}, true},
 		{"release rolled back", ReleaseActivate, Release{Digest: "b"}, Release{Digest: "a", Move: "rolled_back", Surfaces: []string{"prompt", "tools"}}, false},
 		{"release changing only the model", ReleaseActivate, Release{Digest: "a"}, Release{Digest: "b", Move: "activated", Surfaces: []string{"model"}}, false},
+		{"scope added", KeyScopes, sc("tool:lookup_order"), sc("tool:issue_refund", "tool:lookup_order"), true},
+		{"scope removed", KeyScopes, sc("read:tenant", "tool:lookup_order"), sc("tool:lookup_order"), false},
+		{"scopes unchanged", KeyScopes, sc("skill:refunds", "tool:lookup_order"), sc("skill:refunds", "tool:lookup_order"), false},
+		{"name replaced by a pattern", KeyScopes, sc("tool:refund"), sc("tool:*"), true},
+		{"pattern replaced by a wider one", KeyScopes, sc("tool:lookup_*"), sc("tool:*"), true},
+		{"pattern replaced by a narrower one", KeyScopes, sc("tool:*"), sc("tool:lookup_*"), false},
+		{"pattern replaced by a name it covers", KeyScopes, sc("model:gpt-*"), sc("model:gpt-4o"), false},
+		{"pattern of another kind", KeyScopes, sc("tool:*"), sc("skill:refunds"), true},
+		{"one scope swapped for another", KeyScopes, sc("tool:a", "tool:b"), sc("tool:a", "tool:c"), true},
+		{"read:tenant added", KeyScopes, sc("tool:*"), sc("read:tenant", "tool:*"), true},
+		{"MCP tool added under an MCP pattern", KeyScopes, sc("mcp:crm/*"), sc("mcp:crm/*", "mcp:crm/lookup"), false},
+		{"MCP pattern over every server", KeyScopes, sc("mcp:crm/*"), sc("mcp:*"), true},
+		{"request rate raised", KeyRequestRate, rate(600, 60), rate(1200, 60), true},
+		{"burst raised", KeyRequestRate, rate(600, 60), rate(300, 100), true},
+		{"request rate lowered", KeyRequestRate, rate(600, 60), rate(60, 10), false},
+		{"request rate unchanged", KeyRequestRate, rate(600, 60), rate(600, 60), false},
 		{"host removed", AllowHost, Hosts{[]string{"a.internal", "b.internal"}}, Hosts{[]string{"a.internal"}}, false},
 	}
 	for _, tt := range tests {

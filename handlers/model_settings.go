@@ -6,14 +6,12 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/models"
 	"github.com/wardenhq/warden/platform/store"
-	"github.com/wardenhq/warden/principals"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -111,16 +109,7 @@ func (h *Console) KeyModelLimits(c echo.Context) error {
 			return seeOther(c, "/keys/"+k.ID+"?done="+done)
 		}
 	}
-	by, err := principals.NameOf(ctx, h.DB, k.CreatedBy)
-	if err != nil {
-		return err
-	}
-	now := time.Now()
-	noStore(c)
-	page := PageFor(c, k.Name)
-	page.Active = "/keys"
-	return Render(c, http.StatusUnprocessableEntity, page, views.KeyShow(page, views.KeyShowView{
-		Key: k, State: keyState(k, now), CreatedBy: by, PreviousCallbackValid: k.PreviousCallbackValid(now), ModelLimits: form}))
+	return h.renderKeyShow(c, http.StatusUnprocessableEntity, k, func(v *views.KeyShowView) { v.ModelLimits = form })
 }
 
 // ModelAliasSave sets an alias's cascade and cache options.

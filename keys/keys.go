@@ -222,37 +222,53 @@ func (s NewSpec) Validate(now time.Time) map[string]string {
 	case len(name) > maxNameBytes:
 		errs["name"] = fmt.Sprintf("Keep the name under %d characters.", maxNameBytes)
 	}
-	if len(s.Scopes) == 0 {
-		errs["scopes"] = "Choose at least one skill or tool: a key without scopes can do nothing."
+	if msg := checkScopes(s.Scopes); msg != "" {
+		errs["scopes"] = msg
 	}
-	for _, sc := range s.Scopes {
+	for field, msg := range checkRate(s.RatePerMin, s.Burst) {
+		errs[field] = msg
+	}
+	if s.ExpiresAt != nil && !s.ExpiresAt.After(now) {
+		errs["expires_at"] = "The expiry must be in the future."
+	}
+	return errs
+}
+
+// checkScopes returns why scopes are refused, or "": at least one, each
+// of a kind Warden knows, patterns well formed. UnknownScope checks the
+// names against what exists.
+func checkScopes(scopes []string) string {
+	if len(scopes) == 0 {
+		return "Choose at least one skill or tool: a key without scopes can do nothing."
+	}
+	for _, sc := range scopes {
 		kind, name, ok := strings.Cut(sc, ":")
 		if sc == ScopeReadTenant {
 			continue
 		}
 		if !ok || (kind != "skill" && kind != "tool" && kind != "model" && kind != "mcp") || name == "" {
-			errs["scopes"] = fmt.Sprintf("%q is not a scope: write skill:NAME, tool:NAME, model:NAME, mcp:SERVER/TOOL or read:tenant.", sc)
-			break
+			return fmt.Sprintf("%q is not a scope: write skill:NAME, tool:NAME, model:NAME, mcp:SERVER/TOOL or read:tenant.", sc)
 		}
 		if server, tool, ok := strings.Cut(name, "/"); kind == "mcp" && (!ok || server == "" || tool == "") && name != "*" {
-			errs["scopes"] = fmt.Sprintf("%q is not a scope: an MCP scope is mcp:SERVER/TOOL or mcp:SERVER/* (a tool of an upstream MCP server).", sc)
-			break
+			return fmt.Sprintf("%q is not a scope: an MCP scope is mcp:SERVER/TOOL or mcp:SERVER/* (a tool of an upstream MCP server).", sc)
 		}
 		if strings.Contains(name, "*") {
 			if msg := checkPattern(sc); msg != "" {
-				errs["scopes"] = msg
-				break
+				return msg
 			}
 		}
 	}
-	if s.RatePerMin < 1 || s.RatePerMin > 600000 {
+	return ""
+}
+
+// checkRate returns why a request rate limit is refused, by field.
+func checkRate(perMin, burst int) map[string]string {
+	errs := map[string]string{}
+	if perMin < 1 || perMin > 600000 {
 		errs["rate_per_min"] = "The rate limit must be between 1 and 600000 requests a minute."
 	}
-	if s.Burst < 1 || s.Burst > 10000 {
+	if burst < 1 || burst > 10000 {
 		errs["burst"] = "The burst must be between 1 and 10000."
-	}
-	if s.ExpiresAt != nil && !s.ExpiresAt.After(now) {
-		errs["expires_at"] = "The expiry must be in the future."
 	}
 	return errs
 }

@@ -79,6 +79,32 @@ type KeyShowView struct {
 	PreviousCallbackValid bool
 	// ModelLimits is the key's model limits form (models.KeyLimits).
 	ModelLimits KeyModelLimitsForm
+	// ScopesForm and RateForm change the key's scopes and request rate
+	// limit (not offered for a revoked key).
+	ScopesForm KeyScopesForm
+	RateForm   KeyRateForm
+}
+
+// ScopeChoices are the scopes offered as boxes: skill, tool and model
+// alias names.
+type ScopeChoices struct {
+	Skills, Tools, Models []string
+}
+
+// KeyScopesForm is the key page's scopes form, as ticked and typed.
+type KeyScopesForm struct {
+	Choices  ScopeChoices
+	Scopes   []string // ticked
+	Patterns string   // typed: patterns, MCP tools, and scopes no box offers
+	Errors   FieldErrors
+	Notice   string
+}
+
+// KeyRateForm is the key page's request rate limit form, as typed.
+type KeyRateForm struct {
+	PerMinute, Burst string
+	Errors           FieldErrors
+	Notice           string
 }
 
 // KeyCallbackRotateView asks before rotating a key's callback secret.

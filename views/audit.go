@@ -85,7 +85,7 @@ var AuditVerbs = []string{
 	"session.", "session.revoke", "session.revoke_all",
 	"tenant.", "tenant.create", "tenant.rename", "tenant.freeze", "tenant.unfreeze", "tenant.retention",
 	"tenant.dual_control", "tenant.dual_control_removed", "tenant.dual_control_window", "tenant.frozen_refused",
-	"key.", "key.create", "key.revoke", "key.callback_secret_rotated", "key.revoked", "key.expired", "key.wrong_secret",
+	"key.", "key.create", "key.revoke", "key.callback_secret_rotated", "key.scopes", "key.rate", "key.revoked", "key.expired", "key.wrong_secret",
 	"budget.set", "tool.", "tool.create", "tool.update", "tool.enable", "tool.disable",
 	"model.", "model.create", "model.update", "model.enable", "model.disable", "model.alias", "model.tenant_settings", "model.key_limits",
 	"model.allowed_hosts",
@@ -297,6 +297,22 @@ func eventSentence(e audit.Event, n EventNames) string {
 		return who + " created agent key " + keyLabel(d) + " in tenant " + tenant
 	case "key.revoke":
 		return who + " revoked agent key " + keyLabel(d)
+	case "key.scopes":
+		s := who + " set the scopes of agent key " + keyLabel(d) + " to " + strings.Join(d.list("scopes"), ", ")
+		var parts []string
+		if added := d.list("added"); len(added) > 0 {
+			parts = append(parts, "added "+strings.Join(added, ", "))
+		}
+		if removed := d.list("removed"); len(removed) > 0 {
+			parts = append(parts, "removed "+strings.Join(removed, ", "))
+		}
+		if len(parts) > 0 {
+			s += " (" + strings.Join(parts, "; ") + ")"
+		}
+		return s
+	case "key.rate":
+		return who + " set agent key " + keyLabel(d) + "'s rate limit to " + perMinute(d.str("rate_per_min"), "requests") + ", burst " + d.str("burst") +
+			" (was " + perMinute(d.str("previous_rate_per_min"), "requests") + ", burst " + d.str("previous_burst") + ")"
 	case "key.callback_secret_rotated":
 		return who + " rotated the callback secret of agent key " + keyLabel(d)
 	case "key.revoked":

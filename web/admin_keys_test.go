@@ -266,9 +266,9 @@ func TestAdminScopedAdminIsRefusedOtherTenants(t *testing.T) {
 	ctx := context.Background()
 	acme := adminTenantBySlug(t, in.DB, "acme")
 	globex := adminTenant(t, in.DB, "globex", "Globex")
-	var globexKey keys.Key
+	var globexKey, acmeKey keys.Key
 	err := in.DB.Transact(ctx, func(tx *store.Tx) (err error) {
-		if _, _, err = keys.Create(ctx, tx, in.Agent.Journeys.Sealer(), keys.NewSpec{TenantID: acme.ID, Name: "acme-bot", Scopes: []string{"skill:refunds"}, RatePerMin: 1, Burst: 1, CreatedBy: "cli"}); err != nil {
+		if acmeKey, _, err = keys.Create(ctx, tx, in.Agent.Journeys.Sealer(), keys.NewSpec{TenantID: acme.ID, Name: "acme-bot", Scopes: []string{"skill:refunds"}, RatePerMin: 1, Burst: 1, CreatedBy: "cli"}); err != nil {
 			return err
 		}
 		globexKey, _, err = keys.Create(ctx, tx, in.Agent.Journeys.Sealer(), keys.NewSpec{TenantID: globex.ID, Name: "globex-bot", Scopes: []string{"skill:refunds"}, RatePerMin: 1, Burst: 1, CreatedBy: "cli"})
@@ -313,6 +313,14 @@ func TestAdminScopedAdminIsRefusedOtherTenants(t *testing.T) {
 		}, 404},
 		{"rotate a globex key's callback secret", func() error {
 			_, err := callAs(t, h.KeyCallbackRotate, scoped, http.MethodPost, "/", url.Values{}, "id", globexKey.ID)
+			return err
+		}, 404},
+		{"narrow a globex key's scopes", func() error {
+			_, err := callAs(t, h.KeyScopes, scoped, http.MethodPost, "/", url.Values{"scopes": {"skill:refunds"}}, "id", globexKey.ID)
+			return err
+		}, 404},
+		{"lower a globex key's rate limit", func() error {
+			_, err := callAs(t, h.KeyRate, scoped, http.MethodPost, "/", url.Values{"rate_per_min": {"1"}, "burst": {"1"}}, "id", globexKey.ID)
 			return err
 		}, 404},
 		{"show a created globex key", func() error {
@@ -380,8 +388,12 @@ func TestAdminScopedAdminIsRefusedOtherTenants(t *testing.T) {
 		t.Errorf("refused calls wrote %d audit events", got-before)
 	}
 	gk, _ := keys.List(ctx, in.DB.Read(), []string{globex.ID})
-	if len(gk) != 1 || gk[0].RevokedAt != nil {
-		t.Errorf("globex keys after refused calls = %+v, want the one unrevoked key", gk)
+	if len(gk) != 1 || gk[0].RevokedAt != nil || strings.Join(gk[0].Scopes, " ") != "skill:refunds" || gk[0].RatePerMin != 1 {
+		t.Errorf("globex keys after refused calls = %+v, want the one unrevoked key, unchanged", gk)
+	}
+	// Its own tenant's keys the scoped admin may edit.
+	if rec, err := callAs(t, h.KeyScopes, scoped, http.MethodPost, "/", url.Values{"scopes": {"skill:refunds"}}, "id", acmeKey.ID); err != nil || rec.Code != http.StatusSeeOther {
+		t.Errorf("scoped admin saving an acme key's scopes = %d, %v; want 303", rec.Code, err)
 	}
 	if g, _ := tenants.BySlug(ctx, in.DB.Read(), "globex"); g.Frozen || g.Name != "Globex" {
 		t.Errorf("globex after refused calls = %+v, want unchanged", g)

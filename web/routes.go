@@ -91,6 +91,8 @@ func (s *Server) consoleRoutes() []route {
 		{http.MethodGet, "/keys/:id/revoke", h.KeyRevokeConfirm, admin, ""},
 		{http.MethodPost, "/keys/:id/revoke", h.KeyRevoke, admin, ""},
 		{http.MethodPost, "/keys/:id/model-limits", h.KeyModelLimits, admin, ""},
+		{http.MethodPost, "/keys/:id/scopes", h.KeyScopes, admin, ""},
+		{http.MethodPost, "/keys/:id/rate", h.KeyRate, admin, ""},
 		{http.MethodGet, "/budgets", h.BudgetList, admin, "Budgets"},
 		{http.MethodPost, "/budgets/:tenant", h.BudgetEdit, admin, ""},
 		{http.MethodGet, "/tools", h.ToolList, admin, "Tools"},
