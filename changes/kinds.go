@@ -26,6 +26,7 @@ const (
 	KeyRateLimit      = "key.rate_limit"
 	ReleaseActivate   = "release.activate"
 	OwnerChange       = "owner"
+	RunbookPublish    = "runbook.publish"
 )
 
 // Kind is one row of the classification table: which control-plane change
@@ -81,6 +82,10 @@ var Table = []Kind{
 	{OwnerChange, "who owns a tool, a model deployment or a tenant (an e-mail or group:NAME)",
 		"any change of owner (the owner is whose approval high-risk changes need)", "—",
 		classify(func(b, a Owner) bool { return a.Owner != b.Owner })},
+	{RunbookPublish, "which buttons of a runbook from the runbook directory (WARDEN_RUNBOOK_DIR) on-call may press: each button's label, tool and arguments as published",
+		"publishing a button that is new, or whose label, tool or arguments changed in its file (until then it is held: shown, but refused)",
+		"removing a button from the file (it is gone at once; nothing to publish)",
+		classify(buttonsLoosen)},
 	{AllowHost, "the internal hosts model deployments and MCP servers may reach (Models → allowed internal hosts)",
 		"adding a host", "removing a host", classify(func(b, a Hosts) bool {
 			for _, h := range a.Hosts {
@@ -97,7 +102,6 @@ var Table = []Kind{
 // otherwise.
 var Ungoverned = []string{
 	"widening a virtual key's scopes or budget (they are fixed when the key is created; there is no edit yet)",
-	"publishing a runbook that adds buttons",
 }
 
 // Threshold is DualControl's value: Set false means the currency has no
@@ -236,6 +240,44 @@ type Owner struct {
 	Object string `json:"object"`
 	Key    string `json:"key"`
 	Owner  string `json:"owner"`
+}
+
+// Buttons is RunbookPublish's value: a runbook's buttons, each with the
+// digest of its definition (label, tool, arguments). Before is what is
+// published; after what its file holds now.
+type Buttons struct {
+	Runbook string   `json:"runbook"`
+	Buttons []Button `json:"buttons"`
+}
+
+// Button is one published (or to be published) runbook button.
+type Button struct {
+	ID     string            `json:"id"`
+	Label  string            `json:"label"`
+	Tool   string            `json:"tool"`
+	Args   map[string]string `json:"args,omitempty"`
+	Digest string            `json:"digest"`
+}
+
+// Find returns the button with id, or nil.
+func (b Buttons) Find(id string) *Button {
+	for i := range b.Buttons {
+		if b.Buttons[i].ID == id {
+			return &b.Buttons[i]
+		}
+	}
+	return nil
+}
+
+// buttonsLoosen: a button after that was not published before with the
+// same definition can now be pressed.
+func buttonsLoosen(b, a Buttons) bool {
+	for _, x := range a.Buttons {
+		if was := b.Find(x.ID); was == nil || was.Digest != x.Digest {
+			return true
+		}
+	}
+	return false
 }
 
 // Hosts is AllowHost's value.

@@ -15,6 +15,8 @@ func TestLoosens(t *testing.T) {
 	budget := func(limit int64, period string, alert int) Budget {
 		return Budget{Exists: true, Period: period, LimitMicros: limit, AlertPercent: alert}
 	}
+	btn := func(id, digest string) Button { return Button{ID: id, Label: id, Tool: "switch_tool", Digest: digest} }
+	buttons := func(bs ...Button) Buttons { return Buttons{Runbook: "ops", Buttons: bs} }
 	tests := []struct {
 		name          string
 		kind          string
@@ -49,6 +51,11 @@ func TestLoosens(t *testing.T) {
 		{"canary promoted touching prompt", ReleaseActivate, Release{Digest: "a"}, Release{Digest: "b", Move: "promoted", Surfaces: []string{"prompt"}}, true},
 		{"release rolled back", ReleaseActivate, Release{Digest: "b"}, Release{Digest: "a", Move: "rolled_back", Surfaces: []string{"prompt", "tools"}}, false},
 		{"release changing only the model", ReleaseActivate, Release{Digest: "a"}, Release{Digest: "b", Move: "activated", Surfaces: []string{"model"}}, false},
+		{"button added", RunbookPublish, buttons(btn("off", "d1")), buttons(btn("off", "d1"), btn("on", "d2")), true},
+		{"button changed", RunbookPublish, buttons(btn("off", "d1")), buttons(btn("off", "d9")), true},
+		{"first buttons published", RunbookPublish, buttons(), buttons(btn("off", "d1")), true},
+		{"button removed", RunbookPublish, buttons(btn("off", "d1"), btn("on", "d2")), buttons(btn("off", "d1")), false},
+		{"buttons unchanged", RunbookPublish, buttons(btn("off", "d1")), buttons(btn("off", "d1")), false},
 		{"host removed", AllowHost, Hosts{[]string{"a.internal", "b.internal"}}, Hosts{[]string{"a.internal"}}, false},
 	}
 	for _, tt := range tests {
