@@ -172,3 +172,120 @@ func TestDirectoryRunbookButtonWaitsForASecondAdmin(t *testing.T) {
 		t.Errorf("after restart: embedded button's confirmation = %d, want 200", c.Status)
 	}
 }
+
+// startWithRunbook starts a demo Warden whose runbook directory holds
+// pause-refunds.md with src, with more settings; env is returned so a
+// restart opens the same data and database.
+func startWithRunbook(t *testing.T, src string, more map[string]string) (*instance, map[string]string, string) {
+	t.Helper()
+	rbDir := t.TempDir()
+	file := filepath.Join(rbDir, "pause-refunds.md")
+	if err := os.WriteFile(file, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"WARDEN_DATA_DIR": t.TempDir(), "WARDEN_RUNBOOK_DIR": rbDir}
+	if storetest.Postgres() {
+		env["WARDEN_DATABASE_URL"] = storetest.URL(t)
+	}
+	for k, v := range more {
+		env[k] = v
+	}
+	in := startWardenDemo(t, env)
+	in.waitReady(t)
+	return in, env, file
+}
+
+// TestRunbookPublishApprovedAfterTheFileChangedPublishesNothing: erin
+// asks to publish; the file changes the button and Warden restarts before
+// frank approves; the approval fails in words and the button stays held,
+// since frank approved a definition the file no longer has.
+func TestRunbookPublishApprovedAfterTheFileChangedPublishesNothing(t *testing.T) {
+	in, env, file := startWithRunbook(t, pauseRunbook, nil)
+	erin := newBrowser(t, in.URL)
+	erin.loginDev("erin")
+	landed := erin.post("/runbooks/pause-refunds/publish", erin.withCSRF(url.Values{"change_reason": {"new runbook"}}), nil)
+	if !strings.HasPrefix(landed.URL.Path, "/changes/chg_") {
+		t.Fatalf("publish landed on %s (%d)", landed.URL, landed.Status)
+	}
+	if err := os.WriteFile(file, []byte(strings.Replace(pauseRunbook, `state: "off"`, `state: "on"`, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	in.Stop(t)
+	in = startWardenDemo(t, env)
+	in.waitReady(t)
+	f := newBrowser(t, in.URL)
+	f.loginDev("frank")
+	cp := f.get(landed.URL.Path)
+	digest, _ := cp.Doc.Find(`input[name="digest"]`).Attr("value")
+	p := f.post(landed.URL.Path+"/decide", f.withCSRF(url.Values{"decision": {"approve"}, "digest": {digest}}), nil)
+	if st := text(p, "change-status"); !strings.Contains(st, "could not be applied") && !strings.Contains(strings.ToLower(st), "failed") {
+		t.Errorf("approval after the file changed: status %q, want it failed", st)
+	}
+	if !strings.Contains(p.Body, "changed since this was asked for") || !strings.Contains(p.Body, "state=on") {
+		t.Errorf("the failure does not say the file changed and to what:\n%s", p.Body)
+	}
+	c := newBrowser(t, in.URL)
+	c.loginDev("carol")
+	if rb := c.get("/runbooks/pause-refunds"); rb.Doc.Find(`[data-testid="action-stop-refunds-held"]`).Length() != 1 {
+		t.Errorf("after a failed publish the button is not held:\n%s", rb.Body)
+	}
+	if n := countRows(t, in.DB, `SELECT COUNT(*) FROM runbook_buttons`); n != 0 {
+		t.Errorf("published rows = %d, want none", n)
+	}
+}
+
+// TestRunbookPublishByBreakGlass: where the installation allows break
+// glass, erin publishes at once with a reason; the button is live, the
+// change is recorded as break glass, and without a reason nothing is
+// published.
+func TestRunbookPublishByBreakGlass(t *testing.T) {
+	in, _, _ := startWithRunbook(t, pauseRunbook, map[string]string{"WARDEN_BREAK_GLASS": "true"})
+	erin := newBrowser(t, in.URL)
+	erin.loginDev("erin")
+	if p := erin.get("/runbooks/pause-refunds"); p.Doc.Find(`[data-testid="runbook-publish-form"] [data-testid="break-glass"]`).Length() != 1 {
+		t.Fatal("break glass not offered on the Publish buttons form")
+	}
+	if p := erin.post("/runbooks/pause-refunds/publish", erin.withCSRF(url.Values{"break_glass": {"yes"}, "change_reason": {" "}}), nil); p.Status != http.StatusUnprocessableEntity {
+		t.Errorf("break glass without a reason = %d, want 422", p.Status)
+	}
+	if n := countRows(t, in.DB, `SELECT COUNT(*) FROM runbook_buttons`); n != 0 {
+		t.Fatalf("break glass without a reason published %d buttons", n)
+	}
+	p := erin.post("/runbooks/pause-refunds/publish", erin.withCSRF(url.Values{"break_glass": {"yes"}, "change_reason": {"INC-7: refunds must stop now"}}), nil)
+	if got := text(p, "change-status"); got != "applied by break glass — not yet reviewed" {
+		t.Errorf("change status = %q (%d %s)", got, p.Status, p.URL)
+	}
+	c := newBrowser(t, in.URL)
+	c.loginDev("carol")
+	if rb := c.get("/runbooks/pause-refunds"); rb.Doc.Find(`a[data-testid="action-stop-refunds"]`).Length() != 1 {
+		t.Errorf("after break glass the button is not live:\n%s", rb.Body)
+	}
+	if ev := lastAuditOf(t, in, "runbook.publish", "pause-refunds"); ev.Details["change"] != "" {
+		t.Errorf("break-glass publish names change %v, want none", ev.Details["change"])
+	}
+}
+
+// TestRunbookPublishRefusals: on-call may not ask, with nothing held
+// (an embedded runbook) there is nothing to ask for, an unknown runbook
+// is not there; none records a change.
+func TestRunbookPublishRefusals(t *testing.T) {
+	in, _, _ := startWithRunbook(t, pauseRunbook, nil)
+	for _, tc := range []struct {
+		user   string
+		path   string
+		status int
+	}{
+		{"carol", "/runbooks/pause-refunds/publish", http.StatusForbidden},
+		{"erin", "/runbooks/tool-provider-outage/publish", http.StatusConflict},
+		{"erin", "/runbooks/nope/publish", http.StatusNotFound},
+	} {
+		b := newBrowser(t, in.URL)
+		b.loginDev(tc.user)
+		if p := b.post(tc.path, b.withCSRF(url.Values{"change_reason": {"x"}}), nil); p.Status != tc.status {
+			t.Errorf("%s POST %s = %d, want %d", tc.user, tc.path, p.Status, tc.status)
+		}
+	}
+	if n := countRows(t, in.DB, `SELECT COUNT(*) FROM changes`); n != 0 {
+		t.Errorf("refused asks recorded %d changes", n)
+	}
+}
