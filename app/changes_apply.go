@@ -198,6 +198,11 @@ func (a *ChangeApplier) apply(ctx context.Context, actor audit.Actor, ch *change
 // outcome: applied, or failed with the reason (a validation error in
 // words, anything else as "could not be applied").
 func (a *ChangeApplier) ApplyApproved(ctx context.Context, ch changes.Change) (changes.Change, error) {
+	if ch.Kind == changes.RunbookPublish && a.Runbooks == nil {
+		// Not a failure of the change: the console has not handed over
+		// its runbooks yet (SetRunbooks); the apply job tries again.
+		return changes.Change{}, fmt.Errorf("apply change %s: the runbooks are not loaded yet", ch.ID)
+	}
 	actor := audit.Actor{Type: audit.ActorPrincipal, ID: ch.RequestedBy}
 	failure := ""
 	// The approval is bound to the before the admin saw: if the object
