@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/wardenhq/warden/admission"
@@ -32,6 +33,7 @@ import (
 	"github.com/wardenhq/warden/platform/seal"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/releases"
+	"github.com/wardenhq/warden/runbooks"
 	"github.com/wardenhq/warden/skills"
 	"github.com/wardenhq/warden/tools"
 	"github.com/wardenhq/warden/tools/sim"
@@ -65,7 +67,15 @@ type Runtime struct {
 	// heartbeats while Run runs, journeys record it, and the key and
 	// tenant rate limits divide by the replicas alive.
 	Replica *store.Replica
+	// runbooks are the runbooks the console loaded, for the job that
+	// applies an approved runbook.publish change (SetRunbooks).
+	runbooks *atomic.Pointer[runbooks.Set]
 }
+
+// SetRunbooks gives the runtime the runbooks the console loaded
+// (WARDEN_RUNBOOK_DIR), so an approved change publishing their buttons
+// can be applied by the apply job too.
+func (rt *Runtime) SetRunbooks(s *runbooks.Set) { rt.runbooks.Store(s) }
 
 // Run does the runtime's background work until ctx ends: the replica's
 // heartbeat and the job queue, which executes approved actions, sends
@@ -388,8 +398,13 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	queue.Register(approvals.JobRemind, approvals.HandleRemind(db, time.Now))
 	// An approved control-plane change whose approver's request died
 	// before applying it is applied by this job (docs/changes.md).
-	changeApplier := &ChangeApplier{DB: db, Skills: svc, Sealer: sealer}
-	queue.Register(changes.JobApply, changeApplier.HandleJob)
+	// A runbook.publish change needs the runbooks the console loaded
+	// (SetRunbooks); until then its job fails and is retried.
+	dirRunbooks := new(atomic.Pointer[runbooks.Set])
+	queue.Register(changes.JobApply, func(ctx context.Context, j jobs.Job) error {
+		a := &ChangeApplier{DB: db, Skills: svc, Sealer: sealer, Runbooks: dirRunbooks.Load()}
+		return a.HandleJob(ctx, j)
+	})
 	interval := o.AlertInterval
 	if interval <= 0 {
 		interval = time.Minute
@@ -398,7 +413,7 @@ func New(ctx context.Context, o Options) (*Runtime, error) {
 	gw.SetTenantRate(o.TenantRate)
 	gw.SetReplicas(replica.Live)
 	chat.SetReplicas(replica.Live)
-	rt := &Runtime{Gateway: gw, Models: chat, MCP: mcpGateway, Notify: nt, Journeys: svc, Execution: ex, Sim: provider, DB: db, Queue: queue, Guard: guard, log: log, router: router,
+	rt := &Runtime{runbooks: dirRunbooks, Gateway: gw, Models: chat, MCP: mcpGateway, Notify: nt, Journeys: svc, Execution: ex, Sim: provider, DB: db, Queue: queue, Guard: guard, log: log, router: router,
 		alertInterval: interval, started: started, Replica: replica}
 	rt.periodicJobs(queue)
 	return rt, nil

@@ -28,6 +28,7 @@ import (
 	"github.com/wardenhq/warden/platform/seal"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/releases"
+	"github.com/wardenhq/warden/runbooks"
 	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/tools"
 )
@@ -38,6 +39,9 @@ type ChangeApplier struct {
 	DB     *store.DB
 	Skills *journeys.Service // switches skills in the running agent; nil: only the catalog
 	Sealer *seal.Sealer      // opens a sealed upstream key (model.upstream)
+	// Runbooks are the runbooks as loaded (runbook.publish checks the
+	// file still defines the buttons approved); nil refuses that kind.
+	Runbooks *runbooks.Set
 }
 
 // UpstreamKeyAAD binds a sealed upstream key to the deployment it is for.
@@ -47,6 +51,12 @@ func UpstreamKeyAAD(name string) string { return "change:model.upstream:" + name
 // direct save calls, with its own audit event: kind's after value on its
 // object. The actor is the admin who asked for it.
 func (a *ChangeApplier) Apply(ctx context.Context, actor audit.Actor, kind, tenantID, tenantSlug, subject string, after json.RawMessage) error {
+	return a.apply(ctx, actor, nil, kind, tenantID, tenantSlug, subject, after)
+}
+
+// apply is Apply of the approved change ch, or of a break-glass change
+// (ch nil): a published runbook button records who approved it.
+func (a *ChangeApplier) apply(ctx context.Context, actor audit.Actor, ch *changes.Change, kind, tenantID, tenantSlug, subject string, after json.RawMessage) error {
 	var err error
 	switch kind {
 	case changes.DualControl:
@@ -160,6 +170,16 @@ func (a *ChangeApplier) Apply(ctx context.Context, actor audit.Actor, kind, tena
 		if v, err = changes.Value[changes.Owner](after); err == nil {
 			err = owners.Set(ctx, a.DB, actor, v.Object, v.Key, v.Owner)
 		}
+	case changes.RunbookPublish:
+		var v changes.Buttons
+		if v, err = changes.Value[changes.Buttons](after); err != nil {
+			break
+		}
+		by := runbooks.Publisher{ID: actor.ID}
+		if ch != nil {
+			by = runbooks.Publisher{ID: ch.DecidedBy, Name: ch.DecidedByName, Change: ch.ID}
+		}
+		err = runbooks.Publish(ctx, a.DB, a.Runbooks, by, v)
 	case changes.ReleaseActivate:
 		var v changes.Release
 		if v, err = changes.Value[changes.Release](after); err != nil {
@@ -188,6 +208,11 @@ func (a *ChangeApplier) Apply(ctx context.Context, actor audit.Actor, kind, tena
 // outcome: applied, or failed with the reason (a validation error in
 // words, anything else as "could not be applied").
 func (a *ChangeApplier) ApplyApproved(ctx context.Context, ch changes.Change) (changes.Change, error) {
+	if ch.Kind == changes.RunbookPublish && a.Runbooks == nil {
+		// Not a failure of the change: the console has not handed over
+		// its runbooks yet (SetRunbooks); the apply job tries again.
+		return changes.Change{}, fmt.Errorf("apply change %s: the runbooks are not loaded yet", ch.ID)
+	}
 	actor := audit.Actor{Type: audit.ActorPrincipal, ID: ch.RequestedBy}
 	failure := ""
 	// The approval is bound to the before the admin saw: if the object
@@ -205,7 +230,7 @@ func (a *ChangeApplier) ApplyApproved(ctx context.Context, ch changes.Change) (c
 	if failure != "" {
 		return a.markApplied(ctx, ch.ID, failure)
 	}
-	if err := a.Apply(ctx, actor, ch.Kind, ch.TenantID, ch.TenantSlug, ch.Subject, ch.After); err != nil {
+	if err := a.apply(ctx, actor, &ch, ch.Kind, ch.TenantID, ch.TenantSlug, ch.Subject, ch.After); err != nil {
 		var ve *store.ValidationError
 		var pe *problem.Error
 		switch {
@@ -395,6 +420,12 @@ func (a *ChangeApplier) stillAsAsked(ctx context.Context, ch changes.Change) (bo
 			return false, err
 		}
 		return cur == b.Digest, nil
+	case changes.RunbookPublish:
+		v, err := runbooks.PublishedValue(ctx, q, ch.Subject)
+		if err != nil {
+			return false, err
+		}
+		now = v
 	case changes.ModelUpstream:
 		d, err := models.Get(ctx, q, ch.Subject)
 		if err != nil {

@@ -29,6 +29,7 @@ const (
 	KeyRequestRate    = "key.request_rate"
 	ReleaseActivate   = "release.activate"
 	OwnerChange       = "owner"
+	RunbookPublish    = "runbook.publish"
 )
 
 // Kind is one row of the classification table: which control-plane change
@@ -46,7 +47,7 @@ type Kind struct {
 
 // Table is the classification of control-plane changes by direction: the
 // code reads it to decide, and docs/changes.md is rendered from it (a
-// test keeps them the same). Ungoverned lists the kinds not yet under it.
+// test keeps them the same).
 var Table = []Kind{
 	{DualControl, "a tenant's dual-control threshold in one currency",
 		"raising it, setting one where the currency had none, or setting it to 0 (one approver for any amount)",
@@ -91,6 +92,10 @@ var Table = []Kind{
 	{OwnerChange, "who owns a tool, a model deployment or a tenant (an e-mail or group:NAME)",
 		"any change of owner (the owner is whose approval high-risk changes need)", "—",
 		classify(func(b, a Owner) bool { return a.Owner != b.Owner })},
+	{RunbookPublish, "which buttons of a runbook from the runbook directory (WARDEN_RUNBOOK_DIR) on-call may press: each button's label, tool and arguments as published",
+		"publishing a button that is new, or whose label, tool or arguments changed in its file (until then it is held: shown, but refused)",
+		"removing a button from the file (it is gone at once; nothing to publish)",
+		classify(buttonsLoosen)},
 	{AllowHost, "the internal hosts model deployments and MCP servers may reach (Models → allowed internal hosts)",
 		"adding a host", "removing a host", classify(func(b, a Hosts) bool {
 			for _, h := range a.Hosts {
@@ -100,13 +105,6 @@ var Table = []Kind{
 			}
 			return false
 		})},
-}
-
-// Ungoverned are the control-plane changes the issue names that one admin
-// still makes alone; docs/changes.md lists them so nobody assumes
-// otherwise.
-var Ungoverned = []string{
-	"publishing a runbook that adds buttons",
 }
 
 // Threshold is DualControl's value: Set false means the currency has no
@@ -262,6 +260,44 @@ type Owner struct {
 	Owner  string `json:"owner"`
 }
 
+// Buttons is RunbookPublish's value: a runbook's buttons, each with the
+// digest of its definition (label, tool, arguments). Before is what is
+// published; after what its file holds now.
+type Buttons struct {
+	Runbook string   `json:"runbook"`
+	Buttons []Button `json:"buttons"`
+}
+
+// Button is one published (or to be published) runbook button.
+type Button struct {
+	ID     string            `json:"id"`
+	Label  string            `json:"label"`
+	Tool   string            `json:"tool"`
+	Args   map[string]string `json:"args,omitempty"`
+	Digest string            `json:"digest"`
+}
+
+// Find returns the button with id, or nil.
+func (b Buttons) Find(id string) *Button {
+	for i := range b.Buttons {
+		if b.Buttons[i].ID == id {
+			return &b.Buttons[i]
+		}
+	}
+	return nil
+}
+
+// buttonsLoosen: a button after that was not published before with the
+// same definition can now be pressed.
+func buttonsLoosen(b, a Buttons) bool {
+	for _, x := range a.Buttons {
+		if was := b.Find(x.ID); was == nil || was.Digest != x.Digest {
+			return true
+		}
+	}
+	return false
+}
+
 // Hosts is AllowHost's value.
 type Hosts struct {
 	Hosts []string `json:"hosts"`
@@ -346,17 +382,13 @@ func Loosens(kind string, before, after any) (bool, error) {
 	return k.loosens(b, a)
 }
 
-// Markdown renders Table and Ungoverned as docs/changes.md shows them
+// Markdown renders Table as docs/changes.md shows them
 // between its "table" markers.
 func Markdown() string {
 	var b strings.Builder
 	b.WriteString("| kind | what it changes | loosens (a second admin approves) | tightens (applies at once) |\n|---|---|---|---|\n")
 	for _, k := range Table {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", k.Name, k.Object, k.Loosens, k.Tightens)
-	}
-	b.WriteString("\nNot yet governed (one admin still makes these alone):\n\n")
-	for _, u := range Ungoverned {
-		fmt.Fprintf(&b, "- %s\n", u)
 	}
 	return b.String()
 }

@@ -19,6 +19,8 @@ func TestLoosens(t *testing.T) {
 	rate := func(perMin, burst int) KeyRequestRateValue {
 		return KeyRequestRateValue{PerMinute: perMin, Burst: burst}
 	}
+	btn := func(id, digest string) Button { return Button{ID: id, Label: id, Tool: "switch_tool", Digest: digest} }
+	buttons := func(bs ...Button) Buttons { return Buttons{Runbook: "ops", Buttons: bs} }
 	tests := []struct {
 		name          string
 		kind          string
@@ -69,6 +71,11 @@ func TestLoosens(t *testing.T) {
 		{"burst raised", KeyRequestRate, rate(600, 60), rate(300, 100), true},
 		{"request rate lowered", KeyRequestRate, rate(600, 60), rate(60, 10), false},
 		{"request rate unchanged", KeyRequestRate, rate(600, 60), rate(600, 60), false},
+		{"button added", RunbookPublish, buttons(btn("off", "d1")), buttons(btn("off", "d1"), btn("on", "d2")), true},
+		{"button changed", RunbookPublish, buttons(btn("off", "d1")), buttons(btn("off", "d9")), true},
+		{"first buttons published", RunbookPublish, buttons(), buttons(btn("off", "d1")), true},
+		{"button removed", RunbookPublish, buttons(btn("off", "d1"), btn("on", "d2")), buttons(btn("off", "d1")), false},
+		{"buttons unchanged", RunbookPublish, buttons(btn("off", "d1")), buttons(btn("off", "d1")), false},
 		{"host removed", AllowHost, Hosts{[]string{"a.internal", "b.internal"}}, Hosts{[]string{"a.internal"}}, false},
 	}
 	for _, tt := range tests {

@@ -13,6 +13,7 @@ import (
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/principals"
+	"github.com/wardenhq/warden/runbooks"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -38,9 +39,13 @@ func (h *Console) AlertShow(c echo.Context) error {
 	}
 	v := views.AlertDetailView{AlertSummary: d, CanAck: user.HasAnyRole(alerts.AckRoles...), Notice: doneNotice(c, alertShowNotices), Now: time.Now()}
 	if d.Runbook != nil {
+		held, err := runbooks.Held(ctx, h.DB.Read(), *d.Runbook)
+		if err != nil {
+			return err
+		}
 		for _, act := range d.Runbook.Actions {
 			filled, missing := act.Fill(d.Params)
-			v.Proposed = append(v.Proposed, views.ProposedAction{Action: filled, Missing: missing})
+			v.Proposed = append(v.Proposed, views.ProposedAction{Action: filled, Missing: missing, Held: held[act.ID]})
 		}
 	}
 	page := PageFor(c, a.What())

@@ -83,5 +83,5 @@ func changeRedirect(c echo.Context, ch *changes.Change, err error) error {
 // changeApplier is the app's applier of governed changes, over the
 // console's database, runtime and sealer.
 func (h *Console) changeApplier() *app.ChangeApplier {
-	return &app.ChangeApplier{DB: h.DB, Skills: h.Runtime, Sealer: h.Sealer}
+	return &app.ChangeApplier{DB: h.DB, Skills: h.Runtime, Sealer: h.Sealer, Runbooks: h.Runbooks}
 }

@@ -69,6 +69,9 @@ func (h *Console) renderChange(c echo.Context, status int, ch changes.Change, no
 		}
 	}
 	v.Owners = changes.OwnersNeeded(ch)
+	if ch.Kind == changes.RunbookPublish {
+		v.Buttons = views.ButtonsDiff(ch.Before, ch.After)
+	}
 	if ch.Kind == changes.ReleaseActivate {
 		d, err := h.changeReleaseDiff(c.Request().Context(), ch)
 		if err != nil {

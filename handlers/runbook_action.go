@@ -84,6 +84,9 @@ func (h *Console) runbookConfirmView(c echo.Context) (views.RunbookConfirmView, 
 	if err != nil {
 		return views.RunbookConfirmView{}, err
 	}
+	if err := runbooks.CheckPublished(ctx, h.DB.Read(), rb, *a); err != nil {
+		return views.RunbookConfirmView{}, err
+	}
 	filled, missing := a.Fill(params)
 	if len(missing) > 0 {
 		return views.RunbookConfirmView{}, runbooks.ErrMissingParams(missing)

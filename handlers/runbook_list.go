@@ -17,9 +17,13 @@ const runbookRunsPageSize = 20
 
 // RunbookList lists the runbooks, most severe first.
 func (h *Console) RunbookList(c echo.Context) error {
+	held, err := runbooks.HeldCounts(c.Request().Context(), h.DB.Read(), h.Runbooks)
+	if err != nil {
+		return err
+	}
 	page := PageFor(c, "Runbooks")
 	page.Active = "/runbooks"
-	return Render(c, http.StatusOK, page, views.Runbooks(page, views.RunbooksView{Runbooks: h.Runbooks.All()}))
+	return Render(c, http.StatusOK, page, views.Runbooks(page, views.RunbooksView{Runbooks: h.Runbooks.All(), Held: held}))
 }
 
 // runbookDeps are what running a runbook action needs.

@@ -8,6 +8,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/changes"
+	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/runbooks"
 	"github.com/wardenhq/warden/views"
@@ -37,9 +39,21 @@ func (h *Console) RunbookShow(c echo.Context) error {
 		return err
 	}
 	v.From = from
+	ctx := c.Request().Context()
+	held, err := runbooks.Held(ctx, h.DB.Read(), rb)
+	if err != nil {
+		return err
+	}
 	for _, a := range rb.Actions {
 		filled, missing := a.Fill(params)
-		v.Buttons = append(v.Buttons, views.ProposedAction{Action: filled, Missing: missing})
+		v.Buttons = append(v.Buttons, views.ProposedAction{Action: filled, Missing: missing, Held: held[a.ID]})
+	}
+	if len(held) > 0 {
+		user := CurrentPrincipal(c)
+		v.MayPublish = user.HasRole(identity.RoleAdmin) && user.AllTenantScope()
+		if v.Pending, err = changes.PendingOn(ctx, h.DB.Read(), rb.ID, time.Now(), changes.RunbookPublish); err != nil {
+			return err
+		}
 	}
 	page := PageFor(c, rb.Title)
 	page.Active = "/runbooks"

@@ -67,11 +67,7 @@ func (r expiringRuntime) ExpirePending(ctx context.Context, ids []string, actor 
 func opsSetup(t *testing.T) (Deps, context.Context, tenants.Tenant) {
 	t.Helper()
 	d, ctx := setup(t)
-	set, problems := Load(fstest.MapFS{"ops.md": {Data: []byte(opsRunbook)}})
-	if len(problems) > 0 {
-		t.Fatal(problems)
-	}
-	d.Runbooks = set
+	d.Runbooks = loadPublished(t, ctx, d.DB, fstest.MapFS{"ops.md": {Data: []byte(opsRunbook)}})
 	d.Runtime = expiringRuntime{db: d.DB, retries: new([]string)}
 	var tenant tenants.Tenant
 	if err := d.DB.Transact(ctx, func(tx *store.Tx) (err error) {
@@ -178,11 +174,7 @@ var (
 func purgeSetup(t *testing.T) (Deps, context.Context) {
 	t.Helper()
 	d, ctx, tenant := opsSetup(t)
-	set, problems := Load(fstest.MapFS{"pii.md": {Data: []byte(purgeRunbook)}})
-	if len(problems) > 0 {
-		t.Fatal(problems)
-	}
-	d.Runbooks = set
+	d.Runbooks = loadPublished(t, ctx, d.DB, fstest.MapFS{"pii.md": {Data: []byte(purgeRunbook)}})
 	sealer, err := seal.LoadOrCreate(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -327,11 +319,7 @@ actions:
 
 func TestRetryFailedNeedsApprovalOnlyForHighImpactTools(t *testing.T) {
 	d, ctx := purgeSetup(t)
-	set, problems := Load(fstest.MapFS{"retry.md": {Data: []byte(retryRunbook)}})
-	if len(problems) > 0 {
-		t.Fatal(problems)
-	}
-	d.Runbooks = set
+	d.Runbooks = loadPublished(t, ctx, d.DB, fstest.MapFS{"retry.md": {Data: []byte(retryRunbook)}})
 	payout := tools.Tool{Name: "payout", Description: "Pay out", Impact: risk.ImpactHigh, Reversibility: risk.Irreversible,
 		Provider: tools.ProviderBuiltin, Timeout: 2 * time.Second, MaxAttempts: 3, ApprovalTTL: time.Hour,
 		ArgsSchema: json.RawMessage(`{"type":"object"}`), Enabled: true}

@@ -66,6 +66,10 @@ type RunRecord struct {
 // that refuses (an unknown target, a release not in history) finishes the
 // run as failed with the refusal as its outcome; nothing else changes.
 //
+// A button of a runbook from the runbook directory that no second admin
+// published as it is now (CheckPublished) is refused with a 409 before
+// anything is recorded.
+//
 // Only on-call and admins may press; a tool that changes one tenant needs
 // that tenant in p's scope, and one that reaches every tenant (a release,
 // a switch, reconciling) needs a scope of all tenants. Without a reason it
@@ -90,6 +94,11 @@ func RunWith(ctx context.Context, d Deps, p *identity.Principal, runbookID, acti
 	a := rb.Action(actionID)
 	if a == nil {
 		return RunRecord{}, problem.NotFound("not_found", "Runbook "+rb.Title+" has no action "+actionID+".")
+	}
+	// A directory runbook's button runs only as a second admin
+	// published it (publish.go); a held one is refused before anything.
+	if err := CheckPublished(ctx, d.DB.Read(), rb, *a); err != nil {
+		return RunRecord{}, err
 	}
 	filled, missing := a.Fill(params)
 	if len(missing) > 0 {

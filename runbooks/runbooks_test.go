@@ -140,6 +140,15 @@ var carol = &identity.Principal{ID: "p-carol", Name: "Carol", Roles: []string{id
 
 func setup(t *testing.T) (Deps, context.Context) {
 	t.Helper()
+	d, ctx := setupUnpublished(t)
+	d.Runbooks = loadPublished(t, ctx, d.DB, fstest.MapFS{"disk-full.md": {Data: []byte(valid)}})
+	return d, ctx
+}
+
+// setupUnpublished is a store with the tool issue_refund (on) and no
+// runbooks: nothing published.
+func setupUnpublished(t *testing.T) (Deps, context.Context) {
+	t.Helper()
 	ctx := context.Background()
 	db := storetest.Open(t)
 	refund := tools.Tool{Name: "issue_refund", Description: "Refund", Impact: risk.ImpactLow, Reversibility: risk.Reversible,
@@ -148,11 +157,7 @@ func setup(t *testing.T) (Deps, context.Context) {
 	if err := db.Transact(ctx, func(tx *store.Tx) error { return catalog.Upsert(ctx, tx, refund) }); err != nil {
 		t.Fatal(err)
 	}
-	set, problems := Load(fstest.MapFS{"disk-full.md": {Data: []byte(valid)}})
-	if len(problems) > 0 {
-		t.Fatal(problems)
-	}
-	return Deps{DB: db, Runbooks: set}, ctx
+	return Deps{DB: db}, ctx
 }
 
 func runbookEvents(t *testing.T, db *store.DB) (runbook, tool int) {

@@ -73,6 +73,9 @@ type AlertDetailView struct {
 type ProposedAction struct {
 	Action  runbooks.Action
 	Missing []string
+	// Held says why the button waits for a second admin to publish it
+	// (runbooks.Held); "" when it may be pressed.
+	Held string
 }
 
 // faultClass is the badge of whose doing failures are.

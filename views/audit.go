@@ -95,7 +95,7 @@ var AuditVerbs = []string{
 	"release.", "release.published", "release.activated", "release.rolled_back",
 	"release.canary_started", "release.canary_rolled_back", "release.promoted", "release.replayed",
 	"route.", "route.labelled", "route.label_settings_set",
-	"runbook.", "runbook.action",
+	"runbook.", "runbook.action", "runbook.publish",
 	"alert.", "alert.fired", "alert.resolved", "alert.rule_set", "alert.acknowledged",
 	"notify.", "notify.channel_created", "notify.channel_changed", "notify.channel_deleted", "notify.channel_tested",
 	"notify.route_added", "notify.route_deleted", "notify.quiet_time_set", "notify.escalation_set", "notify.reminder_set", "notify.claim_time_set",
@@ -228,6 +228,12 @@ func eventSentence(e audit.Event, n EventNames) string {
 	case "release.promoted":
 		return who + " promoted release " + subject + " for " + d.str("agent") + " in " + d.str("env") + " after " + d.str("successes") + " of " + d.str("trials") + " journeys succeeded" + quoted(": ", d.str("reason"))
 
+	case "runbook.publish":
+		how := " as change " + d.str("change") + " approved"
+		if d.str("change") == "" {
+			how = " by break glass"
+		}
+		return who + " published the buttons of runbook " + d.str("runbook") + " (" + d.str("source") + ")" + how + ": " + d.str("labels")
 	case "runbook.action":
 		return who + " pressed " + quoted("", d.str("label")) + " in runbook " + d.str("runbook") + " (tool " + d.str("tool") + "): " + d.str("outcome") + quoted(" Reason: ", d.str("reason"))
 	case "allow_list.add":

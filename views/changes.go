@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/changes"
+	"github.com/wardenhq/warden/runbooks"
 )
 
 // ChangesView is the Changes page: loosening changes waiting for a second
@@ -26,6 +27,9 @@ type ChangeView struct {
 	// ReleaseDiff is a release move's diff (changes.ReleaseActivate): the
 	// surfaces and line diffs the Releases page shows.
 	ReleaseDiff *ReleaseDiff
+	// Buttons is a runbook.publish change's buttons, each marked new,
+	// changed or unchanged against what was published.
+	Buttons []ButtonDiffRow
 	// Owners are the owners whose approval the change needs besides a
 	// second admin's (a release changing a high-risk skill).
 	Owners []changes.SkillOwner
@@ -38,6 +42,46 @@ type ChangeView struct {
 	Notice    string
 	Errors    FieldErrors
 	Comment   string
+}
+
+// ButtonDiffRow is one runbook button a runbook.publish change
+// publishes (or drops): State is "new", "changed", "unchanged" or
+// "removed"; Was is the published definition a changed button replaces.
+type ButtonDiffRow struct {
+	ID, Label, Tool, Args string
+	State                 string
+	Was                   string
+}
+
+// ButtonsDiff lists a runbook.publish change's buttons in the order of
+// its after value, then those it drops.
+func ButtonsDiff(before, after json.RawMessage) []ButtonDiffRow {
+	b, _ := changes.Value[changes.Buttons](before)
+	a, _ := changes.Value[changes.Buttons](after)
+	def := func(x changes.Button) string {
+		s := "“" + x.Label + "”, tool " + x.Tool
+		if len(x.Args) > 0 {
+			s += " with " + runbooks.ArgsText(x.Args)
+		}
+		return s
+	}
+	var out []ButtonDiffRow
+	for _, x := range a.Buttons {
+		row := ButtonDiffRow{ID: x.ID, Label: x.Label, Tool: x.Tool, Args: runbooks.ArgsText(x.Args), State: "unchanged"}
+		switch was := b.Find(x.ID); {
+		case was == nil:
+			row.State = "new"
+		case was.Digest != x.Digest:
+			row.State, row.Was = "changed", def(*was)
+		}
+		out = append(out, row)
+	}
+	for _, x := range b.Buttons {
+		if a.Find(x.ID) == nil {
+			out = append(out, ButtonDiffRow{ID: x.ID, Label: x.Label, Tool: x.Tool, Args: runbooks.ArgsText(x.Args), State: "removed"})
+		}
+	}
+	return out
 }
 
 // ChangeDiffRow is one field of a change: before and after, as text.
@@ -68,7 +112,7 @@ func ChangeDiff(before, after json.RawMessage) []ChangeDiffRow {
 	for _, k := range keys {
 		// A whole tool definition is not a field people compare; where a
 		// value says how it reads (shown), its raw parts are left out.
-		if k == "tool" || k == "deployment" || k == "owners" || k == "key_sealed" || (shown && (k == "minor" || k == "limit_micros" || k == "set" || k == "exists")) {
+		if k == "tool" || k == "deployment" || k == "buttons" || k == "owners" || k == "key_sealed" || (shown && (k == "minor" || k == "limit_micros" || k == "set" || k == "exists")) {
 			continue
 		}
 		bs, as := diffText(b[k]), diffText(a[k])

@@ -5,17 +5,30 @@ import (
 	"maps"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/a-h/templ"
 
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/runbooks"
 )
 
 // RunbooksView is the Runbooks index.
 type RunbooksView struct {
 	Runbooks []runbooks.Runbook
+	// Held counts the buttons each runbook holds back until a second
+	// admin publishes them, by runbook id.
+	Held map[string]int
+}
+
+// heldText marks a runbook with held buttons in the list.
+func heldText(n int) string {
+	if n == 1 {
+		return "1 button waits for a second admin to publish it"
+	}
+	return strconv.Itoa(n) + " buttons wait for a second admin to publish them"
 }
 
 // RunbookView is one runbook: its document, its buttons after it, and its
@@ -28,6 +41,31 @@ type RunbookView struct {
 	// are the runbook's actions filled with its parameters.
 	From    *AlertSummary
 	Buttons []ProposedAction
+	// MayPublish offers the Publish buttons form (an admin of all
+	// tenants, and some button is held); Pending are the publish changes
+	// of this runbook waiting for a second admin.
+	MayPublish bool
+	Pending    []changes.Change
+}
+
+// definedArgs are a button's arguments as its file defines them
+// (parameters as written), for the publish list.
+func (v RunbookView) definedArgs(action string) string {
+	if a := v.Runbook.Action(action); a != nil {
+		return runbooks.ArgsText(a.Args)
+	}
+	return ""
+}
+
+// held are the buttons waiting for a second admin to publish them.
+func (v RunbookView) held() []ProposedAction {
+	var out []ProposedAction
+	for _, b := range v.Buttons {
+		if b.Held != "" {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // buttonURL is a button's confirmation page, for the alert it was opened

@@ -176,6 +176,7 @@ func startClock(t testing.TB, env map[string]string, demo bool, clock func() tim
 	if err != nil {
 		t.Fatal(err)
 	}
+	rt.SetRunbooks(srv.Runbooks())
 	ctx, cancel := context.WithCancel(context.Background())
 	inst := &instance{URL: cfg.PublicURL.String(), DB: db, Server: srv, Logs: logs, stop: cancel, done: make(chan error, 1), Agent: rt, DemoKey: demoKey, Faults: faults, Redactor: redact.New(key)}
 	go func() { inst.done <- srv.Serve(ctx, ln) }()

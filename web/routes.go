@@ -147,6 +147,7 @@ func (s *Server) consoleRoutes() []route {
 		{http.MethodGet, "/runbooks/:id/actions/:action", h.RunbookActionConfirm, oncallAdmin, ""},
 		{http.MethodPost, "/runbooks/:id/actions/:action", h.RunbookAction, oncallAdmin, ""},
 		{http.MethodGet, "/runbooks/:id/runs/:run", h.RunbookRunShow, oncallAdmin, ""},
+		{http.MethodPost, "/runbooks/:id/publish", h.RunbookPublish, admin, ""},
 		// Console sessions: admins (of all tenants) see who is signed in
 		// and sign people out.
 		{http.MethodGet, "/sessions", h.SessionList, admin, "Sessions"},

@@ -240,6 +240,10 @@ func New(o Options) (*Server, error) {
 // Handler is the server's HTTP handler (for tests).
 func (s *Server) Handler() http.Handler { return s.echo }
 
+// Runbooks are the runbooks the server loaded: the embedded ones and those
+// of WARDEN_RUNBOOK_DIR.
+func (s *Server) Runbooks() *runbooks.Set { return s.runbooks }
+
 // releaseWait bounds how long shutdown waits, once the grace ran out and
 // the remaining requests were cancelled, for their handlers to return.
 const releaseWait = 5 * time.Second

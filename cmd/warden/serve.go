@@ -137,6 +137,9 @@ func serve(ctx context.Context, args []string, env func(string) (string, bool), 
 		logger.Error("cannot start", "err", err)
 		return 1
 	}
+	// The apply job publishes approved runbook buttons against the
+	// runbooks the console loaded.
+	rt.SetRunbooks(srv.Runbooks())
 	mode := "production"
 	if cfg.DevMode() {
 		mode = "development (built-in identity provider, demo users)"
