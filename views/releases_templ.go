@@ -1730,9 +1730,9 @@ func canaryCard(p Page, v ReleasesView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var89 string
-				templ_7745c5c3_Var89, templ_7745c5c3_Err = templ.JoinStringErrs(": the candidate changes " + strings.Join(v.CanaryGoverned, ", ") + ", so promoting it asks another admin to approve (docs/changes.md) and you land on the pending change; the canary keeps running meanwhile.")
+				templ_7745c5c3_Var89, templ_7745c5c3_Err = templ.JoinStringErrs(": the candidate changes " + strings.Join(v.CanaryGoverned, ", ") + ", so promoting it asks an admin other than you to approve (docs/changes.md) and you land on the pending change; the canary keeps running meanwhile.")
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/releases.templ`, Line: 271, Col: 316}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/releases.templ`, Line: 271, Col: 326}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var89))
 				if templ_7745c5c3_Err != nil {
