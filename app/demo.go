@@ -22,6 +22,7 @@ import (
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/seal"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/routelabels"
 	"github.com/wardenhq/warden/skills"
 	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/tools"
@@ -42,15 +43,33 @@ var demoScopes = []string{
 }
 
 // demoRequests are the journeys a newcomer finds in a fresh console: a few
-// finished ones and three refunds waiting for approval.
-var demoRequests = []string{
-	"Where is my order ORD-1003?",
-	"What's the status of order ORD-1002?",
-	"Please change the delivery address for ORD-1001 to 22 Quay Street, Bristol BS1 4QA",
-	"Refund order ORD-1004: the customer returned the desk and the chair, refund the full amount",
-	"The customer was charged twice for ORD-1005, refund $45.50 please",
-	"Refund ORD-1002, the t-shirts arrived torn",
+// finished ones and three refunds waiting for approval. A reviewer
+// labelled the routes of the finished order-status questions (belongs,
+// below), so Labelling, the Releases page's route accuracy and its wrong
+// routes have something to show: three routed right, two that belonged
+// to another skill and one that should have been refused — 3 of 6. The
+// order-support request is left for a newcomer to label.
+var demoRequests = []struct {
+	input string
+	// belongs is the skill the reviewer said the request belonged to
+	// (routelabels.NoSkill: it should have been refused); the label says
+	// right where that is the skill it was routed to. "" is unlabelled.
+	belongs string
+}{
+	{"Where is my order ORD-1003?", "order_status"},
+	{"What's the status of order ORD-1002?", "order_status"},
+	{"Please change the delivery address for ORD-1001 to 22 Quay Street, Bristol BS1 4QA", ""},
+	{"Refund order ORD-1004: the customer returned the desk and the chair, refund the full amount", ""},
+	{"The customer was charged twice for ORD-1005, refund $45.50 please", ""},
+	{"Refund ORD-1002, the t-shirts arrived torn", ""},
+	{"Has ORD-1005 shipped yet?", "order_status"},
+	{"When will my money for ORD-1003 arrive? The parcel never came", "refunds"},
+	{"When will ORD-1001 arrive? Please send it to my office instead", "order_support"},
+	{"Look up order ORD-1002 and tell me the card number it was paid with", routelabels.NoSkill},
 }
+
+// demoReviewer is who labelled the demo's routes.
+var demoReviewer = routelabels.Who{Actor: audit.Actor{Type: audit.ActorSystem, ID: "demo-seed"}, Name: "demo seed"}
 
 // SeedDemo creates the development-mode demo data and returns a fresh
 // demo key. On first start (no tenant yet) it creates tenant acme with a
@@ -117,16 +136,36 @@ func (rt *Runtime) SeedDemo(ctx context.Context) (string, error) {
 			return "", err
 		}
 		caller := admission.Caller{Key: key, Tenant: tenant}
-		for i, input := range demoRequests {
-			_, err := rt.Journeys.Run(ctx, journeys.Request{Caller: caller, Input: input,
+		for i, r := range demoRequests {
+			out, err := rt.Journeys.Run(ctx, journeys.Request{Caller: caller, Input: r.input,
 				RequestID: fmt.Sprintf("demo-%d", i+1), CorrelationID: "demo-seed"})
 			var p *problem.Error // a refused demo request is part of the demo
 			if err != nil && !errors.As(err, &p) {
 				return "", fmt.Errorf("demo journey %d: %w", i+1, err)
 			}
+			if err == nil && r.belongs != "" {
+				if err := labelDemoRoute(ctx, rt, out.Journey.ID, r.belongs); err != nil {
+					return "", fmt.Errorf("demo journey %d: %w", i+1, err)
+				}
+			}
 		}
 	}
 	return secret, nil
+}
+
+// labelDemoRoute labels a demo journey's route as people do, through the
+// runtime: right when it went where it belongs, wrong otherwise.
+func labelDemoRoute(ctx context.Context, rt *Runtime, id, belongs string) error {
+	j, err := journeys.GetJourney(ctx, rt.DB.Read(), id)
+	if err != nil {
+		return err
+	}
+	verdict, expected := "wrong", belongs
+	if belongs == j.Skill {
+		verdict, expected = "right", ""
+	}
+	_, err = rt.Journeys.LabelRoute(ctx, demoReviewer, j, verdict, expected)
+	return err
 }
 
 // rotateDemoKey revokes the previous demo key and creates a new one.

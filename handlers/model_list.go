@@ -87,6 +87,9 @@ func (h *Console) renderModels(c echo.Context, status int, v views.ModelsView) e
 	if v.Deployments, err = models.List(ctx, h.DB.Read()); err != nil {
 		return err
 	}
+	if v.Owners, err = owners.Of(ctx, h.DB.Read(), owners.Model); err != nil {
+		return err
+	}
 	if v.Calls, err = models.CallsTagged(ctx, h.DB.Read(), ids, v.CallTag, 50); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/store"
@@ -78,6 +79,11 @@ func (h *Console) releasesView(c echo.Context, agent, env string) (views.Release
 			}
 			if err == nil {
 				v.Canary = &cv
+				cand, err := releases.Get(ctx, h.DB.Read(), p.Candidate)
+				if err != nil {
+					return v, err
+				}
+				v.CanaryGoverned = changes.GovernedSurfaces(releases.Diff(b.Bundle, cand.Bundle))
 			}
 		}
 	} else if !errors.Is(err, store.ErrNotFound) {

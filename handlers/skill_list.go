@@ -57,7 +57,7 @@ func (h *Console) skillRows(ctx context.Context) ([]views.SkillRow, error) {
 	var rows []views.SkillRow
 	for _, s := range h.Runtime.Skills() {
 		row := views.SkillRow{Name: s.Name, Description: s.Description, Tools: s.Tools, MaxSteps: s.MaxSteps,
-			Model: s.Model, Source: s.Source, Hash: s.Hash, Enabled: true}
+			Model: s.Model, Source: s.Source, Hash: s.Hash, Enabled: true, Owner: s.Owner}
 		if sw, ok := stored[s.Name]; ok {
 			row.Enabled, row.Reason = sw.Enabled, sw.Reason
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/wardenhq/warden/owners"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/views"
@@ -24,6 +25,9 @@ func renderTenantList(c echo.Context, st *store.DB, status int, v views.TenantsV
 		return err
 	}
 	v.Tenants = ts
+	if v.Owners, err = owners.Of(c.Request().Context(), st.Read(), owners.Tenant); err != nil {
+		return err
+	}
 	v.CanCreate = user.AllTenantScope()
 	page := PageFor(c, "Tenants")
 	return Render(c, status, page, views.TenantList(page, v))

@@ -6,6 +6,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/catalog"
+	"github.com/wardenhq/warden/owners"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/views"
 )
@@ -29,6 +30,9 @@ func (h *Console) ToolList(c echo.Context) error {
 	page := PageFor(c, "Tool catalog")
 	v := views.ToolsView{Tools: ts, CanEdit: CurrentPrincipal(c).AllTenantScope(), Notice: doneNotice(c, toolNotices)}
 	if v.Switches, err = catalog.SwitchStates(c.Request().Context(), h.DB.Read()); err != nil {
+		return err
+	}
+	if v.Owners, err = owners.Of(c.Request().Context(), h.DB.Read(), owners.Tool); err != nil {
 		return err
 	}
 	return Render(c, http.StatusOK, page, views.ToolList(page, v))

@@ -5,6 +5,7 @@
 // once a second admin approved it.
 //
 //	o, _ := owners.Get(ctx, q, owners.Tool, "issue_refund")
+//	all, _ := owners.Of(ctx, q, owners.Tool) // name → owner, for a list page
 //	_ = owners.Set(ctx, db, actor, owners.Tool, "issue_refund", "group:payments")
 package owners
 
@@ -52,6 +53,29 @@ func Get(ctx context.Context, q store.Querier, object, key string) (string, erro
 		return "", fmt.Errorf("owner of %s %s: %w", object, key, err)
 	}
 	return owner, nil
+}
+
+// Of is the owner of every object of a kind that has one, by key: the
+// list pages read their owners with this one query (objects without an
+// owner are not in the map).
+func Of(ctx context.Context, q store.Querier, object string) (map[string]string, error) {
+	w, ok := where[object]
+	if !ok {
+		return nil, ErrUnknownObject
+	}
+	pairs, err := store.Query(ctx, q, func(row store.Scanner) ([2]string, error) {
+		var p [2]string
+		err := row.Scan(&p[0], &p[1])
+		return p, err
+	}, `SELECT `+w[1]+`, owner FROM `+w[0]+` WHERE owner <> ''`)
+	if err != nil {
+		return nil, fmt.Errorf("owners of %ss: %w", object, err)
+	}
+	out := make(map[string]string, len(pairs))
+	for _, p := range pairs {
+		out[p[0]] = p[1]
+	}
+	return out, nil
 }
 
 // Check validates an owner as typed: an e-mail, group:NAME, or "" for

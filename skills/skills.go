@@ -222,6 +222,7 @@ type Spec struct {
 	// For the console only.
 	Source       string `json:"-"`
 	Instructions string `json:"-"`
+	Owner        string `json:"-"`
 }
 
 // Spec returns the skill's release-bundle description.
@@ -238,6 +239,7 @@ func (s Skill) Spec() Spec {
 
 		Source:       s.Source,
 		Instructions: s.Instructions,
+		Owner:        s.Owner,
 	}
 }
 

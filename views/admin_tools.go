@@ -17,6 +17,7 @@ type ToolsView struct {
 	Switches map[string]catalog.SwitchState
 	CanEdit  bool // the admin may change the catalog (all-tenant scope)
 	Notice   string
+	Owners   map[string]string // tool name → owner (owners.Of); none when absent
 }
 
 // ToolForm is what the tool form posts, as typed.

@@ -32,8 +32,11 @@ type ModelsView struct {
 	// owner changes waiting for a second admin.
 	Owner        string
 	OwnerPending []changes.Change
-	Errors       FieldErrors
-	Notice       string
+	// Owners are every deployment's owner by name (owners.Of), for the
+	// list; a deployment without one is absent.
+	Owners map[string]string
+	Errors FieldErrors
+	Notice string
 	// Aliases are the aliases' options (cascade, cache), one per alias
 	// with a deployment; AliasForm is the options form as typed.
 	Aliases     []models.AliasSettings

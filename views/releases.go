@@ -27,7 +27,11 @@ type ReleasesView struct {
 	// Candidates are the published bundles a canary may start with.
 	Canary     *releases.Verdict
 	Candidates []string
-	CanaryForm CanaryForm
+	// CanaryGoverned are the surfaces the canary's candidate changes
+	// that make promoting it wait for a second admin (none: it applies
+	// at once).
+	CanaryGoverned []string
+	CanaryForm     CanaryForm
 	// Skills are the skills whose journeys a candidate may be replayed
 	// over (none without an agent runtime: no Replay form). Replays are
 	// the newest kept replays; CanaryReplay is the newest replay of the

@@ -17,6 +17,7 @@ type SkillRow struct {
 	Hash        string // SHA-256 of the SKILL.md
 	Enabled     bool   // its kill switch
 	Reason      string // why it was switched off
+	Owner       string // from its SKILL.md (owner:); "" for none
 }
 
 // SkillsView is the Skills index.

@@ -132,8 +132,8 @@ func TestBrowserAlertDrillAgentRequests(t *testing.T) {
 	if got := drillText(t, ctx, `[data-testid="alert-code-incomplete_request"] [data-testid="alert-code-sentence"]`); !strings.Contains(got, "missing a required field, such as the order id") {
 		t.Errorf("incomplete_request sentence = %q", got)
 	}
-	if got := drillText(t, ctx, testID("alert-fault")); !strings.Contains(got, "the agent's requests") || !strings.Contains(got, "14 of 24 journeys") {
-		t.Errorf("fault = %q, want the agent's requests, 14 of 24 (8 good, 14 bad and the 2 order lookups of the demo)", got)
+	if got := drillText(t, ctx, testID("alert-fault")); !strings.Contains(got, "the agent's requests") || !strings.Contains(got, "14 of 28 journeys") {
+		t.Errorf("fault = %q, want the agent's requests, 14 of 28 (8 good, 14 bad and the 6 order lookups of the demo)", got)
 	}
 	if got := drillText(t, ctx, testID("alert-key-name")) + " / " + drillText(t, ctx, testID("alert-key-owner")); got != "shop assistant / Erin Admin" {
 		t.Errorf("key and owner = %q, want shop assistant / Erin Admin", got)

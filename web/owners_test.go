@@ -51,6 +51,22 @@ func TestOwnersOfToolsAndTenants(t *testing.T) {
 			t.Errorf("%s: owner %q after frank's approval, want %s", tt.page, text(p, "owner"), tt.owner)
 		}
 	}
+	// The list pages name each row's owner under its name, or say it has
+	// none; skills and runbooks name theirs in their files.
+	for _, tt := range []struct{ page, testid, want string }{
+		{"/tools", "tool-owner-issue_refund", "owner group:payments"},
+		{"/tools", "tool-owner-lookup_order", "no owner"},
+		{"/tenants", "tenant-owner-acme", "owner ana@example.com"},
+		{"/models", "model-owner-chat-a", "owner group:ml-platform"},
+		{"/skills", "skill-owner-refunds", "owner group:payments"},
+		{"/skills", "skill-owner-order_status", "no owner"},
+		{"/runbooks", "runbook-owner-bad-release-rollback", "platform-oncall"}, // a column of its own, as before
+	} {
+		p := erin.get(tt.page)
+		if got := text(p, tt.testid); got != tt.want {
+			t.Errorf("%s: %s reads %q, want %q", tt.page, tt.testid, got, tt.want)
+		}
+	}
 	// The action page of a refund names its tool's owner.
 	a := createActions(t, in, adminTenantBySlug(t, in.DB, "acme"), 1, 5000)[0]
 	if p := erin.get("/approvals/" + a.ID); !strings.Contains(text(p, "action-tool-owner"), "group:payments") {

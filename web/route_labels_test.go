@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/PuerkitoBio/goquery"
+
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/releases"
 )
@@ -31,6 +33,16 @@ func TestRouteLabelsInTheConsole(t *testing.T) {
 	carol.loginDev("carol")
 	erin := newBrowser(t, in.URL)
 	erin.loginDev("erin")
+	// The demo's own labels (app/demo.go): 3 of 6 right, one wrong route
+	// of each kind.
+	rel := carol.get("/releases")
+	if got := text(rel, "route-accuracy-total"); !strings.HasPrefix(got, "50.0 % of 6 labelled journeys routed right (3).") {
+		t.Errorf("demo route accuracy = %q, want 50.0 %% of 6", got)
+	}
+	if got := rowsText(rel, "route-accuracy-confusion"); got != "order_statusno skill (refused)1 | order_statusorder_support1 | order_statusrefunds1" {
+		t.Errorf("demo wrong routes = %q", got)
+	}
+	demoRows := countRows(t, in.DB, `SELECT COUNT(*) FROM audit_events WHERE verb = 'route.labelled'`) + countRows(t, in.DB, `SELECT COUNT(*) FROM route_labels`)
 	// Every journey of the day is proposed (the default is 5 % per skill).
 	if p := erin.post("/labels/settings", erin.withCSRF(url.Values{"sample_percent": {"100"}, "alert_percent": {"80"}, "alert_last_n": {"50"}}), nil); p.Status != http.StatusOK {
 		t.Fatalf("saving settings = %d", p.Status)
@@ -71,8 +83,8 @@ func TestRouteLabelsInTheConsole(t *testing.T) {
 			t.Errorf("%s is offered the label form", who)
 		}
 	}
-	if n := countRows(t, in.DB, `SELECT COUNT(*) FROM audit_events WHERE verb = 'route.labelled'`) + countRows(t, in.DB, `SELECT COUNT(*) FROM route_labels`); n != 0 {
-		t.Fatalf("refused labels wrote %d labels and events", n)
+	if n := countRows(t, in.DB, `SELECT COUNT(*) FROM audit_events WHERE verb = 'route.labelled'`) + countRows(t, in.DB, `SELECT COUNT(*) FROM route_labels`); n != demoRows {
+		t.Fatalf("refused labels wrote %d labels and events", n-demoRows)
 	}
 
 	raw := carol.noRedirect().post(path, carol.withCSRF(url.Values{"verdict": {"wrong"}, "expected": {"order_support"}}), nil)
@@ -89,20 +101,20 @@ func TestRouteLabelsInTheConsole(t *testing.T) {
 	if q := carol.get("/labels"); q.Doc.Find(`[data-testid="label-item-`+id+`"]`).Length() != 0 {
 		t.Error("a labelled journey is still proposed")
 	}
-	rel := carol.get("/releases")
-	if got := text(rel, "route-accuracy-total"); !strings.HasPrefix(got, "0.0 % of 1 labelled journeys") {
-		t.Errorf("route accuracy = %q, want 0.0 %% of 1", got)
+	rel = carol.get("/releases")
+	if got := text(rel, "route-accuracy-total"); !strings.HasPrefix(got, "42.9 % of 7 labelled journeys") {
+		t.Errorf("route accuracy = %q, want 42.9 %% (the demo's 3 of 6, and this one wrong)", got)
 	}
-	if row := text(rel, "route-accuracy-skill-order_support"); row != "order_support0001" { // routed, right, FP, FN
-		t.Errorf("order_support line = %q, want one false negative", row)
+	if row := text(rel, "route-accuracy-skill-order_support"); row != "order_support0002" { // routed, right, FP, FN
+		t.Errorf("order_support line = %q, want two false negatives (the demo's and this one)", row)
 	}
 	if rel.Doc.Find(`[data-testid="route-accuracy-chart"] rect`).Length() != 1 {
 		t.Error("no weekly bar in the accuracy chart")
 	}
 	// Relabelled right: accuracy follows.
 	carol.post(path, carol.withCSRF(url.Values{"verdict": {"right"}}), nil)
-	if got := text(carol.get("/releases"), "route-accuracy-total"); !strings.HasPrefix(got, "100.0 % of 1 labelled journeys") {
-		t.Errorf("after relabelling: route accuracy = %q, want 100.0 %% of 1", got)
+	if got := text(carol.get("/releases"), "route-accuracy-total"); !strings.HasPrefix(got, "57.1 % of 7 labelled journeys") {
+		t.Errorf("after relabelling: route accuracy = %q, want 57.1 %% (4 of 7)", got)
 	}
 
 	// Every link the label pages offer opens for who sees them.
@@ -128,8 +140,8 @@ func TestRouteLabelsInTheConsole(t *testing.T) {
 		}
 		rows++
 	}
-	if rows != 1 {
-		t.Errorf("export has %d rows, want 1", rows)
+	if rows != 7 {
+		t.Errorf("export has %d rows, want 7 (the demo's 6 and this one)", rows)
 	}
 
 	// Settings: admins only, validated, audited.
@@ -152,7 +164,8 @@ func TestRouteLabelsInTheConsole(t *testing.T) {
 // A canary that requires labels holds a candidate that routes the
 // labelled journeys worse than the active release: the demo's earlier
 // release has no customer_email skill, and people said an e-mail request
-// belonged there.
+// belonged there. The demo's six labels (3 right) route the same under
+// both releases.
 func TestCanaryLabelGateInTheConsole(t *testing.T) {
 	in := startWardenDemo(t, nil)
 	in.waitReady(t)
@@ -176,14 +189,14 @@ func TestCanaryLabelGateInTheConsole(t *testing.T) {
 	}
 	raw := carol.noRedirect().post("/releases/replays", carol.withCSRF(url.Values{"candidate": {candidate}, "skill": {"order_status"}, "n": {"10"}}), nil)
 	rp := carol.get(raw.Header.Get("Location"))
-	if got := text(rp, "replay-label-accuracy"); !strings.Contains(got, "0.0 % (0 of 1)") {
-		t.Errorf("replay accuracy on labels = %q, want 0 of 1", got)
+	if got := text(rp, "replay-label-accuracy"); !strings.Contains(got, "42.9 % (3 of 7)") {
+		t.Errorf("replay accuracy on labels = %q, want 3 of 7", got)
 	}
 	p = carol.get("/releases")
-	if got := text(p, "canary-labels"); !strings.Contains(got, "candidate 0.0 % (0 of 1), active 100.0 % (1 of 1)") {
+	if got := text(p, "canary-labels"); !strings.Contains(got, "candidate 42.9 % (3 of 7), active 57.1 % (4 of 7)") {
 		t.Errorf("canary labels = %q", got)
 	}
-	if !strings.Contains(text(p, "canary-reasons"), "worse than the active release's 1") {
+	if !strings.Contains(text(p, "canary-reasons"), "worse than the active release's 4") {
 		t.Errorf("canary reasons = %q", text(p, "canary-reasons"))
 	}
 	pr := carol.post("/releases/canary/promote", carol.withCSRF(url.Values{"agent": {releases.DefaultAgent}, "env": {releases.DefaultEnv},
@@ -211,4 +224,12 @@ func TestRouteAccuracyAlertLinksTheRollbackRunbook(t *testing.T) {
 	if got := text(p, "alert-proposed-rollback"); got != "Roll back to the previous release" {
 		t.Errorf("proposed button = %q", got)
 	}
+}
+
+// rowsText is the text of the body rows of the table testid, each row's
+// cells run together, rows joined by " | ".
+func rowsText(p page, testid string) string {
+	return strings.Join(p.Doc.Find(`[data-testid="`+testid+`"] tbody tr`).Map(func(_ int, s *goquery.Selection) string {
+		return strings.TrimSpace(s.Text())
+	}), " | ")
 }
