@@ -17,6 +17,25 @@ func (h *Console) OwnerSet(c echo.Context) error {
 	ctx := c.Request().Context()
 	user := CurrentPrincipal(c)
 	object, key := c.Param("object"), c.Param("key")
+	// A tenant's owner is its admins' to ask for; a tool's or a model
+	// deployment's serves every tenant, so it needs an admin of all
+	// tenants, as their own forms do. Scope first: an admin outside it
+	// learns nothing of what exists.
+	var t tenants.Tenant
+	var err error
+	switch object {
+	case owners.Tenant:
+		if t, err = tenantInScope(ctx, h.DB.Read(), user, key); err != nil {
+			return err
+		}
+	case owners.Tool:
+		err = requireAllTenants(user, catalogChange)
+	case owners.Model:
+		err = requireAllTenants(user, modelChange)
+	}
+	if err != nil {
+		return err
+	}
 	before, err := owners.Get(ctx, h.DB.Read(), object, key)
 	if err != nil {
 		return err
@@ -29,13 +48,6 @@ func (h *Console) OwnerSet(c echo.Context) error {
 		Summary: "Make " + ownerOrNone(after) + " the owner of " + object + " " + key + " (was " + ownerOrNone(before) + ")",
 		Before:  changes.Owner{Object: object, Key: key, Owner: before}, After: changes.Owner{Object: object, Key: key, Owner: after}}
 	if object == owners.Tenant {
-		t, err := tenants.BySlug(ctx, h.DB.Read(), key)
-		if err != nil {
-			return err
-		}
-		if !user.InTenant(t.Slug) {
-			return changes.ErrOutOfScope
-		}
 		p.TenantID, p.TenantSlug = t.ID, t.Slug
 	}
 	ch, err := h.govern(c, user, p)
