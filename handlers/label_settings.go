@@ -3,7 +3,6 @@ package handlers
 import (
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -22,8 +21,8 @@ func (h *Console) LabelSettingsSet(c echo.Context) error {
 	form := views.LabelSettingsForm{SamplePercent: strings.TrimSpace(c.FormValue("sample_percent")),
 		AlertPercent: strings.TrimSpace(c.FormValue("alert_percent")), AlertLastN: strings.TrimSpace(c.FormValue("alert_last_n"))}
 	num := func(s string) int {
-		n, err := strconv.Atoi(s)
-		if err != nil {
+		n, msg := formInt(s, "bad")
+		if msg != "" {
 			return -1 // refused by Validate with the field's message
 		}
 		return n
