@@ -40,6 +40,11 @@ type ChangeView struct {
 	Comment   string
 }
 
+// OwnerForm is an owner form the server refused: what was typed, and why.
+type OwnerForm struct {
+	Typed, Error string
+}
+
 // ChangeDiffRow is one field of a change: before and after, as text.
 type ChangeDiffRow struct {
 	Field, Before, After string

@@ -32,6 +32,7 @@ type ModelsView struct {
 	// owner changes waiting for a second admin.
 	Owner        string
 	OwnerPending []changes.Change
+	OwnerForm    OwnerForm // the owner form as typed, when it was refused
 	Errors       FieldErrors
 	Notice       string
 	// Aliases are the aliases' options (cascade, cache), one per alias

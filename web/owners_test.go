@@ -33,8 +33,14 @@ func TestOwnersOfToolsAndTenants(t *testing.T) {
 			t.Fatalf("%s: %d owner %q, want nobody named", tt.page, p.Status, text(p, "owner"))
 		}
 		events := auditCount(t, in.DB)
-		if bad := erin.post("/owners/"+tt.object+"/"+tt.key, erin.withCSRF(url.Values{"owner": {"the payments team"}}), nil); bad.Status != http.StatusUnprocessableEntity {
+		bad := erin.post("/owners/"+tt.object+"/"+tt.key, erin.withCSRF(url.Values{"owner": {"the payments team"}}), nil)
+		if bad.Status != http.StatusUnprocessableEntity {
 			t.Errorf("%s: a bad owner = %d, want 422", tt.key, bad.Status)
+		}
+		// Back on the object's page, the owner form as typed and why not.
+		if typed, _ := bad.Doc.Find(`[data-testid="owner-form"] input[name="owner"]`).Attr("value"); typed != "the payments team" ||
+			!strings.Contains(text(bad, "error-owner"), "group:NAME") {
+			t.Errorf("%s: a refused owner shows the form with %q and error %q; want what was typed and why", tt.key, typed, text(bad, "error-owner"))
 		}
 		if auditCount(t, in.DB) != events {
 			t.Errorf("%s: a refused owner wrote an audit event", tt.key)
