@@ -32,6 +32,11 @@ func TestOwnersOfToolsAndTenants(t *testing.T) {
 		if p.Status != http.StatusOK || text(p, "owner") != "nobody named" {
 			t.Fatalf("%s: %d owner %q, want nobody named", tt.page, p.Status, text(p, "owner"))
 		}
+		// Every change of owner waits: the form does not say tightening
+		// applies at once (there is no tightening an owner).
+		if got := strings.TrimSpace(p.Doc.Find(`[data-testid="owner-form"] [data-testid="needs-second-admin"]`).Text()); !strings.Contains(got, "any change of owner") || strings.Contains(got, "Tightening") {
+			t.Errorf("%s: the owner form says %q, want that any change of owner needs a second admin", tt.page, got)
+		}
 		events := auditCount(t, in.DB)
 		bad := erin.post("/owners/"+tt.object+"/"+tt.key, erin.withCSRF(url.Values{"owner": {"the payments team"}}), nil)
 		if bad.Status != http.StatusUnprocessableEntity {
