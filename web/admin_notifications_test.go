@@ -98,6 +98,16 @@ func TestAdminNotificationsPage(t *testing.T) {
 		!strings.Contains(text(p, "route-"+routes[0].ID), "from 1,000.00; tools issue_refund") {
 		t.Fatalf("route: notice %q, routes %+v, row %q", text(p, "notice"), routes, text(p, "route-"+routes[0].ID))
 	}
+	// Removing a route asks first, saying who stops hearing of what;
+	// opening the question removes nothing.
+	href, _ := p.Doc.Find(`[data-testid="route-delete-` + routes[0].ID + `"]`).Attr("href")
+	if confirm := b.get(href); confirm.Status != http.StatusOK || !strings.Contains(text(confirm, "confirm"), "channel ops-slack") ||
+		!strings.Contains(text(confirm, "confirm-effect"), "nobody hears of them") {
+		t.Fatalf("remove route %q: %d, summary %q, effect %q; want a question naming the channel", href, confirm.Status, text(confirm, "confirm"), text(confirm, "confirm-effect"))
+	}
+	if rs, _ := notify.Routes(t.Context(), in.DB.Read()); len(rs) != 1 {
+		t.Fatalf("opening the removal question removed the route: %d routes", len(rs))
+	}
 	p = b.post("/notifications/settings", b.withCSRF(url.Values{"quiet_seconds": {"-5"}, "escalate_percent": {"100"}}), nil)
 	if p.Status != http.StatusUnprocessableEntity || text(p, "error-quiet_seconds") == "" {
 		t.Fatalf("bad quiet time = %d", p.Status)
