@@ -32,6 +32,8 @@ func (h *Console) NotificationRouteAdd(c echo.Context) error {
 		// routes compare is the action's minor units.
 		minor, err := money.ParseDecimal(f.MinAmount, money.Currency{Exponent: 2})
 		if err != nil {
+			// The other fields' errors too, so one send shows them all.
+			errs = views.FieldErrors(notify.ValidateRoute(r))
 			errs["min_amount"] = "Enter the amount as a number such as 1000 or 1000.00."
 		} else {
 			r.MinAmountMinor = &minor

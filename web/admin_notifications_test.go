@@ -87,6 +87,11 @@ func TestAdminNotificationsPage(t *testing.T) {
 		text(p, "error-min_amount") == "" {
 		t.Fatalf("bad route = %d", p.Status)
 	}
+	// A bad amount does not hide the other fields' errors.
+	if p := b.post("/notifications/routes", b.withCSRF(url.Values{"event": {notify.EventActionPending}, "channel": {ch.ID}, "min_amount": {"1,000"}, "recipients": {"group:"}}), nil); p.Status != http.StatusUnprocessableEntity ||
+		text(p, "error-min_amount") == "" || !strings.Contains(text(p, "error-recipients"), "Name the group") {
+		t.Fatalf("bad amount and people = %d, errors %q and %q; want both", p.Status, text(p, "error-min_amount"), text(p, "error-recipients"))
+	}
 	// People are e-mailed: a Slack channel cannot take them.
 	if p := b.post("/notifications/routes", b.withCSRF(url.Values{"event": {notify.EventActionPending}, "channel": {ch.ID}, "recipients": {"group:payments"}}), nil); p.Status != http.StatusUnprocessableEntity ||
 		!strings.Contains(text(p, "error-recipients"), "e-mail channel") {
