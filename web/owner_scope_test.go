@@ -3,7 +3,9 @@ package web
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/wardenhq/warden/handlers"
@@ -60,4 +62,57 @@ func changeCount(t *testing.T, db *store.DB) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestInstallationSettingsNeedAnAdminOfAllTenants: the labelling settings
+// (with the route accuracy alert's threshold) and a skill's alert
+// thresholds apply to every tenant's journeys, so an admin of acme alone
+// is refused (403) and nothing changes; their pages offer them no form.
+func TestInstallationSettingsNeedAnAdminOfAllTenants(t *testing.T) {
+	in, _ := adminSession(t, "erin")
+	scoped := &identity.Principal{ID: "p-acme-admin", Name: "Acme Admin", Email: "acme-admin@test.invalid",
+		Roles: []string{identity.RoleAdmin}, Tenants: []string{"acme"}}
+	h := &handlers.Console{DB: in.DB, Runtime: in.Agent.Journeys, Sealer: in.Agent.Journeys.Sealer()}
+	skill := in.Agent.Journeys.Skills()[0].Name
+	for _, tt := range []struct {
+		name string
+		call func() error
+	}{
+		{"labelling settings", func() error {
+			_, err := callAs(t, h.LabelSettingsSet, scoped, http.MethodPost, "/", url.Values{"sample_percent": {"1"}, "alert_percent": {"1"}, "alert_last_n": {"10000"}})
+			return err
+		}},
+		{"a skill's alert thresholds", func() error {
+			_, err := callAs(t, h.AlertRuleSet, scoped, http.MethodPost, "/", url.Values{"failure_percent": {"100"}, "p99_ms": {"600000"},
+				"window_minutes": {"1440"}, "min_journeys": {"100000"}}, "skill", skill)
+			return err
+		}},
+	} {
+		audits := auditCount(t, in.DB)
+		if got := httpStatus(tt.call()); got != http.StatusForbidden {
+			t.Errorf("an acme admin changing %s: status %d, want 403", tt.name, got)
+		}
+		if n := auditCount(t, in.DB) - audits; n != 0 {
+			t.Errorf("a refused change of %s wrote %d audit events", tt.name, n)
+		}
+	}
+	for _, page := range []struct {
+		call func() (*httptest.ResponseRecorder, error)
+		form string
+	}{
+		{func() (*httptest.ResponseRecorder, error) {
+			return callAs(t, h.LabelQueue, scoped, http.MethodGet, "/labels", nil)
+		}, "label-settings-form"},
+		{func() (*httptest.ResponseRecorder, error) {
+			return callAs(t, h.AlertList, scoped, http.MethodGet, "/alerts", nil)
+		}, "alert-rule-form"},
+	} {
+		rec, err := page.call()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(rec.Body.String(), `data-testid="`+page.form) {
+			t.Errorf("an acme admin is offered %s, which would refuse them", page.form)
+		}
+	}
 }
