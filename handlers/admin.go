@@ -124,10 +124,13 @@ func allDigits(s string) bool {
 
 // formInt reads a whole number typed into a form, or returns msg. It is
 // strict: digits, with a minus for a negative number (which the field's
-// own range then refuses in its words); "+24", "24.0" and "1e3" are msg.
+// own range then refuses in its words); "+24", "24.0", "1e3" and "-0"
+// are msg ("-0" is no one's way to write 0: where 0 means "no limit", a
+// stray minus must not read as it).
 func formInt(raw, msg string) (int, string) {
 	s := strings.TrimSpace(raw)
-	if !allDigits(strings.TrimPrefix(s, "-")) || strings.TrimPrefix(s, "-") == "" {
+	abs, neg := strings.CutPrefix(s, "-")
+	if !allDigits(abs) || abs == "" || (neg && strings.Trim(abs, "0") == "") {
 		return 0, msg
 	}
 	n, err := strconv.Atoi(s)

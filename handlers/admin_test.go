@@ -127,6 +127,12 @@ func TestFormInt(t *testing.T) {
 		{"+24", 0, "bad"}, // strict: no plus sign
 		{"-", 0, "bad"},
 		{"1e3", 0, "bad"},
+		{"-0", 0, "bad"}, // 0 is "no limit" on some fields: no stray minus
+		{"-000", 0, "bad"},
+		{"-01", -1, ""},
+		{"1,000", 0, "bad"},
+		{"０１２", 0, "bad"}, // full-width digits
+		{"9223372036854775808", 0, "bad"},
 		{strconv.Itoa(math.MaxInt), math.MaxInt, ""},
 	}
 	for _, tt := range tests {

@@ -44,7 +44,7 @@ func (h *Console) renderAlerts(c echo.Context, status int, note, skill string, f
 	if err != nil {
 		return err
 	}
-	v := views.AlertsView{Firing: firing, Resolved: inScope(resolved, user), CanEdit: user.HasRole(identity.RoleAdmin), Notice: note}
+	v := views.AlertsView{Firing: firing, Resolved: inScope(resolved, user), CanEdit: user.HasRole(identity.RoleAdmin) && user.AllTenantScope(), Notice: note}
 	for _, s := range h.Runtime.Skills() {
 		r := alerts.RuleFor(rules, s.Name)
 		row := views.AlertRuleRow{Rule: r, Form: views.AlertRuleFormOf(r)}

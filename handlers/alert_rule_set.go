@@ -17,6 +17,10 @@ import (
 // AlertRuleSet sets a skill's alert thresholds: failure rate, p99 latency,
 // window and the minimum number of journeys.
 func (h *Console) AlertRuleSet(c echo.Context) error {
+	// A skill's thresholds alert on every tenant's journeys.
+	if err := requireAllTenants(CurrentPrincipal(c), "Changing a skill's alert thresholds"); err != nil {
+		return err
+	}
 	ctx := c.Request().Context()
 	skill := c.Param("skill")
 	if !slices.ContainsFunc(h.Runtime.Skills(), func(s skills.Spec) bool { return s.Name == skill }) {

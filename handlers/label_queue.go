@@ -59,7 +59,7 @@ func (h *Console) labelQueueView(c echo.Context) (views.LabelQueueView, error) {
 		return views.LabelQueueView{}, err
 	}
 	v := views.LabelQueueView{Queue: q, Day: day.Format(time.DateOnly), PrevDay: day.AddDate(0, 0, -1).Format(time.DateOnly),
-		Settings: set, CanConfigure: user.HasRole(identity.RoleAdmin), Now: now,
+		Settings: set, CanConfigure: user.HasRole(identity.RoleAdmin) && user.AllTenantScope(), Now: now,
 		Form: views.LabelSettingsForm{SamplePercent: strconv.Itoa(set.SamplePercent), AlertPercent: strconv.Itoa(set.AlertPercent),
 			AlertLastN: strconv.Itoa(set.AlertLastN)}}
 	if day.Before(today) {

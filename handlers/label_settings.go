@@ -3,7 +3,6 @@ package handlers
 import (
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -19,11 +18,14 @@ import (
 // route accuracy alert's threshold and window). A bad value comes back on
 // the Labelling page with a 422 and what was typed.
 func (h *Console) LabelSettingsSet(c echo.Context) error {
+	if err := requireAllTenants(CurrentPrincipal(c), "Changing the labelling settings and the route accuracy alert"); err != nil {
+		return err
+	}
 	form := views.LabelSettingsForm{SamplePercent: strings.TrimSpace(c.FormValue("sample_percent")),
 		AlertPercent: strings.TrimSpace(c.FormValue("alert_percent")), AlertLastN: strings.TrimSpace(c.FormValue("alert_last_n"))}
 	num := func(s string) int {
-		n, err := strconv.Atoi(s)
-		if err != nil {
+		n, msg := formInt(s, "bad")
+		if msg != "" {
 			return -1 // refused by Validate with the field's message
 		}
 		return n

@@ -64,7 +64,9 @@ func (h *Console) ModelEditForm(c echo.Context) error {
 	if v.OwnerPending, err = changes.PendingOn(c.Request().Context(), h.DB.Read(), d.Name, time.Now(), changes.OwnerChange); err != nil {
 		return err
 	}
-	return h.renderModels(c, http.StatusOK, v)
+	var status int
+	v.OwnerForm, status = refusedOwnerForm(c)
+	return h.renderModels(c, status, v)
 }
 
 func modelFormOf(d models.Deployment) views.ModelForm {

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/wardenhq/warden/notify"
 	"github.com/wardenhq/warden/platform/money"
 	"github.com/wardenhq/warden/platform/store"
+	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/views"
 )
 
@@ -30,6 +32,8 @@ func (h *Console) NotificationRouteAdd(c echo.Context) error {
 		// routes compare is the action's minor units.
 		minor, err := money.ParseDecimal(f.MinAmount, money.Currency{Exponent: 2})
 		if err != nil {
+			// The other fields' errors too, so one send shows them all.
+			errs = views.FieldErrors(notify.ValidateRoute(r))
 			errs["min_amount"] = "Enter the amount as a number such as 1000 or 1000.00."
 		} else {
 			r.MinAmountMinor = &minor
@@ -49,6 +53,34 @@ func (h *Console) NotificationRouteAdd(c echo.Context) error {
 	}
 	return h.renderNotifications(c, http.StatusUnprocessableEntity, views.NotificationsView{RouteForm: f, RouteErrs: errs,
 		Form: views.ChannelForm{Kind: notify.Slack, Port: "587", TLS: "starttls"}})
+}
+
+// NotificationRouteDeleteConfirm asks before removing a route, saying who
+// stops hearing of what.
+func (h *Console) NotificationRouteDeleteConfirm(c echo.Context) error {
+	if err := requireAllTenants(CurrentPrincipal(c), notifyChange); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	routes, err := notify.Routes(ctx, h.DB.Read())
+	if err != nil {
+		return err
+	}
+	i := slices.IndexFunc(routes, func(r notify.Route) bool { return r.ID == c.Param("id") })
+	if i < 0 {
+		return notify.ErrRouteNotFound
+	}
+	v := views.RouteDeleteView{Route: routes[i]}
+	if v.Route.TenantID != "" {
+		t, err := tenants.ByID(ctx, h.DB.Read(), v.Route.TenantID)
+		if err != nil {
+			return err
+		}
+		v.Tenant = t.Slug
+	}
+	page := PageFor(c, "Remove route")
+	page.Active = "/notifications"
+	return Render(c, http.StatusOK, page, views.NotificationRouteDeleteConfirm(page, v))
 }
 
 // NotificationRouteDelete removes a route.

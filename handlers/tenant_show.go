@@ -43,7 +43,9 @@ func (h *Console) TenantShow(c echo.Context) error {
 		return err
 	}
 	v.Notice = doneNotice(c, tenantNotices)
-	return renderTenantShow(c, http.StatusOK, v)
+	var status int
+	v.OwnerForm, status = refusedOwnerForm(c)
+	return renderTenantShow(c, status, v)
 }
 
 func renderTenantShow(c echo.Context, status int, v views.TenantView) error {

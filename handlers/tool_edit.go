@@ -35,7 +35,9 @@ func (h *Console) ToolEditForm(c echo.Context) error {
 	if v.OwnerPending, err = changes.PendingOn(ctx, h.DB.Read(), t.Name, time.Now(), changes.OwnerChange); err != nil {
 		return err
 	}
-	return renderToolForm(c, h.DB, http.StatusOK, v)
+	var status int
+	v.OwnerForm, status = refusedOwnerForm(c)
+	return renderToolForm(c, h.DB, status, v)
 }
 
 // ToolUpdate saves a tool's definition. Its switch is left as it is: it

@@ -15,6 +15,7 @@ type TenantView struct {
 	// Owner is who owns the tenant; OwnerPending the owner changes waiting.
 	Owner        string
 	OwnerPending []changes.Change
+	OwnerForm    OwnerForm      // the owner form as typed, when it was refused
 	Freeze       tenants.Freeze // why and since when it is frozen
 	Name         string         // the rename form's value
 	Retention    string         // the retention form's value

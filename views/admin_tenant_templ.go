@@ -296,7 +296,7 @@ func TenantShow(p Page, v TenantView) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = ownerCard(p, "tenant", v.Tenant.Slug, v.Owner, v.OwnerPending).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = ownerCard(p, "tenant", v.Tenant.Slug, v.Owner, v.OwnerPending, v.OwnerForm).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

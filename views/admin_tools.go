@@ -55,6 +55,7 @@ type ToolFormView struct {
 	// Owner is who owns the tool; OwnerPending the owner changes waiting.
 	Owner        string
 	OwnerPending []changes.Change
+	OwnerForm    OwnerForm // the owner form as typed, when it was refused
 }
 
 // ToolSwitchView asks before switching a tool off.

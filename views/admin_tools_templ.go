@@ -525,7 +525,7 @@ func ToolEdit(p Page, v ToolFormView) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if !v.New {
-			templ_7745c5c3_Err = ownerCard(p, "tool", v.Form.Name, v.Owner, v.OwnerPending).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = ownerCard(p, "tool", v.Form.Name, v.Owner, v.OwnerPending, v.OwnerForm).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -84,10 +84,29 @@ func ButtonsDiff(before, after json.RawMessage) []ButtonDiffRow {
 	return out
 }
 
+// OwnerForm is an owner form the server refused: what was typed, and why.
+type OwnerForm struct {
+	Typed, Error string
+}
+
 // ChangeDiffRow is one field of a change: before and after, as text.
 type ChangeDiffRow struct {
 	Field, Before, After string
-	Changed              bool
+	// Label is the setting as the page names it ("threshold", not the
+	// value's JSON name "shown").
+	Label   string
+	Changed bool
+}
+
+// diffLabels name the fields of the kinds' values (changes.Threshold,
+// changes.KeyRate...) in the words of the forms that set them; a field
+// without one is shown by its name.
+var diffLabels = map[string]string{
+	"rpm": "requests a minute (0: no limit)", "tpm": "tokens a minute (0: no limit)", "on": "switched on",
+	"hours": "window (hours)", "alert_percent": "alert at (% of the limit)", "base_url": "base URL",
+	"upstream_key": "upstream key", "impact": "impact class", "hosts": "allowed internal hosts",
+	"env": "environment", "digest": "release", "from": "from release", "surfaces": "surfaces changed",
+	"by": "asked by",
 }
 
 // ChangeDiff lists the fields of a change's before and after values (the
@@ -116,7 +135,16 @@ func ChangeDiff(before, after json.RawMessage) []ChangeDiffRow {
 			continue
 		}
 		bs, as := diffText(b[k]), diffText(a[k])
-		out = append(out, ChangeDiffRow{Field: strings.ReplaceAll(k, "_", " "), Before: bs, After: as, Changed: bs != as})
+		label, ok := diffLabels[k]
+		switch {
+		case k == "shown" && a["currency"] != nil:
+			label = "threshold (two approvers from)"
+		case k == "shown":
+			label = "limit"
+		case !ok:
+			label = strings.ReplaceAll(k, "_", " ")
+		}
+		out = append(out, ChangeDiffRow{Field: strings.ReplaceAll(k, "_", " "), Label: label, Before: bs, After: as, Changed: bs != as})
 	}
 	return out
 }

@@ -34,9 +34,10 @@ type ModelsView struct {
 	OwnerPending []changes.Change
 	// Owners are every deployment's owner by name (owners.Of), for the
 	// list; a deployment without one is absent.
-	Owners map[string]string
-	Errors FieldErrors
-	Notice string
+	Owners    map[string]string
+	OwnerForm OwnerForm // the owner form as typed, when it was refused
+	Errors    FieldErrors
+	Notice    string
 	// Aliases are the aliases' options (cascade, cache), one per alias
 	// with a deployment; AliasForm is the options form as typed.
 	Aliases     []models.AliasSettings

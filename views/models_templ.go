@@ -396,7 +396,7 @@ func ModelList(p Page, v ModelsView) templ.Component {
 		}
 		if v.CanEdit {
 			if v.Editing {
-				templ_7745c5c3_Err = ownerCard(p, "model", v.Form.Name, v.Owner, v.OwnerPending).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = ownerCard(p, "model", v.Form.Name, v.Owner, v.OwnerPending, v.OwnerForm).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

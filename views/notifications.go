@@ -127,6 +127,31 @@ func routeRecipients(r notify.Route) string {
 	return strings.Join(r.Recipients, ", ")
 }
 
+// RouteDeleteView asks before removing a route: who stops hearing of what.
+type RouteDeleteView struct {
+	Route  notify.Route
+	Tenant string // the route's tenant's slug; "" for all tenants
+}
+
+func (v RouteDeleteView) confirm() ConfirmView {
+	tenant := v.Tenant
+	if tenant == "" {
+		tenant = "All tenants"
+	}
+	summary := notify.EventLabel(v.Route.Event) + " · " + tenant + " · channel " + v.Route.ChannelName + " · to " + routeRecipients(v.Route)
+	if f := routeFilters(v.Route); f != "" {
+		summary += " · only " + f
+	}
+	return ConfirmView{
+		Back: "/notifications", BackLabel: "Notifications",
+		Title:   text("Remove this route?"),
+		Summary: summary,
+		Effect: text("Its channel is no longer told of these events: if no other route covers them, nobody hears of them. " +
+			"The removal is recorded in the audit trail; add the route again to undo it."),
+		Action: routeDeleteURL(v.Route.ID), Submit: "Remove route", Danger: true, Cancel: "/notifications",
+	}
+}
+
 // ChannelDeleteView asks before deleting a channel.
 type ChannelDeleteView struct {
 	Channel notify.Channel

@@ -87,6 +87,11 @@ func TestAdminNotificationsPage(t *testing.T) {
 		text(p, "error-min_amount") == "" {
 		t.Fatalf("bad route = %d", p.Status)
 	}
+	// A bad amount does not hide the other fields' errors.
+	if p := b.post("/notifications/routes", b.withCSRF(url.Values{"event": {notify.EventActionPending}, "channel": {ch.ID}, "min_amount": {"1,000"}, "recipients": {"group:"}}), nil); p.Status != http.StatusUnprocessableEntity ||
+		text(p, "error-min_amount") == "" || !strings.Contains(text(p, "error-recipients"), "Name the group") {
+		t.Fatalf("bad amount and people = %d, errors %q and %q; want both", p.Status, text(p, "error-min_amount"), text(p, "error-recipients"))
+	}
 	// People are e-mailed: a Slack channel cannot take them.
 	if p := b.post("/notifications/routes", b.withCSRF(url.Values{"event": {notify.EventActionPending}, "channel": {ch.ID}, "recipients": {"group:payments"}}), nil); p.Status != http.StatusUnprocessableEntity ||
 		!strings.Contains(text(p, "error-recipients"), "e-mail channel") {
@@ -97,6 +102,16 @@ func TestAdminNotificationsPage(t *testing.T) {
 	if !strings.HasPrefix(text(p, "notice"), "Route added.") || len(routes) != 1 || *routes[0].MinAmountMinor != 100000 ||
 		!strings.Contains(text(p, "route-"+routes[0].ID), "from 1,000.00; tools issue_refund") {
 		t.Fatalf("route: notice %q, routes %+v, row %q", text(p, "notice"), routes, text(p, "route-"+routes[0].ID))
+	}
+	// Removing a route asks first, saying who stops hearing of what;
+	// opening the question removes nothing.
+	href, _ := p.Doc.Find(`[data-testid="route-delete-` + routes[0].ID + `"]`).Attr("href")
+	if confirm := b.get(href); confirm.Status != http.StatusOK || !strings.Contains(text(confirm, "confirm"), "channel ops-slack") ||
+		!strings.Contains(text(confirm, "confirm-effect"), "nobody hears of them") {
+		t.Fatalf("remove route %q: %d, summary %q, effect %q; want a question naming the channel", href, confirm.Status, text(confirm, "confirm"), text(confirm, "confirm-effect"))
+	}
+	if rs, _ := notify.Routes(t.Context(), in.DB.Read()); len(rs) != 1 {
+		t.Fatalf("opening the removal question removed the route: %d routes", len(rs))
 	}
 	p = b.post("/notifications/settings", b.withCSRF(url.Values{"quiet_seconds": {"-5"}, "escalate_percent": {"100"}}), nil)
 	if p.Status != http.StatusUnprocessableEntity || text(p, "error-quiet_seconds") == "" {

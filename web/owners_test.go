@@ -32,9 +32,20 @@ func TestOwnersOfToolsAndTenants(t *testing.T) {
 		if p.Status != http.StatusOK || text(p, "owner") != "nobody named" {
 			t.Fatalf("%s: %d owner %q, want nobody named", tt.page, p.Status, text(p, "owner"))
 		}
+		// Every change of owner waits: the form does not say tightening
+		// applies at once (there is no tightening an owner).
+		if got := strings.TrimSpace(p.Doc.Find(`[data-testid="owner-form"] [data-testid="needs-second-admin"]`).Text()); !strings.Contains(got, "any change of owner") || strings.Contains(got, "Tightening") {
+			t.Errorf("%s: the owner form says %q, want that any change of owner needs a second admin", tt.page, got)
+		}
 		events := auditCount(t, in.DB)
-		if bad := erin.post("/owners/"+tt.object+"/"+tt.key, erin.withCSRF(url.Values{"owner": {"the payments team"}}), nil); bad.Status != http.StatusUnprocessableEntity {
+		bad := erin.post("/owners/"+tt.object+"/"+tt.key, erin.withCSRF(url.Values{"owner": {"the payments team"}}), nil)
+		if bad.Status != http.StatusUnprocessableEntity {
 			t.Errorf("%s: a bad owner = %d, want 422", tt.key, bad.Status)
+		}
+		// Back on the object's page, the owner form as typed and why not.
+		if typed, _ := bad.Doc.Find(`[data-testid="owner-form"] input[name="owner"]`).Attr("value"); typed != "the payments team" ||
+			!strings.Contains(text(bad, "error-owner"), "group:NAME") {
+			t.Errorf("%s: a refused owner shows the form with %q and error %q; want what was typed and why", tt.key, typed, text(bad, "error-owner"))
 		}
 		if auditCount(t, in.DB) != events {
 			t.Errorf("%s: a refused owner wrote an audit event", tt.key)

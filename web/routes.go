@@ -130,6 +130,7 @@ func (s *Server) consoleRoutes() []route {
 		{http.MethodGet, "/notifications/channels/:name/delete", h.NotificationChannelDeleteConfirm, admin, ""},
 		{http.MethodPost, "/notifications/channels/:name/delete", h.NotificationChannelDelete, admin, ""},
 		{http.MethodPost, "/notifications/routes", h.NotificationRouteAdd, admin, ""},
+		{http.MethodGet, "/notifications/routes/:id/delete", h.NotificationRouteDeleteConfirm, admin, ""},
 		{http.MethodPost, "/notifications/routes/:id/delete", h.NotificationRouteDelete, admin, ""},
 		{http.MethodPost, "/notifications/settings", h.NotificationSettingsSet, admin, ""},
 		{http.MethodGet, "/releases", h.ReleaseList, oncallAdmin, "Releases"},
