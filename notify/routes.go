@@ -3,6 +3,7 @@ package notify
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -173,14 +174,22 @@ func AddRoute(ctx context.Context, db *store.DB, by audit.Actor, r Route, now ti
 // DeleteRoute deletes a route with notify.route_deleted.
 func DeleteRoute(ctx context.Context, db *store.DB, by audit.Actor, id string) error {
 	return db.Transact(ctx, func(tx *store.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM notify_routes WHERE id = ?`, id)
-		if err != nil {
-			return fmt.Errorf("delete route %s: %w", id, err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
+		// What the route was, for the trail: which event stopped going
+		// to which channel, for which tenant (never the people named).
+		var event, channel, tenantID string
+		err := tx.QueryRowContext(ctx, `SELECT r.event, COALESCE(c.name, ''), r.tenant_id FROM notify_routes r
+			LEFT JOIN notify_channels c ON c.id = r.channel_id WHERE r.id = ?`, id).Scan(&event, &channel, &tenantID)
+		if errors.Is(err, sql.ErrNoRows) {
 			return ErrRouteNotFound
 		}
-		_, err = audit.Append(ctx, tx, audit.Event{Actor: by, Verb: "notify.route_deleted", Subject: audit.Subject{Type: "notify_route", ID: id}})
+		if err != nil {
+			return fmt.Errorf("read route %s: %w", id, err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM notify_routes WHERE id = ?`, id); err != nil {
+			return fmt.Errorf("delete route %s: %w", id, err)
+		}
+		_, err = audit.Append(ctx, tx, audit.Event{Actor: by, Verb: "notify.route_deleted", Subject: audit.Subject{Type: "notify_route", ID: id},
+			Details: map[string]any{"event": event, "channel": channel, "tenant_id": tenantID}})
 		return err
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/notify"
 	"github.com/wardenhq/warden/platform/jobs"
 	"github.com/wardenhq/warden/platform/sign"
@@ -329,6 +330,15 @@ func TestRouteFilters(t *testing.T) {
 		if rt.ChannelName == "generic" && rt.Event == notify.EventActionPending {
 			if err := notify.DeleteRoute(t.Context(), r.db, admin, rt.ID); err != nil {
 				t.Fatal(err)
+			}
+			// The trail says which route stopped (event and channel).
+			evs, err := audit.List(t.Context(), r.db.Read(), audit.Filter{Limit: 1})
+			if err != nil || len(evs) != 1 || evs[0].Verb != "notify.route_deleted" ||
+				evs[0].Details["channel"] != "generic" || evs[0].Details["event"] != notify.EventActionPending {
+				t.Errorf("route_deleted event = %+v (%v), want its event and channel", evs, err)
+			}
+			if err := notify.DeleteRoute(t.Context(), r.db, admin, rt.ID); !errors.Is(err, notify.ErrRouteNotFound) {
+				t.Errorf("deleting it again = %v, want ErrRouteNotFound", err)
 			}
 			min := int64(100000)
 			r.route(t, notify.Route{Event: notify.EventActionPending, ChannelID: rt.ChannelID, TenantID: r.tenant.ID, MinAmountMinor: &min, Tools: []string{"refund"}})

@@ -254,6 +254,9 @@ func eventSentence(e audit.Event, n EventNames) string {
 	case "notify.route_added":
 		return who + " routed " + d.str("event") + " to notification channel " + d.str("channel")
 	case "notify.route_deleted":
+		if d.str("event") != "" {
+			return who + " stopped routing " + d.str("event") + " to notification channel " + d.str("channel")
+		}
 		return who + " removed notification route " + subject
 	case "notify.quiet_time_set":
 		return who + " set the quiet time of alert pages to " + d.str("seconds") + " s"

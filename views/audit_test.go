@@ -68,6 +68,8 @@ func TestEventSentence(t *testing.T) {
 			"Alice Approver routed action.pending to notification channel ops"},
 		{"route deleted", alice, "", "notify.route_deleted", audit.Subject{Type: "notify_route", ID: "rt_1"}, `{}`,
 			"Alice Approver removed notification route rt_1"},
+		{"route deleted, with what it was", alice, "", "notify.route_deleted", audit.Subject{Type: "notify_route", ID: "rt_1"}, `{"event":"action.pending","channel":"ops","tenant_id":""}`,
+			"Alice Approver stopped routing action.pending to notification channel ops"},
 		{"quiet time", alice, "", "notify.quiet_time_set", audit.Subject{Type: "notify_settings", ID: "quiet_time"}, `{"seconds":600}`,
 			"Alice Approver set the quiet time of alert pages to 600 s"},
 		{"reminder", alice, "", "notify.reminder_set", audit.Subject{Type: "notify_settings", ID: "reminder"}, `{"minutes":30}`,
