@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 
 	"github.com/labstack/echo/v4"
 
@@ -111,6 +112,15 @@ func (h *Console) releasesView(c echo.Context, agent, env string) (views.Release
 		labels, err := routelabels.Of(ctx, h.DB.Read(), v.Agent, v.Env, 0)
 		if err != nil {
 			return v, err
+		}
+		// Counted over the viewer's tenants only: a person scoped to one
+		// tenant sees that tenant's labels, not everyone's totals.
+		_, ids, err := tenantScope(ctx, h.DB, CurrentPrincipal(c), "")
+		if err != nil {
+			return v, err
+		}
+		if ids != nil {
+			labels = slices.DeleteFunc(labels, func(l routelabels.Label) bool { return !slices.Contains(ids, l.TenantID) })
 		}
 		set, err := routelabels.GetSettings(ctx, h.DB.Read())
 		if err != nil {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/wardenhq/warden/handlers"
+	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/releases"
 )
@@ -41,6 +43,21 @@ func TestRouteLabelsInTheConsole(t *testing.T) {
 	}
 	if got := rowsText(rel, "route-accuracy-confusion"); got != "order_statusno skill (refused)1 | order_statusorder_support1 | order_statusrefunds1" {
 		t.Errorf("demo wrong routes = %q", got)
+	}
+	// Someone scoped to another tenant counts that tenant's labels only
+	// (none), not acme's.
+	h := &handlers.Console{DB: in.DB, Runtime: in.Agent.Journeys}
+	for _, sc := range []struct {
+		tenant, want string
+	}{{"globex", "route-accuracy-empty"}, {"acme", "route-accuracy-total"}} {
+		p := &identity.Principal{ID: "p-" + sc.tenant + "-oncall", Name: "Scoped On-call", Roles: []string{identity.RoleOncall}, Tenants: []string{sc.tenant}}
+		rec, err := callAs(t, h.ReleaseList, p, http.MethodGet, "/releases", nil)
+		if err != nil {
+			t.Fatalf("releases as on-call of %s: %v", sc.tenant, err)
+		}
+		if body := rec.Body.String(); !strings.Contains(body, `data-testid="`+sc.want+`"`) {
+			t.Errorf("on-call of %s sees no %s on Releases", sc.tenant, sc.want)
+		}
 	}
 	demoRows := countRows(t, in.DB, `SELECT COUNT(*) FROM audit_events WHERE verb = 'route.labelled'`) + countRows(t, in.DB, `SELECT COUNT(*) FROM route_labels`)
 	// Every journey of the day is proposed (the default is 5 % per skill).
