@@ -256,7 +256,7 @@ func ListJourneys(ctx context.Context, q store.Querier, f Filter) (store.Paged[J
 		// The second term, as written in the partial indexes
 		// journeys_tenant_status_id and journeys_status_id (migration
 		// 0045), lets both engines use them with a bound status.
-		where, args = append(where, "j.status = ? AND j.status NOT IN ('running', 'completed')"), append(args, f.Status)
+		where, args = append(where, "j.status = ? AND j.status <> 'running' AND j.status <> 'completed'"), append(args, f.Status)
 	}
 	if f.Skill != "" {
 		where, args = append(where, "j.skill = ?"), append(args, f.Skill)

@@ -12,8 +12,8 @@ DROP INDEX journeys_tenant_cost;
 -- journeys_tenant_id or the primary key without an index of their own.
 DROP INDEX journeys_tenant_status_id;
 DROP INDEX journeys_status_id;
-CREATE INDEX journeys_tenant_status_id ON journeys (tenant_id, status, id) WHERE status NOT IN ('running', 'completed');
-CREATE INDEX journeys_status_id ON journeys (status, id) WHERE status NOT IN ('running', 'completed');
+CREATE INDEX journeys_tenant_status_id ON journeys (tenant_id, status, id) WHERE status <> 'running' AND status <> 'completed';
+CREATE INDEX journeys_status_id ON journeys (status, id) WHERE status <> 'running' AND status <> 'completed';
 -- The journeys running now (a few per replica): the sweeps and the
 -- traces page filtered by 'running' (the status column lets SQLite's
 -- planner prefer this index to journeys_created for the sweeps).
