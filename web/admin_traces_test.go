@@ -47,7 +47,7 @@ func TestAdminTracesListFilters(t *testing.T) {
 		{"?status=completed", []string{"1"}},
 		{"?status=failed", []string{"2"}},
 		// Running and completed journeys are left out of the status
-		// indexes (migration 0045): each filter still finds its own.
+		// indexes (migration 0046): each filter still finds its own.
 		{"?status=running", []string{"4"}},
 		{"?tenant=acme&status=running", []string{"4"}},
 		{"?tenant=globex&status=running", nil},
