@@ -243,8 +243,20 @@ func ListJourneys(ctx context.Context, q store.Querier, f Filter) (store.Paged[J
 			args = append(args, t)
 		}
 	}
-	if f.Status != "" {
+	switch f.Status {
+	case "":
+	case StatusRunning:
+		// The partial index journeys_running (migration 0046).
+		where = append(where, "j.status = 'running'")
+	case StatusCompleted:
+		// Most journeys: a page fills from the tenant's or all journeys
+		// in id order.
 		where, args = append(where, "j.status = ?"), append(args, f.Status)
+	default:
+		// The second term, as written in the partial indexes
+		// journeys_tenant_status_id and journeys_status_id (migration
+		// 0046), lets both engines use them with a bound status.
+		where, args = append(where, "j.status = ? AND j.status <> 'running' AND j.status <> 'completed'"), append(args, f.Status)
 	}
 	if f.Skill != "" {
 		where, args = append(where, "j.skill = ?"), append(args, f.Skill)
