@@ -204,6 +204,20 @@ func TestAlertRuleFormForAdmins(t *testing.T) {
 	if ev := lastAuditOf(t, in, "alert.rule_set", "refunds"); fmt.Sprint(ev.Details["failure_percent"]) != "50" || ev.Actor.ID != principalID(t, in.DB, "dev-erin") {
 		t.Errorf("the approved raise was not recorded as alert.rule_set by erin: %v by %v", ev.Details, ev.Actor)
 	}
+
+	// A raise approved after the thresholds were lowered meanwhile fails:
+	// the before frank was shown is no longer true.
+	landed = erin.post("/alerts/rules/refunds", erin.withCSRF(url.Values{"failure_percent": {"90"}, "p99_ms": {"2500"}, "window_minutes": {"10"}, "min_journeys": {"5"}}), nil)
+	if p := erin.post("/alerts/rules/refunds", erin.withCSRF(url.Values{"failure_percent": {"30"}, "p99_ms": {"2500"}, "window_minutes": {"10"}, "min_journeys": {"5"}}), nil); p.URL.Path != "/alerts" || failure() != 30 {
+		t.Fatalf("lowering to 30%% landed on %s, threshold %d%%", p.URL.Path, failure())
+	}
+	frank := newBrowser(t, in.URL)
+	frank.loginDev("frank")
+	digest := frank.get(landed.URL.Path).Doc.Find(`input[name="digest"]`).AttrOr("value", "")
+	frank.post(landed.URL.Path+"/decide", frank.withCSRF(url.Values{"decision": {"approve"}, "digest": {digest}}), nil)
+	if c, err := changes.Get(ctx, in.DB.Read(), strings.TrimPrefix(landed.URL.Path, "/changes/")); err != nil || c.Status != changes.Failed || !strings.Contains(c.Failure, "changed since") || failure() != 30 {
+		t.Errorf("approving a raise of thresholds lowered meanwhile: %s %q %v, threshold %d%%", c.Status, c.Failure, err, failure())
+	}
 }
 
 // TestAlertDetailAndAck: the alert page says why it fired, links to the
