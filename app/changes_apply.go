@@ -14,6 +14,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/wardenhq/warden/alerts"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/catalog"
@@ -28,6 +29,7 @@ import (
 	"github.com/wardenhq/warden/platform/seal"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/releases"
+	"github.com/wardenhq/warden/routelabels"
 	"github.com/wardenhq/warden/runbooks"
 	"github.com/wardenhq/warden/tenants"
 	"github.com/wardenhq/warden/tools"
@@ -131,6 +133,19 @@ func (a *ChangeApplier) apply(ctx context.Context, actor audit.Actor, ch *change
 		var v changes.KeyRequestRateValue
 		if v, err = changes.Value[changes.KeyRequestRateValue](after); err == nil {
 			_, err = keys.SetRate(ctx, a.DB, actor, subject, v.PerMinute, v.Burst)
+		}
+	case changes.AlertRule:
+		var v changes.AlertRuleValue
+		if v, err = changes.Value[changes.AlertRuleValue](after); err == nil {
+			_, err = alerts.SetRule(ctx, a.DB, actor, alerts.Rule{Skill: v.Skill, FailurePercent: v.FailurePercent,
+				P99Latency: time.Duration(v.P99Ms) * time.Millisecond, Window: time.Duration(v.WindowMinutes) * time.Minute,
+				MinJourneys: v.MinJourneys}, time.Now())
+		}
+	case changes.RouteAccuracy:
+		var v changes.RouteAccuracyValue
+		if v, err = changes.Value[changes.RouteAccuracyValue](after); err == nil {
+			_, err = routelabels.SetSettings(ctx, a.DB, actor, routelabels.Settings{SamplePercent: v.SamplePercent,
+				AlertPercent: v.AlertPercent, AlertLastN: v.AlertLastN}, time.Now())
 		}
 	case changes.TenantFreeze:
 		var v changes.Frozen
@@ -374,6 +389,22 @@ func (a *ChangeApplier) stillAsAsked(ctx context.Context, ch changes.Change) (bo
 		}
 		b, err := changes.Value[changes.KeyScopesValue](ch.Before)
 		return err == nil && slices.Equal(keys.NormalScopes(k.Scopes), keys.NormalScopes(b.Scopes)), err
+	case changes.AlertRule:
+		b, err := changes.Value[changes.AlertRuleValue](ch.Before)
+		if err != nil {
+			return false, err
+		}
+		rules, err := alerts.Rules(ctx, q)
+		if err != nil {
+			return false, err
+		}
+		now = AlertRuleValue(alerts.RuleFor(rules, b.Skill))
+	case changes.RouteAccuracy:
+		set, err := routelabels.GetSettings(ctx, q)
+		if err != nil {
+			return false, err
+		}
+		now = RouteAccuracyValue(set)
 	case changes.TenantFreeze:
 		t, err := tenants.ByID(ctx, q, ch.TenantID)
 		if err != nil {
@@ -448,6 +479,18 @@ func (a *ChangeApplier) stillAsAsked(ctx context.Context, ch changes.Change) (bo
 		return false, err
 	}
 	return sameJSON(cur, ch.Before), nil
+}
+
+// AlertRuleValue is a skill's alert rule as changes.AlertRule's value.
+func AlertRuleValue(r alerts.Rule) changes.AlertRuleValue {
+	return changes.AlertRuleValue{Skill: r.Skill, FailurePercent: r.FailurePercent, P99Ms: r.P99Latency.Milliseconds(),
+		WindowMinutes: int64(r.Window / time.Minute), MinJourneys: r.MinJourneys}
+}
+
+// RouteAccuracyValue is the labelling settings as changes.RouteAccuracy's
+// value.
+func RouteAccuracyValue(s routelabels.Settings) changes.RouteAccuracyValue {
+	return changes.RouteAccuracyValue{AlertPercent: s.AlertPercent, AlertLastN: s.AlertLastN, SamplePercent: s.SamplePercent}
 }
 
 // sameJSON compares two JSON objects by value.

@@ -30,6 +30,8 @@ const (
 	ReleaseActivate   = "release.activate"
 	OwnerChange       = "owner"
 	RunbookPublish    = "runbook.publish"
+	AlertRule         = "alert.rule"
+	RouteAccuracy     = "labels.route_accuracy_alert"
 )
 
 // Kind is one row of the classification table: which control-plane change
@@ -96,6 +98,15 @@ var Table = []Kind{
 		"publishing a button that is new, or whose label, tool or arguments changed in its file (until then it is held: shown, but refused)",
 		"removing a button from the file (it is gone at once; nothing to publish)",
 		classify(buttonsLoosen)},
+	{AlertRule, "a skill's alert thresholds (Alerts → thresholds per skill): failure rate, p99 latency, window and minimum journeys",
+		"raising the failure rate or the p99 latency, lengthening the window or raising the minimum journeys (the alert fires later, or never); a save that raises one and lowers another waits as a whole",
+		"lowering any of them, none raised", classify(alertRuleLoosens)},
+	{RouteAccuracy, "the route accuracy alert in the labelling settings (Labelling → settings): the accuracy it fires below and over how many labelled journeys",
+		"lowering the accuracy it fires below, or counting more labelled journeys; a save that also changes the sample waits as a whole",
+		"raising the accuracy, counting fewer journeys, or changing the daily sample alone",
+		classify(func(b, a RouteAccuracyValue) bool {
+			return a.AlertPercent < b.AlertPercent || a.AlertLastN > b.AlertLastN
+		})},
 	{AllowHost, "the internal hosts model deployments and MCP servers may reach (Models → allowed internal hosts)",
 		"adding a host", "removing a host", classify(func(b, a Hosts) bool {
 			for _, h := range a.Hosts {
@@ -156,6 +167,29 @@ type KeyScopesValue struct {
 type KeyRequestRateValue struct {
 	PerMinute int `json:"requests_a_minute"`
 	Burst     int `json:"burst"`
+}
+
+// AlertRuleValue is AlertRule's value: a skill's thresholds as the form
+// sets them.
+type AlertRuleValue struct {
+	Skill          string `json:"skill"`
+	FailurePercent int    `json:"failure_percent"`
+	P99Ms          int64  `json:"p99_ms"`
+	WindowMinutes  int64  `json:"window_minutes"`
+	MinJourneys    int    `json:"min_journeys"`
+}
+
+func alertRuleLoosens(b, a AlertRuleValue) bool {
+	return a.FailurePercent > b.FailurePercent || a.P99Ms > b.P99Ms || a.WindowMinutes > b.WindowMinutes || a.MinJourneys > b.MinJourneys
+}
+
+// RouteAccuracyValue is RouteAccuracy's value: the labelling settings as
+// a whole. The sample is no control (the classification does not read
+// it), but a save changing it with the alert waits as a whole.
+type RouteAccuracyValue struct {
+	AlertPercent  int `json:"accuracy_alert_below_percent"`
+	AlertLastN    int `json:"accuracy_alert_last_n"`
+	SamplePercent int `json:"sample_percent"`
 }
 
 // perMinuteLooser reports whether limit a lets more through than b, 0

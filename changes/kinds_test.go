@@ -19,6 +19,12 @@ func TestLoosens(t *testing.T) {
 	rate := func(perMin, burst int) KeyRequestRateValue {
 		return KeyRequestRateValue{PerMinute: perMin, Burst: burst}
 	}
+	rule := func(failure int, p99 int64, window int64, min int) AlertRuleValue {
+		return AlertRuleValue{Skill: "refunds", FailurePercent: failure, P99Ms: p99, WindowMinutes: window, MinJourneys: min}
+	}
+	acc := func(below, lastN, sample int) RouteAccuracyValue {
+		return RouteAccuracyValue{AlertPercent: below, AlertLastN: lastN, SamplePercent: sample}
+	}
 	btn := func(id, digest string) Button { return Button{ID: id, Label: id, Tool: "switch_tool", Digest: digest} }
 	buttons := func(bs ...Button) Buttons { return Buttons{Runbook: "ops", Buttons: bs} }
 	tests := []struct {
@@ -76,6 +82,18 @@ func TestLoosens(t *testing.T) {
 		{"first buttons published", RunbookPublish, buttons(), buttons(btn("off", "d1")), true},
 		{"button removed", RunbookPublish, buttons(btn("off", "d1"), btn("on", "d2")), buttons(btn("off", "d1")), false},
 		{"buttons unchanged", RunbookPublish, buttons(btn("off", "d1")), buttons(btn("off", "d1")), false},
+		{"failure threshold raised", AlertRule, rule(20, 10000, 15, 20), rule(50, 10000, 15, 20), true},
+		{"p99 threshold raised", AlertRule, rule(20, 10000, 15, 20), rule(20, 30000, 15, 20), true},
+		{"alert window lengthened", AlertRule, rule(20, 10000, 15, 20), rule(20, 10000, 60, 20), true},
+		{"minimum journeys raised", AlertRule, rule(20, 10000, 15, 20), rule(20, 10000, 15, 200), true},
+		{"failure lowered, window lengthened", AlertRule, rule(20, 10000, 15, 20), rule(10, 10000, 30, 20), true},
+		{"alert thresholds lowered", AlertRule, rule(20, 10000, 15, 20), rule(10, 2500, 5, 5), false},
+		{"alert thresholds unchanged", AlertRule, rule(20, 10000, 15, 20), rule(20, 10000, 15, 20), false},
+		{"accuracy alert lowered", RouteAccuracy, acc(80, 50, 5), acc(60, 50, 5), true},
+		{"accuracy counted over more labels", RouteAccuracy, acc(80, 50, 5), acc(80, 500, 5), true},
+		{"accuracy lowered with the sample", RouteAccuracy, acc(80, 50, 5), acc(60, 50, 100), true},
+		{"accuracy alert raised", RouteAccuracy, acc(80, 50, 5), acc(90, 30, 5), false},
+		{"sample alone", RouteAccuracy, acc(80, 50, 5), acc(80, 50, 100), false},
 		{"host removed", AllowHost, Hosts{[]string{"a.internal", "b.internal"}}, Hosts{[]string{"a.internal"}}, false},
 	}
 	for _, tt := range tests {

@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/alerts"
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/views"
 )
@@ -45,6 +46,11 @@ func (h *Console) renderAlerts(c echo.Context, status int, note, skill string, f
 		return err
 	}
 	v := views.AlertsView{Firing: firing, Resolved: inScope(resolved, user), CanEdit: user.HasRole(identity.RoleAdmin) && user.AllTenantScope(), Notice: note}
+	if v.CanEdit {
+		if v.Pending, err = h.pendingOfKinds(ctx, user, changes.AlertRule); err != nil {
+			return err
+		}
+	}
 	for _, s := range h.Runtime.Skills() {
 		r := alerts.RuleFor(rules, s.Name)
 		row := views.AlertRuleRow{Rule: r, Form: views.AlertRuleFormOf(r)}

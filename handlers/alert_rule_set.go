@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -9,6 +10,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/wardenhq/warden/alerts"
+	"github.com/wardenhq/warden/app"
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/skills"
 	"github.com/wardenhq/warden/views"
@@ -66,7 +69,21 @@ func (h *Console) AlertRuleSet(c echo.Context) error {
 	if len(errs) > 0 {
 		return h.renderAlerts(c, http.StatusUnprocessableEntity, "", skill, form, errs)
 	}
-	changed, err := alerts.SetRule(ctx, h.DB, principalActor(CurrentPrincipal(c)), rule, time.Now())
+	// Raising a threshold makes the alert fire later or never: a second
+	// admin approves it (changes.AlertRule); lowering applies at once.
+	user := CurrentPrincipal(c)
+	rules, err := alerts.Rules(ctx, h.DB.Read())
+	if err != nil {
+		return err
+	}
+	before, after := app.AlertRuleValue(alerts.RuleFor(rules, skill)), app.AlertRuleValue(rule)
+	ch, err := h.govern(c, user, changes.Proposal{Kind: changes.AlertRule, Subject: skill,
+		Summary: fmt.Sprintf("Change skill %s's alert thresholds from %s to %s", skill, alertThresholds(before), alertThresholds(after)),
+		Before:  before, After: after})
+	if err != nil || ch != nil {
+		return changeRedirect(c, ch, err)
+	}
+	changed, err := alerts.SetRule(ctx, h.DB, principalActor(user), rule, time.Now())
 	if errs, ok := fieldErrors(err); ok {
 		return h.renderAlerts(c, http.StatusUnprocessableEntity, "", skill, form, errs)
 	}
@@ -78,4 +95,9 @@ func (h *Console) AlertRuleSet(c echo.Context) error {
 		done = "unchanged"
 	}
 	return seeOther(c, "/alerts?done="+done+"#rules")
+}
+
+// alertThresholds is a skill's alert rule as people read it.
+func alertThresholds(v changes.AlertRuleValue) string {
+	return fmt.Sprintf("failure rate %d%%, p99 %d ms, window %d min, minimum %d journeys", v.FailurePercent, v.P99Ms, v.WindowMinutes, v.MinJourneys)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/problem"
@@ -62,6 +63,11 @@ func (h *Console) labelQueueView(c echo.Context) (views.LabelQueueView, error) {
 		Settings: set, CanConfigure: user.HasRole(identity.RoleAdmin) && user.AllTenantScope(), Now: now,
 		Form: views.LabelSettingsForm{SamplePercent: strconv.Itoa(set.SamplePercent), AlertPercent: strconv.Itoa(set.AlertPercent),
 			AlertLastN: strconv.Itoa(set.AlertLastN)}}
+	if v.CanConfigure {
+		if v.Pending, err = h.pendingOfKinds(ctx, user, changes.RouteAccuracy); err != nil {
+			return views.LabelQueueView{}, err
+		}
+	}
 	if day.Before(today) {
 		v.NextDay = day.AddDate(0, 0, 1).Format(time.DateOnly)
 	}

@@ -2,13 +2,16 @@ package handlers
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/wardenhq/warden/app"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/routelabels"
 	"github.com/wardenhq/warden/views"
@@ -32,6 +35,24 @@ func (h *Console) LabelSettingsSet(c echo.Context) error {
 	}
 	s := routelabels.Settings{SamplePercent: num(form.SamplePercent), AlertPercent: num(form.AlertPercent), AlertLastN: num(form.AlertLastN)}
 	user := CurrentPrincipal(c)
+	// Lowering the accuracy the alert fires below, or counting more
+	// labels, quietens it: a second admin approves (changes.RouteAccuracy),
+	// the whole save with it. Validate first: a bad value is the form's
+	// 422, never a pending change.
+	if len(s.Validate()) == 0 {
+		prev, err := routelabels.GetSettings(c.Request().Context(), h.DB.Read())
+		if err != nil {
+			return err
+		}
+		before, after := app.RouteAccuracyValue(prev), app.RouteAccuracyValue(s)
+		ch, err := h.govern(c, user, changes.Proposal{Kind: changes.RouteAccuracy, Subject: "route_accuracy_alert",
+			Summary: fmt.Sprintf("Change the route accuracy alert from below %d %% over the last %d labelled journeys to below %d %% over the last %d (sample %d %% → %d %%)",
+				before.AlertPercent, before.AlertLastN, after.AlertPercent, after.AlertLastN, before.SamplePercent, after.SamplePercent),
+			Before: before, After: after})
+		if err != nil || ch != nil {
+			return changeRedirect(c, ch, err)
+		}
+	}
 	changed, err := routelabels.SetSettings(c.Request().Context(), h.DB, audit.Actor{Type: audit.ActorPrincipal, ID: user.ID}, s, time.Now())
 	var inv *store.ValidationError
 	switch {

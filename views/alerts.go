@@ -8,6 +8,7 @@ import (
 	"github.com/a-h/templ"
 
 	"github.com/wardenhq/warden/alerts"
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/principals"
 	"github.com/wardenhq/warden/runbooks"
 )
@@ -94,6 +95,8 @@ type AlertsView struct {
 	Rules    []AlertRuleRow
 	CanEdit  bool // admins change thresholds; on-call reads them
 	Notice   string
+	// Pending are the threshold changes waiting for a second admin.
+	Pending []changes.Change
 }
 
 // AlertRuleRow is one skill's thresholds: the rule in force, and the form

@@ -106,7 +106,10 @@ var diffLabels = map[string]string{
 	"hours": "window (hours)", "alert_percent": "alert at (% of the limit)", "base_url": "base URL",
 	"upstream_key": "upstream key", "impact": "impact class", "hosts": "allowed internal hosts",
 	"env": "environment", "digest": "release", "from": "from release", "surfaces": "surfaces changed",
-	"by": "asked by",
+	"by": "asked by", "failure_percent": "failure rate (%)", "p99_ms": "p99 latency (ms)",
+	"window_minutes": "window (minutes)", "min_journeys": "minimum journeys",
+	"accuracy_alert_below_percent": "route accuracy alert below (%)", "accuracy_alert_last_n": "over the last (labelled journeys)",
+	"sample_percent": "daily sample (%)",
 }
 
 // ChangeDiff lists the fields of a change's before and after values (the

@@ -7,6 +7,7 @@ import (
 
 	"github.com/a-h/templ"
 
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/routelabels"
 )
@@ -33,6 +34,9 @@ type LabelQueueView struct {
 	Form         LabelSettingsForm
 	Notice       string
 	Now          time.Time
+	// Pending are the route accuracy alert changes waiting for a second
+	// admin.
+	Pending []changes.Change
 }
 
 // LabelSettingsForm is the labelling settings form as typed.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/alerts"
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/journeys"
 	"github.com/wardenhq/warden/platform/store"
 )
@@ -107,7 +108,7 @@ func TestAlertRuleFormForAdmins(t *testing.T) {
 	erin.loginDev("erin")
 	ctx := context.Background()
 
-	before := auditCount(t, in.DB)
+	before, recorded := auditCount(t, in.DB), changeCount(t, in.DB)
 	for _, tt := range []struct {
 		form  url.Values
 		field string
@@ -127,8 +128,8 @@ func TestAlertRuleFormForAdmins(t *testing.T) {
 			t.Errorf("POST %v: %s shows %q, want the input kept", tt.form, tt.field, v)
 		}
 	}
-	if auditCount(t, in.DB) != before {
-		t.Errorf("refused rules were recorded")
+	if auditCount(t, in.DB) != before || changeCount(t, in.DB) != recorded {
+		t.Errorf("refused rules were recorded (as an audit event or a pending change)")
 	}
 	if rules, err := alerts.Rules(ctx, in.DB.Read()); err != nil || len(rules) != 0 {
 		t.Errorf("refused rules were stored: %v, %v", rules, err)
@@ -137,7 +138,12 @@ func TestAlertRuleFormForAdmins(t *testing.T) {
 		t.Errorf("POST for an unknown skill = %d, want 404", p.Status)
 	}
 
-	p := erin.post("/alerts/rules/refunds", erin.withCSRF(url.Values{"failure_percent": {"10"}, "p99_ms": {"2500"}, "window_minutes": {"30"}, "min_journeys": {"5"}}), nil)
+	// Lowering every threshold (from the default 20%, 10000 ms, 15 min,
+	// 20 journeys) applies at once.
+	if f := erin.get("/alerts").Doc.Find(`[data-testid="alert-rule-form-refunds"] [data-testid="needs-second-admin"]`); f.Length() != 1 {
+		t.Error("the thresholds form does not say raising one needs a second admin")
+	}
+	p := erin.post("/alerts/rules/refunds", erin.withCSRF(url.Values{"failure_percent": {"10"}, "p99_ms": {"2500"}, "window_minutes": {"10"}, "min_journeys": {"5"}}), nil)
 	if p.Status != http.StatusOK || p.URL.Path != "/alerts" || text(p, "notice") == "" {
 		t.Fatalf("saving = %d at %s, notice %q; want the Alerts page with a notice", p.Status, p.URL.Path, text(p, "notice"))
 	}
@@ -148,6 +154,69 @@ func TestAlertRuleFormForAdmins(t *testing.T) {
 	ev := lastAudit(t, in.DB)
 	if ev.Verb != "alert.rule_set" || ev.Subject.ID != "refunds" || ev.Actor.ID != principalID(t, in.DB, "dev-erin") {
 		t.Errorf("last event = %s %v by %v, want alert.rule_set refunds by erin", ev.Verb, ev.Subject, ev.Actor)
+	}
+	if n := changeCount(t, in.DB); n != recorded {
+		t.Errorf("lowering the thresholds recorded %d changes, want none", n-recorded)
+	}
+	failure := func() int {
+		t.Helper()
+		rules, err := alerts.Rules(ctx, in.DB.Read())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return alerts.RuleFor(rules, "refunds").FailurePercent
+	}
+
+	// Raising the failure threshold makes the alert quieter: it waits for
+	// a second admin, erin may not approve it herself, frank does.
+	landed := erin.post("/alerts/rules/refunds", erin.withCSRF(url.Values{"failure_percent": {"50"}, "p99_ms": {"2500"}, "window_minutes": {"10"}, "min_journeys": {"5"}, "change_reason": {"noisy"}}), nil)
+	if got := failure(); got != 10 {
+		t.Fatalf("raising the failure threshold applied before a second admin approved: %d%%", got)
+	}
+	chID := strings.TrimPrefix(landed.URL.Path, "/changes/")
+	c, err := changes.Get(ctx, in.DB.Read(), chID)
+	if err != nil || c.Kind != changes.AlertRule || c.Subject != "refunds" {
+		t.Fatalf("raising landed on %s: %+v %v", landed.URL.Path, c, err)
+	}
+	if got := text(landed, "change-summary"); got != "Change skill refunds's alert thresholds from failure rate 10%, p99 2500 ms, window 10 min, minimum 5 journeys to failure rate 50%, p99 2500 ms, window 10 min, minimum 5 journeys" {
+		t.Errorf("change summary = %q", got)
+	}
+	if row := landed.Doc.Find(`[data-testid="diff-failure percent"]`); row.Find(`[data-testid="diff-before"]`).Text() != "10" || row.Find(`[data-testid="diff-after"]`).Text() != "50" || !strings.Contains(row.Text(), "failure rate (%)") {
+		t.Errorf("the diff's failure row reads %q", row.Text())
+	}
+	if own := erin.post("/changes/"+chID+"/decide", erin.withCSRF(url.Values{"decision": {"approve"}, "digest": {c.PayloadDigest}}), nil); own.Status != http.StatusForbidden {
+		t.Errorf("erin approving her own raise = %d, want 403", own.Status)
+	}
+	if got := failure(); got != 10 {
+		t.Fatalf("erin's own approval changed the rule: %d%%", got)
+	}
+	if p := erin.get("/alerts"); p.Doc.Find(`[data-testid="pending-changes"] a[href="/changes/`+chID+`"]`).Length() != 1 {
+		t.Error("the Alerts page does not show the pending raise")
+	}
+	approveAsFrank(t, in, landed)
+	if got := failure(); got != 50 {
+		t.Fatalf("after frank approved, the failure threshold is %d%%, want 50%%", got)
+	}
+	row = erin.get("/alerts").Doc.Find(`[data-testid="alert-rule-refunds"]`)
+	if got := row.Find(`[data-testid="rule-failure"]`).Text(); got != "50%" {
+		t.Errorf("after approval the refunds rule shows %q, want 50%%", got)
+	}
+	if ev := lastAuditOf(t, in, "alert.rule_set", "refunds"); fmt.Sprint(ev.Details["failure_percent"]) != "50" || ev.Actor.ID != principalID(t, in.DB, "dev-erin") {
+		t.Errorf("the approved raise was not recorded as alert.rule_set by erin: %v by %v", ev.Details, ev.Actor)
+	}
+
+	// A raise approved after the thresholds were lowered meanwhile fails:
+	// the before frank was shown is no longer true.
+	landed = erin.post("/alerts/rules/refunds", erin.withCSRF(url.Values{"failure_percent": {"90"}, "p99_ms": {"2500"}, "window_minutes": {"10"}, "min_journeys": {"5"}}), nil)
+	if p := erin.post("/alerts/rules/refunds", erin.withCSRF(url.Values{"failure_percent": {"30"}, "p99_ms": {"2500"}, "window_minutes": {"10"}, "min_journeys": {"5"}}), nil); p.URL.Path != "/alerts" || failure() != 30 {
+		t.Fatalf("lowering to 30%% landed on %s, threshold %d%%", p.URL.Path, failure())
+	}
+	frank := newBrowser(t, in.URL)
+	frank.loginDev("frank")
+	digest := frank.get(landed.URL.Path).Doc.Find(`input[name="digest"]`).AttrOr("value", "")
+	frank.post(landed.URL.Path+"/decide", frank.withCSRF(url.Values{"decision": {"approve"}, "digest": {digest}}), nil)
+	if c, err := changes.Get(ctx, in.DB.Read(), strings.TrimPrefix(landed.URL.Path, "/changes/")); err != nil || c.Status != changes.Failed || !strings.Contains(c.Failure, "changed since") || failure() != 30 {
+		t.Errorf("approving a raise of thresholds lowered meanwhile: %s %q %v, threshold %d%%", c.Status, c.Failure, err, failure())
 	}
 }
 

@@ -2,6 +2,7 @@ package web
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -10,10 +11,12 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 
+	"github.com/wardenhq/warden/changes"
 	"github.com/wardenhq/warden/handlers"
 	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/store"
 	"github.com/wardenhq/warden/releases"
+	"github.com/wardenhq/warden/routelabels"
 )
 
 // Carol (on-call) labels a journey's route in the console: the trace page
@@ -249,4 +252,92 @@ func rowsText(p page, testid string) string {
 	return strings.Join(p.Doc.Find(`[data-testid="`+testid+`"] tbody tr`).Map(func(_ int, s *goquery.Selection) string {
 		return strings.TrimSpace(s.Text())
 	}), " | ")
+}
+
+// TestRouteAccuracyAlertChangesWaitForASecondAdmin: lowering the accuracy
+// the route accuracy alert fires below (or counting more labels) quietens
+// it, so it waits for a second admin: erin asks, erin may not approve it,
+// frank does and it applies. Raising it applies at once; the sample alone
+// applies at once, and with a quieter alert the whole save waits. A bad
+// value is a 422 that records nothing.
+func TestRouteAccuracyAlertChangesWaitForASecondAdmin(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	in.waitReady(t)
+	ctx := context.Background()
+	erin := newBrowser(t, in.URL)
+	erin.loginDev("erin")
+	settings := func() routelabels.Settings {
+		t.Helper()
+		s, err := routelabels.GetSettings(ctx, in.DB.Read())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	if p := erin.get("/labels"); p.Doc.Find(`[data-testid="label-settings-form"] [data-testid="needs-second-admin"]`).Length() != 1 {
+		t.Error("the labelling settings form does not say a quieter alert needs a second admin")
+	}
+
+	audits, recorded := auditCount(t, in.DB), changeCount(t, in.DB)
+	for _, bad := range []url.Values{
+		{"sample_percent": {"5"}, "alert_percent": {"0"}, "alert_last_n": {"50"}},
+		{"sample_percent": {"5"}, "alert_percent": {"60"}, "alert_last_n": {"10001"}},
+		{"sample_percent": {"0"}, "alert_percent": {"60"}, "alert_last_n": {"50"}},
+	} {
+		if p := erin.post("/labels/settings", erin.withCSRF(bad), nil); p.Status != http.StatusUnprocessableEntity {
+			t.Errorf("%v = %d at %s, want 422 on the form", bad, p.Status, p.URL.Path)
+		}
+	}
+	if a, c := auditCount(t, in.DB)-audits, changeCount(t, in.DB)-recorded; a != 0 || c != 0 || settings().Custom {
+		t.Fatalf("refused settings saved something: %d audit events, %d changes, %+v", a, c, settings())
+	}
+
+	// Lowering the alert (80 % by default) waits.
+	landed := erin.post("/labels/settings", erin.withCSRF(url.Values{"sample_percent": {"5"}, "alert_percent": {"60"}, "alert_last_n": {"50"}, "change_reason": {"too noisy"}}), nil)
+	if s := settings(); s.AlertPercent != 80 {
+		t.Fatalf("lowering the alert applied before a second admin approved: %+v", s)
+	}
+	chID := strings.TrimPrefix(landed.URL.Path, "/changes/")
+	c, err := changes.Get(ctx, in.DB.Read(), chID)
+	if err != nil || c.Kind != changes.RouteAccuracy {
+		t.Fatalf("lowering landed on %s: %+v %v", landed.URL.Path, c, err)
+	}
+	if row := landed.Doc.Find(`[data-testid="diff-accuracy alert below percent"]`); row.Find(`[data-testid="diff-before"]`).Text() != "80" ||
+		row.Find(`[data-testid="diff-after"]`).Text() != "60" || !strings.Contains(row.Text(), "route accuracy alert below (%)") {
+		t.Errorf("the diff's accuracy row reads %q", row.Text())
+	}
+	if own := erin.post("/changes/"+chID+"/decide", erin.withCSRF(url.Values{"decision": {"approve"}, "digest": {c.PayloadDigest}}), nil); own.Status != http.StatusForbidden {
+		t.Errorf("erin approving her own change = %d, want 403", own.Status)
+	}
+	if p := erin.get("/labels"); p.Doc.Find(`[data-testid="pending-changes"] a[href="/changes/`+chID+`"]`).Length() != 1 {
+		t.Error("the Labelling page does not show the pending change")
+	}
+	approveAsFrank(t, in, landed)
+	if s := settings(); s.AlertPercent != 60 || s.AlertLastN != 50 || s.SamplePercent != 5 {
+		t.Fatalf("after frank approved, settings = %+v, want 5/60/50", s)
+	}
+	if p := erin.get("/labels"); !strings.Contains(text(p, "label-settings-now"), "fires below 60 % over the last 50") {
+		t.Errorf("after approval the page says %q", text(p, "label-settings-now"))
+	}
+
+	// Raising it, counting fewer labels, applies at once.
+	p := erin.post("/labels/settings", erin.withCSRF(url.Values{"sample_percent": {"5"}, "alert_percent": {"90"}, "alert_last_n": {"30"}}), nil)
+	if s := settings(); p.URL.Path != "/labels" || s.AlertPercent != 90 || s.AlertLastN != 30 {
+		t.Fatalf("raising the alert landed on %s, settings %+v; want applied at once", p.URL.Path, s)
+	}
+
+	// The sample with a quieter alert: the whole save waits.
+	recorded = changeCount(t, in.DB)
+	p = erin.post("/labels/settings", erin.withCSRF(url.Values{"sample_percent": {"50"}, "alert_percent": {"90"}, "alert_last_n": {"100"}}), nil)
+	if s := settings(); !strings.HasPrefix(p.URL.Path, "/changes/chg_") || s.SamplePercent != 5 || s.AlertLastN != 30 {
+		t.Errorf("sample and more labels landed on %s, settings %+v; want a pending change and nothing applied", p.URL.Path, s)
+	}
+	// The sample alone is no control: at once.
+	p = erin.post("/labels/settings", erin.withCSRF(url.Values{"sample_percent": {"50"}, "alert_percent": {"90"}, "alert_last_n": {"30"}}), nil)
+	if s := settings(); p.URL.Path != "/labels" || s.SamplePercent != 50 {
+		t.Errorf("the sample alone landed on %s, settings %+v; want applied at once", p.URL.Path, s)
+	}
+	if n := changeCount(t, in.DB) - recorded; n != 1 {
+		t.Errorf("%d changes recorded, want only the one that counts more labels", n)
+	}
 }
