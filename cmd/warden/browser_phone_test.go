@@ -29,8 +29,9 @@ const phoneWidth = 390
 // the keyboard), every link shows whole and is the element under its own
 // centre, so a thumb reaches it. Every page the navigation offers, and
 // pages behind each kind of link on those pages (approvals, traces, a
-// key, a tool's form...), are no wider than the phone, and no stat box cuts
-// its value off (the approval's amount). At 1366 px the navigation shows
+// key, a tool's form...), are no wider than the phone, no stat box cuts
+// its value off (the approval's amount), and every cell of a table laid
+// out for phones (.table-stack) lies in sight. At 1366 px the navigation shows
 // without the Menu button, as before.
 func TestBrowserPhoneEveryPage(t *testing.T) {
 	p := startProcess(t, "")
@@ -175,6 +176,7 @@ func TestBrowserPhoneEveryPage(t *testing.T) {
 					continue
 				}
 				fits(t, ctx, href, phoneWidth)
+				stackedCellsInSight(t, ctx, href)
 				screenshot(ctx, "phone-"+tc.user+strings.NewReplacer("/", "-", "*", "x").Replace(pageKind(href)))
 				if i < nav { // one level deep: the navigation's pages' links
 					links, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('main a[href]')).map(a => a.getAttribute('href'))`))
@@ -372,6 +374,20 @@ func TestBrowserPhoneTablesStack(t *testing.T) {
 		t.Fatalf("erin samples every journey and asks for a change: %v\nwarden logs:\n%s", err, p.logs)
 	}
 
+	// On a wide screen the queue stays a table: its header row shows, and
+	// no cell carries its column's name.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1366, 900), chromedp.Navigate(p.URL+"/changes"), chromedp.WaitVisible(byTestID("changes-pending"))); err != nil {
+		t.Fatal(err)
+	}
+	if !visible(t, ctx, css(`[data-testid="changes-pending"] thead th:last-child`)) {
+		t.Errorf("at 1366 px the Changes queue's header row does not show")
+	}
+	for _, c := range phoneCells(t, ctx, "changes-pending") {
+		if c.Label != "" {
+			t.Errorf("at 1366 px the cell %q shows its column's name %q", c.Text, c.Label)
+		}
+	}
+
 	for _, tc := range []struct {
 		page   string
 		tables []string
@@ -444,6 +460,19 @@ func TestBrowserPhoneTablesStack(t *testing.T) {
 		fits(t, ctx, location(t, ctx), phoneWidth)
 	}
 	p.stop(t)
+}
+
+// stackedCellsInSight fails when a cell of a table laid out for phones
+// (.table-stack: one block per row) lies outside the viewport's width.
+func stackedCellsInSight(t *testing.T, ctx context.Context, where string) {
+	t.Helper()
+	out, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('.table-stack tbody td')).filter(td => { const r = td.getBoundingClientRect(); return r.left < 0 || r.right > window.innerWidth; }).slice(0, 5).map(td => td.textContent.trim().slice(0, 40))`))
+	if err != nil {
+		t.Fatalf("measure %s: %v", where, err)
+	}
+	if len(out) > 0 {
+		t.Errorf("%s: table cells out of sight at %d px: %q", where, phoneWidth, out)
+	}
 }
 
 type phoneCell struct {
