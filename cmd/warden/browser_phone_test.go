@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 
+	"github.com/wardenhq/warden/platform/store/storetest"
 	"github.com/wardenhq/warden/platform/wait"
 )
 
@@ -26,8 +29,9 @@ const phoneWidth = 390
 // the keyboard), every link shows whole and is the element under its own
 // centre, so a thumb reaches it. Every page the navigation offers, and
 // pages behind each kind of link on those pages (approvals, traces, a
-// key, a tool's form...), are no wider than the phone, and no stat box cuts
-// its value off (the approval's amount). At 1366 px the navigation shows
+// key, a tool's form...), are no wider than the phone, no stat box cuts
+// its value off (the approval's amount), and every cell of a table laid
+// out for phones (.table-stack) lies in sight. At 1366 px the navigation shows
 // without the Menu button, as before.
 func TestBrowserPhoneEveryPage(t *testing.T) {
 	p := startProcess(t, "")
@@ -172,6 +176,7 @@ func TestBrowserPhoneEveryPage(t *testing.T) {
 					continue
 				}
 				fits(t, ctx, href, phoneWidth)
+				stackedCellsInSight(t, ctx, href)
 				screenshot(ctx, "phone-"+tc.user+strings.NewReplacer("/", "-", "*", "x").Replace(pageKind(href)))
 				if i < nav { // one level deep: the navigation's pages' links
 					links, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('main a[href]')).map(a => a.getAttribute('href'))`))
@@ -329,4 +334,165 @@ func sortedKeys(m map[string]int) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// TestBrowserPhoneTablesStack: on a 390 px phone the Changes queue (a
+// pending change of erin's), the Labelling queue (every journey sampled)
+// and the Releases page's route accuracy per skill and wrong routes read
+// one row at a time: every cell of their tables lies inside the screen,
+// whole, after its column's name (Why, Expires, Routed to, Started,
+// False positives...), with no sideways scrolling inside the card. The
+// row's link is reached with the keyboard and opens the change, or the
+// journey's label form. With WARDEN_TEST_POSTGRES set, the process keeps
+// its data in PostgreSQL.
+func TestBrowserPhoneTablesStack(t *testing.T) {
+	ctx := newBrowserContext(t)
+	var env []string
+	if storetest.Postgres() {
+		env = append(env, "WARDEN_DATABASE_URL="+storetest.URL(t), "WARDEN_DB_MAX_CONNS=5")
+	}
+	p := startProcess(t, "", env...)
+	if status, code := runJourney(t, p, "When will ORD-1001 arrive? Please send it to my office instead"); status != 200 {
+		t.Fatalf("journey = %d %s", status, code)
+	}
+	signIn(t, ctx, p, "erin")
+	err := chromedp.Do(ctx,
+		chromedp.Navigate(p.URL+"/labels"),
+		chromedp.WaitVisible(byTestID("label-settings-form")),
+		chromedp.SetValue(css("#label-sample"), "100"),
+		chromedp.Submit(css("#label-sample")),
+		chromedp.WaitVisible(byTestID("notice")),
+		chromedp.Navigate(p.URL+"/tenants/acme"),
+		chromedp.WaitVisible(byTestID("tenant-dual-control-form")),
+		chromedp.SetValue(css(`#dual_control_currency`), "USD"),
+		chromedp.SetValue(css(`#dual_control`), "1000000.00"),
+		chromedp.SetValue(css(`#dual-control-reason`), "Finance approved bulk refunds for the recall of the blue kettles"),
+		chromedp.Submit(css(`#dual_control`)),
+		chromedp.WaitVisible(byTestID("change-status")),
+	)
+	if err != nil {
+		t.Fatalf("erin samples every journey and asks for a change: %v\nwarden logs:\n%s", err, p.logs)
+	}
+
+	// On a wide screen the queue stays a table: its header row shows, and
+	// no cell carries its column's name.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1366, 900), chromedp.Navigate(p.URL+"/changes"), chromedp.WaitVisible(byTestID("changes-pending"))); err != nil {
+		t.Fatal(err)
+	}
+	if !visible(t, ctx, css(`[data-testid="changes-pending"] thead th:last-child`)) {
+		t.Errorf("at 1366 px the Changes queue's header row does not show")
+	}
+	for _, c := range phoneCells(t, ctx, "changes-pending") {
+		if c.Label != "" {
+			t.Errorf("at 1366 px the cell %q shows its column's name %q", c.Text, c.Label)
+		}
+	}
+
+	for _, tc := range []struct {
+		page   string
+		tables []string
+		labels []string // column names a cell shows before its value
+	}{
+		{"/changes", []string{"changes-pending"}, []string{"Tenant", "Asked by", "Why", "Asked", "Expires"}},
+		{"/labels", []string{"label-queue-table"}, []string{"Tenant", "Routed to", "Status", "Started"}},
+		{"/releases", []string{"route-accuracy-weeks", "route-accuracy-skills", "route-accuracy-confusion", "route-accuracy-releases"}, []string{"Week of", "Accuracy", "Routed there", "Right", "False positives", "False negatives", "Belonged to", "Journeys", "Release"}},
+	} {
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(phoneWidth, 844), chromedp.Navigate(p.URL+tc.page), chromedp.WaitVisible(byTestID(tc.tables[len(tc.tables)-1]))); err != nil {
+			t.Fatalf("open %s: %v\nwarden logs:\n%s", tc.page, err, p.logs)
+		}
+		fits(t, ctx, tc.page, phoneWidth)
+		for _, table := range tc.tables {
+			cells := phoneCells(t, ctx, table)
+			if len(cells) == 0 {
+				t.Errorf("%s: the %s table has no cell", tc.page, table)
+			}
+			for _, c := range cells {
+				if c.Width <= 0 || c.Left < 0 || c.Right > phoneWidth || c.Clipped {
+					t.Errorf("%s: %s's cell %q (%s) is not whole in sight at %d px: left %.0f, right %.0f, clipped %v", tc.page, table, c.Text, c.Label, phoneWidth, c.Left, c.Right, c.Clipped)
+				}
+			}
+			if s, err := chromedp.Run(ctx, chromedp.Evaluate[[]int](`(() => { const e = document.querySelector('[data-testid="`+table+`"]').closest('.card'); return [e.scrollWidth, e.clientWidth]; })()`)); err != nil || s[0] > s[1] {
+				wide, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => { const card = document.querySelector('[data-testid="`+table+`"]').closest('.card'), right = card.getBoundingClientRect().right - parseFloat(getComputedStyle(card).paddingRight) - parseFloat(getComputedStyle(card).borderRightWidth); return Array.from(card.querySelectorAll('*')).filter(e => e.getBoundingClientRect().right > right + 1).slice(0, 4).map(e => Math.round(e.getBoundingClientRect().right - right) + ' ' + e.tagName.toLowerCase() + (e.dataset.testid ? '[' + e.dataset.testid + ']' : '') + ' ' + e.textContent.trim().slice(0, 30)); })()`))
+				t.Errorf("%s: the %s table's card scrolls sideways (%v, %v): %q sticks out", tc.page, table, s, err, wide)
+			}
+		}
+		shown := map[string]bool{}
+		for _, table := range tc.tables {
+			for _, c := range phoneCells(t, ctx, table) {
+				shown[c.Label] = true
+			}
+		}
+		for _, l := range tc.labels {
+			if !shown[l] {
+				t.Errorf("%s: no cell is named %q at %d px; names shown: %v", tc.page, l, phoneWidth, shown)
+			}
+		}
+		attachScreenshot(t, ctx, "phone-tables"+strings.ReplaceAll(tc.page, "/", "-"))
+		for _, table := range tc.tables {
+			if dir := os.Getenv("WARDEN_SCREENSHOTS"); dir != "" {
+				if png, err := chromedp.Run(ctx, chromedp.Screenshot(byTestID(table))); err == nil {
+					os.WriteFile(filepath.Join(dir, "phone-table-"+table+".png"), png, 0o644)
+				}
+			}
+		}
+	}
+
+	// The row's link, by the keyboard: in sight once focused, Enter opens it.
+	for _, tc := range []struct{ page, table, want, wait string }{
+		{"/changes", "changes-pending", "/changes/chg_", "change-status"},
+		{"/labels", "label-queue-table", "/traces/", "route-label-form"},
+	} {
+		link := `[data-testid="` + tc.table + `"] tbody tr:first-child a`
+		if err := chromedp.Do(ctx, chromedp.Navigate(p.URL+tc.page), chromedp.WaitVisible(byTestID(tc.table)), chromedp.Focus(css(link))); err != nil {
+			t.Fatalf("%s: focus the row's link: %v", tc.page, err)
+		}
+		in, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const a = document.activeElement, r = a.getBoundingClientRect(); return a.matches('`+link+`') && r.width > 0 && r.left >= 0 && r.right <= window.innerWidth && r.top >= 0 && r.bottom <= window.innerHeight; })()`))
+		if err != nil || !in {
+			t.Errorf("%s: the focused row link is not in sight at %d px (%v)", tc.page, phoneWidth, err)
+		}
+		if err := chromedp.Do(ctx, chromedp.KeyEvent("\r"), chromedp.WaitVisible(byTestID(tc.wait))); err != nil {
+			t.Errorf("%s: Enter on the row's link: %v; at %s", tc.page, err, location(t, ctx))
+			continue
+		}
+		if loc := location(t, ctx); !strings.Contains(loc, tc.want) {
+			t.Errorf("%s: Enter on the row's link opened %s, want %s…", tc.page, loc, tc.want)
+		}
+		fits(t, ctx, location(t, ctx), phoneWidth)
+	}
+	p.stop(t)
+}
+
+// stackedCellsInSight fails when a cell of a table laid out for phones
+// (.table-stack: one block per row) lies outside the viewport's width.
+func stackedCellsInSight(t *testing.T, ctx context.Context, where string) {
+	t.Helper()
+	out, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('.table-stack tbody td')).filter(td => { const r = td.getBoundingClientRect(); return r.left < 0 || r.right > window.innerWidth; }).slice(0, 5).map(td => td.textContent.trim().slice(0, 40))`))
+	if err != nil {
+		t.Fatalf("measure %s: %v", where, err)
+	}
+	if len(out) > 0 {
+		t.Errorf("%s: table cells out of sight at %d px: %q", where, phoneWidth, out)
+	}
+}
+
+type phoneCell struct {
+	Text, Label        string
+	Left, Right, Width float64
+	Clipped            bool
+}
+
+// phoneCells measures each body cell of the table with this data-testid:
+// where it lies, whether its content is cut off, and the column name
+// shown before it (its ::before content, when not none).
+func phoneCells(t *testing.T, ctx context.Context, testid string) []phoneCell {
+	t.Helper()
+	cells, err := chromedp.Run(ctx, chromedp.Evaluate[[]phoneCell](`Array.from(document.querySelectorAll('[data-testid="`+testid+`"] tbody td')).map(td => {
+		const r = td.getBoundingClientRect(), c = getComputedStyle(td, '::before').content;
+		return {Text: td.textContent.trim().slice(0, 40), Label: (c && c !== 'none' && c !== 'normal') ? JSON.parse(c) : '',
+			Left: r.left, Right: r.right, Width: r.width, Clipped: td.scrollWidth > td.clientWidth + 1};
+	})`))
+	if err != nil {
+		t.Fatalf("measure %s: %v", testid, err)
+	}
+	return cells
 }
