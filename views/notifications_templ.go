@@ -66,7 +66,7 @@ func NotificationList(p Page, v NotificationsView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		} else {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "<table class=\"table\" data-testid=\"channels\"><thead><tr><th>Name</th><th>Kind</th><th>Sends to</th><th>Status</th><th></th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "<table class=\"table table-stack\" data-testid=\"channels\"><thead><tr><th>Name</th><th>Kind</th><th>Sends to</th><th>Status</th><th></th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1130,7 +1130,7 @@ func NotificationList(p Page, v NotificationsView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		} else {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 96, "<table class=\"table\" data-testid=\"routes\"><thead><tr><th>When</th><th>Tenant</th><th>Channel</th><th>To</th><th>Only</th><th></th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 96, "<table class=\"table table-stack\" data-testid=\"routes\"><thead><tr><th>When</th><th>Tenant</th><th>Channel</th><th>To</th><th>Only</th><th></th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
