@@ -337,9 +337,10 @@ func sortedKeys(m map[string]int) []string {
 }
 
 // TestBrowserPhoneTablesStack: on a 390 px phone the Changes queue (a
-// pending change of erin's), the Labelling queue (every journey sampled)
-// and the Releases page's route accuracy per skill and wrong routes read
-// one row at a time: every cell of their tables lies inside the screen,
+// pending change of erin's), the Labelling queue (every journey sampled),
+// the Releases page's route accuracy per skill and wrong routes, the
+// Traces and Actions lists and alice's approvals queue (the demo's
+// pending actions; Take works from it) read one row at a time: every cell of their tables lies inside the screen,
 // whole, after its column's name (Why, Expires, Routed to, Started,
 // False positives...), with no sideways scrolling inside the card. The
 // row's link is reached with the keyboard and opens the change, or the
@@ -388,15 +389,13 @@ func TestBrowserPhoneTablesStack(t *testing.T) {
 		}
 	}
 
-	for _, tc := range []struct {
+	type stackCase struct {
 		page   string
 		tables []string
 		labels []string // column names a cell shows before its value
-	}{
-		{"/changes", []string{"changes-pending"}, []string{"Tenant", "Asked by", "Why", "Asked", "Expires"}},
-		{"/labels", []string{"label-queue-table"}, []string{"Tenant", "Routed to", "Status", "Started"}},
-		{"/releases", []string{"route-accuracy-weeks", "route-accuracy-skills", "route-accuracy-confusion", "route-accuracy-releases"}, []string{"Week of", "Accuracy", "Routed there", "Right", "False positives", "False negatives", "Belonged to", "Journeys", "Release"}},
-	} {
+	}
+	stacks := func(ctx context.Context, tc stackCase) {
+		t.Helper()
 		if err := chromedp.Do(ctx, chromedp.EmulateViewport(phoneWidth, 844), chromedp.Navigate(p.URL+tc.page), chromedp.WaitVisible(byTestID(tc.tables[len(tc.tables)-1]))); err != nil {
 			t.Fatalf("open %s: %v\nwarden logs:\n%s", tc.page, err, p.logs)
 		}
@@ -409,6 +408,9 @@ func TestBrowserPhoneTablesStack(t *testing.T) {
 			for _, c := range cells {
 				if c.Width <= 0 || c.Left < 0 || c.Right > phoneWidth || c.Clipped {
 					t.Errorf("%s: %s's cell %q (%s) is not whole in sight at %d px: left %.0f, right %.0f, clipped %v", tc.page, table, c.Text, c.Label, phoneWidth, c.Left, c.Right, c.Clipped)
+				}
+				if c.Label != "" && c.Room < 100 {
+					t.Errorf("%s: %s's cell %q leaves %.0f px for its column's name %q: the name is out of sight", tc.page, table, c.Text, c.Room, c.Label)
 				}
 			}
 			if s, err := chromedp.Run(ctx, chromedp.Evaluate[[]int](`(() => { const e = document.querySelector('[data-testid="`+table+`"]').closest('.card'); return [e.scrollWidth, e.clientWidth]; })()`)); err != nil || s[0] > s[1] {
@@ -436,11 +438,22 @@ func TestBrowserPhoneTablesStack(t *testing.T) {
 			}
 		}
 	}
+	for _, tc := range []stackCase{
+		{"/changes", []string{"changes-pending"}, []string{"Tenant", "Asked by", "Why", "Asked", "Expires"}},
+		{"/labels", []string{"label-queue-table"}, []string{"Tenant", "Routed to", "Status", "Started"}},
+		{"/releases", []string{"route-accuracy-weeks", "route-accuracy-skills", "route-accuracy-confusion", "route-accuracy-releases"}, []string{"Week of", "Accuracy", "Routed there", "Right", "False positives", "False negatives", "Belonged to", "Journeys", "Release"}},
+		{"/traces", []string{"traces-table"}, []string{"Started", "Tenant", "Input", "Skill", "Status", "Caller", "Cost", "Latency"}},
+		{"/actions", []string{"actions-table"}, []string{"Asked", "Target", "Tenant", "Amount", "Status"}},
+	} {
+		stacks(ctx, tc)
+	}
 
 	// The row's link, by the keyboard: in sight once focused, Enter opens it.
 	for _, tc := range []struct{ page, table, want, wait string }{
 		{"/changes", "changes-pending", "/changes/chg_", "change-status"},
 		{"/labels", "label-queue-table", "/traces/", "route-label-form"},
+		{"/traces", "traces-table", "/traces/", "trace-input"},
+		{"/actions", "actions-table", "/approvals/act_", "action-status"},
 	} {
 		link := `[data-testid="` + tc.table + `"] tbody tr:first-child a`
 		if err := chromedp.Do(ctx, chromedp.Navigate(p.URL+tc.page), chromedp.WaitVisible(byTestID(tc.table)), chromedp.Focus(css(link))); err != nil {
@@ -458,6 +471,49 @@ func TestBrowserPhoneTablesStack(t *testing.T) {
 			t.Errorf("%s: Enter on the row's link opened %s, want %s…", tc.page, loc, tc.want)
 		}
 		fits(t, ctx, location(t, ctx), phoneWidth)
+	}
+
+	// alice's approvals queue: a table on a wide screen; on her phone one
+	// block per pending action, the action's link first, then Tenant,
+	// Amount, Impact, Approvals, Waiting and Expires, and its Take button
+	// in sight and working.
+	actx := newBrowserContext(t)
+	signIn(t, actx, p, "alice")
+	if err := chromedp.Do(actx, chromedp.EmulateViewport(1366, 900), chromedp.Navigate(p.URL+"/approvals"), chromedp.WaitVisible(`main a[href^="/approvals/act_"]`)); err != nil {
+		t.Fatalf("alice's queue shows no approval: %v\nwarden logs:\n%s", err, p.logs)
+	}
+	if !visible(t, actx, css(`[data-testid="approvals-table"] thead th:last-child`)) {
+		t.Errorf("at 1366 px the approvals queue's header row does not show")
+	}
+	for _, c := range phoneCells(t, actx, "approvals-table") {
+		if c.Label != "" {
+			t.Errorf("at 1366 px the queue's cell %q shows its column's name %q", c.Text, c.Label)
+		}
+	}
+	stacks(actx, stackCase{"/approvals", []string{"approvals-table"}, []string{"Tenant", "Amount", "Impact", "Approvals", "Waiting", "Expires"}})
+	first, err := chromedp.Run(actx, chromedp.Evaluate[bool](`(() => { const row = document.querySelector('[data-testid="approvals-table"] tbody tr'), a = row.querySelector('a.queue-summary').getBoundingClientRect(); return Array.from(row.querySelectorAll('td[data-label]:not([data-label=""])')).every(td => td.getBoundingClientRect().top >= a.bottom - 1); })()`))
+	if err != nil || !first {
+		t.Errorf("at %d px the queue row's link is not its first line (%v)", phoneWidth, err)
+	}
+	take := `[data-testid="approvals-table"] tbody tr form[data-testid^="take-"] button`
+	in, err := chromedp.Run(actx, chromedp.Evaluate[bool](`(() => { const b = document.querySelector('`+take+`'); if (!b) return false; b.scrollIntoView({block: 'center'}); const r = b.getBoundingClientRect(); return r.width > 0 && r.left >= 0 && r.right <= window.innerWidth; })()`))
+	if err != nil || !in {
+		t.Fatalf("at %d px no queue row shows its Take button in sight (%v)", phoneWidth, err)
+	}
+	if err := chromedp.Do(actx, chromedp.Click(css(take)), chromedp.WaitVisible(`[data-testid="approvals-table"] [data-testid^="claim-"]`)); err != nil {
+		t.Fatalf("alice takes an action from the queue on her phone: %v; at %s\nwarden logs:\n%s", err, location(t, actx), p.logs)
+	}
+	if got := textOf(t, actx, css(`[data-testid="approvals-table"] [data-testid^="claim-"]`)); !strings.Contains(got, "You are reviewing") {
+		t.Errorf("after Take on her phone the queue says %q, want You are reviewing", got)
+	}
+	fits(t, actx, "/approvals after Take", phoneWidth)
+	stackedCellsInSight(t, actx, "/approvals after Take")
+	attachScreenshot(t, actx, "phone-tables-approvals-taken")
+	link := `[data-testid="approvals-table"] tbody tr:first-child a.queue-summary`
+	if err := chromedp.Do(actx, chromedp.Focus(css(link)), chromedp.KeyEvent("\r"), chromedp.WaitVisible(byTestID("action-status"))); err != nil {
+		t.Errorf("/approvals: Enter on the row's link: %v; at %s", err, location(t, actx))
+	} else if loc := location(t, actx); !strings.Contains(loc, "/approvals/act_") {
+		t.Errorf("/approvals: Enter on the row's link opened %s", loc)
 	}
 	p.stop(t)
 }
@@ -479,6 +535,7 @@ type phoneCell struct {
 	Text, Label        string
 	Left, Right, Width float64
 	Clipped            bool
+	Room               float64 // the cell's left padding, where its column's name shows
 }
 
 // phoneCells measures each body cell of the table with this data-testid:
@@ -489,7 +546,7 @@ func phoneCells(t *testing.T, ctx context.Context, testid string) []phoneCell {
 	cells, err := chromedp.Run(ctx, chromedp.Evaluate[[]phoneCell](`Array.from(document.querySelectorAll('[data-testid="`+testid+`"] tbody td')).map(td => {
 		const r = td.getBoundingClientRect(), c = getComputedStyle(td, '::before').content;
 		return {Text: td.textContent.trim().slice(0, 40), Label: (c && c !== 'none' && c !== 'normal') ? JSON.parse(c) : '',
-			Left: r.left, Right: r.right, Width: r.width, Clipped: td.scrollWidth > td.clientWidth + 1};
+			Left: r.left, Right: r.right, Width: r.width, Clipped: td.scrollWidth > td.clientWidth + 1, Room: parseFloat(getComputedStyle(td).paddingLeft)};
 	})`))
 	if err != nil {
 		t.Fatalf("measure %s: %v", testid, err)
