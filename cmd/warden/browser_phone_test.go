@@ -339,7 +339,8 @@ func sortedKeys(m map[string]int) []string {
 // TestBrowserPhoneTablesStack: on a 390 px phone the Changes queue (a
 // pending change of erin's), the Labelling queue (every journey sampled),
 // the Releases page's route accuracy per skill and wrong routes, the
-// Traces and Actions lists and alice's approvals queue (the demo's
+// Traces and Actions lists, the Notifications page's channels and
+// routes (one of each added by erin) and alice's approvals queue (the demo's
 // pending actions; Take works from it) read one row at a time: every cell of their tables lies inside the screen,
 // whole, after its column's name (Why, Expires, Routed to, Started,
 // False positives...), with no sideways scrolling inside the card. The
@@ -438,7 +439,24 @@ func TestBrowserPhoneTablesStack(t *testing.T) {
 			}
 		}
 	}
+	// A channel and a route, so the Notifications page's tables have rows.
+	err = chromedp.Do(ctx,
+		chromedp.EmulateViewport(1366, 900),
+		chromedp.Navigate(p.URL+"/notifications"),
+		chromedp.WaitVisible(byTestID("channel-form")),
+		chromedp.SetValue(css("#ch-name"), "ops-slack"),
+		chromedp.SetValue(css("#ch-kind"), "slack"),
+		chromedp.SetValue(css("#ch-url"), "https://hooks.slack.com/services/T0/B0/phone"),
+		chromedp.Click(byTestID("channel-submit")),
+		chromedp.WaitVisible(byTestID("channels")),
+		chromedp.Click(byTestID("route-submit")),
+		chromedp.WaitVisible(byTestID("routes")),
+	)
+	if err != nil {
+		t.Fatalf("erin adds a channel and a route: %v; at %s\nwarden logs:\n%s", err, location(t, ctx), p.logs)
+	}
 	for _, tc := range []stackCase{
+		{"/notifications", []string{"channels", "routes"}, []string{"Name", "Kind", "Sends to", "Status", "When", "Tenant", "Channel", "To", "Only"}},
 		{"/changes", []string{"changes-pending"}, []string{"Tenant", "Asked by", "Why", "Asked", "Expires"}},
 		{"/labels", []string{"label-queue-table"}, []string{"Tenant", "Routed to", "Status", "Started"}},
 		{"/releases", []string{"route-accuracy-weeks", "route-accuracy-skills", "route-accuracy-confusion", "route-accuracy-releases"}, []string{"Week of", "Accuracy", "Routed there", "Right", "False positives", "False negatives", "Belonged to", "Journeys", "Release"}},
@@ -446,6 +464,17 @@ func TestBrowserPhoneTablesStack(t *testing.T) {
 		{"/actions", []string{"actions-table"}, []string{"Asked", "Target", "Tenant", "Amount", "Status"}},
 	} {
 		stacks(ctx, tc)
+	}
+	// The row's link is its first line, even the Traces list's, whose
+	// Journey column comes last on a wide screen.
+	for _, tc := range []struct{ page, table, link string }{
+		{"/traces", "traces-table", `a[data-testid="trace-link"]`},
+		{"/actions", "actions-table", `a[data-testid="action-link"]`},
+	} {
+		if err := chromedp.Do(ctx, chromedp.Navigate(p.URL+tc.page), chromedp.WaitVisible(byTestID(tc.table))); err != nil {
+			t.Fatalf("open %s: %v", tc.page, err)
+		}
+		linkLeads(t, ctx, tc.table, tc.link)
 	}
 
 	// The row's link, by the keyboard: in sight once focused, Enter opens it.
@@ -491,10 +520,7 @@ func TestBrowserPhoneTablesStack(t *testing.T) {
 		}
 	}
 	stacks(actx, stackCase{"/approvals", []string{"approvals-table"}, []string{"Tenant", "Amount", "Impact", "Approvals", "Waiting", "Expires"}})
-	first, err := chromedp.Run(actx, chromedp.Evaluate[bool](`(() => { const row = document.querySelector('[data-testid="approvals-table"] tbody tr'), a = row.querySelector('a.queue-summary').getBoundingClientRect(); return Array.from(row.querySelectorAll('td[data-label]:not([data-label=""])')).every(td => td.getBoundingClientRect().top >= a.bottom - 1); })()`))
-	if err != nil || !first {
-		t.Errorf("at %d px the queue row's link is not its first line (%v)", phoneWidth, err)
-	}
+	linkLeads(t, actx, "approvals-table", "a.queue-summary")
 	take := `[data-testid="approvals-table"] tbody tr form[data-testid^="take-"] button`
 	in, err := chromedp.Run(actx, chromedp.Evaluate[bool](`(() => { const b = document.querySelector('`+take+`'); if (!b) return false; b.scrollIntoView({block: 'center'}); const r = b.getBoundingClientRect(); return r.width > 0 && r.left >= 0 && r.right <= window.innerWidth; })()`))
 	if err != nil || !in {
@@ -516,6 +542,16 @@ func TestBrowserPhoneTablesStack(t *testing.T) {
 		t.Errorf("/approvals: Enter on the row's link opened %s", loc)
 	}
 	p.stop(t)
+}
+
+// linkLeads fails unless, in the first row of the table with this
+// data-testid, the link matched by link lies above every named cell.
+func linkLeads(t *testing.T, ctx context.Context, table, link string) {
+	t.Helper()
+	first, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const row = document.querySelector('[data-testid="`+table+`"] tbody tr'), a = row.querySelector('`+link+`').getBoundingClientRect(); return a.width > 0 && Array.from(row.querySelectorAll('td[data-label]:not([data-label=""])')).every(td => td.getBoundingClientRect().top >= a.bottom - 1); })()`))
+	if err != nil || !first {
+		t.Errorf("at %d px the %s row's link is not its first line (%v)", phoneWidth, table, err)
+	}
 }
 
 // stackedCellsInSight fails when a cell of a table laid out for phones
