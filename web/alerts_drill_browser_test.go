@@ -90,7 +90,8 @@ func drillKey(t *testing.T, in *instance, tenantID, name string) string {
 // cause — incomplete_request, the agent's requests — and the key that
 // sent them with its owner, follows the link to exactly the failing
 // journeys, and finds the validation runbook proposed, with no button
-// that stops anything. She acknowledges the alert from the browser.
+// that stops anything. She acknowledges the alert from the browser. On a
+// phone, the Alerts list shows it as one block, each cell named.
 func TestBrowserAlertDrillAgentRequests(t *testing.T) {
 	ctx := drillBrowser(t)
 	in := startWardenDemo(t, nil)
@@ -209,6 +210,40 @@ func TestBrowserAlertDrillAgentRequests(t *testing.T) {
 	}
 	if on, _ := catalog.SkillEnabled(context.Background(), in.DB.Read(), "order_status"); !on {
 		t.Error("order_status was switched off")
+	}
+
+	// On a 390 px phone the firing alert reads as one block: its link
+	// first, then each cell after its column's name, all in sight.
+	err = chromedp.Do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(in.URL+"/alerts"), chromedp.WaitVisible(testID("alerts-firing")))
+	if err != nil {
+		t.Fatalf("open the alerts on a phone: %v", err)
+	}
+	type cell struct {
+		Label, Text       string
+		Left, Right, Room float64
+	}
+	cells, err := chromedp.Run(ctx, chromedp.Evaluate[[]cell](`Array.from(document.querySelectorAll('[data-testid="alerts-firing"] tbody tr:first-child td')).map(td => {
+		const r = td.getBoundingClientRect(), c = getComputedStyle(td, '::before').content;
+		return {Label: (c && c !== 'none' && c !== 'normal') ? JSON.parse(c) : '', Text: td.textContent.trim().slice(0, 40), Left: r.left, Right: r.right, Room: parseFloat(getComputedStyle(td).paddingLeft)};
+	})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for i, c := range cells {
+		if c.Left < 0 || c.Right > 390 {
+			t.Errorf("at 390 px the alert's cell %q (%s) lies out of sight: left %.0f, right %.0f", c.Text, c.Label, c.Left, c.Right)
+		}
+		if c.Label != "" && c.Room < 100 {
+			t.Errorf("at 390 px the alert's cell %q leaves %.0f px for its name %q", c.Text, c.Room, c.Label)
+		}
+		if i > 0 && c.Left > cells[0].Left+200 {
+			t.Errorf("at 390 px the alert's cell %q sits beside the first, not under it", c.Text)
+		}
+		names = append(names, c.Label)
+	}
+	if got := strings.Join(names, ","); got != ",Value,Why,Since,Owner,Acknowledged,Runbook" {
+		t.Errorf("at 390 px the alert's cells are named %q, want its link then Value, Why, Since, Owner, Acknowledged, Runbook", got)
 	}
 }
 
