@@ -146,7 +146,7 @@ func Held(ctx context.Context, q store.Querier, rb Runbook) (map[string]string, 
 		case was == nil:
 			held[b.ID] = "it is new in " + rb.Source + " and no second admin has published it yet"
 		case was.Digest != b.Digest:
-			held[b.ID] = "its definition in " + rb.Source + " changed since it was published (it was " + describe(*was) + ")"
+			held[b.ID] = "its definition in " + rb.Source + " changed since it was published (it was " + Describe(*was) + ")"
 		}
 	}
 	return held, nil
@@ -262,7 +262,7 @@ func Publish(ctx context.Context, db *store.DB, set *Set, by Publisher, after ch
 		case now == nil:
 			moved = append(moved, curly(b.Label)+" is no longer in the file")
 		case now.Digest != b.Digest:
-			moved = append(moved, curly(b.Label)+" is now "+describe(*now))
+			moved = append(moved, curly(b.Label)+" is now "+Describe(*now))
 		}
 	}
 	if len(moved) > 0 {
@@ -284,7 +284,7 @@ func Publish(ctx context.Context, db *store.DB, set *Set, by Publisher, after ch
 				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, rb.ID, b.ID, b.Digest, b.Label, b.Tool, string(args), by.Change, by.ID, by.Name, store.FormatTime(now)); err != nil {
 				return fmt.Errorf("publish runbook %s button %s: %w", rb.ID, b.ID, err)
 			}
-			shown = append(shown, map[string]any{"action": b.ID, "label": b.Label, "tool": b.Tool, "args": argsText(b.Args), "digest": b.Digest})
+			shown = append(shown, map[string]any{"action": b.ID, "label": b.Label, "tool": b.Tool, "args": ArgsText(b.Args), "digest": b.Digest})
 		}
 		labels := make([]string, 0, len(after.Buttons))
 		for _, b := range after.Buttons {
@@ -300,20 +300,18 @@ func Publish(ctx context.Context, db *store.DB, set *Set, by Publisher, after ch
 	})
 }
 
-// describe is a button's definition in words: label, tool and arguments.
-func describe(b changes.Button) string {
+// Describe is a button's definition in words: label, tool and arguments.
+func Describe(b changes.Button) string {
 	s := curly(b.Label) + ", tool " + b.Tool
 	if len(b.Args) > 0 {
-		s += " with " + argsText(b.Args)
+		s += " with " + ArgsText(b.Args)
 	}
 	return s
 }
 
 // ArgsText is a button's arguments as people read them: "name=a, state=on",
 // sorted by name.
-func ArgsText(args map[string]string) string { return argsText(args) }
-
-func argsText(args map[string]string) string {
+func ArgsText(args map[string]string) string {
 	parts := make([]string, 0, len(args))
 	for _, k := range slices.Sorted(maps.Keys(args)) {
 		parts = append(parts, k+"="+args[k])

@@ -58,13 +58,6 @@ type ButtonDiffRow struct {
 func ButtonsDiff(before, after json.RawMessage) []ButtonDiffRow {
 	b, _ := changes.Value[changes.Buttons](before)
 	a, _ := changes.Value[changes.Buttons](after)
-	def := func(x changes.Button) string {
-		s := "“" + x.Label + "”, tool " + x.Tool
-		if len(x.Args) > 0 {
-			s += " with " + runbooks.ArgsText(x.Args)
-		}
-		return s
-	}
 	var out []ButtonDiffRow
 	for _, x := range a.Buttons {
 		row := ButtonDiffRow{ID: x.ID, Label: x.Label, Tool: x.Tool, Args: runbooks.ArgsText(x.Args), State: "unchanged"}
@@ -72,7 +65,7 @@ func ButtonsDiff(before, after json.RawMessage) []ButtonDiffRow {
 		case was == nil:
 			row.State = "new"
 		case was.Digest != x.Digest:
-			row.State, row.Was = "changed", def(*was)
+			row.State, row.Was = "changed", runbooks.Describe(*was)
 		}
 		out = append(out, row)
 	}
