@@ -165,6 +165,12 @@ func keyScopeChoices(ctx context.Context, st *store.DB, skills *Console) ([]stri
 	if err != nil {
 		return nil, err
 	}
+	return ch.offered(ctx, st)
+}
+
+// offered is every scope a key may be given: ch's names as scopes and
+// the upstream MCP servers' tools.
+func (ch scopeChoices) offered(ctx context.Context, st *store.DB) ([]string, error) {
 	// The tools of upstream MCP servers are typed (mcp:SERVER/TOOL or a
 	// pattern such as mcp:SERVER/*), not ticked.
 	mcp, err := mcpservers.Scopes(ctx, st.Read())

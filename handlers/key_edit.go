@@ -52,7 +52,7 @@ func (h *Console) KeyScopes(c echo.Context) error {
 	scopes := keys.NormalScopes(append(slices.Clone(form.Scopes), strings.Fields(form.Patterns)...))
 	msg := keys.CheckScopes(scopes)
 	if msg == "" {
-		offered, err := keyScopeChoices(ctx, h.DB, h)
+		offered, err := choices.offered(ctx, h.DB)
 		if err != nil {
 			return err
 		}
