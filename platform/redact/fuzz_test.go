@@ -130,7 +130,9 @@ func survives(out, v, ext string) bool {
 		}
 		i += from
 		end := i + len(v)
-		before := i > 0 && strings.IndexByte(ext, out[i-1]) >= 0
+		before := i > 0 && strings.IndexByte(ext, out[i-1]) >= 0 ||
+			// digits after "3." are a decimal's fraction, not the value
+			i >= 2 && out[i-1] == '.' && isDigit(out[i-2]) && isDigit(v[0])
 		after := end < len(out) && strings.IndexByte(ext, out[end]) >= 0
 		if !before && !after {
 			return true
@@ -165,6 +167,12 @@ func TestPlantedOracleLongerToken(t *testing.T) {
 	glued := r.String("0000000000A4111 1111 1111 1111A; 4111 1111 1111 1111; ")
 	if survives(glued, "4111 1111 1111 1111", extends[0]) {
 		t.Fatalf("planted card survived next to a glued one: %q", glued)
+	}
+	// And once the same digits as a decimal's fraction in its own text
+	// ("0000.4111 1111 1111 1111"): a number, not the planted card.
+	decimal := r.String("; 4111 1111 1111 1111; 0000.4111 1111 1111 1111")
+	if survives(decimal, "4111 1111 1111 1111", extends[0]) {
+		t.Fatalf("planted card survived next to a decimal: %q", decimal)
 	}
 	if !survives("x 4111 1111 1111 1111 y", "4111 1111 1111 1111", extends[0]) {
 		t.Fatal("oracle misses a bounded card")

@@ -36,6 +36,15 @@ func (sc *scanner) number(i, j int) int {
 		}
 	}
 	if sc.glued(i) {
+		// A whole card number after an abbreviation's period is a card
+		// ("Card no.4111 1111 1111 1111"); after a hyphen or slash it is
+		// an identifier's tail (id-4111111111111111), and after a digit
+		// and a period a decimal's fraction (0.4111111111111111).
+		if s[i-1] == '.' && isAlpha(s[i-2]) {
+			if e := sc.gluedCard(i); e > 0 {
+				return e
+			}
+		}
 		return sc.skipNumeric(i)
 	}
 	if e, ok := sc.ipv4(i); ok {
@@ -59,6 +68,20 @@ func (sc *scanner) glued(i int) bool {
 		return isAlnum(s[i-2])
 	}
 	return false
+}
+
+// gluedCard returns the end of a Luhn-valid card number at s[i], or 0.
+func (sc *scanner) gluedCard(i int) int {
+	n := sc.parseGroups(i)
+	if n == 0 {
+		return 0
+	}
+	if e, done := sc.card(n); done && len(sc.m) > 0 {
+		if last := sc.m[len(sc.m)-1]; last.Kind == KindCard && last.Start == sc.g[0].start {
+			return e
+		}
+	}
+	return 0
 }
 
 // skipNumeric returns the end of the digits and separators from s[i].

@@ -130,8 +130,15 @@ func words(dst []pword, s string) []pword {
 				i += 2
 				continue
 			case 'u':
+				// A \uXXXX escape is one separator; a "\u" without its
+				// four hex digits is two (the letters after it are words:
+				// `\u0; passport 123456789` keeps its cue).
 				gap |= gOther
-				i += min(6, len(s)-i)
+				if i+5 < len(s) && isHex(s[i+2]) && isHex(s[i+3]) && isHex(s[i+4]) && isHex(s[i+5]) {
+					i += 6
+				} else {
+					i += 2
+				}
 				continue
 			}
 		}

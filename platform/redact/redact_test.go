@@ -92,3 +92,24 @@ func TestConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// A "\u" that is not a whole \uXXXX escape (text cut inside a JSON escape)
+// does not swallow the word after it: the cue still counts (found by
+// FuzzRedactPlanted in CI: `\u0; passport 299884832` survived).
+func TestBrokenUnicodeEscapeKeepsCue(t *testing.T) {
+	r := New(testKey)
+	for _, in := range []string{
+		`\u0; passport 299884832`,
+		`11@\u0; passport 299884832`,
+		`\u; passport 299884832`,
+		`\u12; date of birth 26 May 1937`,
+		`x\u; Dear Łukasz J. Müller-Lüdenscheidt`,
+	} {
+		out := r.String(in)
+		for _, v := range []string{"299884832", "26 May 1937", "Müller"} {
+			if strings.Contains(out, v) {
+				t.Errorf("String(%q) = %q, %q survived", in, out, v)
+			}
+		}
+	}
+}
