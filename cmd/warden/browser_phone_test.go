@@ -390,55 +390,6 @@ func TestBrowserPhoneTablesStack(t *testing.T) {
 		}
 	}
 
-	type stackCase struct {
-		page   string
-		tables []string
-		labels []string // column names a cell shows before its value
-	}
-	stacks := func(ctx context.Context, tc stackCase) {
-		t.Helper()
-		if err := chromedp.Do(ctx, chromedp.EmulateViewport(phoneWidth, 844), chromedp.Navigate(p.URL+tc.page), chromedp.WaitVisible(byTestID(tc.tables[len(tc.tables)-1]))); err != nil {
-			t.Fatalf("open %s: %v\nwarden logs:\n%s", tc.page, err, p.logs)
-		}
-		fits(t, ctx, tc.page, phoneWidth)
-		for _, table := range tc.tables {
-			cells := phoneCells(t, ctx, table)
-			if len(cells) == 0 {
-				t.Errorf("%s: the %s table has no cell", tc.page, table)
-			}
-			for _, c := range cells {
-				if c.Width <= 0 || c.Left < 0 || c.Right > phoneWidth || c.Clipped {
-					t.Errorf("%s: %s's cell %q (%s) is not whole in sight at %d px: left %.0f, right %.0f, clipped %v", tc.page, table, c.Text, c.Label, phoneWidth, c.Left, c.Right, c.Clipped)
-				}
-				if c.Label != "" && c.Room < 100 {
-					t.Errorf("%s: %s's cell %q leaves %.0f px for its column's name %q: the name is out of sight", tc.page, table, c.Text, c.Room, c.Label)
-				}
-			}
-			if s, err := chromedp.Run(ctx, chromedp.Evaluate[[]int](`(() => { const e = document.querySelector('[data-testid="`+table+`"]').closest('.card'); return [e.scrollWidth, e.clientWidth]; })()`)); err != nil || s[0] > s[1] {
-				wide, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => { const card = document.querySelector('[data-testid="`+table+`"]').closest('.card'), right = card.getBoundingClientRect().right - parseFloat(getComputedStyle(card).paddingRight) - parseFloat(getComputedStyle(card).borderRightWidth); return Array.from(card.querySelectorAll('*')).filter(e => e.getBoundingClientRect().right > right + 1).slice(0, 4).map(e => Math.round(e.getBoundingClientRect().right - right) + ' ' + e.tagName.toLowerCase() + (e.dataset.testid ? '[' + e.dataset.testid + ']' : '') + ' ' + e.textContent.trim().slice(0, 30)); })()`))
-				t.Errorf("%s: the %s table's card scrolls sideways (%v, %v): %q sticks out", tc.page, table, s, err, wide)
-			}
-		}
-		shown := map[string]bool{}
-		for _, table := range tc.tables {
-			for _, c := range phoneCells(t, ctx, table) {
-				shown[c.Label] = true
-			}
-		}
-		for _, l := range tc.labels {
-			if !shown[l] {
-				t.Errorf("%s: no cell is named %q at %d px; names shown: %v", tc.page, l, phoneWidth, shown)
-			}
-		}
-		attachScreenshot(t, ctx, "phone-tables"+strings.ReplaceAll(tc.page, "/", "-"))
-		for _, table := range tc.tables {
-			if dir := os.Getenv("WARDEN_SCREENSHOTS"); dir != "" {
-				if png, err := chromedp.Run(ctx, chromedp.Screenshot(byTestID(table))); err == nil {
-					os.WriteFile(filepath.Join(dir, "phone-table-"+table+".png"), png, 0o644)
-				}
-			}
-		}
-	}
 	// A channel and a route, so the Notifications page's tables have rows.
 	err = chromedp.Do(ctx,
 		chromedp.EmulateViewport(1366, 900),
@@ -463,7 +414,7 @@ func TestBrowserPhoneTablesStack(t *testing.T) {
 		{"/traces", []string{"traces-table"}, []string{"Started", "Tenant", "Input", "Skill", "Status", "Caller", "Cost", "Latency"}},
 		{"/actions", []string{"actions-table"}, []string{"Asked", "Target", "Tenant", "Amount", "Status"}},
 	} {
-		stacks(ctx, tc)
+		stacks(t, ctx, p, tc)
 	}
 	// The row's link is its first line, even the Traces list's, whose
 	// Journey column comes last on a wide screen.
@@ -519,7 +470,7 @@ func TestBrowserPhoneTablesStack(t *testing.T) {
 			t.Errorf("at 1366 px the queue's cell %q shows its column's name %q", c.Text, c.Label)
 		}
 	}
-	stacks(actx, stackCase{"/approvals", []string{"approvals-table"}, []string{"Tenant", "Amount", "Impact", "Approvals", "Waiting", "Expires"}})
+	stacks(t, actx, p, stackCase{"/approvals", []string{"approvals-table"}, []string{"Tenant", "Amount", "Impact", "Approvals", "Waiting", "Expires"}})
 	linkLeads(t, actx, "approvals-table", "a.queue-summary")
 	take := `[data-testid="approvals-table"] tbody tr form[data-testid^="take-"] button`
 	in, err := chromedp.Run(actx, chromedp.Evaluate[bool](`(() => { const b = document.querySelector('`+take+`'); if (!b) return false; b.scrollIntoView({block: 'center'}); const r = b.getBoundingClientRect(); return r.width > 0 && r.left >= 0 && r.right <= window.innerWidth; })()`))
@@ -542,6 +493,63 @@ func TestBrowserPhoneTablesStack(t *testing.T) {
 		t.Errorf("/approvals: Enter on the row's link opened %s", loc)
 	}
 	p.stop(t)
+}
+
+// stackCase is a page whose tables (by data-testid) read as one block per
+// row on a phone, and column names some cell of them must show.
+type stackCase struct {
+	page   string
+	tables []string
+	labels []string // column names a cell shows before its value
+}
+
+// stacks opens tc.page on a phone and fails unless the page is no wider
+// than the phone, every cell of its tables lies whole in sight with room
+// for its column's name, no table's card scrolls sideways, and each of
+// tc.labels is shown before some cell.
+func stacks(t *testing.T, ctx context.Context, p *process, tc stackCase) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(phoneWidth, 844), chromedp.Navigate(p.URL+tc.page), chromedp.WaitVisible(byTestID(tc.tables[len(tc.tables)-1]))); err != nil {
+		t.Fatalf("open %s: %v\nwarden logs:\n%s", tc.page, err, p.logs)
+	}
+	fits(t, ctx, tc.page, phoneWidth)
+	for _, table := range tc.tables {
+		cells := phoneCells(t, ctx, table)
+		if len(cells) == 0 {
+			t.Errorf("%s: the %s table has no cell", tc.page, table)
+		}
+		for _, c := range cells {
+			if c.Width <= 0 || c.Left < 0 || c.Right > phoneWidth || c.Clipped {
+				t.Errorf("%s: %s's cell %q (%s) is not whole in sight at %d px: left %.0f, right %.0f, clipped %v", tc.page, table, c.Text, c.Label, phoneWidth, c.Left, c.Right, c.Clipped)
+			}
+			if c.Label != "" && c.Room < 100 {
+				t.Errorf("%s: %s's cell %q leaves %.0f px for its column's name %q: the name is out of sight", tc.page, table, c.Text, c.Room, c.Label)
+			}
+		}
+		if s, err := chromedp.Run(ctx, chromedp.Evaluate[[]int](`(() => { const e = document.querySelector('[data-testid="`+table+`"]').closest('.card'); return [e.scrollWidth, e.clientWidth]; })()`)); err != nil || s[0] > s[1] {
+			wide, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`(() => { const card = document.querySelector('[data-testid="`+table+`"]').closest('.card'), right = card.getBoundingClientRect().right - parseFloat(getComputedStyle(card).paddingRight) - parseFloat(getComputedStyle(card).borderRightWidth); return Array.from(card.querySelectorAll('*')).filter(e => e.getBoundingClientRect().right > right + 1).slice(0, 4).map(e => Math.round(e.getBoundingClientRect().right - right) + ' ' + e.tagName.toLowerCase() + (e.dataset.testid ? '[' + e.dataset.testid + ']' : '') + ' ' + e.textContent.trim().slice(0, 30)); })()`))
+			t.Errorf("%s: the %s table's card scrolls sideways (%v, %v): %q sticks out", tc.page, table, s, err, wide)
+		}
+	}
+	shown := map[string]bool{}
+	for _, table := range tc.tables {
+		for _, c := range phoneCells(t, ctx, table) {
+			shown[c.Label] = true
+		}
+	}
+	for _, l := range tc.labels {
+		if !shown[l] {
+			t.Errorf("%s: no cell is named %q at %d px; names shown: %v", tc.page, l, phoneWidth, shown)
+		}
+	}
+	attachScreenshot(t, ctx, "phone-tables"+strings.ReplaceAll(tc.page, "/", "-"))
+	for _, table := range tc.tables {
+		if dir := os.Getenv("WARDEN_SCREENSHOTS"); dir != "" {
+			if png, err := chromedp.Run(ctx, chromedp.Screenshot(byTestID(table))); err == nil {
+				os.WriteFile(filepath.Join(dir, "phone-table-"+table+".png"), png, 0o644)
+			}
+		}
+	}
 }
 
 // linkLeads fails unless, in the first row of the table with this
@@ -571,7 +579,7 @@ type phoneCell struct {
 	Text, Label        string
 	Left, Right, Width float64
 	Clipped            bool
-	Room               float64 // the cell's left padding, where its column's name shows
+	Room               float64 // the cell's left padding, where its column's name shows; its width when the name shows above
 }
 
 // phoneCells measures each body cell of the table with this data-testid:
@@ -580,9 +588,9 @@ type phoneCell struct {
 func phoneCells(t *testing.T, ctx context.Context, testid string) []phoneCell {
 	t.Helper()
 	cells, err := chromedp.Run(ctx, chromedp.Evaluate[[]phoneCell](`Array.from(document.querySelectorAll('[data-testid="`+testid+`"] tbody td')).map(td => {
-		const r = td.getBoundingClientRect(), c = getComputedStyle(td, '::before').content;
+		const r = td.getBoundingClientRect(), b = getComputedStyle(td, '::before'), c = b.content;
 		return {Text: td.textContent.trim().slice(0, 40), Label: (c && c !== 'none' && c !== 'normal') ? JSON.parse(c) : '',
-			Left: r.left, Right: r.right, Width: r.width, Clipped: td.scrollWidth > td.clientWidth + 1, Room: parseFloat(getComputedStyle(td).paddingLeft)};
+			Left: r.left, Right: r.right, Width: r.width, Clipped: td.scrollWidth > td.clientWidth + 1, Room: b.float === 'none' ? r.width : parseFloat(getComputedStyle(td).paddingLeft)};
 	})`))
 	if err != nil {
 		t.Fatalf("measure %s: %v", testid, err)

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestBrowserPhoneDetailTablesStack: the demo key asks the model-driven
+// refund skill for a refund of ORD-1005 (the journey waits for approval
+// after its model calls and steps) and alice approves it once with a
+// long comment. On a 390 px phone the tables of the detail pages read
+// one block per row like the lists do: the approval's decisions and the
+// journey so far, the trace's steps, model calls and redactions, the
+// alert thresholds (with erin's forms), the search results (actions,
+// journeys, audit events) and the audit trail. Every cell lies whole in
+// sight after its column's name, no card scrolls sideways, the page is
+// no wider than the phone. At 1366 px they stay tables with their
+// header rows and no names in the cells.
+func TestBrowserPhoneDetailTablesStack(t *testing.T) {
+	p := startProcess(t, "")
+	body, _ := json.Marshal(map[string]string{"input": "model demo: refund ORD-1005, it arrived torn. Write to jane.doe@example.com", "skill": "model_refunds"})
+	req, _ := http.NewRequest(http.MethodPost, p.URL+"/v1/journeys", strings.NewReader(string(body)))
+	req.Header.Set("Authorization", "Bearer "+p.demoKey(t))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var journey struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+		Action struct {
+			ID string `json:"id"`
+		} `json:"action"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&journey)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusAccepted || journey.Action.ID == "" {
+		t.Fatalf("model-driven journey = %d %+v (%v), want 202 awaiting approval\nwarden logs:\n%s", resp.StatusCode, journey, err, p.logs)
+	}
+
+	ctx := newBrowserContext(t)
+	signIn(t, ctx, p, "alice")
+	err = chromedp.Do(ctx,
+		chromedp.EmulateViewport(1366, 900),
+		chromedp.Navigate(p.URL+"/approvals/"+journey.Action.ID),
+		chromedp.WaitVisible(byTestID("approve")),
+		chromedp.SendKeys(css("#approve-comment"), "Photos of the torn box checked against order ORD-1005; the courier's damage report number is DMG-2026-000000000000481516"),
+		chromedp.Click(byTestID("approve")),
+		chromedp.WaitVisible(byTestID("decisions")),
+	)
+	if err != nil {
+		t.Fatalf("alice approves once: %v; at %s\nwarden logs:\n%s", err, location(t, ctx), p.logs)
+	}
+	stacks(t, ctx, p, stackCase{"/approvals/" + journey.Action.ID, []string{"decisions", "journey-steps"}, []string{"Decision", "When", "Comment", "Step", "Kind", "Tool", "Arguments", "Result", "Status"}})
+
+	signOutAndIn(t, ctx, p, "erin")
+	trace := "/traces/" + journey.ID
+	// The desktop, unchanged: header rows show, no cell names its column.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1366, 900), chromedp.Navigate(p.URL+trace), chromedp.WaitVisible(byTestID("trace-steps"))); err != nil {
+		t.Fatalf("open %s: %v\nwarden logs:\n%s", trace, err, p.logs)
+	}
+	for _, table := range []string{"trace-steps", "trace-model-calls", "trace-tokens"} {
+		if !visible(t, ctx, css(`[data-testid="`+table+`"] thead th:last-child`)) {
+			t.Errorf("at 1366 px the %s table's header row does not show", table)
+		}
+		for _, c := range phoneCells(t, ctx, table) {
+			if c.Label != "" {
+				t.Errorf("at 1366 px %s's cell %q shows its column's name %q", table, c.Text, c.Label)
+			}
+		}
+	}
+	fits(t, ctx, trace+" at 1366 px", 1366)
+
+	for _, tc := range []stackCase{
+		{trace, []string{"trace-model-calls", "trace-tokens", "trace-steps"}, []string{"Call", "Deployment", "Tokens in/out", "Cost", "Kind", "Found by", "Where", "Step", "Tool", "Arguments", "Result", "Status", "Units", "Latency"}},
+		{"/alerts#rules", []string{"alert-rules"}, []string{"Failure rate", "p99 latency", "Window", "Minimum journeys"}},
+		{"/search?q=" + url.QueryEscape("ORD-1005"), []string{"search-actions", "search-events", "search-journeys"}, []string{"Asked", "Target", "Tenant", "Amount", "Started", "Skill", "Caller", "Seq", "Time"}},
+		{"/audit", []string{"audit-table"}, []string{"Seq", "Time", "Tenant"}},
+	} {
+		stacks(t, ctx, p, tc)
+	}
+	// The row's link leads its block, though its column comes later on a
+	// wide screen.
+	for _, tc := range []struct{ page, table, link string }{
+		{"/search?q=ORD-1005", "search-journeys", `a[data-testid="journey-link"]`},
+		{trace, "trace-model-calls", `code`},
+	} {
+		if err := chromedp.Do(ctx, chromedp.Navigate(p.URL+tc.page), chromedp.WaitVisible(byTestID(tc.table))); err != nil {
+			t.Fatalf("open %s: %v", tc.page, err)
+		}
+		linkLeads(t, ctx, tc.table, tc.link)
+	}
+	p.stop(t)
+}
