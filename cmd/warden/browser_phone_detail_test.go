@@ -19,7 +19,9 @@ import (
 // alert thresholds (with erin's forms), the search results (actions,
 // journeys, audit events) and the audit trail. Every cell lies whole in
 // sight after its column's name, no card scrolls sideways, the page is
-// no wider than the phone. At 1366 px they stay tables with their
+// no wider than the phone; so do erin's other pages with wide tables
+// (keys, tools, models and their calls, budgets, sessions, tenants,
+// switches, skills, runbooks, releases, dependencies). At 1366 px they stay tables with their
 // header rows and no names in the cells.
 func TestBrowserPhoneDetailTablesStack(t *testing.T) {
 	p := startProcess(t, "")
@@ -82,6 +84,19 @@ func TestBrowserPhoneDetailTablesStack(t *testing.T) {
 		{"/alerts#rules", []string{"alert-rules"}, []string{"Failure rate", "p99 latency", "Window", "Minimum journeys"}},
 		{"/search?q=" + url.QueryEscape("ORD-1005"), []string{"search-actions", "search-events", "search-journeys"}, []string{"Asked", "Target", "Tenant", "Amount", "Started", "Skill", "Caller", "Seq", "Time"}},
 		{"/audit", []string{"audit-table"}, []string{"Seq", "Time", "Tenant"}},
+		// The admin's and on-call's other pages whose tables had more
+		// columns than a phone shows.
+		{"/keys", []string{"keys-table"}, []string{"Tenant", "Prefix", "Scopes", "Created", "Last used", "Expires", "State"}},
+		{"/tools", []string{"tools-table"}, []string{"Impact", "Reversibility", "Provider", "Timeout", "Attempts", "Unit cost", "Switch"}},
+		{"/models", []string{"models-table", "model-calls"}, []string{"Priority / weight", "Deployment", "Upstream", "Context / cap", "Concurrency", "Tenant", "Alias", "Attempts", "Usage", "Charged", "Prompt (redacted)"}},
+		{"/budgets", []string{"budget-top-acme"}, []string{"Skill", "Status", "Cost", "Started"}},
+		{"/sessions", []string{"sessions-table"}, []string{"Signed in", "Last seen", "From", "Ends at the latest"}},
+		{"/tenants", []string{"tenants-table"}, []string{"Name", "State", "Trace retention", "Created"}},
+		{"/switches", []string{"switch-tools", "switch-skills"}, []string{"Impact", "State", "Switch", "Tools it calls"}},
+		{"/skills", []string{"skills"}, []string{"Description", "Tools", "Max steps", "Model", "Source", "SHA-256"}},
+		{"/runbooks", []string{"runbooks"}, []string{"Owner", "Severity", "Alerts"}},
+		{"/releases", []string{"release-history"}, []string{"Change", "By", "When"}},
+		{"/dependencies", []string{"deps"}, []string{"Breaker", "Error rate (window)", "Latency p50 / p99", "Calls"}},
 	} {
 		stacks(t, ctx, p, tc)
 	}
