@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/wardenhq/warden/platform/store/storetest"
 )
 
 // TestBrowserPhoneDetailTablesStack: the demo key asks the model-driven
@@ -21,10 +23,16 @@ import (
 // sight after its column's name, no card scrolls sideways, the page is
 // no wider than the phone; so do erin's other pages with wide tables
 // (keys, tools, models and their calls, budgets, sessions, tenants,
-// switches, skills, runbooks, releases, dependencies). At 1366 px they stay tables with their
-// header rows and no names in the cells.
+// switches, skills, runbooks, releases, dependencies). At 1366 px every
+// one of them stays a table: header row shown, no column names in the
+// cells. With WARDEN_TEST_POSTGRES set, the process keeps its data in
+// PostgreSQL.
 func TestBrowserPhoneDetailTablesStack(t *testing.T) {
-	p := startProcess(t, "")
+	var env []string
+	if storetest.Postgres() {
+		env = append(env, "WARDEN_DATABASE_URL="+storetest.URL(t), "WARDEN_DB_MAX_CONNS=5")
+	}
+	p := startProcess(t, "", env...)
 	body, _ := json.Marshal(map[string]string{"input": "model demo: refund ORD-1005, it arrived torn. Write to jane.doe@example.com", "skill": "model_refunds"})
 	req, _ := http.NewRequest(http.MethodPost, p.URL+"/v1/journeys", strings.NewReader(string(body)))
 	req.Header.Set("Authorization", "Bearer "+p.demoKey(t))
@@ -63,23 +71,8 @@ func TestBrowserPhoneDetailTablesStack(t *testing.T) {
 
 	signOutAndIn(t, ctx, p, "erin")
 	trace := "/traces/" + journey.ID
-	// The desktop, unchanged: header rows show, no cell names its column.
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1366, 900), chromedp.Navigate(p.URL+trace), chromedp.WaitVisible(byTestID("trace-steps"))); err != nil {
-		t.Fatalf("open %s: %v\nwarden logs:\n%s", trace, err, p.logs)
-	}
-	for _, table := range []string{"trace-steps", "trace-model-calls", "trace-tokens"} {
-		if !visible(t, ctx, css(`[data-testid="`+table+`"] thead th:last-child`)) {
-			t.Errorf("at 1366 px the %s table's header row does not show", table)
-		}
-		for _, c := range phoneCells(t, ctx, table) {
-			if c.Label != "" {
-				t.Errorf("at 1366 px %s's cell %q shows its column's name %q", table, c.Text, c.Label)
-			}
-		}
-	}
-	fits(t, ctx, trace+" at 1366 px", 1366)
 
-	for _, tc := range []stackCase{
+	pages := []stackCase{
 		{trace, []string{"trace-model-calls", "trace-tokens", "trace-steps"}, []string{"Call", "Deployment", "Tokens in/out", "Cost", "Kind", "Found by", "Where", "Step", "Tool", "Arguments", "Result", "Status", "Units", "Latency"}},
 		{"/alerts#rules", []string{"alert-rules"}, []string{"Failure rate", "p99 latency", "Window", "Minimum journeys"}},
 		{"/search?q=" + url.QueryEscape("ORD-1005"), []string{"search-actions", "search-events", "search-journeys"}, []string{"Asked", "Target", "Tenant", "Amount", "Started", "Skill", "Caller", "Seq", "Time"}},
@@ -97,7 +90,8 @@ func TestBrowserPhoneDetailTablesStack(t *testing.T) {
 		{"/runbooks", []string{"runbooks"}, []string{"Owner", "Severity", "Alerts"}},
 		{"/releases", []string{"release-history"}, []string{"Change", "By", "When"}},
 		{"/dependencies", []string{"deps"}, []string{"Breaker", "Error rate (window)", "Latency p50 / p99", "Calls"}},
-	} {
+	}
+	for _, tc := range pages {
 		stacks(t, ctx, p, tc)
 	}
 	// The row's link leads its block, though its column comes later on a
@@ -110,6 +104,26 @@ func TestBrowserPhoneDetailTablesStack(t *testing.T) {
 			t.Fatalf("open %s: %v", tc.page, err)
 		}
 		linkLeads(t, ctx, tc.table, tc.link)
+	}
+	// Back on a wide screen every one of them is a table again.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(1366, 900)); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range pages {
+		if err := chromedp.Do(ctx, chromedp.Navigate(p.URL+tc.page), chromedp.WaitVisible(byTestID(tc.tables[len(tc.tables)-1]))); err != nil {
+			t.Fatalf("open %s at 1366 px: %v", tc.page, err)
+		}
+		for _, table := range tc.tables {
+			if !visible(t, ctx, css(`[data-testid="`+table+`"] thead th:last-child`)) {
+				t.Errorf("%s at 1366 px: the %s table's header row does not show", tc.page, table)
+			}
+			for _, c := range phoneCells(t, ctx, table) {
+				if c.Label != "" {
+					t.Errorf("%s at 1366 px: %s's cell %q shows its column's name %q", tc.page, table, c.Text, c.Label)
+					break
+				}
+			}
+		}
 	}
 	p.stop(t)
 }
