@@ -97,17 +97,26 @@ func TestApprovingAnOutOfDateChangeIsRefused(t *testing.T) {
 
 	kinds := []struct {
 		kind  string
-		setup func()         // puts the object where the change loosens it
-		path  string         // the console form erin asks with
-		form  url.Values     // (nil: none)
-		move  func()         // the direct edit that moves the object meanwhile
-		value func() string  // the object as the test reads it
+		setup func()        // puts the object where the change loosens it
+		path  string        // the console form erin asks with
+		form  url.Values    // (nil: none)
+		move  func()        // the direct edit that moves the object meanwhile
+		value func() string // the object as the test reads it
 	}{
 		{changes.DualControl, nil, "/tenants/acme/dual-control", url.Values{"currency": {"USD"}, "dual_control": {"1000000.00"}},
-			func() { _, err := tenants.SetThreshold(ctx, in.DB, testActor, acme.ID, tenants.Threshold{Currency: "USD", Minor: 50_000}); must("lower", err) },
-			func() string { m, _ := tenants.ThresholdFor(ctx, in.DB.Read(), acme.ID, "USD"); return strconv.FormatInt(m, 10) }},
+			func() {
+				_, err := tenants.SetThreshold(ctx, in.DB, testActor, acme.ID, tenants.Threshold{Currency: "USD", Minor: 50_000})
+				must("lower", err)
+			},
+			func() string {
+				m, _ := tenants.ThresholdFor(ctx, in.DB.Read(), acme.ID, "USD")
+				return strconv.FormatInt(m, 10)
+			}},
 		{changes.DualControlWindow, nil, "/tenants/acme/dual-control-window", url.Values{"window_hours": {"1"}},
-			func() { _, err := tenants.SetDualControlWindow(ctx, in.DB, testActor, acme.ID, 48); must("lengthen", err) },
+			func() {
+				_, err := tenants.SetDualControlWindow(ctx, in.DB, testActor, acme.ID, 48)
+				must("lengthen", err)
+			},
 			func() string { return strconv.Itoa(int(adminTenantBySlug(t, in.DB, "acme").DualControlWindow.Hours())) }},
 		{changes.ToolRisk, nil, "/tools/issue_refund", toolForm("low"),
 			func() {
@@ -117,9 +126,15 @@ func TestApprovingAnOutOfDateChangeIsRefused(t *testing.T) {
 				must("medium", err)
 			},
 			func() string { return string(tool("issue_refund").impact) }},
-		{changes.ToolSwitch, func() { _, err := catalog.Switch(ctx, in.DB, testActor, "lookup_order", false, "INC-1"); must("off", err) },
+		{changes.ToolSwitch, func() {
+			_, err := catalog.Switch(ctx, in.DB, testActor, "lookup_order", false, "INC-1")
+			must("off", err)
+		},
 			"/tools/lookup_order/enable", url.Values{},
-			func() { _, err := catalog.Switch(ctx, in.DB, testActor, "lookup_order", true, "INC-1 over"); must("on", err) },
+			func() {
+				_, err := catalog.Switch(ctx, in.DB, testActor, "lookup_order", true, "INC-1 over")
+				must("on", err)
+			},
 			func() string { return b(tool("lookup_order").on) }},
 		{changes.ToolTenantSwitch, func() {
 			_, err := catalog.SwitchForTenant(ctx, in.DB, testActor, "shop__lookup_order", acme.ID, "acme", false, "INC-2")
@@ -129,13 +144,19 @@ func TestApprovingAnOutOfDateChangeIsRefused(t *testing.T) {
 				_, err := catalog.SwitchForTenant(ctx, in.DB, testActor, "shop__lookup_order", acme.ID, "acme", true, "INC-2 over")
 				must("on for acme", err)
 			},
-			func() string { off, _ := catalog.OffForTenant(ctx, in.DB.Read(), "shop__lookup_order", acme.ID); return b(!off) }},
+			func() string {
+				off, _ := catalog.OffForTenant(ctx, in.DB.Read(), "shop__lookup_order", acme.ID)
+				return b(!off)
+			}},
 		{changes.SkillSwitch, func() {
 			if p := erin.post("/switches/skills/refunds/off", erin.withCSRF(url.Values{"reason": {"INC-3"}}), nil); p.Status != http.StatusOK {
 				t.Fatalf("switching refunds off = %d", p.Status)
 			}
 		}, "/switches/skills/refunds/on", url.Values{},
-			func() { _, err := catalog.SwitchSkill(ctx, in.DB, testActor, "refunds", true, "INC-3 over"); must("skill on", err) },
+			func() {
+				_, err := catalog.SwitchSkill(ctx, in.DB, testActor, "refunds", true, "INC-3 over")
+				must("skill on", err)
+			},
 			func() string { on, _ := catalog.SkillEnabled(ctx, in.DB.Read(), "refunds"); return b(on) }},
 		{changes.BudgetLimit, func() {
 			_, err := budgets.SetAudited(ctx, in.DB, testActor, budgets.Spec{TenantID: acme.ID, Period: budgets.Day, LimitMicros: 10_000_000, AlertPercent: 80}, time.Now())
@@ -145,7 +166,10 @@ func TestApprovingAnOutOfDateChangeIsRefused(t *testing.T) {
 				_, err := budgets.SetAudited(ctx, in.DB, testActor, budgets.Spec{TenantID: acme.ID, Period: budgets.Day, LimitMicros: 5_000_000, AlertPercent: 80}, time.Now())
 				must("lower budget", err)
 			},
-			func() string { bu, _ := budgets.Get(ctx, in.DB.Read(), acme.ID); return strconv.FormatInt(bu.LimitMicros, 10) }},
+			func() string {
+				bu, _ := budgets.Get(ctx, in.DB.Read(), acme.ID)
+				return strconv.FormatInt(bu.LimitMicros, 10)
+			}},
 		{changes.ModelUpstream, nil, "/models/fake-east", func() url.Values {
 			f := modelFormValues("https://elsewhere.example.net/v1")
 			f.Del("api_key")
@@ -162,19 +186,37 @@ func TestApprovingAnOutOfDateChangeIsRefused(t *testing.T) {
 		{changes.AllowHost, nil, "/model-allowed-hosts", url.Values{"allowed_hosts": {"127.0.0.1\nllm.corp.internal"}},
 			func() { _, err := models.SetAllowedHosts(ctx, in.DB, testActor, nil); must("no hosts", err) },
 			func() string { h, _ := models.AllowedHosts(ctx, in.DB.Read()); return strings.Join(h, " ") }},
-		{changes.MCPServerSwitch, func() { _, err := mcpservers.SwitchServer(ctx, in.DB, testActor, "shop", false, "INC-4"); must("server off", err) },
+		{changes.MCPServerSwitch, func() {
+			_, err := mcpservers.SwitchServer(ctx, in.DB, testActor, "shop", false, "INC-4")
+			must("server off", err)
+		},
 			"/switches/mcp-servers/shop/on", url.Values{},
-			func() { _, err := mcpservers.SwitchServer(ctx, in.DB, testActor, "shop", true, "INC-4 over"); must("server on", err) },
+			func() {
+				_, err := mcpservers.SwitchServer(ctx, in.DB, testActor, "shop", true, "INC-4 over")
+				must("server on", err)
+			},
 			func() string { s, _ := mcpservers.Get(ctx, in.DB.Read(), "shop"); return b(s.Enabled) }},
-		{changes.MCPToolSwitch, func() { _, err := mcpservers.SetToolEnabled(ctx, in.DB, testActor, "shop", "pay", false, "INC-5"); must("pay off", err) },
+		{changes.MCPToolSwitch, func() {
+			_, err := mcpservers.SetToolEnabled(ctx, in.DB, testActor, "shop", "pay", false, "INC-5")
+			must("pay off", err)
+		},
 			"/switches/mcp-tools/shop__pay/on", url.Values{},
-			func() { _, err := mcpservers.SetToolEnabled(ctx, in.DB, testActor, "shop", "pay", true, "INC-5 over"); must("pay on", err) },
+			func() {
+				_, err := mcpservers.SetToolEnabled(ctx, in.DB, testActor, "shop", "pay", true, "INC-5 over")
+				must("pay on", err)
+			},
 			func() string { tl, _ := mcpservers.GetTool(ctx, in.DB.Read(), "shop", "pay"); return b(tl.Enabled) }},
 		{changes.KeyRateLimit, nil, "/keys/" + k.ID + "/model-limits", url.Values{"model_rpm": {"20"}, "model_tpm": {"5000"}},
-			func() { _, err := models.SetKeyLimits(ctx, in.DB, testActor, key(), models.KeyLimits{RPM: 5, TPM: 5000}); must("lower rpm", err) },
+			func() {
+				_, err := models.SetKeyLimits(ctx, in.DB, testActor, key(), models.KeyLimits{RPM: 5, TPM: 5000})
+				must("lower rpm", err)
+			},
 			func() string { l, _ := models.KeyLimitsOf(ctx, in.DB.Read(), k.ID); return strconv.Itoa(l.RPM) }},
 		{changes.KeyScopes, nil, "/keys/" + k.ID + "/scopes", url.Values{"scopes": {"tool:lookup_order", "skill:refunds", "tool:issue_refund"}},
-			func() { _, err := keys.SetScopes(ctx, in.DB, testActor, k.ID, []string{"tool:lookup_order"}); must("narrow", err) },
+			func() {
+				_, err := keys.SetScopes(ctx, in.DB, testActor, k.ID, []string{"tool:lookup_order"})
+				must("narrow", err)
+			},
 			func() string { return strings.Join(key().Scopes, " ") }},
 		{changes.KeyRequestRate, nil, "/keys/" + k.ID + "/rate", url.Values{"rate_per_min": {"1200"}, "burst": {"60"}},
 			func() { _, err := keys.SetRate(ctx, in.DB, testActor, k.ID, 300, 30); must("slower", err) },
@@ -186,9 +228,14 @@ func TestApprovingAnOutOfDateChangeIsRefused(t *testing.T) {
 					releases.Move{Agent: releases.DefaultAgent, Env: releases.DefaultEnv, From: active, To: candidate, Reason: "by hand"})
 				must("activate by hand", err)
 			},
-			func() string { p, _ := releases.Active(ctx, in.DB.Read(), releases.DefaultAgent, releases.DefaultEnv); return p.Digest }},
+			func() string {
+				p, _ := releases.Active(ctx, in.DB.Read(), releases.DefaultAgent, releases.DefaultEnv)
+				return p.Digest
+			}},
 		{changes.OwnerChange, nil, "/owners/" + owners.Tool + "/issue_refund", url.Values{"owner": {"group:payments"}},
-			func() { must("owner", owners.Set(ctx, in.DB, testActor, owners.Tool, "issue_refund", "ana@example.com")) },
+			func() {
+				must("owner", owners.Set(ctx, in.DB, testActor, owners.Tool, "issue_refund", "ana@example.com"))
+			},
 			func() string { o, _ := owners.Get(ctx, in.DB.Read(), owners.Tool, "issue_refund"); return o }},
 		{changes.RunbookPublish, nil, "/runbooks/pause-refunds/publish", url.Values{},
 			func() {
@@ -222,9 +269,15 @@ func TestApprovingAnOutOfDateChangeIsRefused(t *testing.T) {
 				must("stricter settings", err)
 			},
 			func() string { s, _ := routelabels.GetSettings(ctx, in.DB.Read()); return strconv.Itoa(s.AlertPercent) }},
-		{changes.TenantFreeze, func() { _, err := tenants.SetFrozen(ctx, in.DB, testActor, acme.ID, true, "INC-6"); must("freeze", err) },
+		{changes.TenantFreeze, func() {
+			_, err := tenants.SetFrozen(ctx, in.DB, testActor, acme.ID, true, "INC-6")
+			must("freeze", err)
+		},
 			"/tenants/acme/unfreeze", url.Values{},
-			func() { _, err := tenants.SetFrozen(ctx, in.DB, testActor, acme.ID, false, "INC-6 over"); must("unfreeze", err) },
+			func() {
+				_, err := tenants.SetFrozen(ctx, in.DB, testActor, acme.ID, false, "INC-6 over")
+				must("unfreeze", err)
+			},
 			func() string { return b(adminTenantBySlug(t, in.DB, "acme").Frozen) }},
 	}
 	covered := map[string]bool{}
