@@ -15,6 +15,9 @@ type ChangesView struct {
 	Pending []changes.Change
 	Recent  []changes.Change
 	Now     time.Time
+	// OutOfDate marks the pending changes (by id) whose object moved
+	// since they were asked.
+	OutOfDate map[string]bool
 }
 
 // ChangeView is one change's page.

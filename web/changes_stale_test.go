@@ -29,8 +29,8 @@ import (
 // TestApprovingAnOutOfDateChangeIsRefused drives every kind of the table:
 // erin asks for a loosening change; frank's page offers the approval;
 // then the object moves by a direct edit (on-call tightening it, another
-// admin's edit). Frank's page now says the change is out of date and
-// offers only Reject; approving it anyway is a 409 that says what the
+// admin's edit). Frank's page and the Changes list now say the change is
+// out of date, and the page offers only Reject; approving it anyway is a 409 that says what the
 // object was and is now, the change stays pending and the object keeps
 // its moved value. Rejecting it still works.
 func TestApprovingAnOutOfDateChangeIsRefused(t *testing.T) {
@@ -305,6 +305,10 @@ func TestApprovingAnOutOfDateChangeIsRefused(t *testing.T) {
 				fresh.Doc.Find(`[data-testid="change-approve"]`).Length(), text(fresh, "change-out-of-date"))
 		}
 		digest, _ := fresh.Doc.Find(`input[name="digest"]`).Attr("value")
+		inQueue := `[data-testid="changes-pending"] [data-testid="change-` + id + `"] [data-testid="change-out-of-date"]`
+		if n := frank.get("/changes").Doc.Find(inQueue).Length(); n != 0 {
+			t.Errorf("%s: before the object moved the Changes list marks the change out of date", k.kind)
+		}
 
 		k.move()
 		moved := k.value()
@@ -313,6 +317,9 @@ func TestApprovingAnOutOfDateChangeIsRefused(t *testing.T) {
 			page.Doc.Find(`[data-testid="change-approve"]`).Length() != 0 || page.Doc.Find(`[data-testid="change-reject"]`).Length() != 1 {
 			t.Errorf("%s: after the object moved frank's page says %q / %q, approve offered %d times; want out of date and reject only", k.kind,
 				text(page, "change-out-of-date"), text(page, "change-out-of-date-why"), page.Doc.Find(`[data-testid="change-approve"]`).Length())
+		}
+		if n := frank.get("/changes").Doc.Find(inQueue).Length(); n != 1 {
+			t.Errorf("%s: after the object moved the Changes list does not mark the change out of date", k.kind)
 		}
 		p := frank.post(landed.URL.Path+"/decide", frank.withCSRF(url.Values{"decision": {"approve"}, "digest": {digest}}), nil)
 		if p.Status != http.StatusConflict || !strings.Contains(p.Body, "changed since the change was asked") || !strings.Contains(p.Body, "Reject this change and ask again") {
