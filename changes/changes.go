@@ -12,7 +12,8 @@
 //	loosens, _ := changes.Loosens(kind, before, after)
 //	if !loosens { apply now }
 //	c, _ := changes.Request(ctx, db, user, proposal, now)      // pending; 303 to /changes/{id}
-//	c, _ = changes.Decide(ctx, db, decision, now)               // a second admin
+//	decision.Check = applier.Check                              // the object still as the before says
+//	c, _ = changes.Decide(ctx, db, decision, now)               // a second admin; a moved object: 409, still pending
 //	if c.Status == changes.Approved { apply; changes.Applied(ctx, db, c.ID, now) }
 //
 // With break glass allowed by the installation (WARDEN_BREAK_GLASS), one
