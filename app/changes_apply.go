@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/wardenhq/warden/alerts"
@@ -230,14 +231,15 @@ func (a *ChangeApplier) ApplyApproved(ctx context.Context, ch changes.Change) (c
 	}
 	actor := audit.Actor{Type: audit.ActorPrincipal, ID: ch.RequestedBy}
 	failure := ""
-	// The approval is bound to the before the admin saw: if the object
-	// moved since (on-call tightened it meanwhile), applying the after
+	// The approval is bound to the before the admin saw, and the decision
+	// checked it was still true; if the object moved between the decision
+	// and this apply (or a crash left it to the job), applying the after
 	// would undo that unseen, so the change fails instead.
-	same, err := a.stillAsAsked(ctx, ch)
+	_, same, err := a.current(ctx, a.DB.Read(), ch)
 	switch {
 	case errors.Is(err, keys.ErrRevokedKey):
 		failure = "The key was revoked since this was asked for, so its scopes and rate limit no longer change."
-	case err != nil && !errors.Is(err, store.ErrNotFound) && !errors.Is(err, budgets.ErrNoBudget):
+	case err != nil && !errors.Is(err, store.ErrNotFound):
 		return changes.Change{}, err
 	case err != nil || !same:
 		failure = "It changed since this was asked for, so the before shown is no longer true; ask for the change again."
@@ -297,188 +299,261 @@ func (a *ChangeApplier) HandleJob(ctx context.Context, j jobs.Job) error {
 	return err
 }
 
-// stillAsAsked reports whether a change's object still has the before
-// value the change was asked (and approved) against, compared on the
-// fields the classification reads.
-func (a *ChangeApplier) stillAsAsked(ctx context.Context, ch changes.Change) (bool, error) {
-	q := a.DB.Read()
-	var now any
+// Check is changes.Decision's Check: whether an approved change's
+// object is still in the change's before state, read inside the
+// decision's transaction. A deleted object or a revoked key has moved
+// too: the change can no longer apply as reviewed.
+func (a *ChangeApplier) Check(ctx context.Context, tx *store.Tx, ch changes.Change) (*changes.Moved, error) {
+	return a.Moved(ctx, tx, ch)
+}
+
+// Moved reports how a change's object moved since the change was asked
+// (nil: it is still as the before says), read through q: the change page
+// shows a pending change so as out of date, and an approval of it is
+// refused.
+func (a *ChangeApplier) Moved(ctx context.Context, q store.Querier, ch changes.Change) (*changes.Moved, error) {
+	now, same, err := a.current(ctx, q, ch)
+	switch {
+	case errors.Is(err, keys.ErrRevokedKey):
+		return &changes.Moved{Kind: ch.Kind, Was: "live", Now: "revoked"}, nil
+	case errors.Is(err, store.ErrNotFound):
+		return &changes.Moved{Kind: ch.Kind, Was: "there", Now: "deleted"}, nil
+	case err != nil:
+		return nil, err
+	case same:
+		return nil, nil
+	}
+	raw, err := json.Marshal(now)
+	if err != nil {
+		return nil, err
+	}
+	if ch.Kind == changes.RunbookPublish {
+		b, _ := changes.Value[changes.Buttons](ch.Before)
+		n, _ := changes.Value[changes.Buttons](raw)
+		return &changes.Moved{Kind: ch.Kind, Was: buttonsText(b), Now: buttonsText(n)}, nil
+	}
+	return changes.MovedTo(ch, raw), nil
+}
+
+// buttonsText is a runbook's published buttons in a sentence.
+func buttonsText(b changes.Buttons) string {
+	if len(b.Buttons) == 0 {
+		return "none published"
+	}
+	var parts []string
+	for _, x := range b.Buttons {
+		parts = append(parts, runbooks.Describe(x))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// current reads a change's object through q: its value now as the kind's
+// value (the change's before with what the object holds overwritten),
+// and whether it is still the before the change was asked (and reviewed)
+// against, compared on the fields the classification reads. A deleted
+// object is store.ErrNotFound; a revoked key keys.ErrRevokedKey.
+func (a *ChangeApplier) current(ctx context.Context, q store.Querier, ch changes.Change) (any, bool, error) {
 	switch ch.Kind {
 	case changes.DualControl:
 		b, err := changes.Value[changes.Threshold](ch.Before)
 		if err != nil {
-			return false, err
+			return nil, false, err
 		}
-		cur := changes.Threshold{Currency: b.Currency}
+		now := changes.Threshold{Currency: b.Currency}
 		switch m, err := tenants.ThresholdFor(ctx, q, ch.TenantID, b.Currency); {
 		case err == nil:
-			cur.Set, cur.Minor = true, m
+			now.Set, now.Minor = true, m
 		case !errors.Is(err, store.ErrNotFound):
-			return false, err
+			return nil, false, err
 		}
-		return cur.Set == b.Set && cur.Minor == b.Minor, nil
+		now.Shown = now.Text()
+		return now, now.Set == b.Set && now.Minor == b.Minor, nil
 	case changes.DualControlWindow:
 		t, err := tenants.ByID(ctx, q, ch.TenantID)
 		if err != nil {
-			return false, err
+			return nil, false, err
 		}
-		now = changes.Window{Hours: int(t.DualControlWindow / time.Hour)}
+		return sameAsBefore(ch, changes.Window{Hours: int(t.DualControlWindow / time.Hour)})
 	case changes.ToolRisk:
+		b, err := changes.Value[changes.ToolRiskValue](ch.Before)
+		if err != nil {
+			return nil, false, err
+		}
 		t, err := catalog.Get(ctx, q, ch.Subject)
 		if err != nil {
-			return false, err
+			return nil, false, err
 		}
-		now = changes.ToolRiskValue{Impact: t.Impact, Reversibility: t.Reversibility}
+		now := b
+		now.Impact, now.Reversibility = t.Impact, t.Reversibility
+		return now, now.Impact == b.Impact && now.Reversibility == b.Reversibility, nil
 	case changes.ToolSwitch:
 		t, err := catalog.Get(ctx, q, ch.Subject)
 		if err != nil {
-			return false, err
+			return nil, false, err
 		}
-		now = changes.Switch{On: t.Enabled}
+		return sameAsBefore(ch, changes.Switch{On: t.Enabled})
 	case changes.ToolTenantSwitch:
 		off, err := catalog.OffForTenant(ctx, q, ch.Subject, ch.TenantID)
 		if err != nil {
-			return false, err
+			return nil, false, err
 		}
-		now = changes.Switch{On: !off}
+		return sameAsBefore(ch, changes.Switch{On: !off})
 	case changes.SkillSwitch:
 		on, err := catalog.SkillEnabled(ctx, q, ch.Subject)
 		if err != nil {
-			return false, err
+			return nil, false, err
 		}
-		now = changes.Switch{On: on}
+		return sameAsBefore(ch, changes.Switch{On: on})
 	case changes.MCPServerSwitch:
 		s, err := mcpservers.Get(ctx, q, ch.Subject)
 		if errors.Is(err, mcpservers.ErrNotFound) {
-			return false, store.ErrNotFound
+			return nil, false, store.ErrNotFound
 		}
 		if err != nil {
-			return false, err
+			return nil, false, err
 		}
-		now = changes.Switch{On: s.Enabled}
+		return sameAsBefore(ch, changes.Switch{On: s.Enabled})
 	case changes.MCPToolSwitch:
 		server, tool, ok := mcpservers.ParseExposedName(ch.Subject)
 		if !ok {
-			return false, store.ErrNotFound
+			return nil, false, store.ErrNotFound
 		}
 		t, err := mcpservers.GetTool(ctx, q, server, tool)
 		if errors.Is(err, mcpservers.ErrToolNotFound) {
-			return false, store.ErrNotFound
+			return nil, false, store.ErrNotFound
 		}
 		if err != nil {
-			return false, err
+			return nil, false, err
 		}
-		now = changes.Switch{On: t.Enabled}
+		return sameAsBefore(ch, changes.Switch{On: t.Enabled})
 	case changes.KeyRateLimit:
 		l, err := models.KeyLimitsOf(ctx, q, ch.Subject)
 		if err != nil {
-			return false, err
+			return nil, false, err
 		}
-		now = changes.KeyRate{RPM: l.RPM, TPM: l.TPM}
+		return sameAsBefore(ch, changes.KeyRate{RPM: l.RPM, TPM: l.TPM})
 	case changes.KeyScopes, changes.KeyRequestRate:
 		k, err := keys.ByID(ctx, q, ch.Subject)
 		if err != nil {
-			return false, err
+			return nil, false, err
 		}
 		if k.RevokedAt != nil {
-			return false, keys.ErrRevokedKey
+			return nil, false, keys.ErrRevokedKey
 		}
 		if ch.Kind == changes.KeyRequestRate {
-			now = changes.KeyRequestRateValue{PerMinute: k.RatePerMin, Burst: k.Burst}
-			break
+			return sameAsBefore(ch, changes.KeyRequestRateValue{PerMinute: k.RatePerMin, Burst: k.Burst})
 		}
 		b, err := changes.Value[changes.KeyScopesValue](ch.Before)
-		return err == nil && slices.Equal(keys.NormalScopes(k.Scopes), keys.NormalScopes(b.Scopes)), err
+		if err != nil {
+			return nil, false, err
+		}
+		now := changes.KeyScopesValue{Scopes: keys.NormalScopes(k.Scopes)}
+		return now, slices.Equal(now.Scopes, keys.NormalScopes(b.Scopes)), nil
 	case changes.AlertRule:
 		b, err := changes.Value[changes.AlertRuleValue](ch.Before)
 		if err != nil {
-			return false, err
+			return nil, false, err
 		}
 		rules, err := alerts.Rules(ctx, q)
 		if err != nil {
-			return false, err
+			return nil, false, err
 		}
-		now = AlertRuleValue(alerts.RuleFor(rules, b.Skill))
+		return sameAsBefore(ch, AlertRuleValue(alerts.RuleFor(rules, b.Skill)))
 	case changes.RouteAccuracy:
 		set, err := routelabels.GetSettings(ctx, q)
 		if err != nil {
-			return false, err
+			return nil, false, err
 		}
-		now = RouteAccuracyValue(set)
+		return sameAsBefore(ch, RouteAccuracyValue(set))
 	case changes.TenantFreeze:
 		t, err := tenants.ByID(ctx, q, ch.TenantID)
 		if err != nil {
-			return false, err
+			return nil, false, err
 		}
-		now = changes.Frozen{Frozen: t.Frozen}
+		return sameAsBefore(ch, changes.Frozen{Frozen: t.Frozen})
 	case changes.BudgetLimit:
 		b, err := changes.Value[changes.Budget](ch.Before)
 		if err != nil {
-			return false, err
+			return nil, false, err
 		}
-		cur, err := budgets.Get(ctx, q, ch.TenantID)
-		if errors.Is(err, budgets.ErrNoBudget) {
-			return !b.Exists, nil
+		now := changes.Budget{}
+		switch cur, err := budgets.Get(ctx, q, ch.TenantID); {
+		case err == nil:
+			now = changes.Budget{Exists: true, Period: cur.Period, LimitMicros: cur.LimitMicros, AlertPercent: cur.AlertPercent}
+		case !errors.Is(err, budgets.ErrNoBudget):
+			return nil, false, err
 		}
-		if err != nil {
-			return false, err
+		now.Shown = now.Text()
+		if !b.Exists {
+			return now, !now.Exists, nil
 		}
-		return b.Exists && cur.Period == b.Period && cur.LimitMicros == b.LimitMicros && cur.AlertPercent == b.AlertPercent, nil
+		return now, now.Exists && now.Period == b.Period && now.LimitMicros == b.LimitMicros && now.AlertPercent == b.AlertPercent, nil
 	case changes.AllowHost:
 		hosts, err := models.AllowedHosts(ctx, q)
 		if err != nil {
-			return false, err
+			return nil, false, err
 		}
 		b, err := changes.Value[changes.Hosts](ch.Before)
-		return err == nil && slices.Equal(hosts, b.Hosts), err
+		return changes.Hosts{Hosts: hosts}, err == nil && slices.Equal(hosts, b.Hosts), err
 	case changes.OwnerChange:
 		b, err := changes.Value[changes.Owner](ch.Before)
 		if err != nil {
-			return false, err
+			return nil, false, err
 		}
 		cur, err := owners.Get(ctx, q, b.Object, b.Key)
-		return err == nil && cur == b.Owner, err
+		if err != nil {
+			return nil, false, err
+		}
+		now := b
+		now.Owner = cur
+		return now, cur == b.Owner, nil
 	case changes.ReleaseActivate:
 		b, err := changes.Value[changes.Release](ch.Before)
 		if err != nil {
-			return false, err
+			return nil, false, err
 		}
-		cur := releases.NoneActive
+		now := b
+		now.Digest = releases.NoneActive
 		switch p, err := releases.Active(ctx, q, b.Agent, b.Env); {
 		case err == nil:
-			cur = p.Digest
+			now.Digest = p.Digest
 		case !errors.Is(err, store.ErrNotFound):
-			return false, err
+			return nil, false, err
 		}
-		return cur == b.Digest, nil
+		return now, now.Digest == b.Digest, nil
 	case changes.RunbookPublish:
 		v, err := runbooks.PublishedValue(ctx, q, ch.Subject)
 		if err != nil {
-			return false, err
+			return nil, false, err
 		}
-		now = v
+		return sameAsBefore(ch, v)
 	case changes.ModelUpstream:
 		d, err := models.Get(ctx, q, ch.Subject)
 		if err != nil {
-			return false, err
+			return nil, false, err
 		}
 		b, err := changes.Value[changes.Upstream](ch.Before)
 		if err != nil {
-			return false, err
+			return nil, false, err
 		}
-		key := "none"
+		now := b
+		now.BaseURL, now.Key = d.BaseURL, "none"
 		if d.HasAPIKey {
-			key = "stored"
+			now.Key = "stored"
 		}
-		return d.BaseURL == b.BaseURL && key == b.Key, nil
-	default:
-		return false, changes.ErrUnknownKind
+		return now, now.BaseURL == b.BaseURL && now.Key == b.Key, nil
 	}
+	return nil, false, changes.ErrUnknownKind
+}
+
+// sameAsBefore is a kind whose value the object holds whole: now, and
+// whether it equals the change's before.
+func sameAsBefore(ch changes.Change, now any) (any, bool, error) {
 	cur, err := json.Marshal(now)
 	if err != nil {
-		return false, err
+		return nil, false, err
 	}
-	return sameJSON(cur, ch.Before), nil
+	return now, sameJSON(cur, ch.Before), nil
 }
 
 // AlertRuleValue is a skill's alert rule as changes.AlertRule's value.

@@ -12,7 +12,8 @@
 //	loosens, _ := changes.Loosens(kind, before, after)
 //	if !loosens { apply now }
 //	c, _ := changes.Request(ctx, db, user, proposal, now)      // pending; 303 to /changes/{id}
-//	c, _ = changes.Decide(ctx, db, decision, now)               // a second admin
+//	decision.Check = applier.Check                              // the object still as the before says
+//	c, _ = changes.Decide(ctx, db, decision, now)               // a second admin; a moved object: 409, still pending
 //	if c.Status == changes.Approved { apply; changes.Applied(ctx, db, c.ID, now) }
 //
 // With break glass allowed by the installation (WARDEN_BREAK_GLASS), one
@@ -281,6 +282,12 @@ type Decision struct {
 	Decision  string // approvals.Approve or approvals.Reject
 	Comment   string // required to reject
 	Digest    string // the payload digest the admin saw
+	// Check, on an approval, looks inside the decision's transaction
+	// whether the change's object is still in its before state: a
+	// *Moved refuses the approval (the console passes the apply code's
+	// check, app.ChangeApplier.Check, which this package cannot import).
+	// It may run more than once (a retried transaction).
+	Check func(ctx context.Context, tx *store.Tx, c Change) (*Moved, error)
 }
 
 // Decide records a second admin's decision in one transaction with its
@@ -288,9 +295,13 @@ type Decision struct {
 // not the requester, nor the requester under another sign-in with the
 // same e-mail; only for the tenant in the admin's scope (an
 // installation-wide change needs an admin of all tenants); not after
-// expiry; only on the digest of the change as it was asked for. The status
-// moves by compare-and-set, so of two admins racing exactly one decides.
-// An approved change is then applied by the caller (Applied or Failed).
+// expiry; only on the digest of the change as it was asked for; an
+// approval only while the object is still as the change's before says
+// (Check: else the change is out of date and can only be rejected, so an
+// approver never approves what can no longer apply as reviewed). The
+// status moves by compare-and-set, so of two admins racing exactly one
+// decides. An approved change is then applied by the caller (Applied or
+// Failed).
 func Decide(ctx context.Context, db *store.DB, d Decision, now time.Time) (Change, error) {
 	d.Comment = strings.TrimSpace(d.Comment)
 	if d.Decision != approvals.Approve && d.Decision != approvals.Reject {
@@ -333,6 +344,14 @@ func Decide(ctx context.Context, db *store.DB, d Decision, now time.Time) (Chang
 		if d.Decision == approvals.Approve {
 			if err := checkOwners(ctx, tx, d.Principal, c); err != nil {
 				return err
+			}
+			if d.Check != nil {
+				switch m, err := d.Check(ctx, tx, c); {
+				case err != nil:
+					return err
+				case m != nil:
+					return m.Problem()
+				}
 			}
 		}
 		status, verb := Approved, "change.approved"

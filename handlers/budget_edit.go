@@ -54,7 +54,7 @@ func (h *Console) BudgetEdit(c echo.Context) error {
 		return err
 	}
 	after := changes.Budget{Exists: true, Period: spec.Period, LimitMicros: spec.LimitMicros, AlertPercent: spec.AlertPercent}
-	before.Shown, after.Shown = budgetShown(before), budgetShown(after)
+	before.Shown, after.Shown = before.Text(), after.Text()
 	if ch, err := h.govern(c, user, changes.Proposal{Kind: changes.BudgetLimit, TenantID: t.ID, TenantSlug: t.Slug, Subject: t.Slug,
 		Summary: budgetSummary(t.Slug, before, after), Before: before, After: after}); err != nil || ch != nil {
 		return changeRedirect(c, ch, err)
@@ -75,13 +75,5 @@ func (h *Console) BudgetEdit(c echo.Context) error {
 
 // budgetSummary is the sentence a second admin reads about a budget change.
 func budgetSummary(slug string, before, after changes.Budget) string {
-	return fmt.Sprintf("Change %s's budget from %s to %s", slug, budgetShown(before), budgetShown(after))
-}
-
-// budgetShown is a budget's limit as people read it.
-func budgetShown(b changes.Budget) string {
-	if !b.Exists {
-		return "no budget (nothing runs)"
-	}
-	return views.Money(b.LimitMicros) + " a " + b.Period
+	return fmt.Sprintf("Change %s's budget from %s to %s", slug, before.Text(), after.Text())
 }

@@ -15,7 +15,8 @@ import (
 // ChangeDecide records a second admin's decision on a pending change and,
 // when it approves, applies the change at once (docs/changes.md). The
 // rules — not the requester, an admin of its tenant or of all tenants,
-// the digest seen — are the domain's (changes.Decide).
+// the digest seen, the object still as the change's before says — are the
+// domain's (changes.Decide).
 func (h *Console) ChangeDecide(c echo.Context) error {
 	ctx := c.Request().Context()
 	ch, err := changeInScope(c, h)
@@ -24,7 +25,8 @@ func (h *Console) ChangeDecide(c echo.Context) error {
 	}
 	comment := c.FormValue("comment")
 	ch, err = changes.Decide(ctx, h.DB, changes.Decision{Principal: *CurrentPrincipal(c), ChangeID: ch.ID,
-		Decision: c.FormValue("decision"), Comment: h.redact(comment), Digest: c.FormValue("digest")}, time.Now())
+		Decision: c.FormValue("decision"), Comment: h.redact(comment), Digest: c.FormValue("digest"),
+		Check: h.changeApplier().Check}, time.Now())
 	if p := problem.From(err); err != nil && p.Kind == problem.KindUnprocessable {
 		cur, gerr := changes.Get(ctx, h.DB.Read(), c.Param("id"))
 		if gerr != nil {

@@ -61,6 +61,15 @@ func (h *Console) renderChange(c echo.Context, status int, ch changes.Change, no
 		if err != nil {
 			return err
 		}
+		// An approver sees before pressing approve that the object moved
+		// since the change was asked (the approval would be refused).
+		moved, err := h.changeApplier().Moved(c.Request().Context(), h.DB.Read(), ch)
+		if err != nil {
+			return err
+		}
+		if moved != nil {
+			v.OutOfDate = moved.Sentence()
+		}
 		for _, o := range changes.OwnersNeeded(ch) {
 			if !identity.Owns(o.Owner, user.Email, groups) && v.MayDecide {
 				v.MayDecide = false

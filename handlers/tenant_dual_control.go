@@ -60,7 +60,7 @@ func (h *Console) TenantDualControl(c echo.Context) error {
 		return err
 	}
 	after := changes.Threshold{Currency: cur.Code, Set: true, Minor: minor}
-	before.Shown, after.Shown = thresholdShown(cur, before), thresholdShown(cur, after)
+	before.Shown, after.Shown = before.Text(), after.Text()
 	if ch, err := h.govern(c, user, changes.Proposal{Kind: changes.DualControl, TenantID: t.ID, TenantSlug: t.Slug, Subject: t.Slug,
 		Summary: thresholdSummary(t.Slug, cur, before, after), Before: before, After: after}); err != nil || ch != nil {
 		return changeRedirect(c, ch, err)
@@ -150,16 +150,5 @@ func (h *Console) TenantDualControlWindow(c echo.Context) error {
 // thresholdSummary is the sentence a second admin reads about a threshold
 // change.
 func thresholdSummary(slug string, cur money.Currency, before, after changes.Threshold) string {
-	return fmt.Sprintf("Change %s's dual-control threshold in %s from %s to %s", slug, cur.Code, thresholdShown(cur, before), thresholdShown(cur, after))
-}
-
-// thresholdShown is a threshold as people read it.
-func thresholdShown(cur money.Currency, t changes.Threshold) string {
-	switch {
-	case !t.Set:
-		return "none (two approvers for any amount)"
-	case t.Minor == 0:
-		return "0 (one approver for any amount)"
-	}
-	return money.Format(money.Amount{Minor: t.Minor, Currency: cur})
+	return fmt.Sprintf("Change %s's dual-control threshold in %s from %s to %s", slug, cur.Code, before.Text(), after.Text())
 }

@@ -2,8 +2,6 @@ package views
 
 import (
 	"encoding/json"
-	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +15,9 @@ type ChangesView struct {
 	Pending []changes.Change
 	Recent  []changes.Change
 	Now     time.Time
+	// OutOfDate marks the pending changes (by id) whose object moved
+	// since they were asked.
+	OutOfDate map[string]bool
 }
 
 // ChangeView is one change's page.
@@ -37,6 +38,9 @@ type ChangeView struct {
 	// otherwise Why says who must (the requester reads "another admin").
 	MayDecide bool
 	Why       string
+	// OutOfDate says how a pending change's object moved since it was
+	// asked ("" when it did not): it can only be rejected.
+	OutOfDate string
 	// MayReview offers Mark reviewed on an unreviewed break-glass change.
 	MayReview bool
 	Notice    string
@@ -91,89 +95,14 @@ type ChangeDiffRow struct {
 	Changed bool
 }
 
-// diffLabels name the fields of the kinds' values (changes.Threshold,
-// changes.KeyRate...) in the words of the forms that set them; a field
-// without one is shown by its name.
-var diffLabels = map[string]string{
-	"rpm": "requests a minute (0: no limit)", "tpm": "tokens a minute (0: no limit)", "on": "switched on",
-	"hours": "window (hours)", "alert_percent": "alert at (% of the limit)", "base_url": "base URL",
-	"upstream_key": "upstream key", "impact": "impact class", "hosts": "allowed internal hosts",
-	"env": "environment", "digest": "release", "from": "from release", "surfaces": "surfaces changed",
-	"by": "asked by", "failure_percent": "failure rate (%)", "p99_ms": "p99 latency (ms)",
-	"window_minutes": "window (minutes)", "min_journeys": "minimum journeys",
-	"accuracy_alert_below_percent": "route accuracy alert below (%)", "accuracy_alert_last_n": "over the last (labelled journeys)",
-	"sample_percent": "daily sample (%)",
-}
-
 // ChangeDiff lists the fields of a change's before and after values (the
-// kind's JSON), in name order; a whole tool definition is left out (its
-// risk fields are shown).
+// kind's JSON), in name order, as changes.Fields names them.
 func ChangeDiff(before, after json.RawMessage) []ChangeDiffRow {
-	var b, a map[string]json.RawMessage
-	_ = json.Unmarshal(before, &b)
-	_ = json.Unmarshal(after, &a)
-	var keys []string
-	for k := range b {
-		keys = append(keys, k)
-	}
-	for k := range a {
-		if _, ok := b[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
 	var out []ChangeDiffRow
-	_, shown := a["shown"]
-	for _, k := range keys {
-		// A whole tool definition is not a field people compare; where a
-		// value says how it reads (shown), its raw parts are left out.
-		if k == "tool" || k == "deployment" || k == "buttons" || k == "owners" || k == "key_sealed" || (shown && (k == "minor" || k == "limit_micros" || k == "set" || k == "exists")) {
-			continue
-		}
-		bs, as := diffText(b[k]), diffText(a[k])
-		label, ok := diffLabels[k]
-		switch {
-		case k == "shown" && a["currency"] != nil:
-			label = "threshold (two approvers from)"
-		case k == "shown":
-			label = "limit"
-		case !ok:
-			label = strings.ReplaceAll(k, "_", " ")
-		}
-		out = append(out, ChangeDiffRow{Field: strings.ReplaceAll(k, "_", " "), Label: label, Before: bs, After: as, Changed: bs != as})
+	for _, f := range changes.Fields(before, after) {
+		out = append(out, ChangeDiffRow{Field: strings.ReplaceAll(f.Key, "_", " "), Label: f.Label, Before: f.Before, After: f.After, Changed: f.Before != f.After})
 	}
 	return out
-}
-
-func diffText(raw json.RawMessage) string {
-	if len(raw) == 0 {
-		return "—"
-	}
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return string(raw)
-	}
-	switch x := v.(type) {
-	case string:
-		return x
-	case bool:
-		if x {
-			return "yes"
-		}
-		return "no"
-	case []any:
-		var parts []string
-		for _, e := range x {
-			parts = append(parts, fmt.Sprint(e))
-		}
-		if len(parts) == 0 {
-			return "none"
-		}
-		return strings.Join(parts, ", ")
-	case float64:
-		return string(raw)
-	}
-	return string(raw)
 }
 
 // changeStatusText is a change's status in words.
@@ -187,6 +116,7 @@ func changeStatusText(c changes.Change, status string) string {
 	switch status {
 	case changes.Pending:
 		return "waiting for a second admin"
+
 	case changes.Applied:
 		return "approved by " + c.DecidedByName + " and applied"
 	case changes.Approved:

@@ -205,8 +205,8 @@ func TestAlertRuleFormForAdmins(t *testing.T) {
 		t.Errorf("the approved raise was not recorded as alert.rule_set by erin: %v by %v", ev.Details, ev.Actor)
 	}
 
-	// A raise approved after the thresholds were lowered meanwhile fails:
-	// the before frank was shown is no longer true.
+	// A raise approved after the thresholds were lowered meanwhile is
+	// refused: the before frank was shown is no longer true.
 	landed = erin.post("/alerts/rules/refunds", erin.withCSRF(url.Values{"failure_percent": {"90"}, "p99_ms": {"2500"}, "window_minutes": {"10"}, "min_journeys": {"5"}}), nil)
 	if p := erin.post("/alerts/rules/refunds", erin.withCSRF(url.Values{"failure_percent": {"30"}, "p99_ms": {"2500"}, "window_minutes": {"10"}, "min_journeys": {"5"}}), nil); p.URL.Path != "/alerts" || failure() != 30 {
 		t.Fatalf("lowering to 30%% landed on %s, threshold %d%%", p.URL.Path, failure())
@@ -214,9 +214,10 @@ func TestAlertRuleFormForAdmins(t *testing.T) {
 	frank := newBrowser(t, in.URL)
 	frank.loginDev("frank")
 	digest := frank.get(landed.URL.Path).Doc.Find(`input[name="digest"]`).AttrOr("value", "")
-	frank.post(landed.URL.Path+"/decide", frank.withCSRF(url.Values{"decision": {"approve"}, "digest": {digest}}), nil)
-	if c, err := changes.Get(ctx, in.DB.Read(), strings.TrimPrefix(landed.URL.Path, "/changes/")); err != nil || c.Status != changes.Failed || !strings.Contains(c.Failure, "changed since") || failure() != 30 {
-		t.Errorf("approving a raise of thresholds lowered meanwhile: %s %q %v, threshold %d%%", c.Status, c.Failure, err, failure())
+	p = frank.post(landed.URL.Path+"/decide", frank.withCSRF(url.Values{"decision": {"approve"}, "digest": {digest}}), nil)
+	if c, err := changes.Get(ctx, in.DB.Read(), strings.TrimPrefix(landed.URL.Path, "/changes/")); err != nil || p.Status != http.StatusConflict ||
+		c.Status != changes.Pending || !strings.Contains(p.Body, "failure rate (%): 30") || failure() != 30 {
+		t.Errorf("approving a raise of thresholds lowered meanwhile: %d, %s %v, threshold %d%%; want 409, still pending", p.Status, c.Status, err, failure())
 	}
 }
 

@@ -174,27 +174,27 @@ func TestKeyScopesAndRateEdits(t *testing.T) {
 		t.Fatalf("lowering landed on %s %q; rate %d/%d", p.URL.Path, text(p, "notice"), got.RatePerMin, got.Burst)
 	}
 
-	// A raise approved after the limit was lowered meanwhile fails: the
-	// before the approver saw is no longer true.
+	// A raise approved after the limit was lowered meanwhile is refused:
+	// the before the approver saw is no longer true.
 	landed = erin.post(path+"/rate", erin.withCSRF(url.Values{"rate_per_min": {"100"}, "burst": {"5"}}), nil)
 	erin.post(path+"/rate", erin.withCSRF(url.Values{"rate_per_min": {"50"}, "burst": {"5"}}), nil)
 	frank := newBrowser(t, in.URL)
 	frank.loginDev("frank")
-	decide := func(changePath string) changes.Change {
+	decide := func(changePath string) (changes.Change, page) {
 		t.Helper()
 		digest := frank.get(changePath).Doc.Find(`input[name="digest"]`).AttrOr("value", "")
-		frank.post(changePath+"/decide", frank.withCSRF(url.Values{"decision": {"approve"}, "digest": {digest}}), nil)
+		p := frank.post(changePath+"/decide", frank.withCSRF(url.Values{"decision": {"approve"}, "digest": {digest}}), nil)
 		c, err := changes.Get(ctx, in.DB.Read(), strings.TrimPrefix(changePath, "/changes/"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return c
+		return c, p
 	}
-	if c := decide(landed.URL.Path); c.Status != changes.Failed || !strings.Contains(c.Failure, "changed since") || stored().RatePerMin != 50 {
-		t.Errorf("approving a raise of a limit lowered meanwhile: %s %q, rate %d", c.Status, c.Failure, stored().RatePerMin)
+	if c, p := decide(landed.URL.Path); p.Status != http.StatusConflict || c.Status != changes.Pending || !strings.Contains(p.Body, "requests a minute: 50") || stored().RatePerMin != 50 {
+		t.Errorf("approving a raise of a limit lowered meanwhile: %d, %s, rate %d; want 409, still pending", p.Status, c.Status, stored().RatePerMin)
 	}
 
-	// A widening approved after the key was revoked fails, in words.
+	// A widening approved after the key was revoked is refused, in words.
 	landed = erin.post(path+"/scopes", erin.withCSRF(url.Values{"scopes": {"tool:lookup_order", "read:tenant"}}), nil)
 	if !strings.HasPrefix(landed.URL.Path, "/changes/") {
 		t.Fatalf("adding read:tenant landed on %s", landed.URL.Path)
@@ -202,8 +202,8 @@ func TestKeyScopesAndRateEdits(t *testing.T) {
 	if p := erin.post(path+"/revoke", erin.withCSRF(nil), nil); p.Status != http.StatusOK {
 		t.Fatalf("revoke = %d", p.Status)
 	}
-	if c := decide(landed.URL.Path); c.Status != changes.Failed || !strings.Contains(c.Failure, "revoked") {
-		t.Errorf("approving after the key was revoked: %s %q", c.Status, c.Failure)
+	if c, p := decide(landed.URL.Path); p.Status != http.StatusConflict || c.Status != changes.Pending || !strings.Contains(p.Body, "is now revoked") {
+		t.Errorf("approving after the key was revoked: %d, %s; want 409, still pending", p.Status, c.Status)
 	}
 	if scopes() != "tool:lookup_order" {
 		t.Errorf("a revoked key's scopes changed to %q", scopes())
