@@ -182,6 +182,53 @@ func TestFiringTwiceDoesNotDuplicate(t *testing.T) {
 	}
 }
 
+// Replicas evaluate on their own schedules, so evaluations meet: on
+// PostgreSQL two of them both saw the alert not firing yet and the second
+// insert broke the one-firing-alert index ("duplicate key ... alerts_firing",
+// seen in TestBrowserAlertDrillAgentRequests). Evaluations now queue: each
+// succeeds, one alert fires and one event records it, and the same for the
+// resolution.
+func TestConcurrentEvaluationsFireAndResolveOnce(t *testing.T) {
+	r := newRig(t)
+	r.journeys(t, "refunds", journeys.StatusFailed, 25, time.Second, time.Minute)
+	const n = 8
+	run := func(at time.Time) (fired, resolved int) {
+		t.Helper()
+		reps := make(chan Report, n)
+		errs := make(chan error, n)
+		start := make(chan struct{})
+		for range n {
+			go func() {
+				<-start
+				rep, err := Evaluate(context.Background(), r.db, at)
+				reps <- rep
+				errs <- err
+			}()
+		}
+		close(start)
+		for range n {
+			if err := <-errs; err != nil {
+				t.Errorf("evaluate: %v", err)
+			}
+			rep := <-reps
+			fired += len(rep.Fired)
+			resolved += len(rep.Resolved)
+		}
+		return fired, resolved
+	}
+	if fired, _ := run(clock); fired != 1 {
+		t.Fatalf("%d evaluations at once fired %d alerts, want 1", n, fired)
+	}
+	// An hour later the window holds no journey: the alert resolves once.
+	if _, resolved := run(clock.Add(2 * time.Hour)); resolved != 1 {
+		t.Fatalf("%d evaluations at once resolved %d alerts, want 1", n, resolved)
+	}
+	want := []string{"alert.fired failure_rate refunds 100/20 by system", "alert.resolved failure_rate refunds 100/20 by system"}
+	if got := r.alertEvents(t); !slices.Equal(got, want) {
+		t.Errorf("events = %q, want %q", got, want)
+	}
+}
+
 func TestAlertResolvesWhenTheConditionClears(t *testing.T) {
 	r := newRig(t)
 	r.journeys(t, "refunds", journeys.StatusFailed, 25, time.Second, time.Minute)

@@ -38,11 +38,16 @@ type condition struct {
 // condition cleared, in one transaction with an audit event per change.
 // A skill with fewer ended journeys in its window than its rule's minimum
 // fires nothing, and resolves what was firing: there is no longer enough
-// evidence of a fault.
+// evidence of a fault. Evaluations (each replica runs its own) queue on
+// PostgreSQL, so one sees what the one before it fired or resolved: an
+// alert fires once, and resolves once.
 func Evaluate(ctx context.Context, db *store.DB, now time.Time) (Report, error) {
 	var rep Report
 	err := db.Transact(ctx, func(tx *store.Tx) error {
 		rep = Report{}
+		if err := store.Serialize(ctx, tx, "alerts_evaluate"); err != nil {
+			return err
+		}
 		holds, err := conditions(ctx, tx, now)
 		if err != nil {
 			return err
