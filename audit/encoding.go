@@ -157,6 +157,20 @@ func (r record) event() (Event, error) {
 	}, nil
 }
 
+// shown is the event r decodes to or, for a row Warden did not write (a
+// time not in TimeFormat, details that are not a JSON object), its fields
+// alone, with its time if it reads as RFC 3339. The trail's pages and
+// exports show such a row instead of failing: one row tampered with must
+// not hide the rest of the trail, nor Verify's verdict naming that row.
+func (r record) shown() Event {
+	if ev, err := r.event(); err == nil {
+		return ev
+	}
+	t, _ := time.Parse(time.RFC3339Nano, r.time)
+	return Event{Seq: r.seq, Time: t.UTC(), Actor: Actor{Type: r.actorType, ID: r.actorID}, Tenant: r.tenant,
+		Verb: r.verb, Subject: Subject{Type: r.subjectType, ID: r.subjectID}, PrevHash: r.prevHash, Hash: r.hash}
+}
+
 // checkCanonical reports why r is not what encode would have written for the
 // event it decodes to, or "" if it is. A row whose hash matches its text but
 // whose text is not canonical was not written by Append.

@@ -334,14 +334,9 @@ func writeChunk(ctx context.Context, rw rowWriter, chunk []record, describe Desc
 	if describe != nil && len(chunk) > 0 {
 		evs := make([]Event, len(chunk))
 		for i, r := range chunk {
-			ev, err := r.event()
-			if err != nil {
-				// A row Warden did not write: described by its
-				// fields alone, and its hash check will fail.
-				ev = Event{Seq: r.seq, Actor: Actor{Type: r.actorType, ID: r.actorID}, Tenant: r.tenant,
-					Verb: r.verb, Subject: Subject{Type: r.subjectType, ID: r.subjectID}}
-			}
-			evs[i] = ev
+			// A row Warden did not write is described by its fields
+			// alone, and its hash check will fail.
+			evs[i] = r.shown()
 		}
 		var err error
 		if sentences, err = describe(ctx, evs); err != nil {

@@ -283,13 +283,14 @@ func scanRecord(row store.Scanner) (record, error) {
 	return r, err
 }
 
-// scanEvent reads an event as it is stored (List, Page, Trail: not verified).
+// scanEvent reads an event as it is stored (List, Page, Trail: not
+// verified), a row Warden did not write as its fields alone (shown).
 func scanEvent(row store.Scanner) (Event, error) {
 	r, err := scanRecord(row)
 	if err != nil {
 		return Event{}, err
 	}
-	return r.event()
+	return r.shown(), nil
 }
 
 // verifyEvents is the query that reads rows as a verifier must, on the

@@ -149,8 +149,8 @@ func chainStatus(ctx context.Context, st *store.DB) (views.ChainStatus, error) {
 // eventNames looks up what the ids in events stand for: the principals
 // and keys who acted, and the actions they acted on.
 func eventNames(ctx context.Context, st *store.DB, events []audit.Event) (views.EventNames, error) {
-	var principalIDs []string
-	keyIDs, actionIDs := map[string]bool{}, map[string]bool{}
+	var principalIDs, actionIDs []string
+	keyIDs, seenActions := map[string]bool{}, map[string]bool{}
 	for _, e := range events {
 		switch e.Actor.Type {
 		case audit.ActorPrincipal:
@@ -158,11 +158,12 @@ func eventNames(ctx context.Context, st *store.DB, events []audit.Event) (views.
 		case audit.ActorKey:
 			keyIDs[e.Actor.ID] = true
 		}
-		if e.Subject.Type == "action" {
-			actionIDs[e.Subject.ID] = true
+		if e.Subject.Type == "action" && !seenActions[e.Subject.ID] {
+			seenActions[e.Subject.ID] = true
+			actionIDs = append(actionIDs, e.Subject.ID)
 		}
 	}
-	n := views.EventNames{Keys: map[string]string{}, Actions: map[string]string{}}
+	n := views.EventNames{Keys: map[string]string{}}
 	var err error
 	if n.Principals, err = principals.NamesOf(ctx, st, principalIDs); err != nil {
 		return views.EventNames{}, err
@@ -176,14 +177,10 @@ func eventNames(ctx context.Context, st *store.DB, events []audit.Event) (views.
 			return views.EventNames{}, err
 		}
 	}
-	for id := range actionIDs {
-		a, err := approvals.Get(ctx, st.Read(), id)
-		switch {
-		case err == nil:
-			n.Actions[id] = a.Summary
-		case !errors.Is(err, store.ErrNotFound):
-			return views.EventNames{}, err
-		}
+	// One query for the page's actions, not one each: a page of action
+	// events names up to 50 of them.
+	if n.Actions, err = approvals.Summaries(ctx, st.Read(), actionIDs); err != nil {
+		return views.EventNames{}, err
 	}
 	return n, nil
 }

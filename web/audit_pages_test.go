@@ -530,3 +530,46 @@ func TestAuditPageShowsSigningKeyAndCheckpoint(t *testing.T) {
 		t.Errorf("checkpoint shown = %q, want hash %s", got, cp.Hash)
 	}
 }
+
+// A row Warden did not write, its time not in the trail's format and its
+// details not JSON, is listed by its fields, and Verify names it: it once
+// made the audit page, and Verify's verdict on it, a 500.
+func TestAuditPageShowsARowWardenDidNotWrite(t *testing.T) {
+	in := startWarden(t, nil)
+	in.waitReady(t)
+	dave := newBrowser(t, in.URL)
+	dave.loginDev("dave")
+	head, err := audit.StoredHead(context.Background(), in.DB.Read())
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := head.Seq + 1
+	if _, err := in.DB.Read().Exec(`INSERT INTO audit_events (seq, time, actor_type, actor_id, tenant, verb, subject_type, subject_id, details, prev_hash, hash)
+		VALUES (?, ?, 'principal', 'mallory', 'acme', 'tenant.rename', 'tenant', 'acme', 'not json', ?, ?)`,
+		forged, "2026-12-05T22:07:11.95996446Z", head.Hash, strings.Repeat("0", 64)); err != nil {
+		t.Fatal(err)
+	}
+
+	p := dave.get("/audit?verb=tenant.rename")
+	if p.Status != http.StatusOK {
+		t.Fatalf("GET /audit with a forged row = %d, want 200", p.Status)
+	}
+	if got := auditSeqs(t, p.Doc); !slices.Equal(got, []int64{forged}) {
+		t.Errorf("GET /audit?verb=tenant.rename lists seqs %v, want the forged row %d", got, forged)
+	}
+	row := p.Doc.Find(`[data-testid="audit-event-` + strconv.FormatInt(forged, 10) + `"]`)
+	if got := strings.TrimSpace(row.Find(`[data-testid="event-verb"]`).Text()); got != "tenant.rename" {
+		t.Errorf("forged row's verb = %q, want tenant.rename", got)
+	}
+	if got, _ := row.Find(`.when time`).Attr("datetime"); !strings.HasPrefix(got, "2026-12-05T22:07:11") {
+		t.Errorf("forged row's time = %q, want its recorded 2026-12-05T22:07:11", got)
+	}
+
+	p = dave.post("/audit/verify", url.Values{"_csrf": {dave.csrf()}}, nil)
+	if p.Status != http.StatusOK {
+		t.Fatalf("POST /audit/verify with a forged row = %d, want 200", p.Status)
+	}
+	if got, want := text(p, "verify-result"), "Chain broken at seq "+strconv.FormatInt(forged, 10); !strings.HasPrefix(got, want) {
+		t.Errorf("verify result = %q, want %q", got, want)
+	}
+}
