@@ -27,10 +27,6 @@ import (
 // savepoint and touches nobody else's writes; it is answered once the batch
 // it ran in committed, so that an error it drew from a neighbour's
 // uncommitted write is never reported for a write that then did not commit.
-// The batch's first function runs without a savepoint (two statements
-// fewer, on every transaction when requests come one at a time): nothing
-// of anyone else's is in the transaction yet, so when it fails the whole
-// transaction is rolled back and it is answered at once.
 // When the shared transaction itself fails (the commit, a savepoint, or
 // SQLite rolling the whole transaction back, as it does when a statement is
 // interrupted by its caller's cancelled context or hits a full disk), every
@@ -95,10 +91,6 @@ func (g *groupCommit) run(ctx context.Context, db *DB, fn func(tx *Tx) error, al
 		return db.transact(ctx, fn)
 	}
 
-	// first: the batch holds no one's writes yet, so fn needs no
-	// savepoint of its own: when it fails, the transaction is rolled back
-	// whole, which undoes its writes and no one else's.
-	first := g.tx == nil && len(g.batch) == 0
 	if g.tx == nil {
 		// The batch's transaction belongs to no one caller: a caller's
 		// cancelled context must not roll the others back.
@@ -111,11 +103,9 @@ func (g *groupCommit) run(ctx context.Context, db *DB, fn func(tx *Tx) error, al
 	}
 	tx := &Tx{Tx: g.tx, dialect: db.dialect}
 	bg := context.WithoutCancel(ctx)
-	if !first {
-		if _, err := tx.ExecContext(bg, `SAVEPOINT warden_group`); err != nil {
-			g.pass(db, nil, true)
-			return errBatchFailed
-		}
+	if _, err := tx.ExecContext(bg, `SAVEPOINT warden_group`); err != nil {
+		g.pass(db, nil, true)
+		return errBatchFailed
 	}
 
 	returned := false
@@ -125,16 +115,12 @@ func (g *groupCommit) run(ctx context.Context, db *DB, fn func(tx *Tx) error, al
 		}
 		// fn panicked or called runtime.Goexit: undo its writes, hand
 		// the turn on, and let the panic go on in this goroutine.
-		g.pass(db, nil, first || !endSavepoint(bg, tx, false))
+		g.pass(db, nil, !endSavepoint(bg, tx, false))
 	}()
 	m.fnErr = fn(tx)
 	returned = true
 
-	if first && m.fnErr != nil {
-		g.pass(db, nil, true)
-		return m.fnErr
-	}
-	if !first && !endSavepoint(bg, tx, m.fnErr == nil) {
+	if !endSavepoint(bg, tx, m.fnErr == nil) {
 		// The transaction is gone (SQLite rolled it back: an interrupted
 		// write, a full disk) or unusable: the batch so far runs again.
 		g.pass(db, nil, true)
