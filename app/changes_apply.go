@@ -135,6 +135,15 @@ func (a *ChangeApplier) apply(ctx context.Context, actor audit.Actor, ch *change
 		if v, err = changes.Value[changes.KeyRequestRateValue](after); err == nil {
 			_, err = keys.SetRate(ctx, a.DB, actor, subject, v.PerMinute, v.Burst)
 		}
+	case changes.KeyExpiry:
+		var v changes.KeyExpiryValue
+		if v, err = changes.Value[changes.KeyExpiryValue](after); err != nil {
+			break
+		}
+		var at *time.Time
+		if at, err = v.Time(); err == nil {
+			_, err = keys.SetExpiry(ctx, a.DB, actor, subject, at, time.Now())
+		}
 	case changes.AlertRule:
 		var v changes.AlertRuleValue
 		if v, err = changes.Value[changes.AlertRuleValue](after); err == nil {
@@ -238,7 +247,7 @@ func (a *ChangeApplier) ApplyApproved(ctx context.Context, ch changes.Change) (c
 	_, same, err := a.current(ctx, a.DB.Read(), ch)
 	switch {
 	case errors.Is(err, keys.ErrRevokedKey):
-		failure = "The key was revoked since this was asked for, so its scopes and rate limit no longer change."
+		failure = "The key was revoked since this was asked for, so its scopes, rate limit and expiry no longer change."
 	case err != nil && !errors.Is(err, store.ErrNotFound):
 		return changes.Change{}, err
 	case err != nil || !same:
@@ -432,13 +441,16 @@ func (a *ChangeApplier) current(ctx context.Context, q store.Querier, ch changes
 			return nil, false, err
 		}
 		return sameAsBefore(ch, changes.KeyRate{RPM: l.RPM, TPM: l.TPM})
-	case changes.KeyScopes, changes.KeyRequestRate:
+	case changes.KeyScopes, changes.KeyRequestRate, changes.KeyExpiry:
 		k, err := keys.ByID(ctx, q, ch.Subject)
 		if err != nil {
 			return nil, false, err
 		}
 		if k.RevokedAt != nil {
 			return nil, false, keys.ErrRevokedKey
+		}
+		if ch.Kind == changes.KeyExpiry {
+			return sameAsBefore(ch, changes.ExpiryValue(k.ExpiresAt))
 		}
 		if ch.Kind == changes.KeyRequestRate {
 			return sameAsBefore(ch, changes.KeyRequestRateValue{PerMinute: k.RatePerMin, Burst: k.Burst})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/wardenhq/warden/keys"
 	"github.com/wardenhq/warden/platform/risk"
@@ -27,6 +28,7 @@ const (
 	KeyRateLimit      = "key.rate_limit"
 	KeyScopes         = "key.scopes"
 	KeyRequestRate    = "key.request_rate"
+	KeyExpiry         = "key.expiry"
 	ReleaseActivate   = "release.activate"
 	OwnerChange       = "owner"
 	RunbookPublish    = "runbook.publish"
@@ -87,6 +89,10 @@ var Table = []Kind{
 	{KeyRequestRate, "a virtual key's request rate limit on the API (requests a minute and burst); a key has no budget of its own (its tenant's is `budget.limit`)",
 		"raising either", "lowering either",
 		classify(func(b, a KeyRequestRateValue) bool { return a.PerMinute > b.PerMinute || a.Burst > b.Burst })},
+	{KeyExpiry, "a virtual key's expiry (the key stops working then; the API refuses it as expired)",
+		"removing the expiry, or making it later (also bringing an expired key back)",
+		"setting an expiry where there was none, or making it earlier (it must be in the future)",
+		classify(func(b, a KeyExpiryValue) bool { return expiryLater(b, a) })},
 	{ReleaseActivate, "which release an agent runs in an environment: activating a published release, rolling forward to a newer one, or promoting a canary to 100 %",
 		"activating, rolling forward or promoting a release whose diff touches prompt, skills, routing, tools or approval policy",
 		"rolling back to an earlier release, or a release whose diff touches only the model name",
@@ -167,6 +173,52 @@ type KeyScopesValue struct {
 type KeyRequestRateValue struct {
 	PerMinute int `json:"requests_a_minute"`
 	Burst     int `json:"burst"`
+}
+
+// KeyExpiryValue is KeyExpiry's value: when the key stops working, in
+// UTC as RFC 3339 ("2027-01-31T00:00:00Z"), or Never.
+type KeyExpiryValue struct {
+	ExpiresAt string `json:"expires_at"`
+}
+
+// Never is KeyExpiryValue's ExpiresAt of a key that does not expire.
+const Never = "never"
+
+// ExpiryValue is a key's expiry (nil: none) as KeyExpiry's value.
+func ExpiryValue(t *time.Time) KeyExpiryValue {
+	if t == nil {
+		return KeyExpiryValue{ExpiresAt: Never}
+	}
+	return KeyExpiryValue{ExpiresAt: t.UTC().Format(time.RFC3339)}
+}
+
+// Time is the expiry v says (nil: none).
+func (v KeyExpiryValue) Time() (*time.Time, error) {
+	if v.ExpiresAt == Never || v.ExpiresAt == "" {
+		return nil, nil
+	}
+	t, err := time.Parse(time.RFC3339, v.ExpiresAt)
+	if err != nil {
+		return nil, fmt.Errorf("key expiry %q: %w", v.ExpiresAt, err)
+	}
+	return &t, nil
+}
+
+// expiryLater: the key works longer after than before (no expiry is
+// forever). A value that does not parse is read as loosening, so it
+// waits for a second admin rather than applying unseen.
+func expiryLater(b, a KeyExpiryValue) bool {
+	bt, berr := b.Time()
+	at, aerr := a.Time()
+	switch {
+	case berr != nil || aerr != nil:
+		return true
+	case bt == nil:
+		return false
+	case at == nil:
+		return true
+	}
+	return at.After(*bt)
 }
 
 // AlertRuleValue is AlertRule's value: a skill's thresholds as the form

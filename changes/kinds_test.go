@@ -3,6 +3,7 @@ package changes
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/wardenhq/warden/platform/risk"
 )
@@ -18,6 +19,13 @@ func TestLoosens(t *testing.T) {
 	sc := func(scopes ...string) KeyScopesValue { return KeyScopesValue{Scopes: scopes} }
 	rate := func(perMin, burst int) KeyRequestRateValue {
 		return KeyRequestRateValue{PerMinute: perMin, Burst: burst}
+	}
+	exp := func(at string) KeyExpiryValue {
+		if at == "" {
+			return ExpiryValue(nil)
+		}
+		t, _ := time.Parse(time.RFC3339, at)
+		return ExpiryValue(&t)
 	}
 	rule := func(failure int, p99 int64, window int64, min int) AlertRuleValue {
 		return AlertRuleValue{Skill: "refunds", FailurePercent: failure, P99Ms: p99, WindowMinutes: window, MinJourneys: min}
@@ -77,6 +85,13 @@ func TestLoosens(t *testing.T) {
 		{"burst raised", KeyRequestRate, rate(600, 60), rate(300, 100), true},
 		{"request rate lowered", KeyRequestRate, rate(600, 60), rate(60, 10), false},
 		{"request rate unchanged", KeyRequestRate, rate(600, 60), rate(600, 60), false},
+		{"expiry set where none was", KeyExpiry, exp(""), exp("2027-01-31T00:00:00Z"), false},
+		{"expiry made earlier", KeyExpiry, exp("2027-01-31T00:00:00Z"), exp("2027-01-01T00:00:00Z"), false},
+		{"expiry made later", KeyExpiry, exp("2027-01-31T00:00:00Z"), exp("2027-02-01T00:00:00Z"), true},
+		{"expiry removed", KeyExpiry, exp("2027-01-31T00:00:00Z"), exp(""), true},
+		{"expiry unchanged", KeyExpiry, exp("2027-01-31T00:00:00Z"), exp("2027-01-31T00:00:00Z"), false},
+		{"still no expiry", KeyExpiry, exp(""), exp(""), false},
+		{"expiry unreadable", KeyExpiry, exp("2027-01-31T00:00:00Z"), KeyExpiryValue{ExpiresAt: "soon"}, true},
 		{"button added", RunbookPublish, buttons(btn("off", "d1")), buttons(btn("off", "d1"), btn("on", "d2")), true},
 		{"button changed", RunbookPublish, buttons(btn("off", "d1")), buttons(btn("off", "d9")), true},
 		{"first buttons published", RunbookPublish, buttons(), buttons(btn("off", "d1")), true},

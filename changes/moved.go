@@ -17,7 +17,7 @@ var objectNames = map[string]string{
 	ToolSwitch: "tool's kill switch", ToolTenantSwitch: "tool's kill switch for the tenant", SkillSwitch: "skill's kill switch",
 	BudgetLimit: "budget", ModelUpstream: "model deployment", MCPServerSwitch: "MCP server's kill switch",
 	MCPToolSwitch: "MCP tool's kill switch", TenantFreeze: "tenant", KeyRateLimit: "key", KeyScopes: "key",
-	KeyRequestRate: "key", ReleaseActivate: "environment's active release", OwnerChange: "object's owner",
+	KeyRequestRate: "key", KeyExpiry: "key", ReleaseActivate: "environment's active release", OwnerChange: "object's owner",
 	RunbookPublish: "runbook's published buttons", AlertRule: "alert rule", RouteAccuracy: "route accuracy alert",
 	AllowHost: "list of allowed internal hosts",
 }
@@ -98,7 +98,7 @@ var fieldLabels = map[string]string{
 	"by": "asked by", "failure_percent": "failure rate (%)", "p99_ms": "p99 latency (ms)",
 	"window_minutes": "window (minutes)", "min_journeys": "minimum journeys",
 	"accuracy_alert_below_percent": "route accuracy alert below (%)", "accuracy_alert_last_n": "over the last (labelled journeys)",
-	"sample_percent": "daily sample (%)",
+	"sample_percent": "daily sample (%)", "expires_at": "expires (UTC)",
 }
 
 // Fields lists the fields of a change's before and after values (the

@@ -22,6 +22,9 @@ var keyEditNotices = map[string]string{
 	"scopes_unchanged": "Those are the key's scopes; nothing changed.",
 	"rate":             "Rate limit saved. It applies from the key's next request.",
 	"rate_unchanged":   "That is the key's rate limit; nothing changed.",
+	"expiry":           "Expiry saved. The key is refused from then on.",
+	"expiry_removed":   "Expiry removed. The key no longer expires.",
+	"expiry_unchanged": "That is the key's expiry; nothing changed.",
 }
 
 // KeyScopes changes a key's scopes. Scopes that only narrow the key
@@ -156,6 +159,85 @@ func (h *Console) KeyRate(c echo.Context) error {
 	return seeOther(c, "/keys/"+k.ID+"?done="+done)
 }
 
+// KeyExpiry changes when a key stops working, as a date (00:00 UTC on
+// that day, as when it is created) or empty for never. Setting one where
+// there was none, or an earlier one, applies at once; removing it or a
+// later one waits for a second admin (changes.KeyExpiry), bound to the
+// expiry as it is now. An expiry not in the future is refused first, so
+// it never becomes a pending change either.
+func (h *Console) KeyExpiry(c echo.Context) error {
+	ctx := c.Request().Context()
+	user := CurrentPrincipal(c)
+	k, err := keyInScope(ctx, h.DB.Read(), user, c.Param("id"))
+	if err != nil {
+		return err
+	}
+	if k.RevokedAt != nil {
+		return keys.ErrRevokedKey
+	}
+	now := time.Now()
+	form := views.KeyExpiryForm{ExpiresAt: c.FormValue("expires_at"), Errors: views.FieldErrors{}}
+	var at *time.Time
+	if raw := strings.TrimSpace(form.ExpiresAt); raw != "" {
+		day, err := time.ParseInLocation("2006-01-02", raw, time.UTC)
+		if err != nil {
+			form.Errors["expires_at"] = "Enter a date such as 2027-01-31, or leave it empty for a key that does not expire."
+		} else {
+			at = &day
+		}
+	}
+	if len(form.Errors) == 0 {
+		if msg := keys.CheckExpiry(at, now); msg != "" {
+			form.Errors["expires_at"] = msg
+		}
+	}
+	if len(form.Errors) > 0 {
+		return h.renderKeyShow(c, http.StatusUnprocessableEntity, k, func(v *views.KeyShowView) { v.ExpiryForm = form })
+	}
+	before, after := changes.ExpiryValue(k.ExpiresAt), changes.ExpiryValue(at)
+	summary := fmt.Sprintf("Change key %s's expiry from %s to %s", k.Name, expiryText(k.ExpiresAt), expiryText(at))
+	if at == nil {
+		summary = fmt.Sprintf("Remove key %s's expiry (%s)", k.Name, expiryText(k.ExpiresAt))
+	}
+	ch, err := h.govern(c, user, changes.Proposal{Kind: changes.KeyExpiry, TenantID: k.TenantID, TenantSlug: k.TenantSlug, Subject: k.ID,
+		Summary: summary, Before: before, After: after})
+	if err != nil || ch != nil {
+		return changeRedirect(c, ch, err)
+	}
+	changed, err := keys.SetExpiry(ctx, h.DB, principalActor(user), k.ID, at, now)
+	if errs, ok := fieldErrors(err); ok {
+		form.Errors = errs
+		return h.renderKeyShow(c, http.StatusUnprocessableEntity, k, func(v *views.KeyShowView) { v.ExpiryForm = form })
+	}
+	if err != nil {
+		return err
+	}
+	done := "expiry"
+	switch {
+	case !changed:
+		done = "expiry_unchanged"
+	case at == nil:
+		done = "expiry_removed"
+	}
+	return seeOther(c, "/keys/"+k.ID+"?done="+done)
+}
+
+// expiryText is a key's expiry as people read it.
+func expiryText(t *time.Time) string {
+	if t == nil {
+		return "never"
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+// expiryDate is a key's expiry as the form's date field holds it.
+func expiryDate(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02")
+}
+
 // requestRate is a key's request rate limit as people read it.
 func requestRate(r changes.KeyRequestRateValue) string {
 	return fmt.Sprintf("%d requests a minute (burst %d)", r.PerMinute, r.Burst)
@@ -222,18 +304,22 @@ func (h *Console) renderKeyShow(c echo.Context, status int, k keys.Key, edit fun
 	}
 	notice := doneNotice(c, keyEditNotices)
 	rate := views.KeyRateForm{PerMinute: strconv.Itoa(k.RatePerMin), Burst: strconv.Itoa(k.Burst)}
-	if strings.HasPrefix(c.QueryParam("done"), "rate") {
+	expiry := views.KeyExpiryForm{ExpiresAt: expiryDate(k.ExpiresAt)}
+	switch done := c.QueryParam("done"); {
+	case strings.HasPrefix(done, "rate"):
 		rate.Notice = notice
-	} else {
+	case strings.HasPrefix(done, "expiry"):
+		expiry.Notice = notice
+	default:
 		scopes.Notice = notice
 	}
-	pending, err := changes.PendingOn(ctx, h.DB.Read(), k.ID, time.Now(), changes.KeyRateLimit, changes.KeyScopes, changes.KeyRequestRate)
+	pending, err := changes.PendingOn(ctx, h.DB.Read(), k.ID, time.Now(), changes.KeyRateLimit, changes.KeyScopes, changes.KeyRequestRate, changes.KeyExpiry)
 	if err != nil {
 		return err
 	}
 	now := time.Now()
 	v := views.KeyShowView{Key: k, State: keyState(k, now), CreatedBy: by, PreviousCallbackValid: k.PreviousCallbackValid(now),
-		ModelLimits: limits, ScopesForm: scopes, RateForm: rate, Pending: pending}
+		ModelLimits: limits, ScopesForm: scopes, RateForm: rate, ExpiryForm: expiry, Pending: pending}
 	if edit != nil {
 		edit(&v)
 	}

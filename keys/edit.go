@@ -1,10 +1,11 @@
 package keys
 
-// Editing a key after it was made: its scopes and its request rate limit.
-// Widening either is a governed change (docs/changes.md: key.scopes,
-// key.request_rate): the console asks Widening or compares the limits,
-// and writes through SetScopes and SetRate only what applies now, at
-// once or once a second admin approved it.
+// Editing a key after it was made: its scopes, its request rate limit and
+// its expiry. Widening any is a governed change (docs/changes.md:
+// key.scopes, key.request_rate, key.expiry): the console asks Widening or
+// compares the values, and writes through SetScopes, SetRate and
+// SetExpiry only what applies now, at once or once a second admin
+// approved it.
 
 import (
 	"context"
@@ -12,6 +13,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/platform/problem"
@@ -20,7 +22,7 @@ import (
 
 // ErrRevokedKey refuses an edit of a revoked key: it can do nothing, and
 // it never will again.
-var ErrRevokedKey = problem.Conflict("key_revoked", "The key is revoked, so its scopes and rate limit no longer change. Create a new key if one is needed.")
+var ErrRevokedKey = problem.Conflict("key_revoked", "The key is revoked, so its scopes, rate limit and expiry no longer change. Create a new key if one is needed.")
 
 // Covers reports whether scopes allow everything scope allows: it is
 // listed, it is a name a pattern of scopes matches (Allows), or it is a
@@ -158,4 +160,55 @@ func SetRate(ctx context.Context, db *store.DB, actor audit.Actor, keyID string,
 		return err
 	})
 	return changed, err
+}
+
+// SetExpiry sets when a key stops working (nil: never) with its audit
+// event (key.expiry); false, and nothing recorded, when unchanged. The
+// gateway refuses the key as expired from then on. An expiry not after
+// now is a *store.ValidationError, also when an approved change waited
+// past it; a revoked key is ErrRevokedKey.
+func SetExpiry(ctx context.Context, db *store.DB, actor audit.Actor, keyID string, expiresAt *time.Time, now time.Time) (bool, error) {
+	if msg := CheckExpiry(expiresAt, now); msg != "" {
+		return false, &store.ValidationError{Fields: map[string]string{"expires_at": msg}}
+	}
+	changed := false
+	err := db.Transact(ctx, func(tx *store.Tx) error {
+		changed = false
+		k, err := ByID(ctx, tx, keyID)
+		if err != nil {
+			return err
+		}
+		if k.RevokedAt != nil {
+			return ErrRevokedKey
+		}
+		if sameExpiry(k.ExpiresAt, expiresAt) {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE virtual_keys SET expires_at = ? WHERE id = ? AND revoked_at IS NULL`,
+			optTime(expiresAt), keyID); err != nil {
+			return fmt.Errorf("set expiry of key %s: %w", keyID, err)
+		}
+		changed = true
+		_, err = audit.Append(ctx, tx, audit.Event{Actor: actor, Verb: "key.expiry", Tenant: k.TenantSlug,
+			Subject: audit.Subject{Type: "key", ID: k.ID}, Details: map[string]any{"name": k.Name, "prefix": k.Prefix,
+				"expires_at": optTime(expiresAt), "previous_expires_at": optTime(k.ExpiresAt)}})
+		return err
+	})
+	return changed, err
+}
+
+// CheckExpiry returns why a key's new expiry is refused, or "": as when
+// a key is created, it must be in the future (none is fine).
+func CheckExpiry(expiresAt *time.Time, now time.Time) string {
+	if expiresAt != nil && !expiresAt.After(now) {
+		return "The expiry must be in the future."
+	}
+	return ""
+}
+
+func sameExpiry(a, b *time.Time) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equal(*b)
 }

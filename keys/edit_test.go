@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wardenhq/warden/platform/store"
 )
@@ -119,5 +120,72 @@ func TestSetScopesAndRate(t *testing.T) {
 	}
 	if _, err := SetScopes(ctx, db, admin, "nope", []string{"tool:b"}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("SetScopes on an unknown key = %v, want not found", err)
+	}
+}
+
+// SetExpiry sets, moves and removes a key's expiry with its audit event,
+// records nothing when unchanged, refuses an expiry not in the future
+// and a revoked key, and authentication follows what it set.
+func TestSetExpiry(t *testing.T) {
+	ctx := context.Background()
+	db, tenant := auditedFixture(t)
+	k, secrets, err := CreateAudited(ctx, db, testSealer(t), admin, NewSpec{TenantID: tenant.ID, Name: "bot", Scopes: []string{"tool:b"}, RatePerMin: 60, Burst: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	events := func() []string {
+		var out []string
+		for _, e := range allEvents(t, db) {
+			if e.Verb == "key.expiry" {
+				raw, _ := json.Marshal(e.Details)
+				out = append(out, string(raw))
+			}
+		}
+		return out
+	}
+	at := time.Date(now.Year()+1, 1, 31, 0, 0, 0, 0, time.UTC)
+	stamp := store.FormatTime(at)
+	if changed, err := SetExpiry(ctx, db, admin, k.ID, &at, now); err != nil || !changed {
+		t.Fatalf("SetExpiry = %v, %v", changed, err)
+	}
+	if _, err := Authenticate(ctx, db.Read(), secrets.Key, at.Add(-time.Second)); err != nil {
+		t.Errorf("a second before the expiry: %v", err)
+	}
+	if _, err := Authenticate(ctx, db.Read(), secrets.Key, at); !errors.Is(err, ErrExpired) {
+		t.Errorf("at the expiry: %v, want ErrExpired", err)
+	}
+	if changed, err := SetExpiry(ctx, db, admin, k.ID, &at, now); err != nil || changed {
+		t.Errorf("the same expiry again = %v, %v", changed, err)
+	}
+	if changed, err := SetExpiry(ctx, db, admin, k.ID, nil, now); err != nil || !changed {
+		t.Fatalf("removing the expiry = %v, %v", changed, err)
+	}
+	if _, err := Authenticate(ctx, db.Read(), secrets.Key, at.AddDate(10, 0, 0)); err != nil {
+		t.Errorf("without an expiry, in ten years: %v", err)
+	}
+	want := []string{
+		`{"expires_at":"` + stamp + `","name":"bot","prefix":"` + k.Prefix + `","previous_expires_at":null}`,
+		`{"expires_at":null,"name":"bot","prefix":"` + k.Prefix + `","previous_expires_at":"` + stamp + `"}`,
+	}
+	if got := events(); !slices.Equal(got, want) {
+		t.Errorf("key.expiry events = %q, want %q", got, want)
+	}
+
+	for _, past := range []time.Time{now, now.Add(-time.Hour)} {
+		_, err := SetExpiry(ctx, db, admin, k.ID, &past, now)
+		var ve *store.ValidationError
+		if !errors.As(err, &ve) || ve.Fields["expires_at"] != "The expiry must be in the future." {
+			t.Errorf("an expiry at %v = %v, want the field refused", past, err)
+		}
+	}
+	if _, err := RevokeAudited(ctx, db, admin, k.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := SetExpiry(ctx, db, admin, k.ID, &at, now); !errors.Is(err, ErrRevokedKey) {
+		t.Errorf("a revoked key's expiry = %v, want ErrRevokedKey", err)
+	}
+	if got, _ := ByID(ctx, db.Read(), k.ID); got.ExpiresAt != nil || len(events()) != 2 {
+		t.Errorf("refused edits changed the key: expiry %v, %d events", got.ExpiresAt, len(events()))
 	}
 }

@@ -228,8 +228,8 @@ func (s NewSpec) Validate(now time.Time) map[string]string {
 	for field, msg := range checkRate(s.RatePerMin, s.Burst) {
 		errs[field] = msg
 	}
-	if s.ExpiresAt != nil && !s.ExpiresAt.After(now) {
-		errs["expires_at"] = "The expiry must be in the future."
+	if msg := CheckExpiry(s.ExpiresAt, now); msg != "" {
+		errs["expires_at"] = msg
 	}
 	return errs
 }

@@ -79,10 +79,11 @@ type KeyShowView struct {
 	PreviousCallbackValid bool
 	// ModelLimits is the key's model limits form (models.KeyLimits).
 	ModelLimits KeyModelLimitsForm
-	// ScopesForm and RateForm change the key's scopes and request rate
-	// limit (not offered for a revoked key).
+	// ScopesForm, RateForm and ExpiryForm change the key's scopes,
+	// request rate limit and expiry (not offered for a revoked key).
 	ScopesForm KeyScopesForm
 	RateForm   KeyRateForm
+	ExpiryForm KeyExpiryForm
 }
 
 // ScopeChoices are the scopes offered as boxes: skill, tool and model
@@ -105,6 +106,13 @@ type KeyRateForm struct {
 	PerMinute, Burst string
 	Errors           FieldErrors
 	Notice           string
+}
+
+// KeyExpiryForm is the key page's expiry form, as typed.
+type KeyExpiryForm struct {
+	ExpiresAt string // a date, YYYY-MM-DD; empty: the key does not expire
+	Errors    FieldErrors
+	Notice    string
 }
 
 // KeyCallbackRotateView asks before rotating a key's callback secret.

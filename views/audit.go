@@ -85,7 +85,7 @@ var AuditVerbs = []string{
 	"session.", "session.revoke", "session.revoke_all",
 	"tenant.", "tenant.create", "tenant.rename", "tenant.freeze", "tenant.unfreeze", "tenant.retention",
 	"tenant.dual_control", "tenant.dual_control_removed", "tenant.dual_control_window", "tenant.frozen_refused",
-	"key.", "key.create", "key.revoke", "key.callback_secret_rotated", "key.scopes", "key.rate", "key.revoked", "key.expired", "key.wrong_secret",
+	"key.", "key.create", "key.revoke", "key.callback_secret_rotated", "key.scopes", "key.rate", "key.expiry", "key.revoked", "key.expired", "key.wrong_secret",
 	"budget.set", "tool.", "tool.create", "tool.update", "tool.enable", "tool.disable",
 	"model.", "model.create", "model.update", "model.enable", "model.disable", "model.alias", "model.tenant_settings", "model.key_limits",
 	"model.allowed_hosts",
@@ -322,6 +322,11 @@ func eventSentence(e audit.Event, n EventNames) string {
 	case "key.rate":
 		return who + " set agent key " + keyLabel(d) + "'s rate limit to " + perMinute(d.str("rate_per_min"), "requests") + ", burst " + d.str("burst") +
 			" (was " + perMinute(d.str("previous_rate_per_min"), "requests") + ", burst " + d.str("previous_burst") + ")"
+	case "key.expiry":
+		if d.str("expires_at") == "" {
+			return who + " removed the expiry of agent key " + keyLabel(d) + " (it was to expire " + d.expiry("previous_expires_at") + ")"
+		}
+		return who + " set agent key " + keyLabel(d) + " to expire " + d.expiry("expires_at") + " (was " + d.expiry("previous_expires_at") + ")"
 	case "key.callback_secret_rotated":
 		return who + " rotated the callback secret of agent key " + keyLabel(d)
 	case "key.revoked":
@@ -763,6 +768,19 @@ func (d eventDetails) day(k string) string {
 		return d.str(k)
 	}
 	return Day(t)
+}
+
+// expiry formats a stored key expiry to the minute, in UTC; none is
+// "never".
+func (d eventDetails) expiry(k string) string {
+	if d.str(k) == "" {
+		return "never"
+	}
+	t, err := time.Parse(time.RFC3339Nano, d.str(k))
+	if err != nil {
+		return d.str(k)
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
 }
 
 // modelFieldWord names a model deployment's setting as its form labels it

@@ -34,6 +34,10 @@ func TestChangeDiffNamesSettings(t *testing.T) {
 				{Field: "rpm", Label: "requests a minute (0: no limit)", Before: "60", After: "0", Changed: true},
 				{Field: "tpm", Label: "tokens a minute (0: no limit)", Before: "1000", After: "1000"},
 			}},
+		{"key expiry", changes.KeyExpiryValue{ExpiresAt: "2027-01-31T00:00:00Z"}, changes.KeyExpiryValue{ExpiresAt: changes.Never},
+			[]ChangeDiffRow{
+				{Field: "expires at", Label: "expires (UTC)", Before: "2027-01-31T00:00:00Z", After: "never", Changed: true},
+			}},
 	}
 	for _, tt := range tests {
 		got := ChangeDiff(raw(tt.before), raw(tt.after))

@@ -221,6 +221,17 @@ func TestApprovingAnOutOfDateChangeIsRefused(t *testing.T) {
 		{changes.KeyRequestRate, nil, "/keys/" + k.ID + "/rate", url.Values{"rate_per_min": {"1200"}, "burst": {"60"}},
 			func() { _, err := keys.SetRate(ctx, in.DB, testActor, k.ID, 300, 30); must("slower", err) },
 			func() string { return strconv.Itoa(key().RatePerMin) }},
+		{changes.KeyExpiry, func() {
+			in30 := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, 30)
+			_, err := keys.SetExpiry(ctx, in.DB, testActor, k.ID, &in30, time.Now())
+			must("expiry", err)
+		}, "/keys/" + k.ID + "/expiry", url.Values{"expires_at": {""}},
+			func() {
+				in10 := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, 10)
+				_, err := keys.SetExpiry(ctx, in.DB, testActor, k.ID, &in10, time.Now())
+				must("earlier expiry", err)
+			},
+			func() string { return changes.ExpiryValue(key().ExpiresAt).ExpiresAt }},
 		{changes.ReleaseActivate, nil, "/releases/activate", url.Values{"agent": {releases.DefaultAgent}, "env": {releases.DefaultEnv},
 			"from": {active}, "digest": {candidate}, "reason": {"shorter answers"}},
 			func() {

@@ -93,6 +93,7 @@ func (s *Server) consoleRoutes() []route {
 		{http.MethodPost, "/keys/:id/model-limits", h.KeyModelLimits, admin, ""},
 		{http.MethodPost, "/keys/:id/scopes", h.KeyScopes, admin, ""},
 		{http.MethodPost, "/keys/:id/rate", h.KeyRate, admin, ""},
+		{http.MethodPost, "/keys/:id/expiry", h.KeyExpiry, admin, ""},
 		{http.MethodGet, "/budgets", h.BudgetList, admin, "Budgets"},
 		{http.MethodPost, "/budgets/:tenant", h.BudgetEdit, admin, ""},
 		{http.MethodGet, "/tools", h.ToolList, admin, "Tools"},
