@@ -180,9 +180,15 @@ func (h *Console) KeyExpiry(c echo.Context) error {
 	var at *time.Time
 	if raw := strings.TrimSpace(form.ExpiresAt); raw != "" {
 		day, err := time.ParseInLocation("2006-01-02", raw, time.UTC)
-		if err != nil {
+		switch {
+		case err != nil:
 			form.Errors["expires_at"] = "Enter a date such as 2027-01-31, or leave it empty for a key that does not expire."
-		} else {
+		case k.ExpiresAt != nil && k.ExpiresAt.UTC().Format("2006-01-02") == raw:
+			// The day the form shows for an expiry set to the minute
+			// elsewhere (the API, the CLI): sent back unchanged, it
+			// keeps the expiry as it is rather than moving it to 00:00.
+			at = k.ExpiresAt
+		default:
 			at = &day
 		}
 	}

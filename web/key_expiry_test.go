@@ -179,3 +179,30 @@ func TestKeyExpiryEdit(t *testing.T) {
 		t.Error("a revoked key's page offers the expiry form")
 	}
 }
+
+// A key whose expiry was set to the minute elsewhere (the API, the CLI)
+// shows its day in the form; sent back unchanged, the expiry stays as it
+// is (it was moved to 00:00 that day, an earlier expiry applied at once).
+func TestKeyExpiryFormKeepsAnExpiryToTheMinute(t *testing.T) {
+	in := startWardenDemo(t, nil)
+	erin := newBrowser(t, in.URL)
+	erin.loginDev("erin")
+	at := time.Now().UTC().Truncate(24*time.Hour).AddDate(0, 0, 10).Add(15*time.Hour + 30*time.Minute)
+	k, _ := newKey(t, in, "minute-bot", []string{"skill:order_status"}, 600, 60, &at)
+	path := "/keys/" + k.ID
+	shown := erin.get(path).Doc.Find(`#key_expires_at`).AttrOr("value", "")
+	if shown != at.Format("2006-01-02") {
+		t.Fatalf("the form shows %q, want %q", shown, at.Format("2006-01-02"))
+	}
+	p := erin.post(path+"/expiry", erin.withCSRF(url.Values{"expires_at": {shown}}), nil)
+	if p.Status != http.StatusOK || !strings.Contains(p.URL.RawQuery, "done=expiry_unchanged") {
+		t.Errorf("sending the form unchanged = %d at %s, want the key's page saying nothing changed", p.Status, p.URL)
+	}
+	got, err := keys.ByID(context.Background(), in.DB.Read(), k.ID)
+	if err != nil || got.ExpiresAt == nil || !got.ExpiresAt.Equal(at) {
+		t.Errorf("expiry is %v (%v), want it kept at %s", got.ExpiresAt, err, at.Format(time.RFC3339))
+	}
+	if evs := adminEvents(t, in.DB, "key.expiry"); len(evs) != 0 {
+		t.Errorf("an unchanged form recorded %v", evs)
+	}
+}
