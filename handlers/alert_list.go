@@ -46,10 +46,10 @@ func (h *Console) renderAlerts(c echo.Context, status int, note, skill string, f
 		return err
 	}
 	v := views.AlertsView{Firing: firing, Resolved: inScope(resolved, user), CanEdit: user.HasRole(identity.RoleAdmin) && user.AllTenantScope(), Notice: note}
-	if v.CanEdit {
-		if v.Pending, err = h.pendingOfKinds(ctx, user, changes.AlertRule); err != nil {
-			return err
-		}
+	// On-call see a pending threshold change too (what is about to
+	// change under the alerts they answer); only admins open it.
+	if v.Pending, err = h.pendingOfKinds(ctx, user, changes.AlertRule); err != nil {
+		return err
 	}
 	for _, s := range h.Runtime.Skills() {
 		r := alerts.RuleFor(rules, s.Name)

@@ -95,7 +95,8 @@ type AlertsView struct {
 	Rules    []AlertRuleRow
 	CanEdit  bool // admins change thresholds; on-call reads them
 	Notice   string
-	// Pending are the threshold changes waiting for a second admin.
+	// Pending are the threshold changes waiting for a second admin (linked
+	// only when CanEdit: the changes pages are admins').
 	Pending []changes.Change
 }
 

@@ -193,6 +193,13 @@ func TestAlertRuleFormForAdmins(t *testing.T) {
 	if p := erin.get("/alerts"); p.Doc.Find(`[data-testid="pending-changes"] a[href="/changes/`+chID+`"]`).Length() != 1 {
 		t.Error("the Alerts page does not show the pending raise")
 	}
+	// On-call see it too, as words: the change's page is the admins'.
+	carol := newBrowser(t, in.URL)
+	carol.loginDev("carol")
+	if p := carol.get("/alerts"); !strings.Contains(text(p, "pending-change-summary"), "refunds's alert thresholds") ||
+		!strings.Contains(text(p, "pending-changes"), "asked by Erin Admin") || p.Doc.Find(`[data-testid="pending-changes"] a`).Length() != 0 {
+		t.Errorf("on-call's Alerts page shows the pending raise as %q, want its summary and who asked, without a link", text(p, "pending-changes"))
+	}
 	approveAsFrank(t, in, landed)
 	if got := failure(); got != 50 {
 		t.Fatalf("after frank approved, the failure threshold is %d%%, want 50%%", got)
