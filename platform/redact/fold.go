@@ -127,11 +127,12 @@ func fold(s string) (f folded, ok bool) {
 }
 
 // emphasis reports whether the '_' at s[i] is in one or two underscores
-// of Markdown emphasis: opening a word (after the start, a space, a
-// "\n" escape or an opening bracket or quote, before a letter or digit)
-// or closing one (after a letter or digit, before the end, a space or
-// closing punctuation). Underscores inside a word (user_id_4111), after
-// a key's '-' or '.' (wk_a-_b) or in longer runs (____) stay.
+// of Markdown emphasis: opening a word (after the start, a space or
+// punctuation, or a "\n" escape, before a letter or digit) or closing one
+// (after a letter or digit, before the end, a space or punctuation).
+// Underscores inside a word (user_id_4111), next to a byte that joins a
+// key or a path ('-', '+', '/', '=', '@', '%', '&', '~'; '.' before an
+// opening one: wk_a-_b, v1._x) or in longer runs (____) stay.
 func emphasis(s string, i int) bool {
 	a, b := i, i+1
 	for a > 0 && s[a-1] == '_' {
@@ -143,12 +144,17 @@ func emphasis(s string, i int) bool {
 	if b-a > 2 {
 		return false
 	}
-	opens := (a == 0 || strings.IndexByte(" \t\n\r([{\"'*>", s[a-1]) >= 0 ||
+	opens := (a == 0 || edge(s[a-1]) && s[a-1] != '.' ||
 		a >= 2 && s[a-2] == '\\' && (s[a-1] == 'n' || s[a-1] == 't' || s[a-1] == 'r')) &&
 		b < len(s) && isAlnum(s[b])
-	closes := a > 0 && isAlnum(s[a-1]) &&
-		(b == len(s) || strings.IndexByte(" \t\n\r.,;:!?)]}\"'*<\\", s[b]) >= 0)
+	closes := a > 0 && isAlnum(s[a-1]) && (b == len(s) || edge(s[b]) || s[b] == '\\')
 	return opens || closes
+}
+
+// edge reports whether c may stand next to emphasis: not a byte of a word
+// or one that joins a key or path.
+func edge(c byte) bool {
+	return !isWord(c) && strings.IndexByte("-+/=@%&~\\", c) < 0
 }
 
 // offset returns the offset in the original of the character folded byte

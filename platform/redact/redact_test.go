@@ -127,6 +127,7 @@ func TestUnderscoreEmphasis(t *testing.T) {
 		{"_jo@example.com_", "_" + r.Token(KindEmail, "jo@example.com") + "_"},
 		{"4242424242424242_ ok", r.Token(KindCard, "4242424242424242") + "_ ok"},
 		{`{"text":"Card:\n__4111 1111 1111 1111__"}`, `{"text":"Card:\n__` + r.Token(KindCard, "4111111111111111") + `__"}`},
+		{"!_4111 1111 1111 1111_!", "!_" + r.Token(KindCard, "4111111111111111") + "_!"},
 		{"user_4111111111111111", "user_4111111111111111"},
 		{"4242424242424242_v2", "4242424242424242_v2"},
 		{"__init__ and ____", "__init__ and ____"},
