@@ -137,3 +137,17 @@ func TestUnderscoreEmphasis(t *testing.T) {
 		}
 	}
 }
+
+// "D.O.B." is a date-of-birth cue: words are cut at periods, so the
+// lexicon's "d.o.b" never matched and the date after it survived.
+func TestDottedDOBCue(t *testing.T) {
+	r := New(testKey)
+	for _, in := range []string{"d.o.b. 12/05/1980", "D.O.B.: 12 May 1980", "d.o.b 1980-05-12"} {
+		if out := r.String(in); !strings.Contains(out, "[dob:") {
+			t.Errorf("String(%q) = %q, want the date of birth redacted", in, out)
+		}
+	}
+	if out := r.String("d.o.c. 12/05/1980"); out != "d.o.c. 12/05/1980" {
+		t.Errorf(`String("d.o.c. 12/05/1980") = %q, want it unchanged`, out)
+	}
+}
