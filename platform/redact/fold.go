@@ -2,6 +2,7 @@ package redact
 
 import (
 	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
@@ -23,7 +24,11 @@ import (
 //   - Unicode dashes and minus signs (U+2010–U+2015, U+2212, U+FE58,
 //     U+FE63, U+FF0D) become '-';
 //   - invisible format characters (U+00AD soft hyphen, U+200B–U+200D,
-//     U+2060, U+FEFF) are dropped.
+//     U+2060, U+FEFF) are dropped;
+//   - the underscores of Markdown emphasis ("_4111 1111 1111 1111_",
+//     "__jo@example.com__") become ' ': to the detectors an underscore
+//     is a byte of a word (snake_case), so a value in emphasis would read
+//     as part of an identifier and be left alone.
 //
 // Other characters (letters with accents, CJK, ...) are kept as they are.
 // A folded text keeps, for every byte, the offset in the original text of
@@ -56,17 +61,14 @@ const (
 // nothing (the common case: ASCII text, or text whose non-ASCII
 // characters all stay).
 func fold(s string) (f folded, ok bool) {
-	i := 0
-	for i < len(s) && s[i] < utf8.RuneSelf {
-		i++
-	}
-	if i == len(s) {
-		return folded{}, false
-	}
 	// Find the first character that folds; text before it is copied.
 	first := -1
-	for j := i; j < len(s); {
+	for j := 0; j < len(s); {
 		if s[j] < utf8.RuneSelf {
+			if s[j] == '_' && emphasis(s, j) {
+				first = j
+				break
+			}
 			j++
 			continue
 		}
@@ -89,6 +91,13 @@ func fold(s string) (f folded, ok bool) {
 	copying := false // the last fseg is a segChars run that ends where b does
 	for j := first; j < len(s); {
 		if s[j] < utf8.RuneSelf {
+			if s[j] == '_' && emphasis(s, j) {
+				seg = append(seg, fseg{int32(len(b)), int32(j), segFold})
+				b = append(b, ' ')
+				copying = false
+				j++
+				continue
+			}
 			if !copying {
 				seg = append(seg, fseg{int32(len(b)), int32(j), segChars})
 				copying = true
@@ -115,6 +124,37 @@ func fold(s string) (f folded, ok bool) {
 		j += size
 	}
 	return folded{s: string(b), seg: seg, n: len(s)}, true
+}
+
+// emphasis reports whether the '_' at s[i] is in one or two underscores
+// of Markdown emphasis: opening a word (after the start, a space or
+// punctuation, or a "\n" escape, before a letter or digit) or closing one
+// (after a letter or digit, before the end, a space or punctuation).
+// Underscores inside a word (user_id_4111), next to a byte that joins a
+// key or a path ('-', '+', '/', '=', '@', '%', '&', '~'; '.' before an
+// opening one: wk_a-_b, v1._x) or in longer runs (____) stay.
+func emphasis(s string, i int) bool {
+	a, b := i, i+1
+	for a > 0 && s[a-1] == '_' {
+		a--
+	}
+	for b < len(s) && s[b] == '_' {
+		b++
+	}
+	if b-a > 2 {
+		return false
+	}
+	opens := (a == 0 || edge(s[a-1]) && s[a-1] != '.' ||
+		a >= 2 && s[a-2] == '\\' && (s[a-1] == 'n' || s[a-1] == 't' || s[a-1] == 'r')) &&
+		b < len(s) && isAlnum(s[b])
+	closes := a > 0 && isAlnum(s[a-1]) && (b == len(s) || edge(s[b]) || s[b] == '\\')
+	return opens || closes
+}
+
+// edge reports whether c may stand next to emphasis: not a byte of a word
+// or one that joins a key or path.
+func edge(c byte) bool {
+	return !isWord(c) && strings.IndexByte("-+/=@%&~\\", c) < 0
 }
 
 // offset returns the offset in the original of the character folded byte

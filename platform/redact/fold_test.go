@@ -15,6 +15,10 @@ func foldOffsets(s string) (string, []int) {
 	first := -1
 	for j := 0; j < len(s); {
 		if s[j] < utf8.RuneSelf {
+			if s[j] == '_' && emphasis(s, j) {
+				first = j
+				break
+			}
 			j++
 			continue
 		}
@@ -36,6 +40,12 @@ func foldOffsets(s string) (string, []int) {
 	}
 	for j := first; j < len(s); {
 		if s[j] < utf8.RuneSelf {
+			if s[j] == '_' && emphasis(s, j) {
+				b = append(b, ' ')
+				off = append(off, j)
+				j++
+				continue
+			}
 			b = append(b, s[j])
 			off = append(off, j)
 			j++
@@ -57,7 +67,7 @@ func foldOffsets(s string) (string, []int) {
 // TestFoldOffsets checks that the folded text's offsets, kept as runs,
 // map every span as an offset a byte would.
 func TestFoldOffsets(t *testing.T) {
-	parts := []string{"a", "7", " ", "é", "東", "\u00a0", "\u202f", "４", "＠", "\u200b", "\u2011", "ﬁ", "⑩", "\xff", "\x80", "\xc3", "Ω", "'"}
+	parts := []string{"a", "7", " ", "é", "東", "\u00a0", "\u202f", "４", "＠", "\u200b", "\u2011", "ﬁ", "⑩", "\xff", "\x80", "\xc3", "Ω", "'", "_", "__"}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for n := range 3000 {
 		var sb strings.Builder

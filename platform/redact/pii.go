@@ -395,7 +395,7 @@ func (p *piiScan) run(digit bool) {
 			// birth or an identity number; otherwise it may be part of
 			// an address.
 			if c := p.cueBefore(k); c >= 0 {
-				if p.has(c, lxDOB) {
+				if p.has(c, lxDOB) || p.dottedDOB(c) {
 					p.dob(c)
 				} else {
 					p.idNumber(c)
@@ -444,7 +444,7 @@ func (p *piiScan) cueBefore(k int) int {
 	for j := k - 1; j >= 0 && j >= k-8 && p.w[j].end+48 >= p.w[k].start; j-- {
 		if p.w[j].cue == 0 {
 			p.w[j].cue = 1
-			if p.has(j, lxDOB|lxID) || p.idPhrase(j) {
+			if p.has(j, lxDOB|lxID) || p.idPhrase(j) || p.dottedDOB(j) {
 				p.w[j].cue = 2
 			}
 		}
@@ -474,6 +474,15 @@ func (p *piiScan) dob(k int) {
 		}
 		return true
 	})
+}
+
+// dottedDOB reports whether word k is the "b" of "d.o.b" (D.O.B.: 12/05/1980):
+// words are cut at periods, so the lexicon's "d.o.b" is never one word.
+func (p *piiScan) dottedDOB(k int) bool {
+	if k < 2 || p.w[k].gap != gPeriod || p.w[k-1].gap != gPeriod {
+		return false
+	}
+	return strings.EqualFold(p.text(k), "b") && strings.EqualFold(p.text(k-1), "o") && strings.EqualFold(p.text(k-2), "d")
 }
 
 // idPhrase reports whether the words at k are a two-word cue for an

@@ -113,3 +113,41 @@ func TestBrokenUnicodeEscapeKeepsCue(t *testing.T) {
 		}
 	}
 }
+
+// A value in Markdown emphasis with underscores is redacted as it is in
+// plain text; an underscore was read as part of a word, so
+// "_4111 1111 1111 1111_" passed as an identifier (found by probing the
+// card and IBAN glue the fuzz oracle allows). Identifiers stay alone.
+func TestUnderscoreEmphasis(t *testing.T) {
+	r := New(testKey)
+	for _, c := range []struct{ in, want string }{
+		{"_4111 1111 1111 1111_", "_" + r.Token(KindCard, "4111111111111111") + "_"},
+		{"__DE89 3704 0044 0532 0130 00__", "__" + r.Token(KindIBAN, "DE89370400440532013000") + "__"},
+		{"paid with __4242424242424242__.", "paid with __" + r.Token(KindCard, "4242424242424242") + "__."},
+		{"_jo@example.com_", "_" + r.Token(KindEmail, "jo@example.com") + "_"},
+		{"4242424242424242_ ok", r.Token(KindCard, "4242424242424242") + "_ ok"},
+		{`{"text":"Card:\n__4111 1111 1111 1111__"}`, `{"text":"Card:\n__` + r.Token(KindCard, "4111111111111111") + `__"}`},
+		{"!_4111 1111 1111 1111_!", "!_" + r.Token(KindCard, "4111111111111111") + "_!"},
+		{"user_4111111111111111", "user_4111111111111111"},
+		{"4242424242424242_v2", "4242424242424242_v2"},
+		{"__init__ and ____", "__init__ and ____"},
+	} {
+		if got := r.String(c.in); got != c.want {
+			t.Errorf("String(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// "D.O.B." is a date-of-birth cue: words are cut at periods, so the
+// lexicon's "d.o.b" never matched and the date after it survived.
+func TestDottedDOBCue(t *testing.T) {
+	r := New(testKey)
+	for _, in := range []string{"d.o.b. 12/05/1980", "D.O.B.: 12 May 1980", "d.o.b 1980-05-12"} {
+		if out := r.String(in); !strings.Contains(out, "[dob:") {
+			t.Errorf("String(%q) = %q, want the date of birth redacted", in, out)
+		}
+	}
+	if out := r.String("d.o.c. 12/05/1980"); out != "d.o.c. 12/05/1980" {
+		t.Errorf(`String("d.o.c. 12/05/1980") = %q, want it unchanged`, out)
+	}
+}
