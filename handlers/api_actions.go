@@ -78,7 +78,7 @@ func decodeJSON(c echo.Context, v any, usage string) (raw []byte, err error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return nil, invalid(strings.TrimPrefix(err.Error(), "json: "))
+		return nil, invalid(problem.JSONReason(err))
 	}
 	if dec.More() {
 		return nil, invalid("more than one JSON value")

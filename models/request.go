@@ -78,7 +78,7 @@ func unsupported(msg string) error { return problem.Invalid("unsupported_field",
 func parseChat(body []byte) (chatRequest, error) {
 	var c chatRequest
 	if err := json.Unmarshal(body, &c.request); err != nil {
-		return c, invalid("The body is not a JSON chat completion request.")
+		return c, invalid("The body is not a JSON chat completion request: " + problem.JSONReason(err) + ".")
 	}
 	var all map[string]json.RawMessage
 	if err := json.Unmarshal(body, &all); err != nil {

@@ -110,7 +110,7 @@ func parseResponses(body []byte) (respRequest, error) {
 		return r, unsupported(fmt.Sprintf("Warden's /v1/responses does not serve %s (docs/models.md).", quoteList(unknown)))
 	}
 	if err := json.Unmarshal(body, &r); err != nil {
-		return r, invalid("The body is not a JSON Responses request: " + jsonProblem(err))
+		return r, invalid("The body is not a JSON Responses request: " + problem.JSONReason(err) + ".")
 	}
 	switch {
 	case r.Model == "":
@@ -133,14 +133,6 @@ func parseResponses(body []byte) (respRequest, error) {
 }
 
 func isNullOrEmpty(raw json.RawMessage) bool { return len(raw) == 0 || isNull(raw) }
-
-func jsonProblem(err error) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
-		return fmt.Sprintf("%q has the wrong type.", te.Field)
-	}
-	return "it could not be read."
-}
 
 // inputItems are the request's input as items: a string is one user
 // message.

@@ -286,6 +286,20 @@ func TestRequestRefusals(t *testing.T) {
 	if r := callAPI(t, ctx, http.MethodPost, url, in.DemoKey, []byte(`{"input":""}`), nil); r.Status != 400 {
 		t.Errorf("empty input = %d %s", r.Status, r.Raw)
 	}
+	// A member of the wrong type is named with the rule it breaks, on
+	// every door, in the sender's terms (not Go's types and fields).
+	for _, tc := range []struct{ path, body, says string }{
+		{"/v1/journeys", `{"input":5}`, `\"input\" must be a string`},
+		{"/v1/actions", `{"tool":5}`, `\"tool\" must be a string`},
+		{"/v1/chat/completions", `{"model":"demo-model","messages":[{"role":"user","content":"hi"}],"max_tokens":"12"}`, `\"max_tokens\" must be a whole number`},
+		{"/v1/chat/completions", `{"model":"demo-model","messages":[{"role":"user","content":"hi"}],"stream":"yes"}`, `\"stream\" must be true or false`},
+		{"/v1/responses", `{"model":"demo-model","input":"hi","max_output_tokens":1e30}`, `\"max_output_tokens\" must be a whole number`},
+	} {
+		r := callAPI(t, ctx, http.MethodPost, in.URL+tc.path, in.DemoKey, []byte(tc.body), nil)
+		if r.Status != 400 || !strings.Contains(string(r.Raw), tc.says) || strings.Contains(string(r.Raw), "Go struct") {
+			t.Errorf("POST %s %s = %d %s; want 400 saying %s", tc.path, tc.body, r.Status, r.Raw, tc.says)
+		}
+	}
 	big := append([]byte(`{"input":"`), bytes.Repeat([]byte("a"), 1<<20+10)...)
 	big = append(big, `"}`...)
 	if r := callAPI(t, ctx, http.MethodPost, url, in.DemoKey, big, nil); r.Status != http.StatusRequestEntityTooLarge || !strings.Contains(string(r.Raw), `"error"`) {

@@ -33,15 +33,14 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"reflect"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/wardenhq/warden/platform/store"
 
+	"github.com/wardenhq/warden/platform/problem"
 	"github.com/wardenhq/warden/platform/redact"
 	"github.com/wardenhq/warden/tools"
 )
@@ -598,50 +597,16 @@ func decodeArgs(tool string, newArgs func() validator, raw json.RawMessage) (val
 // never in encoding/json's, which names Go types and struct fields.
 func argsError(tool string, err error) *tools.Error {
 	var te *json.UnmarshalTypeError
-	var se *json.SyntaxError
-	switch {
-	case errors.As(err, &te) && te.Field == "":
+	if errors.As(err, &te) && te.Field == "" {
 		return terminal("invalid arguments: they must be a JSON object")
-	case errors.As(err, &te):
-		return terminal("invalid arguments: %s %s", quoteField(te.Field), typeRule(te.Type))
-	case errors.As(err, &se), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return terminal("invalid arguments: they are not valid JSON")
 	}
-	// encoding/json has no type for an unknown field, only this text.
-	if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		if name, uerr := strconv.Unquote(name); uerr == nil {
-			return terminal("invalid arguments: %s is not an argument of %s", quoteField(name), tool)
-		}
+	if name, ok := problem.UnknownJSONMember(err); ok {
+		return terminal("invalid arguments: %s is not an argument of %s", problem.QuoteMember(name), tool)
 	}
-	return terminal("invalid arguments: they cannot be read")
-}
-
-// typeRule is the rule a value of type t must follow, in JSON's terms.
-func typeRule(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.String:
-		return "must be a string"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "must be a whole number"
-	case reflect.Float32, reflect.Float64:
-		return "must be a number"
-	case reflect.Bool:
-		return "must be true or false"
-	case reflect.Struct, reflect.Map:
-		return "must be an object"
-	case reflect.Slice, reflect.Array:
-		return "must be an array"
+	if why := problem.JSONReason(err); why != "it is not valid JSON" {
+		return terminal("invalid arguments: %s", why)
 	}
-	return "has the wrong type"
-}
-
-// quoteField quotes a field name the caller sent, cut to 64 bytes.
-func quoteField(name string) string {
-	if len(name) > 64 {
-		name = strings.ToValidUTF8(name[:64], "") + "…"
-	}
-	return strconv.Quote(name)
+	return terminal("invalid arguments: they are not valid JSON")
 }
 
 func result(out any) (tools.Result, error) {
