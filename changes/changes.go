@@ -589,6 +589,34 @@ func Queue(ctx context.Context, q store.Querier, p identity.Principal, now time.
 	return inScope(p, all), inScope(p, done), nil
 }
 
+// PendingToRead lists the changes of kinds waiting for a second admin
+// that p may read about on the page of what they change, oldest first:
+// those of p's tenants and the installation-wide ones, which such a page
+// (the Alerts page's thresholds per skill) shows everyone who opens it.
+// Queue is stricter, as deciding is: only an admin of all tenants
+// decides an installation-wide change.
+func PendingToRead(ctx context.Context, q store.Querier, p identity.Principal, now time.Time, kinds ...string) ([]Change, error) {
+	if len(kinds) == 0 {
+		return nil, nil
+	}
+	args := []any{store.FormatTime(now)}
+	for _, k := range kinds {
+		args = append(args, k)
+	}
+	all, err := store.Query(ctx, q, scan, `SELECT `+changeColumns+` FROM changes WHERE status = 'pending' AND expires_at > ?
+		AND kind IN (?`+strings.Repeat(", ?", len(kinds)-1)+`) ORDER BY created_at, id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("pending changes of %s: %w", strings.Join(kinds, ", "), err)
+	}
+	out := all[:0]
+	for _, c := range all {
+		if c.TenantSlug == "" || p.InTenant(c.TenantSlug) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
 // PendingOn lists the pending changes of one kind's object (subject), for
 // that object's page.
 func PendingOn(ctx context.Context, q store.Querier, subject string, now time.Time, kinds ...string) ([]Change, error) {
