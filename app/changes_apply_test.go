@@ -138,6 +138,33 @@ func TestDecisionChecksTheObjectAndTheApplyStillDoes(t *testing.T) {
 	if got, _ := changes.Get(ctx, db.Read(), c.ID); got.Status != changes.Pending || threshold() != 50_000 {
 		t.Errorf("after the refusal the change is %s and the threshold %d; want pending and 50000", got.Status, threshold())
 	}
+	refusals := func() []audit.Event {
+		t.Helper()
+		evs, err := audit.List(ctx, db.Read(), audit.Filter{Limit: audit.MaxLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []audit.Event
+		for _, e := range evs {
+			if e.Verb == "change.approval_refused" {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	if evs := refusals(); len(evs) != 1 || evs[0].Actor.ID != frank.ID || evs[0].Subject.ID != c.ID || evs[0].Tenant != "acme" ||
+		evs[0].Details["reason"] != "changed_since_asked" || evs[0].Details["kind"] != changes.DualControl || evs[0].Details["after"] != nil {
+		t.Errorf("refused approval events = %+v; want one by %s on %s, reason changed_since_asked, no values", evs, frank.ID, c.ID)
+	}
+	// The requester's own approval is refused as approvals refuse it:
+	// nothing recorded (only the object moving is audited).
+	if _, err := changes.Decide(ctx, db, changes.Decision{Principal: erin, ChangeID: c.ID, Decision: approvals.Approve,
+		Digest: c.PayloadDigest, Check: a.Check}, time.Now()); err != changes.ErrOwnRequest {
+		t.Errorf("the requester approving: %v, want ErrOwnRequest", err)
+	}
+	if n := len(refusals()); n != 1 {
+		t.Errorf("refused approval events after the requester's own approval = %d, want still 1", n)
+	}
 
 	set(100_000)
 	c = ask()

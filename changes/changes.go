@@ -302,6 +302,14 @@ type Decision struct {
 // status moves by compare-and-set, so of two admins racing exactly one
 // decides. An approved change is then applied by the caller (Applied or
 // Failed).
+//
+// An approval refused because the object moved is the one refusal the
+// audit trail keeps (change.approval_refused, written after the
+// decision's transaction rolled back): it is a second admin reviewing and
+// agreeing to a change that a direct edit overtook, which an auditor
+// reads beside that edit. The other refusals (the requester, out of
+// scope, expired, stale) record nothing, as approvals' refusals do not;
+// the change stays pending either way.
 func Decide(ctx context.Context, db *store.DB, d Decision, now time.Time) (Change, error) {
 	d.Comment = strings.TrimSpace(d.Comment)
 	if d.Decision != approvals.Approve && d.Decision != approvals.Reject {
@@ -314,7 +322,9 @@ func Decide(ctx context.Context, db *store.DB, d Decision, now time.Time) (Chang
 		return Change{}, ErrReasonTooLong
 	}
 	var c Change
+	var moved *Moved
 	err := db.Transact(ctx, func(tx *store.Tx) error {
+		moved = nil // a retried run starts afresh (store.Transact)
 		var err error
 		if c, err = Get(ctx, tx, d.ChangeID); err != nil {
 			return err
@@ -350,6 +360,7 @@ func Decide(ctx context.Context, db *store.DB, d Decision, now time.Time) (Chang
 				case err != nil:
 					return err
 				case m != nil:
+					moved = m
 					return m.Problem()
 				}
 			}
@@ -379,7 +390,35 @@ func Decide(ctx context.Context, db *store.DB, d Decision, now time.Time) (Chang
 		}
 		return appendEvent(ctx, tx, d.Principal.ID, c, verb, map[string]any{"comment": d.Comment, "requested_by": c.RequestedBy})
 	})
+	if moved != nil && err != nil {
+		if aerr := approvalRefused(ctx, db, d.Principal.ID, c, problem.From(err).Code); aerr != nil {
+			return c, aerr
+		}
+	}
 	return c, err
+}
+
+// approvalRefused records, in its own transaction, that p's approval of c
+// was refused with the refusal's code. Its details name the change
+// (kind, subject, Warden's summary, the digest reviewed) and the
+// requester, never a value: the before and after are in the change's
+// change.requested event, and what the object holds now is the object's.
+// If it cannot be written, the refusal is answered as an error rather
+// than as a refusal nobody can later find.
+func approvalRefused(ctx context.Context, db *store.DB, actorID string, c Change, code string) error {
+	err := db.Transact(ctx, func(tx *store.Tx) error {
+		_, err := audit.Append(ctx, tx, audit.Event{
+			Actor: audit.Actor{Type: audit.ActorPrincipal, ID: actorID}, Tenant: c.TenantSlug, Verb: "change.approval_refused",
+			Subject: audit.Subject{Type: "change", ID: c.ID},
+			Details: map[string]any{"kind": c.Kind, "subject": c.Subject, "summary": c.Summary, "payload_digest": c.PayloadDigest,
+				"reason": code, "requested_by": c.RequestedBy},
+		})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("audit the refused approval of change %s: %w", c.ID, err)
+	}
+	return nil
 }
 
 // MarkApplied records that an approved change was applied (or, with a
@@ -548,6 +587,34 @@ func Queue(ctx context.Context, q store.Querier, p identity.Principal, now time.
 		return nil, nil, fmt.Errorf("recent changes: %w", err)
 	}
 	return inScope(p, all), inScope(p, done), nil
+}
+
+// PendingToRead lists the changes of kinds waiting for a second admin
+// that p may read about on the page of what they change, oldest first:
+// those of p's tenants and the installation-wide ones, which such a page
+// (the Alerts page's thresholds per skill) shows everyone who opens it.
+// Queue is stricter, as deciding is: only an admin of all tenants
+// decides an installation-wide change.
+func PendingToRead(ctx context.Context, q store.Querier, p identity.Principal, now time.Time, kinds ...string) ([]Change, error) {
+	if len(kinds) == 0 {
+		return nil, nil
+	}
+	args := []any{store.FormatTime(now)}
+	for _, k := range kinds {
+		args = append(args, k)
+	}
+	all, err := store.Query(ctx, q, scan, `SELECT `+changeColumns+` FROM changes WHERE status = 'pending' AND expires_at > ?
+		AND kind IN (?`+strings.Repeat(", ?", len(kinds)-1)+`) ORDER BY created_at, id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("pending changes of %s: %w", strings.Join(kinds, ", "), err)
+	}
+	out := all[:0]
+	for _, c := range all {
+		if c.TenantSlug == "" || p.InTenant(c.TenantSlug) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
 
 // PendingOn lists the pending changes of one kind's object (subject), for

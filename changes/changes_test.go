@@ -3,6 +3,7 @@ package changes
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -209,5 +210,62 @@ func TestExpireDue(t *testing.T) {
 	}
 	if _, err := Decide(ctx, db, Decision{Principal: frank, ChangeID: stale.ID, Decision: approvals.Approve, Digest: stale.PayloadDigest}, now.Add(TTL+time.Hour)); err == nil {
 		t.Error("an expired change was approved")
+	}
+}
+
+// TestPendingToRead: of the changes of the kinds asked for, a reader of
+// one tenant reads their tenant's and the installation-wide ones, not
+// another tenant's nor other kinds; decided and expired ones are gone.
+func TestPendingToRead(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.Open(t)
+	now := time.Now()
+	ask := func(p Proposal) Change {
+		t.Helper()
+		c, err := Request(ctx, db, erin, p, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	rule := func(skill string) Proposal {
+		return Proposal{Kind: AlertRule, Subject: skill, Summary: "Raise " + skill + "'s alert thresholds",
+			Before: AlertRuleValue{FailurePercent: 10}, After: AlertRuleValue{FailurePercent: 50}}
+	}
+	global := ask(rule("refunds"))
+	ask(Proposal{Kind: ToolSwitch, Subject: "issue_refund", Summary: "Switch on issue_refund", Before: Switch{false}, After: Switch{true}})
+	acme := ask(raise())
+	other := raise()
+	other.TenantID, other.TenantSlug, other.Subject = "t-other", "other", "other"
+	otherC := ask(other)
+	decided := ask(rule("faq"))
+	if _, err := Decide(ctx, db, Decision{Principal: frank, ChangeID: decided.ID, Decision: approvals.Reject, Comment: "no", Digest: decided.PayloadDigest}, now); err != nil {
+		t.Fatal(err)
+	}
+	oncall := identity.Principal{ID: "p-oncall", Roles: []string{identity.RoleOncall}, Tenants: []string{"acme"}}
+	ids := func(cs []Change) []string {
+		var out []string
+		for _, c := range cs {
+			out = append(out, c.ID)
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		name  string
+		p     identity.Principal
+		at    time.Time
+		kinds []string
+		want  []string
+	}{
+		{"acme's on-call, alert rules", oncall, now, []string{AlertRule}, []string{global.ID}},
+		{"acme's on-call, rules and thresholds", oncall, now, []string{AlertRule, DualControl}, []string{global.ID, acme.ID}},
+		{"another tenant's admin", otherAdmin, now, []string{DualControl}, []string{otherC.ID}},
+		{"no kinds", frank, now, nil, nil},
+		{"after expiry", frank, now.Add(TTL + time.Minute), []string{AlertRule}, nil},
+	} {
+		got, err := PendingToRead(ctx, db.Read(), tt.p, tt.at, tt.kinds...)
+		if g := ids(got); err != nil || !slices.Equal(g, tt.want) {
+			t.Errorf("%s: PendingToRead = %v, %v; want %v", tt.name, g, err, tt.want)
+		}
 	}
 }

@@ -47,8 +47,10 @@ func (h *Console) renderAlerts(c echo.Context, status int, note, skill string, f
 	}
 	v := views.AlertsView{Firing: firing, Resolved: inScope(resolved, user), CanEdit: user.HasRole(identity.RoleAdmin) && user.AllTenantScope(), Notice: note}
 	// On-call see a pending threshold change too (what is about to
-	// change under the alerts they answer); only admins open it.
-	if v.Pending, err = h.pendingOfKinds(ctx, user, changes.AlertRule); err != nil {
+	// change under the alerts they answer); only admins open it. The
+	// thresholds are installation-wide and shown to everyone here, so
+	// are the changes asked for them, whatever the reader's tenants.
+	if v.Pending, err = changes.PendingToRead(ctx, h.DB.Read(), *user, time.Now(), changes.AlertRule); err != nil {
 		return err
 	}
 	for _, s := range h.Runtime.Skills() {

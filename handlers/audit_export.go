@@ -3,7 +3,6 @@ package handlers
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"maps"
@@ -224,19 +223,12 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 func AuditSentences(db *store.DB) audit.Describe {
 	keyNames, summaries := map[string]string{}, map[string]string{}
 	return func(ctx context.Context, events []audit.Event) ([]string, error) {
-		var wantActions []string
+		var wantActions, wantKeys []string
 		for _, e := range events {
 			if e.Actor.Type == audit.ActorKey {
 				if _, seen := keyNames[e.Actor.ID]; !seen {
-					k, err := keys.ByID(ctx, db.Read(), e.Actor.ID)
-					switch {
-					case err == nil:
-						keyNames[e.Actor.ID] = k.Name
-					case errors.Is(err, store.ErrNotFound):
-						keyNames[e.Actor.ID] = ""
-					default:
-						return nil, err
-					}
+					keyNames[e.Actor.ID] = ""
+					wantKeys = append(wantKeys, e.Actor.ID)
 				}
 			}
 			if e.Subject.Type == "action" {
@@ -251,6 +243,11 @@ func AuditSentences(db *store.DB) audit.Describe {
 			return nil, err
 		}
 		maps.Copy(summaries, found)
+		named, err := keys.Names(ctx, db.Read(), wantKeys)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(keyNames, named)
 		names := views.EventNames{Keys: keyNames, Actions: summaries}
 		out := make([]string, len(events))
 		for i, e := range events {

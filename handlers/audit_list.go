@@ -149,36 +149,33 @@ func chainStatus(ctx context.Context, st *store.DB) (views.ChainStatus, error) {
 // eventNames looks up what the ids in events stand for: the principals
 // and keys who acted, and the actions they acted on.
 func eventNames(ctx context.Context, st *store.DB, events []audit.Event) (views.EventNames, error) {
-	var principalIDs, actionIDs []string
-	keyIDs, seenActions := map[string]bool{}, map[string]bool{}
+	var principalIDs, actionIDs, keyIDs []string
+	seenKeys, seenActions := map[string]bool{}, map[string]bool{}
 	for _, e := range events {
 		switch e.Actor.Type {
 		case audit.ActorPrincipal:
 			principalIDs = append(principalIDs, e.Actor.ID)
 		case audit.ActorKey:
-			keyIDs[e.Actor.ID] = true
+			if !seenKeys[e.Actor.ID] {
+				seenKeys[e.Actor.ID] = true
+				keyIDs = append(keyIDs, e.Actor.ID)
+			}
 		}
 		if e.Subject.Type == "action" && !seenActions[e.Subject.ID] {
 			seenActions[e.Subject.ID] = true
 			actionIDs = append(actionIDs, e.Subject.ID)
 		}
 	}
-	n := views.EventNames{Keys: map[string]string{}}
+	var n views.EventNames
 	var err error
 	if n.Principals, err = principals.NamesOf(ctx, st, principalIDs); err != nil {
 		return views.EventNames{}, err
 	}
-	for id := range keyIDs {
-		k, err := keys.ByID(ctx, st.Read(), id)
-		switch {
-		case err == nil:
-			n.Keys[id] = k.Name
-		case !errors.Is(err, store.ErrNotFound):
-			return views.EventNames{}, err
-		}
+	// One query for the page's keys and one for its actions, not one
+	// each: a page of agents' events names up to 50 of them.
+	if n.Keys, err = keys.Names(ctx, st.Read(), keyIDs); err != nil {
+		return views.EventNames{}, err
 	}
-	// One query for the page's actions, not one each: a page of action
-	// events names up to 50 of them.
 	if n.Actions, err = approvals.Summaries(ctx, st.Read(), actionIDs); err != nil {
 		return views.EventNames{}, err
 	}

@@ -597,6 +597,35 @@ func ByID(ctx context.Context, q store.Querier, id string) (Key, error) {
 	return k, err
 }
 
+// Names loads the names of the keys in ids, keyed by id (unknown ids
+// left out), in one query per 500 ids: what the audit trail shows for an
+// agent's key in each sentence, for a page of events at once rather than
+// a lookup per key.
+func Names(ctx context.Context, q store.Querier, ids []string) (map[string]string, error) {
+	type named struct{ id, name string }
+	scan := func(s scanner) (named, error) {
+		var n named
+		err := s.Scan(&n.id, &n.name)
+		return n, err
+	}
+	out := make(map[string]string, len(ids))
+	for start := 0; start < len(ids); start += 500 {
+		chunk := ids[start:min(start+500, len(ids))]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		got, err := store.Query(ctx, q, scan, `SELECT id, name FROM virtual_keys WHERE id IN (?`+strings.Repeat(", ?", len(chunk)-1)+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("key names: %w", err)
+		}
+		for _, n := range got {
+			out[n.id] = n.name
+		}
+	}
+	return out, nil
+}
+
 // Touch records that a key was used, in tx. The request path does not
 // call it: the gateway notes uses in a Usage, which writes them in
 // batches.

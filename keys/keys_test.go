@@ -3,6 +3,7 @@ package keys
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"regexp"
 	"slices"
@@ -261,5 +262,42 @@ func TestValidatePatternScopes(t *testing.T) {
 	}
 	if msg := UnknownScope([]string{"model:gpt-*", "tool:x*"}, Offered(nil, nil, nil)); msg != "" {
 		t.Errorf("a pattern need not match anything yet: %q", msg)
+	}
+}
+
+// TestNames: the names of the keys asked for, in one map; an unknown id
+// is left out, and more ids than one query takes (500) are all named.
+func TestNames(t *testing.T) {
+	ctx := context.Background()
+	db := storetest.Open(t)
+	var ids []string
+	err := db.Transact(ctx, func(tx *store.Tx) error {
+		acme, err := tenants.Insert(ctx, tx, "acme", "Acme")
+		if err != nil {
+			return err
+		}
+		for _, name := range []string{"refund-bot", "faq-bot"} {
+			k, _, err := Create(ctx, tx, testSealer(t), NewSpec{TenantID: acme.ID, Name: name, Scopes: []string{"skill:faq"}, RatePerMin: 60, Burst: 5, CreatedBy: "test"})
+			if err != nil {
+				return err
+			}
+			ids = append(ids, k.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := []string{"key_gone"}
+	for i := range 520 {
+		ask = append(ask, fmt.Sprintf("key_unknown%03d", i))
+	}
+	ask = append(ask, ids...) // past the first 500
+	got, err := Names(ctx, db.Read(), ask)
+	if want := map[string]string{ids[0]: "refund-bot", ids[1]: "faq-bot"}; err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("Names(%d ids) = %v, %v; want %v", len(ask), got, err, want)
+	}
+	if got, err := Names(ctx, db.Read(), nil); err != nil || len(got) != 0 {
+		t.Errorf("Names(nil) = %v, %v; want empty", got, err)
 	}
 }

@@ -104,6 +104,7 @@ var AuditVerbs = []string{
 	"policy.violation", "traces.purged", "traces.purged_range", "audit.", "audit.verify_ok", "audit.verify_failed", "audit.export", "effect.reconciled",
 	"job.", "job.retried",
 	"change.", "change.requested", "change.approved", "change.rejected", "change.applied", "change.failed", "change.expired",
+	"change.approval_refused",
 	"break_glass", "break_glass.reviewed",
 	"owner.", "owner.set",
 }
@@ -195,6 +196,12 @@ func eventSentence(e audit.Event, n EventNames) string {
 		return "Approved change could not be applied: " + d.str("summary") + comment(" — ", d.str("failure"))
 	case "change.expired":
 		return "Change expired before a second admin decided it: " + d.str("summary")
+	case "change.approval_refused":
+		why := strings.ReplaceAll(d.str("reason"), "_", " ")
+		if d.str("reason") == "changed_since_asked" {
+			why = "what it changes was edited since the change was asked, so it stays pending"
+		}
+		return who + " tried to approve the change and was refused (" + why + "): " + d.str("summary")
 	case "break_glass":
 		return who + " broke the glass and applied without a second admin: " + d.str("summary") + comment(" — reason: ", d.str("reason"))
 	case "owner.set":

@@ -329,6 +329,8 @@ func TestEventSentence(t *testing.T) {
 			"Approved change could not be applied: Switch on tool issue_refund — What it changes no longer exists."},
 		{"change expired", alice, "acme", "change.expired", audit.Subject{Type: "change", ID: "chg_1"}, `{"summary":"Switch on tool issue_refund"}`,
 			"Change expired before a second admin decided it: Switch on tool issue_refund"},
+		{"change approval refused", alice, "acme", "change.approval_refused", audit.Subject{Type: "change", ID: "chg_1"}, `{"summary":"Switch on tool issue_refund","reason":"changed_since_asked","kind":"tool.switch"}`,
+			"Alice Approver tried to approve the change and was refused (what it changes was edited since the change was asked, so it stays pending): Switch on tool issue_refund"},
 		{"break glass", alice, "acme", "break_glass", audit.Subject{Type: "change", ID: "chg_1"}, `{"summary":"Switch on tool issue_refund","reason":"outage"}`,
 			"Alice Approver broke the glass and applied without a second admin: Switch on tool issue_refund — reason: outage"},
 		{"break glass reviewed", alice, "acme", "break_glass.reviewed", audit.Subject{Type: "change", ID: "chg_1"}, `{"summary":"Switch on tool issue_refund","note":"fine"}`,

@@ -9,9 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/PuerkitoBio/goquery"
+
 	"github.com/wardenhq/warden/alerts"
 	"github.com/wardenhq/warden/changes"
+	"github.com/wardenhq/warden/handlers"
 	"github.com/wardenhq/warden/journeys"
+	"github.com/wardenhq/warden/platform/identity"
 	"github.com/wardenhq/warden/platform/store"
 )
 
@@ -199,6 +203,25 @@ func TestAlertRuleFormForAdmins(t *testing.T) {
 	if p := carol.get("/alerts"); !strings.Contains(text(p, "pending-change-summary"), "refunds's alert thresholds") ||
 		!strings.Contains(text(p, "pending-changes"), "asked by Erin Admin") || p.Doc.Find(`[data-testid="pending-changes"] a`).Length() != 0 {
 		t.Errorf("on-call's Alerts page shows the pending raise as %q, want its summary and who asked, without a link", text(p, "pending-changes"))
+	}
+	// So do on-call of one tenant: the thresholds are the installation's,
+	// shown to them on this page, and so is the raise asked for them.
+	acmeOncall := &identity.Principal{ID: "p-acme-oncall", Name: "Acme On-call", Roles: []string{identity.RoleOncall}, Tenants: []string{"acme"}}
+	h := &handlers.Console{DB: in.DB, Runtime: in.Agent.Journeys, Sealer: in.Agent.Journeys.Sealer()}
+	rec, err := callAs(t, h.AlertList, acmeOncall, http.MethodGet, "/alerts", nil)
+	if err != nil || rec.Code != http.StatusOK {
+		t.Fatalf("GET /alerts as acme's on-call = %d, %v", rec.Code, err)
+	}
+	doc, err := goquery.NewDocumentFromReader(rec.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Find(`[data-testid="alert-rule-refunds"]`).Length() != 1 ||
+		!strings.Contains(doc.Find(`[data-testid="pending-change-summary"]`).Text(), "refunds's alert thresholds") ||
+		!strings.Contains(doc.Find(`[data-testid="pending-changes"]`).Text(), "asked by Erin Admin") ||
+		doc.Find(`[data-testid="pending-changes"] a`).Length() != 0 || doc.Find(`form[data-testid^="alert-rule-form-"]`).Length() != 0 {
+		t.Errorf("acme's on-call's Alerts page shows refunds's thresholds %d times and the pending raise as %q; want the thresholds and the raise as words, no link or form",
+			doc.Find(`[data-testid="alert-rule-refunds"]`).Length(), strings.TrimSpace(doc.Find(`[data-testid="pending-changes"]`).Text()))
 	}
 	approveAsFrank(t, in, landed)
 	if got := failure(); got != 50 {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/csv"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -571,5 +572,58 @@ func TestAuditPageShowsARowWardenDidNotWrite(t *testing.T) {
 	}
 	if got, want := text(p, "verify-result"), "Chain broken at seq "+strconv.FormatInt(forged, 10); !strings.HasPrefix(got, want) {
 		t.Errorf("verify result = %q, want %q", got, want)
+	}
+}
+
+// TestAuditNamesAgentKeys: events by agents' keys read with the key's
+// name on the audit page and in the CSV export (the names of a page's
+// keys are looked up together, keys.Names); a key that no longer exists
+// reads as its id.
+func TestAuditNamesAgentKeys(t *testing.T) {
+	in := startWarden(t, nil)
+	var keyIDs []string
+	for _, name := range []string{"refund-bot", "faq-bot", "status-bot"} {
+		k, _ := newKey(t, in, name, []string{"skill:refunds"}, 600, 60, nil)
+		keyIDs = append(keyIDs, k.ID)
+	}
+	ids := append(slices.Clone(keyIDs), "key_gone")
+	var evs []audit.Event
+	for i := range 8 { // a key acting twice is named in both rows
+		evs = append(evs, audit.Event{Actor: audit.Actor{Type: audit.ActorKey, ID: ids[i%len(ids)]}, Tenant: "acme",
+			Verb: "tenant.frozen_refused", Subject: audit.Subject{Type: "key", ID: ids[i%len(ids)]}})
+	}
+	appendAt(t, in.DB, evs...)
+	want := map[string]string{keyIDs[0]: `Agent key "refund-bot"`, keyIDs[1]: `Agent key "faq-bot"`, keyIDs[2]: `Agent key "status-bot"`,
+		"key_gone": "Agent key key_gone"}
+
+	dave := newBrowser(t, in.URL)
+	dave.loginDev("dave")
+	p := dave.get("/audit?verb=tenant.frozen_refused")
+	var got []string
+	p.Doc.Find(`[data-testid="audit-table"] tbody tr [data-testid="event-sentence"]`).Each(func(_ int, s *goquery.Selection) {
+		got = append(got, strings.TrimSpace(s.Text()))
+	})
+	if len(got) != len(evs) {
+		t.Fatalf("GET /audit?verb=tenant.frozen_refused lists %d events, want %d: %q", len(got), len(evs), got)
+	}
+	for i, s := range got { // newest first
+		id := ids[(len(evs)-1-i)%len(ids)]
+		if w := want[id] + " was refused: tenant acme is frozen"; s != w {
+			t.Errorf("row %d (%s) says %q, want %q", i, id, s, w)
+		}
+	}
+
+	until := url.QueryEscape(time.Now().UTC().Format(time.RFC3339Nano))
+	file := dave.get("/audit/export.csv?verb=tenant.frozen_refused&until=" + until)
+	recs, err := csv.NewReader(strings.NewReader(file.Body)).ReadAll()
+	if err != nil || file.Status != http.StatusOK || len(recs) != len(evs)+1 {
+		t.Fatalf("export = %d, %d rows, %v; want %d events", file.Status, len(recs), err, len(evs))
+	}
+	sentence, actor := slices.Index(recs[0], "sentence"), slices.Index(recs[0], "actor_id")
+	for _, rec := range recs[1:] {
+		id := strings.TrimPrefix(rec[actor], "'")
+		if w := want[id] + " was refused: tenant acme is frozen"; strings.TrimPrefix(rec[sentence], "'") != w {
+			t.Errorf("export row of %s says %q, want %q", id, rec[sentence], w)
+		}
 	}
 }

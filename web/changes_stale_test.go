@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/alerts"
+	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/budgets"
 	"github.com/wardenhq/warden/catalog"
 	"github.com/wardenhq/warden/changes"
@@ -32,7 +33,8 @@ import (
 // admin's edit). Frank's page and the Changes list now say the change is
 // out of date, and the page offers only Reject; approving it anyway is a 409 that says what the
 // object was and is now, the change stays pending and the object keeps
-// its moved value. Rejecting it still works.
+// its moved value, and the auditor finds the refused approval (by frank,
+// without values) on the audit trail. Rejecting it still works.
 func TestApprovingAnOutOfDateChangeIsRefused(t *testing.T) {
 	in, _, rbFile := startWithRunbook(t, pauseRunbook, nil)
 	ctx := context.Background()
@@ -42,6 +44,9 @@ func TestApprovingAnOutOfDateChangeIsRefused(t *testing.T) {
 	erin.loginDev("erin")
 	frank := newBrowser(t, in.URL)
 	frank.loginDev("frank")
+	frankID := principalID(t, in.DB, "dev-frank")
+	dave := newBrowser(t, in.URL)
+	dave.loginDev("dave")
 	acme := adminTenantBySlug(t, in.DB, "acme")
 	must := func(what string, err error) {
 		t.Helper()
@@ -342,6 +347,24 @@ func TestApprovingAnOutOfDateChangeIsRefused(t *testing.T) {
 		if got := k.value(); got != moved {
 			t.Errorf("%s: the refused approval changed the object from %s to %s", k.kind, moved, got)
 		}
+		// The auditor finds the refused approval on the audit trail: by
+		// frank, on this change, with why, and no value.
+		trail := dave.get("/audit?" + url.Values{"verb": {"change.approval_refused"}, "subject_type": {"change"}, "subject_id": {id}}.Encode())
+		rows := trail.Doc.Find(`[data-testid="audit-table"] tbody tr[data-testid^="audit-event-"]`)
+		sentence := strings.TrimSpace(rows.Find(`[data-testid="event-sentence"]`).Text())
+		if rows.Length() != 1 || !strings.HasPrefix(sentence, "Frank Admin tried to approve the change and was refused (what it changes was edited since the change was asked") {
+			t.Errorf("%s: the audit trail lists %d refused approvals of the change, saying %q; want one by Frank Admin", k.kind, rows.Length(), sentence)
+		}
+		var refused []audit.Event
+		for _, ev := range adminEvents(t, in.DB, "change.approval_refused") {
+			if ev.Subject.ID == id {
+				refused = append(refused, ev)
+			}
+		}
+		if len(refused) != 1 || refused[0].Actor.ID != frankID || refused[0].Details["reason"] != "changed_since_asked" ||
+			refused[0].Details["kind"] != k.kind || refused[0].Details["before"] != nil || refused[0].Details["after"] != nil {
+			t.Errorf("%s: change.approval_refused events of the change = %+v; want one by frank (%s), reason changed_since_asked, kind, no values", k.kind, refused, frankID)
+		}
 		r := frank.post(landed.URL.Path+"/decide", frank.withCSRF(url.Values{"decision": {"reject"}, "comment": {"out of date; ask again"}, "digest": {digest}}), nil)
 		if c, _ := changes.Get(ctx, in.DB.Read(), id); c.Status != changes.Rejected || !strings.Contains(text(r, "change-status"), "rejected by") {
 			t.Errorf("%s: rejecting the out-of-date change: %s, page %q", k.kind, c.Status, text(r, "change-status"))
@@ -354,6 +377,9 @@ func TestApprovingAnOutOfDateChangeIsRefused(t *testing.T) {
 		if !covered[kd.Name] {
 			t.Errorf("kind %s is not covered", kd.Name)
 		}
+	}
+	if n := len(adminEvents(t, in.DB, "change.approval_refused")); n != len(changes.Table) {
+		t.Errorf("change.approval_refused events = %d, want one for each of the %d kinds (the rejections record none)", n, len(changes.Table))
 	}
 	if n := len(adminEvents(t, in.DB, "change.approved")); n != 0 {
 		t.Errorf("change.approved events = %d, want none", n)

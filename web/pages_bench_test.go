@@ -203,6 +203,16 @@ func seedScale(b testing.TB, db *store.DB, now time.Time, journeys, events, acti
 			}); err != nil {
 			return fmt.Errorf("actions: %w", err)
 		}
+		// Agents' keys: the actions' requests are theirs on the trail,
+		// so the audit page names keys as it does in life.
+		const benchKeys = 200
+		if err := bulkInsert(ctx, tx, `INSERT INTO virtual_keys (id, tenant_id, name, prefix, secret_hash, created_by, created_at) VALUES `,
+			"(?,?,?,?,?,?,?)", benchKeys, func(i int) []any {
+				return []any{fmt.Sprintf("key_bench%03d", i), tenantList[i%len(tenantList)].ID, fmt.Sprintf("bench-agent-%03d", i),
+					fmt.Sprintf("wk_bench%03d", i), "bench", "bench", store.FormatTime(now.Add(-span))}
+			}); err != nil {
+			return fmt.Errorf("keys: %w", err)
+		}
 		var seq int64
 		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM audit_events`).Scan(&seq); err != nil {
 			return err
@@ -214,7 +224,11 @@ func seedScale(b testing.TB, db *store.DB, now time.Time, journeys, events, acti
 				subject := strings.SplitN(verb, ".", 2)[0]
 				// The trail's own format (nine fractional digits): the
 				// trail reads no other, and RFC3339Nano drops trailing zeros.
-				return []any{seq + int64(i) + 1, now.Add(-time.Duration(events-i) * time.Second).Format(audit.TimeFormat), "principal", "bench-principal",
+				actorType, actor := "principal", "bench-principal"
+				if verb == "action.requested" {
+					actorType, actor = "key", fmt.Sprintf("key_bench%03d", (i/len(verbs))%benchKeys)
+				}
+				return []any{seq + int64(i) + 1, now.Add(-time.Duration(events-i) * time.Second).Format(audit.TimeFormat), actorType, actor,
 					tenantList[i%len(tenantList)].Slug, verb, subject, fmt.Sprintf("act_bench%07d", i%actions), `{"summary":"Refund $10.00","n":1}`,
 					strings.Repeat("0", 64), fmt.Sprintf("%064x", i)}
 			})
