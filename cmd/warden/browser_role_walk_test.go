@@ -128,6 +128,16 @@ const pageFactsJS = `(() => {
 	};
 })()`
 
+// sidewaysJS lists the boxes, other than those meant to scroll (code,
+// pre, a diff, a .table-wrap, a field), whose content is wider than they
+// are: on a phone it scrolls inside the box or is cut off. Visually
+// hidden text (.sr-only) is left out.
+const sidewaysJS = `Array.from(document.querySelectorAll('main *')).filter(e => {
+	if (e.matches('pre, code, textarea, input, select, .table-wrap, .sr-only, [class*="diff"], [class*="code"]') || e.closest('pre, .table-wrap, .sr-only, [class*="diff"]')) return false;
+	const ox = getComputedStyle(e).overflowX;
+	return (ox === 'auto' || ox === 'scroll' || ox === 'hidden' || ox === 'clip') && e.clientWidth > 1 && e.scrollWidth > e.clientWidth + 1;
+}).slice(0, 4).map(e => e.tagName.toLowerCase() + (e.className ? '.' + String(e.className).trim().replace(/\s+/g, '.') : '') + (e.dataset.testid ? '[' + e.dataset.testid + ']' : '') + ' ' + e.scrollWidth + '>' + e.clientWidth + ' ' + e.textContent.trim().replace(/\s+/g, ' ').slice(0, 40))`
+
 // roleWalkPages caps the pages a user's walk opens (each at two widths),
 // so that the five walks stay near a minute.
 const roleWalkPages = 30
@@ -166,7 +176,7 @@ func TestBrowserEveryRoleWalk(t *testing.T) {
 		}
 	}
 
-	walkedKinds, pagesOf := map[string]map[string]bool{}, map[string][]string{}
+	walked, pagesOf := map[string]*kindsWalked{}, map[string][]string{}
 	for _, user := range users {
 		t.Run(user, func(t *testing.T) {
 			start := time.Now()
@@ -178,16 +188,17 @@ func TestBrowserEveryRoleWalk(t *testing.T) {
 			// The navigation's pages first, then one page of each kind
 			// they link to (a filter or a sort is a kind of its own). A
 			// second user with the same navigation (frank after erin)
-			// goes on to the kinds the first one's cap left out.
+			// opens home and then the kinds the first one's cap left out.
 			sig := strings.Join(navs[user], " ")
-			if walkedKinds[sig] == nil {
-				walkedKinds[sig] = map[string]bool{}
+			again := walked[sig] != nil
+			if !again {
+				walked[sig] = &kindsWalked{seen: map[string]bool{}}
 			}
-			kinds := map[string]bool{}
+			wk := walked[sig]
 			var queue []string
 			add := func(href string, fromNav bool) {
 				u, err := url.Parse(href)
-				if err != nil || u.Fragment != "" && u.Path == "" {
+				if err != nil || u.Host != "" || u.Scheme != "" || u.Fragment != "" && u.Path == "" {
 					return
 				}
 				bare := *u
@@ -195,26 +206,32 @@ func TestBrowserEveryRoleWalk(t *testing.T) {
 				if !worthVisiting(&bare) {
 					return
 				}
-				k := pageKind(bare.String())
+				k := walkKind(bare.Path)
 				if q := u.Query(); len(q) > 0 {
 					k += "?" + strings.Join(slices.Sorted(maps.Keys(q)), "&")
 				}
-				if k == "" || k[0] == '?' || kinds[k] || !fromNav && walkedKinds[sig][k] || len(queue) >= roleWalkPages {
+				if k == "" || k[0] == '?' || wk.seen[k] {
 					return
 				}
-				kinds[k] = true
-				if !fromNav {
-					walkedKinds[sig][k] = true
-				}
+				wk.seen[k] = true
 				bare.RawQuery = u.RawQuery
+				if !fromNav && len(queue) >= roleWalkPages {
+					wk.left = append(wk.left, bare.String())
+					return
+				}
 				queue = append(queue, bare.String())
-				pagesOf[user] = append(pagesOf[user], bare.String())
 			}
-			for _, h := range navs[user] {
-				add(h, true)
+			nav := 0
+			if again {
+				queue = append(queue, "/")
+				queue = append(queue, wk.left[:min(len(wk.left), roleWalkPages-1)]...)
+				wk.left = wk.left[min(len(wk.left), roleWalkPages-1):]
+			} else {
+				for _, h := range navs[user] {
+					add(h, true)
+				}
+				nav = len(queue)
 			}
-			nav := len(queue)
-
 			open := func(href string, width, height int64) (int64, []string, pageFacts) {
 				t.Helper()
 				w.reset()
@@ -269,10 +286,18 @@ func TestBrowserEveryRoleWalk(t *testing.T) {
 					}
 				}
 			}
+			pagesOf[user] = queue
 			for _, href := range queue {
 				status, errs, f := open(href, phoneWidth, 844)
 				check(href, phoneWidth, status, errs, f)
 				fits(t, ctx, user+" on "+href, phoneWidth)
+				sideways, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](sidewaysJS))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(sideways) > 0 {
+					t.Errorf("%s on %s at %d px: boxes that scroll or cut off sideways: %q", user, href, phoneWidth, sideways)
+				}
 			}
 
 			// The other roles' pages are refused (all of them are asked
@@ -350,4 +375,23 @@ func refusedNav(navs map[string][]string, union map[string]bool, user string) []
 	}
 	slices.Sort(out)
 	return out
+}
+
+// kindsWalked is what the walks of one navigation have opened (by
+// walkKind) and the pages the cap left for a second user with it.
+type kindsWalked struct {
+	seen map[string]bool
+	left []string
+}
+
+// walkKind is pageKind with the first segment under a list taken as a
+// name when more follow: /models/demo-agent/edit and
+// /models/refund-agent/edit are one kind, /keys/new stays itself.
+func walkKind(path string) string {
+	k := pageKind(path)
+	if segs := strings.Split(strings.TrimPrefix(k, "/"), "/"); len(segs) >= 3 {
+		segs[1] = "*"
+		return "/" + strings.Join(segs, "/")
+	}
+	return k
 }
