@@ -54,7 +54,7 @@ func TestParseFrontMatter(t *testing.T) {
 	if string(gj) != string(wj) {
 		t.Errorf("Parse(valid) = %s, want %s", gj, wj)
 	}
-	if !strings.Contains(rb.HTML, "<h1>Disk full</h1>") || strings.Contains(rb.HTML, "owner:") {
+	if !strings.Contains(rb.HTML, "<h2>Disk full</h2>") || strings.Contains(rb.HTML, "owner:") {
 		t.Errorf("HTML = %q, want the body rendered without the front matter", rb.HTML)
 	}
 }

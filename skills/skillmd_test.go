@@ -181,7 +181,7 @@ func TestRenderInstructionsEscapesRawHTML(t *testing.T) {
 			t.Errorf("rendered instructions contain %q:\n%s", bad, got)
 		}
 	}
-	for _, want := range []string{"<h1", "&lt;script&gt;", "<strong>now</strong>"} {
+	for _, want := range []string{"<h2>Title</h2>", "&lt;script&gt;", "<strong>now</strong>"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("rendered instructions lack %q:\n%s", want, got)
 		}

@@ -1178,7 +1178,7 @@ func mcpClassifyForm(p Page, f MCPClassifyForm, digest string) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 104, "<label><input type=\"checkbox\" name=\"reversible\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 104, "<label class=\"check\"><input type=\"checkbox\" name=\"reversible\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1765,7 +1765,7 @@ func MCPServerEdit(p Page, v MCPServerEditView) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if v.HasToken {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 141, "<label><input type=\"checkbox\" name=\"remove_token\" data-testid=\"remove-token\"> Remove the bearer token</label>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 141, "<label class=\"check\"><input type=\"checkbox\" name=\"remove_token\" data-testid=\"remove-token\"> Remove the bearer token</label>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1815,7 +1815,7 @@ func MCPServerEdit(p Page, v MCPServerEditView) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if len(v.HeaderNames) > 0 {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 144, "<label><input type=\"checkbox\" name=\"remove_headers\" data-testid=\"remove-headers\"> Remove the extra headers</label>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 144, "<label class=\"check\"><input type=\"checkbox\" name=\"remove_headers\" data-testid=\"remove-headers\"> Remove the extra headers</label>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -81,13 +81,20 @@ func (v RunbookView) buttonURL(action string) templ.SafeURL {
 // Body is the runbook's document without its first heading when that
 // heading is the runbook's title, which the page already shows above it.
 func (v RunbookView) Body() string {
-	body := strings.TrimLeft(v.Runbook.HTML, " \n")
-	if rest, ok := strings.CutPrefix(body, "<h1>"); ok {
-		if title, after, ok := strings.Cut(rest, "</h1>"); ok && strings.TrimSpace(html.UnescapeString(title)) == strings.TrimSpace(v.Runbook.Title) {
+	return withoutTitle(v.Runbook.HTML, v.Runbook.Title)
+}
+
+// withoutTitle is a rendered document (platform/markdown: its "# Title"
+// is an h2 under the page's h1) without its first heading when that
+// heading says title, which the page's h1 already shows.
+func withoutTitle(doc, title string) string {
+	body := strings.TrimLeft(doc, " \n")
+	if rest, ok := strings.CutPrefix(body, "<h2>"); ok {
+		if heading, after, ok := strings.Cut(rest, "</h2>"); ok && strings.TrimSpace(html.UnescapeString(heading)) == strings.TrimSpace(title) {
 			return strings.TrimLeft(after, "\n")
 		}
 	}
-	return v.Runbook.HTML
+	return doc
 }
 
 // RunbookConfirmView asks before an action runs. Token is the one-time

@@ -32,6 +32,12 @@ type SkillView struct {
 	HTML  string
 }
 
+// Body is the instructions without their first heading when it is the
+// skill's name, which the page's h1 already shows.
+func (v SkillView) Body() string {
+	return withoutTitle(v.HTML, v.Skill.Name)
+}
+
 func skillURL(name string) templ.SafeURL {
 	return templ.SafeURL("/skills/" + url.PathEscape(name))
 }

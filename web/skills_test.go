@@ -83,7 +83,12 @@ func TestSkillPages(t *testing.T) {
 	if body.Find("script, img").Length() != 0 || strings.Contains(inner, "<script") || strings.Contains(inner, "<img") {
 		t.Errorf("raw HTML in the instructions reached the page:\n%s", inner)
 	}
-	if body.Find("h1").Text() != "Writing to customers" || body.Find("strong").Text() != "polite" || !strings.Contains(body.Text(), "<script>alert('x')</script>") {
+	// The document's "# Writing to customers" sits under the page's h1
+	// (the skill's name): one h1 a page.
+	if n := doc.Doc.Find("h1").Length(); n != 1 {
+		t.Errorf("the skill's page has %d h1 headings, want one", n)
+	}
+	if body.Find("h2").Text() != "Writing to customers" || body.Find("strong").Text() != "polite" || !strings.Contains(body.Text(), "<script>alert('x')</script>") {
 		t.Errorf("instructions not rendered as markdown with raw HTML shown as text:\n%s", inner)
 	}
 	if h := doc.Doc.Find(`[data-testid="skill-hash"]`).Text(); len(h) != 64 {

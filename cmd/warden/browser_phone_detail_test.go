@@ -22,7 +22,8 @@ import (
 // journeys, audit events) and the audit trail. Every cell lies whole in
 // sight after its column's name, no card scrolls sideways, the page is
 // no wider than the phone; so do erin's other pages with wide tables
-// (keys, tools, models and their calls, budgets, sessions, tenants,
+// (keys, tools, models and their calls, budgets, sessions, tenants, a
+// tenant's dual-control thresholds,
 // switches, skills, runbooks, releases, dependencies). At 1366 px every
 // one of them stays a table: header row shown, no column names in the
 // cells. With WARDEN_TEST_POSTGRES set, the process keeps its data in
@@ -85,6 +86,7 @@ func TestBrowserPhoneDetailTablesStack(t *testing.T) {
 		{"/budgets", []string{"budget-top-acme"}, []string{"Skill", "Status", "Cost", "Started"}},
 		{"/sessions", []string{"sessions-table"}, []string{"Signed in", "Last seen", "From", "Ends at the latest"}},
 		{"/tenants", []string{"tenants-table"}, []string{"Name", "State", "Trace retention", "Created"}},
+		{"/tenants/acme", []string{"tenant-thresholds"}, []string{"Two approvers from"}},
 		{"/switches", []string{"switch-tools", "switch-skills"}, []string{"Impact", "State", "Switch", "Tools it calls"}},
 		{"/skills", []string{"skills"}, []string{"Description", "Tools", "Max steps", "Model", "Source", "SHA-256"}},
 		{"/runbooks", []string{"runbooks"}, []string{"Owner", "Severity", "Alerts"}},

@@ -1,7 +1,9 @@
 // Package markdown is the one way Warden renders documents people write
 // (runbooks, SKILL.md instructions) to HTML: goldmark, with raw HTML never
 // passed through but shown as the text it was written as, so a "<script>"
-// in a document reads as text.
+// in a document reads as text. A document's headings sit one level below
+// the page's own h1 (its "# Title" becomes an h2), so a page keeps one h1
+// and its outline reads page, then document.
 //
 //	md := markdown.New(&frontmatter.Extender{})
 //	err := md.Convert(src, &out, parser.WithContext(ctx))
@@ -12,7 +14,9 @@ import (
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/renderer"
+	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 )
 
@@ -22,6 +26,7 @@ import (
 func New(exts ...goldmark.Extender) goldmark.Markdown {
 	return goldmark.New(
 		goldmark.WithExtensions(exts...),
+		goldmark.WithParserOptions(parser.WithASTTransformers(util.Prioritized(headingsBelowPage{}, 100))),
 		goldmark.WithRendererOptions(renderer.WithNodeRenderers(util.Prioritized(escapeRaw{}, 100))),
 	)
 }
@@ -57,5 +62,20 @@ func (escapeRaw) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 			_, _ = w.WriteString(html.EscapeString(string(s.Value(src))))
 		}
 		return ast.WalkSkipChildren, nil
+	})
+}
+
+// headingsBelowPage moves every heading of a document one level down
+// (an h6 stays h6): the page that shows the document has its own h1, and
+// a second h1 from the document would tell a screen reader the page has
+// two titles.
+type headingsBelowPage struct{}
+
+func (headingsBelowPage) Transform(doc *ast.Document, _ text.Reader, _ parser.Context) {
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if h, ok := n.(*ast.Heading); ok && entering && h.Level < 6 {
+			h.Level++
+		}
+		return ast.WalkContinue, nil
 	})
 }
