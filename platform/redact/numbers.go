@@ -590,9 +590,9 @@ func cardShape(g []grp) bool {
 			return l(0) == 4 && l(1) == 4 && l(2) == 4 && l(3) == 4
 		}
 		return l(0) == 4 && l(1) == 4 && l(2) == 4 && l(3) >= 1 && l(3) <= 4
-	case 5: // 4-4-4-4-1..3; with dots or underscores 4-4-4-4-3
+	case 5: // 4-4-4-4-1..3; with dots or underscores 4-4-4-4-2..3
 		if sep == '.' || sep == '_' {
-			return l(0) == 4 && l(1) == 4 && l(2) == 4 && l(3) == 4 && l(4) == 3
+			return l(0) == 4 && l(1) == 4 && l(2) == 4 && l(3) == 4 && (l(4) == 2 || l(4) == 3)
 		}
 		return l(0) == 4 && l(1) == 4 && l(2) == 4 && l(3) == 4 && l(4) >= 1 && l(4) <= 3
 	}
