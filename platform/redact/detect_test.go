@@ -54,7 +54,7 @@ func TestEmail(t *testing.T) {
 		{"jo AT example DOT com", "[email]"},
 		{"jo at example dot com", "[email]"},
 		{"jane.doe at example.com, jo42 at example.com", "[email], [email]"},
-		{"ana arroba correo punto es", "[email]"},
+		{"ana arroba correo punto es, jean arobase free point fr", "[email], [email]"},
 		// Near misses: "at" as a preposition, a file name.
 		{"meet at example.com's office", "meet at example.com's office"},
 		{"meet at example.com today", "meet at example.com today"},

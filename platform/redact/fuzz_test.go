@@ -47,7 +47,7 @@ func plantedValues(seed uint64) (values, cues []string) {
 	if g.rng.IntN(4) == 0 {
 		nameCue, name = g.pick("Dear MR ", "Dear MRS ", "Patient: MS "), strings.ToUpper(name)
 	}
-	dobCue := g.pick("date of birth ", "date of birth ", "D.O.B. ", "Patient D.O.B ", "Customer d.o.b ", "DOB: ")
+	dobCue := g.pick("date of birth ", "date of birth ", "D.O.B. ", "Patient D.O.B ", "Customer d.o.b ", "DOB: ", "Patient D. O. B. ")
 	return []string{
 			card,
 			iban,
@@ -86,7 +86,7 @@ func (g *gen) spelledMail() string {
 	case 1:
 		at = g.pick("@", " @ ")
 	default:
-		at = g.pick(" at ", " AT ", " arroba ")
+		at = g.pick(" at ", " AT ", " arroba ", " arobase ")
 		local += g.pick(".", spelledDot) + label()
 	}
 	v := local + at + label()

@@ -95,7 +95,7 @@ func lowerCue(s string) bool {
 	if strings.IndexByte(s, '@') >= 0 {
 		return true
 	}
-	for _, c := range []string{" at ", "(at)", "[at]", "{at}", "<at>", "arroba", "name", "dear", "hi ", "hello", "customer", "client", "regards", "signed", "thanks"} {
+	for _, c := range []string{" at ", "(at)", "[at]", "{at}", "<at>", "arroba", "arobase", "name", "dear", "hi ", "hello", "customer", "client", "regards", "signed", "thanks"} {
 		if indexFold(s, c) >= 0 {
 			return true
 		}
@@ -486,10 +486,11 @@ func (p *piiScan) dob(k int) {
 	})
 }
 
-// dottedDOB reports whether word k is the "b" of "d.o.b" (D.O.B.: 12/05/1980):
+// dottedDOB reports whether word k is the "b" of "d.o.b" (D.O.B.: 12/05/1980,
+// D. O. B. 12/05/1980):
 // words are cut at periods, so the lexicon's "d.o.b" is never one word.
 func (p *piiScan) dottedDOB(k int) bool {
-	if k < 2 || p.w[k].gap != gPeriod || p.w[k-1].gap != gPeriod {
+	if k < 2 || !dotGap(p.w[k].gap) || !dotGap(p.w[k-1].gap) {
 		return false
 	}
 	return strings.EqualFold(p.text(k), "b") && strings.EqualFold(p.text(k-1), "o") && strings.EqualFold(p.text(k-2), "d")
@@ -500,6 +501,9 @@ func (p *piiScan) dottedDOB(k int) bool {
 func (p *piiScan) dobInitial(j int) bool {
 	return j+2 < len(p.w) && p.w[j].end-p.w[j].start == 1 && p.dottedDOB(j+2)
 }
+
+// dotGap reports a period, with spaces after it or not: "D.O.B", "D. O. B.".
+func dotGap(g uint8) bool { return g == gPeriod || g == gPeriod|gSpace }
 
 // idPhrase reports whether the words at k are a two-word cue for an
 // identity number: "ID card", "national ID", "tax ID".

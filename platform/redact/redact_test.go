@@ -167,6 +167,7 @@ func TestDottedDOBAfterNameCue(t *testing.T) {
 		{"Customer D.O.B.: 12 May 1980", "Customer D.O.B.: [dob]"},
 		{"Customer d.o.b 12/05/1980", "Customer d.o.b [dob]"},
 		{"Patient DOB: 12/05/1980", "Patient DOB: [dob]"},
+		{"Patient D. O. B. 12/05/1980", "Patient D. O. B. [dob]"},
 		{"Patient John Smith D.O.B 12/05/1980", "Patient [name] D.O.B [dob]"},
 		{"Patient: John Smith, D.O.B. 12/05/1980", "Patient: [name], D.O.B. [dob]"},
 		// Initials are still initials.
@@ -190,6 +191,7 @@ func TestCapitalNamesAfterCue(t *testing.T) {
 		{"Dear MR JOHN SMITH", "Dear MR [name]"},
 		{"Patient: MARIA GARCIA", "Patient: [name]"},
 		{"Patient: MARIA DE LA CRUZ, DOB 12/05/1980", "Patient: [name], DOB [dob]"},
+		{"Dear MRS AOIFE Ó BRIAIN, Dear ŁUKASZ J. MÜLLER-LÜDENSCHEIDT", "Dear MRS [name], Dear [name]"},
 		{"CUSTOMER NAME: JOHN F. KENNEDY", "CUSTOMER NAME: [name]"},
 		{"Dear MR SMITH, Dear MS O'NEIL", "Dear MR [name], Dear MS [name]"},
 		{"Regards, JOHN SMITH", "Regards, [name]"},

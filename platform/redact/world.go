@@ -342,8 +342,9 @@ func (p *piiScan) capsName(k int) int {
 			last = j
 			continue
 		}
-		// A particle between: "MARIA DE LA CRUZ".
-		if p.w[j].upper == 2 && p.has(j, lxParticle) && j+1 < len(p.w) && p.w[j+1].gap == gSpace {
+		// A particle or one letter between: "MARIA DE LA CRUZ", "AOIFE Ó BRIAIN".
+		oneLetter := utf8.RuneCountInString(p.text(j)) == 1
+		if p.w[j].upper != 0 && (p.has(j, lxParticle) || oneLetter) && j+1 < len(p.w) && p.w[j+1].gap == gSpace {
 			continue
 		}
 		break
