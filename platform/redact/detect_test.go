@@ -61,6 +61,7 @@ func TestEmail(t *testing.T) {
 		{"the docs are available at docs.example.com", "the docs are available at docs.example.com"},
 		{"look at this dot com bubble, find us at acme dot com", "look at this dot com bubble, find us at acme dot com"},
 		{"jo(at)example.png and see (at) least 3 of them at home.com", "jo(at)example.png and see (at) least 3 of them at home.com"},
+		{"available (at) amazon.com", "available (at) amazon.com"},
 	})
 }
 

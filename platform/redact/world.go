@@ -73,8 +73,9 @@ func (p *piiScan) spelledGap(j int) bool {
 // preposition ("meet at example.com", "available at docs.example.com",
 // "look at this dot com"), so an address joined by one must spell a dot
 // ("jo at example dot com") or have a local part no sentence has
-// ("jane.doe at example.com", "jo42 at example.com"), and a local part
-// of one word must not be a word that comes before "at" in prose.
+// ("jane.doe at example.com", "jo42 at example.com"). A local part of
+// one word before an "at", bracketed or not, must not be a word that
+// comes before "at" in prose ("available (at) amazon.com").
 func (p *piiScan) spelledEmail(lk, dk int, strong, sign bool) {
 	if !p.spelledGap(dk) || !p.mailWord(lk) || !p.mailWord(dk) {
 		return
@@ -121,9 +122,9 @@ done:
 	}
 	return
 found:
-	if !strong && nl == 1 {
+	if !sign && nl == 1 {
 		t := p.text(lk)
-		if proseBeforeAt(t) || spelled == 0 && !mailboxLike(t) {
+		if proseBeforeAt(t) || !strong && spelled == 0 && !mailboxLike(t) {
 			return
 		}
 	}
