@@ -51,6 +51,7 @@ func TestEmail(t *testing.T) {
 		{"jo{at}example{dot}co{dot}uk, jo<at>example<dot>com", "[email], [email]"},
 		{"jane.doe (at) mail.example.travel", "[email]"},
 		{"jo@example dot com and jo @ example (dot) com", "[email] and [email]"},
+		{"jo (at) example . com, jo@example . com", "[email], [email]"},
 		{"jo AT example DOT com", "[email]"},
 		{"jo at example dot com", "[email]"},
 		{"jane.doe at example.com, jo42 at example.com", "[email], [email]"},
@@ -62,6 +63,7 @@ func TestEmail(t *testing.T) {
 		{"look at this dot com bubble, find us at acme dot com", "look at this dot com bubble, find us at acme dot com"},
 		{"jo(at)example.png and see (at) least 3 of them at home.com", "jo(at)example.png and see (at) least 3 of them at home.com"},
 		{"available (at) amazon.com", "available (at) amazon.com"},
+		{"write to support(at)acme. It works", "write to support(at)acme. It works"},
 	})
 }
 

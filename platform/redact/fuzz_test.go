@@ -65,7 +65,7 @@ func plantedValues(seed uint64) (values, cues []string) {
 
 // spelledMail is an e-mail address written out: the at in brackets
 // ("jo(at)example.com", "jo [at] example [dot] com"), an "@" before a
-// spelled dot ("jo@example dot com"), or a bare "at"/"AT"/"arroba" with
+// spelled dot ("jo@example dot com", "jo@example . com"), or a bare "at"/"AT"/"arroba" with
 // a spelled dot and a local part of two words ("jo.k2 at example dot com").
 func (g *gen) spelledMail() string {
 	label := func() string {
@@ -82,9 +82,10 @@ func (g *gen) spelledMail() string {
 	switch g.rng.IntN(3) {
 	case 0:
 		at = g.pick("(at)", " (at) ", "[at]", " [at] ", "{at}", "<at>", " (AT) ")
-		dot = g.pick(".", spelledDot)
+		dot = g.pick(".", " . ", spelledDot)
 	case 1:
 		at = g.pick("@", " @ ")
+		dot = g.pick(" . ", spelledDot)
 	default:
 		at = g.pick(" at ", " AT ", " arroba ", " arobase ")
 		local += g.pick(".", spelledDot) + label()

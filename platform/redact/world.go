@@ -93,6 +93,12 @@ func (p *piiScan) spelledEmail(lk, dk int, strong, sign bool) {
 		case j+1 < len(p.w) && p.w[j+1].gap == gPeriod && p.mailWord(j+1):
 			j++
 			lastLit = true
+		case strong && j+1 < len(p.w) && p.w[j+1].gap == gPeriod|gSpace && p.s[p.w[j].end] == ' ' && p.mailWord(j+1):
+			// A period set apart, "jo(at)example . com", is spelled; one
+			// that ends a sentence ("support(at)acme. It works") is not.
+			j++
+			spelled++
+			lastLit = false
 		default:
 			goto done
 		}
