@@ -43,6 +43,27 @@ func TestEmail(t *testing.T) {
 		{"lodash@4.17.21 and name@123.45", "lodash@4.17.21 and name@123.45"},
 		{"git@github.com:wardenhq/warden.git", "git@github.com:wardenhq/warden.git"},
 		{"a@b", "a@b"},
+		// Written out, with the at in brackets, in lower-case text (which
+		// the pre-filter skipped), with periods or a spelled dot.
+		{"mail jo(at)example.com please", "mail [email] please"},
+		{"jo [at] example [dot] com", "[email]"},
+		{"jo(at)example(dot)com", "[email]"},
+		{"jo{at}example{dot}co{dot}uk, jo<at>example<dot>com", "[email], [email]"},
+		{"jane.doe (at) mail.example.travel", "[email]"},
+		{"jo@example dot com and jo @ example (dot) com", "[email] and [email]"},
+		{"jo (at) example . com, jo@example . com", "[email], [email]"},
+		{"jo AT example DOT com", "[email]"},
+		{"jo at example dot com", "[email]"},
+		{"jane.doe at example.com, jo42 at example.com", "[email], [email]"},
+		{"ana arroba correo punto es, jean arobase free point fr", "[email], [email]"},
+		// Near misses: "at" as a preposition, a file name.
+		{"meet at example.com's office", "meet at example.com's office"},
+		{"meet at example.com today", "meet at example.com today"},
+		{"the docs are available at docs.example.com", "the docs are available at docs.example.com"},
+		{"look at this dot com bubble, find us at acme dot com", "look at this dot com bubble, find us at acme dot com"},
+		{"jo(at)example.png and see (at) least 3 of them at home.com", "jo(at)example.png and see (at) least 3 of them at home.com"},
+		{"available (at) amazon.com", "available (at) amazon.com"},
+		{"write to support(at)acme. It works", "write to support(at)acme. It works"},
 	})
 }
 
@@ -109,6 +130,24 @@ func TestCard(t *testing.T) {
 		{"Card no.4111 1111 1111 1111", "Card no.[card]"},
 		{"ratio 0.4111111111111111", "ratio 0.4111111111111111"},
 		{"0000000000000000", "0000000000000000"},
+		// Grouped with dots or underscores, as some forms and exports
+		// write them: 4-4-4-4, 4-4-4-4-3, 4-6-5 and 4-6-4 only.
+		{"card 4111.1111.1111.1111 ok", "card [card] ok"},
+		{"card 4111_1111_1111_1111 ok", "card [card] ok"},
+		{`{"note":"pay with 4111.1111.1111.1111, thanks"}`, `{"note":"pay with [card], thanks"}`},
+		{"Amex 3782.822463.10005 and 3782_822463_10005", "Amex [card] and [card]"},
+		{"UnionPay 6200.0000.0000.0000.000", "UnionPay [card]"},
+		{"4111.1111.1111.1111 12/28.", "[card] 12/28."},
+		{"Card no.5555.5555.5555.4444", "Card no.[card]"},
+		{"_4242_4242_4242_4242_", "_[card]_"},
+		// Near misses: Luhn fails, a version, a longer dotted number, other
+		// groupings, identifiers.
+		{"4111.1111.1111.1112 and 4111_1111_1111_1113", "4111.1111.1111.1112 and 4111_1111_1111_1113"},
+		{"version 4111.1111.1111.1111", "version 4111.1111.1111.1111"},
+		{"oid 1.4111.1111.1111.1111 and 4111.1111.1111.1111.5678", "oid 1.4111.1111.1111.1111 and 4111.1111.1111.1111.5678"},
+		{"4111.1111.1111.111 41.1111.1111.1111.11 411111.1111.111111", "4111.1111.1111.111 41.1111.1111.1111.11 411111.1111.111111"},
+		{"id-4111_1111_1111_1111 a_4111_1111_1111_1111 4111_1111_1111_1111_1", "id-4111_1111_1111_1111 a_4111_1111_1111_1111 4111_1111_1111_1111_1"},
+		{"build 10.0.19045.3693, 2026.11.30, 1.234.567,89 €, 3.14159265358979", "build 10.0.19045.3693, 2026.11.30, 1.234.567,89 €, 3.14159265358979"},
 	})
 }
 
@@ -127,6 +166,16 @@ func TestIBAN(t *testing.T) {
 		{"GB29NWBK60161331926818", "GB29NWBK60161331926818"},
 		{"XX89370400440532013000", "XX89370400440532013000"},
 		{"AT12 items in stock", "AT12 items in stock"},
+		// Grouped with hyphens, periods or underscores (one kind each).
+		{"IBAN DE89-3704-0044-0532-0130-00 ok", "IBAN [iban] ok"},
+		{"IBAN GB82.WEST.1234.5698.7654.32.", "IBAN [iban]."},
+		{`{"to":"gb82_west_1234_5698_7654_32"}`, `{"to":"[iban]"}`},
+		{"FR14-2004-1010-0505-0001-3M02-606", "[iban]"},
+		// Near misses: mod-97 fails, a group more, separators mixed.
+		{"DE89-3704-0044-0532-0130-01", "DE89-3704-0044-0532-0130-01"},
+		{"DE89-3704-0044-0532-0130-00-17", "DE89-3704-0044-0532-0130-00-17"},
+		{"GB82.WEST.1234.5698.7654.33", "GB82.WEST.1234.5698.7654.33"},
+		{"SN12-3456-7890 and DE12.3456.7890", "SN12-3456-7890 and DE12.3456.7890"},
 	})
 }
 

@@ -147,8 +147,29 @@ func emphasis(s string, i int) bool {
 	opens := (a == 0 || edge(s[a-1]) && s[a-1] != '.' ||
 		a >= 2 && s[a-2] == '\\' && (s[a-1] == 'n' || s[a-1] == 't' || s[a-1] == 'r')) &&
 		b < len(s) && isAlnum(s[b])
-	closes := a > 0 && isAlnum(s[a-1]) && (b == len(s) || edge(s[b]) || s[b] == '\\')
+	closes := a > 0 && isAlnum(s[a-1]) && (b == len(s) || edge(s[b]) || s[b] == '\\') && !snakeTail(s, a)
 	return opens || closes
+}
+
+// snakeTail reports whether the word that ends at s[a] has an underscore
+// inside it and does not open with one: the underscore after it ends a
+// key or an identifier ("wk_m1xN26wgKEE_;", "user_id_"), not emphasis
+// ("_4242_4242_4242_4242_" is). Only a closing underscore asks, and there
+// is at most one of those per word.
+func snakeTail(s string, a int) bool {
+	inner := false
+	k := a - 1
+	for ; k >= 0 && (isWord(s[k]) || s[k] == '-'); k-- {
+		if s[k] == '_' {
+			inner = true
+		}
+	}
+	if !inner {
+		return false
+	}
+	// The underscores the word starts with open it, and are not inside.
+	start := k + 1
+	return s[start] != '_'
 }
 
 // edge reports whether c may stand next to emphasis: not a byte of a word

@@ -8,9 +8,12 @@ import (
 	"unicode/utf8"
 )
 
-// plantedValues makes one valid card, IBAN, e-mail address and virtual key
-// from seed, each in one of the ways people write them.
-func plantedValues(seed uint64) []string {
+// plantedValues makes one valid card, IBAN, e-mail address, virtual key,
+// name, date of birth, passport number, street line and written-out
+// e-mail address from seed, each in one of the ways people write them,
+// and the cue each is written after: names, dates of birth and passport
+// numbers are found only after a cue.
+func plantedValues(seed uint64) (values, cues []string) {
 	g := &gen{rng: rand.New(rand.NewPCG(seed, seed>>7|1))}
 	// E-mail: a valid dot-atom local part and a domain ending in letters.
 	local := g.chars(genLower+genDigits, g.n(1, 12))
@@ -25,24 +28,78 @@ func plantedValues(seed uint64) []string {
 		domain += "." + g.chars(genLower+genDigits, g.n(1, 10))
 	}
 	domain += "." + g.pick("com", "de", "co.uk", "io", "travel", "museum", "example", "xn--p1ai")
-	return []string{
-		g.card(),
-		g.iban(g.pick("de", "fr", "es", "en")),
-		local + "@" + domain,
-		"wk_" + g.randomKey(genURL, g.n(12, 43)),
-		g.fullName(corpusGiven),
-		g.dob("en"),
-		g.digits(9),
-		g.streetEN(),
+	// Cards and IBANs also grouped with dots, underscores or hyphens.
+	card := g.card()
+	if g.rng.IntN(3) == 0 {
+		d, groups := g.cardDigits()
+		card = group(d, groups, g.pick(".", "_"))
 	}
+	iban := g.iban(g.pick("de", "fr", "es", "en"))
+	if g.rng.IntN(3) == 0 {
+		iban = strings.ReplaceAll(printIBAN(g.ibanRaw(g.pick("de", "fr", "es", "en"))), " ", g.pick("-", ".", "_"))
+		if g.rng.IntN(2) == 0 {
+			iban = strings.ToLower(iban)
+		}
+	}
+	// A name also in capitals after an honorific, and a date of birth
+	// after the cue's other spellings.
+	nameCue, name := "Dear ", g.fullName(corpusGiven)
+	if g.rng.IntN(4) == 0 {
+		nameCue, name = g.pick("Dear MR ", "Dear MRS ", "Patient: MS "), strings.ToUpper(name)
+	}
+	dobCue := g.pick("date of birth ", "date of birth ", "D.O.B. ", "Patient D.O.B ", "Customer d.o.b ", "DOB: ", "Patient D. O. B. ")
+	return []string{
+			card,
+			iban,
+			local + "@" + domain,
+			"wk_" + g.randomKey(genURL, g.n(12, 43)),
+			name,
+			g.dob("en"),
+			g.digits(9),
+			g.streetEN(),
+			g.spelledMail(),
+		}, []string{
+			"", "", "", "", nameCue, dobCue, "passport ", "", "",
+		}
 }
 
-// plantCues are what each planted value is written after: names, dates
-// of birth and passport numbers are found only after a cue.
-var plantCues = []string{"", "", "", "", "Dear ", "date of birth ", "passport ", ""}
+// spelledMail is an e-mail address written out: the at in brackets
+// ("jo(at)example.com", "jo [at] example [dot] com"), an "@" before a
+// spelled dot ("jo@example dot com", "jo@example . com"), or a bare "at"/"AT"/"arroba" with
+// a spelled dot and a local part of two words ("jo.k2 at example dot com").
+func (g *gen) spelledMail() string {
+	label := func() string {
+		for {
+			l := g.chars(genLower, 1) + g.chars(genLower+genDigits, g.n(1, 9))
+			if !atWord(l) && !dotWord(l) && !proseBeforeAt(l) {
+				return l
+			}
+		}
+	}
+	spelledDot := g.pick(" dot ", " (dot) ", "(dot)", " [dot] ", "[dot]", "{dot}", " DOT ")
+	dot, at := spelledDot, ""
+	local := label()
+	switch g.rng.IntN(3) {
+	case 0:
+		at = g.pick("(at)", " (at) ", "[at]", " [at] ", "{at}", "<at>", " (AT) ")
+		dot = g.pick(".", " . ", spelledDot)
+	case 1:
+		at = g.pick("@", " @ ")
+		dot = g.pick(" . ", spelledDot)
+	default:
+		at = g.pick(" at ", " AT ", " arroba ", " arobase ")
+		local += g.pick(".", spelledDot) + label()
+	}
+	v := local + at + label()
+	for range g.n(0, 1) {
+		v += dot + label()
+	}
+	return v + dot + g.pick("com", "de", "org", "net", "io", "fr", "es", "co"+dot+"uk")
+}
 
-// FuzzRedactPlanted plants valid cards, IBANs, e-mail addresses and
-// virtual keys into arbitrary text and checks that none survives, that
+// FuzzRedactPlanted plants valid cards, IBANs, e-mail addresses (also
+// written out), virtual keys, names, dates of birth, passport numbers and
+// street lines into arbitrary text and checks that none survives, that
 // valid UTF-8 stays valid, that redaction is idempotent and that the
 // output stays proportionate. Arbitrary bytes must never make it panic.
 //
@@ -72,7 +129,7 @@ func FuzzRedactPlanted(f *testing.F) {
 
 		// Planted values: split the text in places and put one value, set
 		// off by "; ", at each.
-		values := plantedValues(seed)
+		values, cues := plantedValues(seed)
 		var b strings.Builder
 		rest := text
 		for i, v := range values {
@@ -84,7 +141,7 @@ func FuzzRedactPlanted(f *testing.F) {
 				}
 			}
 			b.WriteString(rest[:cut])
-			fmt.Fprintf(&b, "; %s%s; ", plantCues[i], v)
+			fmt.Fprintf(&b, "; %s%s; ", cues[i], v)
 			rest = rest[cut:]
 		}
 		b.WriteString(rest)
@@ -118,6 +175,7 @@ var extends = []string{
 	genDigits + "/.-",
 	genDigits + genUpper + genLower,
 	genDigits + genUpper + genLower,
+	genDigits + genUpper + genLower + "._%+-",
 }
 
 // survives reports whether v occurs in out as a whole token: not directly

@@ -44,7 +44,8 @@ func upperASCII(c byte) byte {
 }
 
 // iban handles an IBAN starting at s[i] (two letters and two digits), in
-// any case, written together or in groups separated by single spaces. A
+// any case, written together or in groups separated by single spaces,
+// hyphens, periods or underscores (one kind in one IBAN). A
 // string of the right shape failing the mod-97 check is set aside so that
 // no other detector takes part of it. It returns where to go on, or 0
 // when s[i] does not start anything IBAN-like.
@@ -55,6 +56,7 @@ func (sc *scanner) iban(i int) int {
 		return 0
 	}
 	var buf [34]byte
+	var sep byte // the first separator; the others must be the same
 	n, p, groups, longest, cur := 0, i, 1, 0, 0
 	for p < len(s) && n < want {
 		c := s[p]
@@ -66,7 +68,8 @@ func (sc *scanner) iban(i int) int {
 			longest = max(longest, cur)
 			continue
 		}
-		if c == ' ' && p+1 < len(s) && isAlnum(s[p+1]) {
+		if ibanSep(c) && (sep == 0 || c == sep) && p+1 < len(s) && isAlnum(s[p+1]) {
+			sep = c
 			p++
 			groups++
 			cur = 0
@@ -74,10 +77,13 @@ func (sc *scanner) iban(i int) int {
 		}
 		break
 	}
-	if n < want || p < len(s) && isAlnum(s[p]) {
+	// With a separator other than a space, one more group after the
+	// last makes a longer identifier, not an IBAN.
+	longer := sep != 0 && sep != ' ' && p+1 < len(s) && s[p] == sep && isAlnum(s[p+1])
+	if n < want || p < len(s) && isAlnum(s[p]) || longer {
 		// Not an IBAN. Set aside a run printed in groups of four, as an
 		// IBAN with a digit missing would be; leave other text alone.
-		if groups >= 3 && longest <= 4 {
+		if sep == ' ' && groups >= 3 && longest <= 4 {
 			return skipWord(s, p)
 		}
 		return 0
@@ -88,6 +94,11 @@ func (sc *scanner) iban(i int) int {
 	sc.add(i, p, KindIBAN, "")
 	return p
 }
+
+// ibanSep reports whether c may separate an IBAN's groups: a space as
+// printed, or a hyphen, period or underscore as some forms and exports
+// write them (DE89-3704-0044-0532-0130-00, GB82.WEST.1234.5698.7654.32).
+func ibanSep(c byte) bool { return c == ' ' || c == '-' || c == '.' || c == '_' }
 
 // mod97 is the ISO 7064 check of an upper-case IBAN: moved its first four
 // characters to the end, read as a number with letters as 10–35, it leaves

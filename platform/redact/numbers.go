@@ -32,6 +32,11 @@ func (sc *scanner) number(i, j int) int {
 	}
 	for k := i; k < j; k++ {
 		if !isDigit(s[k]) {
+			if !sc.glued(i) {
+				if e := sc.underscoreCard(i, j); e > 0 {
+					return e
+				}
+			}
 			return sc.entropy(i, j)
 		}
 	}
@@ -82,6 +87,39 @@ func (sc *scanner) gluedCard(i int) int {
 		}
 	}
 	return 0
+}
+
+// underscoreCard handles a word s[i:j] of digits in groups joined by
+// single underscores, "4111_1111_1111_1111", as some exports and form
+// fields write a card: it is a card when the groups are a card's grouping
+// and pass the Luhn check. It returns j then, or 0 (an underscore joins
+// the bytes of a word, so the groups never reach parseGroups).
+func (sc *scanner) underscoreCard(i, j int) int {
+	s := sc.s
+	if j-i < 16 || j-i > 23 || s[j-1] == '_' {
+		return 0
+	}
+	n, start := 0, i
+	for k := i; k <= j; k++ {
+		if k < j && isDigit(s[k]) {
+			continue
+		}
+		if k < j && s[k] != '_' || k == start || n == maxGroups {
+			return 0
+		}
+		sep := byte('_')
+		if n == 0 {
+			sep = 0
+		}
+		sc.g[n] = grp{start: start, end: k, close: k, sep: sep}
+		n++
+		start = k + 1
+	}
+	if n < 3 || !cardShape(sc.g[:n]) || !cardNumber(sc.digitsOf(sc.g[:n]), false) {
+		return 0
+	}
+	sc.add(i, j, KindCard, "")
+	return j
 }
 
 // skipNumeric returns the end of the digits and separators from s[i].
@@ -495,6 +533,11 @@ func (sc *scanner) card(n int) (int, bool) {
 			continue
 		}
 		if k < n {
+			// A dotted number that goes on with another dotted group
+			// is a longer identifier (an OID, a version), not a card.
+			if g[k].sep == '.' && g[min(1, k-1)].sep == '.' {
+				continue
+			}
 			// Only a short tail may follow a card: an expiry, a CVV.
 			tail := 0
 			for _, x := range g[k:] {
@@ -506,6 +549,9 @@ func (sc *scanner) card(n int) (int, bool) {
 		}
 		if shaped == 0 {
 			shaped = k
+		}
+		if k > 1 && g[1].sep == '.' && sc.versionBefore(g[0].start) {
+			break // "version 4111.1111.1111.1111"
 		}
 		d := sc.digitsOf(g[:k])
 		if cardNumber(d, k == 1) {
@@ -527,7 +573,7 @@ func cardShape(g []grp) bool {
 		return g[0].len() >= 13 && g[0].len() <= 19
 	}
 	sep := g[1].sep
-	if sep != ' ' && sep != '-' {
+	if sep != ' ' && sep != '-' && sep != '.' && sep != '_' {
 		return false
 	}
 	for _, x := range g[1:] {
@@ -539,9 +585,15 @@ func cardShape(g []grp) bool {
 	switch len(g) {
 	case 3: // 4-6-5 (American Express), 4-6-4 (Diners Club)
 		return l(0) == 4 && l(1) == 6 && (l(2) == 5 || l(2) == 4)
-	case 4: // 4-4-4-1..4
+	case 4: // 4-4-4-1..4; with dots or underscores 4-4-4-4 only
+		if sep == '.' || sep == '_' {
+			return l(0) == 4 && l(1) == 4 && l(2) == 4 && l(3) == 4
+		}
 		return l(0) == 4 && l(1) == 4 && l(2) == 4 && l(3) >= 1 && l(3) <= 4
-	case 5: // 4-4-4-4-1..3
+	case 5: // 4-4-4-4-1..3; with dots or underscores 4-4-4-4-2..3
+		if sep == '.' || sep == '_' {
+			return l(0) == 4 && l(1) == 4 && l(2) == 4 && l(3) == 4 && (l(4) == 2 || l(4) == 3)
+		}
 		return l(0) == 4 && l(1) == 4 && l(2) == 4 && l(3) == 4 && l(4) >= 1 && l(4) <= 3
 	}
 	return false

@@ -92,7 +92,10 @@ func (r *Redactor) piiFind(dst []Match, s string) []Match {
 // lowerCue reports whether text in lower case, without digits or capitals,
 // may still hold a name after a cue or an e-mail address written out.
 func lowerCue(s string) bool {
-	for _, c := range []string{" at ", "name", "dear", "hi ", "hello", "customer", "client", "regards", "signed", "thanks"} {
+	if strings.IndexByte(s, '@') >= 0 {
+		return true
+	}
+	for _, c := range []string{" at ", "(at)", "[at]", "{at}", "<at>", "arroba", "arobase", "name", "dear", "hi ", "hello", "customer", "client", "regards", "signed", "thanks"} {
 		if indexFold(s, c) >= 0 {
 			return true
 		}
@@ -409,9 +412,16 @@ func (p *piiScan) run(digit bool) {
 			}
 		}
 	}
-	for k := 1; k+1 < len(p.w); k++ {
-		if n := p.w[k].end - p.w[k].start; n >= 2 && n <= 11 && !p.w[k].used && atWord(p.text(k)) {
-			p.spelledEmail(k)
+	for k := 1; k < len(p.w); k++ {
+		if p.w[k].used {
+			continue
+		}
+		if n := p.w[k].end - p.w[k].start; k+1 < len(p.w) && n >= 2 && n <= 11 && atWord(p.text(k)) {
+			if p.spelledGap(k) {
+				p.spelledEmail(k-1, k+1, p.bracketedAt(k), false)
+			}
+		} else if p.w[k].gap&gOther != 0 && p.w[k].gap&^(gSpace|gOther) == 0 && p.atSign(k) {
+			p.spelledEmail(k-1, k, true, true)
 		}
 	}
 	p.keepWords()
@@ -476,14 +486,24 @@ func (p *piiScan) dob(k int) {
 	})
 }
 
-// dottedDOB reports whether word k is the "b" of "d.o.b" (D.O.B.: 12/05/1980):
+// dottedDOB reports whether word k is the "b" of "d.o.b" (D.O.B.: 12/05/1980,
+// D. O. B. 12/05/1980):
 // words are cut at periods, so the lexicon's "d.o.b" is never one word.
 func (p *piiScan) dottedDOB(k int) bool {
-	if k < 2 || p.w[k].gap != gPeriod || p.w[k-1].gap != gPeriod {
+	if k < 2 || !dotGap(p.w[k].gap) || !dotGap(p.w[k-1].gap) {
 		return false
 	}
 	return strings.EqualFold(p.text(k), "b") && strings.EqualFold(p.text(k-1), "o") && strings.EqualFold(p.text(k-2), "d")
 }
+
+// dobInitial reports whether word j is the "D" of "D.O.B", which reads
+// like a name's initial after a cue ("Patient D.O.B 12/05/1980").
+func (p *piiScan) dobInitial(j int) bool {
+	return j+2 < len(p.w) && p.w[j].end-p.w[j].start == 1 && p.dottedDOB(j+2)
+}
+
+// dotGap reports a period, with spaces after it or not: "D.O.B", "D. O. B.".
+func dotGap(g uint8) bool { return g == gPeriod || g == gPeriod|gSpace }
 
 // idPhrase reports whether the words at k are a two-word cue for an
 // identity number: "ID card", "national ID", "tax ID".
@@ -863,7 +883,7 @@ func unitWord(t string) bool {
 // isNameWord reports whether word j can be part of a person's name.
 func (p *piiScan) isNameWord(j int) bool {
 	w := p.w[j]
-	if w.shape != wAlpha || p.w[j].used {
+	if w.shape != wAlpha || p.w[j].used || p.dobInitial(j) {
 		return false
 	}
 	if p.isInitial(j) {
@@ -908,6 +928,9 @@ func (p *piiScan) name(k int) int {
 	if e := p.lowerName(k); e >= 0 {
 		return e
 	}
+	if e := p.capsName(k); e >= 0 {
+		return e
+	}
 	if e := p.arabicName(k); e >= 0 {
 		return e
 	}
@@ -943,6 +966,10 @@ func (p *piiScan) name(k int) int {
 		return last + 1
 	}
 	next := last + 1
+	// One letter that is not an initial is no name: "Name: N/A".
+	if last == k && p.w[k].end-p.w[k].start == 1 && !p.isInitial(k) {
+		return next
+	}
 	// A company word right after: "Acme Logistics", "Northwind Traders Ltd".
 	if next < len(p.w) && p.w[next].gap&^gSpace == 0 && p.has(next, lxCompany) {
 		return next

@@ -131,6 +131,10 @@ func TestUnderscoreEmphasis(t *testing.T) {
 		{"user_4111111111111111", "user_4111111111111111"},
 		{"4242424242424242_v2", "4242424242424242_v2"},
 		{"__init__ and ____", "__init__ and ____"},
+		// An underscore that ends a key is the key's ("wk_m1xN26wgKEE_;"
+		// lost it as emphasis and, one byte short, survived).
+		{"key wk_m1xN26wgKEE_; next", "key " + r.Token(KindSecret, "wk_m1xN26wgKEE_") + "; next"},
+		{"user_id_ and card_", "user_id_ and card_"},
 	} {
 		if got := r.String(c.in); got != c.want {
 			t.Errorf("String(%q) = %q, want %q", c.in, got, c.want)
@@ -149,5 +153,64 @@ func TestDottedDOBCue(t *testing.T) {
 	}
 	if out := r.String("d.o.c. 12/05/1980"); out != "d.o.c. 12/05/1980" {
 		t.Errorf(`String("d.o.c. 12/05/1980") = %q, want it unchanged`, out)
+	}
+}
+
+// The "D" of "D.O.B" after a name cue was read as a name's initial:
+// "Patient D.O.B 12/05/1980" came out as "Patient [name].O.B [dob]",
+// the cue unreadable. The date is a date of birth and the cue stays.
+func TestDottedDOBAfterNameCue(t *testing.T) {
+	r := New(testKey)
+	for _, c := range []struct{ in, want string }{
+		{"Patient D.O.B 12/05/1980", "Patient D.O.B [dob]"},
+		{"Patient D.O.B. 12/05/1980", "Patient D.O.B. [dob]"},
+		{"Customer D.O.B.: 12 May 1980", "Customer D.O.B.: [dob]"},
+		{"Customer d.o.b 12/05/1980", "Customer d.o.b [dob]"},
+		{"Patient DOB: 12/05/1980", "Patient DOB: [dob]"},
+		{"Patient D. O. B. 12/05/1980", "Patient D. O. B. [dob]"},
+		{"Patient John Smith D.O.B 12/05/1980", "Patient [name] D.O.B [dob]"},
+		{"Patient: John Smith, D.O.B. 12/05/1980", "Patient: [name], D.O.B. [dob]"},
+		// Initials are still initials.
+		{"Patient J. D. Salinger", "Patient [name]"},
+		{"Patient John D. Smith", "Patient [name]"},
+	} {
+		if got := kinds(r.String(c.in)); got != c.want {
+			t.Errorf("String(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// Names in capitals after a cue: the capitalised-word rules never read
+// them. Only a cued run that starts with a given name, or follows a cued
+// honorific, is a name: headings, acronyms, codes and placeholders in
+// capitals stay.
+func TestCapitalNamesAfterCue(t *testing.T) {
+	r := New(testKey)
+	for _, c := range []struct{ in, want string }{
+		{"NAME: JOHN SMITH", "NAME: [name]"},
+		{"Dear MR JOHN SMITH", "Dear MR [name]"},
+		{"Patient: MARIA GARCIA", "Patient: [name]"},
+		{"Patient: MARIA DE LA CRUZ, DOB 12/05/1980", "Patient: [name], DOB [dob]"},
+		{"Dear MRS AOIFE Ó BRIAIN, Dear ŁUKASZ J. MÜLLER-LÜDENSCHEIDT", "Dear MRS [name], Dear [name]"},
+		{"CUSTOMER NAME: JOHN F. KENNEDY", "CUSTOMER NAME: [name]"},
+		{"Dear MR SMITH, Dear MS O'NEIL", "Dear MR [name], Dear MS [name]"},
+		{"Regards, JOHN SMITH", "Regards, [name]"},
+		{"NAME: JOHN SMITH ORDER ORD-2024-00917", "NAME: [name] ORDER ORD-2024-00917"},
+		// Near misses.
+		{"Name: UNKNOWN, NAME: N/A, Patient: NONE", "Name: UNKNOWN, NAME: N/A, Patient: NONE"},
+		{"Dear VALUED CUSTOMER", "Dear VALUED CUSTOMER"},
+		{"Dear SIR", "Dear SIR"},
+		{"Hi ALL", "Hi ALL"},
+		{"Open it in MS WORD. MR FIX LOGIN BUG. DR SITE FAILOVER", "Open it in MS WORD. MR FIX LOGIN BUG. DR SITE FAILOVER"},
+		{"SHIPPING FROM: BERLIN", "SHIPPING FROM: BERLIN"},
+		{"Customer: VIP GOLD", "Customer: VIP GOLD"},
+		{"ORDER SUMMARY FOR JOHN SMITH", "ORDER SUMMARY FOR JOHN SMITH"},
+		{"Name: SKU-4471-BLK-XL", "Name: SKU-4471-BLK-XL"},
+		{"Name: ACME LOGISTICS LTD", "Name: ACME LOGISTICS LTD"},
+		{"NASA ESA CERN UPDATE: LAUNCH WINDOW", "NASA ESA CERN UPDATE: LAUNCH WINDOW"},
+	} {
+		if got := kinds(r.String(c.in)); got != c.want {
+			t.Errorf("String(%q) = %q, want %q", c.in, got, c.want)
+		}
 	}
 }

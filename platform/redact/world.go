@@ -63,22 +63,42 @@ func (p *piiScan) spelledGap(j int) bool {
 	return g&(gNewline|gToken|gComma|gColon|gPeriod) == 0
 }
 
-// spelledEmail looks for a written-out e-mail address around the "at" at
-// word k and redacts it as the address it spells.
-func (p *piiScan) spelledEmail(k int) {
-	if k == 0 || k+1 >= len(p.w) || !p.spelledGap(k) || !p.spelledGap(k+1) || !p.mailWord(k-1) || !p.mailWord(k+1) {
+// spelledEmail looks for a written-out e-mail address around the "at"
+// (or "@") that joins the words lk and dk, and redacts it as the address
+// it spells. After an "@" (sign) the domain must spell a dot: one written
+// with periods only is the byte-level detector's.
+//
+// An "at" in brackets ("jo(at)example.com", "jo [at] example [dot] com")
+// or an "@" is written only in addresses. A bare "at" is also a
+// preposition ("meet at example.com", "available at docs.example.com",
+// "look at this dot com"), so an address joined by one must spell a dot
+// ("jo at example dot com") or have a local part no sentence has
+// ("jane.doe at example.com", "jo42 at example.com"). A local part of
+// one word before an "at", bracketed or not, must not be a word that
+// comes before "at" in prose ("available (at) amazon.com").
+func (p *piiScan) spelledEmail(lk, dk int, strong, sign bool) {
+	if !p.spelledGap(dk) || !p.mailWord(lk) || !p.mailWord(dk) {
 		return
 	}
 	// The domain: labels joined by a dot word or a '.'.
 	var labels, local [8]int
-	nl, nd := 0, 1
-	labels[0] = k + 1
-	for j := k + 1; nd < len(labels); nd++ {
+	nl, nd, spelled, lastLit := 0, 1, 0, false
+	labels[0] = dk
+	for j := dk; nd < len(labels); nd++ {
 		switch {
 		case j+2 < len(p.w) && dotWord(p.text(j+1)) && p.spelledGap(j+1) && p.spelledGap(j+2) && p.mailWord(j+2):
 			j += 2
+			spelled++
+			lastLit = false
 		case j+1 < len(p.w) && p.w[j+1].gap == gPeriod && p.mailWord(j+1):
 			j++
+			lastLit = true
+		case strong && j+1 < len(p.w) && p.w[j+1].gap == gPeriod|gSpace && p.s[p.w[j].end] == ' ' && p.mailWord(j+1):
+			// A period set apart, "jo(at)example . com", is spelled; one
+			// that ends a sentence ("support(at)acme. It works") is not.
+			j++
+			spelled++
+			lastLit = false
 		default:
 			goto done
 		}
@@ -86,15 +106,19 @@ func (p *piiScan) spelledEmail(k int) {
 	}
 	return
 done:
-	if nd < 2 || !spelledTLD(p.text(labels[nd-1])) {
+	if sign && spelled == 0 {
+		return
+	}
+	if tld := p.text(labels[nd-1]); nd < 2 || !(spelledTLD(tld) || strong && lastLit && topLevelDomain(tld)) {
 		return
 	}
 	// The local part: words joined the same way.
-	local[0], nl = k-1, 1
-	for i := k - 1; nl < len(local); nl++ {
+	local[0], nl = lk, 1
+	for i := lk; nl < len(local); nl++ {
 		switch {
 		case i >= 2 && dotWord(p.text(i-1)) && p.spelledGap(i) && p.spelledGap(i-1) && p.mailWord(i-2) && !atWord(p.text(i-2)):
 			i -= 2
+			spelled++
 		case i >= 1 && p.w[i].gap == gPeriod && p.mailWord(i-1):
 			i--
 		default:
@@ -104,6 +128,12 @@ done:
 	}
 	return
 found:
+	if !sign && nl == 1 {
+		t := p.text(lk)
+		if proseBeforeAt(t) || !strong && spelled == 0 && !mailboxLike(t) {
+			return
+		}
+	}
 	var b strings.Builder
 	for n := nl - 1; n >= 0; n-- {
 		b.WriteString(strings.ToLower(p.text(local[n])))
@@ -123,6 +153,62 @@ found:
 	for n := from; n <= to; n++ {
 		p.w[n].used = true
 	}
+}
+
+// bracketedAt reports whether the "at" at word k is set in brackets,
+// "(at)", "[at]", "{at}" or "<at>", as only an e-mail address writes it.
+func (p *piiScan) bracketedAt(k int) bool {
+	w := p.w[k]
+	if w.start == 0 || int(w.end) >= len(p.s) {
+		return false
+	}
+	switch p.s[w.start-1] {
+	case '(':
+		return p.s[w.end] == ')'
+	case '[':
+		return p.s[w.end] == ']'
+	case '{':
+		return p.s[w.end] == '}'
+	case '<':
+		return p.s[w.end] == '>'
+	}
+	return false
+}
+
+// atSign reports whether words k-1 and k are joined by an "@" (with
+// spaces around it or not): "jo@example dot com", whose domain the
+// byte-level detector cannot read.
+func (p *piiScan) atSign(k int) bool {
+	g := strings.TrimSpace(p.s[p.w[k-1].end:p.w[k].start])
+	return g == "@"
+}
+
+// proseBeforeAt reports words that come before "at" in a sentence far
+// more often than as the local part of an address: "meet at", "look at
+// this dot com", "find us at acme dot com".
+func proseBeforeAt(t string) bool {
+	switch strings.ToLower(t) {
+	case "look", "looks", "looked", "looking", "meet", "meets", "met", "meeting", "arrive", "arrives", "arrived",
+		"stay", "stayed", "staying", "available", "online", "located", "based", "live", "lives", "living", "work",
+		"works", "worked", "working", "us", "me", "him", "her", "them", "you", "it", "is", "are", "was", "were",
+		"be", "been", "here", "there", "and", "or", "but", "not", "only", "even", "right", "up", "out", "back",
+		"point", "pointed", "aim", "aimed", "started", "stopped", "seen", "found", "sold", "bought", "hosted",
+		"published", "posted", "listed", "visit", "go", "went", "shop", "order", "ordered", "buy", "get", "sign",
+		"signed", "write", "reach", "find", "call", "text", "ping":
+		return true
+	}
+	return false
+}
+
+// mailboxLike reports whether t, the one word before a bare "at", reads
+// as a mailbox rather than a word: it has a digit, '_', '+' or '-'.
+func mailboxLike(t string) bool {
+	for i := 0; i < len(t); i++ {
+		if isDigit(t[i]) || t[i] == '_' || t[i] == '+' || t[i] == '-' {
+			return true
+		}
+	}
+	return false
 }
 
 // spelledTLD reports whether t is a top-level domain a written-out
@@ -234,6 +320,51 @@ func (p *piiScan) lowerName(k int) int {
 	}
 	p.add(k, last+1, KindName, int(w.start), int(p.w[last].end))
 	return last + 1
+}
+
+// capsName redacts a name written in capitals after a cue: "NAME: JOHN
+// SMITH", "Patient: MARIA GARCIA", "Dear MR JOHN SMITH". Headings,
+// acronyms and codes are in capitals too, so only a cued run counts, and
+// only when it starts with a given name of the gazetteer that is not also
+// a common word or a month, or follows an honorific that itself follows a
+// cue ("Dear MR SMITH"): "MS WORD", "DR SITE", "MR FIX LOGIN", "Name:
+// UNKNOWN" and "Dear VALUED CUSTOMER" stay.
+func (p *piiScan) capsName(k int) int {
+	w := p.w[k]
+	if w.upper != 2 || w.shape != wAlpha || w.used || w.end-w.start < 2 || !p.capsNameWord(k) {
+		return -1
+	}
+	given := p.has(k, lxGiven) && !p.has(k, lxStop|lxMonth)
+	titled := k >= 1 && p.has(k-1, lxTitle) && p.cued(k-1)
+	if !given && !titled || !p.cued(k) {
+		return -1
+	}
+	last := k
+	for j := k + 1; j < len(p.w) && j <= k+4; j++ {
+		gap := p.w[j].gap
+		if gap != gSpace && !(gap == gPeriod|gSpace && p.isInitial(j-1)) {
+			break
+		}
+		if p.w[j].upper != 0 && p.w[j].shape == wAlpha && !p.w[j].used && (p.w[j].upper == 2 && p.capsNameWord(j) || p.isInitial(j)) {
+			last = j
+			continue
+		}
+		// A particle or one letter between: "MARIA DE LA CRUZ", "AOIFE Ó BRIAIN".
+		oneLetter := utf8.RuneCountInString(p.text(j)) == 1
+		if p.w[j].upper != 0 && (p.has(j, lxParticle) || oneLetter) && j+1 < len(p.w) && p.w[j+1].gap == gSpace {
+			continue
+		}
+		break
+	}
+	p.add(k, last+1, KindName, int(w.start), int(p.w[last].end))
+	return last + 1
+}
+
+// capsNameWord reports whether word j, in capitals, can be part of a name:
+// not a common, company, title, cue, month, street or id word.
+func (p *piiScan) capsNameWord(j int) bool {
+	return p.w[j].end-p.w[j].start >= 2 &&
+		!p.has(j, lxStop|lxMonth|lxCompany|lxTitle|lxCue|lxID|lxDOB|lxIDFiller|lxStreetEN|lxStreetFR|lxStreetDE|lxUSState|lxPostcue|lxParticle)
 }
 
 // isArabic reports whether word k is written in Arabic script.
