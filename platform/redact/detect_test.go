@@ -55,10 +55,17 @@ func TestEmail(t *testing.T) {
 		{"jo AT example DOT com", "[email]"},
 		{"jo at example dot com", "[email]"},
 		{"jane.doe at example.com, jo42 at example.com", "[email], [email]"},
+		// A plain word before a bare "at" and a domain with periods: an
+		// address when the word is a name, the domain a mail provider's,
+		// or an e-mail cue comes before it.
+		{"john at gmail.com, peter at company.de", "[email], [email]"},
+		{"jsmith at gmail.com", "[email]"},
+		{"my email is jsmith at acme.io, contact: xyz at acme.io", "my email is [email], contact: [email]"},
 		{"ana arroba correo punto es, jean arobase free point fr", "[email], [email]"},
 		// Near misses: "at" as a preposition, a file name.
 		{"meet at example.com's office", "meet at example.com's office"},
 		{"meet at example.com today", "meet at example.com today"},
+		{"lunch at noon.com, we are at acme.com, I work at google.com", "lunch at noon.com, we are at acme.com, I work at google.com"},
 		{"the docs are available at docs.example.com", "the docs are available at docs.example.com"},
 		{"look at this dot com bubble, find us at acme dot com", "look at this dot com bubble, find us at acme dot com"},
 		{"jo(at)example.png and see (at) least 3 of them at home.com", "jo(at)example.png and see (at) least 3 of them at home.com"},

@@ -130,7 +130,7 @@ done:
 found:
 	if !sign && nl == 1 {
 		t := p.text(lk)
-		if proseBeforeAt(t) || !strong && spelled == 0 && !mailboxLike(t) {
+		if proseBeforeAt(t) || !strong && spelled == 0 && !mailboxLike(t) && !p.mailboxWord(lk, t, p.text(labels[0])) {
 			return
 		}
 	}
@@ -210,6 +210,36 @@ func mailboxLike(t string) bool {
 	}
 	return false
 }
+
+// mailboxWord reports whether t, a plain word before a bare "at" and a
+// domain with periods (first label domain), is an address's local part
+// all the same: a given or family name ("john at gmail.com", "smith at
+// acme.io"), a mail provider's domain ("jsmith at gmail.com"), or an
+// e-mail cue among the three words before ("email: jsmith at acme.io").
+// A word of prose before "at" ("meet at example.com", "lunch at
+// noon.com") is none of these.
+func (p *piiScan) mailboxWord(k int, t, domain string) bool {
+	if lookupWord(t)&(lxGiven|lxSurname) != 0 || mailProviders[strings.ToLower(domain)] {
+		return true
+	}
+	for j := k - 1; j >= 0 && j >= k-3; j-- {
+		if mailCues[strings.ToLower(p.text(j))] {
+			return true
+		}
+	}
+	return false
+}
+
+// mailProviders are the first labels of the domains of large mail
+// providers, which a sentence's "at" hardly ever precedes.
+var mailProviders = map[string]bool{"gmail": true, "googlemail": true, "yahoo": true, "hotmail": true, "outlook": true,
+	"icloud": true, "aol": true, "protonmail": true, "proton": true, "gmx": true, "yandex": true, "zoho": true,
+	"fastmail": true, "qq": true, "naver": true, "t-online": true, "libero": true, "wanadoo": true, "btinternet": true,
+	"comcast": true, "verizon": true, "mailbox": true, "posteo": true, "tutanota": true, "seznam": true}
+
+// mailCues are words that announce an e-mail address.
+var mailCues = map[string]bool{"email": true, "e-mail": true, "mail": true, "mailto": true, "courriel": true,
+	"correo": true, "address": true, "contact": true, "emails": true}
 
 // spelledTLD reports whether t is a top-level domain a written-out
 // address may end with.
