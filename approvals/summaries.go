@@ -3,7 +3,6 @@ package approvals
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/wardenhq/warden/platform/store"
 )
@@ -13,31 +12,22 @@ import (
 // writes beside each event about an action. An action's summary never
 // changes, so the sentence it goes into is the same in every export.
 func Summaries(ctx context.Context, q store.Querier, ids []string) (map[string]string, error) {
+	type summary struct{ id, text string }
+	scan := func(s store.Scanner) (summary, error) {
+		var v summary
+		err := s.Scan(&v.id, &v.text)
+		return v, err
+	}
 	out := make(map[string]string, len(ids))
-	for len(ids) > 0 {
-		n := min(len(ids), 500)
-		args := make([]any, n)
-		for i, id := range ids[:n] {
-			args[i] = id
+	err := store.InChunks(ids, func(in string, args []any) error {
+		got, err := store.Query(ctx, q, scan, `SELECT id, summary FROM actions WHERE id IN (`+in+`)`, args...)
+		for _, v := range got {
+			out[v.id] = v.text
 		}
-		rows, err := q.QueryContext(ctx, `SELECT id, summary FROM actions WHERE id IN (?`+strings.Repeat(", ?", n-1)+`)`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("action summaries: %w", err)
-		}
-		for rows.Next() {
-			var id, summary string
-			if err := rows.Scan(&id, &summary); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("action summaries: %w", err)
-			}
-			out[id] = summary
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return nil, fmt.Errorf("action summaries: %w", err)
-		}
-		ids = ids[n:]
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("action summaries: %w", err)
 	}
 	return out, nil
 }

@@ -609,19 +609,15 @@ func Names(ctx context.Context, q store.Querier, ids []string) (map[string]strin
 		return n, err
 	}
 	out := make(map[string]string, len(ids))
-	for start := 0; start < len(ids); start += 500 {
-		chunk := ids[start:min(start+500, len(ids))]
-		args := make([]any, len(chunk))
-		for i, id := range chunk {
-			args[i] = id
-		}
-		got, err := store.Query(ctx, q, scan, `SELECT id, name FROM virtual_keys WHERE id IN (?`+strings.Repeat(", ?", len(chunk)-1)+`)`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("key names: %w", err)
-		}
+	err := store.InChunks(ids, func(in string, args []any) error {
+		got, err := store.Query(ctx, q, scan, `SELECT id, name FROM virtual_keys WHERE id IN (`+in+`)`, args...)
 		for _, n := range got {
 			out[n.id] = n.name
 		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("key names: %w", err)
 	}
 	return out, nil
 }

@@ -199,20 +199,15 @@ func Of(ctx context.Context, q store.Querier, agent, env string, limit int) ([]L
 // Labelled says which of ids have a label.
 func Labelled(ctx context.Context, q store.Querier, ids []string) (map[string]bool, error) {
 	out := map[string]bool{}
-	for start := 0; start < len(ids); start += 500 {
-		chunk := ids[start:min(start+500, len(ids))]
-		args := make([]any, len(chunk))
-		for i, id := range chunk {
-			args[i] = id
-		}
-		got, err := store.Strings(ctx, q, `SELECT journey_id FROM route_labels WHERE journey_id IN (?`+
-			strings.Repeat(", ?", len(chunk)-1)+`)`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("labelled journeys: %w", err)
-		}
+	err := store.InChunks(ids, func(in string, args []any) error {
+		got, err := store.Strings(ctx, q, `SELECT journey_id FROM route_labels WHERE journey_id IN (`+in+`)`, args...)
 		for _, id := range got {
 			out[id] = true
 		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("labelled journeys: %w", err)
 	}
 	return out, nil
 }

@@ -160,8 +160,7 @@ func TestDottedDOBCue(t *testing.T) {
 // "Patient D.O.B 12/05/1980" came out as "Patient [name].O.B [dob]",
 // the cue unreadable. The date is a date of birth and the cue stays.
 func TestDottedDOBAfterNameCue(t *testing.T) {
-	r := New(testKey)
-	for _, c := range []struct{ in, want string }{
+	runDetect(t, []detectCase{
 		{"Patient D.O.B 12/05/1980", "Patient D.O.B [dob]"},
 		{"Patient D.O.B. 12/05/1980", "Patient D.O.B. [dob]"},
 		{"Customer D.O.B.: 12 May 1980", "Customer D.O.B.: [dob]"},
@@ -173,11 +172,7 @@ func TestDottedDOBAfterNameCue(t *testing.T) {
 		// Initials are still initials.
 		{"Patient J. D. Salinger", "Patient [name]"},
 		{"Patient John D. Smith", "Patient [name]"},
-	} {
-		if got := kinds(r.String(c.in)); got != c.want {
-			t.Errorf("String(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
+	})
 }
 
 // Names in capitals after a cue: the capitalised-word rules never read
@@ -185,8 +180,7 @@ func TestDottedDOBAfterNameCue(t *testing.T) {
 // honorific, is a name: headings, acronyms, codes and placeholders in
 // capitals stay.
 func TestCapitalNamesAfterCue(t *testing.T) {
-	r := New(testKey)
-	for _, c := range []struct{ in, want string }{
+	runDetect(t, []detectCase{
 		{"NAME: JOHN SMITH", "NAME: [name]"},
 		{"Dear MR JOHN SMITH", "Dear MR [name]"},
 		{"Patient: MARIA GARCIA", "Patient: [name]"},
@@ -208,9 +202,5 @@ func TestCapitalNamesAfterCue(t *testing.T) {
 		{"Name: SKU-4471-BLK-XL", "Name: SKU-4471-BLK-XL"},
 		{"Name: ACME LOGISTICS LTD", "Name: ACME LOGISTICS LTD"},
 		{"NASA ESA CERN UPDATE: LAUNCH WINDOW", "NASA ESA CERN UPDATE: LAUNCH WINDOW"},
-	} {
-		if got := kinds(r.String(c.in)); got != c.want {
-			t.Errorf("String(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 )
 
 // Scanner is a row to scan: a *sql.Row or the current row of *sql.Rows.
@@ -45,4 +46,31 @@ func Get[T any](ctx context.Context, q Querier, scan func(Scanner) (T, error), q
 		return zero, err
 	}
 	return v, nil
+}
+
+// maxInList is how many values one IN list of InChunks holds at most
+// (well under SQLite's and PostgreSQL's limits on parameters).
+const maxInList = 500
+
+// InChunks calls f with each run of at most 500 of ids as the
+// placeholders of an IN list ("?, ?, ?") and their arguments, so a
+// lookup of many rows by id is one query per 500 ids:
+//
+//	store.InChunks(ids, func(in string, args []any) error {
+//		names, err := store.Query(ctx, q, scan, `SELECT id, name FROM t WHERE id IN (`+in+`)`, args...)
+//		...
+//	})
+func InChunks(ids []string, f func(in string, args []any) error) error {
+	for len(ids) > 0 {
+		n := min(len(ids), maxInList)
+		args := make([]any, n)
+		for i, id := range ids[:n] {
+			args[i] = id
+		}
+		if err := f("?"+strings.Repeat(", ?", n-1), args); err != nil {
+			return err
+		}
+		ids = ids[n:]
+	}
+	return nil
 }
